@@ -1,0 +1,1 @@
+"""Engine backends: `local` (llama.cpp) and `scripted` (tests)."""

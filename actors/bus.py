@@ -1,0 +1,131 @@
+"""The event bus: numbered events, a replay buffer, and one bounded queue per subscriber.
+
+Every event gets the next number. The last `REPLAY_EVENTS` are kept so a client that
+reconnects with `Last-Event-ID` receives what it missed. Publishing never blocks: a
+subscriber whose queue is full is dropped and told so (its stream ends with a
+`lagged` event and the client reconnects and replays), so one slow client never holds
+up the others or the run that produced the event.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import trio
+
+REPLAY_EVENTS = 2000
+SUBSCRIBER_QUEUE = 4096
+
+
+@attrs.frozen
+class Event:
+    id: int
+    name: str
+    data: Any
+    # Events about a conversation with a workspace or a provider route, and task
+    # events, go to local subscribers only.
+    local_only: bool = False
+
+    def data_json(self) -> str:
+        return json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
+
+
+@attrs.frozen
+class Lagged:
+    """Put in a subscriber's queue when it fell too far behind and was dropped."""
+
+    last_id: int
+
+
+@attrs.define
+class _Subscriber:
+    send: trio.MemorySendChannel[Event | Lagged]
+    local: bool
+    dropped: bool = False
+
+
+class Subscription:
+    """What `EventBus.subscribe` yields: the replayed events first, then live ones."""
+
+    def __init__(self, backlog: list[Event], rx: trio.MemoryReceiveChannel[Event | Lagged]) -> None:
+        self._backlog = collections.deque(backlog)
+        self._rx = rx
+
+    def receive_nowait(self) -> Event | Lagged:
+        if self._backlog:
+            return self._backlog.popleft()
+        return self._rx.receive_nowait()
+
+    async def receive(self) -> Event | Lagged:
+        if self._backlog:
+            return self._backlog.popleft()
+        return await self._rx.receive()
+
+
+class EventBus:
+    """Numbered broadcast of the daemon's events."""
+
+    def __init__(self, *, replay: int = REPLAY_EVENTS, queue: int = SUBSCRIBER_QUEUE) -> None:
+        self._seq = 0
+        self._replay: collections.deque[Event] = collections.deque(maxlen=replay)
+        self._subs: set[int] = set()
+        self._by_key: dict[int, _Subscriber] = {}
+        self._queue = queue
+        self._keys = 0
+
+    @property
+    def last_id(self) -> int:
+        return self._seq
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._by_key)
+
+    def publish(self, name: str, data: Any, *, local_only: bool = False) -> Event:
+        """Number and send an event to every subscriber; never blocks."""
+        self._seq += 1
+        event = Event(self._seq, name, data, local_only)
+        self._replay.append(event)
+        for key, sub in list(self._by_key.items()):
+            if local_only and not sub.local:
+                continue
+            try:
+                sub.send.send_nowait(event)
+            except trio.WouldBlock:
+                self._drop(key, sub)
+            except trio.BrokenResourceError:
+                self._by_key.pop(key, None)
+        return event
+
+    def _drop(self, key: int, sub: _Subscriber) -> None:
+        # The queue is full; there is no room for a Lagged marker either, so close the
+        # channel: the reader sees the end, and the stream tells its client it lagged.
+        sub.dropped = True
+        sub.send.close()
+        self._by_key.pop(key, None)
+
+    @contextlib.contextmanager
+    def subscribe(self, *, after: int | None = None, local: bool = True) -> Iterator[Subscription]:
+        """Subscribe; with `after`, the held events numbered above it come first.
+
+        Leaving the block unsubscribes, whatever ends it.
+        """
+        send, rx = trio.open_memory_channel[Event | Lagged](self._queue)
+        backlog: list[Event] = []
+        if after is not None:
+            backlog = [e for e in self._replay if e.id > after and (local or not e.local_only)]
+        self._keys += 1
+        key = self._keys
+        self._by_key[key] = _Subscriber(send, local)
+        try:
+            yield Subscription(backlog, rx)
+        finally:
+            sub = self._by_key.pop(key, None)
+            if sub is not None:
+                sub.send.close()
+            rx.close()

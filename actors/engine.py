@@ -1,0 +1,242 @@
+"""The engine actor: the turn line.
+
+Every model turn (an agent round, later a `/v1` request or a task's round) goes
+through one mailbox and is served in arrival order, one at a time. A caller that is
+cancelled while its turn waits withdraws only its own place; one cancelled while its
+turn runs raises that turn's abort flag, which the backend observes at its
+cancellation points (between tokens, and inside llama.cpp's prefill through the abort
+callback). The flag belongs to the turn and is lent to the backend only for that
+generation, so it can never stop a later turn.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
+from actors.errors import ActorGone, NoModel, TurnFailed, EngineError
+
+# How long a cancelled caller waits, shielded, for the backend to let go of its turn.
+ABORT_GRACE_S = 10.0
+
+NO_MODEL_TEXT = (
+    "No model is loaded. Start the daemon with --model PATH.gguf (or without --no-model "
+    "to use the bundled one), or pick a provider for this conversation, then send the "
+    "message again."
+)
+
+
+@attrs.frozen
+class ToolSpec:
+    """A tool as the model is told about it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@attrs.frozen
+class Piece:
+    """One streamed piece of a turn: text, reasoning, or part of a tool call."""
+
+    kind: str  # "text" | "reasoning" | "tool_call"
+    text: str = ""
+    index: int = 0  # which tool call of the round, for "tool_call"
+    call_id: str | None = None
+    name: str | None = None
+
+
+@attrs.frozen
+class CallOut:
+    """A complete tool call at the end of a turn."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@attrs.frozen
+class TurnResult:
+    text: str
+    reasoning: str
+    tool_calls: tuple[CallOut, ...]
+    finish_reason: str  # "stop" | "tool_calls" | "length"
+    prompt_tokens: int = 0
+    prefill_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@attrs.frozen
+class TurnInput:
+    messages: tuple[dict[str, Any], ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+Emit = Callable[[Piece], Awaitable[None]]
+
+
+class Aborted(Exception):
+    """Raised inside a backend when its turn's abort flag is up."""
+
+
+class Backend(Protocol):
+    model_id: str
+    n_ctx: int
+
+    async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:
+        """Run one turn, calling `emit` for each piece as it is produced.
+
+        Raises `Aborted` when `abort` is set, `ContextFull` when the turn does not fit.
+        """
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+@attrs.define(eq=False)
+class _Turn:
+    input: TurnInput
+    emit: Emit
+    owner: str
+    id: str = attrs.field(factory=lambda: next_id("turn"))
+    abort: threading.Event = attrs.field(factory=threading.Event)
+    reply: Reply[TurnResult] = attrs.field(factory=Reply)
+    released: trio.Event = attrs.field(factory=trio.Event)
+    withdrawn: bool = False
+    started: bool = False
+
+
+@attrs.frozen
+class EngineCounters:
+    served: int
+    withdrawn: int
+    aborted: int
+
+
+class Engine:
+    """Serialises model turns; see the module docstring."""
+
+    def __init__(self, backend: Backend | None) -> None:
+        self._backend = backend
+        self._send, self._rx = trio.open_memory_channel[_Turn](MAILBOX_SIZE)
+        self._current: _Turn | None = None
+        self._served = 0
+        self._withdrawn = 0
+        self._aborted = 0
+        self._running = False
+        self.order: list[str] = []  # owners in the order their turns started (bench, tests)
+        self.keep_order = False
+
+    @property
+    def backend(self) -> Backend | None:
+        return self._backend
+
+    @property
+    def model_id(self) -> str | None:
+        return self._backend.model_id if self._backend else None
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        self._running = True
+        task_status.started()
+        try:
+            async with self._rx:
+                async for turn in self._rx:
+                    await self._serve(turn)
+        finally:
+            self._running = False
+            fail_pending(self._rx, "the engine stopped")
+            if self._backend is not None:
+                with trio.move_on_after(5) as cs:
+                    cs.shield = True
+                    await self._backend.aclose()
+
+    async def _serve(self, turn: _Turn) -> None:
+        if turn.withdrawn:
+            self._withdrawn += 1
+            turn.reply.fail(ActorGone("turn withdrawn"))
+            turn.released.set()
+            return
+        backend = self._backend
+        if backend is None:
+            turn.reply.fail(NoModel(NO_MODEL_TEXT))
+            turn.released.set()
+            return
+        self._current = turn
+        turn.started = True
+        if self.keep_order:
+            self.order.append(turn.owner)
+
+        async def emit(piece: Piece) -> None:
+            if turn.abort.is_set():
+                raise Aborted()
+            await turn.emit(piece)
+
+        try:
+            result = await backend.generate(turn.input, emit, turn.abort)
+        except Aborted as exc:
+            self._aborted += 1
+            turn.reply.fail(exc)
+        except EngineError as exc:
+            turn.reply.fail(exc)
+        except Exception as exc:  # a backend bug must not take the turn line down
+            turn.reply.fail(TurnFailed(f"The model failed while answering: {exc}"))
+        else:
+            self._served += 1
+            turn.reply.set(result)
+        finally:
+            self._current = None
+            turn.released.set()
+
+    async def turn(self, turn_input: TurnInput, emit: Emit, *, owner: str = "") -> TurnResult:
+        """Queue a turn and wait for its result.
+
+        Cancelled while queued: the turn is withdrawn and never runs. Cancelled while
+        running: its abort flag is raised and this waits (shielded, at most
+        ABORT_GRACE_S) for the backend to let go, so the next turn starts clean.
+        """
+        if self._backend is None:
+            raise NoModel(NO_MODEL_TEXT)
+        if not self._running:
+            raise ActorGone("the engine is not running")
+        turn = _Turn(turn_input, emit, owner)
+        try:
+            await self._send.send(turn)
+            return await turn.reply.wait()
+        except BaseException:
+            turn.withdrawn = True
+            turn.abort.set()
+            if turn.started:
+                with trio.move_on_after(ABORT_GRACE_S) as cs:
+                    cs.shield = True
+                    await turn.released.wait()
+            raise
+
+    def close(self) -> None:
+        """Stop taking turns; the loop ends once the queued ones are served."""
+        self._send.close()
+
+    def counters(self) -> EngineCounters:
+        return EngineCounters(self._served, self._withdrawn, self._aborted)
+
+    def statistics(self) -> ActorStats:
+        cur = self._current
+        return ActorStats(
+            kind="engine",
+            id=self.model_id or "none",
+            state="generating" if cur else ("idle" if self._running else "stopped"),
+            mailbox=mailbox_depth(self._rx),
+            run=cur.owner if cur else None,
+        )

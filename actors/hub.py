@@ -1,0 +1,177 @@
+"""The hub actor: the workspaces, and a supervisor for every conversation actor.
+
+It loads what the store holds at start (a conversation that was running reads
+`idle` with a notice), starts one actor per conversation in its nursery, and on
+shutdown closes each, which stops its run and saves it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from actors.base import ActorStats
+from actors.conversation import Conversation, Env, restored
+from actors.errors import Invalid, NotAFolder, NotFound
+from actors.items import MODES, ConversationInfo, ConversationRecord, Item, new_id, now
+
+AGENTS = ("builtin",)
+
+
+@attrs.frozen
+class Workspace:
+    id: str
+    name: str
+    path: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "path": self.path}
+
+
+class HubStore(Protocol):
+    def load_conversations(self) -> list[ConversationRecord]: ...
+
+    def load_workspaces(self) -> list[Workspace]: ...
+
+    async def save_workspaces(self, workspaces: list[Workspace]) -> None: ...
+
+    async def save_conversation(self, record: ConversationRecord) -> None: ...
+
+    async def delete_conversation(self, conversation_id: str) -> None: ...
+
+
+class Hub:
+    """See the module docstring."""
+
+    def __init__(self, env: Env, store: HubStore) -> None:
+        self._store = store
+        self._env = attrs.evolve(env, resolve_workspace=self.workspace_path)
+        self._workspaces: dict[str, Workspace] = {}
+        self._convs: dict[str, Conversation] = {}
+        self._nursery: trio.Nursery | None = None
+        self._state = "starting"
+        self._closing = trio.Event()
+
+    @property
+    def env(self) -> Env:
+        return self._env
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        for ws in self._store.load_workspaces():
+            self._workspaces[ws.id] = ws
+        records = [restored(r) for r in self._store.load_conversations()]
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                for record in records:
+                    conv = Conversation(record, self._env)
+                    self._convs[conv.id] = conv
+                    await nursery.start(conv.run)
+                    if record.info.state == "idle" and any(i.kind == "notice" for i in record.items[-1:]):
+                        await conv.flush()
+                self._state = "serving"
+                task_status.started()
+                await self._closing.wait()
+                for conv in self._convs.values():
+                    conv.close()
+        finally:
+            self._state = "stopped"
+            self._nursery = None
+
+    def shutdown(self) -> None:
+        """Close every conversation: each stops its run with a notice and saves."""
+        self._state = "stopping"
+        self._closing.set()
+
+    # ---- workspaces ----
+
+    def workspaces(self) -> list[Workspace]:
+        return list(self._workspaces.values())
+
+    def workspace_path(self, workspace_id: str) -> Path | None:
+        ws = self._workspaces.get(workspace_id)
+        return Path(ws.path) if ws else None
+
+    async def add_workspace(self, path: str, name: str | None = None) -> Workspace:
+        real = os.path.realpath(os.path.expanduser(path))
+        if not os.path.isabs(path) and not path.startswith("~"):
+            raise NotAFolder("Give the folder's absolute path.")
+        if not os.path.isdir(real) or not os.access(real, os.R_OK | os.X_OK):
+            raise NotAFolder(f"{path} is not a folder this daemon can read.")
+        for ws in self._workspaces.values():
+            if ws.path == real:
+                return ws
+        ws = Workspace(new_id("w"), (name or "").strip() or os.path.basename(real) or real, real)
+        self._workspaces[ws.id] = ws
+        await self._store.save_workspaces(self.workspaces())
+        return ws
+
+    async def remove_workspace(self, workspace_id: str) -> None:
+        if workspace_id not in self._workspaces:
+            raise NotFound("There is no such workspace.")
+        del self._workspaces[workspace_id]
+        await self._store.save_workspaces(self.workspaces())
+
+    # ---- conversations ----
+
+    def conversations(self) -> list[Conversation]:
+        return sorted(self._convs.values(), key=lambda c: (c.info.updated, c.info.created), reverse=True)
+
+    def get(self, conversation_id: str) -> Conversation:
+        conv = self._convs.get(conversation_id)
+        if conv is None:
+            raise NotFound("There is no such conversation.")
+        return conv
+
+    async def create(
+        self,
+        *,
+        workspace: str | None = None,
+        mode: str = "ask",
+        route: str = "local",
+        agent: str = "builtin",
+        title: str | None = None,
+        items: list[Item] | None = None,
+        task: str | None = None,
+    ) -> Conversation:
+        if workspace is not None and workspace not in self._workspaces:
+            raise NotFound("There is no such workspace; add the folder first.")
+        if mode not in MODES:
+            raise Invalid(f"Unknown mode {mode!r}.")
+        if agent not in AGENTS:
+            raise Invalid(f"Unknown agent {agent!r}.")
+        if self._nursery is None or self._state != "serving":
+            raise Invalid("The daemon is shutting down.")
+        t = now()
+        info = ConversationInfo(
+            id=new_id("c"), title=title or "", workspace=workspace, mode=mode, route=route,
+            agent=agent, state="idle", created=t, updated=t, task=task,
+        )
+        conv = Conversation(ConversationRecord(info, tuple(items or ())), self._env)
+        self._convs[conv.id] = conv
+        await self._nursery.start(conv.run)
+        await self._store.save_conversation(conv.record())
+        self._env.bus.publish(
+            "conversation",
+            {"id": info.id, "title": info.title, "state": info.state, "updated": info.updated},
+            local_only=conv.local_only,
+        )
+        return conv
+
+    async def delete(self, conversation_id: str) -> None:
+        conv = self.get(conversation_id)
+        await conv.delete()
+        self._convs.pop(conversation_id, None)
+
+    def statistics(self) -> ActorStats:
+        return ActorStats(
+            kind="hub",
+            id="conversations",
+            state=self._state,
+            mailbox=0,
+            children=tuple(c.statistics() for c in self.conversations()),
+        )

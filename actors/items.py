@@ -1,0 +1,189 @@
+"""Conversation records and their items, as immutable values.
+
+An item is upserted by id: a change makes a new `Item` that replaces the old one in
+the conversation's list. Only the fields of the item's kind are set; `to_json` leaves
+the others out.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any, Literal
+
+import attrs
+
+ItemKind = Literal["user", "assistant", "tool", "notice"]
+ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
+ConversationState = Literal["idle", "running", "waiting", "error"]
+Mode = Literal["ask", "read_only", "full"]
+
+KINDS = ("user", "assistant", "tool", "notice")
+MODES = ("ask", "read_only", "full")
+NOTICE_LEVELS = ("info", "warn", "error")
+FINAL_TOOL_STATES = ("done", "denied", "error")
+
+_ITEM_FIELDS = (
+    "text",
+    "reasoning",
+    "streaming",
+    "tool_calls",
+    "images",
+    "tool",
+    "title",
+    "args",
+    "raw_args",
+    "state",
+    "bytes",
+    "result",
+    "diff",
+    "file",
+    "call_id",
+    "shortened",
+    "mcp",
+    "level",
+)
+
+
+def new_id(prefix: str = "") -> str:
+    """An opaque, URL-safe id."""
+    return prefix + secrets.token_urlsafe(9)
+
+
+def now() -> float:
+    return round(time.time(), 3)
+
+
+@attrs.frozen
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@attrs.frozen
+class Item:
+    id: str
+    kind: str
+    created: float = attrs.field(factory=now)
+    text: str | None = None
+    reasoning: str | None = None
+    streaming: bool | None = None
+    tool_calls: tuple[ToolCall, ...] | None = None
+    images: tuple[str, ...] | None = None
+    tool: str | None = None
+    title: str | None = None
+    args: dict[str, Any] | None = None
+    raw_args: str | None = None
+    state: str | None = None
+    bytes: int | None = None
+    result: str | None = None
+    diff: str | None = None
+    file: str | None = None
+    call_id: str | None = None
+    shortened: bool | None = None
+    mcp: str | None = None
+    level: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}
+        for name in _ITEM_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name == "tool_calls":
+                value = [c.to_json() for c in value]
+            elif name == "images":
+                value = list(value)
+            out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Item:
+        kwargs: dict[str, Any] = {"id": str(data["id"]), "kind": str(data["kind"])}
+        if "created" in data:
+            kwargs["created"] = float(data["created"])
+        for name in _ITEM_FIELDS:
+            if name not in data or data[name] is None:
+                continue
+            value = data[name]
+            if name == "tool_calls":
+                value = tuple(ToolCall(str(c["id"]), str(c["name"]), str(c["arguments"])) for c in value)
+            elif name == "images":
+                value = tuple(str(v) for v in value)
+            kwargs[name] = value
+        return cls(**kwargs)
+
+
+def user_item(text: str, images: tuple[str, ...] | None = None) -> Item:
+    return Item(id=new_id("i"), kind="user", text=text, images=images or None)
+
+
+def notice_item(text: str, level: str = "info") -> Item:
+    return Item(id=new_id("i"), kind="notice", text=text, level=level)
+
+
+@attrs.frozen
+class ConversationInfo:
+    """Everything of a conversation but its items."""
+
+    id: str
+    title: str
+    workspace: str | None
+    mode: str
+    route: str
+    agent: str
+    state: str
+    created: float
+    updated: float
+    task: str | None = None
+    acp_session: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "workspace": self.workspace,
+            "mode": self.mode,
+            "route": self.route,
+            "agent": self.agent,
+            "state": self.state,
+            "created": self.created,
+            "updated": self.updated,
+            "task": self.task,
+        }
+
+
+@attrs.frozen
+class ConversationRecord:
+    """What the store writes: the conversation and its items."""
+
+    info: ConversationInfo
+    items: tuple[Item, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.info.to_json()
+        out["acp_session"] = self.info.acp_session
+        out["items"] = [i.to_json() for i in self.items]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ConversationRecord:
+        info = ConversationInfo(
+            id=str(data["id"]),
+            title=str(data.get("title") or ""),
+            workspace=data.get("workspace"),
+            mode=str(data.get("mode") or "ask"),
+            route=str(data.get("route") or "local"),
+            agent=str(data.get("agent") or "builtin"),
+            state=str(data.get("state") or "idle"),
+            created=float(data.get("created") or 0),
+            updated=float(data.get("updated") or 0),
+            task=data.get("task"),
+            acp_session=data.get("acp_session"),
+        )
+        items = tuple(Item.from_json(i) for i in data.get("items") or ())
+        return cls(info, items)

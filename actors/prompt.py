@@ -1,0 +1,75 @@
+"""The system prompt: short, and the same for every round of a message.
+
+Every token of it is prefilled for every new conversation, so it stays under
+PROMPT_CAP_CHARS. A workspace's AGENTS.md (its first AGENTS_MD_BYTES) is appended.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+from pathlib import Path
+
+PROMPT_CAP_CHARS = 4000
+AGENTS_MD_BYTES = 8 * 1024
+
+_MODES = {
+    "ask": "You may read freely; a change (writing a file, running a command) is shown to the person, who approves or denies it.",
+    "read_only": "You may only read. Changes are refused, so do not attempt them; say what you would change instead.",
+    "full": "You may read, change files and run commands without asking.",
+}
+
+
+def platform_name() -> str:
+    return f"{platform.system() or 'unknown'} {platform.machine()}".strip()
+
+
+def read_agents_md(workspace: Path) -> str | None:
+    """The first AGENTS_MD_BYTES of the workspace's AGENTS.md, if it has one."""
+    path = workspace / "AGENTS.md"
+    try:
+        if not path.is_file():
+            return None
+        with path.open("rb") as fh:
+            raw = fh.read(AGENTS_MD_BYTES)
+    except OSError:
+        return None
+    return raw.decode("utf-8", errors="ignore").strip() or None
+
+
+def system_prompt(
+    *,
+    workspace: Path | None,
+    mode: str,
+    today: datetime.date,
+    tools: bool,
+    skills: list[tuple[str, str]] | None = None,
+    agents_md: str | None = None,
+) -> str:
+    """The base prompt (capped) plus the workspace's AGENTS.md."""
+    lines = [
+        "You are a coding agent working for the person at this computer.",
+        f"Platform: {platform_name()}. Date: {today.isoformat()}.",
+    ]
+    if workspace is not None:
+        lines.append(f"Workspace (your working directory): {workspace}")
+        lines.append("Every path you use is inside the workspace; paths outside it are refused.")
+        lines.append(f"Mode: {mode}. {_MODES.get(mode, '')}")
+        if tools:
+            lines.append(
+                "Use the tools to look before you answer: read files rather than guess their content. "
+                "Keep answers short and say what you changed."
+            )
+    else:
+        lines.append(
+            "No folder is open in this conversation, so you have no file or command tools. "
+            "If the person asks about files or code on this computer, ask them to open a workspace "
+            "folder for this conversation; do not try to reach files any other way."
+        )
+    if skills:
+        lines.append("Skills you can read with use_skill when they fit the task:")
+        lines.extend(f"- {name}: {desc}" for name, desc in skills)
+    base = "\n".join(lines)[:PROMPT_CAP_CHARS]
+    if agents_md:
+        base += "\n\nThe project's AGENTS.md:\n" + agents_md
+    return base

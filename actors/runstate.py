@@ -1,0 +1,90 @@
+"""Bookkeeping of a run that needs no I/O: rounds, repeated failures, partial calls.
+
+Kept apart from the conversation actor so it can be tested on its own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import jiter
+
+MAX_ROUNDS = 30
+REPEAT_FAILURE_LIMIT = 3
+# Above this many bytes a composing call's arguments are parsed for its title only
+# every PARTIAL_PARSE_STEP bytes, so the cost stays linear in what the model writes.
+PARTIAL_PARSE_LIMIT = 16 * 1024
+PARTIAL_PARSE_STEP = 1024
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The call's arguments as an object, or None and the parser's reason."""
+    if raw.strip() == "":
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return None, f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
+    if not isinstance(value, dict):
+        return None, f"the arguments are a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+def parse_partial(raw: str) -> dict[str, Any]:
+    """As much of a call's arguments as has been written, for its title."""
+    if not raw:
+        return {}
+    try:
+        value = jiter.from_json(raw.encode("utf-8"), partial_mode="trailing-strings")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+@attrs.define
+class FailureStreak:
+    """Counts the same call failing the same way in a row."""
+
+    _key: tuple[str, str, str] | None = None
+    _count: int = 0
+
+    def record(self, name: str, arguments: str, state: str, result: str) -> bool:
+        """Record a finished call; True when the limit of identical failures is reached."""
+        if state not in ("error", "denied"):
+            self._key, self._count = None, 0
+            return False
+        try:
+            norm = json.dumps(json.loads(arguments), sort_keys=True)
+        except (json.JSONDecodeError, TypeError):
+            norm = arguments
+        key = (name, norm, result)
+        if key == self._key:
+            self._count += 1
+        else:
+            self._key, self._count = key, 1
+        return self._count >= REPEAT_FAILURE_LIMIT
+
+
+@attrs.define
+class PartialCall:
+    """A tool call the model is still writing."""
+
+    index: int
+    call_id: str
+    name: str
+    item_id: str
+    raw: str = ""
+    parsed_at: int = -1
+    args: dict[str, Any] = attrs.field(factory=dict)
+
+    def feed(self, text: str) -> bool:
+        """Append a piece; True when the partial arguments were parsed again."""
+        self.raw += text
+        size = len(self.raw)
+        if size > PARTIAL_PARSE_LIMIT and size - self.parsed_at < PARTIAL_PARSE_STEP:
+            return False
+        self.parsed_at = size
+        self.args = parse_partial(self.raw)
+        return True

@@ -1,0 +1,1 @@
+"""The tools an agent may call, and the registry that offers them."""

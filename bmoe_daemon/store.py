@@ -1,0 +1,142 @@
+"""The store: conversations and workspaces as JSON files under the data folder.
+
+Every file is written whole to a temporary file in the same folder, fsynced, then
+renamed over the old one, so a crash at any moment leaves either the previous
+version or the new one, never a torn file. Writes run in a worker thread; one lock
+per file keeps them in order.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from actors.hub import Workspace
+from actors.items import ConversationRecord
+
+log = logging.getLogger("bmoe.store")
+
+_SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` whole: temporary file, fsync, rename, fsync the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class Store:
+    """See the module docstring."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = data_dir
+        self.agent_dir = data_dir / "agent"
+        self.conv_dir = self.agent_dir / "conversations"
+        self.conv_dir.mkdir(parents=True, exist_ok=True)
+        self._locks: dict[str, trio.Lock] = {}
+        self._limiter = trio.CapacityLimiter(4)
+        self._cleanup_temporaries()
+
+    def _cleanup_temporaries(self) -> None:
+        # A crash between mkstemp and rename leaves a hidden temporary; it never
+        # replaced anything, so it can go.
+        for folder in (self.agent_dir, self.conv_dir):
+            for tmp in folder.glob(".*.tmp"):
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
+
+    def _lock(self, key: str) -> trio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = trio.Lock()
+        return lock
+
+    def conversation_path(self, conversation_id: str) -> Path:
+        if not conversation_id or not set(conversation_id) <= _SAFE_ID:
+            raise ValueError(f"unsafe conversation id {conversation_id!r}")
+        return self.conv_dir / f"{conversation_id}.json"
+
+    # ---- conversations ----
+
+    def load_conversations(self) -> list[ConversationRecord]:
+        out: list[ConversationRecord] = []
+        for path in sorted(self.conv_dir.glob("*.json")):
+            try:
+                data = json.loads(path.read_bytes())
+                out.append(ConversationRecord.from_json(data))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("skipping unreadable conversation file %s: %s", path, exc)
+        return out
+
+    async def save_conversation(self, record: ConversationRecord) -> None:
+        """Write the conversation whole. Cancelled: the write already started finishes
+        in its thread; the file is the old version or the new one."""
+        path = self.conversation_path(record.info.id)
+        async with self._lock(path.name):
+            await trio.to_thread.run_sync(self._write_record, path, record, limiter=self._limiter)
+
+    @staticmethod
+    def _write_record(path: Path, record: ConversationRecord) -> None:
+        write_atomic(path, _dumps(record.to_json()))
+
+    async def delete_conversation(self, conversation_id: str) -> None:
+        path = self.conversation_path(conversation_id)
+        async with self._lock(path.name):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+
+    # ---- workspaces ----
+
+    def load_workspaces(self) -> list[Workspace]:
+        path = self.agent_dir / "workspaces.json"
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            log.warning("cannot read %s: %s", path, exc)
+            return []
+        out = []
+        for row in data if isinstance(data, list) else []:
+            try:
+                out.append(Workspace(str(row["id"]), str(row["name"]), str(row["path"])))
+            except (KeyError, TypeError):
+                continue
+        return out
+
+    async def save_workspaces(self, workspaces: list[Workspace]) -> None:
+        path = self.agent_dir / "workspaces.json"
+        data = _dumps([w.to_json() for w in workspaces])
+        async with self._lock(path.name):
+            await trio.to_thread.run_sync(write_atomic, path, data, limiter=self._limiter)

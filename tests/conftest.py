@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from actors.backends.scripted import ScriptedBackend
+from actors.bus import EventBus
+from actors.conversation import Env
+from actors.engine import Engine
+from actors.hub import Hub
+from actors.tools.registry import Registry, ToolContext, ToolError, ToolOutcome
+from bmoe_daemon.store import Store
+
+
+@attrs.define
+class EchoTool:
+    """Reads: answers with its text."""
+
+    name: str = "echo"
+    description: str = "Answers with the text it is given."
+    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object", "properties": {"text": {"type": "string"}}})
+    needs_workspace: bool = False
+    calls: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def is_change(self, args: dict[str, Any]) -> bool:
+        return False
+
+    def title(self, args: dict[str, Any]) -> str:
+        return f"Echo {args.get('text', '')}".strip()
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        self.calls.append(args)
+        if "fail" in args:
+            raise ToolError(str(args["fail"]))
+        return ToolOutcome(str(args.get("text", "")))
+
+
+@attrs.define
+class NoteTool:
+    """A change: writes a note into the workspace; sleeps first when asked."""
+
+    name: str = "note"
+    description: str = "Writes a note file in the workspace."
+    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object", "properties": {"path": {"type": "string"}}})
+    needs_workspace: bool = True
+    calls: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def is_change(self, args: dict[str, Any]) -> bool:
+        return True
+
+    def title(self, args: dict[str, Any]) -> str:
+        return f"Write {args['path']}" if "path" in args else "Write a note"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        self.calls.append(args)
+        if args.get("sleep"):
+            await trio.sleep(float(args["sleep"]))
+        assert ctx.workspace is not None
+        (ctx.workspace / str(args.get("path", "note.txt"))).write_text(str(args.get("text", "")))
+        return ToolOutcome(f"wrote {args.get('path')}", file=str(args.get("path")))
+
+
+@attrs.define
+class Daemon:
+    hub: Hub
+    backend: ScriptedBackend
+    bus: EventBus
+    engine: Engine
+    store: Store
+    echo: EchoTool
+    note: NoteTool
+    data: Path
+
+
+@pytest.fixture
+async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
+    backend = ScriptedBackend()
+    bus = EventBus()
+    engine = Engine(backend)
+    store = Store(tmp_path / "data")
+    echo, note = EchoTool(), NoteTool()
+    registry = Registry([echo, note])
+    env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None)
+    hub = Hub(env, store)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        await nursery.start(hub.run)
+        yield Daemon(hub, backend, bus, engine, store, echo, note, tmp_path / "data")
+        hub.shutdown()
+        engine.close()
