@@ -1,0 +1,5 @@
+import sys
+
+from bmoe_daemon.cli import main
+
+sys.exit(main())

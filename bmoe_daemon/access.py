@@ -1,0 +1,58 @@
+"""Who may use what: the key, loopback clients, and the browser's Origin.
+
+The key is compared in constant time and never logged. A request's locality comes
+from the connection's address alone: headers like X-Forwarded-For are not trusted.
+A browser page from another site cannot drive the daemon: a request that carries an
+Origin header must come from a loopback origin or the daemon's own host.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from urllib.parse import urlsplit
+
+from bmoe_daemon.errors import ForbiddenOrigin, LocalOnly, Unauthorized
+
+
+def is_loopback(addr: str | None) -> bool:
+    if not addr:
+        return False
+    host = addr
+    if host.startswith("[") and "]" in host:
+        host = host[1 : host.index("]")]
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
+def check_key(expected: str | None, authorization: str | None) -> None:
+    if expected is None:
+        return
+    given = ""
+    if authorization and authorization.lower().startswith("bearer "):
+        given = authorization[7:].strip()
+    if not hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
+        raise Unauthorized("This daemon needs a key: send Authorization: Bearer <key>.")
+
+
+def check_origin(origin: str | None, host: str | None) -> None:
+    if not origin:
+        return
+    if origin == "null":
+        raise ForbiddenOrigin("Requests from sandboxed or file pages are refused.")
+    parts = urlsplit(origin)
+    if parts.hostname is not None and is_loopback(parts.hostname):
+        return
+    if host and parts.netloc == host:
+        return
+    raise ForbiddenOrigin(f"Pages from {origin} may not use this daemon.")
+
+
+def require_local(local: bool, what: str = "This") -> None:
+    if not local:
+        raise LocalOnly(f"{what} answers only to a client on this computer.")

@@ -1,0 +1,96 @@
+"""The Quart-Trio application: access checks, the error shape, and the routes.
+
+Every error leaves as {"error", "code"}; an unexpected exception is logged and
+answered `500 internal` without its details.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from quart import Response, jsonify, request, websocket
+from quart_trio import QuartTrio
+from werkzeug.exceptions import HTTPException
+
+from actors.errors import ActorError
+from bmoe_daemon import access
+from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.errors import ApiError, from_actor
+
+log = logging.getLogger("bmoe.http")
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden_origin", 404: "not_found", 409: "busy"}
+
+
+def _error(status: int, code: str, text: str) -> Response:
+    resp = jsonify({"error": text, "code": code})
+    resp.status_code = status
+    return resp
+
+
+def create_app(ctx: DaemonContext) -> QuartTrio:
+    app = QuartTrio("bmoe_daemon")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["BODY_TIMEOUT"] = 60
+    app.config["RESPONSE_TIMEOUT"] = None
+    app.extensions["bmoe"] = ctx
+
+    from bmoe_daemon.routes import conversations, debug, events, health, workspaces
+
+    for bp in (health.bp, workspaces.bp, conversations.bp, events.bp, debug.bp):
+        app.register_blueprint(bp)
+
+    def guard(path: str, headers: Any) -> None:
+        if not (path.startswith("/api/") or path.startswith("/v1/") or path in ("/api", "/v1")):
+            return
+        access.check_origin(headers.get("Origin"), headers.get("Host"))
+        access.check_key(ctx.config.api_key, headers.get("Authorization"))
+
+    @app.before_request
+    async def before_request() -> None:
+        guard(request.path, request.headers)
+
+    @app.before_websocket
+    async def before_websocket() -> None:
+        guard(websocket.path, websocket.headers)
+
+    @app.errorhandler(ApiError)
+    async def api_error(exc: ApiError) -> Response:
+        return _error(exc.status, exc.code, exc.message)
+
+    @app.errorhandler(ActorError)
+    async def actor_error(exc: ActorError) -> Response:
+        err = from_actor(exc)
+        return _error(err.status, err.code, err.message)
+
+    @app.errorhandler(HTTPException)
+    async def http_error(exc: HTTPException) -> Response:
+        status = exc.code or 400
+        if status == 404:
+            return _error(404, "not_found", "There is no such route.")
+        if status == 405:
+            return _error(405, "bad_request", f"{request.method} is not allowed on {request.path}.")
+        if status == 413:
+            return _error(413, "bad_request", "The request body is too large.")
+        code = _HTTP_CODES.get(status, "bad_request" if status < 500 else "internal")
+        return _error(status, code, exc.description or "The request could not be served.")
+
+    @app.errorhandler(Exception)
+    async def unexpected(exc: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return _error(500, "internal", "Something went wrong inside the daemon; the log has the details.")
+
+    return app
+
+
+def daemon() -> DaemonContext:
+    from quart import current_app
+
+    return current_app.extensions["bmoe"]
+
+
+def is_local() -> bool:
+    return access.is_loopback(request.remote_addr)

@@ -1,0 +1,147 @@
+"""Request bodies, checked strictly with one cattrs converter.
+
+Strict means a string field takes only a JSON string (cattrs would otherwise turn
+5 into "5"), and an unknown enum value, a wrong type or a missing field is a
+`BadRequest` whose text names the field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, TypeVar
+
+import attrs
+import cattrs
+
+from bmoe_daemon.errors import BadRequest
+
+T = TypeVar("T")
+
+MAX_IMAGES = 8
+MAX_TEXT_CHARS = 1_000_000
+
+_conv = cattrs.Converter(forbid_extra_keys=False)
+
+
+def _strict(kind: type) -> Any:
+    def hook(value: Any, _: Any) -> Any:
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return hook
+
+
+for _kind in (str, int, float, bool):
+    _conv.register_structure_hook(_kind, _strict(_kind))
+
+
+def parse_json(raw: bytes) -> dict[str, Any]:
+    """The body as a JSON object, or BadRequest."""
+    if not raw.strip():
+        raise BadRequest("The request needs a JSON object body.")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"The body is not valid JSON: {exc}.") from None
+    if not isinstance(data, dict):
+        raise BadRequest("The body must be a JSON object.")
+    return data
+
+
+def structure(data: dict[str, Any], cls: type[T]) -> T:
+    try:
+        return _conv.structure(data, cls)
+    except Exception as exc:  # cattrs raises ClassValidationError groups
+        if isinstance(exc, cattrs.BaseValidationError):
+            reasons = cattrs.transform_error(exc, path="body")
+            raise BadRequest("Invalid request: " + "; ".join(reasons) + ".") from None
+        raise BadRequest(f"Invalid request: {exc}.") from None
+
+
+Mode = Literal["ask", "read_only", "full"]
+
+
+@attrs.frozen
+class NewWorkspace:
+    path: str
+    name: str | None = None
+
+
+@attrs.frozen
+class SeedItem:
+    kind: Literal["user", "assistant"]
+    text: str
+
+
+@attrs.frozen
+class NewConversation:
+    workspace: str | None = None
+    mode: Mode = "ask"
+    route: str = "local"
+    agent: str = "builtin"
+    title: str | None = None
+    items: list[SeedItem] | None = None
+
+
+@attrs.frozen
+class SendMessage:
+    text: str
+    think: bool | None = None
+    images: list[str] | None = None
+
+
+@attrs.frozen
+class EditMessage:
+    item: str
+    text: str
+    think: bool | None = None
+
+
+@attrs.frozen
+class Approval:
+    item: str
+    decision: Literal["approve", "deny"]
+
+
+_PATCH_TYPES: dict[str, Any] = {
+    "title": str,
+    "mode": Mode,
+    "route": str,
+    "workspace": str | None,
+    "agent": str,
+}
+
+
+def patch_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields a PATCH sets (absent means unchanged; `workspace: null` removes it)."""
+    out: dict[str, Any] = {}
+    for key, kind in _PATCH_TYPES.items():
+        if key not in data:
+            continue
+        try:
+            out[key] = _conv.structure(data[key], kind)
+        except Exception:
+            raise BadRequest(f"Invalid request: body.{key} has the wrong type or value.") from None
+    return out
+
+
+def check_route(route: str) -> None:
+    if route == "local":
+        return
+    provider, _, model = route.partition("/")
+    if not provider or not model:
+        raise BadRequest("route is 'local' or '<provider>/<model>'.")
+
+
+def check_images(images: list[str] | None) -> tuple[str, ...] | None:
+    if not images:
+        return None
+    if len(images) > MAX_IMAGES:
+        raise BadRequest(f"At most {MAX_IMAGES} images go with one message.")
+    for img in images:
+        if not img.startswith("data:image/") or ";base64," not in img:
+            raise BadRequest("Each image is a data URL: data:image/...;base64,...")
+    return tuple(images)

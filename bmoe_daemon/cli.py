@@ -1,0 +1,77 @@
+"""The command line: `bmoe-daemon serve`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from bmoe_daemon import __version__
+from bmoe_daemon.config import DEFAULT_CTX, DEFAULT_HOST, DEFAULT_PORT, Config, default_data_dir, read_key_file
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bmoe-daemon", description="Runs coding agents for the person at this computer.")
+    p.add_argument("--version", action="version", version=f"bmoe-daemon {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run the daemon in the foreground")
+    s.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default %(default)s)")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT, help="port; 0 picks a free one (default %(default)s)")
+    s.add_argument("--data-dir", type=Path, default=None, help="data folder (default: $BMOE_DATA_DIR or the user data folder)")
+    m = s.add_mutually_exclusive_group()
+    m.add_argument("--model", type=Path, default=None, help="a GGUF file to load (default: the bundled SmolLM2-135M)")
+    m.add_argument("--no-model", action="store_true", help="start without a model")
+    m.add_argument("--scripted", type=Path, default=None, help=argparse.SUPPRESS)
+    s.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
+    s.add_argument("--api-key-file", type=Path, default=None, help="a file whose first line is the key clients must send")
+    s.add_argument("--mcp-servers-config", type=Path, default=None, help="MCP servers config (default: <data>/mcp.json)")
+    s.add_argument("--skills-dir", type=Path, default=None, help="the shipped skills folder to use instead")
+    s.add_argument("--chat-only", action="store_true", help="plain chat: no tools, workspaces or tasks")
+    s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command != "serve":
+        return 2
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if not 0 <= args.port <= 65535:
+        print("bmoe-daemon: --port must be between 0 and 65535", file=sys.stderr)
+        return 2
+    if args.ctx_size < 512:
+        print("bmoe-daemon: --ctx-size must be at least 512", file=sys.stderr)
+        return 2
+    key = None
+    if args.api_key_file is not None:
+        try:
+            key = read_key_file(args.api_key_file)
+        except (OSError, ValueError) as exc:
+            print(f"bmoe-daemon: cannot read the key file: {exc}", file=sys.stderr)
+            return 2
+    config = Config(
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir or default_data_dir(),
+        model=args.model,
+        no_model=args.no_model,
+        ctx_size=args.ctx_size,
+        api_key=key,
+        mcp_servers_config=args.mcp_servers_config,
+        skills_dir=args.skills_dir,
+        chat_only=args.chat_only,
+        log_level=args.log_level,
+        scripted=args.scripted,
+    )
+    from bmoe_daemon.server import run
+
+    return run(config)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""The daemon's settings, from the command line and the environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+import platformdirs
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+DEFAULT_CTX = 8192
+
+
+@attrs.frozen
+class Config:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    data_dir: Path = attrs.field(factory=lambda: default_data_dir())
+    model: Path | None = None
+    no_model: bool = False
+    ctx_size: int = DEFAULT_CTX
+    api_key: str | None = attrs.field(default=None, repr=False)
+    mcp_servers_config: Path | None = None
+    skills_dir: Path | None = None
+    chat_only: bool = False
+    log_level: str = "info"
+    scripted: Path | None = None
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get("BMOE_DATA_DIR")
+    if env:
+        return Path(env)
+    return Path(platformdirs.user_data_dir("bmoe", appauthor=False))
+
+
+def read_key_file(path: Path) -> str:
+    """The key: the file's first line, stripped. Raises ValueError when empty."""
+    key = path.read_text(encoding="utf-8").strip().splitlines()
+    if not key or not key[0].strip():
+        raise ValueError(f"{path} holds no key")
+    return key[0].strip()

@@ -1,0 +1,132 @@
+"""The conversation routes. A conversation with a workspace or a provider route is
+this computer's alone: from the network it is neither listed nor reachable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Blueprint, Response, jsonify, request
+
+from actors.conversation import Conversation
+from actors.items import Item, new_id
+from bmoe_daemon.access import require_local
+from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.bodies import (
+    Approval,
+    EditMessage,
+    NewConversation,
+    SendMessage,
+    check_images,
+    check_route,
+    parse_json,
+    patch_fields,
+    structure,
+)
+from bmoe_daemon.errors import BadRequest, NoVision
+
+bp = Blueprint("conversations", __name__)
+
+
+def _conversation(conversation_id: str) -> Conversation:
+    conv = daemon().hub.get(conversation_id)
+    if conv.local_only:
+        require_local(is_local(), "A conversation with a workspace or a provider")
+    return conv
+
+
+async def _body() -> dict[str, Any]:
+    return parse_json(await request.get_data())
+
+
+@bp.get("/api/conversations")
+async def get_conversations() -> Response:
+    local = is_local()
+    return jsonify([c.info.to_json() for c in daemon().hub.conversations() if local or not c.local_only])
+
+
+@bp.post("/api/conversations")
+async def post_conversations() -> tuple[Response, int]:
+    body = structure(await _body(), NewConversation)
+    check_route(body.route)
+    if not is_local() and (body.workspace is not None or body.route != "local" or body.mode == "full"):
+        require_local(False, "A workspace, a provider route or full access")
+    if body.agent != "builtin" and body.workspace is None:
+        raise BadRequest("Another agent works in a folder: give the conversation a workspace.")
+    items = [Item(id=new_id("i"), kind=s.kind, text=s.text) for s in body.items or ()]
+    conv = await daemon().hub.create(
+        workspace=body.workspace, mode=body.mode, route=body.route, agent=body.agent, title=body.title, items=items
+    )
+    return jsonify(conv.to_json()), 201
+
+
+@bp.get("/api/conversations/<conversation_id>")
+async def get_conversation(conversation_id: str) -> Response:
+    return jsonify(_conversation(conversation_id).to_json())
+
+
+@bp.patch("/api/conversations/<conversation_id>")
+async def patch_conversation(conversation_id: str) -> Response:
+    conv = _conversation(conversation_id)
+    changes = patch_fields(await _body())
+    local = is_local()
+    if "route" in changes:
+        check_route(changes["route"])
+    if not local and (changes.get("workspace") or changes.get("route", "local") != "local" or changes.get("mode") == "full"):
+        require_local(False, "A workspace, a provider route or full access")
+    if changes.get("workspace") is not None and daemon().hub.workspace_path(changes["workspace"]) is None:
+        raise BadRequest("There is no such workspace; add the folder first.")
+    if "agent" in changes and changes["agent"] != "builtin":
+        raise BadRequest(f"Unknown agent {changes['agent']!r}.")
+    info = await conv.patch(changes)
+    return jsonify(info.to_json())
+
+
+@bp.delete("/api/conversations/<conversation_id>")
+async def delete_conversation(conversation_id: str) -> Response:
+    _conversation(conversation_id)
+    await daemon().hub.delete(conversation_id)
+    return jsonify({"deleted": conversation_id})
+
+
+def _check_send(conv: Conversation, images: list[str] | None) -> tuple[str, ...] | None:
+    local = is_local()
+    if conv.info.workspace is not None or conv.info.route != "local":
+        require_local(local, "A message in a conversation with a workspace or a provider")
+    imgs = check_images(images)
+    if imgs and conv.info.route == "local":
+        raise NoVision("The loaded model cannot see images (it has no vision projector); send text only.")
+    return imgs
+
+
+@bp.post("/api/conversations/<conversation_id>/messages")
+async def post_messages(conversation_id: str) -> tuple[Response, int]:
+    conv = _conversation(conversation_id)
+    body = structure(await _body(), SendMessage)
+    images = _check_send(conv, body.images)
+    item = await conv.send_message(body.text, images=images, local=is_local())
+    return jsonify({"item": item.to_json()}), 202
+
+
+@bp.post("/api/conversations/<conversation_id>/edit")
+async def post_edit(conversation_id: str) -> tuple[Response, int]:
+    conv = _conversation(conversation_id)
+    body = structure(await _body(), EditMessage)
+    _check_send(conv, None)
+    item = await conv.send_message(body.text, local=is_local(), edit_of=body.item)
+    return jsonify({"item": item.to_json()}), 202
+
+
+@bp.post("/api/conversations/<conversation_id>/approval")
+async def post_approval(conversation_id: str) -> Response:
+    conv = _conversation(conversation_id)
+    require_local(is_local(), "An approval")
+    body = structure(await _body(), Approval)
+    await conv.approve(body.item, body.decision == "approve")
+    return jsonify({"item": body.item, "decision": body.decision})
+
+
+@bp.post("/api/conversations/<conversation_id>/stop")
+async def post_stop(conversation_id: str) -> Response:
+    conv = _conversation(conversation_id)
+    stopped = await conv.stop()
+    return jsonify({"stopped": stopped})

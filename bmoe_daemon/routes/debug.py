@@ -1,0 +1,36 @@
+"""GET /api/debug/actors: the live actor tree, for a person on this computer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from quart import Blueprint, Response, jsonify
+
+from actors.base import ActorStats
+from bmoe_daemon.access import require_local
+from bmoe_daemon.app import daemon, is_local
+
+bp = Blueprint("debug", __name__)
+
+
+def _tree(stats: ActorStats) -> dict[str, Any]:
+    out = attrs.asdict(stats, recurse=False)
+    out["children"] = [_tree(c) for c in stats.children]
+    return out
+
+
+@bp.get("/api/debug/actors")
+async def get_debug_actors() -> Response:
+    require_local(is_local(), "The actor tree")
+    d = daemon()
+    root = ActorStats(
+        kind="daemon",
+        id="bmoe-daemon",
+        state="serving",
+        mailbox=0,
+        children=(d.engine.statistics(), d.hub.statistics()),
+    )
+    body = _tree(root)
+    body["events"] = {"last_id": d.bus.last_id, "subscribers": d.bus.subscribers}
+    return jsonify(body)

@@ -1,0 +1,93 @@
+"""The event stream: Server-Sent Events at /api/events, the same over a WebSocket at /api/ws.
+
+A client that reconnects with `Last-Event-ID` (or `?last_event_id=`) first gets the
+held events after that id, then the live ones. Fifteen seconds of silence send a
+`: ping` comment. A client too slow to keep up is dropped with a `lagged` event and
+reconnects to replay what it missed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import trio
+from quart import Blueprint, Response, make_response, request, websocket
+
+from actors.bus import Event, EventBus, Lagged
+from bmoe_daemon.access import is_loopback
+from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.errors import BadRequest
+
+bp = Blueprint("events", __name__)
+
+PING_S = 15.0
+
+
+def _after(header: str | None, query: str | None) -> int | None:
+    raw = header if header not in (None, "") else query
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise BadRequest("Last-Event-ID must be an event number.") from None
+    if value < 0:
+        raise BadRequest("Last-Event-ID must be an event number.")
+    return value
+
+
+def sse_frame(event: Event) -> bytes:
+    return f"id: {event.id}\nevent: {event.name}\ndata: {event.data_json()}\n\n".encode()
+
+
+async def _stream(bus: EventBus, after: int | None, local: bool) -> AsyncIterator[bytes]:
+    with bus.subscribe(after=after, local=local) as sub:
+        yield b": connected\n\n"
+        while True:
+            got: Event | Lagged | None = None
+            with trio.move_on_after(PING_S):
+                try:
+                    got = await sub.receive()
+                except (trio.EndOfChannel, trio.ClosedResourceError):
+                    yield b"event: lagged\ndata: {}\n\n"
+                    return
+            if got is None:
+                yield b": ping\n\n"
+            elif isinstance(got, Event):
+                yield sse_frame(got)
+
+
+@bp.get("/api/events")
+async def get_events() -> Response:
+    after = _after(request.headers.get("Last-Event-ID"), request.args.get("last_event_id"))
+    resp = await make_response(
+        _stream(daemon().bus, after, is_local()),
+        200,
+        {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+    resp.timeout = None
+    return resp
+
+
+@bp.websocket("/api/ws")
+async def ws_events() -> None:
+    after = _after(None, websocket.args.get("last_event_id"))
+    local = is_loopback(websocket.remote_addr)
+    await websocket.accept()
+    bus = daemon().bus
+    with bus.subscribe(after=after, local=local) as sub:
+        while True:
+            got: Event | Lagged | None = None
+            with trio.move_on_after(PING_S):
+                try:
+                    got = await sub.receive()
+                except (trio.EndOfChannel, trio.ClosedResourceError):
+                    await websocket.send(json.dumps({"event": "lagged", "data": {}}))
+                    return
+            if got is None:
+                await websocket.send(json.dumps({"event": "ping"}))
+            elif isinstance(got, Event):
+                await websocket.send(
+                    json.dumps({"id": got.id, "event": got.name, "data": got.data}, ensure_ascii=False)
+                )

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from quart import Blueprint, Response, jsonify
+
+from bmoe_daemon.app import daemon
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/health")
+async def health() -> Response:
+    return jsonify({"status": "ok", "model": daemon().engine.model_id})
