@@ -279,14 +279,13 @@ class Conversation:
             self._touch()
         item = user_item(msg.text, msg.images)
         self._upsert(item, urgent=True)
-        if self._info.title == "":
-            self._set_info(title=_title_from(msg.text))
         assert self._nursery is not None
         self._run_id = new_id("run")
         self._run_scope = trio.CancelScope()
         self._run_done = trio.Event()
         self._stopped_by_person = False
-        self._set_info(state="running")
+        title = self._info.title or _title_from(msg.text)
+        self._set_info(state="running", title=title)
         self._nursery.start_soon(self._run, msg.local, self._run_scope, self._run_done)
         return item
 
@@ -412,12 +411,15 @@ class Conversation:
             with scope:
                 await run.loop()
         finally:
-            with trio.move_on_after(CLEANUP_S) as cs:
-                cs.shield = True
-                run.finish(stopped=scope.cancelled_caught or scope.cancel_called)
-                await self.flush()
+            # finish() is synchronous: the items are consistent before anyone can
+            # send again, and the state says idle only once a message is accepted.
+            state = run.finish(stopped=scope.cancelled_caught or scope.cancel_called)
             self._run_scope = None
             self._run_id = None
+            self._set_info(state=state)
+            with trio.move_on_after(CLEANUP_S) as cs:
+                cs.shield = True
+                await self.flush()
             done.set()
 
 
@@ -659,6 +661,7 @@ class _Run:
         shown_args = args if args is not None else {}
         card = attrs.evolve(card, args=shown_args, raw_args=None if args is not None else raw,
                             title=self.title(name, shown_args))
+        self.c._upsert(card, urgent=False)
         tool = self.env.registry.get(name)
         if args is None:
             result = f"The call was not run: {why}. Write the call again with a JSON object of its parameters."
@@ -718,8 +721,9 @@ class _Run:
 
     # -- the end --
 
-    def finish(self, *, stopped: bool) -> None:
-        """Leave the conversation consistent; synchronous so it cannot be interrupted."""
+    def finish(self, *, stopped: bool) -> str:
+        """Leave the items consistent and return the conversation's next state;
+        synchronous so it cannot be interrupted."""
         if stopped:
             for partial in self.partials.values():
                 self.end_card_live(partial.item_id, "denied", "Stopped before this call was complete; it was not run.")
@@ -737,7 +741,7 @@ class _Run:
                 card = self.c._item(self.running_card)
                 self.c._upsert(attrs.evolve(card, state="error", result="Stopped before it finished."), urgent=True)
             self.c._notice(self.c._stop_notice, "info")
-        self.c._set_info(state="error" if self.error and not stopped else "idle")
+        return "error" if self.error and not stopped else "idle"
 
 
 def _shown_args(raw: str) -> str:

@@ -1,0 +1,305 @@
+"""What the benchmarks share: the figures report, a raw SSE client, a daemon subprocess.
+
+Not a benchmark itself (the leading underscore keeps `run_all.py` from running it).
+Every benchmark ends by printing its figures, each target with MET or MISSED, and one
+machine-readable line, `BENCH-RESULT {json}`, that `run_all.py` collects.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import selectors
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+
+REPO = Path(__file__).resolve().parents[2]
+RESULT_PREFIX = "BENCH-RESULT "
+LISTENING_RE = re.compile(r"listening on (http://\S+)")
+
+
+# ---- numbers ----
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0-100) by linear interpolation between closest ranks."""
+    if not values:
+        return math.nan
+    data = sorted(values)
+    if len(data) == 1:
+        return data[0]
+    k = (len(data) - 1) * p / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return data[lo] + (data[hi] - data[lo]) * (k - lo)
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+# ---- the report ----
+
+
+class Report:
+    """Figures and targets of one benchmark, printed the same way by all of them."""
+
+    def __init__(self, name: str, what: str) -> None:
+        self.name = name
+        self.what = what
+        self.figures: list[dict[str, Any]] = []
+        self.targets: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self._t0 = time.perf_counter()
+        print(f"== {name}: {what}", flush=True)
+
+    def figure(self, label: str, value: float | int | str, unit: str = "", fmt: str = "{:.3g}") -> None:
+        shown = fmt.format(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+        self.figures.append({"label": label, "value": value, "unit": unit, "shown": shown})
+        print(f"   {label:<44} {shown} {unit}".rstrip(), flush=True)
+
+    def target(self, label: str, value: float, op: str, limit: float, unit: str = "", fmt: str = "{:.3g}") -> bool:
+        """Record a target `value op limit` (op is "<=" or ">=") and whether it was met."""
+        if op not in ("<=", ">="):
+            raise ValueError(op)
+        met = (value <= limit) if op == "<=" else (value >= limit)
+        if isinstance(value, float) and math.isnan(value):
+            met = False
+        self.targets.append(
+            {"label": label, "value": value, "op": op, "limit": limit, "unit": unit, "met": met,
+             "shown": fmt.format(value), "limit_shown": fmt.format(limit)}
+        )
+        return met
+
+    def check(self, label: str, ok: bool, detail: str = "") -> bool:
+        """A yes/no target (all finished, FIFO held, ...)."""
+        self.targets.append(
+            {"label": label, "value": ok, "op": "==", "limit": True, "unit": "", "met": ok,
+             "shown": "yes" if ok else f"NO{(': ' + detail) if detail else ''}", "limit_shown": "yes"}
+        )
+        return ok
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        print(f"   note: {text}", flush=True)
+
+    def finish(self) -> int:
+        """Print the targets and the result line; the exit status is 0 when the benchmark ran."""
+        elapsed = time.perf_counter() - self._t0
+        print(f"-- {self.name} targets (ran {elapsed:.1f} s):", flush=True)
+        for t in self.targets:
+            verdict = "MET" if t["met"] else "MISSED"
+            if t["op"] == "==":
+                print(f"   {t['label']:<44} {t['shown']:<12} {verdict}")
+            else:
+                print(f"   {t['label']:<44} {t['shown']:>10} {t['unit']:<4} target {t['op']} {t['limit_shown']} {t['unit']:<4} {verdict}")
+        payload = {
+            "name": self.name,
+            "what": self.what,
+            "figures": self.figures,
+            "targets": self.targets,
+            "notes": self.notes,
+            "met": all(t["met"] for t in self.targets),
+            "seconds": round(elapsed, 2),
+        }
+        print(RESULT_PREFIX + json.dumps(payload, default=str), flush=True)
+        return 0
+
+
+# ---- a raw SSE client over trio sockets ----
+
+OnEvent = Callable[[float, str, str, str], None]
+
+
+class SSEClient:
+    """A minimal HTTP/1.1 SSE reader: one GET, then frames as they arrive.
+
+    Kept raw (no httpx) so that the client's own cost stays small next to the
+    daemon's when both share one process. Each frame is stamped with
+    `time.perf_counter()` taken right after the read that completed it.
+    """
+
+    def __init__(self, host: str, port: int, path: str = "/api/events") -> None:
+        self.host = host
+        self.port = port
+        self.path = path
+        self.connected = trio.Event()
+        self.frames = 0
+        self._stream: trio.SocketStream | None = None
+
+    async def run(self, on_event: OnEvent) -> None:
+        """Read until the server closes or the caller cancels; `on_event(t, event, data, id)`."""
+        stream = await trio.open_tcp_stream(self.host, self.port)
+        self._stream = stream
+        async with stream:
+            request = (
+                f"GET {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                "Accept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n"
+            ).encode()
+            await stream.send_all(request)
+            raw = b""
+            while b"\r\n\r\n" not in raw:
+                chunk = await stream.receive_some(65536)
+                if not chunk:
+                    raise ConnectionError("the daemon closed the event stream before answering")
+                raw += chunk
+            head, _, raw = raw.partition(b"\r\n\r\n")
+            status = head.split(b"\r\n", 1)[0]
+            if b" 200 " not in status + b" ":
+                raise ConnectionError(f"GET {self.path} answered {status.decode(errors='replace')}")
+            chunked = b"transfer-encoding: chunked" in head.lower()
+            body = b""  # de-chunked bytes not yet split into frames
+            t = time.perf_counter()
+            while True:
+                if chunked:
+                    while True:  # take every complete chunk out of `raw`
+                        eol = raw.find(b"\r\n")
+                        if eol < 0:
+                            break
+                        size = int(raw[:eol].split(b";", 1)[0], 16)
+                        if len(raw) < eol + 2 + size + 2:
+                            break
+                        if size == 0:
+                            return
+                        body += raw[eol + 2 : eol + 2 + size]
+                        raw = raw[eol + 2 + size + 2 :]
+                else:
+                    body += raw
+                    raw = b""
+                while True:
+                    end = body.find(b"\n\n")
+                    if end < 0:
+                        break
+                    frame, body = body[:end], body[end + 2 :]
+                    self._frame(t, frame, on_event)
+                chunk = await stream.receive_some(65536)
+                t = time.perf_counter()
+                if not chunk:
+                    return
+                raw += chunk
+
+    def _frame(self, t: float, frame: bytes, on_event: OnEvent) -> None:
+        self.frames += 1
+        name, data, ev_id = "message", [], ""
+        for line in frame.decode("utf-8").split("\n"):
+            if line.startswith(":"):
+                if line.startswith(": connected"):
+                    self.connected.set()
+                continue
+            key, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if key == "event":
+                name = value
+            elif key == "data":
+                data.append(value)
+            elif key == "id":
+                ev_id = value
+        if data:
+            on_event(t, name, "\n".join(data), ev_id)
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """('127.0.0.1', 8765) from 'http://127.0.0.1:8765'."""
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+# ---- the daemon as a subprocess ----
+
+
+class DaemonProcess:
+    """`python -m bmoe_daemon serve ...` (or a bootstrap given as `python -c CODE`) in a
+    subprocess; `start()` returns its address once it printed `listening on`."""
+
+    def __init__(self, args: list[str], *, code: str | None = None, log_path: Path | None = None) -> None:
+        self.args = args
+        self.code = code
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.address: str | None = None
+        self._log = None
+
+    def start(self, timeout: float = 120.0) -> str:
+        cmd = [sys.executable]
+        cmd += ["-c", self.code] if self.code is not None else ["-m", "bmoe_daemon"]
+        cmd += self.args
+        self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.started_at = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=self._log, env=env)
+        assert self.proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        deadline = self.started_at + timeout
+        buf = b""
+        try:
+            while True:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    raise TimeoutError(f"the daemon did not start in {timeout:g} s: {self.tail_log()}")
+                if not sel.select(left):
+                    continue
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    raise RuntimeError(f"the daemon exited ({self.proc.wait()}): {self.tail_log()}")
+                buf += chunk
+                m = LISTENING_RE.search(buf.decode(errors="replace"))
+                if m:
+                    self.address = m.group(1)
+                    break
+        finally:
+            sel.close()
+        # Keep draining stdout so the daemon never blocks on a full pipe.
+        threading.Thread(target=self._drain, daemon=True).start()
+        return self.address
+
+    def _drain(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        while self.proc.stdout.read(4096):
+            pass
+
+    def tail_log(self) -> str:
+        if self.log_path and self.log_path.exists():
+            return self.log_path.read_text(errors="replace")[-2000:]
+        return "(no log)"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """SIGTERM, then SIGKILL after `timeout`; returns the exit status."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log not in (None, subprocess.DEVNULL):
+            self._log.close()  # type: ignore[union-attr]
+        return self.proc.returncode
+
+
+def proc_status_kb(pid: int | str, field: str) -> int:
+    """A `kB` field of /proc/<pid>/status (VmRSS, VmHWM, ...)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)

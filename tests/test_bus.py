@@ -1,0 +1,163 @@
+"""EventBus: numbering, replay, local-only events, slow subscribers, unsubscribing."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from actors.bus import REPLAY_EVENTS, Event, EventBus, Subscription
+
+
+def drain(sub: Subscription) -> list[Event]:
+    out = []
+    while True:
+        try:
+            item = sub.receive_nowait()
+        except trio.WouldBlock:
+            return out
+        assert isinstance(item, Event)
+        out.append(item)
+
+
+def test_ids_increase_by_one() -> None:
+    bus = EventBus()
+    assert bus.last_id == 0
+    ids = [bus.publish("tick", {"n": n}).id for n in range(50)]
+    assert ids == list(range(1, 51))
+    assert bus.last_id == 50
+    # local-only events take a number too
+    assert bus.publish("secret", {}, local_only=True).id == 51
+
+
+def test_event_data_json_is_one_compact_line() -> None:
+    event = EventBus().publish("msg", {"text": "a\nb é", "n": [1, 2]})
+    assert event.data_json() == '{"text":"a\\nb é","n":[1,2]}'
+    assert "\n" not in event.data_json()
+
+
+async def test_live_events_arrive_in_order() -> None:
+    bus = EventBus()
+    with bus.subscribe() as sub:
+        for n in range(10):
+            bus.publish("tick", n)
+        got = [await sub.receive() for _ in range(10)]
+    assert [e.data for e in got] == list(range(10))
+    assert [e.id for e in got] == list(range(1, 11))
+
+
+def test_replay_after_id_returns_later_events_then_live() -> None:
+    bus = EventBus()
+    for n in range(20):
+        bus.publish("tick", n)
+    with bus.subscribe(after=15) as sub:
+        bus.publish("tick", 20)
+        got = drain(sub)
+    assert [e.id for e in got] == [16, 17, 18, 19, 20, 21]
+
+
+def test_no_after_means_no_replay() -> None:
+    bus = EventBus()
+    for n in range(5):
+        bus.publish("tick", n)
+    with bus.subscribe() as sub:
+        assert drain(sub) == []
+        bus.publish("tick", 5)
+        assert [e.id for e in drain(sub)] == [6]
+
+
+def test_replay_holds_at_least_the_last_thousand() -> None:
+    bus = EventBus()
+    total = max(REPLAY_EVENTS, 1000) + 1500
+    for n in range(total):
+        bus.publish("tick", n)
+    with bus.subscribe(after=total - 1000) as sub:
+        got = drain(sub)
+    assert [e.id for e in got] == list(range(total - 999, total + 1))
+    # From the very start: only what is still held, in order, ending at the last.
+    with bus.subscribe(after=0) as sub:
+        got = drain(sub)
+    assert len(got) >= 1000
+    assert [e.id for e in got] == list(range(total - len(got) + 1, total + 1))
+
+
+def test_replay_after_the_last_id_is_empty() -> None:
+    bus = EventBus()
+    for n in range(3):
+        bus.publish("tick", n)
+    with bus.subscribe(after=3) as sub:
+        assert drain(sub) == []
+
+
+def test_local_only_events_never_reach_a_remote_subscriber() -> None:
+    bus = EventBus()
+    for n in range(6):
+        bus.publish("tick", n, local_only=n % 2 == 0)
+    with bus.subscribe(after=0, local=False) as remote, bus.subscribe(after=0, local=True) as local:
+        for n in range(6, 12):
+            bus.publish("tick", n, local_only=n % 2 == 0)
+        remote_got = drain(remote)
+        local_got = drain(local)
+    assert [e.data for e in remote_got] == [1, 3, 5, 7, 9, 11]
+    assert not any(e.local_only for e in remote_got)
+    assert [e.data for e in local_got] == list(range(12))
+
+
+async def test_full_queue_drops_only_that_subscriber() -> None:
+    bus = EventBus(queue=3)
+    with bus.subscribe() as slow, bus.subscribe() as fast:
+        assert bus.subscribers == 2
+        fast_got = []
+        for n in range(10):
+            bus.publish("tick", n)
+            fast_got.append(await fast.receive())
+        assert [e.data for e in fast_got] == list(range(10))
+        assert bus.subscribers == 1
+        # The slow one gets what fit in its queue, then its stream ends.
+        slow_got = [await slow.receive() for _ in range(3)]
+        assert [e.data for e in slow_got] == [0, 1, 2]
+        with pytest.raises(trio.EndOfChannel):
+            await slow.receive()
+        # The fast one keeps receiving after the drop.
+        bus.publish("tick", 10)
+        assert (await fast.receive()).data == 10
+    assert bus.subscribers == 0
+
+
+def test_unsubscribe_on_exit() -> None:
+    bus = EventBus()
+    assert bus.subscribers == 0
+    with bus.subscribe() as _a:
+        assert bus.subscribers == 1
+        with bus.subscribe(local=False) as _b:
+            assert bus.subscribers == 2
+        assert bus.subscribers == 1
+    assert bus.subscribers == 0
+    # Publishing with nobody listening is fine.
+    bus.publish("tick", 1)
+
+
+def test_unsubscribe_when_the_block_raises() -> None:
+    bus = EventBus()
+    with pytest.raises(RuntimeError), bus.subscribe():
+        assert bus.subscribers == 1
+        raise RuntimeError("boom")
+    assert bus.subscribers == 0
+    bus.publish("tick", 1)
+
+
+async def test_unsubscribe_on_cancel(autojump_clock: trio.abc.Clock) -> None:
+    bus = EventBus()
+    with trio.move_on_after(1):
+        with bus.subscribe() as sub:
+            assert bus.subscribers == 1
+            await sub.receive()  # nothing comes; the autojumping deadline cancels
+    assert bus.subscribers == 0
+
+
+async def test_publish_never_blocks_on_a_subscriber_that_never_reads() -> None:
+    bus = EventBus(queue=1)
+    with bus.subscribe():
+        for n in range(100):
+            bus.publish("tick", n)
+        assert bus.subscribers == 0
+    assert bus.last_id == 100

