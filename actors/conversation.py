@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,6 +45,8 @@ from actors.tools.registry import (
     cap_text,
 )
 
+log = logging.getLogger("bmoe.conversation")
+
 STOP_WAIT_S = 30.0
 CLEANUP_S = 5.0
 STREAM_SAVE_INTERVAL_S = 0.3
@@ -64,6 +67,7 @@ NOTICE_CONTEXT_FULL = (
     "This conversation no longer fits the model's context, even with every tool result shortened. "
     "Start a new conversation, or load the model with a larger --ctx-size."
 )
+NOTICE_INTERNAL = "Something went wrong inside the daemon and this run stopped; the log has the details. Send the message again to retry."
 NOTICE_SHUTDOWN = "The daemon shut down during this run, so it stopped here. Send a message to go on."
 NOTICE_RESTARTED = "The daemon stopped while this conversation was running; the run ended there. Send a message to go on."
 
@@ -149,6 +153,7 @@ class Conversation:
         self._deleted = False
         self._stopped_by_person = False
         self._stop_notice = NOTICE_STOPPED
+        self.served = False  # True once the actor has started serving its mailbox
 
     # ---- reading (synchronous snapshots; trio runs one task at a time) ----
 
@@ -163,6 +168,10 @@ class Conversation:
     @property
     def items(self) -> tuple[Item, ...]:
         return tuple(self._items)
+
+    @property
+    def deleted(self) -> bool:
+        return self._deleted
 
     @property
     def running(self) -> bool:
@@ -197,6 +206,7 @@ class Conversation:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._saver)
+                self.served = True
                 task_status.started()
                 async with self._rx:
                     async for msg in self._rx:
@@ -409,7 +419,13 @@ class Conversation:
         run = _Run(self, local)
         try:
             with scope:
-                await run.loop()
+                try:
+                    await run.loop()
+                except Exception:
+                    # A bug in the loop ends this run, not the conversation or the daemon.
+                    log.exception("run of conversation %s failed", self.id)
+                    run.drop_partial_round()
+                    run.fail(NOTICE_INTERNAL)
         finally:
             # finish() is synchronous: the items are consistent before anyone can
             # send again, and the state says idle only once a message is accepted.

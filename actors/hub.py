@@ -7,6 +7,7 @@ shutdown closes each, which stops its run and saves it.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,7 +20,10 @@ from actors.conversation import Conversation, Env, restored
 from actors.errors import Invalid, NotAFolder, NotFound
 from actors.items import MODES, ConversationInfo, ConversationRecord, Item, new_id, now
 
+log = logging.getLogger("bmoe.hub")
+
 AGENTS = ("builtin",)
+MAX_RESTARTS = 5
 
 
 @attrs.frozen
@@ -63,16 +67,15 @@ class Hub:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         for ws in self._store.load_workspaces():
             self._workspaces[ws.id] = ws
-        records = [restored(r) for r in self._store.load_conversations()]
+        loaded = self._store.load_conversations()
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                for record in records:
-                    conv = Conversation(record, self._env)
-                    self._convs[conv.id] = conv
-                    await nursery.start(conv.run)
-                    if record.info.state == "idle" and any(i.kind == "notice" for i in record.items[-1:]):
-                        await conv.flush()
+                for record in loaded:
+                    fixed = restored(record)
+                    conv = await nursery.start(self._supervise, fixed)
+                    if fixed is not record:
+                        await conv.flush()  # the restart notice is on disk before serving
                 self._state = "serving"
                 task_status.started()
                 await self._closing.wait()
@@ -81,6 +84,37 @@ class Hub:
         finally:
             self._state = "stopped"
             self._nursery = None
+
+    async def _supervise(
+        self, record: ConversationRecord, *, task_status: trio.TaskStatus[Conversation] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run a conversation actor; one that fails is logged and started again from
+        its last state, with a notice, so one conversation's bug never ends the daemon."""
+        status: trio.TaskStatus[Conversation] | None = task_status
+        restarts = 0
+        while True:
+            conv = Conversation(record, self._env)
+            self._convs[conv.id] = conv
+            try:
+                # Returns when the actor ends: closed, deleted, or failed.
+                await self._run_actor(conv, status)
+                return
+            except Exception:
+                if status is not None and not conv.served:
+                    raise
+                status = None
+                log.exception("conversation %s failed; starting it again", conv.id)
+                restarts += 1
+                if self._closing.is_set() or conv.deleted or restarts > MAX_RESTARTS:
+                    self._convs.pop(conv.id, None)
+                    return
+                record = restored(attrs.evolve(conv.record(), info=attrs.evolve(conv.info, state="running")))
+
+    async def _run_actor(self, conv: Conversation, status: trio.TaskStatus[Conversation] | None) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(conv.run)
+            if status is not None:
+                status.started(conv)
 
     def shutdown(self) -> None:
         """Close every conversation: each stops its run with a notice and saves."""
@@ -151,9 +185,7 @@ class Hub:
             id=new_id("c"), title=title or "", workspace=workspace, mode=mode, route=route,
             agent=agent, state="idle", created=t, updated=t, task=task,
         )
-        conv = Conversation(ConversationRecord(info, tuple(items or ())), self._env)
-        self._convs[conv.id] = conv
-        await self._nursery.start(conv.run)
+        conv = await self._nursery.start(self._supervise, ConversationRecord(info, tuple(items or ())))
         await self._store.save_conversation(conv.record())
         self._env.bus.publish(
             "conversation",

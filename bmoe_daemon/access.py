@@ -45,8 +45,12 @@ def check_origin(origin: str | None, host: str | None) -> None:
         return
     if origin == "null":
         raise ForbiddenOrigin("Requests from sandboxed or file pages are refused.")
-    parts = urlsplit(origin)
-    if parts.hostname is not None and is_loopback(parts.hostname):
+    try:
+        parts = urlsplit(origin)
+        hostname = parts.hostname
+    except ValueError:
+        raise ForbiddenOrigin("The Origin header is malformed.") from None
+    if hostname is not None and is_loopback(hostname):
         return
     if host and parts.netloc == host:
         return

@@ -8,7 +8,7 @@ Strict means a string field takes only a JSON string (cattrs would otherwise tur
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -36,6 +36,17 @@ def _strict(kind: type) -> Any:
 
 for _kind in (str, int, float, bool):
     _conv.register_structure_hook(_kind, _strict(_kind))
+
+
+def _list_hook(value: Any, kind: Any) -> list[Any]:
+    # cattrs would build a list from any iterable: "abc" -> ["a", "b", "c"], {} -> [].
+    if not isinstance(value, list):
+        raise TypeError(f"expected an array, got {type(value).__name__}")
+    (inner,) = get_args(kind) or (Any,)
+    return [_conv.structure(v, inner) for v in value]
+
+
+_conv.register_structure_hook_func(lambda t: get_origin(t) is list, _list_hook)
 
 
 def parse_json(raw: bytes) -> dict[str, Any]:

@@ -93,7 +93,7 @@ class Store:
             try:
                 data = json.loads(path.read_bytes())
                 out.append(ConversationRecord.from_json(data))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
                 log.warning("skipping unreadable conversation file %s: %s", path, exc)
         return out
 

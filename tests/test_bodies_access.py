@@ -126,12 +126,6 @@ def test_structure_refuses_wrong_types_values_and_missing_fields(data: dict, cls
     assert field in info.value.message, info.value.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: cattrs structures list[str] | None from any iterable, so a string or an object "
-    "is accepted where a JSON array is required (images: '' -> [], images: 'abc' -> ['a','b','c'], "
-    "items: {} -> []) instead of a bad_request",
-)
 @pytest.mark.parametrize(
     ("data", "cls"),
     [
@@ -447,13 +441,6 @@ def test_check_origin_accepts_any_loopback_origin(
     access.check_origin(_origin(scheme, host, port), daemon_host)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: check_origin lets urlsplit's ValueError escape for a malformed Origin "
-    "(e.g. 'http://[' or a netloc that changes under NFKC), so the guard answers 500 internal "
-    "instead of 403 forbidden_origin",
-)
 @settings(max_examples=300, deadline=None, report_multiple_bugs=False)
 @example(origin="http://[", host="127.0.0.1:7777")
 @given(
@@ -472,7 +459,6 @@ def test_check_origin_raises_only_forbidden_origin(origin: str, host: str | None
         pass
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="BUG: urlsplit ValueError escapes check_origin (500)")
 @pytest.mark.parametrize("origin", ["http://[", "http://[::1", "https://exa\uff03mple.com"])
 def test_check_origin_malformed_is_forbidden(origin: str) -> None:
     with pytest.raises(ForbiddenOrigin):
