@@ -74,7 +74,7 @@ async def serve(
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run the daemon until a signal or `stop_event`; reports the address once serving."""
-    stop = stop_event or trio.Event()
+    stop = stop_event if stop_event is not None else trio.Event()
     store = Store(config.data_dir)
     backend = await load_backend(config)
     bus = EventBus()

@@ -1,0 +1,131 @@
+"""The turn line (actors/engine.py) with the scripted backend."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from actors.backends.scripted import ScriptedBackend
+from actors.engine import Aborted, Engine, TurnInput
+from actors.errors import ActorGone, ContextFull, NoModel
+
+MSG = TurnInput(({"role": "user", "content": "hi"},))
+
+
+async def _noop(piece):
+    pass
+
+
+async def test_turns_are_served_one_at_a_time_in_arrival_order():
+    backend = ScriptedBackend(default={"text": "abcdefgh", "delay": 0.01})
+    engine = Engine(backend)
+    engine.keep_order = True
+    active = 0
+    peak = 0
+
+    async def emit(piece):
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await trio.sleep(0)
+        active -= 1
+
+    done: list[str] = []
+
+    async def client(name: str) -> None:
+        await engine.turn(MSG, emit, owner=name)
+        done.append(name)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        for i in range(8):
+            nursery.start_soon(client, f"c{i}")
+            await trio.sleep(0.001)  # a known arrival order
+        with trio.fail_after(10):
+            while len(done) < 8:
+                await trio.sleep(0.01)
+        engine.close()
+    assert engine.order == [f"c{i}" for i in range(8)]
+    assert done == engine.order
+    assert peak == 1
+
+
+async def test_cancel_while_queued_withdraws_only_that_place():
+    backend = ScriptedBackend(default={"text": "x" * 40, "delay": 0.01})
+    engine = Engine(backend)
+    engine.keep_order = True
+    results = {}
+
+    async def client(name, scope_box=None):
+        with trio.CancelScope() as cs:
+            if scope_box is not None:
+                scope_box.append(cs)
+            results[name] = await engine.turn(MSG, _noop, owner=name)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        nursery.start_soon(client, "a")
+        await trio.sleep(0.02)
+        box: list[trio.CancelScope] = []
+        nursery.start_soon(client, "b", box)
+        await trio.sleep(0.001)
+        nursery.start_soon(client, "c")
+        await trio.sleep(0.01)
+        box[0].cancel()
+        with trio.fail_after(10):
+            while len(results) < 2:
+                await trio.sleep(0.01)
+        engine.close()
+    assert set(results) == {"a", "c"}
+    assert results["a"].text == "x" * 40  # the running turn was not disturbed
+    assert engine.order == ["a", "c"]
+    assert engine.counters().withdrawn == 1
+
+
+async def test_abort_flag_stops_only_its_own_turn():
+    backend = ScriptedBackend(default={"text": "y" * 200, "delay": 0.005})
+    engine = Engine(backend)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        with trio.move_on_after(0.05) as cs:
+            await engine.turn(MSG, _noop)
+        assert cs.cancelled_caught
+        assert engine.counters().aborted == 1
+        result = await engine.turn(MSG, _noop)  # the next turn is unaffected
+        assert result.text == "y" * 200
+        engine.close()
+
+
+async def test_no_model_and_context_full():
+    engine = Engine(None)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        with pytest.raises(NoModel):
+            await engine.turn(MSG, _noop)
+        engine.close()
+    small = Engine(ScriptedBackend(context_chars=5))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(small.run)
+        with pytest.raises(ContextFull):
+            await small.turn(MSG, _noop)
+        small.close()
+
+
+async def test_requests_fail_once_the_engine_stopped():
+    engine = Engine(ScriptedBackend())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        engine.close()
+    with pytest.raises(ActorGone):
+        await engine.turn(MSG, _noop)
+    assert engine.statistics().state == "stopped"
+
+
+async def test_emit_after_abort_raises_inside_the_backend():
+    backend = ScriptedBackend()
+    import threading
+
+    flag = threading.Event()
+    flag.set()
+    with pytest.raises(Aborted):
+        await backend.generate(TurnInput(({"role": "user", "content": "x"},)), _noop, flag)
