@@ -699,14 +699,23 @@ class _Run:
         change = tool.is_change(args)
         if change and mode == "read_only":
             raise _Denied("Not done: this conversation is read-only, so changes are refused. Say what you would change instead.")
+        ws = self.workspace()
+        ctx = ToolContext(conversation=self.c.id, workspace=ws, mode=mode)
         if change and mode == "ask":
+            # The card shows what the change will do (an edit's diff), computed before
+            # it appears; a change that cannot be made as asked fails without a card.
+            try:
+                shown = await tool.preview(args, ctx) if hasattr(tool, "preview") else None
+            except ToolError as exc:
+                return "error", str(exc), None, None
+            if shown is not None:
+                card = attrs.evolve(card, diff=shown.diff, file=shown.file)
             self.c._upsert(attrs.evolve(card, state="waiting"), urgent=True)
             if not await self.wait_approval(card.id):
                 raise _Denied("The person denied this call; it was not run. Ask them what to do instead.")
             card = self.c._item(card.id)
         self.c._upsert(attrs.evolve(card, state="running"), urgent=True)
         self.running_card = card.id
-        ws = self.workspace()
         ctx = ToolContext(conversation=self.c.id, workspace=ws, mode=self.c.info.mode)
         try:
             outcome = await tool.run(args, ctx)

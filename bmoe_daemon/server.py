@@ -23,7 +23,9 @@ from actors.conversation import Env
 from actors.engine import Backend, Engine
 from actors.errors import TurnFailed
 from actors.hub import Hub
+from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
 from actors.tools.registry import Registry
+from actors.tools.shell import ExecShellCommand, can_run_commands
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
@@ -57,7 +59,16 @@ async def load_backend(config: Config) -> Backend | None:
 
 
 def build_registry(config: Config) -> Registry:
+    """The built-in tools, in the order they are offered; none in chat-only mode."""
     registry = Registry()
+    if config.chat_only:
+        return registry
+    registry.add(ReadFile())
+    registry.add(GetInfo())
+    registry.add(WriteFile())
+    registry.add(EditFile())
+    if can_run_commands():
+        registry.add(ExecShellCommand())
     if config.scripted is not None:
         # A scripted run exercises the run loop over HTTP; its tools are the test ones.
         from actors.tools.testing import test_tools

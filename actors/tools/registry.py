@@ -47,6 +47,14 @@ class Tool(Protocol):
 
     def title(self, args: dict[str, Any]) -> str: ...
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        """What an approval card shows before a change runs (an edit's diff), or None.
+
+        Raises ToolError when the change cannot be made as asked (then no card appears).
+        `run` computes the change again from the files as they are then.
+        """
+        ...
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome: ...
 
 
@@ -57,6 +65,13 @@ def cap_text(text: str, cap: int) -> str:
         return text
     kept = raw[:cap].decode("utf-8", errors="ignore")
     return kept + f"\n[... {len(raw) - len(kept.encode('utf-8'))} more bytes not shown]"
+
+
+def offered_read_only(tool: Tool) -> bool:
+    """Whether a read-only conversation is offered the tool: not when every call of it
+    would be refused (a tool may say so with `offered_read_only`)."""
+    flag = getattr(tool, "offered_read_only", None)
+    return bool(flag) if flag is not None else not tool.is_change({})
 
 
 class Registry:
@@ -85,7 +100,7 @@ class Registry:
         for tool in self._tools.values():
             if tool.needs_workspace and (workspace is None or not local):
                 continue
-            if mode == "read_only" and tool.is_change({}):
+            if mode == "read_only" and not offered_read_only(tool):
                 continue
             out.append(tool)
         return out

@@ -1,0 +1,463 @@
+"""The file tools: read_file, write_file, edit_file and get_info.
+
+Names, parameters and result shapes follow llama.cpp's server tools, with every path
+confined to the workspace (actors/tools/paths.py). A change is computed by a pure
+function of the file as it is (`plan_write`, `plan_edit`), so the approval card can
+show its diff before anything is written, and the run computes it again from the
+file as it is then: a file changed meanwhile is never overwritten blind.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import platform
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from actors.tools.paths import relative, resolve
+from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolError, ToolOutcome
+
+MAX_READ_BYTES = 8 * 1024 * 1024  # read_file refuses larger files
+MAX_WRITE_BYTES = 8 * 1024 * 1024  # write_file and edit_file refuse larger results
+BINARY_SNIFF_BYTES = 8 * 1024
+DIFF_CONTEXT_LINES = 3
+TITLE_CHARS = 60
+
+_limiter = trio.CapacityLimiter(4)
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _str_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ToolError(f'The call needs "{name}" (a string). Call the tool again with it.')
+        return None
+    if not isinstance(value, str):
+        raise ToolError(f'"{name}" must be a string. Call the tool again with a string.')
+    return value
+
+
+def _int_arg(args: dict[str, Any], name: str, default: int | None) -> int | None:
+    value = args.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ToolError(f'"{name}" must be a whole number.')
+    return int(value)
+
+
+def _short(text: str, limit: int = TITLE_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\x00" in head[:BINARY_SNIFF_BYTES]
+
+
+def unified_diff(old: str, new: str, rel: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{rel}",
+        tofile=f"b/{rel}",
+        n=DIFF_CONTEXT_LINES,
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write a file whole (temporary file in the same folder, then rename), keeping
+    the mode of the file it replaces."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = None
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        pass
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".bmoe-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read_text(path: Path, rel: str) -> str | None:
+    """A text file's content, None when it does not exist; ToolError otherwise."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror}.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{rel} is a folder, not a file.")
+    if st.st_size > MAX_WRITE_BYTES:
+        raise ToolError(f"{rel} is too large to change with this tool ({st.st_size} bytes).")
+    raw = path.read_bytes()
+    if _is_binary(raw):
+        raise ToolError(f"{rel} is a binary file; it can only be replaced whole with write_file.")
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+# ---- read_file ----
+
+
+def read_lines(path: Path, rel: str, start: int, end: int | None, append_loc: bool, cap: int) -> str:
+    """Lines start..end (1-based, inclusive) of a text file, numbered with append_loc,
+    at most `cap` bytes; past the cap it says which line to read on from."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ToolError(f"There is no file {rel}. Use file_glob_search to find the right path.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{rel} is a folder. Use file_glob_search to list what it holds.")
+    if st.st_size > MAX_READ_BYTES:
+        raise ToolError(
+            f"{rel} is too large to read ({st.st_size} bytes; the limit is {MAX_READ_BYTES // (1024 * 1024)} MiB). "
+            "Use grep_search to find what you need in it."
+        )
+    out: list[str] = []
+    size = 0
+    with open(path, "rb") as fh:
+        if _is_binary(fh.read(BINARY_SNIFF_BYTES)):
+            raise ToolError(f"{rel} is a binary file; read_file reads text only.")
+        fh.seek(0)
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno < start:
+                continue
+            if end is not None and lineno > end:
+                break
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            line = (f"{lineno}\u2192{text}\n") if append_loc else text + "\n"
+            encoded = len(line.encode("utf-8"))
+            if size + encoded > cap:
+                out.append(f"[output truncated: read on from line {lineno} with start_line={lineno}]")
+                break
+            out.append(line)
+            size += encoded
+    return "".join(out)
+
+
+@attrs.frozen
+class ReadFile:
+    name: str = "read_file"
+    description: str = (
+        "Read a text file of the workspace, or a range of its lines (1-based, inclusive). "
+        "With append_loc, each line starts with its number and an arrow (\"12\u2192...\")."
+    )
+    parameters: dict[str, Any] = attrs.field(
+        factory=lambda: _schema(
+            {
+                "path": {"type": "string", "description": "Path of the file, relative to the workspace"},
+                "start_line": {"type": "integer", "description": "First line to read, 1-based (default 1)"},
+                "end_line": {"type": "integer", "description": "Last line to read, inclusive (default: the end)"},
+                "append_loc": {"type": "boolean", "description": "Prefix each line with its line number"},
+            },
+            ["path"],
+        )
+    )
+    needs_workspace: bool = True
+    offered_read_only: bool = True
+
+    def is_change(self, args: dict[str, Any]) -> bool:
+        return False
+
+    def title(self, args: dict[str, Any]) -> str:
+        path = args.get("path")
+        return f"Read {_short(path)}" if isinstance(path, str) and path else "Read a file"
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        assert ctx.workspace is not None
+        raw = _str_arg(args, "path")
+        start = max(1, _int_arg(args, "start_line", 1) or 1)
+        end = _int_arg(args, "end_line", None)
+        if end is not None and end < start:
+            raise ToolError(f"end_line ({end}) is before start_line ({start}).")
+        append_loc = bool(args.get("append_loc", False))
+        path = resolve(ctx.workspace, raw)
+        rel = relative(ctx.workspace, path)
+        text = await trio.to_thread.run_sync(
+            read_lines, path, rel, start, end, append_loc, RESULT_CAP_BYTES, limiter=_limiter
+        )
+        return ToolOutcome(text, file=rel)
+
+
+# ---- write_file ----
+
+
+@attrs.frozen
+class WritePlan:
+    rel: str
+    created: bool
+    data: bytes
+    diff: str
+    summary: str
+
+
+def _changed_span(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many lines the changed span had and has (common head and tail left out)."""
+    head = 0
+    while head < len(old) and head < len(new) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return len(old) - head - tail, len(new) - head - tail
+
+
+def plan_write(path: Path, rel: str, content: str) -> WritePlan:
+    data = content.encode("utf-8", errors="surrogateescape")
+    if len(data) > MAX_WRITE_BYTES:
+        raise ToolError(f"The content is too large ({len(data)} bytes; the limit is {MAX_WRITE_BYTES} bytes).")
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        summary = f"Created {rel}: {lines} lines, {len(data)} bytes."
+        return WritePlan(rel, True, data, unified_diff("", content, rel), summary)
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{rel} is a folder; give a file path.")
+    raw = path.read_bytes() if st.st_size <= MAX_READ_BYTES else None
+    if raw is None or _is_binary(raw):
+        what = "a binary file" if raw is not None else "a large file"
+        return WritePlan(rel, False, data, "", f"Replaced {rel} ({what}): {lines} lines, {len(data)} bytes.")
+    old = raw.decode("utf-8", errors="surrogateescape")
+    if old == content:
+        summary = f"Replaced {rel} with the same content: {lines} lines, {len(data)} bytes; nothing changed."
+    else:
+        had, has = _changed_span(old.splitlines(), content.splitlines())
+        summary = f"Replaced {rel}: {lines} lines, {len(data)} bytes; the changed span had {had} lines and has {has}."
+    return WritePlan(rel, False, data, unified_diff(old, content, rel), summary)
+
+
+@attrs.frozen
+class WriteFile:
+    name: str = "write_file"
+    description: str = (
+        "Create or replace a file of the workspace with the given content; missing folders are created. "
+        "Answers with what it did, not the content. Use edit_file to change part of a file."
+    )
+    parameters: dict[str, Any] = attrs.field(
+        factory=lambda: _schema(
+            {
+                "path": {"type": "string", "description": "Path of the file to write, relative to the workspace"},
+                "content": {"type": "string", "description": "The whole new content"},
+            },
+            ["path", "content"],
+        )
+    )
+    needs_workspace: bool = True
+    offered_read_only: bool = False
+
+    def is_change(self, args: dict[str, Any]) -> bool:
+        return True
+
+    def title(self, args: dict[str, Any]) -> str:
+        path = args.get("path")
+        return f"Write {_short(path)}" if isinstance(path, str) and path else "Write a file"
+
+    async def _plan(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, WritePlan]:
+        assert ctx.workspace is not None
+        raw = _str_arg(args, "path")
+        content = _str_arg(args, "content")
+        assert raw is not None and content is not None
+        path = resolve(ctx.workspace, raw)
+        if path == Path(os.path.realpath(ctx.workspace)):
+            raise ToolError("path names the workspace itself; give a file path.")
+        rel = relative(ctx.workspace, path)
+        plan = await trio.to_thread.run_sync(plan_write, path, rel, content, limiter=_limiter)
+        return path, plan
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        _, plan = await self._plan(args, ctx)
+        return ToolOutcome(plan.summary, diff=plan.diff, file=plan.rel)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        path, plan = await self._plan(args, ctx)
+        try:
+            await trio.to_thread.run_sync(write_whole, path, plan.data, limiter=_limiter)
+        except OSError as exc:
+            raise ToolError(f"Could not write {plan.rel}: {exc.strerror}.") from None
+        return ToolOutcome(plan.summary, diff=plan.diff, file=plan.rel)
+
+
+# ---- edit_file ----
+
+
+@attrs.frozen
+class EditPlan:
+    rel: str
+    new: str
+    diff: str
+
+
+def plan_edit(old: str, rel: str, edits: list[tuple[str, str]]) -> EditPlan:
+    """Apply exact replacements to `old` at once: each old_text found exactly once in
+    the original, none overlapping."""
+    spans: list[tuple[int, int, int, str]] = []
+    for i, (old_text, new_text) in enumerate(edits):
+        at = old.find(old_text)
+        if at < 0:
+            raise ToolError(
+                f"edits[{i}].old_text was not found in {rel}; it must match the file's current content exactly, "
+                "whitespace included. Read the file again and copy the text."
+            )
+        if old.find(old_text, at + 1) >= 0:
+            count = old.count(old_text)
+            raise ToolError(
+                f"edits[{i}].old_text occurs {count} times in {rel}; it must be unique. "
+                "Include more of the surrounding lines."
+            )
+        spans.append((at, at + len(old_text), i, new_text))
+    spans.sort()
+    for a, b in zip(spans, spans[1:]):
+        if a[1] > b[0]:
+            raise ToolError(f"edits[{a[2]}] and edits[{b[2]}] overlap in {rel}; merge them into one edit.")
+    parts: list[str] = []
+    pos = 0
+    for start, stop, _, new_text in spans:
+        parts.append(old[pos:start])
+        parts.append(new_text)
+        pos = stop
+    parts.append(old[pos:])
+    new = "".join(parts)
+    if new == old:
+        raise ToolError("No change: the replacements give the same content.")
+    return EditPlan(rel, new, unified_diff(old, new, rel))
+
+
+def _edits_arg(args: dict[str, Any]) -> list[tuple[str, str]]:
+    edits = args.get("edits")
+    if not isinstance(edits, list) or not edits:
+        raise ToolError('"edits" must be a non-empty array of {"old_text", "new_text"} objects.')
+    out = []
+    for i, edit in enumerate(edits):
+        if not isinstance(edit, dict):
+            raise ToolError(f"edits[{i}] must be an object with old_text and new_text.")
+        old_text, new_text = edit.get("old_text"), edit.get("new_text")
+        if not isinstance(old_text, str) or not isinstance(new_text, str):
+            raise ToolError(f"edits[{i}] needs old_text and new_text, both strings.")
+        if old_text == "":
+            raise ToolError(f"edits[{i}].old_text must not be empty.")
+        out.append((old_text, new_text))
+    return out
+
+
+@attrs.frozen
+class EditFile:
+    name: str = "edit_file"
+    description: str = (
+        "Edit a file of the workspace by exact text replacement. Each edits[].old_text must occur exactly once "
+        "in the file and is matched against the original content; edits must not overlap (merge nearby "
+        "changes into one edit). Answers with the diff. Use write_file to replace a whole file."
+    )
+    parameters: dict[str, Any] = attrs.field(
+        factory=lambda: _schema(
+            {
+                "path": {"type": "string", "description": "Path of the file to edit, relative to the workspace"},
+                "edits": {
+                    "type": "array",
+                    "description": "One or more exact replacements",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "old_text": {"type": "string", "description": "Exact text to find; unique in the file"},
+                            "new_text": {"type": "string", "description": "Text to put in its place"},
+                        },
+                        "required": ["old_text", "new_text"],
+                    },
+                },
+            },
+            ["path", "edits"],
+        )
+    )
+    needs_workspace: bool = True
+    offered_read_only: bool = False
+
+    def is_change(self, args: dict[str, Any]) -> bool:
+        return True
+
+    def title(self, args: dict[str, Any]) -> str:
+        path = args.get("path")
+        return f"Edit {_short(path)}" if isinstance(path, str) and path else "Edit a file"
+
+    async def _plan(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, EditPlan]:
+        assert ctx.workspace is not None
+        raw = _str_arg(args, "path")
+        edits = _edits_arg(args)
+        path = resolve(ctx.workspace, raw)
+        rel = relative(ctx.workspace, path)
+
+        def compute() -> EditPlan:
+            old = _read_text(path, rel)
+            if old is None:
+                raise ToolError(f"There is no file {rel}. Use write_file to create it.")
+            return plan_edit(old, rel, edits)
+
+        return path, await trio.to_thread.run_sync(compute, limiter=_limiter)
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        _, plan = await self._plan(args, ctx)
+        return ToolOutcome(plan.diff, diff=plan.diff, file=plan.rel)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        path, plan = await self._plan(args, ctx)
+        data = plan.new.encode("utf-8", errors="surrogateescape")
+        try:
+            await trio.to_thread.run_sync(write_whole, path, data, limiter=_limiter)
+        except OSError as exc:
+            raise ToolError(f"Could not write {plan.rel}: {exc.strerror}.") from None
+        return ToolOutcome(plan.diff, diff=plan.diff, file=plan.rel)
+
+
+# ---- get_info ----
+
+
+@attrs.frozen
+class GetInfo:
+    name: str = "get_info"
+    description: str = "The platform and the working directory (the workspace), as JSON {os, cwd}."
+    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object", "properties": {}})
+    needs_workspace: bool = True
+    offered_read_only: bool = True
+
+    def is_change(self, args: dict[str, Any]) -> bool:
+        return False
+
+    def title(self, args: dict[str, Any]) -> str:
+        return "Look up the platform and folder"
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        osname = f"{platform.system()} {platform.release()} ({platform.machine()})"
+        return ToolOutcome(json.dumps({"os": osname, "cwd": str(ctx.workspace)}))

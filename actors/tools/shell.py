@@ -1,0 +1,173 @@
+"""exec_shell_command: a command in the workspace, in a process group of its own.
+
+`/bin/sh -c COMMAND` runs with the workspace as its working directory, stdin closed,
+stdout and stderr together. It starts a new session, so the shell, its children and
+their children share one process group; a time limit, a stop, or the shell's own end
+kills that whole group at once (SIGKILL), so nothing it started outlives the call.
+Output past the cap is drained and dropped, so a chatty command never blocks on a full
+pipe. Whether a command needs the person's consent is the classifier's call
+(actors/tools/classify.py): anything it cannot tell is read-only asks.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from typing import Any
+
+import attrs
+import trio
+
+from actors.tools.registry import ToolContext, ToolError, ToolOutcome
+
+DEFAULT_TIMEOUT_S = 10
+MAX_TIMEOUT_S = 120
+MAX_OUTPUT_BYTES = 12 * 1024
+READ_CHUNK = 64 * 1024
+REAP_S = 2.0
+TITLE_CHARS = 60
+SHELL = "/bin/sh"
+
+
+def can_run_commands() -> bool:
+    """Whether this platform may start a process with a shell."""
+    return os.path.exists(SHELL) and os.access(SHELL, os.X_OK)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _bounded(args: dict[str, Any], name: str, default: int, top: int) -> int:
+    value = args.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ToolError(f'"{name}" must be a number.')
+    return max(1, min(int(value), top))
+
+
+async def run_command(command: str, cwd: str, timeout: float, max_output: int) -> tuple[str, int, bool]:
+    """Run `command`; (output, exit code, timed out). Cancelled: the group is killed
+    before this returns, and the process reaped (bounded, shielded)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BMOE_")}
+    proc = await trio.lowlevel.open_process(
+        [SHELL, "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    chunks: list[bytes] = []
+    size = 0
+    dropped = 0
+    timed_out = False
+    try:
+        with trio.move_on_after(timeout) as deadline:
+            async with trio.open_nursery() as nursery:
+
+                async def reap_then_kill() -> None:
+                    await proc.wait()
+                    # The shell is done: whatever it left running in its group goes too,
+                    # which also closes the pipe those would otherwise hold open.
+                    _kill_group(proc.pid)
+
+                nursery.start_soon(reap_then_kill)
+                while True:
+                    data = await proc.stdout.receive_some(READ_CHUNK)
+                    if not data:
+                        break
+                    room = max_output - size
+                    if room > 0:
+                        chunks.append(data[:room])
+                        size += min(room, len(data))
+                    dropped += max(0, len(data) - max(room, 0))
+        timed_out = deadline.cancelled_caught
+    finally:
+        _kill_group(proc.pid)
+        with trio.move_on_after(REAP_S) as cs:
+            cs.shield = True
+            await proc.wait()
+        await proc.stdout.aclose()
+    text = b"".join(chunks).decode("utf-8", errors="replace")
+    if dropped:
+        text += f"\n[output truncated: {dropped} more bytes]"
+    code = proc.returncode if proc.returncode is not None else -int(signal.SIGKILL)
+    return text, code, timed_out
+
+
+@attrs.frozen
+class ExecShellCommand:
+    name: str = "exec_shell_command"
+    description: str = (
+        "Run a shell command (/bin/sh -c) in the workspace and return its output, stdout and stderr together, "
+        "then [exit code: N]."
+    )
+    parameters: dict[str, Any] = attrs.field(
+        factory=lambda: {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Shell command to run"},
+                "timeout": {
+                    "type": "integer",
+                    "description": f"Time limit in seconds (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S})",
+                },
+                "max_output_size": {
+                    "type": "integer",
+                    "description": f"Most output to return, in bytes (at most {MAX_OUTPUT_BYTES})",
+                },
+            },
+            "required": ["command"],
+        }
+    )
+    needs_workspace: bool = True
+    offered_read_only: bool = True  # a command the classifier calls read-only may run
+
+    def is_change(self, args: dict[str, Any]) -> bool:
+        from actors.tools.classify import is_read_only
+
+        command = args.get("command")
+        return not (isinstance(command, str) and is_read_only(command))
+
+    def title(self, args: dict[str, Any]) -> str:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return "Run a command"
+        text = " ".join(command.split())
+        return "Run " + (text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…")
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        self._command(args)
+        return None
+
+    @staticmethod
+    def _command(args: dict[str, Any]) -> str:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise ToolError('The call needs "command" (a non-empty string).')
+        return command
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        assert ctx.workspace is not None
+        command = self._command(args)
+        timeout = _bounded(args, "timeout", DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)
+        max_output = _bounded(args, "max_output_size", MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES)
+        try:
+            output, code, timed_out = await run_command(command, str(ctx.workspace), timeout, max_output)
+        except OSError as exc:
+            raise ToolError(f"The command could not start: {exc.strerror}.") from None
+        tail = f"\n[exit code: {code}]"
+        if timed_out:
+            # A time limit is a call that could not be carried out: an error result.
+            raise ToolError(
+                output + tail + f" [stopped after the {timeout} s time limit; pass a larger timeout "
+                f"(at most {MAX_TIMEOUT_S}) or run something quicker]"
+            )
+        return ToolOutcome(output + tail)
