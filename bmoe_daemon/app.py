@@ -38,9 +38,9 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
     app.config["RESPONSE_TIMEOUT"] = None
     app.extensions["bmoe"] = ctx
 
-    from bmoe_daemon.routes import conversations, debug, events, health, workspaces
+    from bmoe_daemon.routes import conversations, debug, events, files, health, workspaces
 
-    for bp in (health.bp, workspaces.bp, conversations.bp, events.bp, debug.bp):
+    for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp):
         app.register_blueprint(bp)
 
     def guard(path: str, headers: Any) -> None:
