@@ -93,3 +93,24 @@ async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
         yield Daemon(hub, backend, bus, engine, store, echo, note, tmp_path / "data")
         hub.shutdown()
         engine.close()
+
+
+@pytest.fixture
+async def real_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
+    """The scripted engine with the daemon's real built-in tools."""
+    from bmoe_daemon.config import Config
+    from bmoe_daemon.server import build_registry
+
+    backend = ScriptedBackend()
+    bus = EventBus()
+    engine = Engine(backend)
+    store = Store(tmp_path / "data")
+    registry = build_registry(Config(data_dir=tmp_path / "data"))
+    env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None)
+    hub = Hub(env, store)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        await nursery.start(hub.run)
+        yield Daemon(hub, backend, bus, engine, store, EchoTool(), NoteTool(), tmp_path / "data")
+        hub.shutdown()
+        engine.close()
