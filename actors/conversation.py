@@ -600,7 +600,8 @@ class _Run:
             self.c._upsert(card, urgent=False)
         reparsed = partial.feed(piece.text)
         card = self.c._item(partial.item_id)
-        changes: dict[str, Any] = {"bytes": len(partial.raw.encode("utf-8"))}
+        partial.bytes += len(piece.text.encode("utf-8"))
+        changes: dict[str, Any] = {"bytes": partial.bytes}
         if reparsed:
             changes["title"] = self.title(partial.name, partial.args)
         self.c._upsert(attrs.evolve(card, **changes), urgent=False)

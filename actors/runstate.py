@@ -13,10 +13,10 @@ import jiter
 
 MAX_ROUNDS = 30
 REPEAT_FAILURE_LIMIT = 3
-# Above this many bytes a composing call's arguments are parsed for its title only
-# every PARTIAL_PARSE_STEP bytes, so the cost stays linear in what the model writes.
+# A composing call's title comes from its first keys (a path, a command), so its
+# arguments are parsed for the title only while they are short; past this many bytes
+# a piece costs only its own length, however long the call grows.
 PARTIAL_PARSE_LIMIT = 16 * 1024
-PARTIAL_PARSE_STEP = 1024
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -75,16 +75,20 @@ class PartialCall:
     call_id: str
     name: str
     item_id: str
-    raw: str = ""
+    head: str = ""  # the arguments written so far, while short enough to parse
+    size: int = 0  # characters written so far
+    bytes: int = 0  # UTF-8 bytes written so far (the card's `bytes`)
     parsed_at: int = -1
     args: dict[str, Any] = attrs.field(factory=dict)
 
     def feed(self, text: str) -> bool:
         """Append a piece; True when the partial arguments were parsed again."""
-        self.raw += text
-        size = len(self.raw)
-        if size > PARTIAL_PARSE_LIMIT and size - self.parsed_at < PARTIAL_PARSE_STEP:
+        self.size += len(text)
+        if self.size > PARTIAL_PARSE_LIMIT:
+            # Stop keeping the text: the caller sums sizes, the record has the call.
+            self.head = ""
             return False
-        self.parsed_at = size
-        self.args = parse_partial(self.raw)
+        self.head += text
+        self.parsed_at = self.size
+        self.args = parse_partial(self.head)
         return True

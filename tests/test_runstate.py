@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from actors.runstate import (
     PARTIAL_PARSE_LIMIT,
-    PARTIAL_PARSE_STEP,
     REPEAT_FAILURE_LIMIT,
     FailureStreak,
     PartialCall,
@@ -168,28 +167,22 @@ def test_partial_call_feeds_and_parses() -> None:
     assert call.feed('{"path": "a') is True
     assert call.args == {"path": "a"}
     assert call.feed('.txt", "te') is True
-    assert call.raw == '{"path": "a.txt", "te'
+    assert call.head == '{"path": "a.txt", "te'
     assert call.args.get("path") == "a.txt"
     assert call.feed('xt": "hi"}') is True
     assert call.args == {"path": "a.txt", "text": "hi"}
-    assert call.parsed_at == len(call.raw)
+    assert call.parsed_at == len(call.head) == call.size
 
 
-def test_partial_call_parses_large_arguments_only_every_step() -> None:
+def test_partial_call_stops_parsing_past_the_limit() -> None:
     call = make_call()
     call.feed('{"path": "big.txt", "text": "')
-    call.feed("x" * (PARTIAL_PARSE_LIMIT - len(call.raw)))
-    assert len(call.raw) == PARTIAL_PARSE_LIMIT
-    last = call.parsed_at
-    assert last == PARTIAL_PARSE_LIMIT
-
-    parsed = []
-    for _ in range(3 * PARTIAL_PARSE_STEP):
-        parsed.append(call.feed("y"))
-    # Above the limit: parsed once per step, not on every piece.
-    assert sum(parsed) == 3
-    assert parsed[PARTIAL_PARSE_STEP - 1] is True
-    assert not any(parsed[: PARTIAL_PARSE_STEP - 1])
-    assert call.parsed_at == PARTIAL_PARSE_LIMIT + 3 * PARTIAL_PARSE_STEP
-    assert call.args["path"] == "big.txt"
-    assert call.args["text"].endswith("y" * 100)
+    call.feed("x" * (PARTIAL_PARSE_LIMIT - call.size))
+    assert call.size == PARTIAL_PARSE_LIMIT and call.parsed_at == PARTIAL_PARSE_LIMIT
+    parsed = [call.feed("y\u00e9") for _ in range(1000)]
+    # Past the limit a piece is never parsed again: its cost is its own length.
+    assert not any(parsed)
+    assert call.size == PARTIAL_PARSE_LIMIT + 2000
+    assert call.bytes == 0  # the caller counts bytes (the conversation does)
+    assert call.head == ""  # the long text is not kept
+    assert call.args["path"] == "big.txt"  # the title keeps what it had
