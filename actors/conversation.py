@@ -697,10 +697,10 @@ class _Run:
 
     async def run_tool(self, tool: Tool, card: Item, args: dict[str, Any]) -> tuple[str, str, str | None, str | None]:
         mode = self.c.info.mode
-        change = tool.is_change(args)
+        ws = self.workspace()
+        change = tool.is_change(args, ws)
         if change and mode == "read_only":
             raise _Denied("Not done: this conversation is read-only, so changes are refused. Say what you would change instead.")
-        ws = self.workspace()
         ctx = ToolContext(conversation=self.c.id, workspace=ws, mode=mode)
         if change and mode == "ask":
             # The card shows what the change will do (an edit's diff), computed before

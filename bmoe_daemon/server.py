@@ -25,6 +25,7 @@ from actors.errors import TurnFailed
 from actors.hub import Hub
 from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
 from actors.tools.registry import Registry
+from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
@@ -64,6 +65,8 @@ def build_registry(config: Config) -> Registry:
     if config.chat_only:
         return registry
     registry.add(ReadFile())
+    for tool in search_tools():
+        registry.add(tool)
     registry.add(GetInfo())
     registry.add(WriteFile())
     registry.add(EditFile())

@@ -27,7 +27,7 @@ class EchoTool:
     needs_workspace: bool = False
     calls: list[dict[str, Any]] = attrs.field(factory=list)
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return False
 
     def title(self, args: dict[str, Any]) -> str:
@@ -50,7 +50,7 @@ class NoteTool:
     needs_workspace: bool = True
     calls: list[dict[str, Any]] = attrs.field(factory=list)
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True
 
     def title(self, args: dict[str, Any]) -> str:

@@ -184,7 +184,7 @@ class ReadFile:
     needs_workspace: bool = True
     offered_read_only: bool = True
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return False
 
     def title(self, args: dict[str, Any]) -> str:
@@ -277,7 +277,7 @@ class WriteFile:
     needs_workspace: bool = True
     offered_read_only: bool = False
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True
 
     def title(self, args: dict[str, Any]) -> str:
@@ -402,7 +402,7 @@ class EditFile:
     needs_workspace: bool = True
     offered_read_only: bool = False
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True
 
     def title(self, args: dict[str, Any]) -> str:
@@ -449,7 +449,7 @@ class GetInfo:
     needs_workspace: bool = True
     offered_read_only: bool = True
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return False
 
     def title(self, args: dict[str, Any]) -> str:

@@ -42,7 +42,7 @@ UNENTERED_DIRS = frozenset(
         "node_modules", "bower_components", ".yarn", ".pnpm-store",
         ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
         ".eggs", ".hypothesis",
-        "build", "dist", "target", "out", ".gradle", ".cache",
+        "build", "dist", "target", ".gradle", ".cache",
         ".idea", ".vscode", ".next", ".nuxt", ".svelte-kit", ".turbo", ".parcel-cache",
     }
 )  # fmt: skip
@@ -214,7 +214,7 @@ def walk(
             continue
         rel = prefix + entry.name
         try:
-            is_link = entry.is_symlink() or _is_junction(entry)
+            is_link = entry.is_symlink() or (_CAN_TELL_JUNCTIONS and _is_junction(entry))
             is_dir = entry.is_dir()
             is_file = not is_dir and entry.is_file()
             size = entry.stat(follow_symlinks=False).st_size if sizes and (is_file or is_link) else 0
@@ -252,5 +252,7 @@ def _name(entry: os.DirEntry[str]) -> str:
 
 def _is_junction(entry: os.DirEntry[str]) -> bool:
     # A Windows junction is a link in all but name; Python 3.12 can tell.
-    is_junction = getattr(entry, "is_junction", None)
-    return bool(is_junction()) if is_junction is not None else False
+    return bool(entry.is_junction())  # type: ignore[attr-defined]
+
+
+_CAN_TELL_JUNCTIONS = os.name == "nt" and hasattr(os.DirEntry, "is_junction")

@@ -43,7 +43,12 @@ class Tool(Protocol):
     parameters: dict[str, Any]
     needs_workspace: bool
 
-    def is_change(self, args: dict[str, Any]) -> bool: ...
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
+        """Whether this call changes something (and so needs the mode's consent).
+
+        `workspace` lets a tool look at the folder (a command's arguments), when known.
+        """
+        ...
 
     def title(self, args: dict[str, Any]) -> str: ...
 

@@ -11,14 +11,17 @@ pipe. Whether a command needs the person's consent is the classifier's call
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
 
+from actors.tools.paths import PathRefused, resolve
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
 
 DEFAULT_TIMEOUT_S = 10
@@ -28,6 +31,40 @@ READ_CHUNK = 64 * 1024
 REAP_S = 2.0
 TITLE_CHARS = 60
 SHELL = "/bin/sh"
+
+
+def arguments_stay_inside(command: str, workspace: Path) -> bool:
+    """Whether every argument of a plain pipeline that names an existing path (a glob's
+    matches included, as the shell will expand them) resolves inside the workspace.
+
+    The classifier reads text only; a link inside the workspace that points out of it
+    (`cat link/secret`, `cat *` beside such a link) is caught here, by the file system.
+    Recursive walks need no check: the classifier refuses the options that follow links.
+    """
+    from actors.tools.classify import NotPlain, split_pipeline
+
+    try:
+        stages = split_pipeline(command)
+    except NotPlain:
+        return False
+    root = Path(os.path.realpath(workspace))
+    for stage in stages:
+        for word in stage[1:]:
+            text = word.text
+            if text.startswith("-") and "=" in text:
+                text = text.split("=", 1)[1]
+            if word.globbed:
+                candidates = glob.glob(text, root_dir=root)
+            else:
+                candidates = [text] if text else []
+            for candidate in candidates:
+                if not os.path.lexists(root / candidate):
+                    continue
+                try:
+                    resolve(root, candidate)
+                except PathRefused:
+                    return False
+    return True
 
 
 def can_run_commands() -> bool:
@@ -130,11 +167,13 @@ class ExecShellCommand:
     needs_workspace: bool = True
     offered_read_only: bool = True  # a command the classifier calls read-only may run
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         from actors.tools.classify import is_read_only
 
         command = args.get("command")
-        return not (isinstance(command, str) and is_read_only(command))
+        if not (isinstance(command, str) and is_read_only(command)):
+            return True
+        return workspace is None or not arguments_stay_inside(command, workspace)
 
     def title(self, args: dict[str, Any]) -> str:
         command = args.get("command")

@@ -28,7 +28,7 @@ class Echo:
     )
     needs_workspace: bool = False
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return False
 
     def title(self, args: dict[str, Any]) -> str:
@@ -49,7 +49,7 @@ class Pause:
     )
     needs_workspace: bool = False
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return False
 
     def title(self, args: dict[str, Any]) -> str:
@@ -76,7 +76,7 @@ class Note:
     )
     needs_workspace: bool = True
 
-    def is_change(self, args: dict[str, Any]) -> bool:
+    def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True
 
     def title(self, args: dict[str, Any]) -> str:
