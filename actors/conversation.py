@@ -21,7 +21,7 @@ import trio
 
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth
 from actors.bus import EventBus
-from actors.engine import Engine, Piece, TurnInput, TurnResult
+from actors.engine import Backend, Engine, Piece, TurnInput, TurnResult, direct_turn
 from actors.errors import ActorGone, Busy, ContextFull, EngineError, Invalid, NoModel, NotFound
 from actors.items import (
     ConversationInfo,
@@ -88,6 +88,14 @@ class Env:
     registry: Registry
     resolve_workspace: Callable[[str], Path | None]
     chat_only: bool = False
+    # Saved OpenAI-compatible providers: the backend for a "<provider>/<model>" route.
+    providers: Providers | None = None
+
+
+class Providers(Protocol):
+    def backend(self, route: str) -> Backend:
+        """The backend for a provider route; raises NotFound when it is not saved."""
+        ...
 
 
 # Messages of the mailbox.
@@ -533,7 +541,19 @@ class _Run:
         while True:
             turn = TurnInput(self.messages(tools), self.env.registry.specs(tools))
             try:
-                return await self.env.engine.turn(turn, self.on_piece, owner=self.c.id)
+                route = self.c.info.route
+                if route == "local":
+                    return await self.env.engine.turn(turn, self.on_piece, owner=self.c.id)
+                if self.env.providers is None:
+                    raise NotFound("no providers")
+                # A provider's round runs here, not on the local turn line.
+                return await direct_turn(self.env.providers.backend(route), turn, self.on_piece)
+            except NotFound:
+                self.fail(
+                    f"The provider of this conversation's route ({self.c.info.route}) is not saved any more. "
+                    "Pick another model for the conversation, then send the message again."
+                )
+                return None
             except ContextFull:
                 self.drop_partial_round()
                 if not self.shorten_one():

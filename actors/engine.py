@@ -240,3 +240,23 @@ class Engine:
             mailbox=mailbox_depth(self._rx),
             run=cur.owner if cur else None,
         )
+
+
+async def direct_turn(backend: Backend, turn_input: TurnInput, emit: Emit) -> TurnResult:
+    """Run a turn on a backend that needs no turn line (a remote provider).
+
+    Cancelled: the turn's abort flag is raised, which the backend observes at its
+    next piece, and the cancellation goes on.
+    """
+    abort = threading.Event()
+
+    async def guarded(piece: Piece) -> None:
+        if abort.is_set():
+            raise Aborted()
+        await emit(piece)
+
+    try:
+        return await backend.generate(turn_input, guarded, abort)
+    except BaseException:
+        abort.set()
+        raise
