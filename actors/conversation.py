@@ -586,6 +586,13 @@ class _Run:
             self.ensure_assistant()
             self.on_call_piece(piece)
             return
+        if piece.kind == "retract":
+            # The parser took back text it showed (it was reasoning): the item whole.
+            item_id = self.ensure_assistant()
+            self.text, self.reasoning = piece.text, piece.reasoning
+            item = self.c._item(item_id)
+            self.c._upsert(attrs.evolve(item, text=self.text, reasoning=self.reasoning), urgent=False)
+            return
         if not piece.text:
             return
         item_id = self.ensure_assistant()

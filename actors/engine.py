@@ -50,11 +50,12 @@ class ToolSpec:
 class Piece:
     """One streamed piece of a turn: text, reasoning, or part of a tool call."""
 
-    kind: str  # "text" | "reasoning" | "tool_call"
-    text: str = ""
+    kind: str  # "text" | "reasoning" | "tool_call" | "retract"
+    text: str = ""  # for "retract": the whole corrected answer text so far
     index: int = 0  # which tool call of the round, for "tool_call"
     call_id: str | None = None
     name: str | None = None
+    reasoning: str = ""  # for "retract": the whole corrected reasoning so far
 
 
 @attrs.frozen
@@ -83,6 +84,7 @@ class TurnInput:
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int | None = None
     temperature: float | None = None
+    tool_choice: str | None = None  # "auto" (default), "none" or "required"
 
 
 Emit = Callable[[Piece], Awaitable[None]]

@@ -15,6 +15,7 @@ stop a later turn.
 from __future__ import annotations
 
 import ctypes
+import json
 import logging
 import os
 import threading
@@ -24,9 +25,10 @@ from typing import Any
 
 import trio
 
-from actors.engine import Aborted, Emit, Piece, TurnInput, TurnResult
+from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult
 from actors.errors import ContextFull, TurnFailed
 from actors.reasoning import ThinkSplitter
+from actors.toolcalls import CallArgs, CallStart, Reasoning, Retract, Text, ToolCallParser, detect_format
 
 log = logging.getLogger("bmoe.engine.local")
 
@@ -74,6 +76,14 @@ class LocalBackend:
         self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         self._eos_text = eos
         self.last_prefill = 0
+        self.tool_format = detect_format(template)
+        self._grammars: dict[tuple[str, ...], Any] = {}
+        try:
+            probe = self._formatter(messages=[{"role": "user", "content": "x"}]).prompt
+        except Exception:
+            probe = ""
+        # Some templates open the reasoning block in the prompt itself.
+        self.thinking_open = probe.rstrip().endswith("<think>")
 
     @classmethod
     async def load(cls, path: Path, *, n_ctx: int, n_threads: int | None = None) -> LocalBackend:
@@ -102,12 +112,24 @@ class LocalBackend:
 
     # ---- prompt ----
 
-    def render(self, messages: tuple[dict[str, Any], ...]) -> tuple[str, list[str]]:
+    def render(
+        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...] = ()
+    ) -> tuple[str, list[str]]:
+        """The prompt and stop strings for `messages`. With tools, a template that has
+        a tool syntax gets them as `tools`; a template without one (the generic format)
+        gets them described in the system message, and the answer is then constrained
+        by a grammar (see `grammar`)."""
+        if tools and self.tool_format == "generic":
+            msgs = _with_generic_tools(messages, tools)
+            kwargs: dict[str, Any] = {}
+        else:
+            msgs = [_plain(m) for m in messages]
+            kwargs = {"tools": [t.to_openai() for t in tools]} if tools else {}
         try:
-            out = self._formatter(messages=[_plain(m) for m in messages])
+            out = self._formatter(messages=msgs, **kwargs)
         except Exception:
             # Templates without tool roles: give results as user text.
-            out = self._formatter(messages=[_as_text(m) for m in messages])
+            out = self._formatter(messages=[_as_text(m) for m in msgs], **kwargs)
         stops = out.stop if isinstance(out.stop, list) else ([out.stop] if out.stop else [])
         if self._eos_text and self._eos_text not in stops:
             stops.append(self._eos_text)
@@ -116,10 +138,31 @@ class LocalBackend:
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 
+    def grammar(self, tools: tuple[ToolSpec, ...], *, required: bool) -> Any:
+        """A llama.cpp grammar that lets the answer be only a well-formed tool call of
+        one of `tools` or (unless `required`) a reply: the generic format's JSON."""
+        key = tuple(t.name for t in tools) + (("!required",) if required else ())
+        cached = self._grammars.get(key)
+        if cached is None:
+            from llama_cpp import LlamaGrammar
+
+            try:
+                schema = generic_schema(tools, required=required, strict=True)
+                cached = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            except Exception:  # a schema the converter cannot take: any object arguments
+                schema = generic_schema(tools, required=required, strict=False)
+                cached = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            self._grammars[key] = cached
+        return cached
+
     # ---- generation ----
 
     async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:
-        prompt, stops = self.render(turn.messages)
+        tools = () if turn.tool_choice == "none" else turn.tools
+        prompt, stops = self.render(turn.messages, tools)
+        grammar = None
+        if tools and self.tool_format == "generic":
+            grammar = self.grammar(tools, required=turn.tool_choice == "required")
         tokens = self.tokenize(prompt)
         room = self.n_ctx - len(tokens)
         if room < MIN_REPLY_TOKENS:
@@ -130,9 +173,10 @@ class LocalBackend:
             )
         max_tokens = min(room, turn.max_tokens or DEFAULT_MAX_TOKENS)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
+        parser = ToolCallParser(self.tool_format, thinking_open=self.thinking_open) if tools else None
         async with self._limiter:
             return await trio.to_thread.run_sync(
-                self._generate_sync, tokens, stops, max_tokens, temperature, emit, abort
+                self._generate_sync, tokens, stops, max_tokens, temperature, emit, abort, grammar, parser
             )
 
     def _generate_sync(
@@ -143,6 +187,8 @@ class LocalBackend:
         temperature: float,
         emit: Emit,
         abort: threading.Event,
+        grammar: Any = None,
+        parser: ToolCallParser | None = None,
     ) -> TurnResult:
         llm = self._llm
         cached = llm.n_tokens
@@ -153,18 +199,28 @@ class LocalBackend:
             common += 1
         prefill = len(tokens) - common if common < len(tokens) else 1
         self.last_prefill = prefill
-        splitter = ThinkSplitter()
+        splitter = ThinkSplitter(start_in_reasoning=self.thinking_open)
         text: list[str] = []
         reasoning: list[str] = []
         finish = "stop"
         produced = 0
         send: Callable[[Piece], Any] = lambda piece: trio.from_thread.run(emit, piece)
+        pieces = _PieceMapper(send)
+
+        def take(piece_text: str) -> None:
+            if parser is not None:
+                pieces.events(parser.feed(piece_text))
+                return
+            for kind, part in splitter.feed(piece_text):
+                (reasoning if kind == "reasoning" else text).append(part)
+                send(Piece(kind, part))
         self._flag = abort
         try:
             if abort.is_set():
                 raise Aborted()
             stream = llm.create_completion(
-                prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=stops or None, stream=True
+                prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=stops or None, stream=True,
+                grammar=grammar,
             )
             try:
                 for chunk in stream:
@@ -174,27 +230,33 @@ class LocalBackend:
                     piece = choice.get("text") or ""
                     if piece:
                         produced += 1
-                    for kind, part in splitter.feed(piece):
-                        (reasoning if kind == "reasoning" else text).append(part)
-                        send(Piece(kind, part))
+                        take(piece)
                     if choice.get("finish_reason"):
                         finish = choice["finish_reason"]
             finally:
                 stream.close()
-            for kind, part in splitter.flush():
-                (reasoning if kind == "reasoning" else text).append(part)
-                send(Piece(kind, part))
+            if parser is not None:
+                pieces.events(parser.finish())
+            else:
+                for kind, part in splitter.flush():
+                    (reasoning if kind == "reasoning" else text).append(part)
+                    send(Piece(kind, part))
         except RuntimeError as exc:
             if abort.is_set() or "returned 2" in str(exc):
                 raise Aborted() from None
             raise TurnFailed(str(exc)) from None
         finally:
             self._flag = None
+        calls: tuple[CallOut, ...] = ()
+        if parser is not None:
+            res = parser.result
+            text, reasoning = [res.text], [res.reasoning]
+            calls = tuple(CallOut(c.id, c.name, c.arguments) for c in res.calls)
         return TurnResult(
             text="".join(text),
             reasoning="".join(reasoning),
-            tool_calls=(),
-            finish_reason="length" if finish == "length" else "stop",
+            tool_calls=calls,
+            finish_reason="tool_calls" if calls else ("length" if finish == "length" else "stop"),
             prompt_tokens=len(tokens),
             prefill_tokens=prefill,
             completion_tokens=produced,
@@ -224,3 +286,87 @@ def _as_text(msg: dict[str, Any]) -> dict[str, Any]:
         calls = "\n".join(f"[called {c['function']['name']} {c['function']['arguments']}]" for c in msg["tool_calls"])
         return {"role": "assistant", "content": (content + "\n" + calls).strip()}
     return {"role": role, "content": content}
+
+
+class _PieceMapper:
+    """Turns the tool-call parser's events into the engine's pieces."""
+
+    def __init__(self, send: Callable[[Piece], Any]) -> None:
+        self._send = send
+
+    def events(self, events: list[Any]) -> None:
+        for ev in events:
+            if isinstance(ev, Text):
+                self._send(Piece("text", ev.text))
+            elif isinstance(ev, Reasoning):
+                self._send(Piece("reasoning", ev.text))
+            elif isinstance(ev, CallStart):
+                self._send(Piece("tool_call", "", index=ev.index, call_id=ev.call_id, name=ev.name))
+            elif isinstance(ev, CallArgs):
+                self._send(Piece("tool_call", ev.text, index=ev.index))
+            elif isinstance(ev, Retract):
+                self._send(Piece("retract", ev.text, reasoning=ev.reasoning))
+
+
+GENERIC_TOOLS_INTRO = (
+    "You can call tools. Answer with exactly one JSON object: "
+    '{"tool_calls": [{"name": "<tool name>", "arguments": {...}}]} to call one or more tools, '
+    'or {"response": "<your answer>"} to answer the person. The tools:'
+)
+
+
+def _with_generic_tools(messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    """The messages for a template with no tool syntax: the tools described in the
+    system message, earlier calls written as the JSON the model answers with, and
+    results as tool messages (user text where the template has no tool role)."""
+    lines = [GENERIC_TOOLS_INTRO]
+    for t in tools:
+        lines.append(f"- {t.name}: {t.description} Arguments (JSON schema): {json.dumps(t.parameters, separators=(',', ':'))}")
+    described = "\n".join(lines)
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role = m["role"]
+        if role == "system" and not any(o["role"] == "system" for o in out):
+            out.append({"role": "system", "content": (m.get("content") or "") + "\n\n" + described})
+        elif role == "assistant" and m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                try:
+                    args = json.loads(c["function"]["arguments"] or "{}")
+                except ValueError:
+                    args = {}
+                calls.append({"name": c["function"]["name"], "arguments": args})
+            out.append({"role": "assistant", "content": json.dumps({"tool_calls": calls}, ensure_ascii=False)})
+        elif role == "assistant":
+            out.append({"role": "assistant", "content": json.dumps({"response": m.get("content") or ""}, ensure_ascii=False)})
+        elif role == "tool":
+            out.append({"role": "tool", "content": m.get("content") or ""})
+        else:
+            out.append(_plain(m))
+    if not any(o["role"] == "system" for o in out):
+        out.insert(0, {"role": "system", "content": described})
+    return out
+
+
+def generic_schema(tools: tuple[ToolSpec, ...], *, required: bool, strict: bool) -> dict[str, Any]:
+    """The JSON schema of a generic-format answer: a call of one of `tools`, or a reply."""
+    calls = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": t.name},
+                "arguments": t.parameters if strict else {"type": "object"},
+            },
+            "required": ["name", "arguments"],
+        }
+        for t in tools
+    ]
+    call_branch = {
+        "type": "object",
+        "properties": {"tool_calls": {"type": "array", "items": {"oneOf": calls}, "minItems": 1, "maxItems": 1}},
+        "required": ["tool_calls"],
+    }
+    if required:
+        return call_branch
+    reply = {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}
+    return {"oneOf": [call_branch, reply]}
