@@ -70,6 +70,20 @@ NOTICE_CONTEXT_FULL = (
 NOTICE_INTERNAL = "Something went wrong inside the daemon and this run stopped; the log has the details. Send the message again to retry."
 NOTICE_SHUTDOWN = "The daemon shut down during this run, so it stopped here. Send a message to go on."
 NOTICE_RESTARTED = "The daemon stopped while this conversation was running; the run ended there. Send a message to go on."
+# An unattended run (a scheduled task's) has nobody at the screen: an approval is
+# answered "no" at once, the model reads why, and a notice at the end counts them.
+DENIED_UNATTENDED = (
+    "Not done: this is a scheduled run with nobody at the screen to approve changes, so the call was refused. "
+    "Do not try it again; say in your answer what you would have changed instead."
+)
+
+
+def notice_refused(count: int) -> str:
+    what = "1 change was" if count == 1 else f"{count} changes were"
+    return (
+        f"Nobody was at the screen during this scheduled run, so {what} refused. "
+        "Read the refused calls above, then run them yourself or give the task a mode that allows them."
+    )
 
 
 class Store(Protocol):
@@ -90,11 +104,19 @@ class Env:
     chat_only: bool = False
     # Saved OpenAI-compatible providers: the backend for a "<provider>/<model>" route.
     providers: Providers | None = None
+    # The skills (actors/skills.py): the switched-on ones are named in the prompt.
+    skills: Skills | None = None
 
 
 class Providers(Protocol):
     def backend(self, route: str) -> Backend:
         """The backend for a provider route; raises NotFound when it is not saved."""
+        ...
+
+
+class Skills(Protocol):
+    async def switched_on(self, workspace: Path | None = None) -> list[tuple[str, str]]:
+        """(name, description) of each switched-on skill, the workspace's included."""
         ...
 
 
@@ -108,6 +130,7 @@ class SendMsg:
     local: bool
     reply: Reply[Item]
     edit_of: str | None = None
+    unattended: bool = False
 
 
 @attrs.frozen
@@ -162,6 +185,7 @@ class Conversation:
         self._stopped_by_person = False
         self._stop_notice = NOTICE_STOPPED
         self.served = False  # True once the actor has started serving its mailbox
+        self.last_outcome: str | None = None  # "done" | "error" | "stopped": how the last run ended
 
     # ---- reading (synchronous snapshots; trio runs one task at a time) ----
 
@@ -261,9 +285,18 @@ class Conversation:
     # ---- public requests ----
 
     async def send_message(
-        self, text: str, *, images: tuple[str, ...] | None = None, local: bool = True, edit_of: str | None = None
+        self, text: str, *, images: tuple[str, ...] | None = None, local: bool = True, edit_of: str | None = None,
+        unattended: bool = False,
     ) -> Item:
-        return await self.request(SendMsg(text, images, local, Reply(), edit_of))
+        """Start a run; `unattended` (a scheduled task's run) answers every approval "no" at once."""
+        return await self.request(SendMsg(text, images, local, Reply(), edit_of, unattended))
+
+    async def wait_run_end(self) -> str | None:
+        """Wait until the last run started ends; how it ended ("done", "error",
+        "stopped"), or None when no run was ever started. Cancelled: stops waiting only."""
+        if self._run_done is not None:
+            await self._run_done.wait()
+        return self.last_outcome
 
     async def stop(self) -> bool:
         """Request a stop and wait up to STOP_WAIT_S for the run to end; False if none ran."""
@@ -304,7 +337,7 @@ class Conversation:
         self._stopped_by_person = False
         title = self._info.title or _title_from(msg.text)
         self._set_info(state="running", title=title)
-        self._nursery.start_soon(self._run, msg.local, self._run_scope, self._run_done)
+        self._nursery.start_soon(self._run, msg.local, self._run_scope, self._run_done, msg.unattended)
         return item
 
     def _request_stop(self) -> trio.Event | None:
@@ -315,8 +348,10 @@ class Conversation:
         return self._run_done
 
     async def _stop_run_and_wait(self) -> None:
-        done = self._request_stop()
-        if done is not None:
+        # A run that already ended may still be saving its last state (its flush needs
+        # the saver alive): wait for it too, not only for a run still going.
+        done = self._request_stop() or self._run_done
+        if done is not None and not done.is_set():
             with trio.move_on_after(STOP_WAIT_S) as cs:
                 cs.shield = True
                 await done.wait()
@@ -423,8 +458,8 @@ class Conversation:
 
     # ---- the run ----
 
-    async def _run(self, local: bool, scope: trio.CancelScope, done: trio.Event) -> None:
-        run = _Run(self, local)
+    async def _run(self, local: bool, scope: trio.CancelScope, done: trio.Event, unattended: bool = False) -> None:
+        run = _Run(self, local, unattended)
         try:
             with scope:
                 try:
@@ -437,7 +472,9 @@ class Conversation:
         finally:
             # finish() is synchronous: the items are consistent before anyone can
             # send again, and the state says idle only once a message is accepted.
-            state = run.finish(stopped=scope.cancelled_caught or scope.cancel_called)
+            stopped = scope.cancelled_caught or scope.cancel_called
+            state = run.finish(stopped=stopped)
+            self.last_outcome = "stopped" if stopped else ("error" if state == "error" else "done")
             self._run_scope = None
             self._run_id = None
             self._set_info(state=state)
@@ -455,10 +492,12 @@ def _title_from(text: str) -> str:
 class _Run:
     """One run of a conversation: its rounds, its streaming item, its tool cards."""
 
-    def __init__(self, conv: Conversation, local: bool) -> None:
+    def __init__(self, conv: Conversation, local: bool, unattended: bool = False) -> None:
         self.c = conv
         self.env = conv._env
         self.local = local
+        self.unattended = unattended
+        self.refused = 0  # calls refused in an unattended run, for the closing notice
         self.today = datetime.date.today()
         self.assistant: str | None = None  # the streaming assistant item's id
         self.text = ""
@@ -469,6 +508,7 @@ class _Run:
         self.waiting: str | None = None
         self.running_card: str | None = None
         self.error: str | None = None
+        self.skills: list[tuple[str, str]] | None = None  # read once per message
 
     # -- what the model is sent --
 
@@ -476,10 +516,17 @@ class _Run:
         ws = self.c.info.workspace
         return self.env.resolve_workspace(ws) if ws else None
 
-    def tools(self) -> list[Tool]:
+    async def tools(self) -> list[Tool]:
+        """The tools of this round. Tools known only at run time (an MCP server's) are
+        got ready first; the skills are read once per message, so the prompt stays the
+        same every round. Skills reach local requests only: they are this computer's text."""
         if self.env.chat_only:
             return []
-        return self.env.registry.offered(workspace=self.workspace(), mode=self.c.info.mode, local=self.local)
+        ws, mode = self.workspace(), self.c.info.mode
+        if self.skills is None:
+            self.skills = await self.env.skills.switched_on(ws) if self.env.skills and self.local else []
+        await self.env.registry.prepare(workspace=ws, mode=mode, local=self.local)
+        return self.env.registry.offered(workspace=ws, mode=mode, local=self.local, skills=bool(self.skills))
 
     def messages(self, tools: list[Tool]) -> tuple[dict[str, Any], ...]:
         out: list[dict[str, Any]] = []
@@ -493,6 +540,7 @@ class _Run:
                         mode=self.c.info.mode,
                         today=self.today,
                         tools=bool(tools),
+                        skills=self.skills or None,
                         agents_md=read_agents_md(ws) if ws else None,
                     ),
                 }
@@ -524,7 +572,7 @@ class _Run:
                 self.c._notice(NOTICE_ROUNDS, "warn")
                 return
             rounds += 1
-            tools = self.tools()
+            tools = await self.tools()
             result = await self.ask(tools)
             if result is None:
                 return
@@ -703,10 +751,10 @@ class _Run:
         args, why = parse_arguments(raw)
         state, result, diff, file = "error", "", None, None
         shown_args = args if args is not None else {}
-        card = attrs.evolve(card, args=shown_args, raw_args=None if args is not None else raw,
-                            title=self.title(name, shown_args))
-        self.c._upsert(card, urgent=False)
         tool = self.env.registry.get(name)
+        card = attrs.evolve(card, args=shown_args, raw_args=None if args is not None else raw,
+                            title=self.title(name, shown_args), mcp=getattr(tool, "mcp", None))
+        self.c._upsert(card, urgent=False)
         if args is None:
             result = f"The call was not run: {why}. Write the call again with a JSON object of its parameters."
         elif tool is None or tool not in offered:
@@ -730,6 +778,9 @@ class _Run:
             raise _Denied("Not done: this conversation is read-only, so changes are refused. Say what you would change instead.")
         ctx = ToolContext(conversation=self.c.id, workspace=ws, mode=mode)
         if change and mode == "ask":
+            if self.unattended:
+                self.refused += 1
+                raise _Denied(DENIED_UNATTENDED)
             # The card shows what the change will do (an edit's diff), computed before
             # it appears; a change that cannot be made as asked fails without a card.
             try:
@@ -777,6 +828,8 @@ class _Run:
     def finish(self, *, stopped: bool) -> str:
         """Leave the items consistent and return the conversation's next state;
         synchronous so it cannot be interrupted."""
+        if self.refused:
+            self.c._notice(notice_refused(self.refused), "warn")
         if stopped:
             for partial in self.partials.values():
                 self.end_card_live(partial.item_id, "denied", "Stopped before this call was complete; it was not run.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from quart import Response, jsonify, request, websocket
+from quart import Response, has_request_context, jsonify, request, websocket
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
@@ -28,6 +28,11 @@ _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden_origin",
 def _error(status: int, code: str, text: str) -> Response:
     resp = jsonify({"error": text, "code": code})
     resp.status_code = status
+    if has_request_context() and (request.headers.get("Content-Length", "0") not in ("", "0") or
+                    "chunked" in request.headers.get("Transfer-Encoding", "")):
+        # The body may be unread (a refusal comes before it is needed): close the
+        # connection rather than leave those bytes in front of the next request.
+        resp.headers["Connection"] = "close"
     return resp
 
 
@@ -38,9 +43,23 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
     app.config["RESPONSE_TIMEOUT"] = None
     app.extensions["bmoe"] = ctx
 
-    from bmoe_daemon.routes import conversations, debug, events, files, health, workspaces
+    from bmoe_daemon.routes import (
+        agent,
+        connect,
+        conversations,
+        debug,
+        events,
+        files,
+        health,
+        openai,
+        providers,
+        skills,
+        tasks,
+        workspaces,
+    )
 
-    for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp):
+    for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp, agent.bp,
+               skills.bp, tasks.bp, connect.bp, openai.bp):
         app.register_blueprint(bp)
 
     def guard(path: str, headers: Any) -> None:

@@ -10,7 +10,8 @@
     ├── NotFoundError               404 not_found
     ├── BusyError                   409 busy
     ├── Exists                      409 exists
-    └── NoModelError                409 no_model
+    ├── NoModelError                409 no_model
+    └── SettingsConflict            409 settings_conflict: another app's settings file the daemon will not change
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ class Exists(ApiError):
 
 class NoModelError(ApiError):
     status, code = 409, "no_model"
+
+
+class SettingsConflict(ApiError):
+    """An app's settings file that does not parse (or would clash): left untouched."""
+
+    status, code = 409, "settings_conflict"
 
 
 def from_actor(exc: actor_errors.ActorError) -> ApiError:

@@ -1,7 +1,7 @@
 """The daemon process: load the model, start the actors, serve HTTP, stop cleanly.
 
-Shutdown (SIGINT, SIGTERM, or `stop_event` in tests) runs in this order: every
-conversation stops its run and records why, the HTTP server stops, then the engine
+Shutdown (SIGINT, SIGTERM, or `stop_event` in tests) runs in this order: the
+scheduler starts no more tasks, every conversation stops its run and records why, the HTTP server stops, then the engine
 lets go of the model. Nothing is left running: each actor lives in this nursery.
 """
 
@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 from functools import partial
+from pathlib import Path
 
 import hypercorn.config
 import hypercorn.trio
@@ -23,18 +24,28 @@ from actors.conversation import Env
 from actors.engine import Backend, Engine
 from actors.errors import TurnFailed
 from actors.hub import Hub
+from actors.mcp import McpManager
+from actors.mcp_config import McpConfig, load_config
+from actors.providers import ProviderDirectory
+from actors.scheduler import Scheduler
+from actors.skills import SkillCatalog
 from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
 from actors.tools.registry import Registry
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
+from actors.tools.skill_tool import UseSkill
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
-from bmoe_daemon.store import Store
+from bmoe_daemon.store import Store, write_atomic
 
 log = logging.getLogger("bmoe")
 
 HTTP_GRACE_S = 2.0
+SCHEDULER_STOP_S = 6.0
+MCP_STOP_S = 10.0
+# The skills the release ships: `skills/` beside the packages (the repo's, or site-packages').
+SHIPPED_SKILLS = Path(__file__).resolve().parent.parent / "skills"
 
 
 class StartupError(Exception):
@@ -59,8 +70,21 @@ async def load_backend(config: Config) -> Backend | None:
         raise StartupError(str(exc)) from None
 
 
-def build_registry(config: Config) -> Registry:
-    """The built-in tools, in the order they are offered; none in chat-only mode."""
+def build_skills(config: Config) -> SkillCatalog:
+    return SkillCatalog(shipped=config.skills_dir or SHIPPED_SKILLS, data_dir=config.data_dir, write_file=write_atomic)
+
+
+def build_mcp(config: Config) -> McpManager:
+    """The MCP servers of the config (`--mcp-servers-config`, else `<data>/mcp.json`);
+    none in chat-only mode or where no process may start."""
+    if config.chat_only or not can_run_commands():
+        return McpManager(McpConfig())
+    return McpManager(load_config(config.mcp_servers_config or config.data_dir / "mcp.json"))
+
+
+def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: McpManager | None = None) -> Registry:
+    """The built-in tools, in the order they are offered, then use_skill and the MCP
+    servers' tools (known once they start); none in chat-only mode."""
     registry = Registry()
     if config.chat_only:
         return registry
@@ -78,6 +102,10 @@ def build_registry(config: Config) -> Registry:
 
         for tool in test_tools():
             registry.add(tool)
+    if skills is not None:
+        registry.add(UseSkill(skills))
+    if mcp is not None:
+        registry.add_source(mcp)
     return registry
 
 
@@ -93,12 +121,19 @@ async def serve(
     backend = await load_backend(config)
     bus = EventBus()
     engine = Engine(backend)
+    providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
+    skills = build_skills(config)
+    mcp = build_mcp(config)
     env = Env(
-        engine=engine, bus=bus, store=store, registry=build_registry(config),
-        resolve_workspace=lambda _: None, chat_only=config.chat_only,
+        engine=engine, bus=bus, store=store, registry=build_registry(config, skills=skills, mcp=mcp),
+        resolve_workspace=lambda _: None, chat_only=config.chat_only, providers=providers,
+        skills=None if config.chat_only else skills,
     )
     hub = Hub(env, store)
-    ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus)
+    # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
+    scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
+    ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
+                        scheduler=scheduler)
     app = create_app(ctx)
 
     hconfig = hypercorn.config.Config()
@@ -113,18 +148,32 @@ async def serve(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_signals, stop)
         await nursery.start(engine.run)
+        await nursery.start(mcp.run)
         await nursery.start(hub.run)
+        if scheduler is not None:
+            await nursery.start(scheduler.run)
         binds = await nursery.start(partial(hypercorn.trio.serve, app, hconfig, shutdown_trigger=http_stop.wait))
         address = binds[0] if binds else f"http://{host}:{config.port}"
+        ctx.address = address
         print(f"listening on {address}", flush=True)
         log.info("serving on %s (model: %s)", address, engine.model_id or "none")
         task_status.started(address)
         await stop.wait()
         log.info("stopping: ending runs")
         with trio.CancelScope(shield=True):
+            if scheduler is not None:  # no new runs; the ones going are recorded `stopped`
+                scheduler.shutdown()
+                with trio.move_on_after(SCHEDULER_STOP_S):
+                    await scheduler.wait_stopped()
             hub.shutdown()
             with trio.move_on_after(35):
                 while hub.statistics().state != "stopped":
+                    await trio.sleep(0.02)
+            # The runs are over (an MCP call among them ended its program); the servers'
+            # programs end now, each group signalled and reaped.
+            mcp.close()
+            with trio.move_on_after(MCP_STOP_S):
+                while mcp.statistics().state != "stopped":
                     await trio.sleep(0.02)
             http_stop.set()
             engine.close()

@@ -63,6 +63,23 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome: ...
 
 
+class ToolSource(Protocol):
+    """Tools known only at run time (an MCP server's, once it started). Every tool of a
+    source shares `needs_workspace` and `offered_read_only`, so the registry can tell
+    whether a round may offer them before asking the source to get ready."""
+
+    needs_workspace: bool
+    offered_read_only: bool
+
+    async def prepare(self) -> None:
+        """Get the tools ready to be listed (start what is not started); bounded."""
+        ...
+
+    def tools(self) -> list[Tool]:
+        """The tools known now."""
+        ...
+
+
 def cap_text(text: str, cap: int) -> str:
     """Cut `text` to at most `cap` bytes of UTF-8, saying how much was left out."""
     raw = text.encode("utf-8")
@@ -79,11 +96,20 @@ def offered_read_only(tool: Tool) -> bool:
     return bool(flag) if flag is not None else not tool.is_change({})
 
 
+def _may_offer(what: Tool | ToolSource, workspace: Path | None, mode: str, local: bool) -> bool:
+    if what.needs_workspace and (workspace is None or not local):
+        return False
+    # A source always says `offered_read_only`, so is_change is asked of tools only.
+    return mode != "read_only" or offered_read_only(what)  # type: ignore[arg-type]
+
+
 class Registry:
-    """The tools this daemon has, in the order they are offered."""
+    """The tools this daemon has, in the order they are offered: the built-in ones,
+    then each source's (a name already taken is left out)."""
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = []
         for tool in tools or ():
             self.add(tool)
 
@@ -92,20 +118,44 @@ class Registry:
             raise ValueError(f"tool {tool.name!r} registered twice")
         self._tools[tool.name] = tool
 
+    def add_source(self, source: ToolSource) -> None:
+        self._sources.append(source)
+
+    def _dynamic(self) -> list[Tool]:
+        out: list[Tool] = []
+        seen = set(self._tools)
+        for source in self._sources:
+            for tool in source.tools():
+                if tool.name not in seen:
+                    seen.add(tool.name)
+                    out.append(tool)
+        return out
+
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        if tool is None and self._sources:
+            tool = next((t for t in self._dynamic() if t.name == name), None)
+        return tool
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return list(self._tools) + [t.name for t in self._dynamic()]
 
-    def offered(self, *, workspace: Path | None, mode: str, local: bool) -> list[Tool]:
+    async def prepare(self, *, workspace: Path | None, mode: str, local: bool) -> None:
+        """Get ready the sources whose tools this round may offer (an MCP server is
+        started the first time its tools are wanted). Cancelled: only the wait ends."""
+        for source in self._sources:
+            if _may_offer(source, workspace, mode, local):
+                await source.prepare()
+
+    def offered(self, *, workspace: Path | None, mode: str, local: bool, skills: bool = False) -> list[Tool]:
         """The tools a round may use: none from the network or without a workspace
-        for the tools that need one; a change is not offered in `read_only`."""
+        for the tools that need one; a change is not offered in `read_only`; a tool
+        that reads skills (`needs_skill`) only when a skill is switched on."""
         out: list[Tool] = []
-        for tool in self._tools.values():
-            if tool.needs_workspace and (workspace is None or not local):
+        for tool in [*self._tools.values(), *self._dynamic()]:
+            if not _may_offer(tool, workspace, mode, local):
                 continue
-            if mode == "read_only" and not offered_read_only(tool):
+            if getattr(tool, "needs_skill", False) and not skills:
                 continue
             out.append(tool)
         return out

@@ -34,6 +34,16 @@ def _conversation(conversation_id: str) -> Conversation:
     return conv
 
 
+def _require_provider(route: str) -> None:
+    """A `<provider>/<model>` route must name a saved provider."""
+    providers = daemon().providers
+    if route != "local" and (providers is None or not providers.knows(route)):
+        name = route.partition("/")[0]
+        raise BadRequest(
+            f"There is no saved provider {name!r}; save it first (POST /api/providers) or pick another route."
+        )
+
+
 async def _body() -> dict[str, Any]:
     return parse_json(await request.get_data())
 
@@ -50,6 +60,7 @@ async def post_conversations() -> tuple[Response, int]:
     check_route(body.route)
     if not is_local() and (body.workspace is not None or body.route != "local" or body.mode == "full"):
         require_local(False, "A workspace, a provider route or full access")
+    _require_provider(body.route)
     if body.agent != "builtin" and body.workspace is None:
         raise BadRequest("Another agent works in a folder: give the conversation a workspace.")
     items = [Item(id=new_id("i"), kind=s.kind, text=s.text) for s in body.items or ()]
@@ -73,6 +84,8 @@ async def patch_conversation(conversation_id: str) -> Response:
         check_route(changes["route"])
     if not local and (changes.get("workspace") or changes.get("route", "local") != "local" or changes.get("mode") == "full"):
         require_local(False, "A workspace, a provider route or full access")
+    if "route" in changes and not conv.running:  # while it runs, the actor answers 409 busy
+        _require_provider(changes["route"])
     if changes.get("workspace") is not None and daemon().hub.workspace_path(changes["workspace"]) is None:
         raise BadRequest("There is no such workspace; add the folder first.")
     if "agent" in changes and changes["agent"] != "builtin":

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import resource
 import selectors
 import signal
 import statistics
@@ -76,16 +77,47 @@ class Report:
         if isinstance(value, float) and math.isnan(value):
             met = False
         self.targets.append(
-            {"label": label, "value": value, "op": op, "limit": limit, "unit": unit, "met": met,
-             "shown": fmt.format(value), "limit_shown": fmt.format(limit)}
+            {
+                "label": label,
+                "value": value,
+                "op": op,
+                "limit": limit,
+                "unit": unit,
+                "met": met,
+                "shown": fmt.format(value),
+                "limit_shown": fmt.format(limit),
+            }
         )
         return met
+
+    def not_judged(self, label: str, op: str, limit: float, unit: str, why: str, fmt: str = "{:.3g}") -> None:
+        """A target the run could not judge (say, every repetition was disturbed)."""
+        self.targets.append(
+            {
+                "label": label,
+                "value": None,
+                "op": op,
+                "limit": limit,
+                "unit": unit,
+                "met": None,
+                "shown": f"({why})",
+                "limit_shown": fmt.format(limit),
+            }
+        )
 
     def check(self, label: str, ok: bool, detail: str = "") -> bool:
         """A yes/no target (all finished, FIFO held, ...)."""
         self.targets.append(
-            {"label": label, "value": ok, "op": "==", "limit": True, "unit": "", "met": ok,
-             "shown": "yes" if ok else f"NO{(': ' + detail) if detail else ''}", "limit_shown": "yes"}
+            {
+                "label": label,
+                "value": ok,
+                "op": "==",
+                "limit": True,
+                "unit": "",
+                "met": ok,
+                "shown": "yes" if ok else f"NO{(': ' + detail) if detail else ''}",
+                "limit_shown": "yes",
+            }
         )
         return ok
 
@@ -98,18 +130,19 @@ class Report:
         elapsed = time.perf_counter() - self._t0
         print(f"-- {self.name} targets (ran {elapsed:.1f} s):", flush=True)
         for t in self.targets:
-            verdict = "MET" if t["met"] else "MISSED"
+            verdict = {True: "MET", False: "MISSED", None: "NOT JUDGED"}[t["met"]]
             if t["op"] == "==":
                 print(f"   {t['label']:<44} {t['shown']:<12} {verdict}")
             else:
-                print(f"   {t['label']:<44} {t['shown']:>10} {t['unit']:<4} target {t['op']} {t['limit_shown']} {t['unit']:<4} {verdict}")
+                goal = f"target {t['op']} {t['limit_shown']} {t['unit']:<4}"
+                print(f"   {t['label']:<44} {t['shown']:>10} {t['unit']:<4} {goal} {verdict}")
         payload = {
             "name": self.name,
             "what": self.what,
             "figures": self.figures,
             "targets": self.targets,
             "notes": self.notes,
-            "met": all(t["met"] for t in self.targets),
+            "met": all(t["met"] is True for t in self.targets),
             "seconds": round(elapsed, 2),
         }
         print(RESULT_PREFIX + json.dumps(payload, default=str), flush=True)
@@ -222,8 +255,16 @@ class DaemonProcess:
     """`python -m bmoe_daemon serve ...` (or a bootstrap given as `python -c CODE`) in a
     subprocess; `start()` returns its address once it printed `listening on`."""
 
-    def __init__(self, args: list[str], *, code: str | None = None, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        *,
+        code: str | None = None,
+        log_path: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.args = args
+        self.env = env
         self.code = code
         self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
@@ -236,7 +277,7 @@ class DaemonProcess:
         cmd += ["-c", self.code] if self.code is not None else ["-m", "bmoe_daemon"]
         cmd += self.args
         self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(self.env if self.env is not None else os.environ, PYTHONUNBUFFERED="1")
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=self._log, env=env)
         assert self.proc.stdout is not None
@@ -294,6 +335,63 @@ class DaemonProcess:
         if self._log not in (None, subprocess.DEVNULL):
             self._log.close()  # type: ignore[union-attr]
         return self.proc.returncode
+
+
+def _clock_ticks() -> int:
+    return os.sysconf("SC_CLK_TCK")
+
+
+def _busy_ticks() -> int:
+    """Busy CPU ticks of the whole machine (every column of /proc/stat's cpu line but idle and iowait)."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal guest guest_nice; guest is already in user.
+    return sum(fields[:8]) - fields[3] - fields[4]
+
+
+def _proc_ticks(pid: int | str) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            stat = fh.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime
+
+
+class CpuWatch:
+    """How much CPU the machine's *other* processes used over a span, in cores.
+
+    The machine may be shared (other people's test runs): a benchmark that measures
+    wall time uses this to tell a clean repetition from a disturbed one. Our own
+    process, its children that have been waited for, and the pids given (children
+    still running) are left out.
+    """
+
+    def __init__(self, pids: Sequence[int] = ()) -> None:
+        self.pids = ["self", *pids]
+        self._t0 = 0.0
+        self._busy0 = 0
+        self._ours0 = 0.0
+
+    def _ours(self) -> float:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return sum(_proc_ticks(p) for p in self.pids) + (children.ru_utime + children.ru_stime) * _clock_ticks()
+
+    def start(self) -> CpuWatch:
+        self._t0 = time.perf_counter()
+        self._busy0 = _busy_ticks()
+        self._ours0 = self._ours()
+        return self
+
+    def foreign_cores(self) -> float:
+        """Cores used by other processes since start(): 0.0 when the machine was ours."""
+        wall = time.perf_counter() - self._t0
+        busy = _busy_ticks() - self._busy0
+        ours = self._ours() - self._ours0
+        # Ticks are 1/CLK_TCK s: over a short span a tick or two would read as whole
+        # cores, so spans under a second are taken as a second.
+        return max(0.0, (busy - ours) / _clock_ticks() / max(wall, 1.0))
 
 
 def proc_status_kb(pid: int | str, field: str) -> int:

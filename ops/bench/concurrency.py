@@ -30,7 +30,7 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Report, proc_status_kb  # noqa: E402
+from _common import CpuWatch, Report, proc_status_kb  # noqa: E402
 
 ENGINES: list[Any] = []
 
@@ -61,8 +61,12 @@ def make_script(folder: Path, n: int, rounds: int, delay: float) -> Path:
         "token_delay": delay,
         "default": {"text": "Done."},
         "rounds": [
-            {"when": f"[conv-{i:03d}]", "text": "Calling echo.",
-             "tool_calls": [{"name": "echo", "arguments": {"text": f"hello from {i}"}}], "repeat": rounds}
+            {
+                "when": f"[conv-{i:03d}]",
+                "text": "Calling echo.",
+                "tool_calls": [{"name": "echo", "arguments": {"text": f"hello from {i}"}}],
+                "repeat": rounds,
+            }
             for i in range(n)
         ],
     }
@@ -71,7 +75,7 @@ def make_script(folder: Path, n: int, rounds: int, delay: float) -> Path:
     return path
 
 
-async def bench(n: int, rounds: int, delay: float, timeout: float) -> dict[str, Any]:
+async def bench(n: int, rounds: int, delay: float, limit_s: float) -> dict[str, Any]:
     from bmoe_daemon.config import Config
     from bmoe_daemon.server import serve
 
@@ -105,7 +109,7 @@ async def bench(n: int, rounds: int, delay: float, timeout: float) -> dict[str, 
                 accepted[0] += 1
 
             max_mailbox = 0
-            with trio.fail_after(timeout):
+            with trio.fail_after(limit_s):
                 async with trio.open_nursery() as inner:
                     for i in range(n):
                         inner.start_soon(send, i)
@@ -141,7 +145,9 @@ def main() -> int:
     n, rounds = args.conversations, args.rounds
 
     rep = Report("concurrency", f"{n} conversations x scripted {rounds}-round runs at once")
+    watch = CpuWatch().start()
     out = trio.run(bench, n, rounds, args.delay_ms / 1000.0, args.timeout)
+    foreign = watch.foreign_cores()
     want_assistant = rounds + 1
     bad: list[str] = []
     for c in out["convs"]:
@@ -169,7 +175,7 @@ def main() -> int:
             on_disk_bad += 1
     queued, order = out["queued"], out["order"]
     fifo = queued == order
-    first_diff = next((k for k, (a, b) in enumerate(zip(queued, order)) if a != b), None)
+    first_diff = next((k for k, (a, b) in enumerate(zip(queued, order, strict=False)) if a != b), None)
     turns = len(order)
     rep.figure("messages accepted (202)", out["accepted"], "", "{}")
     rep.figure("turns queued / served", f"{len(queued)} / {turns}")
@@ -180,12 +186,19 @@ def main() -> int:
     rep.figure("RSS before the runs", out["rss_before_kb"] / 1024, "MB", "{:.1f}")
     rep.figure("peak RSS of the process (ru_maxrss)", out["peak_rss_kb"] / 1024, "MB", "{:.1f}")
     rep.figure("conversations wrong on disk", on_disk_bad, "", "{}")
+    rep.figure("other processes' CPU during the run", foreign, "cores", "{:.2f}")
     for line in bad[:5]:
         rep.note(line)
-    rep.check(f"all {n} finished idle with {want_assistant} assistant items", not bad and on_disk_bad == 0,
-              f"{len(bad)} wrong")
-    rep.check("turns served in the order queued (FIFO)", fifo and turns == n * want_assistant,
-              f"first difference at turn {first_diff}" if first_diff is not None else f"{turns} turns")
+    rep.check(
+        f"all {n} finished idle with {want_assistant} assistant items",
+        not bad and on_disk_bad == 0,
+        f"{len(bad)} wrong",
+    )
+    rep.check(
+        "turns served in the order queued (FIFO)",
+        fifo and turns == n * want_assistant,
+        f"first difference at turn {first_diff}" if first_diff is not None else f"{turns} turns",
+    )
     return rep.finish()
 
 

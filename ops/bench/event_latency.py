@@ -32,7 +32,7 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Report, SSEClient, median, percentile, split_address  # noqa: E402
+from _common import CpuWatch, Report, SSEClient, median, percentile, split_address  # noqa: E402
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 25.0
@@ -121,8 +121,8 @@ class Clients:
                     await client.connected.wait()
             task_status.started()
 
-    async def wait_finished(self, timeout: float) -> None:
-        with trio.move_on_after(timeout):
+    async def wait_finished(self, limit_s: float) -> None:
+        with trio.move_on_after(limit_s):
             for ev in self.finished:
                 await ev.wait()
 
@@ -212,8 +212,8 @@ async def bench(n_clients: int, pieces: int, delay: float, separate: bool, freez
                     conv = (await http.post("/api/conversations", json={})).json()["id"]
                     r = await http.post(f"/api/conversations/{conv}/messages", json={"text": text})
                     r.raise_for_status()
-                    while (await http.get(f"/api/conversations/{conv}")).json()["state"] != "idle":
-                        await trio.sleep(0.1)
+                    while (await http.get(f"/api/conversations/{conv}")).json()["state"] != "idle":  # noqa: ASYNC110
+                        await trio.sleep(0.1)  # polled over HTTP, as a client would
                     return conv
 
                 with trio.fail_after(60):
@@ -236,8 +236,16 @@ async def bench(n_clients: int, pieces: int, delay: float, separate: bool, freez
             text = bytes(worker_out).split(b"READY\n", 1)[1]
             arrivals = [[(t, d) for t, d in rows] for rows in json.loads(text)]
         stop.set()
-    return {"sent": sent, "published": published, "framed": framed, "arrivals": arrivals, "conv": conv,
-            "subscribers": subscribers, "gc": gc_pauses.pauses, "cpu": cpu}
+    return {
+        "sent": sent,
+        "published": published,
+        "framed": framed,
+        "arrivals": arrivals,
+        "conv": conv,
+        "subscribers": subscribers,
+        "gc": gc_pauses.pauses,
+        "cpu": cpu,
+    }
 
 
 def main() -> int:
@@ -245,11 +253,17 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--pieces", type=int, default=300)
     ap.add_argument("--delay-ms", type=float, default=20.0)
-    ap.add_argument("--clients-process", action="store_true",
-                    help="diagnosis: run the clients in a second process (perf_counter is the system's monotonic "
-                         "clock, the same in both), so the daemon's share of the latency shows on its own")
-    ap.add_argument("--gc-freeze", action="store_true",
-                    help="diagnosis: gc.freeze() once the daemon serves, as a product could after start-up")
+    ap.add_argument(
+        "--clients-process",
+        action="store_true",
+        help="diagnosis: run the clients in a second process (perf_counter is the system's monotonic "
+        "clock, the same in both), so the daemon's share of the latency shows on its own",
+    )
+    ap.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="diagnosis: gc.freeze() once the daemon serves, as a product could after start-up",
+    )
     ap.add_argument("--worker", nargs=4, metavar=("HOST", "PORT", "N", "PIECES"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -262,7 +276,9 @@ def main() -> int:
     rep.figure("clients run in", "a second process" if args.clients_process else "the daemon's process")
     if args.gc_freeze:
         rep.figure("gc.freeze() after start-up", "yes (diagnosis)")
+    watch = CpuWatch().start()
     out = trio.run(bench, args.clients, args.pieces, args.delay_ms / 1000.0, args.clients_process, args.gc_freeze)
+    foreign = watch.foreign_cores()
     sent, published = out["sent"], out["published"]
     latencies: list[float] = []
     to_bus: list[float] = []
@@ -294,20 +310,38 @@ def main() -> int:
     to_frame = [(t - published[x]) * 1000 for x in expected if x in published for t in out["framed"].get(x, ())]
     first_frame = [(min(ts) - published[x]) * 1000 for x, ts in out["framed"].items() if x in expected and ts]
     last_frame = [(max(ts) - published[x]) * 1000 for x, ts in out["framed"].items() if x in expected and ts]
-    rep.figure("bus publish -> SSE frame made, p50 / p99", f"{percentile(to_frame, 50):.2f} / {percentile(to_frame, 99):.2f}", "ms")
+    rep.figure(
+        "bus publish -> SSE frame made, p50 / p99",
+        f"{percentile(to_frame, 50):.2f} / {percentile(to_frame, 99):.2f}",
+        "ms",
+    )
     rep.figure("  first subscriber's frame, p50", percentile(first_frame, 50), "ms", "{:.2f}")
     rep.figure("  last subscriber's frame, p50", percentile(last_frame, 50), "ms", "{:.2f}")
-    rep.figure("bus publish -> client p50 / p99", f"{percentile(from_bus, 50):.2f} / {percentile(from_bus, 99):.2f}", "ms")
-    per_client = [median([(t - sent[json.loads(d)["text"]]) * 1000 for t, d in rows
-                          if json.loads(d).get("text") in expected]) for rows in out["arrivals"] if rows]
+    rep.figure(
+        "bus publish -> client p50 / p99", f"{percentile(from_bus, 50):.2f} / {percentile(from_bus, 99):.2f}", "ms"
+    )
+    per_client = [
+        median([(t - sent[json.loads(d)["text"]]) * 1000 for t, d in rows if json.loads(d).get("text") in expected])
+        for rows in out["arrivals"]
+        if rows
+    ]
     if per_client:
         rep.figure("per-client median: best / worst", f"{min(per_client):.2f} / {max(per_client):.2f}", "ms")
     pauses = out["gc"]
-    rep.figure("process CPU per delta per client", out["cpu"] / max(1, args.pieces * args.clients) * 1e6, "us",
-               "{:.0f}")
+    rep.figure(
+        "process CPU per delta per client", out["cpu"] / max(1, args.pieces * args.clients) * 1e6, "us", "{:.0f}"
+    )
     rep.figure("gc pauses in the run: count / total", f"{len(pauses)} / {sum(p for _, p in pauses):.0f}", "ms")
-    rep.figure("gc pauses: longest (generation)",
-               "-" if not pauses else "{:.1f} ms (gen {})".format(*max((p, g) for g, p in pauses)))
+    rep.figure(
+        "gc pauses: longest (generation)",
+        "-" if not pauses else "{:.1f} ms (gen {})".format(*max((p, g) for g, p in pauses)),
+    )
+    rep.figure(
+        "other processes' CPU during the run" + (" (with the clients')" if args.clients_process else ""),
+        foreign,
+        "cores",
+        "{:.2f}",
+    )
     rep.check("every client got every delta", missing == 0, f"{missing} missing")
     rep.target("latency p50", percentile(latencies, 50), "<=", TARGET_P50_MS, "ms", "{:.2f}")
     rep.target("latency p99", percentile(latencies, 99), "<=", TARGET_P99_MS, "ms", "{:.2f}")

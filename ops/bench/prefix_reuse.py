@@ -3,7 +3,11 @@
 LocalBackend (bundled GGUF) is driven directly with the messages a conversation
 sends. Round 1 is the system prompt and a user message; round 2 is the same with
 round 1's reply appended, then either a tool result (the next round of a run) or a
-second user message (the next message of a chat). The figure is
+second user message (the next message of a chat); once with a reply cut at
+--max-tokens, once with a short reply the model ends itself, and once with tools
+offered as a run offers them (for the bundled model, whose template has no tool
+syntax: described in the system message, the answer held to JSON by a grammar, the
+call written back as JSON in round 2). The figure is
 
     TurnResult.prefill_tokens of round 2 / (prompt tokens of round 2 - of round 1)
 
@@ -37,6 +41,9 @@ CTX_SIZE = 8192
 USER_1 = "List the files you would create for a small Python command-line tool that counts words, and say why."
 TOOL_RESULT = "README.md\npyproject.toml\nsrc/wordcount/__init__.py\nsrc/wordcount/cli.py\ntests/test_cli.py\n"
 USER_2 = "Now write the cli.py file."
+USER_SHORT = "In one short sentence: what does a README file hold?"
+USER_TOOL = "Use the echo tool to say hello."
+STOP_MAX_TOKENS = 512  # the short question's reply ends on its own well before this
 
 
 class EvalCounter:
@@ -52,7 +59,13 @@ class EvalCounter:
         return self._eval(tokens)
 
 
-async def one_turn(backend: Any, messages: tuple[dict[str, Any], ...], max_tokens: int) -> tuple[Any, float]:
+async def one_turn(
+    backend: Any,
+    messages: tuple[dict[str, Any], ...],
+    max_tokens: int,
+    tools: tuple[Any, ...] = (),
+    choice: str | None = None,
+) -> tuple[Any, float]:
     from actors.engine import TurnInput
 
     t0 = time.perf_counter()
@@ -62,22 +75,48 @@ async def one_turn(backend: Any, messages: tuple[dict[str, Any], ...], max_token
         if not first:
             first.append(time.perf_counter())
 
-    result = await backend.generate(TurnInput(messages, (), max_tokens, 0.0), emit, threading.Event())
+    turn = TurnInput(messages, tools, max_tokens, 0.0, choice)
+    result = await backend.generate(turn, emit, threading.Event())
     return result, ((first[0] if first else time.perf_counter()) - t0)
 
 
-async def scenario(path: Path, kind: str, max_tokens: int) -> dict[str, Any]:
+def tool_specs() -> tuple[Any, ...]:
+    """The tools a scripted daemon offers (echo, pause, note), as the model is told of them."""
+    from actors.tools.registry import Registry
+    from actors.tools.testing import test_tools
+
+    tools = test_tools()
+    return Registry(tools).specs(tools)
+
+
+async def scenario(path: Path, kind: str, user: str, max_tokens: int) -> dict[str, Any]:
     from actors.backends.local import LocalBackend
     from actors.prompt import system_prompt
 
     backend = await LocalBackend.load(path, n_ctx=CTX_SIZE)
     try:
-        system = {"role": "system", "content": system_prompt(
-            workspace=None, mode="ask", today=datetime.date.today(), tools=kind == "run")}
-        round1 = (system, {"role": "user", "content": USER_1})
-        r1, ttft1 = await one_turn(backend, round1, max_tokens)
-        if kind == "run":
-            # As _Run.messages writes a round that called a tool, and its result.
+        with_tools = kind == "tools"
+        specs = tool_specs() if with_tools else ()
+        system = {
+            "role": "system",
+            "content": system_prompt(
+                workspace=None, mode="ask", today=datetime.date.today(), tools=kind.startswith("run") or with_tools
+            ),
+        }
+        round1 = (system, {"role": "user", "content": user})
+        # With tools, round 1 must call one (as the round before a tool result does).
+        r1, ttft1 = await one_turn(backend, round1, max_tokens, specs, "required" if with_tools else None)
+        if with_tools:
+            # As _Run.messages writes the round that called the tool, and its result.
+            calls = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in r1.tool_calls
+            ]
+            round2 = round1 + (
+                {"role": "assistant", "content": r1.text, "tool_calls": calls},
+                *({"role": "tool", "tool_call_id": c["id"], "content": TOOL_RESULT} for c in calls),
+            )
+        elif kind.startswith("run"):
             call = {"id": "call_1", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}
             round2 = round1 + (
                 {"role": "assistant", "content": r1.text, "tool_calls": [call]},
@@ -86,12 +125,20 @@ async def scenario(path: Path, kind: str, max_tokens: int) -> dict[str, Any]:
         else:
             round2 = round1 + ({"role": "assistant", "content": r1.text}, {"role": "user", "content": USER_2})
         counter = EvalCounter(backend._llm)
-        r2, ttft2 = await one_turn(backend, round2, max_tokens)
-        tok1 = len(backend.tokenize(backend.render(round1)[0]))
-        tok2 = len(backend.tokenize(backend.render(round2)[0]))
+        r2, ttft2 = await one_turn(backend, round2, max_tokens, specs)
+        tok1 = len(backend.tokenize(backend.render(round1, specs)[0]))
+        tok2 = len(backend.tokenize(backend.render(round2, specs)[0]))
         return {
-            "kind": kind, "r1": r1, "r2": r2, "tok1": tok1, "tok2": tok2, "added": tok2 - tok1,
-            "decoded": counter.calls[0] if counter.calls else 0, "ttft1": ttft1, "ttft2": ttft2,
+            "kind": kind,
+            "r1": r1,
+            "r2": r2,
+            "tok1": tok1,
+            "tok2": tok2,
+            "added": tok2 - tok1,
+            "decoded": counter.calls[0] if counter.calls else 0,
+            "ttft1": ttft1,
+            "ttft2": ttft2,
+            "calls": [f"{c.name} {c.arguments}" for c in r1.tool_calls],
         }
     finally:
         await backend.aclose()
@@ -112,22 +159,36 @@ def main() -> int:
     rep = Report("prefix_reuse", "round 2 prefill tokens / tokens round 1's turn added to the prompt")
     rep.figure("model, max tokens, temperature", f"{path.name}, {args.max_tokens}, 0")
     worst = 0.0
-    for kind, label in (("run", "run: reply + tool result"), ("chat", "chat: reply + next user message")):
-        s = trio.run(scenario, path, kind, args.max_tokens)
+    scenarios = (
+        ("run", "run: reply (cut at max tokens) + tool result", USER_1, args.max_tokens),
+        ("chat", "chat: reply (cut at max tokens) + next user message", USER_1, args.max_tokens),
+        ("run-eos", "run: reply ended by the model + tool result", USER_SHORT, STOP_MAX_TOKENS),
+        ("tools", "run with tools offered: a call (generic JSON format) + its result", USER_TOOL, STOP_MAX_TOKENS),
+    )
+    for kind, label, user, max_tokens in scenarios:
+        s = trio.run(scenario, path, kind, user, max_tokens)
         r1, r2 = s["r1"], s["r2"]
         ratio = r2.prefill_tokens / s["added"]
         worst = max(worst, ratio)
         print(f"   -- {label}")
-        rep.figure(f"[{kind}] round 1 prompt / prefill / reply tokens",
-                   f"{r1.prompt_tokens} / {r1.prefill_tokens} / {r1.completion_tokens} ({r1.finish_reason})")
+        rep.figure(
+            f"[{kind}] round 1 prompt / prefill / reply tokens",
+            f"{r1.prompt_tokens} / {r1.prefill_tokens} / {r1.completion_tokens} ({r1.finish_reason})",
+        )
+        if s["calls"]:
+            rep.figure(f"[{kind}] round 1 called", "; ".join(s["calls"]))
         rep.figure(f"[{kind}] round 2 prompt tokens", r2.prompt_tokens, "", "{}")
         rep.figure(f"[{kind}] tokens round 1's turn added", s["added"], "", "{}")
         rep.figure(f"[{kind}] round 2 prefill_tokens (backend)", r2.prefill_tokens, "", "{}")
         rep.figure(f"[{kind}] round 2 tokens decoded (Llama.eval)", s["decoded"], "", "{}")
-        rep.figure(f"[{kind}] time to first piece, round 1 / 2", f"{s['ttft1'] * 1000:.0f} / {s['ttft2'] * 1000:.0f}", "ms")
+        rep.figure(
+            f"[{kind}] time to first piece, round 1 / 2", f"{s['ttft1'] * 1000:.0f} / {s['ttft2'] * 1000:.0f}", "ms"
+        )
         rep.figure(f"[{kind}] ratio", ratio, "", "{:.3f}")
         if s["decoded"] != r2.prefill_tokens:
-            rep.note(f"[{kind}] the backend reports {r2.prefill_tokens} prefilled tokens, llama.cpp decoded {s['decoded']}")
+            rep.note(
+                f"[{kind}] the backend reports {r2.prefill_tokens} prefilled tokens, llama.cpp decoded {s['decoded']}"
+            )
         rep.target(f"[{kind}] prefill / added", ratio, "<=", TARGET, "", "{:.3f}")
     rep.figure("worst ratio", worst, "", "{:.3f}")
     return rep.finish()

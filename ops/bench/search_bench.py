@@ -146,8 +146,11 @@ def main() -> int:
     rep = Report("search_bench", "grep_search / file_glob_search vs ripgrep; head of an 8 MiB file")
     have_rg = shutil.which("rg") is not None
     if not have_rg:
-        print("   rg (ripgrep) is not on the PATH: install it (apt-get install -y ripgrep) to compare;"
-              " only the tool timings are measured.", flush=True)
+        print(
+            "   rg (ripgrep) is not on the PATH: install it (apt-get install -y ripgrep) to compare;"
+            " only the tool timings are measured.",
+            flush=True,
+        )
         rep.note("rg missing: comparisons skipped")
 
     files = sum(1 for e in walk(tree, sizes=False) if e.is_file and not e.is_link)
@@ -200,8 +203,11 @@ def main() -> int:
         rep.figure(f"  rg --files -g '{RG_GLOB}' (all names)", median(theirs_t) * 1000, "ms", "{:.0f}")
         rep.figure("  total (rg)", len(rg_set), fmt="{:d}")
         rep.target("glob / rg --files", median(ours_t) / median(theirs_t), "<=", TARGET_RATIO, "x", "{:.2f}")
-        rep.check("glob: same total as rg, shown entries among rg's", total == len(rg_set) and shown <= rg_set,
-                  f"tool {total} vs rg {len(rg_set)}; shown not in rg: {sorted(shown - rg_set)[:5]}")
+        rep.check(
+            "glob: same total as rg, shown entries among rg's",
+            total == len(rg_set) and shown <= rg_set,
+            f"tool {total} vs rg {len(rg_set)}; shown not in rg: {sorted(shown - rg_set)[:5]}",
+        )
 
     # The head of an 8 MiB file, as read_file would give it.
     with tempfile.TemporaryDirectory() as tmp:

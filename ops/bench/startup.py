@@ -8,8 +8,11 @@ process is spawned. One second later it reads VmRSS from /proc/<pid>/status, the
 stops the daemon with SIGTERM. Five repetitions, median.
 
 For the diagnosis it also gives the time to the `listening on` line, the time the
-interpreter alone takes to start (`python -c pass`), and the time and RSS to import
-the daemon's modules alone.
+interpreter alone takes to start (`python -c pass`), the time and RSS to import the
+daemon's modules alone, and the start with a warm bytecode cache kept in a temporary
+PYTHONPYCACHEPREFIX (where PYTHONDONTWRITEBYTECODE is set, as in some sandboxes, the
+project's own modules are otherwise compiled at every start). The targets are judged
+on the plain start, in the environment as it is.
 
     /work/venv/bin/python ops/bench/startup.py [--reps 5]
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DaemonProcess, Report, median, proc_status_kb, split_address  # noqa: E402
+from _common import CpuWatch, DaemonProcess, Report, median, proc_status_kb, split_address  # noqa: E402
 
 TARGET_READY_S = 1.5
 TARGET_RSS_MB = 90.0
@@ -44,9 +48,12 @@ def health_ok(host: str, port: int) -> bool:
         conn.close()
 
 
-def one_start(folder: Path) -> dict[str, float]:
-    daemon = DaemonProcess(["serve", "--port", "0", "--no-model", "--data-dir", str(folder / "data")],
-                           log_path=folder / "daemon.log")
+def one_start(folder: Path, env: dict[str, str] | None = None) -> dict[str, float]:
+    daemon = DaemonProcess(
+        ["serve", "--port", "0", "--no-model", "--data-dir", str(folder / "data")],
+        log_path=folder / "daemon.log",
+        env=env,
+    )
     try:
         address = daemon.start(timeout=30)
         listening = time.perf_counter() - daemon.started_at
@@ -65,10 +72,10 @@ def one_start(folder: Path) -> dict[str, float]:
     return {"ready": ready, "listening": listening, "rss": rss, "hwm": hwm, "exit": float(status or 0)}
 
 
-def timed_python(code: str) -> tuple[float, float]:
+def timed_python(code: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds of `python -c code`, and the RSS it prints (MB), if any."""
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     wall = time.perf_counter() - t0
     try:
         return wall, float(out.stdout.strip() or "nan")
@@ -90,14 +97,30 @@ def main() -> int:
 
     rep = Report("startup", "serve --no-model: process start -> /health 200, and idle RSS")
     runs = []
+    watch = CpuWatch().start()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         for i in range(args.reps):
             folder = Path(tmp) / f"r{i}"
             folder.mkdir()
             r = one_start(folder)
             runs.append(r)
-            print(f"   rep {i + 1}: ready {r['ready'] * 1000:6.0f} ms (listening line {r['listening'] * 1000:6.0f} ms)  "
-                  f"idle RSS {r['rss']:5.1f} MB  exit {int(r['exit'])}", flush=True)
+            print(
+                f"   rep {i + 1}: ready {r['ready'] * 1000:6.0f} ms (listening line {r['listening'] * 1000:6.0f} ms)  "
+                f"idle RSS {r['rss']:5.1f} MB  exit {int(r['exit'])}",
+                flush=True,
+            )
+        # The same with a warm bytecode cache kept outside the repository: here
+        # PYTHONDONTWRITEBYTECODE may be set, and then the project's own modules are
+        # compiled again at every start, which an installed daemon would not do.
+        warm_env = dict(os.environ, PYTHONPYCACHEPREFIX=str(Path(tmp) / "pycache"))
+        warm_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        timed_python(IMPORTS, warm_env)  # fills the cache
+        warm = []
+        for i in range(3):
+            folder = Path(tmp) / f"w{i}"
+            folder.mkdir()
+            warm.append(one_start(folder, warm_env))
+        warm_imports = [timed_python(IMPORTS, warm_env) for _ in range(3)]
     bare = median([timed_python("pass")[0] for _ in range(3)])
     imports = [timed_python(IMPORTS) for _ in range(3)]
     ready = median([r["ready"] for r in runs])
@@ -110,6 +133,10 @@ def main() -> int:
     rep.figure("python -c pass", bare * 1000, "ms", "{:.0f}")
     rep.figure("python importing the daemon's modules", median([w for w, _ in imports]) * 1000, "ms", "{:.0f}")
     rep.figure("RSS after those imports alone", median([m for _, m in imports]), "MB", "{:.1f}")
+    rep.figure("PYTHONDONTWRITEBYTECODE in this environment", os.environ.get("PYTHONDONTWRITEBYTECODE", "unset"))
+    rep.figure("warm bytecode cache: start -> /health 200", median([r["ready"] for r in warm]) * 1000, "ms", "{:.0f}")
+    rep.figure("warm bytecode cache: the imports alone", median([w for w, _ in warm_imports]) * 1000, "ms", "{:.0f}")
+    rep.figure("other processes' CPU during the run", watch.foreign_cores(), "cores", "{:.2f}")
     bad_exits = [int(r["exit"]) for r in runs if r["exit"] != 0]
     if bad_exits:
         rep.note(f"the daemon exited with {bad_exits} on SIGTERM")

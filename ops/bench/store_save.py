@@ -20,6 +20,7 @@ the encoding runs in a worker thread but holds the GIL.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shutil
 import string
@@ -32,7 +33,7 @@ from typing import Any
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Report, median, percentile  # noqa: E402
+from _common import CpuWatch, Report, median, percentile  # noqa: E402
 
 TARGET_MS = 30.0
 USER_BYTES = 300
@@ -60,11 +61,24 @@ def make_items(n: int, rng: random.Random) -> list[Any]:
         call_id = f"call_{k}"
         block = [
             Item(id=new_id("i"), kind="user", text=prose(rng, USER_BYTES)),
-            Item(id=new_id("i"), kind="assistant", text=prose(rng, ASSISTANT_BYTES), streaming=False,
-                 tool_calls=(ToolCall(call_id, "read_file", '{"path": "src/module_%d.py"}' % k),)),
-            Item(id=new_id("i"), kind="tool", tool="read_file", title=f"Read src/module_{k}.py",
-                 args={"path": f"src/module_{k}.py"}, state="done", bytes=TOOL_BYTES,
-                 result=prose(rng, TOOL_BYTES), call_id=call_id),
+            Item(
+                id=new_id("i"),
+                kind="assistant",
+                text=prose(rng, ASSISTANT_BYTES),
+                streaming=False,
+                tool_calls=(ToolCall(call_id, "read_file", json.dumps({"path": f"src/module_{k}.py"})),),
+            ),
+            Item(
+                id=new_id("i"),
+                kind="tool",
+                tool="read_file",
+                title=f"Read src/module_{k}.py",
+                args={"path": f"src/module_{k}.py"},
+                state="done",
+                bytes=TOOL_BYTES,
+                result=prose(rng, TOOL_BYTES),
+                call_id=call_id,
+            ),
             Item(id=new_id("i"), kind="assistant", text=prose(rng, ASSISTANT_BYTES), streaming=False),
         ]
         items.extend(block)
@@ -76,8 +90,17 @@ def completed(i: int, rng: random.Random) -> Any:
     from actors.items import Item, new_id
 
     if i % 2:
-        return Item(id=new_id("i"), kind="tool", tool="read_file", title="Read src/app.py", args={"path": "src/app.py"},
-                    state="done", bytes=TOOL_BYTES, result=prose(rng, TOOL_BYTES), call_id=f"call_x{i}")
+        return Item(
+            id=new_id("i"),
+            kind="tool",
+            tool="read_file",
+            title="Read src/app.py",
+            args={"path": "src/app.py"},
+            state="done",
+            bytes=TOOL_BYTES,
+            result=prose(rng, TOOL_BYTES),
+            call_id=f"call_x{i}",
+        )
     return Item(id=new_id("i"), kind="assistant", text=prose(rng, ASSISTANT_BYTES), streaming=False)
 
 
@@ -155,11 +178,22 @@ def main() -> int:
     try:
         store = Store(tmp / "data")
         t = now()
-        info = ConversationInfo(id=new_id("c"), title="bench", workspace=None, mode="ask", route="local",
-                                agent="builtin", state="running", created=t, updated=t)
+        info = ConversationInfo(
+            id=new_id("c"),
+            title="bench",
+            workspace=None,
+            mode="ask",
+            route="local",
+            agent="builtin",
+            state="running",
+            created=t,
+            updated=t,
+        )
         items = make_items(args.items, rng)
         rep = Report("store_save", f"save one completed item in a {args.items}-item conversation")
+        watch = CpuWatch().start()
         out = trio.run(timed_saves, store, info, items, args.saves, rng)
+        foreign = watch.foreign_cores()
         ms = [x * 1000 for x in out["times"]]
         path = store.conversation_path(info.id)
         record = ConversationRecord(info, tuple(items))
@@ -179,7 +213,10 @@ def main() -> int:
         kinds: dict[str, int] = {}
         for it in items:
             kinds[it.kind] = kinds.get(it.kind, 0) + 1
-        rep.figure("items (user / assistant / tool)", f"{kinds.get('user', 0)} / {kinds.get('assistant', 0)} / {kinds.get('tool', 0)}")
+        rep.figure(
+            "items (user / assistant / tool)",
+            f"{kinds.get('user', 0)} / {kinds.get('assistant', 0)} / {kinds.get('tool', 0)}",
+        )
         rep.figure("file size", path.stat().st_size / 1e6, "MB", "{:.2f}")
         rep.figure("folder (file system)", f"{tmp} ({fs_type(tmp)})")
         rep.figure("save median", median(ms), "ms", "{:.1f}")
@@ -190,6 +227,7 @@ def main() -> int:
         stalls = [s * 1000 for s in out["stalls"]]
         rep.figure("trio loop: longest tick during saves", max(stalls) if stalls else float("nan"), "ms", "{:.1f}")
         rep.figure("trio loop: p99 tick during saves", percentile(stalls, 99), "ms", "{:.1f}")
+        rep.figure("other processes' CPU during the saves", foreign, "cores", "{:.2f}")
         rep.target("save median", median(ms), "<=", TARGET_MS, "ms", "{:.1f}")
         rep.target("save p95", percentile(ms, 95), "<=", TARGET_MS, "ms", "{:.1f}")
         return rep.finish()

@@ -1,0 +1,561 @@
+"""Saved providers: OpenAI-compatible chat services a conversation may use.
+
+`ProviderBackend` is the engine's Backend for one provider and model: it POSTs the
+round to `<base_url>/chat/completions` with `stream: true` and the tools as OpenAI
+tools, and turns the Server-Sent Events it gets back into pieces (actors/chatstream.py).
+
+`ProviderDirectory` holds the saved providers, `{id, name, base_url, models}`, in
+`<data>/agent/providers.json`, and their keys in `<data>/credentials.json` (a JSON
+object id -> key). The credentials file is readable by this user only before any key
+is in it: it is created 0600 (O_EXCL), an older one has its mode fixed first, and each
+write goes through a temporary file that `mkstemp` creates 0600 in the same folder
+before it is renamed over. A key is never returned by a listing (`has_key` only), and
+never goes into an error, a log line or a command line: it leaves this process only
+in the `Authorization` header of a request to its own provider.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import re
+import tempfile
+import threading
+import unicodedata
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import attrs
+import httpx
+import trio
+
+from actors.chatstream import ChatStream, StreamError, error_text
+from actors.engine import Aborted, Emit, TurnInput, TurnResult
+from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
+
+log = logging.getLogger("bmoe.providers")
+
+T = TypeVar("T")
+
+CONNECT_TIMEOUT_S = 15.0
+# Between two reads of the stream: a local server may prefill a long prompt first.
+READ_TIMEOUT_S = 300.0
+WRITE_TIMEOUT_S = 60.0
+MAX_ERROR_BODY_BYTES = 64 * 1024
+MAX_NAME_CHARS = 100
+MAX_URL_CHARS = 2048
+MAX_MODELS = 500
+MAX_MODEL_CHARS = 256
+MAX_KEY_CHARS = 8192
+MAX_ID_CHARS = 40
+CREDENTIALS_MODE = 0o600
+
+_CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"})
+_CONTEXT_WORDS = re.compile(r"context (length|window|size)|maximum context|too many tokens|exceed\w* context", re.I)
+
+
+# ---- the backend ----
+
+
+class ProviderBackend:
+    """The Backend for one provider and model; see the module docstring.
+
+    Each turn opens its own HTTP client, so nothing outlives a round. A stop (the
+    turn's `abort` flag, checked at every line, or the task's cancellation) closes
+    the stream at its next piece.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        label: str | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        read_timeout: float = READ_TIMEOUT_S,
+    ) -> None:
+        self.model_id = model
+        self.n_ctx = 0  # not known for a remote service
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._base_url = base_url.rstrip("/")
+        self._key = api_key or None
+        self._label = label or self._base_url
+        self._timeout = httpx.Timeout(
+            read_timeout, connect=connect_timeout, write=WRITE_TIMEOUT_S, pool=connect_timeout
+        )
+
+    def __repr__(self) -> str:  # no key in a traceback's locals or a log line
+        return f"ProviderBackend({self._base_url!r}, model={self.model_id!r}, key={'set' if self._key else 'none'})"
+
+    def payload(self, turn: TurnInput) -> dict[str, Any]:
+        """The request body: the messages as given, the tools as OpenAI tools."""
+        body: dict[str, Any] = {"model": self.model_id, "messages": list(turn.messages), "stream": True}
+        if turn.tools:
+            body["tools"] = [t.to_openai() for t in turn.tools]
+        if turn.max_tokens is not None:
+            body["max_tokens"] = turn.max_tokens
+        if turn.temperature is not None:
+            body["temperature"] = turn.temperature
+        return body
+
+    async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:
+        """Stream one answer. Raises Aborted on a stop, ContextFull when the provider
+        says the request is too long, TurnFailed (plain words, never the key) otherwise.
+        Cancelled: the stream is closed and the cancellation goes on."""
+        headers = {"Accept": "text/event-stream"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        stream = ChatStream()
+        ctype = ""
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
+                async with client.stream("POST", self._url, json=self.payload(turn), headers=headers) as resp:
+                    if resp.status_code >= 300:
+                        raise await self._refusal(resp)
+                    ctype = resp.headers.get("content-type", "").lower()
+                    if ctype.startswith("application/json"):
+                        # A server that ignored `stream` and answered whole.
+                        body = await resp.aread()
+                        for piece in stream.feed_completion(_json(body)):
+                            await emit(piece)
+                        return stream.result()
+
+                    async def on_line(line: str) -> bool:
+                        if abort.is_set():
+                            raise Aborted()
+                        for piece in stream.feed_line(line):
+                            await emit(piece)
+                        return stream.done
+
+                    if not await read_until(resp.aiter_lines(), on_line):
+                        for piece in stream.finish():
+                            await emit(piece)
+        except (Aborted, TurnFailed, ContextFull):
+            raise
+        except StreamError as exc:
+            raise self._failed(f"The answer of {self._label} could not be read: {exc}.",
+                               "Check that the address is an OpenAI-compatible API (often ending in /v1).") from None
+        except httpx.TimeoutException as exc:
+            what = (f"Connecting to {self._label} took too long" if isinstance(exc, httpx.ConnectTimeout)
+                    else f"{self._label} did not answer in time")
+            raise self._failed(what,
+                               "Check that the service is up, or try again later.") from None
+        except httpx.ConnectError as exc:
+            raise self._failed(f"Could not connect to {self._label} ({_reason(exc)}).",
+                               "Check that the service is running and its address is right.") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            if not stream.complete:
+                raise self._failed(
+                    f"The stream from {self._label} was cut short before the answer ended ({_reason(exc)})",
+                    "If it keeps happening, check the service's own log",
+                ) from None
+        except httpx.HTTPError as exc:
+            raise self._failed(f"The request to {self._label} failed ({_reason(exc)}).",
+                               "Check the provider's address, then send the message again.") from None
+        if not stream.complete:
+            if stream.chunks == 0 and not ctype.startswith("text/event-stream"):
+                raise self._failed(
+                    f"{self._label} answered with {ctype or 'no content type'}, not a stream of chat chunks",
+                    "Check that the address is an OpenAI-compatible API (often ending in /v1)",
+                )
+            raise self._failed(f"The stream from {self._label} ended before the answer was complete",
+                               "If it keeps happening, check the service's own log")
+        return stream.result()
+
+    async def _refusal(self, resp: httpx.Response) -> Exception:
+        body = b""
+
+        async def on_bytes(chunk: bytes) -> bool:
+            nonlocal body
+            body += chunk
+            return len(body) >= MAX_ERROR_BODY_BYTES
+
+        await read_until(resp.aiter_bytes(), on_bytes)
+        status = resp.status_code
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            obj = None
+        said = error_text(obj)
+        heard = f"{self._label} answered {status} {resp.reason_phrase}".rstrip()
+        heard += f": {said.rstrip('.')}" if said else ""
+        if status == 400 and _is_context_full(obj, said):
+            return ContextFull(self._redact(heard))
+        if status in (401, 403):
+            advice = "Check the key saved with this provider (save the provider again with the right key)."
+        elif status == 404:
+            advice = "Check the provider's address (usually ending in /v1) and the model's name."
+        elif status in (408, 429):
+            advice = "The provider is busy or limiting requests; wait a moment and send the message again."
+        elif 300 <= status < 400:
+            advice = "Save the provider with the address it redirects to."
+        elif status >= 500:
+            advice = "The provider failed on its side; try again later or pick another model."
+        else:
+            advice = "Check the provider's settings and the model's name."
+        return self._failed(heard, advice)
+
+    def _failed(self, what: str, todo: str) -> TurnFailed:
+        # No closing full stop: the run appends its own sentence after the text.
+        return TurnFailed(self._redact(f"{what.rstrip('.')}. {todo.rstrip('.')}"))
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "[key]") if self._key else text
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def read_until(items: AsyncIterator[T], handle: Callable[[T], Awaitable[bool]]) -> bool:
+    """Call `handle` on each item until it returns True (then True) or raises (then
+    that), or the items end (then False).
+
+    Leaving early does not break out of the loop: it cancels the loop's own scope, so
+    the iterator ends inside its next read. httpx's iterators are async generators
+    nested several deep, and one left suspended would be finalised later by the
+    garbage collector (trio warns about each); this way every one of them ends here.
+    Outer cancellations go through untouched."""
+    failure: Exception | None = None
+    stopped = False
+    with trio.CancelScope() as leave:
+        try:
+            async for item in items:
+                if leave.cancel_called:
+                    continue  # items already read; the next read ends the loop
+                try:
+                    stopped = await handle(item)
+                except Exception as exc:
+                    failure = exc
+                if failure is not None or stopped:
+                    leave.cancel()
+        except Exception:
+            if failure is None and not stopped:
+                raise
+    if failure is not None:
+        raise failure
+    return stopped
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise StreamError("the answer is not JSON") from None
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text[:200] if text else type(exc).__name__
+
+
+def _is_context_full(obj: Any, said: str | None) -> bool:
+    err = obj.get("error") if isinstance(obj, dict) else None
+    if isinstance(err, dict) and (err.get("code") in _CONTEXT_CODES or err.get("type") in _CONTEXT_CODES):
+        return True
+    return bool(said and _CONTEXT_WORDS.search(said))
+
+
+# ---- validation ----
+
+
+def check_base_url(raw: str) -> str:
+    """The provider's address, normalised (no trailing `/`); Invalid with a plain
+    reason otherwise. `https` anywhere; `http` only for this machine or the local
+    network (loopback, private or link-local addresses, `localhost`, `.local` names)."""
+    url = raw.strip()
+    if not url:
+        raise Invalid("base_url is empty: give the provider's address, like https://api.example.com/v1.")
+    if len(url) > MAX_URL_CHARS:
+        raise Invalid(f"base_url is longer than {MAX_URL_CHARS} characters.")
+    if any(ch.isspace() or ord(ch) < 32 for ch in url):
+        raise Invalid("base_url may not contain spaces or control characters.")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise Invalid("base_url is not a valid address.") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise Invalid("base_url must start with https:// (or http:// for a service on this machine or network).")
+    if not host:
+        raise Invalid("base_url has no host name.")
+    if parts.username is not None or parts.password is not None:
+        raise Invalid("base_url may not carry a user name or password; give the key as api_key instead.")
+    if parts.query or parts.fragment:
+        raise Invalid("base_url may not have a query (?...) or fragment (#...); give the address that "
+                      "/chat/completions is added to.")
+    if scheme == "http" and not _is_nearby(host):
+        raise Invalid(f"http:// is accepted only for a service on this machine or the local network; "
+                      f"{host} is neither, so use https://.")
+    return url.rstrip("/")
+
+
+def _is_nearby(host: str) -> bool:
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost") or name.endswith(".local"):
+        return True
+    try:
+        ip = ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+def _clean(value: str, what: str, cap: int) -> str:
+    text = value.strip()
+    if not text:
+        raise Invalid(f"{what} is empty.")
+    if len(text) > cap:
+        raise Invalid(f"{what} is longer than {cap} characters.")
+    if any(unicodedata.category(ch) == "Cc" for ch in text):
+        raise Invalid(f"{what} may not contain control characters.")
+    return text
+
+
+def check_models(models: list[str]) -> tuple[str, ...]:
+    if len(models) > MAX_MODELS:
+        raise Invalid(f"A provider lists at most {MAX_MODELS} models.")
+    out: list[str] = []
+    for model in models:
+        name = _clean(model, "A model's name", MAX_MODEL_CHARS)
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def check_key(key: str) -> str:
+    """The key, stripped; Invalid (never quoting it) when a header cannot carry it."""
+    text = key.strip()
+    if len(text) > MAX_KEY_CHARS:
+        raise Invalid(f"api_key is longer than {MAX_KEY_CHARS} characters.")
+    if any(ord(ch) < 33 or ord(ch) > 126 for ch in text):
+        raise Invalid("api_key may hold only printable ASCII characters without spaces.")
+    return text
+
+
+def slug(name: str) -> str:
+    """The id part made from a name: lowercase ASCII words joined by `-`."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    out = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+    return out[:MAX_ID_CHARS].rstrip("-") or "provider"
+
+
+# ---- the directory ----
+
+
+@attrs.frozen
+class Provider:
+    id: str
+    name: str
+    base_url: str
+    models: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "base_url": self.base_url, "models": list(self.models)}
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def ensure_private_file(path: Path) -> None:
+    """Make sure `path` exists readable and writable by this user only: created 0600
+    with O_EXCL (holding `{}`), or an existing file's mode fixed to 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), CREDENTIALS_MODE)
+    except FileExistsError:
+        os.chmod(path, CREDENTIALS_MODE)
+        return
+    try:
+        os.fchmod(fd, CREDENTIALS_MODE)  # the umask could only have narrowed it; be exact
+        _write_all(fd, b"{}")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write `data` whole to `path` (0600): the file exists 0600 first, then the data
+    goes into a temporary file `mkstemp` created 0600 in the same folder, fsynced and
+    renamed over it."""
+    ensure_private_file(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            os.fchmod(fd, CREDENTIALS_MODE)
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+class ProviderDirectory:
+    """See the module docstring. Reads its files when made; every change is written
+    whole before it shows in the listing: the providers through `write_file` (the
+    store's `write_atomic`, handed in since the actors do not import the daemon), the
+    keys through `write_private`."""
+
+    def __init__(self, data_dir: Path, *, write_file: Callable[[Path, bytes], None]) -> None:
+        self._write_file = write_file
+        self.providers_path = data_dir / "agent" / "providers.json"
+        self.credentials_path = data_dir / "credentials.json"
+        self._providers: dict[str, Provider] = {}
+        self._keys: dict[str, str] = {}
+        self._lock = trio.Lock()
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            rows = json.loads(self.providers_path.read_bytes())
+        except FileNotFoundError:
+            rows = []
+        except (OSError, ValueError) as exc:
+            log.warning("cannot read %s (%s); no provider is loaded from it", self.providers_path, type(exc).__name__)
+            rows = []
+        for row in rows if isinstance(rows, list) else []:
+            try:
+                p = Provider(str(row["id"]), str(row["name"]), str(row["base_url"]),
+                             tuple(str(m) for m in row.get("models") or ()))
+            except (KeyError, TypeError, AttributeError):
+                continue
+            if p.id and "/" not in p.id:
+                self._providers[p.id] = p
+        try:
+            if self.credentials_path.exists():
+                os.chmod(self.credentials_path, CREDENTIALS_MODE)
+            keys = json.loads(self.credentials_path.read_bytes())
+        except FileNotFoundError:
+            keys = {}
+        except (OSError, ValueError) as exc:
+            # Never log the contents: only which file and what kind of failure.
+            log.warning("cannot read %s (%s); saved keys are not loaded", self.credentials_path, type(exc).__name__)
+            keys = {}
+        if isinstance(keys, dict):
+            self._keys = {str(k): v for k, v in keys.items() if isinstance(v, str) and v}
+
+    # ---- reading ----
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every saved provider, `{id, name, base_url, models, has_key}`; no key."""
+        return [self._public(p) for p in self._providers.values()]
+
+    def get(self, provider_id: str) -> dict[str, Any]:
+        return self._public(self._provider(provider_id))
+
+    def has_key(self, provider_id: str) -> bool:
+        return bool(self._keys.get(provider_id))
+
+    def knows(self, route: str) -> bool:
+        """Whether a `<provider>/<model>` route names a saved provider."""
+        provider_id, _, model = route.partition("/")
+        return bool(model) and provider_id in self._providers
+
+    def backend(self, route: str) -> ProviderBackend:
+        """The backend for `<provider-id>/<model>` (split at the first `/`, so the
+        model may hold more); NotFound when that provider is not saved."""
+        provider_id, _, model = route.partition("/")
+        provider = self._providers.get(provider_id)
+        if provider is None or not model:
+            raise NotFound(f"There is no saved provider {provider_id!r}.")
+        return ProviderBackend(
+            base_url=provider.base_url, model=model, api_key=self._keys.get(provider_id), label=provider.name
+        )
+
+    def _provider(self, provider_id: str) -> Provider:
+        provider = self._providers.get(provider_id)
+        if provider is None:
+            raise NotFound("There is no such provider.")
+        return provider
+
+    def _public(self, p: Provider) -> dict[str, Any]:
+        return {**p.to_json(), "has_key": self.has_key(p.id)}
+
+    # ---- changing ----
+
+    async def add(self, name: str, base_url: str, models: list[str], api_key: str | None = None) -> dict[str, Any]:
+        """Save a new provider; its id is made from the name (`-2`, `-3` when taken)."""
+        clean_name = _clean(name, "name", MAX_NAME_CHARS)
+        url = check_base_url(base_url)
+        model_names = check_models(models)
+        key = check_key(api_key) if api_key else ""
+        async with self._lock:
+            base = slug(clean_name)
+            pid, n = base, 1
+            while pid in self._providers:
+                n += 1
+                pid = f"{base}-{n}"
+            provider = Provider(pid, clean_name, url, model_names)
+            providers = {**self._providers, pid: provider}
+            # The provider first, its key second: a crash between leaves no stray key.
+            await self._save_providers(providers)
+            self._providers = providers
+            await self._set_key(pid, key)
+        return self._public(provider)
+
+    async def update(
+        self, provider_id: str, name: str, base_url: str, models: list[str], api_key: str | None = None
+    ) -> dict[str, Any]:
+        """Change a provider (its id stays). `api_key` None keeps the key, "" removes it."""
+        self._provider(provider_id)
+        clean_name = _clean(name, "name", MAX_NAME_CHARS)
+        url = check_base_url(base_url)
+        model_names = check_models(models)
+        key = None if api_key is None else (check_key(api_key) if api_key else "")
+        async with self._lock:
+            self._provider(provider_id)
+            provider = Provider(provider_id, clean_name, url, model_names)
+            providers = {**self._providers, provider_id: provider}
+            await self._save_providers(providers)
+            self._providers = providers
+            if key is not None:
+                await self._set_key(provider_id, key)
+        return self._public(provider)
+
+    async def remove(self, provider_id: str) -> None:
+        """Forget a provider and its key (the key first: a crash between leaves a
+        provider without a key, never a key without its provider)."""
+        async with self._lock:
+            self._provider(provider_id)
+            await self._set_key(provider_id, "")
+            providers = {k: v for k, v in self._providers.items() if k != provider_id}
+            await self._save_providers(providers)
+            self._providers = providers
+
+    async def _save_providers(self, providers: dict[str, Provider]) -> None:
+        data = json.dumps([p.to_json() for p in providers.values()], ensure_ascii=False, indent=1).encode("utf-8")
+        await trio.to_thread.run_sync(self._write_file, self.providers_path, data)
+
+    async def _set_key(self, provider_id: str, key: str) -> None:
+        if (self._keys.get(provider_id) or "") == key:
+            return
+        keys = dict(self._keys)
+        if key:
+            keys[provider_id] = key
+        else:
+            keys.pop(provider_id, None)
+        data = json.dumps(keys, ensure_ascii=False).encode("utf-8")
+        await trio.to_thread.run_sync(write_private, self.credentials_path, data)
+        self._keys = keys

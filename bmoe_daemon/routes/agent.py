@@ -1,0 +1,41 @@
+"""GET /api/agent: what conversations here may use: tools, commands, agents, MCP servers.
+
+The MCP servers not started yet are started first (each at most its start limit), so
+the listing shows their tools as the model calls them. A client on the network gets
+no servers: they name programs and folders of this computer.
+"""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, jsonify
+
+from actors.tools.registry import Tool
+from actors.tools.shell import can_run_commands
+from bmoe_daemon.app import daemon, is_local
+
+bp = Blueprint("agent", __name__)
+
+BUILTIN_AGENT = {"id": "builtin", "name": "Built-in agent", "available": True, "missing": []}
+
+
+@bp.get("/api/agent")
+async def get_agent() -> Response:
+    d = daemon()
+    tools = not d.config.chat_only
+    mcp: list[dict] = []
+    if tools and is_local() and d.mcp is not None:
+        await d.mcp.prepare()
+        registry = d.hub.env.registry
+
+        def shown(tool: Tool) -> bool:
+            return registry.get(tool.name) is tool  # a built-in tool's name wins
+
+        mcp = d.mcp.listing(shown)
+    return jsonify(
+        {
+            "tools": tools,
+            "commands": tools and can_run_commands(),
+            "agents": [dict(BUILTIN_AGENT)],
+            "mcp": mcp,
+        }
+    )

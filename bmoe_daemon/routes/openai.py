@@ -1,0 +1,267 @@
+"""The loaded model for other apps: GET /v1/models and POST /v1/chat/completions.
+
+Shaped as llama.cpp's server answers (`delta.content`, `delta.reasoning_content`,
+`delta.tool_calls[{index, id, type, function: {name, arguments}}]`, a last chunk with
+`finish_reason`, then `data: [DONE]`). A request lines up on the same turn line as the
+agent's rounds. A streaming client that goes away withdraws its place, or stops its
+generation at the engine's next cancellation point.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import trio
+from quart import Blueprint, Response, current_app, jsonify, make_response, request
+
+from actors.engine import Piece, ToolSpec, TurnInput, TurnResult
+from actors.errors import ContextFull, EngineError, NoModel
+from bmoe_daemon.app import daemon
+from bmoe_daemon.bodies import parse_json
+from bmoe_daemon.errors import ApiError, BadRequest, NoModelError, NoVision
+
+bp = Blueprint("openai", __name__)
+
+ROLES = ("system", "user", "assistant", "tool", "developer")
+MAX_MESSAGES = 10_000
+STREAM_QUEUE = 256
+
+
+class ContextFullError(ApiError):
+    status, code = 400, "bad_request"
+
+
+def _content(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for part in value:
+            if not isinstance(part, dict) or "type" not in part:
+                raise BadRequest(f"{where}: each content part is an object with a type.")
+            if part["type"] == "text" and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif part["type"] in ("image_url", "input_image", "image"):
+                raise NoVision("The loaded model cannot see images; send text only.")
+            else:
+                raise BadRequest(f"{where}: unsupported content part {part['type']!r}.")
+        return "".join(parts)
+    raise BadRequest(f"{where}: content must be a string or a list of parts.")
+
+
+def _messages(raw: Any) -> tuple[dict[str, Any], ...]:
+    if not isinstance(raw, list) or not raw:
+        raise BadRequest("messages must be a non-empty array.")
+    if len(raw) > MAX_MESSAGES:
+        raise BadRequest("Too many messages.")
+    out = []
+    for i, m in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(m, dict):
+            raise BadRequest(f"{where} must be an object.")
+        role = m.get("role")
+        if role not in ROLES:
+            raise BadRequest(f"{where}.role must be one of {', '.join(ROLES)}.")
+        msg: dict[str, Any] = {"role": "system" if role == "developer" else role,
+                               "content": _content(m.get("content"), where)}
+        if role == "assistant" and m.get("tool_calls") is not None:
+            calls = m["tool_calls"]
+            if not isinstance(calls, list):
+                raise BadRequest(f"{where}.tool_calls must be an array.")
+            norm = []
+            for c in calls:
+                fn = c.get("function") if isinstance(c, dict) else None
+                if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                    raise BadRequest(f"{where}.tool_calls: each needs function.name.")
+                args = fn.get("arguments", "{}")
+                if not isinstance(args, str):
+                    args = json.dumps(args)
+                norm.append({"id": str(c.get("id") or ""), "type": "function",
+                             "function": {"name": fn["name"], "arguments": args}})
+            msg["tool_calls"] = norm
+        if role == "tool":
+            msg["tool_call_id"] = str(m.get("tool_call_id") or "")
+        out.append(msg)
+    return tuple(out)
+
+
+def _tools(raw: Any) -> tuple[ToolSpec, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise BadRequest("tools must be an array.")
+    out = []
+    for i, t in enumerate(raw):
+        fn = t.get("function") if isinstance(t, dict) else None
+        if not isinstance(t, dict) or t.get("type", "function") != "function" or not isinstance(fn, dict):
+            raise BadRequest(f"tools[{i}] must be {{type: function, function: {{name, parameters}}}}.")
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
+            raise BadRequest(f"tools[{i}].function.name must be a non-empty string.")
+        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        if not isinstance(params, dict):
+            raise BadRequest(f"tools[{i}].function.parameters must be a JSON schema object.")
+        out.append(ToolSpec(name, str(fn.get("description") or ""), params))
+    return tuple(out)
+
+
+def _tool_choice(raw: Any, tools: tuple[ToolSpec, ...]) -> tuple[str | None, tuple[ToolSpec, ...]]:
+    if raw is None:
+        return None, tools
+    if raw in ("auto", "none", "required"):
+        return raw, tools
+    if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
+        name = raw["function"].get("name")
+        chosen = tuple(t for t in tools if t.name == name)
+        if not chosen:
+            raise BadRequest(f"tool_choice names {name!r}, which is not in tools.")
+        return "required", chosen
+    raise BadRequest("tool_choice is 'auto', 'none', 'required' or {type: function, function: {name}}.")
+
+
+def _number(body: dict[str, Any], name: str, kind: type, low: float, high: float) -> Any:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and int(value) != value):
+        raise BadRequest(f"{name} must be a number.")
+    if not low <= value <= high:
+        raise BadRequest(f"{name} must be between {low:g} and {high:g}.")
+    return kind(value)
+
+
+def _turn_input(body: dict[str, Any]) -> tuple[TurnInput, bool, bool]:
+    messages = _messages(body.get("messages"))
+    tools = _tools(body.get("tools"))
+    choice, tools = _tool_choice(body.get("tool_choice"), tools)
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("stream must be true or false.")
+    opts = body.get("stream_options") or {}
+    if not isinstance(opts, dict):
+        raise BadRequest("stream_options must be an object.")
+    usage = bool(opts.get("include_usage", False))
+    max_tokens = _number(body, "max_completion_tokens", int, 1, 1 << 20) or _number(body, "max_tokens", int, 1, 1 << 20)
+    temperature = _number(body, "temperature", float, 0, 2)
+    turn = TurnInput(messages, tools, max_tokens=max_tokens, temperature=temperature, tool_choice=choice)
+    return turn, stream, usage
+
+
+def _chunk(cid: str, model: str, created: int, delta: dict[str, Any] | None, finish: str | None = None,
+           usage: dict[str, int] | None = None) -> bytes:
+    body: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                            "choices": [] if delta is None else
+                            [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if usage is not None:
+        body["usage"] = usage
+    return b"data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+def _usage(result: TurnResult) -> dict[str, int]:
+    return {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+            "total_tokens": result.prompt_tokens + result.completion_tokens}
+
+
+@bp.get("/v1/models")
+async def get_models() -> Response:
+    model = daemon().engine.model_id
+    data = [] if model is None else [{"id": model, "object": "model", "created": int(daemon().started),
+                                       "owned_by": "bmoe-daemon"}]
+    return jsonify({"object": "list", "data": data})
+
+
+@bp.post("/v1/chat/completions")
+async def post_chat_completions() -> Response:
+    engine = daemon().engine
+    body = parse_json(await request.get_data())
+    turn, stream, include_usage = _turn_input(body)
+    model = engine.model_id
+    if model is None:
+        raise NoModelError("No model is loaded; start the daemon with a model to serve it.")
+    cid = "chatcmpl-" + secrets.token_urlsafe(12)
+    created = int(time.time())
+    if not stream:
+        calls: list[Piece] = []
+
+        async def collect(piece: Piece) -> None:
+            calls.append(piece)
+
+        try:
+            result = await engine.turn(turn, collect, owner="v1")
+        except ContextFull as exc:
+            raise ContextFullError(f"The request does not fit the model's context: {exc}") from None
+        except NoModel as exc:
+            raise NoModelError(str(exc)) from None
+        except EngineError as exc:
+            raise ApiError(f"The model failed: {exc}") from None
+        message: dict[str, Any] = {"role": "assistant", "content": result.text or None}
+        if result.reasoning:
+            message["reasoning_content"] = result.reasoning
+        if result.tool_calls:
+            message["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.arguments}}
+                                     for c in result.tool_calls]
+        return jsonify({"id": cid, "object": "chat.completion", "created": created, "model": model,
+                        "choices": [{"index": 0, "message": message, "finish_reason": result.finish_reason}],
+                        "usage": _usage(result)})
+
+    send, rx = trio.open_memory_channel[bytes | BaseException | TurnResult](STREAM_QUEUE)
+    scope = trio.CancelScope()
+
+    async def emit(piece: Piece) -> None:
+        delta: dict[str, Any]
+        if piece.kind == "text":
+            delta = {"content": piece.text}
+        elif piece.kind == "reasoning":
+            delta = {"reasoning_content": piece.text}
+        elif piece.kind == "tool_call":
+            fn: dict[str, Any] = {"arguments": piece.text}
+            call: dict[str, Any] = {"index": piece.index, "function": fn}
+            if piece.name is not None:
+                call.update(id=piece.call_id, type="function")
+                fn["name"] = piece.name
+            delta = {"tool_calls": [call]}
+        else:
+            return
+        await send.send(_chunk(cid, model, created, delta))
+
+    async def produce() -> None:
+        async with send:
+            with scope:
+                try:
+                    result = await engine.turn(turn, emit, owner="v1")
+                except (EngineError, NoModel) as exc:
+                    await send.send(exc)
+                    return
+                await send.send(result)
+
+    current_app.nursery.start_soon(produce)
+
+    async def body_stream() -> AsyncIterator[bytes]:
+        try:
+            yield _chunk(cid, model, created, {"role": "assistant", "content": ""})
+            async for got in rx:
+                if isinstance(got, bytes):
+                    yield got
+                elif isinstance(got, TurnResult):
+                    yield _chunk(cid, model, created, {}, finish=got.finish_reason)
+                    if include_usage:
+                        yield _chunk(cid, model, created, None, usage=_usage(got))
+                else:
+                    err = {"error": {"message": f"The model failed: {got}", "type": "server_error"}}
+                    yield b"data: " + json.dumps(err).encode() + b"\n\n"
+            yield b"data: [DONE]\n\n"
+        finally:
+            # The client went away (or the stream ended): free the place on the turn line.
+            scope.cancel()
+            rx.close()
+
+    resp = await make_response(body_stream(), 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    resp.timeout = None
+    return resp

@@ -1,0 +1,73 @@
+"""The provider routes: saved OpenAI-compatible services, for a client on this computer only.
+
+A provider's key is taken in a body and never given back: every answer carries
+`has_key` instead (actors/providers.py keeps it in `<data>/credentials.json`).
+"""
+
+from __future__ import annotations
+
+import attrs
+from quart import Blueprint, Response, jsonify, request
+
+from actors.providers import ProviderDirectory
+from bmoe_daemon.access import require_local
+from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.bodies import parse_json, structure
+from bmoe_daemon.errors import ApiError
+
+bp = Blueprint("providers", __name__)
+
+
+@attrs.frozen(repr=False)
+class ProviderBody:
+    """`POST /api/providers` and `PUT /api/providers/<id>`: `api_key` absent (or
+    null) keeps the key, `""` removes it."""
+
+    name: str
+    base_url: str
+    models: list[str]
+    api_key: str | None = None
+
+    def __repr__(self) -> str:  # the key stays out of any log or traceback
+        return f"ProviderBody(name={self.name!r}, base_url={self.base_url!r}, models={self.models!r})"
+
+
+def _directory(what: str) -> ProviderDirectory:
+    require_local(is_local(), what)
+    providers = daemon().providers
+    if providers is None:
+        raise ApiError("Providers are not available in this daemon.")
+    return providers
+
+
+async def _body() -> ProviderBody:
+    return structure(parse_json(await request.get_data()), ProviderBody)
+
+
+@bp.get("/api/providers")
+async def get_providers() -> Response:
+    return jsonify(_directory("The list of providers").listing())
+
+
+@bp.post("/api/providers")
+async def post_providers() -> tuple[Response, int]:
+    providers = _directory("Saving a provider")
+    body = await _body()
+    saved = await providers.add(body.name, body.base_url, body.models, body.api_key)
+    return jsonify(saved), 201
+
+
+@bp.put("/api/providers/<provider_id>")
+async def put_provider(provider_id: str) -> Response:
+    providers = _directory("Saving a provider")
+    providers.get(provider_id)  # an unknown id is 404 before the body is read
+    body = await _body()
+    saved = await providers.update(provider_id, body.name, body.base_url, body.models, body.api_key)
+    return jsonify(saved)
+
+
+@bp.delete("/api/providers/<provider_id>")
+async def delete_provider(provider_id: str) -> Response:
+    providers = _directory("Removing a provider")
+    await providers.remove(provider_id)
+    return jsonify({"deleted": provider_id})

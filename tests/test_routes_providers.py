@@ -1,0 +1,152 @@
+"""The provider routes (bmoe_daemon/routes/providers.py) over the real app in-process,
+with clients on loopback and on the network (Quart's test client)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from actors.providers import ProviderDirectory
+from bmoe_daemon.app import create_app
+from bmoe_daemon.config import Config
+from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.store import write_atomic
+
+NET = {"client": ("192.0.2.7", 40000)}
+LOCAL = {"client": ("127.0.0.1", 40000)}
+KEY = "sk-route-test-8f3a9c"
+GOOD = {"name": "Cloud", "base_url": "https://api.example.com/v1", "models": ["gpt-x", "org/model"], "api_key": KEY}
+
+
+@pytest.fixture
+def providers(tmp_path: Path) -> ProviderDirectory:
+    return ProviderDirectory(tmp_path / "data", write_file=write_atomic)
+
+
+@pytest.fixture
+def app(daemon, providers, tmp_path: Path):
+    ctx = DaemonContext(config=Config(data_dir=tmp_path / "data"), hub=daemon.hub, engine=daemon.engine,
+                        bus=daemon.bus, providers=providers)
+    return create_app(ctx)
+
+
+class Client:
+    def __init__(self, app) -> None:
+        self.app = app
+        self.bodies: list[str] = []  # every answer's text, to look for the key in
+
+    async def __call__(self, method, path, scope=LOCAL, json_body=None, raw: bytes | None = None):
+        client = self.app.test_client()
+        if raw is not None:
+            resp = await client.open(path, method=method, data=raw, scope_base=scope,
+                                     headers={"Content-Type": "application/json"})
+        else:
+            resp = await client.open(path, method=method, json=json_body, scope_base=scope)
+        text = (await resp.get_data()).decode()
+        self.bodies.append(text)
+        return resp.status_code, json.loads(text)
+
+
+async def test_network_clients_get_local_only(app, providers) -> None:
+    call = Client(app)
+    await providers.add("Kept", "https://kept.example/v1", ["m"], api_key=KEY)
+    for method, path, body in (
+        ("GET", "/api/providers", None),
+        ("POST", "/api/providers", GOOD),
+        ("PUT", "/api/providers/kept", GOOD),
+        ("DELETE", "/api/providers/kept", None),
+        ("PUT", "/api/providers/nope", GOOD),
+    ):
+        status, got = await call(method, path, NET, body)
+        assert (status, got["code"]) == (403, "local_only"), (method, path)
+    assert [p["id"] for p in providers.listing()] == ["kept"] and providers.has_key("kept")
+    assert providers.listing()[0]["base_url"] == "https://kept.example/v1"
+    assert not any(KEY in b for b in call.bodies)
+
+
+async def test_save_list_change_and_forget(app, providers) -> None:
+    call = Client(app)
+    status, saved = await call("POST", "/api/providers", LOCAL, GOOD)
+    assert status == 201
+    assert saved == {"id": "cloud", "name": "Cloud", "base_url": "https://api.example.com/v1",
+                     "models": ["gpt-x", "org/model"], "has_key": True}
+    status, again = await call("POST", "/api/providers", LOCAL, {**GOOD, "api_key": None})
+    assert status == 201 and again["id"] == "cloud-2" and again["has_key"] is False
+    status, listed = await call("GET", "/api/providers")
+    assert status == 200 and listed == [saved, again]
+
+    status, got = await call("PUT", "/api/providers/cloud", LOCAL, {"name": "Renamed", "base_url": "http://localhost:8080/v1",
+                                                                   "models": []})
+    assert status == 200 and got == {"id": "cloud", "name": "Renamed", "base_url": "http://localhost:8080/v1",
+                                     "models": [], "has_key": True}
+    status, got = await call("PUT", "/api/providers/cloud", LOCAL, {**GOOD, "api_key": ""})
+    assert status == 200 and got["has_key"] is False and not providers.has_key("cloud")
+    status, got = await call("PUT", "/api/providers/cloud", LOCAL, GOOD)
+    assert got["has_key"] is True
+
+    for method, path in (("PUT", "/api/providers/nope"), ("DELETE", "/api/providers/nope")):
+        status, got = await call(method, path, LOCAL, GOOD)
+        assert (status, got["code"]) == (404, "not_found"), method
+    status, got = await call("PUT", "/api/providers/nope", LOCAL, raw=b"not json")
+    assert status == 404
+
+    status, got = await call("DELETE", "/api/providers/cloud")
+    assert status == 200 and got == {"deleted": "cloud"}
+    assert [p["id"] for p in providers.listing()] == ["cloud-2"]
+    assert KEY not in providers.credentials_path.read_text()
+    assert not any(KEY in b for b in call.bodies)
+
+
+BAD = [
+    b"", b"not json", b"[]", b'"x"', b"{}",
+    json.dumps({**GOOD, "name": 5}).encode(),
+    json.dumps({"name": "x", "models": []}).encode(),
+    json.dumps({**GOOD, "models": "gpt"}).encode(),
+    json.dumps({**GOOD, "models": [1]}).encode(),
+    json.dumps({**GOOD, "api_key": 5}).encode(),
+    json.dumps({**GOOD, "name": "  "}).encode(),
+    json.dumps({**GOOD, "base_url": "http://api.example.com/v1"}).encode(),
+    json.dumps({**GOOD, "base_url": "file:///etc/passwd"}).encode(),
+    json.dumps({**GOOD, "api_key": "has space " + KEY}).encode(),
+]
+
+
+@pytest.mark.parametrize("raw", BAD)
+async def test_malformed_bodies_are_400_and_change_nothing(app, providers, raw: bytes) -> None:
+    call = Client(app)
+    await providers.add("Kept", "https://kept.example/v1", ["m"])
+    before = providers.listing()
+    for method, path in (("POST", "/api/providers"), ("PUT", "/api/providers/kept")):
+        status, got = await call(method, path, LOCAL, raw=raw)
+        assert (status, got["code"]) == (400, "bad_request"), (method, raw, got)
+        assert set(got) == {"error", "code"} and got["error"]
+    assert providers.listing() == before and not providers.has_key("kept")
+    assert not any(KEY in b for b in call.bodies)
+
+
+async def test_http_refusal_says_why(app) -> None:
+    status, got = await Client(app)("POST", "/api/providers", LOCAL, {**GOOD, "base_url": "http://api.example.com/v1"})
+    assert status == 400 and "use https://" in got["error"]
+
+
+async def test_a_conversation_route_must_name_a_saved_provider(app, daemon, providers) -> None:
+    call = Client(app)
+    status, got = await call("POST", "/api/conversations", LOCAL, {"route": "nope/model"})
+    assert (status, got["code"]) == (400, "bad_request") and "nope" in got["error"]
+    assert daemon.hub.conversations() == []
+    await providers.add("Cloud", "https://api.example.com/v1", ["m"])
+    status, conv = await call("POST", "/api/conversations", LOCAL, {"route": "cloud/org/m"})
+    assert status == 201 and conv["route"] == "cloud/org/m"
+    status, got = await call("PATCH", f"/api/conversations/{conv['id']}", LOCAL, {"route": "gone/m"})
+    assert (status, got["code"]) == (400, "bad_request")
+    assert daemon.hub.get(conv["id"]).info.route == "cloud/org/m"
+    status, got = await call("PATCH", f"/api/conversations/{conv['id']}", LOCAL, {"route": "local"})
+    assert status == 200 and got["route"] == "local"
+    status, got = await call("PATCH", f"/api/conversations/{conv['id']}", LOCAL, {"route": "cloud/m"})
+    assert status == 200 and got["route"] == "cloud/m"
+    # from the network, a provider route stays local_only whether or not it is saved
+    for route in ("cloud/m", "nope/m"):
+        status, got = await call("POST", "/api/conversations", NET, {"route": route})
+        assert (status, got["code"]) == (403, "local_only")
