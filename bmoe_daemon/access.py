@@ -57,6 +57,30 @@ def check_origin(origin: str | None, host: str | None) -> None:
     raise ForbiddenOrigin(f"Pages from {origin} may not use this daemon.")
 
 
+def check_host(host: str | None, configured: str | None = None) -> None:
+    """The Host header must name this daemon: a loopback name, an IP address, or the
+    configured --host. A page that reached the daemon through a DNS name of its own
+    (DNS rebinding) is refused, since its Origin would otherwise match its Host."""
+    if not host:
+        return  # HTTP/1.0 clients and raw tools send none; the Origin check still applies
+    try:
+        name = urlsplit("//" + host).hostname
+    except ValueError:
+        raise ForbiddenOrigin("The Host header is malformed.") from None
+    if name is None:
+        raise ForbiddenOrigin("The Host header is malformed.")
+    if name == "localhost" or name.endswith(".localhost") or is_loopback(name):
+        return
+    try:
+        ipaddress.ip_address(name)
+        return
+    except ValueError:
+        pass
+    if configured and name == configured.strip("[]").lower():
+        return
+    raise ForbiddenOrigin(f"Requests for {name} are refused: reach the daemon by its address or localhost.")
+
+
 def require_local(local: bool, what: str = "This") -> None:
     if not local:
         raise LocalOnly(f"{what} answers only to a client on this computer.")

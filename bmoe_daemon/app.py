@@ -65,6 +65,7 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
     def guard(path: str, headers: Any) -> None:
         if not (path.startswith("/api/") or path.startswith("/v1/") or path in ("/api", "/v1")):
             return
+        access.check_host(headers.get("Host"), ctx.config.host)
         access.check_origin(headers.get("Origin"), headers.get("Host"))
         access.check_key(ctx.config.api_key, headers.get("Authorization"))
 

@@ -470,3 +470,15 @@ def test_error_bodies_follow_the_spec() -> None:
         body = exc.body()
         assert set(body) == {"error", "code"}
         assert json.loads(json.dumps(body)) == body
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "192.168.1.5:8765", "localhost",
+                                  "app.localhost:1", "myhost:8765", None, ""])
+def test_check_host_accepts_this_daemon(host):
+    access.check_host(host, "myhost")
+
+
+@pytest.mark.parametrize("host", ["evil.example:8765", "evil.example", "127.0.0.1.evil.example:8765", "[::1", "localhost.evil:1"])
+def test_check_host_refuses_other_names(host):
+    with pytest.raises(ForbiddenOrigin):
+        access.check_host(host, "myhost")

@@ -125,3 +125,13 @@ async def test_unexpected_errors_are_500_internal_without_details(app, daemon, m
 async def test_method_not_allowed_is_json(app):
     status, body = await call(app, "PUT", "/api/conversations", LOCAL, {})
     assert status == 405 and body["code"] == "bad_request"
+
+
+async def test_dns_rebinding_is_refused(app):
+    client = app.test_client()
+    resp = await client.open("/api/conversations", method="GET", scope_base=LOCAL,
+                             headers={"Host": "evil.example:8765", "Origin": "http://evil.example:8765"})
+    assert resp.status_code == 403 and (await resp.get_json())["code"] == "forbidden_origin"
+    resp = await client.open("/api/conversations", method="GET", scope_base=LOCAL,
+                             headers={"Host": "127.0.0.1:8765", "Origin": "http://127.0.0.1:8765"})
+    assert resp.status_code == 200
