@@ -519,12 +519,16 @@ class _Run:
     async def tools(self) -> list[Tool]:
         """The tools of this round. Tools known only at run time (an MCP server's) are
         got ready first; the skills are read once per message, so the prompt stays the
-        same every round. Skills reach local requests only: they are this computer's text."""
+        same every round. Skills reach local requests only: they are this computer's text.
+        They come with a workspace: every skill is a way of working in a folder, and
+        offering `use_skill` in plain chat pushes a small model into calling it instead
+        of answering (the generic format then constrains every answer to JSON)."""
         if self.env.chat_only:
             return []
         ws, mode = self.workspace(), self.c.info.mode
         if self.skills is None:
-            self.skills = await self.env.skills.switched_on(ws) if self.env.skills and self.local else []
+            wanted = self.env.skills is not None and self.local and ws is not None
+            self.skills = await self.env.skills.switched_on(ws) if wanted and self.env.skills else []
         await self.env.registry.prepare(workspace=ws, mode=mode, local=self.local)
         return self.env.registry.offered(workspace=ws, mode=mode, local=self.local, skills=bool(self.skills))
 

@@ -346,7 +346,10 @@ async def wait_idle(conv):
 async def test_the_prompt_lists_switched_on_skills_and_use_skill_reads_one(skills_app):
     d = skills_app
     await d.catalog.set_enabled("write-tests", False)
-    conv = await d.hub.create()
+    folder = d.data.parent / "skills-ws"
+    folder.mkdir(exist_ok=True)
+    ws = await d.hub.add_workspace(str(folder))
+    conv = await d.hub.create(workspace=ws.id)
     d.backend.push({"tool_calls": [{"name": "use_skill", "arguments": {"name": "review-change"}}]},
                    {"tool_calls": [{"name": "use_skill", "arguments": {"name": "write-tests"}}]},
                    {"text": "Done."})
@@ -390,3 +393,16 @@ async def test_use_skill_reads_the_workspace_version(tmp_path):
     with pytest.raises(ToolError, match="needs"):
         await tool.run({}, ToolContext(conversation="c", workspace=None, mode="ask"))
     assert not tool.is_change({"name": "tidy"}) and tool.offered_read_only
+
+
+async def test_plain_chat_gets_no_skills(skills_app):
+    """Skills are ways of working in a folder: a conversation without one is not offered
+    use_skill nor told about skills (a small model would call it instead of answering)."""
+    d = skills_app
+    conv = await d.hub.create()
+    d.backend.push({"text": "Hello."})
+    await conv.send_message("hi")
+    await wait_idle(conv)
+    turn = d.backend.turns[-1]
+    assert "use_skill" not in {t.name for t in turn.tools}
+    assert "review-change" not in turn.messages[0]["content"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -147,59 +148,62 @@ def main() -> int:
     rep = Report("concurrency", f"{n} conversations x scripted {rounds}-round runs at once")
     watch = CpuWatch().start()
     out = trio.run(bench, n, rounds, args.delay_ms / 1000.0, args.timeout)
-    foreign = watch.foreign_cores()
-    want_assistant = rounds + 1
-    bad: list[str] = []
-    for c in out["convs"]:
-        items = c["items"]
-        assistant = [i for i in items if i["kind"] == "assistant"]
-        echoes = [i for i in items if i["kind"] == "tool" and i.get("tool") == "echo"]
-        notices = [i for i in items if i["kind"] == "notice"]
-        problems = []
-        if c["state"] != "idle":
-            problems.append(f"state {c['state']}")
-        if len(assistant) != want_assistant:
-            problems.append(f"{len(assistant)} assistant items")
-        if len(echoes) != rounds or any(e.get("state") != "done" for e in echoes):
-            problems.append(f"{len(echoes)} echo cards, states {sorted({e.get('state') for e in echoes})}")
-        if notices:
-            problems.append(f"notices {[x.get('text') for x in notices]}")
-        if problems:
-            bad.append(f"{c['id']}: {', '.join(problems)}")
-    # The files on disk hold the same.
-    on_disk_bad = 0
-    for c in out["convs"]:
-        path = out["data"] / "agent" / "conversations" / f"{c['id']}.json"
-        data = json.loads(path.read_text())
-        if data["state"] != "idle" or sum(1 for i in data["items"] if i["kind"] == "assistant") != want_assistant:
-            on_disk_bad += 1
-    queued, order = out["queued"], out["order"]
-    fifo = queued == order
-    first_diff = next((k for k, (a, b) in enumerate(zip(queued, order, strict=False)) if a != b), None)
-    turns = len(order)
-    rep.figure("messages accepted (202)", out["accepted"], "", "{}")
-    rep.figure("turns queued / served", f"{len(queued)} / {turns}")
-    rep.figure("engine counters", str(out["counters"]))
-    rep.figure("wall time, all runs", out["seconds"], "s", "{:.2f}")
-    rep.figure("turns per second", turns / out["seconds"], "turn/s", "{:.1f}")
-    rep.figure("deepest engine mailbox seen", out["max_mailbox"], "", "{}")
-    rep.figure("RSS before the runs", out["rss_before_kb"] / 1024, "MB", "{:.1f}")
-    rep.figure("peak RSS of the process (ru_maxrss)", out["peak_rss_kb"] / 1024, "MB", "{:.1f}")
-    rep.figure("conversations wrong on disk", on_disk_bad, "", "{}")
-    rep.figure("other processes' CPU during the run", foreign, "cores", "{:.2f}")
-    for line in bad[:5]:
-        rep.note(line)
-    rep.check(
-        f"all {n} finished idle with {want_assistant} assistant items",
-        not bad and on_disk_bad == 0,
-        f"{len(bad)} wrong",
-    )
-    rep.check(
-        "turns served in the order queued (FIFO)",
-        fifo and turns == n * want_assistant,
-        f"first difference at turn {first_diff}" if first_diff is not None else f"{turns} turns",
-    )
-    return rep.finish()
+    try:
+        foreign = watch.foreign_cores()
+        want_assistant = rounds + 1
+        bad: list[str] = []
+        for c in out["convs"]:
+            items = c["items"]
+            assistant = [i for i in items if i["kind"] == "assistant"]
+            echoes = [i for i in items if i["kind"] == "tool" and i.get("tool") == "echo"]
+            notices = [i for i in items if i["kind"] == "notice"]
+            problems = []
+            if c["state"] != "idle":
+                problems.append(f"state {c['state']}")
+            if len(assistant) != want_assistant:
+                problems.append(f"{len(assistant)} assistant items")
+            if len(echoes) != rounds or any(e.get("state") != "done" for e in echoes):
+                problems.append(f"{len(echoes)} echo cards, states {sorted({e.get('state') for e in echoes})}")
+            if notices:
+                problems.append(f"notices {[x.get('text') for x in notices]}")
+            if problems:
+                bad.append(f"{c['id']}: {', '.join(problems)}")
+        # The files on disk hold the same.
+        on_disk_bad = 0
+        for c in out["convs"]:
+            path = out["data"] / "agent" / "conversations" / f"{c['id']}.json"
+            data = json.loads(path.read_text())
+            if data["state"] != "idle" or sum(1 for i in data["items"] if i["kind"] == "assistant") != want_assistant:
+                on_disk_bad += 1
+        queued, order = out["queued"], out["order"]
+        fifo = queued == order
+        first_diff = next((k for k, (a, b) in enumerate(zip(queued, order, strict=False)) if a != b), None)
+        turns = len(order)
+        rep.figure("messages accepted (202)", out["accepted"], "", "{}")
+        rep.figure("turns queued / served", f"{len(queued)} / {turns}")
+        rep.figure("engine counters", str(out["counters"]))
+        rep.figure("wall time, all runs", out["seconds"], "s", "{:.2f}")
+        rep.figure("turns per second", turns / out["seconds"], "turn/s", "{:.1f}")
+        rep.figure("deepest engine mailbox seen", out["max_mailbox"], "", "{}")
+        rep.figure("RSS before the runs", out["rss_before_kb"] / 1024, "MB", "{:.1f}")
+        rep.figure("peak RSS of the process (ru_maxrss)", out["peak_rss_kb"] / 1024, "MB", "{:.1f}")
+        rep.figure("conversations wrong on disk", on_disk_bad, "", "{}")
+        rep.figure("other processes' CPU during the run", foreign, "cores", "{:.2f}")
+        for line in bad[:5]:
+            rep.note(line)
+        rep.check(
+            f"all {n} finished idle with {want_assistant} assistant items",
+            not bad and on_disk_bad == 0,
+            f"{len(bad)} wrong",
+        )
+        rep.check(
+            "turns served in the order queued (FIFO)",
+            fifo and turns == n * want_assistant,
+            f"first difference at turn {first_diff}" if first_diff is not None else f"{turns} turns",
+        )
+        return rep.finish()
+    finally:
+        shutil.rmtree(out["data"].parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

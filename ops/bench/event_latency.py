@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -236,6 +237,7 @@ async def bench(n_clients: int, pieces: int, delay: float, separate: bool, freez
             text = bytes(worker_out).split(b"READY\n", 1)[1]
             arrivals = [[(t, d) for t, d in rows] for rows in json.loads(text)]
         stop.set()
+    shutil.rmtree(tmp, ignore_errors=True)
     return {
         "sent": sent,
         "published": published,

@@ -32,6 +32,7 @@ import argparse
 import ctypes
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -348,6 +349,7 @@ def main() -> int:
                 all_rows.append(row)
     finally:
         daemon.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
     used = pairs
     if not pairs:
@@ -360,8 +362,11 @@ def main() -> int:
     rep.figure("daemon tok/s over SSE (median)", median([r["d"] for r in used]), "tok/s", "{:.1f}")
     rep.figure("bare create_completion tok/s (median)", median([r["b"] for r in used]), "tok/s", "{:.1f}")
     rep.figure("bare + abort callback tok/s (median)", median([r["a"] for r in used]), "tok/s", "{:.1f}")
-    cb_rows = [r for r in used if r["a_clean"]] or used
-    rep.figure("abort callback alone: ratio to bare", median([r["a"] / r["b"] for r in cb_rows]), "", "{:.3f}")
+    cb_rows = [r for r in used if r["a_clean"]]
+    if cb_rows:
+        rep.figure("abort callback alone: ratio to bare", median([r["a"] / r["b"] for r in cb_rows]), "", "{:.3f}")
+    else:
+        rep.figure("abort callback alone: ratio to bare", "n/a (its rounds were disturbed)")
     rep.figure("abort callbacks into Python per token", median([r["cb_per_token"] for r in used]), "", "{:.0f}")
     rep.figure("ratio from median token gaps", median([r["gap"] for r in used]), "", "{:.3f}")
     rep.figure("ratios of the repetitions", ", ".join(f"{r['ratio']:.3f}" for r in used))
