@@ -11,7 +11,7 @@
     ├── BusyError                   409 busy
     ├── Exists                      409 exists
     ├── NoModelError                409 no_model
-    └── SettingsConflict            409 settings_conflict: another app's settings file the daemon will not change
+    └── SettingsConflict            409 exists: another app's settings file is there in a form the daemon will not change
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ class NoModelError(ApiError):
 class SettingsConflict(ApiError):
     """An app's settings file that does not parse (or would clash): left untouched."""
 
-    status, code = 409, "settings_conflict"
+    # The spec's fixed list of codes has none for this; `exists` says what is in the way.
+    status, code = 409, "exists"
 
 
 def from_actor(exc: actor_errors.ActorError) -> ApiError:

@@ -300,7 +300,7 @@ async def test_post_refuses_what_it_cannot_do(daemon, tmp_path, home):
     app = make_app(daemon, tmp_path)
     zed = write(home / ".config" / "zed" / "settings.json", '{\n  // mine\n  "vim_mode": true\n}\n')
     status, err = await call(app, "POST", "/api/connect/zed")
-    assert (status, err["code"]) == (409, "settings_conflict") and "not plain JSON" in err["error"]
+    assert (status, err["code"]) == (409, "exists") and "not plain JSON" in err["error"]
     assert zed.read_text() == '{\n  // mine\n  "vim_mode": true\n}\n' and backups(zed) == []
     assert (await call(app, "POST", "/api/connect/nope"))[0] == 404
     status, err = await call(app, "POST", "/api/connect/openai")
@@ -335,11 +335,15 @@ async def test_the_key_is_never_in_a_snippet_or_a_file(daemon, tmp_path, home):
 
 
 async def test_the_address_written_is_the_daemon_s_not_the_request_s(daemon, tmp_path, home):
-    # A page that reached the daemon under another name (DNS rebinding) passes the
-    # Origin check with a matching Host; what gets written still names this daemon.
+    # A page that reached the daemon under another name (DNS rebinding) is refused by
+    # the Host check; and a request under another address of this machine still gets
+    # this daemon's own address written, never the request's Host.
     app = make_app(daemon, tmp_path)
     evil = {"Host": "evil.example:4321", "Origin": "http://evil.example:4321"}
     status, rows = await call(app, "GET", "/api/connect", headers=evil)
-    assert status == 200 and all("evil" not in r["snippet"] for r in rows)
-    status, body = await call(app, "POST", "/api/connect/opencode", headers=evil)
-    assert status == 200 and "evil" not in text(body["file"])
+    assert status == 403 and rows["code"] == "forbidden_origin"
+    other = {"Host": "203.0.113.9:4321"}
+    status, rows = await call(app, "GET", "/api/connect", headers=other)
+    assert status == 200 and all("203.0.113.9" not in r["snippet"] for r in rows)
+    status, body = await call(app, "POST", "/api/connect/opencode", headers=other)
+    assert status == 200 and "203.0.113.9" not in text(body["file"])
