@@ -33,8 +33,19 @@ async def test_daemon_streams_a_real_reply_through_events(tmp_path, model_path):
             r = await c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "Say hello in one short sentence."})
             assert r.status_code == 202
             running = await sse.wait_for(lambda e: e[1] == "conversation" and e[2]["state"] == "running")
+            # A small model may ramble for its whole budget: a few pieces show the stream;
+            # then stop, which finishes the item with what was streamed.
+            with trio.fail_after(180):
+                while True:
+                    deltas = [e[2] for e in sse.events if e[1] == "delta"]
+                    ended = [e for e in sse.events if e[0] > running[0] and e[1] == "conversation"
+                             and e[2]["state"] in ("idle", "error")]
+                    if ended or len(deltas) >= 8:
+                        break
+                    await trio.sleep(0.05)
+            await c.post(f"/api/conversations/{conv['id']}/stop")
             done = await sse.wait_for(
-                lambda e: e[0] > running[0] and e[1] == "conversation" and e[2]["state"] in ("idle", "error"), timeout=120
+                lambda e: e[0] > running[0] and e[1] == "conversation" and e[2]["state"] in ("idle", "error"), timeout=60
             )
             assert done[2]["state"] == "idle"
             deltas = [e[2] for e in sse.events if e[1] == "delta"]
@@ -97,7 +108,7 @@ async def test_backend_flag_is_only_lent(model_path):
 
 
 async def _one_tool_run(d, c, sse, ws_id):
-    conv = (await c.post("/api/conversations", json={"workspace": ws_id, "mode": "full"})).json()
+    conv = (await c.post("/api/conversations", json={"workspace": ws_id, "mode": "read_only"})).json()
     cid = conv["id"]
     mark = len(sse.events)
     await c.post(f"/api/conversations/{cid}/messages", json={"text": "Read the file README.md"})
@@ -109,15 +120,16 @@ async def _one_tool_run(d, c, sse, ws_id):
     def seen(pred):
         return [e for e in sse.events[mark:] if mine(e) and pred(e)]
 
-    with trio.fail_after(240):
+    with trio.fail_after(400):
         while True:
             tools = seen(lambda e: e[1] == "item" and e[2]["item"]["kind"] == "tool")
             finished = [t for t in tools if t[2]["item"]["state"] in ("done", "error", "denied")]
             assistants = {e[2]["item"]["id"] for e in seen(lambda e: e[1] == "item" and e[2]["item"]["kind"] == "assistant")}
             ended = seen(lambda e: e[1] == "conversation" and e[2]["state"] in ("idle", "error"))
+            words = sum(len(e[2].get("text", "")) for e in seen(lambda e: e[1] == "delta"))
             if finished and len(assistants) >= 2:
                 break
-            if ended and not tools:
+            if (ended or words > 60) and not tools:  # it answered in words: try again
                 await c.post(f"/api/conversations/{cid}/stop")
                 return None
             await trio.sleep(0.1)
@@ -131,7 +143,11 @@ async def test_real_model_calls_a_tool_in_a_run(tmp_path, model_path):
     folder = tmp_path / "proj"
     folder.mkdir()
     (folder / "README.md").write_text("# Demo\nThis project prints hello.\n")
-    async with run_daemon(tmp_path / "data", "--ctx-size", "4096") as d:
+    # Fewer tools make a smaller grammar, which a loaded two-core machine samples faster:
+    # no skills, and a read-only conversation (no write, edit or MCP tools).
+    no_skills = tmp_path / "no-skills"
+    no_skills.mkdir()
+    async with run_daemon(tmp_path / "data", "--ctx-size", "4096", "--skills-dir", str(no_skills)) as d:
         async with d.client() as c, trio.open_nursery() as nursery:
             sse = SSE(c)
             await nursery.start(sse.run)

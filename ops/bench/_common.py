@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import trio
 
@@ -251,6 +251,11 @@ def split_address(address: str) -> tuple[str, int]:
 # ---- the daemon as a subprocess ----
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM raise SystemExit, so `finally` blocks stop the daemons we started."""
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(143))
+
+
 class DaemonProcess:
     """`python -m bmoe_daemon serve ...` (or a bootstrap given as `python -c CODE`) in a
     subprocess; `start()` returns its address once it printed `listening on`."""
@@ -270,16 +275,17 @@ class DaemonProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.started_at = 0.0
         self.address: str | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
 
     def start(self, timeout: float = 120.0) -> str:
         cmd = [sys.executable]
         cmd += ["-c", self.code] if self.code is not None else ["-m", "bmoe_daemon"]
         cmd += self.args
-        self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self._log = open(self.log_path, "wb") if self.log_path else None  # noqa: SIM115
         env = dict(self.env if self.env is not None else os.environ, PYTHONUNBUFFERED="1")
         self.started_at = time.perf_counter()
-        self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=self._log, env=env)
+        stderr: IO[bytes] | int = self._log if self._log is not None else subprocess.DEVNULL
+        self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, env=env)
         assert self.proc.stdout is not None
         sel = selectors.DefaultSelector()
         sel.register(self.proc.stdout, selectors.EVENT_READ)
@@ -332,8 +338,8 @@ class DaemonProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self._log not in (None, subprocess.DEVNULL):
-            self._log.close()  # type: ignore[union-attr]
+        if self._log is not None:
+            self._log.close()
         return self.proc.returncode
 
 
@@ -369,7 +375,7 @@ class CpuWatch:
     """
 
     def __init__(self, pids: Sequence[int] = ()) -> None:
-        self.pids = ["self", *pids]
+        self.pids: list[int | str] = ["self", *pids]
         self._t0 = 0.0
         self._busy0 = 0
         self._ours0 = 0.0

@@ -43,7 +43,7 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, DaemonProcess, Report, SSEClient, median, split_address  # noqa: E402
+from _common import CpuWatch, DaemonProcess, Report, SSEClient, exit_on_sigterm, median, split_address  # noqa: E402
 
 TARGET_RATIO = 0.95
 CTX_SIZE = 8192  # the daemon's default --ctx-size, passed explicitly to both sides
@@ -253,6 +253,7 @@ def main() -> int:
     )
     ap.add_argument("--budget", type=float, default=240.0, help="seconds to spend on repetitions at most")
     args = ap.parse_args()
+    exit_on_sigterm()
 
     from actors.backends.local import bundled_model_path
 

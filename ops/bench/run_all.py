@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -40,11 +42,28 @@ def run_one(name: str, timeout: float) -> tuple[dict[str, Any] | None, str]:
     cmd = [sys.executable, str(HERE / f"{name}.py")]
     print(f"\n$ {' '.join(cmd)}", flush=True)
     result: dict[str, Any] | None = None
-    t0 = time.monotonic()
+    lines: queue.Queue[str | None] = queue.Queue()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-    assert proc.stdout is not None
-    try:
+
+    def pump() -> None:  # a thread, so a benchmark that hangs silently still times out
+        assert proc.stdout is not None
         for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(cmd, timeout)
+            try:
+                line = lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
             if line.startswith(RESULT_PREFIX):
                 try:
                     result = json.loads(line[len(RESULT_PREFIX) :])
@@ -52,12 +71,14 @@ def run_one(name: str, timeout: float) -> tuple[dict[str, Any] | None, str]:
                     pass
                 continue
             print(line, end="", flush=True)
-            if time.monotonic() - t0 > timeout:
-                raise subprocess.TimeoutExpired(cmd, timeout)
-        status = proc.wait(timeout=max(1.0, timeout - (time.monotonic() - t0)))
+        status = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        proc.terminate()  # the benchmarks stop the daemons they started on SIGTERM
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         return None, f"timed out after {timeout:g} s"
     if result is None:
         return None, "" if status == 0 else f"exited {status} without a result"

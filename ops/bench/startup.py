@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, DaemonProcess, Report, median, proc_status_kb, split_address  # noqa: E402
+from _common import CpuWatch, DaemonProcess, Report, exit_on_sigterm, median, proc_status_kb, split_address  # noqa: E402
 
 TARGET_READY_S = 1.5
 TARGET_RSS_MB = 90.0
@@ -94,6 +94,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
+    exit_on_sigterm()
 
     rep = Report("startup", "serve --no-model: process start -> /health 200, and idle RSS")
     runs = []
