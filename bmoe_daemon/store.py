@@ -12,15 +12,19 @@ import json
 import logging
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from actors.hub import Workspace
-from actors.items import ConversationRecord
+from actors.items import ConversationRecord, Item
 
 log = logging.getLogger("bmoe.store")
+
+# How many conversations keep their items' encodings between saves.
+ENCODED_CONVERSATIONS = 32
 
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
@@ -61,6 +65,8 @@ class Store:
         self.conv_dir = self.agent_dir / "conversations"
         self.conv_dir.mkdir(parents=True, exist_ok=True)
         self._locks: dict[str, trio.Lock] = {}
+        self._encoded: dict[str, dict[str, tuple[Item, bytes]]] = {}
+        self._encoded_lock = threading.Lock()
         self._limiter = trio.CapacityLimiter(4)
         self._cleanup_temporaries()
 
@@ -104,9 +110,34 @@ class Store:
         async with self._lock(path.name):
             await trio.to_thread.run_sync(self._write_record, path, record, limiter=self._limiter)
 
-    @staticmethod
-    def _write_record(path: Path, record: ConversationRecord) -> None:
-        write_atomic(path, _dumps(record.to_json()))
+    def _write_record(self, path: Path, record: ConversationRecord) -> None:
+        write_atomic(path, self.encode_record(record))
+
+    def encode_record(self, record: ConversationRecord) -> bytes:
+        """The record as the file's bytes. Items are immutable values, so each one's
+        encoding is kept (for the last ENCODED_CONVERSATIONS saved) and a save encodes
+        only the items that are new or changed since, not the whole conversation."""
+        cid = record.info.id
+        with self._encoded_lock:
+            cache = self._encoded.pop(cid, None) or {}
+            self._encoded[cid] = cache  # most recently saved last
+            while len(self._encoded) > ENCODED_CONVERSATIONS:
+                self._encoded.pop(next(iter(self._encoded)))
+        parts: list[bytes] = []
+        fresh: dict[str, tuple[Item, bytes]] = {}
+        for item in record.items:
+            hit = cache.get(item.id)
+            data = hit[1] if hit is not None and hit[0] is item else _dumps(item.to_json())
+            fresh[item.id] = (item, data)
+            parts.append(data)
+        cache.clear()
+        cache.update(fresh)  # drop items the conversation no longer has
+        head = record.info.to_json()
+        head["acp_session"] = record.info.acp_session
+        head["items"] = []  # last, so the items' bytes go where its brackets are
+        out = _dumps(head)
+        assert out.endswith(b'"items":[]}')
+        return out[: -len(b"]}")] + b",".join(parts) + b"]}"
 
     async def delete_conversation(self, conversation_id: str) -> None:
         path = self.conversation_path(conversation_id)

@@ -31,7 +31,7 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, proc_status_kb  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, proc_status_kb  # noqa: E402
 
 ENGINES: list[Any] = []
 
@@ -143,6 +143,7 @@ def main() -> int:
     ap.add_argument("--delay-ms", type=float, default=1.0, help="delay between the scripted pieces")
     ap.add_argument("--timeout", type=float, default=240.0)
     args = ap.parse_args()
+    exit_on_sigterm()
     n, rounds = args.conversations, args.rounds
 
     rep = Report("concurrency", f"{n} conversations x scripted {rounds}-round runs at once")

@@ -33,7 +33,7 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, SSEClient, median, percentile, split_address  # noqa: E402
+from _common import CpuWatch, Report, SSEClient, exit_on_sigterm, median, percentile, split_address  # noqa: E402
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 25.0
@@ -268,6 +268,7 @@ def main() -> int:
     )
     ap.add_argument("--worker", nargs=4, metavar=("HOST", "PORT", "N", "PIECES"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    exit_on_sigterm()
     if args.worker:
         host, port, n, pieces = args.worker
         trio.run(client_worker, host, int(port), int(n), int(pieces))

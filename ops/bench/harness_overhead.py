@@ -298,13 +298,12 @@ def main() -> int:
     try:
         # Warm-up, not counted: first-touch page faults, thread pools, caches; and the
         # daemon's turn shows what it sends the model.
-        trio.run(daemon_round, address, USER_TEXT, 120.0)
+        round_limit = max(20.0, args.tokens / 10.0)  # slower than this: disturbed, cut short
+        trio.run(daemon_round, address, USER_TEXT, 3 * round_limit)
         messages = tuple(json.loads((tmp / "turn.json").read_text(encoding="utf-8")))
         tokens, stops = rendered_prompt(llm, messages)
         rep.figure("prompt tokens", len(tokens), fmt="{}")
         bare_round(llm, tokens, stops, args.tokens)
-        # A round this much slower than the slowest plausible pace is cut short (and so disturbed).
-        round_limit = max(20.0, args.tokens / 10.0)
         attempt = 0
         while len(pairs) < args.reps and attempt < args.reps * 4 and time.perf_counter() < deadline:
             attempt += 1

@@ -71,8 +71,9 @@ def one_start(folder: Path, servers: dict[str, dict]) -> dict[str, float]:
     data = folder / "data"
     data.mkdir(parents=True)
     (data / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    daemon = DaemonProcess(["serve", "--port", "0", "--no-model", "--data-dir", str(data)],
-                           log_path=folder / "daemon.log")
+    daemon = DaemonProcess(
+        ["serve", "--port", "0", "--no-model", "--data-dir", str(data)], log_path=folder / "daemon.log"
+    )
     try:
         address = daemon.start(timeout=60)
         listening = time.perf_counter() - daemon.started_at
@@ -123,9 +124,14 @@ async def round_trips(calls: int, spec: ServerSpec, args: dict) -> tuple[list[fl
     """Per-call seconds: (direct, through the actor), alternating blocks of BLOCK calls."""
     direct: list[float] = []
     actor: list[float] = []
-    proc = await trio.lowlevel.open_process([spec.command, *spec.args], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                            start_new_session=True, env=spec.environment())
+    proc = await trio.lowlevel.open_process(
+        [spec.command, *spec.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=spec.environment(),
+    )
     server = McpServer(spec)
     try:
         client = DirectClient(proc)
@@ -186,8 +192,9 @@ def main() -> int:
             runs.append(one_start(Path(tmp), servers))
     names = " and ".join(servers)
     report.figure("daemon start -> listening (median)", median([r["listening"] for r in runs]), "s", "{:.3f}")
-    report.figure(f"first GET /api/agent, starting {names} (median)", median([r["first_get"] for r in runs]), "s",
-                  "{:.3f}")
+    report.figure(
+        f"first GET /api/agent, starting {names} (median)", median([r["first_get"] for r in runs]), "s", "{:.3f}"
+    )
     listed = median([r["listed"] for r in runs])
     report.figure(f"daemon start -> {names} tools listed (median)", listed, "s", "{:.3f}")
     report.figure("other processes' CPU during the starts", watch.foreign_cores(), "cores", "{:.2f}")
@@ -203,8 +210,7 @@ def main() -> int:
     report.figure("other processes' CPU during the calls", watch.foreign_cores(), "cores", "{:.2f}")
 
     report.target("daemon start -> tools listed", listed, "<=", TARGET_TOOLS_S, "s")
-    report.target("overhead of one tools/call through the actor", overhead, "<=", TARGET_OVERHEAD_US, "µs",
-                  "{:.0f}")
+    report.target("overhead of one tools/call through the actor", overhead, "<=", TARGET_OVERHEAD_US, "µs", "{:.0f}")
     return report.finish()
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Report  # noqa: E402
+from _common import Report, exit_on_sigterm  # noqa: E402
 
 TARGET = 1.1
 CTX_SIZE = 8192
@@ -149,6 +149,7 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--model", type=Path, default=None)
     args = ap.parse_args()
+    exit_on_sigterm()
 
     from actors.backends.local import bundled_model_path
 

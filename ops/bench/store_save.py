@@ -33,7 +33,7 @@ from typing import Any
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, median, percentile  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, percentile  # noqa: E402
 
 TARGET_MS = 30.0
 USER_BYTES = 300
@@ -167,6 +167,7 @@ def main() -> int:
     ap.add_argument("--saves", type=int, default=50)
     ap.add_argument("--dir", type=Path, default=None, help="where to make the temporary data folder")
     args = ap.parse_args()
+    exit_on_sigterm()
 
     from actors.items import ConversationInfo, ConversationRecord, new_id, now
     from bmoe_daemon.config import default_data_dir
