@@ -9,10 +9,11 @@ conversation's saver does. The store writes under a fresh temporary folder (in t
 data folder's parent instead when /tmp is a tmpfs, so that the fsyncs are real).
 The figures are the median and p95 of those 50 saves.
 
-For the diagnosis it also times the parts of one save on their own (the record's
-`to_json`, JSON encoding, the atomic write with its two fsyncs), and the longest
-stall of the trio loop during the saves (a task ticking every millisecond), since
-the encoding runs in a worker thread but holds the GIL.
+For the diagnosis it also times the parts of one save on their own (the store's
+encoding, the atomic write with its two fsyncs, and for reference the whole record's
+`to_json` and JSON), and the longest stall of the trio loop during the saves (a task
+ticking every millisecond), since the encoding runs in a worker thread but holds the
+GIL.
 
     /work/venv/bin/python ops/bench/store_save.py [--items 2000] [--saves 50] [--dir PATH]
 """
@@ -197,20 +198,28 @@ def main() -> int:
         foreign = watch.foreign_cores()
         ms = [x * 1000 for x in out["times"]]
         path = store.conversation_path(info.id)
-        record = ConversationRecord(info, tuple(items))
-        # The parts of one save, each on its own (20 times, median).
-        parts: dict[str, list[float]] = {"to_json": [], "encode": [], "write+fsync": []}
-        for _ in range(20):
+        # The parts of one save, each on its own (20 times, median), with one item
+        # completed before each, as in the timed saves: the store's own encoding (what
+        # save_conversation writes) and the atomic write; and, for reference, the whole
+        # record encoded from scratch (to_json, then json).
+        encode = getattr(store, "encode_record", None)  # the store's encoder, where it has one
+        parts: dict[str, list[float]] = {"store encode": [], "write+fsync": [], "to_json": [], "json": []}
+        for i in range(20):
+            items[-1] = completed(100 + i, rng)
+            record = ConversationRecord(info, tuple(items))
             t0 = time.perf_counter()
-            obj = record.to_json()
+            data = encode(record) if encode is not None else _dumps(record.to_json())
             t1 = time.perf_counter()
-            data = _dumps(obj)
-            t2 = time.perf_counter()
             write_atomic(path, data)
+            t2 = time.perf_counter()
+            obj = record.to_json()
             t3 = time.perf_counter()
-            parts["to_json"].append(t1 - t0)
-            parts["encode"].append(t2 - t1)
-            parts["write+fsync"].append(t3 - t2)
+            _dumps(obj)
+            t4 = time.perf_counter()
+            parts["store encode"].append(t1 - t0)
+            parts["write+fsync"].append(t2 - t1)
+            parts["to_json"].append(t3 - t2)
+            parts["json"].append(t4 - t3)
         kinds: dict[str, int] = {}
         for it in items:
             kinds[it.kind] = kinds.get(it.kind, 0) + 1
@@ -223,8 +232,10 @@ def main() -> int:
         rep.figure("save median", median(ms), "ms", "{:.1f}")
         rep.figure("save p95", percentile(ms, 95), "ms", "{:.1f}")
         rep.figure("save min / max", f"{min(ms):.1f} / {max(ms):.1f}", "ms")
+        rep.figure("the store encodes per item, with a cache", "yes" if encode is not None else "no")
         for name, vals in parts.items():
-            rep.figure(f"  part: {name} (median)", median(vals) * 1000, "ms", "{:.1f}")
+            ref = " (reference: whole record)" if name in ("to_json", "json") else ""
+            rep.figure(f"  part: {name}{ref} (median)", median(vals) * 1000, "ms", "{:.1f}")
         stalls = [s * 1000 for s in out["stalls"]]
         rep.figure("trio loop: longest tick during saves", max(stalls) if stalls else float("nan"), "ms", "{:.1f}")
         rep.figure("trio loop: p99 tick during saves", percentile(stalls, 99), "ms", "{:.1f}")
