@@ -340,7 +340,7 @@ def main() -> int:
         "-" if not pauses else "{:.1f} ms (gen {})".format(*max((p, g) for g, p in pauses)),
     )
     rep.figure(
-        "other processes' CPU during the run" + (" (with the clients')" if args.clients_process else ""),
+        "other processes' CPU during the run",
         foreign,
         "cores",
         "{:.2f}",
