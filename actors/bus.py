@@ -30,9 +30,23 @@ class Event:
     # Events about a conversation with a workspace or a provider route, and task
     # events, go to local subscribers only.
     local_only: bool = False
+    # Encoded once, on first use, however many subscribers read the event: the JSON
+    # text and the whole Server-Sent Events frame.
+    _json: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    _frame: bytes | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     def data_json(self) -> str:
-        return json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
+        if self._json is None:
+            object.__setattr__(self, "_json", json.dumps(self.data, separators=(",", ":"), ensure_ascii=False))
+        assert self._json is not None
+        return self._json
+
+    def sse_frame(self) -> bytes:
+        if self._frame is None:
+            frame = f"id: {self.id}\nevent: {self.name}\ndata: {self.data_json()}\n\n".encode()
+            object.__setattr__(self, "_frame", frame)
+        assert self._frame is not None
+        return self._frame
 
 
 @attrs.frozen

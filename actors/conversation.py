@@ -14,11 +14,12 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
 
+from actors.acp_run import AcpRun
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth
 from actors.bus import EventBus
 from actors.engine import Backend, Engine, Piece, TurnInput, TurnResult, direct_turn
@@ -33,7 +34,7 @@ from actors.items import (
     now,
     user_item,
 )
-from actors.prompt import read_agents_md, system_prompt
+from actors.prompt import read_agents_md, system_prompt, user_content
 from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
 from actors.tools.registry import (
     RESULT_CAP_BYTES,
@@ -44,6 +45,9 @@ from actors.tools.registry import (
     ToolError,
     cap_text,
 )
+
+if TYPE_CHECKING:
+    from actors.acp import AcpAgents
 
 log = logging.getLogger("bmoe.conversation")
 
@@ -87,7 +91,7 @@ def notice_refused(count: int) -> str:
 
 
 class Store(Protocol):
-    async def save_conversation(self, record: ConversationRecord) -> None: ...
+    async def save_conversation(self, record: ConversationRecord, *, durable: bool = True) -> None: ...
 
     async def delete_conversation(self, conversation_id: str) -> None: ...
 
@@ -106,6 +110,9 @@ class Env:
     providers: Providers | None = None
     # The skills (actors/skills.py): the switched-on ones are named in the prompt.
     skills: Skills | None = None
+    # Other agents over ACP (actors/acp.py): a conversation whose `agent` is not
+    # "builtin" is worked by one of them instead of the run loop here.
+    acp: AcpAgents | None = None
 
 
 class Providers(Protocol):
@@ -322,6 +329,8 @@ class Conversation:
     def _start(self, msg: SendMsg) -> Item:
         if self.running:
             raise Busy("The conversation is already running; wait for it or stop it.")
+        if msg.edit_of is not None and self._info.agent != "builtin":
+            raise Busy("Another agent's session cannot be rewritten: send a new message instead of editing one.")
         if msg.edit_of is not None:
             pos = self._position(msg.edit_of)
             if pos is None or self._items[pos].kind != "user":
@@ -438,11 +447,14 @@ class Conversation:
                             self._dirty = trio.Event()
                             await self._dirty.wait()
             self._dirty = trio.Event()
+            # Only a streaming item grew: an interim save, without fsync. Anything else
+            # (an item completed, the state changed, a flush) is saved durably.
+            durable = self._urgent
             self._urgent = False
             version = self._version
             if self._deleted:
                 return
-            await self._env.store.save_conversation(self.record())
+            await self._env.store.save_conversation(self.record(), durable=durable)
             last = trio.current_time()
             self._saved_version = version
             self._saved.set()
@@ -459,7 +471,9 @@ class Conversation:
     # ---- the run ----
 
     async def _run(self, local: bool, scope: trio.CancelScope, done: trio.Event, unattended: bool = False) -> None:
-        run = _Run(self, local, unattended)
+        run: _Run | AcpRun = _Run(self, local, unattended) if self._info.agent == "builtin" else AcpRun(
+            self, local, unattended
+        )
         try:
             with scope:
                 try:
@@ -552,7 +566,7 @@ class _Run:
         calls: set[str] = set()
         for item in self.c._items:
             if item.kind == "user":
-                out.append({"role": "user", "content": item.text or ""})
+                out.append({"role": "user", "content": user_content(item.text or "", item.images)})
             elif item.kind == "assistant":
                 msg: dict[str, Any] = {"role": "assistant", "content": item.text or ""}
                 if item.tool_calls:

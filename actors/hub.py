@@ -43,7 +43,7 @@ class HubStore(Protocol):
 
     async def save_workspaces(self, workspaces: list[Workspace]) -> None: ...
 
-    async def save_conversation(self, record: ConversationRecord) -> None: ...
+    async def save_conversation(self, record: ConversationRecord, *, durable: bool = True) -> None: ...
 
     async def delete_conversation(self, conversation_id: str) -> None: ...
 
@@ -176,8 +176,10 @@ class Hub:
             raise NotFound("There is no such workspace; add the folder first.")
         if mode not in MODES:
             raise Invalid(f"Unknown mode {mode!r}.")
-        if agent not in AGENTS:
+        if agent not in AGENTS and (self._env.acp is None or not self._env.acp.knows(agent)):
             raise Invalid(f"Unknown agent {agent!r}.")
+        if agent not in AGENTS and workspace is None:
+            raise Invalid("Another agent works in a folder: give the conversation a workspace.")
         if self._nursery is None or self._state != "serving":
             raise Invalid("The daemon is shutting down.")
         t = now()
@@ -198,6 +200,9 @@ class Hub:
         conv = self.get(conversation_id)
         await conv.delete()
         self._convs.pop(conversation_id, None)
+        if self._env.acp is not None:
+            # Its agent's program (if one ran) ends with it, its whole group.
+            await self._env.acp.discard(conversation_id)
 
     def statistics(self) -> ActorStats:
         return ActorStats(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import platform
 from pathlib import Path
+from typing import Any
 
 PROMPT_CAP_CHARS = 4000
 AGENTS_MD_BYTES = 8 * 1024
@@ -73,3 +74,11 @@ def system_prompt(
     if agents_md:
         base += "\n\nThe project's AGENTS.md:\n" + agents_md
     return base
+
+
+def user_content(text: str, images: tuple[str, ...] | None) -> str | list[dict[str, Any]]:
+    """A user message's `content`: its text, or with images the OpenAI content parts,
+    the text first and then each image (a data URL) as an `image_url` part."""
+    if not images:
+        return text
+    return [{"type": "text", "text": text}, *({"type": "image_url", "image_url": {"url": url}} for url in images)]

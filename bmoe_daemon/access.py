@@ -8,6 +8,7 @@ Origin header must come from a loopback origin or the daemon's own host.
 
 from __future__ import annotations
 
+import enum
 import hmac
 import ipaddress
 from urllib.parse import urlsplit
@@ -40,21 +41,42 @@ def check_key(expected: str | None, authorization: str | None) -> None:
         raise Unauthorized("This daemon needs a key: send Authorization: Bearer <key>.")
 
 
-def check_origin(origin: str | None, host: str | None) -> None:
+def normalize_origin(origin: str) -> str | None:
+    """`scheme://host[:port]` in lower case, or None when it is not such an origin."""
+    try:
+        parts = urlsplit(origin.strip())
+        parts.port  # noqa: B018  (raises on a bad port)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+        return None
+    if parts.query or parts.fragment or parts.username or parts.password:
+        return None
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def check_origin(origin: str | None, host: str | None, allowed: tuple[str, ...] = ()) -> None:
+    """A request with an Origin comes from a web page: only a page of this daemon's own
+    origin (the one its Host header names, checked by check_host) or of an origin the
+    person allowed (--allow-origin) may use it. Pages on other sites, other ports of
+    this computer included, are refused, so a page in the person's own browser cannot
+    drive the daemon. Clients that send no Origin (curl, the SDKs) pass."""
     if not origin:
         return
     if origin == "null":
         raise ForbiddenOrigin("Requests from sandboxed or file pages are refused.")
     try:
         parts = urlsplit(origin)
-        hostname = parts.hostname
+        parts.hostname  # noqa: B018  (raises on a malformed address)
     except ValueError:
         raise ForbiddenOrigin("The Origin header is malformed.") from None
-    if hostname is not None and is_loopback(hostname):
+    if origin.lower().rstrip("/") in allowed:
         return
-    if host and parts.netloc == host:
+    if host and parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower():
         return
-    raise ForbiddenOrigin(f"Pages from {origin} may not use this daemon.")
+    raise ForbiddenOrigin(
+        f"Pages from {origin} may not use this daemon; start it with --allow-origin {origin} to let them."
+    )
 
 
 def check_host(host: str | None, configured: str | None = None) -> None:
@@ -84,3 +106,95 @@ def check_host(host: str | None, configured: str | None = None) -> None:
 def require_local(local: bool, what: str = "This") -> None:
     if not local:
         raise LocalOnly(f"{what} answers only to a client on this computer.")
+
+
+# ---- which route answers to whom ----
+
+
+class Locality(enum.Enum):
+    OPEN = "open"  # any client that passes the key; what it returns may still be filtered
+    LOCAL = "local"  # loopback clients only
+    CONVERSATION = "conversation"  # loopback only when the conversation is this computer's
+
+
+_CONV = "/api/conversations/<conversation_id>"
+
+# Every route of the app, by method and rule. A route missing here is treated as LOCAL
+# (tests/test_routes_access.py checks that none is missing). The LOCAL ones reach this
+# computer's files, processes, secrets or settings; the text says what was refused.
+_ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
+    ("GET", "/health"): (Locality.OPEN, ""),
+    ("GET", "/"): (Locality.OPEN, ""),
+    ("GET", "/static/<path:name>"): (Locality.OPEN, ""),
+    ("GET", "/static/<name>"): (Locality.OPEN, ""),
+    ("GET", "/v1/models"): (Locality.OPEN, ""),
+    ("POST", "/v1/chat/completions"): (Locality.OPEN, ""),
+    ("GET", "/api/agent"): (Locality.OPEN, ""),  # MCP servers listed to local clients only
+    ("GET", "/api/events"): (Locality.OPEN, ""),  # local-only events go to local streams only
+    ("WEBSOCKET", "/api/ws"): (Locality.OPEN, ""),
+    ("GET", "/api/conversations"): (Locality.OPEN, ""),  # this computer's are not listed
+    ("POST", "/api/conversations"): (Locality.OPEN, ""),  # see check_settings
+    ("GET", _CONV): (Locality.CONVERSATION, "Reading this conversation"),
+    ("PATCH", _CONV): (Locality.CONVERSATION, "Changing this conversation"),
+    ("DELETE", _CONV): (Locality.CONVERSATION, "Deleting this conversation"),
+    ("POST", _CONV + "/messages"): (Locality.CONVERSATION, "A message in this conversation"),
+    ("POST", _CONV + "/edit"): (Locality.CONVERSATION, "An edit in this conversation"),
+    ("POST", _CONV + "/stop"): (Locality.CONVERSATION, "Stopping this conversation"),
+    ("POST", _CONV + "/approval"): (Locality.LOCAL, "An approval"),
+    ("GET", _CONV + "/file"): (Locality.LOCAL, "A workspace file"),
+    ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
+    ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),
+    ("DELETE", "/api/workspaces/<workspace_id>"): (Locality.LOCAL, "Removing a workspace"),
+    ("GET", "/api/debug/actors"): (Locality.LOCAL, "The actor tree"),
+    ("GET", "/api/providers"): (Locality.LOCAL, "The list of providers"),
+    ("POST", "/api/providers"): (Locality.LOCAL, "Saving a provider"),
+    ("PUT", "/api/providers/<provider_id>"): (Locality.LOCAL, "Saving a provider"),
+    ("DELETE", "/api/providers/<provider_id>"): (Locality.LOCAL, "Forgetting a provider"),
+    ("GET", "/api/connect"): (Locality.LOCAL, "The list of apps to connect"),
+    ("POST", "/api/connect/<client_id>"): (Locality.LOCAL, "Writing another app's settings"),
+    ("GET", "/api/skills"): (Locality.LOCAL, "The list of skills"),
+    ("POST", "/api/skills"): (Locality.LOCAL, "Writing a skill"),
+    ("PUT", "/api/skills/<name>"): (Locality.LOCAL, "Writing a skill"),
+    ("PATCH", "/api/skills/<name>"): (Locality.LOCAL, "Switching a skill"),
+    ("DELETE", "/api/skills/<name>"): (Locality.LOCAL, "Deleting a skill"),
+    ("GET", "/api/tasks"): (Locality.LOCAL, "The list of tasks"),
+    ("POST", "/api/tasks"): (Locality.LOCAL, "Creating a task"),
+    ("PUT", "/api/tasks/<task_id>"): (Locality.LOCAL, "Changing a task"),
+    ("DELETE", "/api/tasks/<task_id>"): (Locality.LOCAL, "Deleting a task"),
+    ("POST", "/api/tasks/<task_id>/run"): (Locality.LOCAL, "Running a task"),
+}
+
+
+def agent_route_locality(method: str, rule: str) -> tuple[Locality, str]:
+    """Who may use the route `method rule` (the app's URL rule, not the path): the one
+    rule for every route. HEAD goes as GET; an unknown route is local only."""
+    method = "GET" if method == "HEAD" else method
+    return _ROUTES.get((method, rule), (Locality.LOCAL, "This route"))
+
+
+def known_routes() -> set[tuple[str, str]]:
+    return set(_ROUTES)
+
+
+def check_route_locality(method: str, rule: str | None, local: bool) -> None:
+    """Before a route runs: a LOCAL route refuses a client on the network."""
+    if rule is None or local:
+        return
+    locality, what = agent_route_locality(method, rule)
+    if locality is Locality.LOCAL:
+        raise LocalOnly(f"{what} answers only to a client on this computer.")
+
+
+def check_conversation(local_only: bool, local: bool, what: str = "This conversation") -> None:
+    """A conversation with a workspace or a provider route is this computer's alone."""
+    if local_only and not local:
+        raise LocalOnly(f"{what} has a workspace or a provider route: it answers only to a client on this computer.")
+
+
+def check_settings(local: bool, *, workspace: str | None, route: str | None, mode: str | None) -> None:
+    """A client on the network may not give a conversation a workspace or a provider
+    route, nor full access (asking or reading only, it may)."""
+    if local:
+        return
+    if workspace or (route is not None and route != "local") or mode == "full":
+        raise LocalOnly("A workspace, a provider route or full access is given only by a client on this computer.")

@@ -55,27 +55,45 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
         providers,
         skills,
         tasks,
+        web,
         workspaces,
     )
 
     for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp, agent.bp,
-               skills.bp, tasks.bp, connect.bp, openai.bp):
+               skills.bp, tasks.bp, connect.bp, openai.bp, web.bp):
         app.register_blueprint(bp)
 
-    def guard(path: str, headers: Any) -> None:
+    def guard(path: str, headers: Any, method: str, rule: Any, remote: str | None) -> None:
         if not (path.startswith("/api/") or path.startswith("/v1/") or path in ("/api", "/v1")):
             return
         access.check_host(headers.get("Host"), ctx.config.host)
-        access.check_origin(headers.get("Origin"), headers.get("Host"))
+        access.check_origin(headers.get("Origin"), headers.get("Host"), ctx.config.allowed_origins)
+        if method == "OPTIONS":
+            return  # a CORS preflight from an allowed origin: it carries no key and does nothing
         access.check_key(ctx.config.api_key, headers.get("Authorization"))
+        access.check_route_locality(method, rule.rule if rule is not None else None, access.is_loopback(remote))
 
     @app.before_request
     async def before_request() -> None:
-        guard(request.path, request.headers)
+        guard(request.path, request.headers, request.method, request.url_rule, request.remote_addr)
 
     @app.before_websocket
     async def before_websocket() -> None:
-        guard(websocket.path, websocket.headers)
+        guard(websocket.path, websocket.headers, "WEBSOCKET", websocket.url_rule, websocket.remote_addr)
+
+    @app.after_request
+    async def cors(resp: Response) -> Response:
+        # Only the origins the person allowed get CORS headers (the daemon's own pages
+        # are same-origin and need none); any other origin was refused by the guard.
+        origin = request.headers.get("Origin")
+        if origin and origin.lower().rstrip("/") in ctx.config.allowed_origins:
+            resp.headers["Access-Control-Allow-Origin"] = origin
+            resp.headers["Vary"] = "Origin"
+            if request.method == "OPTIONS":
+                resp.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, PATCH, DELETE"
+                resp.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, Last-Event-ID"
+                resp.headers["Access-Control-Max-Age"] = "600"
+        return resp
 
     @app.errorhandler(ApiError)
     async def api_error(exc: ApiError) -> Response:

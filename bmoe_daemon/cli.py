@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from bmoe_daemon import __version__
+from bmoe_daemon.access import normalize_origin
 from bmoe_daemon.config import DEFAULT_CTX, DEFAULT_HOST, DEFAULT_PORT, Config, default_data_dir, read_key_file
 
 
@@ -23,7 +24,17 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--model", type=Path, default=None, help="a GGUF file to load (default: the bundled SmolLM2-135M)")
     m.add_argument("--no-model", action="store_true", help="start without a model")
     m.add_argument("--scripted", type=Path, default=None, help=argparse.SUPPRESS)
+    # For tests: a catalog file in clients.json's format whose agents (rows with `acp`) are added.
+    s.add_argument("--agents-file", type=Path, default=None, help=argparse.SUPPRESS)
     s.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
+    s.add_argument(
+        "--threads", type=int, default=None,
+        help="threads for the local model (default: one less than the cores, so the daemon keeps one)",
+    )
+    s.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN",
+        help="a web origin (scheme://host:port) whose pages may use the API besides the daemon's own; repeatable",
+    )
     s.add_argument("--api-key-file", type=Path, default=None, help="a file whose first line is the key clients must send")
     s.add_argument("--mcp-servers-config", type=Path, default=None, help="MCP servers config (default: <data>/mcp.json)")
     s.add_argument("--skills-dir", type=Path, default=None, help="the shipped skills folder to use instead")
@@ -47,6 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.ctx_size < 512:
         print("bmoe-daemon: --ctx-size must be at least 512", file=sys.stderr)
         return 2
+    if args.threads is not None and not 1 <= args.threads <= 256:
+        print("bmoe-daemon: --threads must be between 1 and 256", file=sys.stderr)
+        return 2
+    origins: list[str] = []
+    for raw in args.allow_origin:
+        origin = normalize_origin(raw)
+        if origin is None:
+            print(f"bmoe-daemon: --allow-origin takes an origin like http://localhost:5173, not {raw!r}", file=sys.stderr)
+            return 2
+        origins.append(origin)
     key = None
     if args.api_key_file is not None:
         try:
@@ -61,12 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         model=args.model,
         no_model=args.no_model,
         ctx_size=args.ctx_size,
+        threads=args.threads,
+        allowed_origins=tuple(origins),
         api_key=key,
         mcp_servers_config=args.mcp_servers_config,
         skills_dir=args.skills_dir,
         chat_only=args.chat_only,
         log_level=args.log_level,
         scripted=args.scripted,
+        agents_file=args.agents_file,
     )
     from bmoe_daemon.server import run
 

@@ -21,12 +21,15 @@ class Config:
     model: Path | None = None
     no_model: bool = False
     ctx_size: int = DEFAULT_CTX
+    threads: int | None = None  # None: default_threads()
+    allowed_origins: tuple[str, ...] = ()  # normalised by access.normalize_origin
     api_key: str | None = attrs.field(default=None, repr=False)
     mcp_servers_config: Path | None = None
     skills_dir: Path | None = None
     chat_only: bool = False
     log_level: str = "info"
     scripted: Path | None = None
+    agents_file: Path | None = None  # tests: more ACP agents, in clients.json's format
 
 
 def default_data_dir() -> Path:

@@ -1,12 +1,14 @@
 """The daemon process: load the model, start the actors, serve HTTP, stop cleanly.
 
 Shutdown (SIGINT, SIGTERM, or `stop_event` in tests) runs in this order: the
-scheduler starts no more tasks, every conversation stops its run and records why, the HTTP server stops, then the engine
+scheduler starts no more tasks, every conversation stops its run and records why, the other
+agents' programs end (each whole group), the HTTP server stops, then the engine
 lets go of the model. Nothing is left running: each actor lives in this nursery.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import sys
@@ -17,6 +19,7 @@ import hypercorn.config
 import hypercorn.trio
 import trio
 
+from actors.acp import AcpAgents, load_specs
 from actors.backends.local import LocalBackend, bundled_model_path
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
@@ -44,6 +47,7 @@ log = logging.getLogger("bmoe")
 HTTP_GRACE_S = 2.0
 SCHEDULER_STOP_S = 6.0
 MCP_STOP_S = 10.0
+ACP_STOP_S = 10.0
 # The skills the release ships: `skills/` beside the packages (the repo's, or site-packages').
 SHIPPED_SKILLS = Path(__file__).resolve().parent.parent / "skills"
 
@@ -65,7 +69,7 @@ async def load_backend(config: Config) -> Backend | None:
         )
     log.info("loading model %s (context %d tokens)", path, config.ctx_size)
     try:
-        return await LocalBackend.load(path, n_ctx=config.ctx_size)
+        return await LocalBackend.load(path, n_ctx=config.ctx_size, n_threads=config.threads)
     except TurnFailed as exc:
         raise StartupError(str(exc)) from None
 
@@ -80,6 +84,20 @@ def build_mcp(config: Config) -> McpManager:
     if config.chat_only or not can_run_commands():
         return McpManager(McpConfig())
     return McpManager(load_config(config.mcp_servers_config or config.data_dir / "mcp.json"))
+
+
+def build_acp(config: Config) -> AcpAgents:
+    """The other agents (catalog/clients.json's `acp` entries, and the hidden
+    --agents-file's for tests); none in chat-only mode or where no process may start."""
+    if config.chat_only or not can_run_commands():
+        return AcpAgents()
+    from bmoe_daemon.connect import CATALOG
+
+    files = [CATALOG] + ([config.agents_file] if config.agents_file is not None else [])
+    try:
+        return AcpAgents(load_specs(files))
+    except (OSError, ValueError) as exc:
+        raise StartupError(f"The agents' catalog cannot be read: {exc}") from None
 
 
 def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: McpManager | None = None) -> Registry:
@@ -124,10 +142,11 @@ async def serve(
     providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
     skills = build_skills(config)
     mcp = build_mcp(config)
+    acp = build_acp(config)
     env = Env(
         engine=engine, bus=bus, store=store, registry=build_registry(config, skills=skills, mcp=mcp),
         resolve_workspace=lambda _: None, chat_only=config.chat_only, providers=providers,
-        skills=None if config.chat_only else skills,
+        skills=None if config.chat_only else skills, acp=acp,
     )
     hub = Hub(env, store)
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
@@ -149,6 +168,7 @@ async def serve(
         nursery.start_soon(_watch_signals, stop)
         await nursery.start(engine.run)
         await nursery.start(mcp.run)
+        await nursery.start(acp.run)
         await nursery.start(hub.run)
         if scheduler is not None:
             await nursery.start(scheduler.run)
@@ -157,6 +177,11 @@ async def serve(
         ctx.address = address
         print(f"listening on {address}", flush=True)
         log.info("serving on %s (model: %s)", address, engine.model_id or "none")
+        # What startup made (modules, the model's tables, the app) lives as long as the
+        # process: keep it out of the collector's full passes, which otherwise stall
+        # the event loop for milliseconds while tokens stream.
+        gc.collect()
+        gc.freeze()
         task_status.started(address)
         await stop.wait()
         log.info("stopping: ending runs")
@@ -169,6 +194,11 @@ async def serve(
             with trio.move_on_after(35):
                 while hub.statistics().state != "stopped":
                     await trio.sleep(0.02)
+            # The runs are over (each ACP run sent session/cancel); every agent's program
+            # ends now, its whole group.
+            acp.close()
+            with trio.move_on_after(ACP_STOP_S):
+                await acp.wait_stopped()
             # The runs are over (an MCP call among them ended its program); the servers'
             # programs end now, each group signalled and reaped.
             mcp.close()

@@ -29,15 +29,21 @@ ENCODED_CONVERSATIONS = 32
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` whole: temporary file, fsync, rename, fsync the folder."""
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` whole: temporary file, fsync, rename, fsync the folder.
+
+    `durable=False` skips both fsyncs: the file is still the old version or the new one
+    whole for any reader and across a crash of this process, but a power cut may lose
+    the new version. It is for a streaming item's interim saves, which the durable save
+    at the item's end supersedes within seconds."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -45,6 +51,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+    if not durable:
+        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -103,15 +111,16 @@ class Store:
                 log.warning("skipping unreadable conversation file %s: %s", path, exc)
         return out
 
-    async def save_conversation(self, record: ConversationRecord) -> None:
+    async def save_conversation(self, record: ConversationRecord, *, durable: bool = True) -> None:
         """Write the conversation whole. Cancelled: the write already started finishes
-        in its thread; the file is the old version or the new one."""
+        in its thread; the file is the old version or the new one. `durable=False`: an
+        interim save while an item streams, without fsync (see write_atomic)."""
         path = self.conversation_path(record.info.id)
         async with self._lock(path.name):
-            await trio.to_thread.run_sync(self._write_record, path, record, limiter=self._limiter)
+            await trio.to_thread.run_sync(self._write_record, path, record, durable, limiter=self._limiter)
 
-    def _write_record(self, path: Path, record: ConversationRecord) -> None:
-        write_atomic(path, self.encode_record(record))
+    def _write_record(self, path: Path, record: ConversationRecord, durable: bool = True) -> None:
+        write_atomic(path, self.encode_record(record), durable=durable)
 
     def encode_record(self, record: ConversationRecord) -> bytes:
         """The record as the file's bytes. Items are immutable values, so each one's

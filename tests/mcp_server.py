@@ -1,6 +1,9 @@
-"""A small MCP server for the tests: stdio, one JSON-RPC message a line, stdlib only.
+"""A small MCP server for the tests, written with the official `mcp` SDK (stdio).
 
-Run it with `sys.executable tests/mcp_server.py [options]`. Its tools:
+Run it with `sys.executable tests/mcp_server.py [options]`. It is the peer the daemon's
+own client (actors/mcp.py, which speaks the wire on trio itself) is tested against, so
+that what the daemon sends and reads is checked by an implementation that is not ours.
+Its tools:
 
     echo {text}          answers "echo: <text>"
     fail {why}           answers with isError
@@ -18,116 +21,122 @@ client's cursor is exercised). Options change how it starts:
     --exit-at-start      exits at once, before reading anything
     --stdout-noise       writes a line that is not JSON to stdout first
     --extra-tool NAME    one more tool like echo, named NAME (repeatable)
+
+The SDK owns the handshake, so the two faulty handshakes go through its middleware (which
+sees `initialize` before the SDK answers it); the crash is `os._exit`, which no SDK can
+stand in for.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import threading
-import time
+from typing import Any
 
-_out = threading.Lock()
+import anyio
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 TOOLS = [
-    {"name": "echo", "description": "Answers with the text it is given.",
-     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
-    {"name": "fail", "description": "Always fails, saying why.",
-     "inputSchema": {"type": "object", "properties": {"why": {"type": "string"}}}},
-    {"name": "hang", "description": "Never answers.",
-     "inputSchema": {"type": "object", "properties": {"child": {"type": "boolean"}}}},
-    {"name": "crash", "description": "Exits in the middle of the call.", "inputSchema": {"type": "object"}},
-    {"name": "shout", "description": "Prints its text to stderr.",
-     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
-    {"name": "slow", "description": "Answers after a while.",
-     "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
-    {"name": "pid", "description": "Answers its process id.", "inputSchema": {"type": "object"}},
+    types.Tool(name="echo", description="Answers with the text it is given.",
+               input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    types.Tool(name="fail", description="Always fails, saying why.",
+               input_schema={"type": "object", "properties": {"why": {"type": "string"}}}),
+    types.Tool(name="hang", description="Never answers.",
+               input_schema={"type": "object", "properties": {"child": {"type": "boolean"}}}),
+    types.Tool(name="crash", description="Exits in the middle of the call.", input_schema={"type": "object"}),
+    types.Tool(name="shout", description="Prints its text to stderr.",
+               input_schema={"type": "object", "properties": {"text": {"type": "string"}}}),
+    types.Tool(name="slow", description="Answers after a while.",
+               input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
+    types.Tool(name="pid", description="Answers its process id.", input_schema={"type": "object"}),
 ]
+PAGE_2 = "page2"
+CRASH_CODE = 3
+# JSON-RPC codes the faulty handshake and an unknown tool answer with.
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 
 
-def send(msg: dict) -> None:
-    with _out:
-        sys.stdout.write(json.dumps(msg) + "\n")
-        sys.stdout.flush()
+def say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
-def text_result(rid, text: str, is_error: bool = False) -> None:
-    result: dict = {"content": [{"type": "text", "text": text}]}
-    if is_error:
-        result["isError"] = True
-    send({"jsonrpc": "2.0", "id": rid, "result": result})
+def text(body: str, is_error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=body)], is_error=is_error)
 
 
-def call(rid, name: str, args: dict, extra: list[str]) -> None:
-    if name == "echo" or name in extra:
-        text_result(rid, f"echo: {args.get('text', '')}")
-    elif name == "fail":
-        text_result(rid, f"it failed: {args.get('why', 'no reason')}", is_error=True)
-    elif name == "hang":
-        if args.get("child"):
-            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-        while True:
-            time.sleep(60)
-    elif name == "crash":
-        sys.stderr.write("test server: crashing now\n")
-        sys.stderr.flush()
-        os._exit(3)
-    elif name == "shout":
-        sys.stderr.write(f"{args.get('text', '')}\n")
-        sys.stderr.flush()
-        text_result(rid, "printed")
-    elif name == "slow":
-        time.sleep(float(args.get("seconds", 1)))
-        text_result(rid, "slept")
-    elif name == "pid":
-        text_result(rid, str(os.getpid()))
-    else:
-        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
+def build(argv: list[str]) -> Server[Any]:
+    extra = [argv[i + 1] for i, a in enumerate(argv) if a == "--extra-tool" and i + 1 < len(argv)]
+    tools = TOOLS + [types.Tool(name=n, description="Like echo.", input_schema={"type": "object"}) for n in extra]
+    half = len(tools) // 2
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
+        if params is not None and params.cursor == PAGE_2:
+            return types.ListToolsResult(tools=tools[half:])
+        return types.ListToolsResult(tools=tools[:half], next_cursor=PAGE_2)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        name, args = params.name, params.arguments or {}
+        if name == "echo" or name in extra:
+            return text(f"echo: {args.get('text', '')}")
+        if name == "fail":
+            return text(f"it failed: {args.get('why', 'no reason')}", is_error=True)
+        if name == "hang":
+            if args.get("child"):
+                # Started and left to run (the test looks for it), never awaited. The
+                # SDK points fd 0/1 away from the wire while it serves, so the
+                # grandchild cannot write into it.
+                subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # noqa: ASYNC220
+            await anyio.sleep_forever()
+        if name == "crash":
+            say("test server: crashing now")
+            os._exit(CRASH_CODE)
+        if name == "shout":
+            say(str(args.get("text", "")))
+            return text("printed")
+        if name == "slow":
+            await anyio.sleep(float(args.get("seconds", 1)))
+            return text("slept")
+        if name == "pid":
+            return text(str(os.getpid()))
+        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+
+    server: Server[Any] = Server("test-server", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def handshake_faults(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "initialize":
+            if "--hang-start" in argv:
+                await anyio.sleep_forever()
+            if "--bad-handshake" in argv:
+                raise MCPError(INVALID_REQUEST, "not today")
+        return await call_next(ctx)
+
+    server.middleware.insert(0, handshake_faults)
+    return server
+
+
+async def serve(argv: list[str]) -> None:
+    server = build(argv)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def main(argv: list[str]) -> int:
     if "--exit-at-start" in argv:
         return 1
-    extra = [argv[i + 1] for i, a in enumerate(argv) if a == "--extra-tool" and i + 1 < len(argv)]
-    tools = TOOLS + [{"name": n, "description": "Like echo.", "inputSchema": {"type": "object"}} for n in extra]
-    sys.stderr.write("test server: starting\n")
-    sys.stderr.flush()
+    say("test server: starting")
     if "--stdout-noise" in argv:
-        send_raw = "this line is not JSON"
-        with _out:
-            sys.stdout.write(send_raw + "\n")
-            sys.stdout.flush()
-    half = len(tools) // 2
-    for line in sys.stdin:
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        method, rid = msg.get("method"), msg.get("id")
-        if method == "initialize":
-            if "--hang-start" in argv:
-                while True:
-                    time.sleep(60)
-            if "--bad-handshake" in argv:
-                send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "not today"}})
-                continue
-            send({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                "serverInfo": {"name": "test-server", "version": "1"}}})
-        elif method == "tools/list":
-            cursor = (msg.get("params") or {}).get("cursor")
-            if cursor == "page2":
-                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools[half:]}})
-            else:
-                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools[:half], "nextCursor": "page2"}})
-        elif method == "tools/call":
-            params = msg.get("params") or {}
-            threading.Thread(target=call, args=(rid, params.get("name"), params.get("arguments") or {}, extra),
-                             daemon=True).start()
-        elif rid is not None:
-            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no {method}"}})
+        # Before the SDK claims stdout, so the line really reaches the client.
+        sys.stdout.write("this line is not JSON\n")
+        sys.stdout.flush()
+    anyio.run(serve, argv, backend="trio")
     return 0
 
 

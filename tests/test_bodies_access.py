@@ -359,26 +359,39 @@ def test_check_key_raises_only_unauthorized(key: str, header: str | None) -> Non
 # ---- check_origin ----
 
 
-@pytest.mark.parametrize(
-    "origin",
-    [
-        None,
-        "",
-        "http://localhost",
-        "http://localhost:5173",
-        "http://127.0.0.1:8080",
-        "https://127.0.0.1",
-        "http://[::1]:3000",
-        "vscode-webview://localhost",
-    ],
-)
-def test_check_origin_accepts_loopback_and_no_origin(origin: str | None) -> None:
+@pytest.mark.parametrize("origin", [None, ""])
+def test_check_origin_passes_clients_without_one(origin: str | None) -> None:
     access.check_origin(origin, "daemon.lan:7777")
 
 
 def test_check_origin_accepts_the_daemons_own_host() -> None:
     access.check_origin("http://daemon.lan:7777", "daemon.lan:7777")
     access.check_origin("https://192.168.1.20:8443", "192.168.1.20:8443")
+    access.check_origin("http://127.0.0.1:8765", "127.0.0.1:8765")
+    access.check_origin("http://LOCALHOST:8765", "localhost:8765")
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://localhost:5173", "http://127.0.0.1:8080", "https://127.0.0.1", "http://[::1]:3000", "vscode-webview://localhost"],
+)
+def test_check_origin_refuses_other_loopback_pages(origin: str) -> None:
+    # Another port of this computer is another site: a page there may not drive the daemon.
+    with pytest.raises(ForbiddenOrigin):
+        access.check_origin(origin, "127.0.0.1:8765")
+
+
+def test_check_origin_accepts_the_allowed_list() -> None:
+    allowed = (access.normalize_origin("http://localhost:5173/"),)
+    assert allowed == ("http://localhost:5173",)
+    access.check_origin("http://localhost:5173", "127.0.0.1:8765", allowed)
+    with pytest.raises(ForbiddenOrigin):
+        access.check_origin("http://localhost:5174", "127.0.0.1:8765", allowed)
+
+
+@pytest.mark.parametrize("raw", ["localhost:5173", "ftp://x", "http://x/path", "http://", "http://a:99999", "null"])
+def test_normalize_origin_refuses_what_is_not_an_origin(raw: str) -> None:
+    assert access.normalize_origin(raw) is None
 
 
 @pytest.mark.parametrize(
@@ -433,12 +446,12 @@ def test_check_origin_refuses_any_foreign_site(
     host=st.sampled_from(["localhost", "[::1]", "[::ffff:127.0.0.1]"])
     | st.ip_addresses(network="127.0.0.0/8").map(str),
     port=_ports,
-    daemon_host=st.sampled_from([None, "127.0.0.1:7777", "daemon.lan:7777"]),
 )
-def test_check_origin_accepts_any_loopback_origin(
-    scheme: str, host: str, port: int | None, daemon_host: str | None
-) -> None:
-    access.check_origin(_origin(scheme, host, port), daemon_host)
+def test_check_origin_refuses_loopback_pages_on_another_port(scheme: str, host: str, port: int | None) -> None:
+    if port == 7777:
+        port = 7778
+    with pytest.raises(ForbiddenOrigin):
+        access.check_origin(_origin(scheme, host, port), "127.0.0.1:7777")
 
 
 @settings(max_examples=300, deadline=None, report_multiple_bugs=False)

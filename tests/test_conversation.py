@@ -463,3 +463,26 @@ async def test_restart_marks_running_conversation_idle(tmp_path):
     assert out.info.state == "idle"
     assert out.items[1].streaming is False
     assert out.items[-1].kind == "notice" and out.items[-1].text == NOTICE_RESTARTED
+
+
+async def test_streaming_saves_are_interim_and_the_end_is_durable(daemon, monkeypatch):
+    saves: list[tuple[int, bool]] = []
+    real = daemon.store.save_conversation
+
+    async def recording(record, *, durable=True):
+        saves.append((len(record.items[-1].text or "") if record.items else 0, durable))
+        await real(record, durable=durable)
+
+    monkeypatch.setattr(daemon.store, "save_conversation", recording)
+    daemon.backend.push({"text": "word " * 60, "delay": 0.02})
+    conv = await daemon.hub.create()
+    await conv.send_message("talk")
+    await wait_state(conv, "idle", timeout=20)
+    await conv.flush()
+    interim = [n for n, durable in saves if not durable]
+    # The reply streams for about 1.2 s: a few interim saves of the growing text, none fsynced.
+    assert len(interim) >= 2 and interim == sorted(interim)
+    # The last save, with the whole reply and the idle state, is durable.
+    assert saves[-1] == (len("word " * 60), True)
+    saved = json.loads((daemon.data / "agent" / "conversations" / f"{conv.id}.json").read_text())
+    assert saved["items"][-1]["text"] == "word " * 60 and saved["state"] == "idle"

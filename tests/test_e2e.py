@@ -251,7 +251,11 @@ async def test_origin_and_key(tmp_path):
             assert r.status_code == 200
             r = await c.post("/api/conversations", json={}, headers={**auth, "Origin": "https://evil.example"})
             assert r.status_code == 403 and r.json()["code"] == "forbidden_origin"
+            # Another port of this computer is another site.
             r = await c.post("/api/conversations", json={}, headers={**auth, "Origin": "http://localhost:3000"})
+            assert r.status_code == 403 and r.json()["code"] == "forbidden_origin"
+            own = d.url.rstrip("/")  # a page the daemon served itself
+            r = await c.post("/api/conversations", json={}, headers={**auth, "Origin": own})
             assert r.status_code == 201
             assert "s3cret" not in r.text
         proc_cmdline = Path(f"/proc/{d.proc.pid}/cmdline").read_bytes()

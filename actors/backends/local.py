@@ -15,10 +15,13 @@ stop a later turn.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import logging
 import os
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,12 @@ log = logging.getLogger("bmoe.engine.local")
 MIN_REPLY_TOKENS = 256
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_TEMPERATURE = 0.3
+# How many answers that called tools are kept as written (see `_as_written`): enough
+# for the conversations whose prompts the KV cache may still hold a prefix of.
+MAX_WRITTEN_REPLIES = 256
+MISTRAL_ID_CHARS = 9
+MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
+IMAGE_LEFT_OUT = "[An image was here; this model cannot see images.]"
 
 
 def bundled_model_path() -> Path | None:
@@ -49,6 +58,13 @@ def bundled_model_path() -> Path | None:
         for path in sorted(Path(folder).glob("*.gguf")):
             return path
     return None
+
+
+def default_threads() -> int:
+    """Generation threads: one less than the cores (at least one), so the daemon's own
+    thread (events, HTTP, tools) is not starved by the model. On 2 cores this measured
+    a higher harness/raw token ratio than two threads (ops/bench/harness_overhead.py)."""
+    return max(1, (os.cpu_count() or 1) - 1)
 
 
 class LocalBackend:
@@ -78,6 +94,9 @@ class LocalBackend:
         self.last_prefill = 0
         self.tool_format = detect_format(template)
         self._grammars: dict[tuple[str, ...], Any] = {}
+        # Recent answers that called tools, as written: see `_as_written`.
+        self._written: OrderedDict[tuple[Any, ...], str] = OrderedDict()
+        self._last_raw = ""
         try:
             probe = self._formatter(messages=[{"role": "user", "content": "x"}]).prompt
         except Exception:
@@ -92,7 +111,7 @@ class LocalBackend:
         def _load() -> LocalBackend:
             from llama_cpp import Llama
 
-            threads = n_threads or max(1, os.cpu_count() or 1)
+            threads = n_threads or default_threads()
             try:
                 llm = Llama(
                     model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
@@ -119,21 +138,53 @@ class LocalBackend:
         a tool syntax gets them as `tools`; a template without one (the generic format)
         gets them described in the system message, and the answer is then constrained
         by a grammar (see `grammar`)."""
-        if tools and self.tool_format == "generic":
-            msgs = _with_generic_tools(messages, tools)
-            kwargs: dict[str, Any] = {}
+        generic = bool(tools) and self.tool_format == "generic"
+        kwargs: dict[str, Any] = {"tools": [t.to_openai() for t in tools]} if tools and not generic else {}
+        # First with this model's own calls as it wrote them (so the prompt matches the
+        # KV cache), then as the template writes them, then without tool roles.
+        attempts: list[list[dict[str, Any]]] = []
+        written = tuple(self._as_written(m) for m in messages)
+        if any(w is not m for w, m in zip(written, messages, strict=True)):
+            attempts.append(template_messages(written, tools, self.tool_format))
+        attempts.append(template_messages(messages, tools, self.tool_format))
+        for msgs in attempts:
+            try:
+                out = self._formatter(messages=msgs, **kwargs)
+                break
+            except Exception:
+                continue
         else:
-            msgs = [_plain(m) for m in messages]
-            kwargs = {"tools": [t.to_openai() for t in tools]} if tools else {}
-        try:
-            out = self._formatter(messages=msgs, **kwargs)
-        except Exception:
             # Templates without tool roles: give results as user text.
-            out = self._formatter(messages=[_as_text(m) for m in msgs], **kwargs)
+            out = self._formatter(messages=[_as_text(m) for m in attempts[-1]], **kwargs)
         stops = out.stop if isinstance(out.stop, list) else ([out.stop] if out.stop else [])
         if self._eos_text and self._eos_text not in stops:
             stops.append(self._eos_text)
         return out.prompt, stops
+
+    def _as_written(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """`msg` as this model wrote it, when it is one of its recent calling answers
+        and the history kept it unchanged (the arguments it wrote, valid JSON): the
+        raw text, so the prompt's tokens match the ones generated into the KV cache.
+        Otherwise `msg` itself."""
+        if msg.get("role") != "assistant" or not msg.get("tool_calls") or not self._written:
+            return msg
+        raw = self._written.get(_reply_key(msg.get("content") or "", msg["tool_calls"]))
+        if raw is None:
+            return msg
+        return {"role": "assistant", "content": raw, "written": True}
+
+    def _remember_written(self, result: TurnResult, raw: str) -> None:
+        if not result.tool_calls or not raw or self.thinking_open:
+            # With the reasoning block opened by the prompt, the raw text does not
+            # stand alone as an answer.
+            return
+        if any(_object_args(c.arguments) is None for c in result.tool_calls):
+            return  # the history shows `{}` for such a call, never these arguments
+        calls = [{"id": c.id, "function": {"name": c.name, "arguments": c.arguments}} for c in result.tool_calls]
+        self._written[_reply_key(result.text, calls)] = raw
+        self._written.move_to_end(_reply_key(result.text, calls))
+        while len(self._written) > MAX_WRITTEN_REPLIES:
+            self._written.popitem(last=False)
 
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
@@ -175,9 +226,11 @@ class LocalBackend:
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=self.thinking_open) if tools else None
         async with self._limiter:
-            return await trio.to_thread.run_sync(
+            result = await trio.to_thread.run_sync(
                 self._generate_sync, tokens, stops, max_tokens, temperature, emit, abort, grammar, parser
             )
+            self._remember_written(result, self._last_raw)
+            return result
 
     def _generate_sync(
         self,
@@ -206,9 +259,12 @@ class LocalBackend:
         produced = 0
         send: Callable[[Piece], Any] = lambda piece: trio.from_thread.run(emit, piece)
         pieces = _PieceMapper(send)
+        raw: list[str] = []
+        self._last_raw = ""
 
         def take(piece_text: str) -> None:
             if parser is not None:
+                raw.append(piece_text)
                 pieces.events(parser.feed(piece_text))
                 return
             for kind, part in splitter.feed(piece_text):
@@ -249,6 +305,7 @@ class LocalBackend:
             self._flag = None
         calls: tuple[CallOut, ...] = ()
         if parser is not None:
+            self._last_raw = "".join(raw)
             res = parser.result
             text, reasoning = [res.text], [res.reasoning]
             calls = tuple(CallOut(c.id, c.name, c.arguments) for c in res.calls)
@@ -268,12 +325,69 @@ class LocalBackend:
             await trio.to_thread.run_sync(llm.close)
 
 
-def _plain(msg: dict[str, Any]) -> dict[str, Any]:
-    out = {"role": msg["role"], "content": msg.get("content") or ""}
+def template_messages(
+    messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], tool_format: str
+) -> list[dict[str, Any]]:
+    """The messages as the chat template is given them (see `LocalBackend.render`)."""
+    if tools and tool_format == "generic":
+        return _with_generic_tools(messages, tools)
+    return [_plain(m, tool_format) for m in messages]
+
+
+def _object_args(raw: Any) -> dict[str, Any] | None:
+    """A call's arguments as an object, or None when they are not a JSON object."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw.strip() else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _reply_key(content: str, calls: list[dict[str, Any]]) -> tuple[Any, ...]:
+    return (content, *((c.get("id"), c["function"]["name"], c["function"]["arguments"]) for c in calls))
+
+
+def template_call_id(call_id: str, tool_format: str) -> str:
+    """The id a template is given for a call. Mistral's templates refuse any id that is
+    not 9 letters or digits, so another id is mapped to one (the same one wherever it
+    appears, so a result still names its call)."""
+    if tool_format != "mistral" or MISTRAL_ID.fullmatch(call_id):
+        return call_id
+    return hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:MISTRAL_ID_CHARS]
+
+
+def _text_content(content: Any) -> str:
+    """A message's content as text. Content parts (a message sent with images on a
+    provider route, then moved to this model) keep their text; an image becomes a
+    line saying it was left out, as this model has no vision projector."""
+    if not isinstance(content, list):
+        return content or ""
+    parts = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "text":
+            parts.append(str(part.get("text") or ""))
+        elif isinstance(part, dict):
+            parts.append(IMAGE_LEFT_OUT)
+    return "\n".join(p for p in parts if p)
+
+
+def _plain(msg: dict[str, Any], tool_format: str = "") -> dict[str, Any]:
+    out = {"role": msg["role"], "content": _text_content(msg.get("content"))}
     if msg.get("tool_calls"):
-        out["tool_calls"] = msg["tool_calls"]
-    if msg.get("tool_call_id"):
-        out["tool_call_id"] = msg["tool_call_id"]
+        # Templates write the arguments with `tojson`: they are given the object (as
+        # llama.cpp's server does), `{}` when the model's were not one.
+        out["tool_calls"] = [
+            {
+                **c,
+                "id": template_call_id(str(c.get("id") or ""), tool_format),
+                "function": {**c["function"], "arguments": _object_args(c["function"].get("arguments")) or {}},
+            }
+            for c in msg["tool_calls"]
+        ]
+    if msg.get("tool_call_id") or (tool_format == "mistral" and msg["role"] == "tool"):
+        out["tool_call_id"] = template_call_id(str(msg.get("tool_call_id") or ""), tool_format)
     return out
 
 
@@ -283,7 +397,12 @@ def _as_text(msg: dict[str, Any]) -> dict[str, Any]:
     if role == "tool":
         return {"role": "user", "content": f"[tool result]\n{content}"}
     if role == "assistant" and msg.get("tool_calls"):
-        calls = "\n".join(f"[called {c['function']['name']} {c['function']['arguments']}]" for c in msg["tool_calls"])
+        calls = "\n".join(
+            f"[called {c['function']['name']} {json.dumps(c['function']['arguments'], ensure_ascii=False)}]"
+            if isinstance(c["function"]["arguments"], dict)
+            else f"[called {c['function']['name']} {c['function']['arguments']}]"
+            for c in msg["tool_calls"]
+        )
         return {"role": "assistant", "content": (content + "\n" + calls).strip()}
     return {"role": role, "content": content}
 
@@ -328,6 +447,8 @@ def _with_generic_tools(messages: tuple[dict[str, Any], ...], tools: tuple[ToolS
         role = m["role"]
         if role == "system" and not any(o["role"] == "system" for o in out):
             out.append({"role": "system", "content": (m.get("content") or "") + "\n\n" + described})
+        elif role == "assistant" and m.get("written"):
+            out.append({"role": "assistant", "content": m.get("content") or ""})
         elif role == "assistant" and m.get("tool_calls"):
             calls = []
             for c in m["tool_calls"]:

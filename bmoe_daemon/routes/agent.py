@@ -18,6 +18,14 @@ bp = Blueprint("agent", __name__)
 BUILTIN_AGENT = {"id": "builtin", "name": "Built-in agent", "available": True, "missing": []}
 
 
+def _agents(tools: bool) -> list[dict]:
+    """The built-in agent first, then the other agents (over ACP) where commands can
+    run: each with whether its programs are on PATH (`missing` names the others)."""
+    acp = daemon().hub.env.acp
+    others = acp.listing() if tools and can_run_commands() and acp is not None else []
+    return [dict(BUILTIN_AGENT), *others]
+
+
 @bp.get("/api/agent")
 async def get_agent() -> Response:
     d = daemon()
@@ -35,7 +43,7 @@ async def get_agent() -> Response:
         {
             "tools": tools,
             "commands": tools and can_run_commands(),
-            "agents": [dict(BUILTIN_AGENT)],
+            "agents": _agents(tools),
             "mcp": mcp,
         }
     )

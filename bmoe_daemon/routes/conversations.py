@@ -9,7 +9,7 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors.conversation import Conversation
 from actors.items import Item, new_id
-from bmoe_daemon.access import require_local
+from bmoe_daemon import access
 from bmoe_daemon.app import daemon, is_local
 from bmoe_daemon.bodies import (
     Approval,
@@ -29,8 +29,7 @@ bp = Blueprint("conversations", __name__)
 
 def _conversation(conversation_id: str) -> Conversation:
     conv = daemon().hub.get(conversation_id)
-    if conv.local_only:
-        require_local(is_local(), "A conversation with a workspace or a provider")
+    access.check_conversation(conv.local_only, is_local())
     return conv
 
 
@@ -42,6 +41,30 @@ def _require_provider(route: str) -> None:
         raise BadRequest(
             f"There is no saved provider {name!r}; save it first (POST /api/providers) or pick another route."
         )
+
+
+def _check_agent(agent: str, workspace: str | None, *, installed: bool = True) -> None:
+    """Another agent must be offered here, given a workspace, and (`installed`) have
+    its programs on PATH."""
+    if agent == "builtin":
+        return
+    acp = daemon().hub.env.acp
+    spec = acp.spec(agent) if acp is not None else None
+    if spec is None:
+        raise BadRequest(f"Unknown agent {agent!r}; GET /api/agent lists the ones offered here.")
+    if workspace is None:
+        raise BadRequest("Another agent works in a folder: give the conversation a workspace.")
+    missing = spec.missing() if installed else []
+    if missing:
+        raise BadRequest(
+            f"{spec.name} is not installed here: install {', '.join(missing)} so the daemon finds it on its PATH, "
+            "then try again."
+        )
+
+
+def _check_chat_only(workspace: str | None) -> None:
+    if workspace is not None and daemon().config.chat_only:
+        raise BadRequest("This daemon runs as plain chat (--chat-only): a conversation has no workspace.")
 
 
 async def _body() -> dict[str, Any]:
@@ -58,11 +81,10 @@ async def get_conversations() -> Response:
 async def post_conversations() -> tuple[Response, int]:
     body = structure(await _body(), NewConversation)
     check_route(body.route)
-    if not is_local() and (body.workspace is not None or body.route != "local" or body.mode == "full"):
-        require_local(False, "A workspace, a provider route or full access")
+    access.check_settings(is_local(), workspace=body.workspace, route=body.route, mode=body.mode)
+    _check_chat_only(body.workspace)
     _require_provider(body.route)
-    if body.agent != "builtin" and body.workspace is None:
-        raise BadRequest("Another agent works in a folder: give the conversation a workspace.")
+    _check_agent(body.agent, body.workspace)
     items = [Item(id=new_id("i"), kind=s.kind, text=s.text) for s in body.items or ()]
     conv = await daemon().hub.create(
         workspace=body.workspace, mode=body.mode, route=body.route, agent=body.agent, title=body.title, items=items
@@ -82,14 +104,18 @@ async def patch_conversation(conversation_id: str) -> Response:
     local = is_local()
     if "route" in changes:
         check_route(changes["route"])
-    if not local and (changes.get("workspace") or changes.get("route", "local") != "local" or changes.get("mode") == "full"):
-        require_local(False, "A workspace, a provider route or full access")
+    access.check_settings(
+        local, workspace=changes.get("workspace"), route=changes.get("route"), mode=changes.get("mode")
+    )
+    _check_chat_only(changes.get("workspace"))
     if "route" in changes and not conv.running:  # while it runs, the actor answers 409 busy
         _require_provider(changes["route"])
     if changes.get("workspace") is not None and daemon().hub.workspace_path(changes["workspace"]) is None:
         raise BadRequest("There is no such workspace; add the folder first.")
-    if "agent" in changes and changes["agent"] != "builtin":
-        raise BadRequest(f"Unknown agent {changes['agent']!r}.")
+    if "agent" in changes or "workspace" in changes:
+        agent = changes.get("agent", conv.info.agent)
+        _check_agent(agent, changes["workspace"] if "workspace" in changes else conv.info.workspace,
+                     installed=agent != conv.info.agent)
     info = await conv.patch(changes)
     return jsonify(info.to_json())
 
@@ -102,9 +128,6 @@ async def delete_conversation(conversation_id: str) -> Response:
 
 
 def _check_send(conv: Conversation, images: list[str] | None) -> tuple[str, ...] | None:
-    local = is_local()
-    if conv.info.workspace is not None or conv.info.route != "local":
-        require_local(local, "A message in a conversation with a workspace or a provider")
     imgs = check_images(images)
     if imgs and conv.info.route == "local":
         raise NoVision("The loaded model cannot see images (it has no vision projector); send text only.")
@@ -132,7 +155,6 @@ async def post_edit(conversation_id: str) -> tuple[Response, int]:
 @bp.post("/api/conversations/<conversation_id>/approval")
 async def post_approval(conversation_id: str) -> Response:
     conv = _conversation(conversation_id)
-    require_local(is_local(), "An approval")
     body = structure(await _body(), Approval)
     await conv.approve(body.item, body.decision == "approve")
     return jsonify({"item": body.item, "decision": body.decision})

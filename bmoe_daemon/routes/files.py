@@ -15,8 +15,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.tools.paths import PathRefused, resolve
-from bmoe_daemon.access import require_local
-from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.app import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError
 
 bp = Blueprint("files", __name__)
@@ -42,7 +41,6 @@ def _read(path: str) -> bytes:
 @bp.get("/api/conversations/<conversation_id>/file")
 async def get_conversation_file(conversation_id: str) -> Response:
     conv = daemon().hub.get(conversation_id)
-    require_local(is_local(), "A workspace file")
     raw = request.args.get("path")
     if not raw:
         raise BadRequest("Give the file with ?path=<path relative to the workspace>.")

@@ -10,8 +10,7 @@ import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.providers import ProviderDirectory
-from bmoe_daemon.access import require_local
-from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.errors import ApiError
 
@@ -32,8 +31,7 @@ class ProviderBody:
         return f"ProviderBody(name={self.name!r}, base_url={self.base_url!r}, models={self.models!r})"
 
 
-def _directory(what: str) -> ProviderDirectory:
-    require_local(is_local(), what)
+def _directory() -> ProviderDirectory:
     providers = daemon().providers
     if providers is None:
         raise ApiError("Providers are not available in this daemon.")
@@ -46,12 +44,12 @@ async def _body() -> ProviderBody:
 
 @bp.get("/api/providers")
 async def get_providers() -> Response:
-    return jsonify(_directory("The list of providers").listing())
+    return jsonify(_directory().listing())
 
 
 @bp.post("/api/providers")
 async def post_providers() -> tuple[Response, int]:
-    providers = _directory("Saving a provider")
+    providers = _directory()
     body = await _body()
     saved = await providers.add(body.name, body.base_url, body.models, body.api_key)
     return jsonify(saved), 201
@@ -59,7 +57,7 @@ async def post_providers() -> tuple[Response, int]:
 
 @bp.put("/api/providers/<provider_id>")
 async def put_provider(provider_id: str) -> Response:
-    providers = _directory("Saving a provider")
+    providers = _directory()
     providers.get(provider_id)  # an unknown id is 404 before the body is read
     body = await _body()
     saved = await providers.update(provider_id, body.name, body.base_url, body.models, body.api_key)
@@ -68,6 +66,6 @@ async def put_provider(provider_id: str) -> Response:
 
 @bp.delete("/api/providers/<provider_id>")
 async def delete_provider(provider_id: str) -> Response:
-    providers = _directory("Removing a provider")
+    providers = _directory()
     await providers.remove(provider_id)
     return jsonify({"deleted": provider_id})

@@ -14,8 +14,7 @@ import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.skills import SkillCatalog, SkillExists
-from bmoe_daemon.access import require_local
-from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.errors import ApiError, BadRequest, Exists, NotFoundError
 
@@ -35,8 +34,7 @@ class SkillSwitch:
     enabled: bool
 
 
-def _catalog(what: str) -> SkillCatalog:
-    require_local(is_local(), what)
+def _catalog() -> SkillCatalog:
     skills = daemon().skills
     if skills is None:
         raise ApiError("Skills are not available in this daemon.")
@@ -59,13 +57,13 @@ async def _body() -> SkillBody:
 
 @bp.get("/api/skills")
 async def get_skills() -> Response:
-    catalog = _catalog("The list of skills")
+    catalog = _catalog()
     return jsonify([s.to_json() for s in await catalog.listing(_workspace())])
 
 
 @bp.post("/api/skills")
 async def post_skills() -> tuple[Response, int]:
-    catalog = _catalog("Writing a skill")
+    catalog = _catalog()
     body = await _body()
     try:
         skill = await catalog.create(body.name, body.description, body.body, body.title)
@@ -76,7 +74,7 @@ async def post_skills() -> tuple[Response, int]:
 
 @bp.put("/api/skills/<name>")
 async def put_skill(name: str) -> Response:
-    catalog = _catalog("Writing a skill")
+    catalog = _catalog()
     if await catalog.find(name) is None:  # an unknown name is 404 before the body is read
         raise NotFoundError(f"There is no skill named {name}.")
     body = await _body()
@@ -88,7 +86,7 @@ async def put_skill(name: str) -> Response:
 
 @bp.patch("/api/skills/<name>")
 async def patch_skill(name: str) -> Response:
-    catalog = _catalog("Switching a skill")
+    catalog = _catalog()
     workspace = _workspace()
     if await catalog.find(name, workspace) is None:
         raise NotFoundError(f"There is no skill named {name}.")
@@ -99,6 +97,6 @@ async def patch_skill(name: str) -> Response:
 
 @bp.delete("/api/skills/<name>")
 async def delete_skill(name: str) -> Response:
-    catalog = _catalog("Deleting a skill")
+    catalog = _catalog()
     await catalog.delete(name)
     return jsonify({"deleted": name})

@@ -2,22 +2,22 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify, request
 
-from bmoe_daemon.access import require_local
-from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import NewWorkspace, parse_json, structure
+from bmoe_daemon.errors import BadRequest
 
 bp = Blueprint("workspaces", __name__)
 
 
 @bp.get("/api/workspaces")
 async def get_workspaces() -> Response:
-    require_local(is_local(), "The list of workspaces")
     return jsonify([w.to_json() for w in daemon().hub.workspaces()])
 
 
 @bp.post("/api/workspaces")
 async def post_workspaces() -> tuple[Response, int]:
-    require_local(is_local(), "Adding a workspace")
+    if daemon().config.chat_only:
+        raise BadRequest("This daemon runs as plain chat (--chat-only): conversations have no folders.")
     body = structure(parse_json(await request.get_data()), NewWorkspace)
     ws = await daemon().hub.add_workspace(body.path, body.name)
     return jsonify(ws.to_json()), 201
@@ -25,6 +25,5 @@ async def post_workspaces() -> tuple[Response, int]:
 
 @bp.delete("/api/workspaces/<workspace_id>")
 async def delete_workspace(workspace_id: str) -> Response:
-    require_local(is_local(), "Removing a workspace")
     await daemon().hub.remove_workspace(workspace_id)
     return jsonify({"deleted": workspace_id})

@@ -7,7 +7,8 @@ second user message (the next message of a chat); once with a reply cut at
 --max-tokens, once with a short reply the model ends itself, and once with tools
 offered as a run offers them (for the bundled model, whose template has no tool
 syntax: described in the system message, the answer held to JSON by a grammar, the
-call written back as JSON in round 2). The figure is
+call given back in round 2 as the model wrote it, which the backend keeps so the
+prompt matches the KV cache). The figure is
 
     TurnResult.prefill_tokens of round 2 / (prompt tokens of round 2 - of round 1)
 

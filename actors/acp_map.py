@@ -1,0 +1,212 @@
+"""What an ACP agent sends, read into item fields, without I/O.
+
+The Agent Client Protocol (agentclientprotocol.com, protocol version 1) reports a
+prompt turn as `session/update` notifications. These functions turn one update's
+payload into what the conversation shows: the text of a message chunk, the fields of a
+tool card (`tool` the protocol's kind, `title`, `state`, `result` its text, `diff` a
+unified diff from a diff content), a plan as a notice's text, and the option to pick
+for a permission. Nothing here raises on what an agent sends: a field of the wrong
+type is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from actors.tools.files import unified_diff
+from actors.tools.registry import STORED_RESULT_CAP_BYTES, cap_text
+
+PROTOCOL_VERSION = 1
+TITLE_CHARS = 120
+# The protocol's tool kinds; anything else reads as `other`.
+TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+# A tool call's status -> the card's state.
+STATES = {"pending": "running", "in_progress": "running", "completed": "done", "failed": "error"}
+PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+ALLOW_KINDS = ("allow_once", "allow_always")
+REJECT_KINDS = ("reject_once", "reject_always")
+
+
+def initialize_params() -> dict[str, Any]:
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False},
+        "clientInfo": {"name": "bmoe-daemon", "title": "bmoe-daemon", "version": "0.1.0"},
+    }
+
+
+def can_load_session(result: Any) -> bool:
+    """Whether an initialize answer advertises `loadSession`."""
+    if not isinstance(result, dict):
+        return False
+    caps = result.get("agentCapabilities")
+    return isinstance(caps, dict) and caps.get("loadSession") is True
+
+
+def chunk_text(content: Any) -> str:
+    """The text of a message or thought chunk's content block ("" for other kinds)."""
+    if not isinstance(content, dict):
+        return ""
+    if content.get("type") == "text" and isinstance(content.get("text"), str):
+        return content["text"]
+    if content.get("type") == "resource_link" and isinstance(content.get("uri"), str):
+        return content["uri"]
+    return ""
+
+
+def _relative(path: str, workspace: Path | None) -> str | None:
+    """A workspace-relative path for an absolute one inside it, else None."""
+    if workspace is None or not path:
+        return None
+    root = os.path.realpath(workspace)
+    full = os.path.normpath(os.path.join(root, path))
+    if full == root or not full.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    return os.path.relpath(full, root).replace(os.sep, "/")
+
+
+def _content_text(content: list[Any]) -> str:
+    parts: list[str] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "content":
+            text = chunk_text(part.get("content"))
+            if text:
+                parts.append(text)
+        elif kind == "terminal":
+            parts.append("[the agent's terminal output is not shown here]")
+    return "\n".join(parts)
+
+
+def _diff(content: list[Any], workspace: Path | None) -> tuple[str | None, str | None]:
+    """The unified diff of the diff contents (and the file of the first), or None."""
+    diffs: list[str] = []
+    file: str | None = None
+    for part in content:
+        if not isinstance(part, dict) or part.get("type") != "diff":
+            continue
+        path, new = part.get("path"), part.get("newText")
+        if not isinstance(path, str) or not isinstance(new, str):
+            continue
+        old = part.get("oldText")
+        rel = _relative(path, workspace)
+        diffs.append(unified_diff(old if isinstance(old, str) else "", new, rel or os.path.basename(path) or "file"))
+        if file is None:
+            file = rel
+    return ("".join(diffs) or None), file
+
+
+def _raw_output_text(raw: Any) -> str:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict) and isinstance(raw.get("output"), str):
+        return raw["output"]
+    if raw is None:
+        return ""
+    try:
+        return json.dumps(raw, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return ""
+
+
+def tool_fields(update: dict[str, Any], workspace: Path | None, *, first: bool) -> dict[str, Any]:
+    """The card fields a `tool_call`, `tool_call_update` (or a permission's `toolCall`)
+    sets. `first`: the card is new, so absent fields get their defaults."""
+    out: dict[str, Any] = {}
+    kind = update.get("kind")
+    if isinstance(kind, str):
+        out["tool"] = kind if kind in TOOL_KINDS else "other"
+    elif first:
+        out["tool"] = "other"
+    title = update.get("title")
+    if isinstance(title, str) and title.strip():
+        out["title"] = " ".join(title.split())[:TITLE_CHARS]
+    elif first:
+        out["title"] = f"The agent's {out['tool']} tool"
+    status = update.get("status")
+    if isinstance(status, str) and status in STATES:
+        out["state"] = STATES[status]
+    elif first:
+        out["state"] = "running"
+    raw_input = update.get("rawInput")
+    if isinstance(raw_input, dict):
+        out["args"] = raw_input
+    elif first:
+        out["args"] = {}
+    content = update.get("content")
+    if isinstance(content, list):
+        text = _content_text(content)
+        if text:
+            out["result"] = cap_text(text, STORED_RESULT_CAP_BYTES)
+        diff, file = _diff(content, workspace)
+        if diff:
+            out["diff"] = diff
+        if file:
+            out["file"] = file
+    if "diff" not in out and isinstance(raw_input, dict) and isinstance(raw_input.get("diff"), str):
+        # Some agents (OpenCode) send the edit's unified diff in the permission's input.
+        if raw_input["diff"].strip():
+            out["diff"] = raw_input["diff"]
+    if "result" not in out and "rawOutput" in update:
+        text = _raw_output_text(update.get("rawOutput"))
+        if text.strip():
+            out["result"] = cap_text(text, STORED_RESULT_CAP_BYTES)
+    if "file" not in out:
+        locations = update.get("locations")
+        if isinstance(locations, list):
+            for loc in locations:
+                if isinstance(loc, dict) and isinstance(loc.get("path"), str):
+                    rel = _relative(loc["path"], workspace)
+                    if rel:
+                        out["file"] = rel
+                        break
+    return out
+
+
+def plan_text(entries: Any) -> str | None:
+    """A plan as a notice's text, one line an entry, or None when it has none."""
+    if not isinstance(entries, list):
+        return None
+    lines = ["Plan:"]
+    for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("content"), str):
+            mark = PLAN_MARKS.get(str(entry.get("status")), "[ ]")
+            lines.append(f"{mark} {' '.join(entry['content'].split())}")
+    return "\n".join(lines) if len(lines) > 1 else None
+
+
+def pick_option(options: Any, allow: bool) -> str | None:
+    """The optionId to answer a permission with: an allow option (once first) or a
+    reject option (once first); None when the agent offered none of that kind."""
+    if not isinstance(options, list):
+        return None
+    for kind in ALLOW_KINDS if allow else REJECT_KINDS:
+        for opt in options:
+            if isinstance(opt, dict) and opt.get("kind") == kind and isinstance(opt.get("optionId"), str):
+                return opt["optionId"]
+    return None
+
+
+def selected(option_id: str | None) -> dict[str, Any]:
+    """A `session/request_permission` answer: the option, or `cancelled` without one."""
+    if option_id is None:
+        return {"outcome": {"outcome": "cancelled"}}
+    return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+
+CANCELLED = {"outcome": {"outcome": "cancelled"}}
+
+
+def text_slice(text: str, line: Any, limit: Any) -> str:
+    """`fs/read_text_file`'s `line` (1-based) and `limit` (lines) applied to a text."""
+    if line is None and limit is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = line - 1 if isinstance(line, int) and not isinstance(line, bool) and line > 0 else 0
+    end = start + limit if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0 else None
+    return "".join(lines[start:end])

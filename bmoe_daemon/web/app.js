@@ -1,0 +1,228 @@
+// The web UI's shell: the conversation list, the router, the event stream.
+//
+// It uses only the public API and /api/events. Views are plain functions that fill
+// <main>; the open view may take events (`view.onEvent`) and be re-read whole after a
+// gap in the stream (`view.refresh`).
+
+import { api, ApiError } from "./api.js";
+import { clear, field, h, select, timeAgo } from "./dom.js";
+import { EventStream } from "./events.js";
+import { ConversationView } from "./conversation.js";
+import { PAGES } from "./pages.js";
+import { attempt, MODE_OPTIONS, routeOptions, shell, STATE_LABELS, toast, wsOptions } from "./ui.js";
+
+const app = {
+  convs: [], // the list, newest first, as GET /api/conversations gives it
+  view: null,
+  stream: null,
+  listTimer: null,
+};
+
+// ---- the conversation list ----
+
+function conversationInfo(id) {
+  return app.convs.find((c) => c.id === id);
+}
+
+async function refreshList() {
+  try {
+    app.convs = await api("GET", "/api/conversations");
+  } catch (err) {
+    if (err instanceof ApiError) toast(err.message);
+    return;
+  }
+  renderList();
+}
+
+function refreshListSoon() {
+  clearTimeout(app.listTimer);
+  app.listTimer = setTimeout(refreshList, 150);
+}
+
+function forgetConversation(id) {
+  app.convs = app.convs.filter((c) => c.id !== id);
+  renderList();
+}
+
+function renderList() {
+  const list = document.getElementById("conv-list");
+  const current = app.view && app.view.conversationId;
+  document.getElementById("conv-empty").hidden = app.convs.length > 0;
+  clear(
+    list,
+    app.convs.map((c) =>
+      h(
+        "li",
+        {},
+        h(
+          "a.conv-link",
+          { href: `#/c/${encodeURIComponent(c.id)}`, "aria-current": c.id === current ? "page" : null },
+          h("span.conv-title", {}, c.title || "New conversation"),
+          h("span.conv-meta", {},
+            h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
+            c.mode !== "ask" ? h("span.badge.mode", {}, c.mode === "full" ? "full access" : "read only") : null,
+            h("time.muted", { datetime: new Date(c.updated * 1000).toISOString() }, timeAgo(c.updated)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function onConversationEvent(data) {
+  const idx = app.convs.findIndex((c) => c.id === data.id);
+  if (idx < 0) {
+    refreshListSoon(); // a conversation this page has not seen: read the list (it has mode, route...)
+    return;
+  }
+  const conv = { ...app.convs[idx], title: data.title, state: data.state, updated: data.updated };
+  app.convs.splice(idx, 1);
+  // newest first: by updated, then created
+  let at = app.convs.findIndex((c) => c.updated < conv.updated || (c.updated === conv.updated && c.created < conv.created));
+  if (at < 0) at = app.convs.length;
+  app.convs.splice(at, 0, conv);
+  renderList();
+}
+
+// ---- views ----
+
+function homeView(main) {
+  clear(
+    main,
+    h("section.page.home", {},
+      h("h1", {}, "Conversations"),
+      h("p", {}, "Pick a conversation, or start one. Runs go on in the daemon: closing this page stops nothing."),
+      h("a.button.primary", { href: "#/new" }, "New conversation"),
+    ),
+  );
+  return { name: "home" };
+}
+
+async function newConversationView(main) {
+  const form = h("form.page.new-conv-form", { "aria-labelledby": "new-title" });
+  clear(main, form);
+  const [agentInfo, workspaces, providers] = await Promise.all([
+    api("GET", "/api/agent").catch(() => ({ tools: false, agents: [] })),
+    api("GET", "/api/workspaces").catch(() => null),
+    api("GET", "/api/providers").catch(() => []),
+  ]);
+  const wsSelect = select({ name: "workspace" }, wsOptions(workspaces || []), "");
+  const folder = h("input", { name: "folder", type: "text", placeholder: "/path/to/a/project", autocomplete: "off" });
+  const addFolder = h("button", { type: "button" }, "Add folder");
+  addFolder.addEventListener("click", async () => {
+    const path = folder.value.trim();
+    if (!path) {
+      toast("Type the folder's path first.");
+      return;
+    }
+    const ws = await attempt(() => api("POST", "/api/workspaces", { path }));
+    if (!ws) return;
+    const all = await api("GET", "/api/workspaces").catch(() => [ws]);
+    clear(wsSelect, wsOptions(all).map(([v, t]) => h("option", { value: v }, t)));
+    wsSelect.value = ws.id;
+    folder.value = "";
+    toast(`Added ${ws.path}.`, "info");
+  });
+  const mode = select({ name: "mode" }, MODE_OPTIONS, "ask");
+  const route = select({ name: "route" }, routeOptions(providers), "local");
+  const agents = (agentInfo.agents || []).filter((a) => a.available);
+  const agent = select({ name: "agent" }, agents.map((a) => [a.id, a.name]), "builtin");
+  const title = h("input", { name: "title", type: "text", autocomplete: "off" });
+  const tools = agentInfo.tools && workspaces !== null;
+  clear(
+    form,
+    h("h1#new-title", {}, "New conversation"),
+    field("Title", title, "Optional: the first message names it otherwise."),
+    tools ? field("Workspace", wsSelect, "The folder the agent may read and change. None: plain chat.") : null,
+    tools ? h("div.row", {}, field("Add a folder", folder), addFolder) : null,
+    tools ? field("Mode", mode, "What the agent may do without asking you.") : null,
+    field("Model", route),
+    tools && agents.length > 1 ? field("Agent", agent) : null,
+    h("div.actions", {}, h("button.primary", { type: "submit" }, "Create conversation")),
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const body = { mode: tools ? mode.value : "ask", route: route.value };
+    if (title.value.trim()) body.title = title.value.trim();
+    if (tools && wsSelect.value) body.workspace = wsSelect.value;
+    if (tools && agents.length > 1) body.agent = agent.value;
+    const conv = await attempt(() => api("POST", "/api/conversations", body));
+    if (!conv) return;
+    if (!conversationInfo(conv.id)) app.convs.unshift(conv);
+    renderList();
+    location.hash = `#/c/${encodeURIComponent(conv.id)}`;
+  });
+  return { name: "new" };
+}
+
+// ---- the router ----
+
+async function route() {
+  const main = document.getElementById("main");
+  const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+  const [head, ...rest] = hash.split("/");
+  if (app.view && app.view.close) app.view.close();
+  app.view = null;
+  document.body.classList.toggle("view-list", head === "");
+  document.body.classList.toggle("view-main", head !== "");
+  for (const a of document.querySelectorAll(".settings-nav a"))
+    a.setAttribute("aria-current", a.getAttribute("href") === `#/${head}` ? "page" : "false");
+  let view;
+  try {
+    if (head === "c" && rest[0]) {
+      view = new ConversationView(main, rest.join("/"));
+      app.view = view;
+      renderList();
+      await view.load();
+    } else if (head === "new") {
+      app.view = { name: "new" };
+      view = await newConversationView(main);
+    } else if (PAGES[head]) {
+      view = PAGES[head](main);
+      app.view = view;
+      await view.load();
+    } else {
+      view = homeView(main);
+    }
+  } catch (err) {
+    clear(main, h("section.page", {}, h("h1", {}, "This page could not be shown"), h("p.error-text", {}, err.message || String(err))));
+    return;
+  }
+  if (app.view === null) app.view = view;
+  renderList();
+}
+
+// ---- events ----
+
+function onEvent(name, data) {
+  if (name === "conversation") onConversationEvent(data);
+  if (app.view && app.view.onEvent) app.view.onEvent(name, data);
+}
+
+function onResync() {
+  refreshList();
+  if (app.view && app.view.refresh) app.view.refresh();
+}
+
+function onStatus(connected) {
+  const el = document.getElementById("conn");
+  el.textContent = connected ? "Live" : "Reconnecting…";
+  el.classList.toggle("conn-live", connected);
+}
+
+function start() {
+  Object.assign(shell, { refreshList, forgetConversation, conversationInfo, renderList });
+  const preview = document.getElementById("preview-dialog");
+  preview.querySelector(".preview-close").addEventListener("click", () => preview.close());
+  preview.addEventListener("close", () => {
+    const frame = preview.querySelector("iframe");
+    if (frame.src.startsWith("blob:")) URL.revokeObjectURL(frame.src);
+    frame.removeAttribute("src");
+  });
+  window.addEventListener("hashchange", route);
+  app.stream = new EventStream({ onEvent, onResync, onStatus });
+  app.stream.start();
+  route();
+}
+
+start();

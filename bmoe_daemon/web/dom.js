@@ -1,0 +1,74 @@
+// Building the page from plain DOM calls: text always goes in as text.
+
+// h("button.primary", {onclick, "aria-label": "Send"}, "Send") -> <button class="primary">
+// h("h1#title.big") -> <h1 id="title" class="big">
+export function h(tag, attrs = {}, ...children) {
+  const parts = tag.match(/[.#]?[^.#]+/g) || ["div"];
+  const name = parts[0].startsWith(".") || parts[0].startsWith("#") ? "div" : parts.shift();
+  const el = document.createElement(name);
+  const classes = parts.filter((p) => p.startsWith(".")).map((p) => p.slice(1));
+  const id = parts.find((p) => p.startsWith("#"));
+  if (classes.length) el.className = classes.join(" ");
+  if (id) el.id = id.slice(1);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key === "class") el.className = [el.className, value].filter(Boolean).join(" ");
+    else if (key === "html") el.innerHTML = value; // only ever the renderer's safe HTML
+    else if (key === "value") el.value = value;
+    else if (key === "checked") el.checked = Boolean(value);
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+// A labelled form field: the label names the control, the hint describes it.
+let fieldCount = 0;
+export function field(label, control, hint) {
+  if (!control.id) control.id = `field-${++fieldCount}`;
+  const hintEl = hint ? h("small.hint", { id: `${control.id}-hint` }, hint) : null;
+  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+  return h("div.field", {}, h("label.label", { for: control.id }, label), control, hintEl);
+}
+
+export function select(attrs, options, current) {
+  return h(
+    "select",
+    attrs,
+    options.map(([value, text]) => h("option", { value, selected: value === current ? true : null }, text)),
+  );
+}
+
+export function timeAgo(seconds) {
+  if (!seconds) return "";
+  const d = Date.now() / 1000 - seconds;
+  if (d < 45) return "just now";
+  if (d < 3600) return `${Math.round(d / 60)} min ago`;
+  if (d < 86400) return `${Math.round(d / 3600)} h ago`;
+  return new Date(seconds * 1000).toLocaleDateString();
+}
+
+export function when(seconds) {
+  return seconds ? new Date(seconds * 1000).toLocaleString() : "never";
+}
+
+export function sizeText(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -1,0 +1,333 @@
+// The settings pages: skills, tasks, providers, connect, and the agent's MCP servers.
+//
+// Each page is `{load, refresh, onEvent?}` over <main>; every change goes through the
+// public API and the page is read again after it.
+
+import { api } from "./api.js";
+import { clear, field, h, select, when } from "./dom.js";
+import { attempt, MODE_OPTIONS, routeOptions, toast, wsOptions } from "./ui.js";
+
+function page(main, title, intro) {
+  const body = h("div.page-body");
+  clear(main, h("section.page", { "aria-labelledby": "page-title" },
+    h("a.back", { href: "#/" }, "‹ Conversations"),
+    h("h1#page-title", {}, title), intro ? h("p.muted", {}, intro) : null, body));
+  return body;
+}
+
+function view(load) {
+  const v = { name: "page", load, refresh: load };
+  return v;
+}
+
+// ---- skills ----
+
+function skillForm(skill, done) {
+  const name = h("input", { type: "text", value: skill ? skill.name : "", required: true, readonly: skill ? true : null,
+    pattern: "[a-z0-9]+(-[a-z0-9]+)*", autocomplete: "off" });
+  const title = h("input", { type: "text", value: skill ? skill.title : "" });
+  const description = h("input", { type: "text", value: skill ? skill.description : "", required: true });
+  const body = h("textarea", { rows: "10", value: skill ? skill.body : "" });
+  const form = h("form.card.skill-form", { "aria-label": skill ? `Edit ${skill.name}` : "New skill" },
+    field("Name", name, "kebab-case: lower-case letters, digits and '-'"),
+    field("Title", title),
+    field("Description", description, "The model reads this to decide when to use the skill."),
+    field("Instructions", body),
+    h("div.actions", {}, h("button.primary", { type: "submit" }, skill ? "Save skill" : "Add skill"),
+      h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const payload = { name: name.value.trim(), description: description.value.trim(), body: body.value };
+    if (title.value.trim()) payload.title = title.value.trim();
+    const saved = await attempt(() =>
+      skill ? api("PUT", `/api/skills/${encodeURIComponent(skill.name)}`, payload) : api("POST", "/api/skills", payload));
+    if (saved) done(true);
+  });
+  return form;
+}
+
+function skillsPage(main) {
+  const body = page(main, "Skills",
+    "Instructions the agent reads when it needs them. Switch one off and the model no longer sees it.");
+  const load = async () => {
+    const skills = await api("GET", "/api/skills");
+    const adding = h("div");
+    clear(body,
+      h("button.primary", { type: "button", onclick: () =>
+        clear(adding, skillForm(null, (saved) => (saved ? load() : clear(adding)))) }, "New skill"),
+      adding,
+      h("ul.rows", { "aria-label": "Skills" }, skills.map((s) => {
+        const toggle = h("input", { type: "checkbox", role: "switch", checked: s.enabled,
+          "aria-label": `Use ${s.name}` });
+        toggle.addEventListener("change", async () => {
+          const ok = await attempt(() => api("PATCH", `/api/skills/${encodeURIComponent(s.name)}`, { enabled: toggle.checked }));
+          if (!ok) toggle.checked = !toggle.checked;
+        });
+        const editing = h("div");
+        return h("li.row", { "aria-label": s.title || s.name },
+          h("div.row-main", {},
+            h("strong", {}, s.title || s.name), " ", h("code.muted", {}, s.name),
+            h("span.badge", {}, s.source === "bundled" ? "shipped" : s.source === "user" ? "yours" : "workspace"),
+            h("p", {}, s.description)),
+          h("div.row-actions", {},
+            h("label.switch", {}, toggle, h("span", {}, "On")),
+            h("button.quiet", { type: "button", "aria-label": `Edit ${s.name}`, onclick: () =>
+              clear(editing, skillForm(s, (saved) => (saved ? load() : clear(editing)))) },
+              s.source === "user" ? "Edit" : "Edit a copy"),
+            s.source === "user"
+              ? h("button.quiet.danger", { type: "button", "aria-label": `Delete ${s.name}`, onclick: async () => {
+                  if (await attempt(() => api("DELETE", `/api/skills/${encodeURIComponent(s.name)}`))) load();
+                } }, "Delete")
+              : null),
+          editing);
+      })));
+  };
+  return view(load);
+}
+
+// ---- tasks ----
+
+const SCHEDULE_KINDS = [["once", "Once"], ["interval", "Every few minutes"], ["daily", "Every day"], ["weekly", "Every week"]];
+const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+function scheduleText(s) {
+  if (!s) return "";
+  if (s.kind === "once") return `once, at ${s.at}`;
+  if (s.kind === "interval") return `every ${s.every_minutes} minutes`;
+  if (s.kind === "daily") return `every day at ${s.at}`;
+  if (s.kind === "weekly") return `${(s.weekdays || []).map((d) => DAYS[d]).join(", ")} at ${s.at}`;
+  return s.kind;
+}
+
+function taskForm(workspaces, providers, done) {
+  const title = h("input", { type: "text" });
+  const prompt = h("textarea", { rows: "4", required: true });
+  const ws = select({}, wsOptions(workspaces), "");
+  const mode = select({}, MODE_OPTIONS, "read_only");
+  const route = select({}, routeOptions(providers), "local");
+  const kind = select({}, SCHEDULE_KINDS, "daily");
+  const at = h("input", { type: "text", value: "09:00", placeholder: "HH:MM, or YYYY-MM-DDTHH:MM for once" });
+  const every = h("input", { type: "number", min: "5", value: "60" });
+  const days = DAYS.map((d, i) => h("label.inline", {}, h("input", { type: "checkbox", value: String(i), checked: i >= 1 && i <= 5 }), d));
+  const everyField = field("Every (minutes)", every);
+  const daysField = h("fieldset.days", {}, h("legend", {}, "Days"), days);
+  const sync = () => {
+    everyField.hidden = kind.value !== "interval";
+    daysField.hidden = kind.value !== "weekly";
+  };
+  kind.addEventListener("change", sync);
+  sync();
+  const form = h("form.card.task-form", { "aria-label": "New task" },
+    field("Title", title), field("Prompt", prompt), field("Workspace", ws), field("Mode", mode), field("Model", route),
+    field("Schedule", kind), field("At", at), everyField, daysField,
+    h("div.actions", {}, h("button.primary", { type: "submit" }, "Add task"),
+      h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const schedule = { kind: kind.value };
+    if (at.value.trim()) schedule.at = at.value.trim();
+    if (kind.value === "interval") schedule.every_minutes = Number(every.value);
+    if (kind.value === "weekly") schedule.weekdays = days.map((l) => l.querySelector("input")).filter((c) => c.checked).map((c) => Number(c.value));
+    const body = { prompt: prompt.value, schedule, mode: mode.value, route: route.value };
+    if (title.value.trim()) body.title = title.value.trim();
+    if (ws.value) body.workspace = ws.value;
+    if (await attempt(() => api("POST", "/api/tasks", body))) done(true);
+  });
+  return form;
+}
+
+function tasksPage(main) {
+  const body = page(main, "Tasks", "Prompts that run as a conversation on a schedule, with nobody at the screen: a question is answered no.");
+  const load = async () => {
+    const [tasks, workspaces, providers] = await Promise.all([
+      api("GET", "/api/tasks"),
+      api("GET", "/api/workspaces").catch(() => []),
+      api("GET", "/api/providers").catch(() => []),
+    ]);
+    const adding = h("div");
+    clear(body,
+      h("button.primary", { type: "button", onclick: () =>
+        clear(adding, taskForm(workspaces, providers, (saved) => (saved ? load() : clear(adding)))) }, "New task"),
+      adding,
+      tasks.length ? null : h("p.muted", {}, "No tasks yet."),
+      h("ul.rows", { "aria-label": "Tasks" }, tasks.map((t) => {
+        const toggle = h("input", { type: "checkbox", role: "switch", checked: t.enabled, "aria-label": `Enable ${t.title}` });
+        toggle.addEventListener("change", async () => {
+          if (!(await attempt(() => api("PUT", `/api/tasks/${encodeURIComponent(t.id)}`, { enabled: toggle.checked }))))
+            toggle.checked = !toggle.checked;
+        });
+        const last = t.last_run;
+        return h("li.row", { "aria-label": t.title },
+          h("div.row-main", {},
+            h("strong", {}, t.title), " ", h("span.badge", {}, scheduleText(t.schedule)),
+            t.running ? h("span.badge.state-running", {}, "running") : null,
+            h("p.muted", {}, t.prompt),
+            h("p.small", {},
+              "Last run: ",
+              last ? [when(last.at), ` (${last.outcome})`, last.conversation
+                ? [" · ", h("a", { href: `#/c/${encodeURIComponent(last.conversation)}` }, "open its conversation")] : null]
+                : "never",
+              " · Next: ", t.next_run ? when(t.next_run) : "not scheduled")),
+          h("div.row-actions", {},
+            h("label.switch", {}, toggle, h("span", {}, "On")),
+            h("button", { type: "button", disabled: t.running, "aria-label": `Run ${t.title} now`, onclick: async () => {
+              if (await attempt(() => api("POST", `/api/tasks/${encodeURIComponent(t.id)}/run`, {}))) {
+                toast(`${t.title} started.`, "info");
+                load();
+              }
+            } }, "Run now"),
+            h("button.quiet.danger", { type: "button", "aria-label": `Delete ${t.title}`, onclick: async () => {
+              if (await attempt(() => api("DELETE", `/api/tasks/${encodeURIComponent(t.id)}`))) load();
+            } }, "Delete")));
+      })));
+  };
+  const v = view(load);
+  let timer = null;
+  v.onEvent = (name) => {
+    if (name !== "task") return;
+    clearTimeout(timer);
+    timer = setTimeout(() => load().catch(() => {}), 200);
+  };
+  return v;
+}
+
+// ---- providers ----
+
+function providerForm(provider, done) {
+  const name = h("input", { type: "text", value: provider ? provider.name : "", required: true, autocomplete: "off" });
+  const base = h("input", { type: "url", value: provider ? provider.base_url : "", required: true,
+    placeholder: "https://api.example.com/v1", autocomplete: "off" });
+  const models = h("input", { type: "text", value: provider ? provider.models.join(", ") : "", required: true,
+    placeholder: "model-a, model-b", autocomplete: "off" });
+  // The key is never read back: the field starts empty; empty keeps the saved one.
+  const key = h("input", { type: "password", value: "", autocomplete: "new-password",
+    placeholder: provider && provider.has_key ? "saved: leave empty to keep it" : "" });
+  const removeKey = h("input", { type: "checkbox" });
+  const form = h("form.card.provider-form", { "aria-label": provider ? `Edit ${provider.name}` : "New provider" },
+    field("Name", name), field("Base URL", base), field("Models", models, "Separated by commas."),
+    field("API key", key, "Written once; the daemon never shows it again."),
+    provider && provider.has_key ? h("label.inline", {}, removeKey, "Remove the saved key") : null,
+    h("div.actions", {}, h("button.primary", { type: "submit" }, provider ? "Save provider" : "Add provider"),
+      h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const body = {
+      name: name.value.trim(),
+      base_url: base.value.trim(),
+      models: models.value.split(",").map((m) => m.trim()).filter(Boolean),
+    };
+    if (key.value) body.api_key = key.value;
+    else if (removeKey.checked) body.api_key = "";
+    const saved = await attempt(() =>
+      provider ? api("PUT", `/api/providers/${encodeURIComponent(provider.id)}`, body) : api("POST", "/api/providers", body));
+    key.value = "";
+    if (saved) done(true);
+  });
+  return form;
+}
+
+function providersPage(main) {
+  const body = page(main, "Providers",
+    "OpenAI-compatible services a conversation may use instead of the local model. Only that conversation's messages go there.");
+  const load = async () => {
+    const providers = await api("GET", "/api/providers");
+    const adding = h("div");
+    clear(body,
+      h("button.primary", { type: "button", onclick: () =>
+        clear(adding, providerForm(null, (saved) => (saved ? load() : clear(adding)))) }, "Add a provider"),
+      adding,
+      providers.length ? null : h("p.muted", {}, "No providers saved."),
+      h("ul.rows", { "aria-label": "Providers" }, providers.map((p) => {
+        const editing = h("div");
+        return h("li.row", { "aria-label": p.name },
+          h("div.row-main", {},
+            h("strong", {}, p.name), " ", h("code.muted", {}, p.base_url),
+            h("span.badge", {}, p.has_key ? "key saved" : "no key"),
+            h("p.small", {}, `Models: ${p.models.join(", ")}`)),
+          h("div.row-actions", {},
+            h("button.quiet", { type: "button", "aria-label": `Edit ${p.name}`, onclick: () =>
+              clear(editing, providerForm(p, (saved) => (saved ? load() : clear(editing)))) }, "Edit"),
+            h("button.quiet.danger", { type: "button", "aria-label": `Delete ${p.name}`, onclick: async () => {
+              if (await attempt(() => api("DELETE", `/api/providers/${encodeURIComponent(p.id)}`))) load();
+            } }, "Delete")),
+          editing);
+      })));
+  };
+  return view(load);
+}
+
+// ---- connect ----
+
+function connectPage(main) {
+  const body = page(main, "Connect other apps",
+    "Settings for coding agents and editors to use this daemon's model. The key, if any, is never written into them.");
+  const load = async () => {
+    const clients = await api("GET", "/api/connect");
+    clear(body, h("ul.rows", { "aria-label": "Apps" }, clients.map((c) => {
+      const result = h("p.small", { role: "status" });
+      const copy = h("button.quiet", { type: "button", "aria-label": `Copy the ${c.name} snippet` }, "Copy");
+      copy.addEventListener("click", async () => {
+        try {
+          await navigator.clipboard.writeText(c.snippet);
+          toast("Copied.", "info");
+        } catch {
+          toast("The browser did not allow copying: select the text instead.");
+        }
+      });
+      return h("li.row.connect", { "aria-label": c.name },
+        h("div.row-main", {},
+          h("strong", {}, c.name),
+          h("p.small", {}, c.how),
+          h("pre.snippet", { "aria-label": `${c.name} settings` }, c.snippet),
+          c.file ? h("p.small.muted", {}, `Its file: ${c.file}`) : null,
+          result),
+        h("div.row-actions", {}, copy,
+          c.writable
+            ? h("button", { type: "button", "aria-label": `Write the ${c.name} settings`, onclick: async () => {
+                const done = await attempt(() => api("POST", `/api/connect/${encodeURIComponent(c.id)}`, {}));
+                if (done) result.textContent = `Written to ${done.file}` + (done.backup ? `; the old file is kept as ${done.backup}.` : ".");
+              } }, "Write settings")
+            : null));
+    })));
+  };
+  return view(load);
+}
+
+// ---- the agent and its MCP servers ----
+
+function agentPage(main) {
+  const body = page(main, "Agent and MCP servers", "What conversations here may use.");
+  const load = async () => {
+    const info = await api("GET", "/api/agent");
+    clear(body,
+      h("ul.facts", {},
+        h("li", {}, info.tools ? "Conversations with a workspace get file tools." : "Plain chat only: no tools."),
+        h("li", {}, info.commands ? "Commands may run." : "Commands do not run here.")),
+      h("h2", {}, "Agents"),
+      h("ul.rows", { "aria-label": "Agents" }, info.agents.map((a) =>
+        h("li.row", {}, h("div.row-main", {}, h("strong", {}, a.name), " ",
+          h("span.badge", {}, a.available ? "available" : `missing ${a.missing.join(", ")}`))))),
+      h("h2", {}, "MCP servers"),
+      info.mcp.length ? null : h("p.muted", {}, "None configured (add them to mcp.json in the data folder)."),
+      h("ul.rows", { "aria-label": "MCP servers" }, info.mcp.map((m) =>
+        h("li.row", { "aria-label": m.name },
+          h("div.row-main", {},
+            h("strong", {}, m.name), " ", h(`span.badge.mcp-${m.state}`, {}, m.state),
+            h("p.small.muted", {}, m.command),
+            m.error ? h("p.error-text", {}, m.error) : null,
+            m.tools.length
+              ? h("details", {}, h("summary", {}, `${m.tools.length} tools`),
+                  h("ul", {}, m.tools.map((t) => h("li", {}, h("code", {}, t.name), ` — ${t.description || ""}`))))
+              : null)))),
+    );
+  };
+  return view(load);
+}
+
+export const PAGES = {
+  skills: skillsPage,
+  tasks: tasksPage,
+  providers: providersPage,
+  connect: connectPage,
+  agent: agentPage,
+};

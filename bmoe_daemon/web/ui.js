@@ -1,0 +1,45 @@
+// What the views share: messages to the person, option lists, and the shell's hooks.
+
+import { ApiError } from "./api.js";
+
+export const STATE_LABELS = { idle: "idle", running: "running", waiting: "waiting for you", error: "error" };
+export const MODE_OPTIONS = [
+  ["ask", "Ask before changes"],
+  ["read_only", "Read only"],
+  ["full", "Full access"],
+];
+
+// Filled by app.js: refreshList(), forgetConversation(id), conversationInfo(id).
+export const shell = {};
+
+let toastTimer = null;
+export function toast(message, kind = "error") {
+  const el = document.getElementById("toast");
+  el.textContent = message;
+  el.className = `toast toast-${kind}`;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (el.hidden = true), kind === "error" ? 8000 : 3000);
+}
+
+// Runs an API action; a refusal is shown in the daemon's own words. Answers the
+// action's result, or undefined when it failed.
+export async function attempt(action) {
+  try {
+    return await action();
+  } catch (err) {
+    toast(err instanceof ApiError ? err.message : `Could not reach the daemon: ${err.message || err}`);
+    return undefined;
+  }
+}
+
+export function wsOptions(workspaces) {
+  return [["", "No workspace (plain chat)"], ...workspaces.map((w) => [w.id, `${w.name} — ${w.path}`])];
+}
+
+export function routeOptions(providers, current) {
+  const out = [["local", "The loaded model (local)"]];
+  for (const p of providers || []) for (const m of p.models || []) out.push([`${p.id}/${m}`, `${p.name}: ${m}`]);
+  if (current && !out.some(([v]) => v === current)) out.push([current, current]);
+  return out;
+}
