@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -33,6 +32,7 @@ import attrs
 import httpx
 import trio
 
+from actors.atomic import write_all, write_atomic
 from actors.chatstream import ChatStream, StreamError, error_text
 from actors.engine import Aborted, Emit, TurnInput, TurnResult
 from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
@@ -362,12 +362,6 @@ class Provider:
         return {"id": self.id, "name": self.name, "base_url": self.base_url, "models": list(self.models)}
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def ensure_private_file(path: Path) -> None:
     """Make sure `path` exists readable and writable by this user only: created 0600
     with O_EXCL (holding `{}`), or an existing file's mode fixed to 0600."""
@@ -379,7 +373,7 @@ def ensure_private_file(path: Path) -> None:
         return
     try:
         os.fchmod(fd, CREDENTIALS_MODE)  # the umask could only have narrowed it; be exact
-        _write_all(fd, b"{}")
+        write_all(fd, b"{}")
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -387,29 +381,10 @@ def ensure_private_file(path: Path) -> None:
 
 def write_private(path: Path, data: bytes) -> None:
     """Write `data` whole to `path` (0600): the file exists 0600 first, then the data
-    goes into a temporary file `mkstemp` created 0600 in the same folder, fsynced and
-    renamed over it."""
+    goes into a temporary file made 0600 before its first byte, fsynced and renamed
+    over it."""
     ensure_private_file(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        try:
-            os.fchmod(fd, CREDENTIALS_MODE)
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomic(path, data, mode=CREDENTIALS_MODE)
 
 
 class ProviderDirectory:

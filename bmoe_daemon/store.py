@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from actors.atomic import write_atomic
 from actors.hub import Workspace
 from actors.items import ConversationRecord, Item
 
@@ -27,37 +26,6 @@ log = logging.getLogger("bmoe.store")
 ENCODED_CONVERSATIONS = 32
 
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-
-
-def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write `data` to `path` whole: temporary file, fsync, rename, fsync the folder.
-
-    `durable=False` skips both fsyncs: the file is still the old version or the new one
-    whole for any reader and across a crash of this process, but a power cut may lose
-    the new version. It is for a streaming item's interim saves, which the durable save
-    at the item's end supersedes within seconds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    if not durable:
-        return
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def _dumps(value: Any) -> bytes:

@@ -17,6 +17,7 @@ import httpx
 import pytest
 import trio
 
+from actors import atomic as atomic_mod
 from actors import providers as providers_mod
 from actors.engine import Aborted, Piece, ToolSpec, TurnInput, direct_turn
 from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
@@ -94,7 +95,7 @@ async def test_invalid_provider_changes_nothing(tmp_path: Path) -> None:
 async def test_credentials_file_is_0600_before_the_key_is_written(tmp_path: Path, monkeypatch) -> None:
     d = directory(tmp_path / "data")
     seen: list[tuple[int, int]] = []
-    real_write = providers_mod._write_all
+    real_write = atomic_mod.write_all
 
     def spy(fd: int, data: bytes) -> None:
         if KEY.encode() in data:
@@ -102,7 +103,7 @@ async def test_credentials_file_is_0600_before_the_key_is_written(tmp_path: Path
             seen.append((stat.S_IMODE(os.fstat(fd).st_mode), mode(d.credentials_path)))
         real_write(fd, data)
 
-    monkeypatch.setattr(providers_mod, "_write_all", spy)
+    monkeypatch.setattr(atomic_mod, "write_all", spy)
     old_umask = os.umask(0)  # even with the most permissive umask
     try:
         await d.add("Cloud", "https://api.example.com/v1", ["gpt"], api_key=KEY)
@@ -374,7 +375,8 @@ async def test_cancelling_the_turn_closes_the_stream(stub: OpenAIStub) -> None:
 async def test_a_message_s_images_reach_the_provider_as_content_parts(tmp_path: Path, stub: OpenAIStub) -> None:
     from tests.daemon_proc import run_daemon
 
-    red = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    red = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJ"
+           "RU5ErkJggg==")
     blue = "data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAP////8="
     stub.replies += [answer("A red dot and a blue one."), answer("Still two.")]
     async with run_daemon(tmp_path / "data", "--no-model") as d, d.client() as c:

@@ -18,6 +18,7 @@ import trio
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from actors import atomic as atomic_module
 from actors.hub import Workspace
 from actors.items import ConversationInfo, ConversationRecord, Item, ToolCall
 from bmoe_daemon import store as store_module
@@ -273,7 +274,7 @@ def test_write_atomic_failure_keeps_the_old_version(tmp_path: Path, monkeypatch:
     def broken_replace(src: str, dst: object) -> None:
         raise OSError("disk gone")
 
-    monkeypatch.setattr(store_module.os, "replace", broken_replace)
+    monkeypatch.setattr(atomic_module.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk gone"):
         write_atomic(path, b"new")
     monkeypatch.undo()

@@ -825,7 +825,8 @@ async def test_the_next_round_reuses_the_call_the_model_wrote() -> None:
 def test_content_parts_reach_a_local_template_as_text() -> None:
     from actors.backends.local import IMAGE_LEFT_OUT, template_messages
 
-    parts = [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]
+    parts = [{"type": "text", "text": "What is this?"},
+             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]
     (msg,) = template_messages(({"role": "user", "content": parts},), (), "hermes")
     assert msg == {"role": "user", "content": f"What is this?\n{IMAGE_LEFT_OUT}"}
     assert "base64" not in _format(SMOLLM2, [msg])

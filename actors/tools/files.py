@@ -14,13 +14,14 @@ import json
 import os
 import platform
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
 
+from actors.atomic import write_atomic
+from actors.tools import args as args_
 from actors.tools.paths import relative, resolve
 from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolError, ToolOutcome
 
@@ -35,26 +36,6 @@ _limiter = trio.CapacityLimiter(4)
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
-
-
-def _str_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
-    value = args.get(name)
-    if value is None:
-        if required:
-            raise ToolError(f'The call needs "{name}" (a string). Call the tool again with it.')
-        return None
-    if not isinstance(value, str):
-        raise ToolError(f'"{name}" must be a string. Call the tool again with a string.')
-    return value
-
-
-def _int_arg(args: dict[str, Any], name: str, default: int | None) -> int | None:
-    value = args.get(name, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-        raise ToolError(f'"{name}" must be a whole number.')
-    return int(value)
 
 
 def _short(text: str, limit: int = TITLE_CHARS) -> str:
@@ -81,29 +62,8 @@ def unified_diff(old: str, new: str, rel: str) -> str:
 
 
 def write_whole(path: Path, data: bytes) -> None:
-    """Write a file whole (temporary file in the same folder, then rename), keeping
-    the mode of the file it replaces."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".bmoe-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write a workspace file whole, keeping the mode of the file it replaces."""
+    write_atomic(path, data, keep_mode=True, suffix=".bmoe-tmp")
 
 
 def _read_text(path: Path, rel: str) -> str | None:
@@ -196,9 +156,9 @@ class ReadFile:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         assert ctx.workspace is not None
-        raw = _str_arg(args, "path")
-        start = max(1, _int_arg(args, "start_line", 1) or 1)
-        end = _int_arg(args, "end_line", None)
+        raw = args_.string(args, "path")
+        start = max(1, args_.whole(args, "start_line", 1))
+        end = args_.optional_whole(args, "end_line")
         if end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start}).")
         append_loc = bool(args.get("append_loc", False))
@@ -286,8 +246,8 @@ class WriteFile:
 
     async def _plan(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, WritePlan]:
         assert ctx.workspace is not None
-        raw = _str_arg(args, "path")
-        content = _str_arg(args, "content")
+        raw = args_.string(args, "path")
+        content = args_.string(args, "content")
         assert raw is not None and content is not None
         path = resolve(ctx.workspace, raw)
         if path == Path(os.path.realpath(ctx.workspace)):
@@ -411,7 +371,7 @@ class EditFile:
 
     async def _plan(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, EditPlan]:
         assert ctx.workspace is not None
-        raw = _str_arg(args, "path")
+        raw = args_.string(args, "path")
         edits = _edits_arg(args)
         path = resolve(ctx.workspace, raw)
         rel = relative(ctx.workspace, path)

@@ -36,6 +36,7 @@ from typing import Any, AnyStr
 import attrs
 import trio
 
+from actors.tools import args as args_
 from actors.tools.globs import UNENTERED_DIRS, Glob, compile_glob, walk
 from actors.tools.paths import relative, resolve
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
@@ -72,41 +73,6 @@ class _OutOfTime(Exception):
 # ---- arguments ----
 
 
-def _str_arg(args: dict[str, Any], name: str, *, required: bool = False) -> str | None:
-    value = args.get(name)
-    if value is None or (value == "" and not required):
-        if required:
-            raise ToolError(f'The call needs "{name}" (a string). Call the tool again with it.')
-        return None
-    if not isinstance(value, str):
-        raise ToolError(f'"{name}" must be a string. Call the tool again with a string.')
-    return value
-
-
-def _int_arg(args: dict[str, Any], name: str, default: int, *, minimum: int) -> int:
-    value = args.get(name)
-    if value is None:
-        return default
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-        raise ToolError(f'"{name}" must be a whole number.')
-    if value < minimum:
-        raise ToolError(f'"{name}" must be {minimum} or more (got {int(value)}).')
-    return int(value)
-
-
-def _bool_arg(args: dict[str, Any], name: str, default: bool) -> bool:
-    value = args.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ToolError(f'"{name}" must be true or false.')
-
-
 def _workspace(ctx: ToolContext) -> Path:
     if ctx.workspace is None:
         raise ToolError("This conversation has no workspace, so there is nothing to search.")
@@ -124,7 +90,7 @@ def _where(args: dict[str, Any]) -> str:
 
 
 def _glob_arg(args: dict[str, Any], name: str) -> Glob | None:
-    pattern = _str_arg(args, name)
+    pattern = args_.string(args, name, required=False)
     if pattern is None or (name == "include" and pattern.strip("/") == "**"):
         return None  # everything: no need to match
     return compile_glob(pattern)
@@ -293,8 +259,8 @@ class FileGlobSearch:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         """Cancelling the call stops the walk at its next folder."""
         workspace = _workspace(ctx)
-        path = _str_arg(args, "path")
-        kind = _str_arg(args, "type") or "file"
+        path = args_.string(args, "path", required=False)
+        kind = args_.string(args, "type", required=False) or "file"
         if kind not in _KINDS:
             raise ToolError(f'"type" must be "file", "dir" or "all" (got "{_short(kind)}").')
         job = functools.partial(
@@ -304,8 +270,8 @@ class FileGlobSearch:
             include=_glob_arg(args, "include"),
             exclude=_glob_arg(args, "exclude"),
             kind=kind,
-            max_depth=_int_arg(args, "max_depth", 0, minimum=0),
-            limit=min(_int_arg(args, "limit", MAX_GLOB_RESULTS, minimum=1), MAX_GLOB_RESULTS),
+            max_depth=args_.whole(args, "max_depth", 0, minimum=0),
+            limit=min(args_.whole(args, "limit", MAX_GLOB_RESULTS, minimum=1), MAX_GLOB_RESULTS),
             check=trio.from_thread.check_cancelled,
         )
         return ToolOutcome(await trio.to_thread.run_sync(job, limiter=self.limiter or _limiter))
@@ -701,11 +667,11 @@ class GrepSearch:
         """Cancelling the call stops the search before its next file."""
         workspace = _workspace(ctx)
         query = compile_query(
-            _str_arg(args, "pattern", required=True) or "",
-            literal=_bool_arg(args, "literal", False),
-            ignore_case=_bool_arg(args, "ignore_case", False),
+            args_.string(args, "pattern") or "",
+            literal=args_.boolean(args, "literal", False),
+            ignore_case=args_.boolean(args, "ignore_case", False),
         )
-        path = _str_arg(args, "path")
+        path = args_.string(args, "path", required=False)
         job = functools.partial(
             _in_thread(functools.partial(grep_search, workspace)),
             workspace,
@@ -713,8 +679,8 @@ class GrepSearch:
             query,
             include=_glob_arg(args, "include"),
             exclude=_glob_arg(args, "exclude"),
-            context=min(_int_arg(args, "context_lines", 0, minimum=0), MAX_CONTEXT_LINES),
-            line_numbers=_bool_arg(args, "return_line_numbers", True),
+            context=min(args_.whole(args, "context_lines", 0, minimum=0), MAX_CONTEXT_LINES),
+            line_numbers=args_.boolean(args, "return_line_numbers", True),
             check=trio.from_thread.check_cancelled,
         )
         return ToolOutcome(await trio.to_thread.run_sync(job, limiter=self.limiter or _limiter))

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors.tools import args as args_
 from actors.tools.paths import PathRefused, resolve
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
 
@@ -77,15 +78,6 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _bounded(args: dict[str, Any], name: str, default: int, top: int) -> int:
-    value = args.get(name, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ToolError(f'"{name}" must be a number.')
-    return max(1, min(int(value), top))
 
 
 async def run_command(command: str, cwd: str, timeout: float, max_output: int) -> tuple[str, int, bool]:
@@ -196,8 +188,8 @@ class ExecShellCommand:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         assert ctx.workspace is not None
         command = self._command(args)
-        timeout = _bounded(args, "timeout", DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)
-        max_output = _bounded(args, "max_output_size", MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES)
+        timeout = args_.clamped(args, "timeout", DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)
+        max_output = args_.clamped(args, "max_output_size", MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES)
         try:
             output, code, timed_out = await run_command(command, str(ctx.workspace), timeout, max_output)
         except OSError as exc:
