@@ -233,6 +233,8 @@ async def test_debug_actors_lists_the_tree(scripted):
         convs = kinds["hub"]["children"]
         mine = next(x for x in convs if x["id"] == conv["id"])
         assert mine["state"] == "running" and mine["run"] and mine["mailbox"] == 0
+        # Every kind of actor the daemon runs is in the tree.
+        assert {"engine", "hub", "mcp-servers", "acp-agents", "scheduler"} <= set(kinds), sorted(kinds)
         await c.post(f"/api/conversations/{conv['id']}/stop")
 
 

@@ -9,6 +9,7 @@ from quart import Blueprint, Response, jsonify
 
 from actors.base import ActorStats
 from bmoe_daemon.app import daemon
+from bmoe_daemon.context import DaemonContext
 
 bp = Blueprint("debug", __name__)
 
@@ -19,6 +20,20 @@ def _tree(stats: ActorStats) -> dict[str, Any]:
     return out
 
 
+def _children(d: DaemonContext) -> tuple[ActorStats, ...]:
+    """Every actor the daemon runs: the engine, the hub with its conversations, the MCP
+    servers, the other agents (ACP) and the scheduler, where this daemon has them."""
+    out = [d.engine.statistics(), d.hub.statistics()]
+    if d.mcp is not None:
+        out.append(d.mcp.statistics())
+    acp = d.hub.env.acp
+    if acp is not None:
+        out.append(acp.statistics())
+    if d.scheduler is not None:
+        out.append(d.scheduler.statistics())
+    return tuple(out)
+
+
 @bp.get("/api/debug/actors")
 async def get_debug_actors() -> Response:
     d = daemon()
@@ -27,7 +42,7 @@ async def get_debug_actors() -> Response:
         id="bmoe-daemon",
         state="serving",
         mailbox=0,
-        children=(d.engine.statistics(), d.hub.statistics()),
+        children=_children(d),
     )
     body = _tree(root)
     body["events"] = {"last_id": d.bus.last_id, "subscribers": d.bus.subscribers}
