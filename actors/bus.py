@@ -50,32 +50,36 @@ class Event:
 
 
 @attrs.frozen
-class Lagged:
-    """Put in a subscriber's queue when it fell too far behind and was dropped."""
+class Ping:
+    """Put in a quiet subscriber's queue by `EventBus.keepalive`: time to tell the
+    client the stream is alive."""
 
-    last_id: int
+
+PING = Ping()
 
 
 @attrs.define
 class _Subscriber:
-    send: trio.MemorySendChannel[Event | Lagged]
+    send: trio.MemorySendChannel[Event | Ping]
     local: bool
     dropped: bool = False
+    sent: int = 0  # events queued, so keepalive sees which subscribers were quiet
+    sent_at_last_look: int = -1  # the first look only records
 
 
 class Subscription:
     """What `EventBus.subscribe` yields: the replayed events first, then live ones."""
 
-    def __init__(self, backlog: list[Event], rx: trio.MemoryReceiveChannel[Event | Lagged]) -> None:
+    def __init__(self, backlog: list[Event], rx: trio.MemoryReceiveChannel[Event | Ping]) -> None:
         self._backlog = collections.deque(backlog)
         self._rx = rx
 
-    def receive_nowait(self) -> Event | Lagged:
+    def receive_nowait(self) -> Event | Ping:
         if self._backlog:
             return self._backlog.popleft()
         return self._rx.receive_nowait()
 
-    async def receive(self) -> Event | Lagged:
+    async def receive(self) -> Event | Ping:
         if self._backlog:
             return self._backlog.popleft()
         return await self._rx.receive()
@@ -110,15 +114,37 @@ class EventBus:
                 continue
             try:
                 sub.send.send_nowait(event)
+                sub.sent += 1
             except trio.WouldBlock:
                 self._drop(key, sub)
             except trio.BrokenResourceError:
                 self._by_key.pop(key, None)
         return event
 
+    async def keepalive(self, every: float, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Forever: a subscriber that was sent nothing for `every` seconds gets a Ping.
+
+        One timer for all streams, so a stream waits on its queue alone and a delta
+        costs no timeout of its own per subscriber."""
+        task_status.started()
+        while True:
+            await trio.sleep(every / 2)
+            for key, sub in list(self._by_key.items()):
+                if sub.sent != sub.sent_at_last_look:
+                    sub.sent_at_last_look = sub.sent
+                    continue
+                try:
+                    sub.send.send_nowait(PING)
+                    sub.sent += 1
+                except trio.WouldBlock:
+                    self._drop(key, sub)
+                except trio.BrokenResourceError:
+                    self._by_key.pop(key, None)
+                sub.sent_at_last_look = sub.sent
+
     def _drop(self, key: int, sub: _Subscriber) -> None:
-        # The queue is full; there is no room for a Lagged marker either, so close the
-        # channel: the reader sees the end, and the stream tells its client it lagged.
+        # The queue is full, so there is no room to say so in it: close the channel.
+        # The reader sees the end, and the stream tells its client it lagged.
         sub.dropped = True
         sub.send.close()
         self._by_key.pop(key, None)
@@ -129,7 +155,7 @@ class EventBus:
 
         Leaving the block unsubscribes, whatever ends it.
         """
-        send, rx = trio.open_memory_channel[Event | Lagged](self._queue)
+        send, rx = trio.open_memory_channel[Event | Ping](self._queue)
         backlog: list[Event] = []
         if after is not None:
             backlog = [e for e in self._replay if e.id > after and (local or not e.local_only)]

@@ -38,6 +38,7 @@ from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
 from actors.tools.skill_tool import UseSkill
 from bmoe_daemon.app import create_app
+from bmoe_daemon.routes import events as events_route
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.store import Store, write_atomic
@@ -166,6 +167,7 @@ async def serve(
     http_stop = trio.Event()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_signals, stop)
+        await nursery.start(bus.keepalive, events_route.PING_S)
         await nursery.start(engine.run)
         await nursery.start(mcp.run)
         await nursery.start(acp.run)

@@ -161,3 +161,28 @@ async def test_publish_never_blocks_on_a_subscriber_that_never_reads() -> None:
             bus.publish("tick", n)
         assert bus.subscribers == 0
     assert bus.last_id == 100
+
+
+async def test_keepalive_pings_quiet_subscribers_only(autojump_clock: trio.abc.Clock) -> None:
+    from actors.bus import Ping
+
+    bus = EventBus()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(bus.keepalive, 10.0)
+        with bus.subscribe() as busy:
+            seen: list[object] = []
+            for _ in range(40):  # 40 s, an event every second: never a ping
+                bus.publish("tick", {})
+                await trio.sleep(1)
+                while True:
+                    try:
+                        seen.append(busy.receive_nowait())
+                    except trio.WouldBlock:
+                        break
+            assert len(seen) == 40 and not any(isinstance(x, Ping) for x in seen)
+        with bus.subscribe() as idle:
+            start = trio.current_time()
+            with trio.fail_after(10.1):  # nothing published: a ping within the interval
+                got = await idle.receive()
+            assert isinstance(got, Ping) and trio.current_time() - start >= 5.0
+        nursery.cancel_scope.cancel()

@@ -2,7 +2,7 @@
 
 A client that reconnects with `Last-Event-ID` (or `?last_event_id=`) first gets the
 held events after that id, then the live ones. Fifteen seconds of silence send a
-`: ping` comment. A client too slow to keep up is dropped with a `lagged` event and
+`: ping` comment (the bus's keepalive, started by the server, puts it in the queue). A client too slow to keep up is dropped with a `lagged` event and
 reconnects to replay what it missed.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import trio
 from quart import Blueprint, Response, make_response, request, websocket
 
-from actors.bus import Event, EventBus, Lagged
+from actors.bus import Event, EventBus
 from bmoe_daemon.access import is_loopback
 from bmoe_daemon.app import daemon, is_local
 from bmoe_daemon.errors import BadRequest
@@ -46,20 +46,17 @@ def sse_frame(event: Event) -> bytes:
 
 
 async def _stream(bus: EventBus, after: int | None, local: bool) -> AsyncIterator[bytes]:
+    """The stream waits on its queue alone: pings come through it from the bus's one
+    keepalive timer, so a delta costs no timeout per subscriber."""
     with bus.subscribe(after=after, local=local) as sub:
         yield b": connected\n\n"
         while True:
-            got: Event | Lagged | None = None
-            with trio.move_on_after(PING_S):
-                try:
-                    got = await sub.receive()
-                except (trio.EndOfChannel, trio.ClosedResourceError):
-                    yield b"event: lagged\ndata: {}\n\n"
-                    return
-            if got is None:
-                yield b": ping\n\n"
-                continue
-            frames = [sse_frame(got)] if isinstance(got, Event) else []
+            try:
+                got = await sub.receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                yield b"event: lagged\ndata: {}\n\n"
+                return
+            frames = [sse_frame(got) if isinstance(got, Event) else b": ping\n\n"]
             # Whatever else is already queued joins this write: one send per wakeup.
             while len(frames) < BATCH_EVENTS:
                 try:
@@ -67,14 +64,12 @@ async def _stream(bus: EventBus, after: int | None, local: bool) -> AsyncIterato
                 except trio.WouldBlock:
                     break
                 except (trio.EndOfChannel, trio.ClosedResourceError):
-                    if frames:
-                        yield b"".join(frames)
+                    yield b"".join(frames)
                     yield b"event: lagged\ndata: {}\n\n"
                     return
                 if isinstance(more, Event):
                     frames.append(sse_frame(more))
-            if frames:
-                yield b"".join(frames)
+            yield b"".join(frames)
 
 
 @bp.get("/api/events")
@@ -97,15 +92,13 @@ async def ws_events() -> None:
     bus = daemon().bus
     with bus.subscribe(after=after, local=local) as sub:
         while True:
-            got: Event | Lagged | None = None
-            with trio.move_on_after(PING_S):
-                try:
-                    got = await sub.receive()
-                except (trio.EndOfChannel, trio.ClosedResourceError):
-                    await websocket.send(json.dumps({"event": "lagged", "data": {}}))
-                    return
-            if got is None:
+            try:
+                got = await sub.receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                await websocket.send(json.dumps({"event": "lagged", "data": {}}))
+                return
+            if not isinstance(got, Event):
                 await websocket.send(json.dumps({"event": "ping"}))
-            elif isinstance(got, Event):
+            else:
                 # The data's JSON is the bus's, encoded once for every subscriber.
                 await websocket.send(f'{{"id":{got.id},"event":{json.dumps(got.name)},"data":{got.data_json()}}}')

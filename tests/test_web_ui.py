@@ -1,0 +1,528 @@
+"""The web UI (bmoe_daemon/web/, served by bmoe_daemon/routes/web.py) in headless
+Chromium against the real daemon running a scripted model.
+
+Every test watches the page: no console error, no uncaught exception, and no request
+to any host but the daemon. The screenshots land in docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from tests.browser import (
+    DESKTOP,
+    PHONE,
+    PageWatch,
+    Relay,
+    chromium,
+    require_browser,
+    running_daemon,
+    screenshot,
+    write_script,
+)
+
+PAGE_BODY = "<h1>Hi</h1>\n" + "<p>A line of the page.</p>\n" * 30
+
+SCRIPT = {
+    "token_delay": 0.002,
+    "rounds": [
+        {
+            "when": "hello there",
+            "reasoning": "The person greets me; answer with a little code.",
+            "text": "Hello! A function that greets:\n\n```python\ndef greet(name):\n    # one line\n"
+                    "    return f\"Hello {name}\"\n```\n\n- it takes a **name**\n- it returns `str`",
+        },
+        # A slow call: its card grows for a few seconds while the "model" writes it.
+        {"when": "write the page", "delay": 0.012,
+         "tool_calls": [{"name": "write_file", "arguments": {"path": "page.html", "content": PAGE_BODY}}]},
+        {"when": "write the page", "text": "I wrote **page.html**."},
+        {"when": "change the title", "tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "page.html", "edits": [{"old_text": "<h1>Hi</h1>", "new_text": "<h1>Hello</h1>"}]}}]},
+        {"when": "change the title", "text": "All right, I left it as it was."},
+        {"when": "run the sleep", "tool_calls": [{"name": "exec_shell_command",
+                                                   "arguments": {"command": "sleep 60", "timeout": 120}}]},
+        {"when": "note it later", "tool_calls": [{"name": "note", "arguments": {"path": "later.txt",
+                                                                               "text": "answered after a reload"}}]},
+        {"when": "note it later", "text": "Noted after the reload."},
+        {"when": "hello from the phone", "text": "Hello, phone:\n\n```sh\n# list the files\nls -la \"$HOME\"\n```"},
+        {"when": "phone screenshot", "reasoning": "Write the file, then say so.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "notes.md", "content": "# Notes\n\n- first\n- second\n"}}]},
+        {"when": "phone screenshot", "text": "I wrote `notes.md` with **two** points."},
+        {"when": "phone approval", "tool_calls": [{"name": "note", "arguments": {"path": "phone.txt",
+                                                                                "text": "from a phone"}}]},
+        {"when": "phone approval", "text": "Saved from the phone."},
+        {"when": "while offline", "text": "This answer was written while the page was offline."},
+    ],
+}
+
+WAIT_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    require_browser()
+    root = tmp_path_factory.mktemp("webui")
+    (root / "home").mkdir()  # Connect writes other apps' settings here, not in the real home
+    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
+                        env={"HOME": str(root / "home")}) as d:
+        d.home = root / "home"
+        yield d
+
+
+@pytest.fixture(scope="module")
+def browser(daemon):
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def open_page(browser, daemon):
+    """Opens the UI in a fresh context; checks the page's conduct when the test ends."""
+    contexts = []
+    watches = []
+
+    def opener(viewport=DESKTOP, color_scheme="light", allowed_errors=(), base=None):
+        ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.set_default_timeout(WAIT_MS)
+        base = base or daemon.url
+        watches.append(PageWatch(page, {urlsplit(base).netloc}, allowed_errors))
+        page.goto(base + "/")
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        return page
+
+    yield opener
+    for ctx in contexts:
+        ctx.close()
+    for w in watches:
+        w.check()
+
+
+def api(daemon):
+    return httpx.Client(base_url=daemon.url, timeout=30)
+
+
+def wait_until(pred, timeout=20.0, what="the condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def create_conversation(page, title, *, folder: Path | None, mode="ask"):
+    page.locator(".sidebar").get_by_role("link", name="New conversation").click()
+    page.get_by_label("Title", exact=True).fill(title)
+    if folder is not None:
+        page.get_by_label("Add a folder").fill(str(folder))
+        page.get_by_role("button", name="Add folder").click()
+        page.get_by_label("Workspace").locator("option:checked").filter(has_text=folder.name).wait_for(state="attached")
+    page.get_by_label("Mode", exact=True).select_option(mode)
+    page.get_by_role("button", name="Create conversation").click()
+    page.get_by_role("heading", name=title).wait_for()
+
+
+def send(page, text):
+    box = page.get_by_label("Message", exact=True)
+    box.fill(text)
+    box.press("Enter")
+
+
+def card(page, title):
+    return page.get_by_role("article", name=f"Tool: {title}")
+
+
+COMPOSING_BYTES = """() => {
+  const el = document.querySelector(".card.tool[data-state='composing'] .bytes");
+  return el ? el.textContent : null;
+}"""
+
+
+def parse_size(text: str) -> int:
+    number, unit = text.split()
+    return int(float(number) * {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}[unit])
+
+
+def test_compose_approve_deny_preview_and_edit(open_page, daemon, tmp_path):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    page = open_page()
+    screenshot(page, "desktop-empty")
+    create_conversation(page, "Make a page", folder=folder, mode="ask")
+    assert page.get_by_label("Mode", exact=True).input_value() == "ask"
+
+    # Markdown with highlighted code, reasoning folded
+    send(page, "hello there")
+    answer = page.get_by_role("article", name="Answer").last
+    answer.locator("pre.code .tok-keyword", has_text="def").wait_for()
+    answer.locator("li strong", has_text="name").wait_for()
+    assert answer.locator("details.reasoning").get_attribute("open") is None
+    # the message box: Shift+Enter is a new line, not a send
+    box = page.get_by_label("Message", exact=True)
+    box.fill("two")
+    box.press("Shift+Enter")
+    box.type("lines")
+    assert box.input_value() == "two\nlines"
+    box.fill("")
+
+    # a composing card grows while the "model" writes the call
+    send(page, "write the page")
+    page.locator(".card.tool[data-state='composing'] .bytes").wait_for()
+    sizes = []
+    while (text := page.evaluate(COMPOSING_BYTES)) is not None:
+        sizes.append(parse_size(text))
+        time.sleep(0.05)
+    assert len(set(sizes)) >= 3 and sizes == sorted(sizes), sizes  # it grew while the call was written
+    assert card(page, "Write page.html").count() == 1  # its title followed the arguments
+    # then it waits for an answer, with the diff the write will make
+    write_card = card(page, "Write page.html")
+    write_card.get_by_role("button", name="Approve").wait_for()
+    assert write_card.get_attribute("data-state") == "waiting"
+    assert "+<h1>Hi</h1>" in write_card.locator("pre.diff").inner_text()
+    assert not (folder / "page.html").exists()
+    page.get_by_role("link", name=re.compile("Make a page")).get_by_text("waiting for you").wait_for()
+    screenshot(page, "desktop-approval")
+    write_card.get_by_role("button", name="Approve").click()
+    wait_until(lambda: (folder / "page.html").exists(), what="page.html on disk")
+    assert (folder / "page.html").read_text() == PAGE_BODY
+    page.get_by_role("article", name="Answer").filter(has_text="I wrote page.html.").wait_for()
+    assert write_card.get_attribute("data-state") == "done"
+
+    # the file preview, in a sandboxed frame
+    write_card.get_by_role("button", name="Preview page.html").click()
+    frame = page.locator("#preview-dialog iframe")
+    assert frame.get_attribute("sandbox") == ""
+    page.frame_locator("#preview-dialog iframe").get_by_role("heading", name="Hi").wait_for()
+    page.get_by_role("button", name="Close preview").click()
+
+    # an edit denied from the keyboard: the file stays as it was
+    send(page, "change the title")
+    edit_card = card(page, "Edit page.html")
+    approve = edit_card.get_by_role("button", name="Approve")
+    approve.wait_for()
+    diff = edit_card.locator("pre.diff").inner_text()
+    assert "-<h1>Hi</h1>" in diff and "+<h1>Hello</h1>" in diff
+    approve.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Deny"
+    page.keyboard.press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="I left it as it was").wait_for()
+    assert edit_card.get_attribute("data-state") == "denied"
+    assert (folder / "page.html").read_text() == PAGE_BODY
+    screenshot(page, "desktop-conversation")
+
+    # rename from the header
+    page.get_by_role("button", name="Rename").click()
+    page.get_by_label("Title", exact=True).fill("The page")
+    page.get_by_label("Title", exact=True).press("Enter")
+    page.get_by_role("heading", name="The page").wait_for()
+
+    # edit the first message and send it again: what followed is gone
+    page.get_by_role("button", name="Edit this message and send it again").first.click()
+    page.get_by_label("Edit message").fill("hello once more")
+    page.get_by_role("button", name="Send again").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Done.").wait_for()
+    wait_until(lambda: page.locator(".card.tool").count() == 0, what="the old cards to go")
+    cid = page.url.rsplit("/", 1)[1]
+    with api(daemon) as c:
+        conv = c.get(f"/api/conversations/{cid}").json()
+    assert conv["title"] == "The page"
+    assert [(i["kind"], i.get("text")) for i in conv["items"]] == [("user", "hello once more"), ("assistant", "Done.")]
+
+
+def test_stop_a_running_command(open_page, daemon, tmp_path):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    page = open_page()
+    create_conversation(page, "Long command", folder=folder, mode="full")
+    send(page, "run the sleep")
+    running = card(page, "Run sleep 60")
+    running.locator("pre.command", has_text="$ sleep 60").wait_for()
+    wait_until(lambda: running.get_attribute("data-state") == "running", what="the command to run")
+    stop = page.get_by_role("button", name="Stop")
+    started = time.monotonic()
+    stop.click()
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    assert time.monotonic() - started < 10
+    assert running.get_attribute("data-state") in ("error", "denied")
+    assert stop.is_hidden()
+    assert page.get_by_role("button", name="Send", exact=True).is_enabled()
+
+
+def test_reload_while_an_approval_waits(open_page, daemon, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    page = open_page()
+    create_conversation(page, "Answer after reload", folder=folder, mode="ask")
+    send(page, "note it later")
+    card(page, "Write later.txt").get_by_role("button", name="Approve").wait_for()
+    page.reload()
+    page.get_by_role("status").filter(has_text="Live").wait_for()
+    waiting = card(page, "Write later.txt")
+    approve = waiting.get_by_role("button", name="Approve")
+    approve.wait_for()
+    # the mode switch in the header works while the card waits
+    page.get_by_label("Mode", exact=True).select_option("full")
+    cid = page.url.rsplit("/", 1)[1]
+    with api(daemon) as c:
+        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["mode"] == "full", what="mode full")
+    approve.click()
+    wait_until(lambda: (folder / "later.txt").exists(), what="later.txt")
+    assert (folder / "later.txt").read_text() == "answered after a reload"
+    page.get_by_role("article", name="Answer").filter(has_text="Noted after the reload.").wait_for()
+
+
+def test_reconnect_replays_what_was_missed(open_page, daemon):
+    relay = Relay(daemon.url)  # the page's network, which the test can drop
+    try:
+        # the stream the relay cuts ends short: the browser says so, and only that is allowed
+        page = open_page(base=relay.url, allowed_errors=("net::ERR_INCOMPLETE_CHUNKED_ENCODING",))
+        create_conversation(page, "Offline for a while", folder=None)
+        cid = page.url.rsplit("/", 1)[1]
+        resumed: list[str | None] = []
+        reread: list[str] = []
+
+        def seen(req):
+            if req.url.endswith("/api/events"):
+                resumed.append(req.headers.get("last-event-id"))
+            elif req.url.endswith(f"/api/conversations/{cid}"):
+                reread.append(req.url)
+
+        page.on("request", seen)
+        relay.cut()
+        page.get_by_role("status").filter(has_text="Reconnecting").wait_for()
+        with api(daemon) as c:  # another client speaks meanwhile
+            r = c.post(f"/api/conversations/{cid}/messages", json={"text": "while offline"})
+            assert r.status_code == 202
+            wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["state"] == "idle", what="the run to end")
+        assert page.get_by_role("article", name="Answer").count() == 0
+        relay.resume()
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        page.get_by_role("article", name="Answer").filter(has_text="written while the page was offline").wait_for()
+        assert page.get_by_role("article", name="Your message").filter(has_text="while offline").count() == 1
+    finally:
+        relay.close()
+    # it asked for what it missed, by number, and the replay sufficed: no re-read
+    assert resumed and all(v is not None and v.isdigit() for v in resumed), resumed
+    assert reread == []
+
+
+def test_list_settings_pages_and_phone(open_page, daemon, tmp_path):
+    page = open_page()
+    # providers: the key goes in once and is never shown again
+    page.get_by_role("link", name="Providers").click()
+    page.get_by_role("button", name="Add a provider").click()
+    page.get_by_label("Name", exact=True).fill("Example AI")
+    page.get_by_label("Base URL").fill("https://api.example.invalid/v1")
+    page.get_by_label("Models").fill("small-1, large-2")
+    page.locator(".provider-form").get_by_label("API key").fill("sk-secret-never-shown")
+    page.get_by_role("button", name="Add provider").click()
+    row = page.get_by_role("listitem", name="Example AI")
+    row.get_by_text("key saved").wait_for()
+    row.get_by_role("button", name="Edit Example AI").click()
+    assert page.locator(".provider-form").get_by_label("API key").input_value() == ""
+    assert "sk-secret-never-shown" not in page.content()
+    screenshot(page, "desktop-providers")
+
+    # skills: a switch, and a person's own skill
+    page.get_by_role("link", name="Skills").click()
+    switch = page.get_by_role("switch", name="Use review-change")
+    switch.wait_for()
+    assert switch.is_checked()
+    switch.uncheck()
+    with api(daemon) as c:
+        wait_until(lambda: not next(s for s in c.get("/api/skills").json() if s["name"] == "review-change")["enabled"],
+                   what="the switch to be saved")
+    page.get_by_role("button", name="New skill").click()
+    page.get_by_label("Name", exact=True).fill("tidy-imports")
+    page.get_by_label("Description").fill("Sort and group imports.")
+    page.get_by_label("Instructions").fill("Sort the imports of the file.")
+    page.get_by_role("button", name="Add skill").click()
+    page.get_by_role("button", name="Edit tidy-imports").click()
+    page.get_by_label("Instructions").fill("Sort and group the imports.")
+    page.get_by_role("button", name="Save skill").click()
+    with api(daemon) as c:
+        wait_until(lambda: any(s["name"] == "tidy-imports" and s["source"] == "user" and "group" in s["body"]
+                               for s in c.get("/api/skills").json()), what="the skill to be saved")
+    screenshot(page, "desktop-skills")
+
+    # tasks: create one, run it now, see its last run
+    page.get_by_role("link", name="Tasks").click()
+    page.get_by_role("button", name="New task").click()
+    page.get_by_label("Title", exact=True).fill("Morning summary")
+    page.get_by_label("Prompt").fill("Summarise yesterday")
+    page.get_by_role("button", name="Add task").click()
+    task_row = page.get_by_role("listitem", name="Morning summary")
+    task_row.get_by_role("button", name="Run Morning summary now").click()
+    task_row.get_by_role("link", name="open its conversation").wait_for()
+    screenshot(page, "desktop-tasks")
+
+    # connect and the agent page
+    page.get_by_role("link", name="Connect").click()
+    page.locator("pre.snippet").first.wait_for()
+    page.get_by_role("button", name="Write the OpenCode settings").click()
+    written = page.get_by_role("listitem", name="OpenCode").get_by_role("status")
+    written.filter(has_text="Written to").wait_for()
+    target = Path(written.inner_text().removeprefix("Written to ").rstrip("."))
+    assert target.is_file() and target.is_relative_to(daemon.home)
+    assert "/v1" in target.read_text()
+    screenshot(page, "desktop-connect")
+    page.get_by_role("link", name="Agent & MCP").click()
+    page.get_by_role("heading", name="MCP servers", exact=True).wait_for()
+    screenshot(page, "desktop-agent")
+
+    # the list and a conversation with cards, on a phone, light and dark
+    folder = tmp_path / "phone-notes"
+    folder.mkdir()
+    with api(daemon) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
+        cid = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full", "title": "Notes"}).json()["id"]
+        assert c.post(f"/api/conversations/{cid}/messages", json={"text": "phone screenshot"}).status_code == 202
+        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["state"] == "idle", what="the run to end")
+    page.get_by_role("link", name="bmoe").click()
+    screenshot(page, "desktop-list")
+    for scheme in ("light", "dark"):
+        phone = open_page(viewport=PHONE, color_scheme=scheme)
+        assert phone.locator(".sidebar").is_visible()
+        screenshot(phone, f"phone-list-{scheme}")
+        phone.get_by_role("link", name=re.compile("^Notes")).click()
+        phone.get_by_role("link", name="Back to the conversations").wait_for()
+        assert phone.locator(".sidebar").is_hidden()
+        card(phone, "Write notes.md").locator("pre.diff").wait_for()
+        phone.get_by_role("article", name="Answer").filter(has_text="two points").wait_for()
+        screenshot(phone, f"phone-conversation-{scheme}")
+    phone.get_by_role("link", name="Back to the conversations").click()
+    phone.locator("a[href='#/tasks']").click()
+    phone.get_by_role("listitem", name="Morning summary").wait_for()
+    screenshot(phone, "phone-tasks-dark")
+
+
+def test_a_waiting_card_on_a_phone(open_page, daemon, tmp_path):
+    folder = tmp_path / "phone"
+    folder.mkdir()
+    page = open_page(viewport=PHONE)
+    create_conversation(page, "From the phone", folder=folder, mode="ask")
+    send(page, "hello from the phone")
+    page.get_by_role("article", name="Answer").locator("pre.code .tok-comment").wait_for()
+    send(page, "phone approval")
+    waiting = card(page, "Write phone.txt")
+    waiting.get_by_role("button", name="Approve").wait_for()
+    screenshot(page, "phone-approval")
+    waiting.get_by_role("button", name="Approve").click()
+    wait_until(lambda: (folder / "phone.txt").exists(), what="phone.txt")
+    page.get_by_role("article", name="Answer").filter(has_text="Saved from the phone.").wait_for()
+    screenshot(page, "phone-answer")
+
+
+def test_static_files_and_their_headers(tmp_path):
+    """Without a browser: the UI's files, their types and policy, and nothing else."""
+    script = write_script(tmp_path / "script.json", {"rounds": []})
+    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, api(d) as c:
+        r = c.get("/")
+        assert r.status_code == 200 and r.headers["content-type"] == "text/html; charset=utf-8"
+        csp = r.headers["content-security-policy"]
+        assert "default-src 'self'" in csp and "script-src 'self';" in csp and "unsafe-inline" not in csp
+        assert "frame-src 'self'" in csp and "img-src 'self' data:" in csp
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert '<script type="module" src="/static/app.js">' in r.text
+        for name, ctype in (("app.js", "text/javascript"), ("style.css", "text/css"), ("icon.svg", "image/svg+xml")):
+            r = c.get(f"/static/{name}")
+            assert r.status_code == 200 and r.headers["content-type"].startswith(ctype), name
+            assert r.headers["content-security-policy"] == csp
+        # every module the page imports is served (no build step, nothing from elsewhere)
+        for module in re.findall(r'from "\./([\w-]+\.js)"', c.get("/static/app.js").text):
+            assert c.get(f"/static/{module}").status_code == 200, module
+        for bad in ("/static/..%2Fapp.py", "/static/.hidden.js", "/static/routes", "/static/nothing.js",
+                    "/static/web.py", "/static/"):
+            r = c.get(bad)
+            assert r.status_code == 404 and r.json()["code"] == "not_found", bad
+        # nothing in the UI names another host
+        for name in ("index.html", "app.js", "style.css"):
+            text = c.get("/" if name == "index.html" else f"/static/{name}").text
+            assert not re.search(r"(src|href)=\"(https?:)?//", text), name
+            assert "@import" not in text and "fonts.googleapis" not in text, name
+
+
+def test_the_daemon_key_is_asked_once(browser, tmp_path):
+    key_file = tmp_path / "key"
+    key_file.write_text("correct-horse-battery\n")
+    script = write_script(tmp_path / "script.json", {"rounds": [{"when": "hi", "text": "Hi, with a key."}]})
+    with running_daemon(tmp_path / "data", "--scripted", str(script), "--api-key-file", str(key_file)) as d:
+        ctx = browser.new_context(viewport=DESKTOP)
+        page = ctx.new_page()
+        page.set_default_timeout(WAIT_MS)
+        # the first requests meet 401 before the key is known: the browser logs those
+        watch = PageWatch(page, {d.netloc}, allowed_errors=("401",))
+        page.goto(d.url + "/")
+        page.get_by_label("API key").fill("correct-horse-battery")
+        page.get_by_role("button", name="Use this key").click()
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        create_conversation(page, "Keyed", folder=None)
+        send(page, "hi")
+        page.get_by_role("article", name="Answer").filter(has_text="Hi, with a key.").wait_for()
+        sent = [r.headers.get("authorization") for r in watch.requests if "/api/" in r.url]
+        assert "Bearer correct-horse-battery" in sent
+        # a reload keeps the key: no question
+        page.reload()
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        assert not page.get_by_label("API key").is_visible()
+        ctx.close()
+        watch.check()
+
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "[click](javascript:alert(1))",
+    "[click](JaVaScRiPt:alert(1))",
+    "[x](data:text/html;base64,PHNjcmlwdD4=)",
+    '[x](https://ok.example/" onmouseover="alert(1))',
+    "```html\n<script>alert(1)</script>\n```",
+    "`<b onclick=alert(1)>`",
+    "**<svg onload=alert(1)>**",
+    "- <iframe src=//evil>\n- _<a href=x>_",
+    '# <style>body{display:none}</style>',
+    "https://ok.example/?q=<script>",
+]
+
+
+def test_markdown_renders_hostile_text_inert(open_page):
+    """The UI's own Markdown renderer, in the browser: whatever a model writes, the
+    result has only the renderer's tags, no handler attributes, and safe links."""
+    page = open_page()
+    report = page.evaluate(
+        """async (inputs) => {
+          const md = await import("/static/markdown.js");
+          const allowed = new Set(["P", "BR", "STRONG", "EM", "DEL", "CODE", "PRE", "SPAN", "A", "UL", "OL", "LI",
+                                   "H3", "H4", "H5", "H6", "BLOCKQUOTE", "HR"]);
+          const bad = [];
+          for (const text of inputs) {
+            const t = document.createElement("template");
+            t.innerHTML = md.renderMarkdown(text);
+            for (const el of t.content.querySelectorAll("*")) {
+              if (!allowed.has(el.tagName)) bad.push([text, el.tagName]);
+              for (const a of el.attributes) {
+                if (!["class", "href", "target", "rel", "data-lang"].includes(a.name)) bad.push([text, a.name]);
+              }
+              const href = el.getAttribute("href");
+              if (el.tagName === "A" && !/^https?:/.test(href)) bad.push([text, href]);
+              if (el.tagName === "A" && !/noopener/.test(el.getAttribute("rel"))) bad.push([text, "rel"]);
+            }
+          }
+          const sample = md.renderMarkdown("```python\\ndef f():  # note\\n    return 'x'\\n```");
+          return { bad, sample };
+        }""",
+        HOSTILE,
+    )
+    assert report["bad"] == []
+    assert '<span class="tok-keyword">def</span>' in report["sample"]
+    assert '<span class="tok-comment"># note</span>' in report["sample"]
