@@ -58,6 +58,9 @@ SCRIPT = {
                                                                                 "text": "from a phone"}}]},
         {"when": "phone approval", "text": "Saved from the phone."},
         {"when": "while offline", "text": "This answer was written while the page was offline."},
+        {"when": "pack the boxes", "tool_calls": [{"name": "write_file", "arguments": {"path": "boxes.txt",
+                                                                                     "content": "packed\n"}}]},
+        {"when": "pack the boxes", "text": "Left the boxes unpacked."},
     ],
 }
 
@@ -421,6 +424,119 @@ def test_a_waiting_card_on_a_phone(open_page, daemon, tmp_path):
     wait_until(lambda: (folder / "phone.txt").exists(), what="phone.txt")
     page.get_by_role("article", name="Answer").filter(has_text="Saved from the phone.").wait_for()
     screenshot(page, "phone-answer")
+
+
+def test_edit_a_task(open_page, daemon, tmp_path):
+    folder = tmp_path / "digest"
+    folder.mkdir()
+    with api(daemon) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
+        r = c.post("/api/tasks", json={"title": "Weekly digest", "prompt": "Summarise the week",
+                                       "schedule": {"kind": "daily", "at": "07:30"}})
+        assert r.status_code == 201
+        tid = r.json()["id"]
+
+    def task():
+        with api(daemon) as c:
+            return next(t for t in c.get("/api/tasks").json() if t["id"] == tid)
+
+    # the refused save below is a 400 the browser logs; nothing else may be
+    page = open_page(allowed_errors=("status of 400",))
+    page.get_by_role("link", name="Tasks").click()
+    page.get_by_role("listitem", name="Weekly digest").get_by_role("button", name="Edit Weekly digest").click()
+    form = page.get_by_role("form", name="Edit Weekly digest")
+    # the form holds the task as it is
+    assert form.get_by_label("Prompt").input_value() == "Summarise the week"
+    assert form.get_by_label("Schedule").input_value() == "daily"
+    assert form.get_by_label("At", exact=True).input_value() == "07:30"
+    assert form.get_by_label("Mode", exact=True).input_value() == "read_only"
+    assert form.get_by_label("Workspace").input_value() == ""
+    assert form.get_by_label("Sun", exact=True).is_hidden()
+
+    form.get_by_label("Prompt").fill("Summarise the week's changes")
+    form.get_by_label("Workspace").select_option(ws["id"])
+    form.get_by_label("Schedule").select_option("weekly")
+    form.get_by_label("Mon", exact=True).uncheck()
+    form.get_by_label("Sat", exact=True).check()
+    # a time the daemon refuses: its words in the form, and nothing saved
+    form.get_by_label("At", exact=True).fill("25:00")
+    form.get_by_role("button", name="Save task").click()
+    error = form.get_by_role("alert")
+    error.filter(has_text="between 00:00 and 23:59").wait_for()
+    assert task()["prompt"] == "Summarise the week"
+    assert task()["schedule"] == {"kind": "daily", "at": "07:30", "every_minutes": None, "weekdays": None}
+    assert form.get_by_label("Prompt").input_value() == "Summarise the week's changes"  # what was typed stays
+    screenshot(page, "desktop-task-edit")
+
+    form.get_by_label("At", exact=True).fill("18:15")
+    form.get_by_role("button", name="Save task").click()
+    row = page.get_by_role("listitem", name="Weekly digest")
+    row.get_by_text("Tue, Wed, Thu, Fri, Sat at 18:15").wait_for()
+    assert form.count() == 0
+    saved = task()
+    assert saved["prompt"] == "Summarise the week's changes"
+    assert saved["schedule"] == {"kind": "weekly", "at": "18:15", "every_minutes": None, "weekdays": [2, 3, 4, 5, 6]}
+    assert saved["workspace"] == ws["id"] and saved["mode"] == "read_only" and saved["route"] == "local"
+    assert saved["title"] == "Weekly digest" and saved["enabled"] and not saved["running"]
+
+    # the same form again: an interval, and the title emptied (the prompt names it then)
+    row.get_by_role("button", name="Edit Weekly digest").click()
+    form = page.get_by_role("form", name="Edit Weekly digest")
+    assert form.get_by_label("Schedule").input_value() == "weekly"
+    assert form.get_by_label("Sat", exact=True).is_checked() and not form.get_by_label("Mon", exact=True).is_checked()
+    form.get_by_label("Title", exact=True).fill("")
+    form.get_by_label("Schedule").select_option("interval")
+    form.get_by_label("Every (minutes)").fill("90")
+    form.get_by_label("At", exact=True).fill("")
+    form.get_by_role("button", name="Save task").click()
+    page.get_by_role("listitem", name=re.compile("^Summarise the week")).get_by_text("every 90 minutes").wait_for()
+    saved = task()
+    assert saved["schedule"] == {"kind": "interval", "at": None, "every_minutes": 90, "weekdays": None}
+    assert saved["title"].startswith("Summarise the week") and saved["workspace"] == ws["id"]
+
+
+def test_change_a_conversations_workspace(open_page, daemon, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    with api(daemon) as c:
+        ws2 = c.post("/api/workspaces", json={"path": str(second)}).json()
+    # the refused change below is a 409 the browser logs; nothing else may be
+    page = open_page(allowed_errors=("status of 409",))
+    create_conversation(page, "Moving house", folder=first, mode="ask")
+    cid = page.url.rsplit("/", 1)[1]
+
+    def workspace():
+        with api(daemon) as c:
+            return c.get(f"/api/conversations/{cid}").json()["workspace"]
+
+    ws1 = workspace()
+    picker = page.get_by_label("Workspace", exact=True)
+    assert picker.input_value() == ws1
+
+    # while a run waits for an approval, the daemon refuses: its words, and the picker stays
+    send(page, "pack the boxes")
+    waiting = card(page, "Write boxes.txt")
+    waiting.get_by_role("button", name="Deny").wait_for()
+    picker.select_option(ws2["id"])
+    page.get_by_role("alert").filter(has_text="cannot change while the conversation runs").wait_for()
+    assert picker.input_value() == ws1
+    assert workspace() == ws1
+    waiting.get_by_role("button", name="Deny").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Left the boxes unpacked.").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+
+    # idle: the change is saved, and read back after a reload
+    picker.select_option(ws2["id"])
+    wait_until(lambda: workspace() == ws2["id"], what="the second workspace")
+    page.reload()
+    page.get_by_role("status").filter(has_text="Live").wait_for()
+    picker.locator("option:checked").filter(has_text="second").wait_for(state="attached")
+    assert picker.input_value() == ws2["id"]
+    # and no workspace at all: plain chat
+    picker.select_option("")
+    wait_until(lambda: workspace() is None, what="no workspace")
+    assert not (first / "boxes.txt").exists() and not (second / "boxes.txt").exists()
 
 
 def test_static_files_and_their_headers(tmp_path):

@@ -8,7 +8,7 @@
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h, select, sizeText } from "./dom.js";
 import { renderDiff, renderMarkdown } from "./markdown.js";
-import { attempt, MODE_OPTIONS, routeOptions, shell, STATE_LABELS, toast } from "./ui.js";
+import { attempt, MODE_OPTIONS, routeOptions, shell, STATE_LABELS, toast, wsOptions } from "./ui.js";
 
 const TOOL_STATES = {
   composing: "writing the call",
@@ -182,6 +182,11 @@ export class ConversationView {
     this.titleEl = h("h1.conv-title#conv-title", {}, "…");
     this.stateEl = h("span.badge", { role: "status", "aria-label": "Conversation state" });
     this.wsEl = h("span.workspace.muted");
+    // The built-in agent's workspace can change between runs (the daemon answers 409
+    // busy while one runs); another agent's session lives in its folder, so it stays.
+    this.wsSelect = select({ "aria-label": "Workspace", class: "ws-select" }, wsOptions([]), "");
+    this.wsSelect.addEventListener("change", () => this.patch({ workspace: this.wsSelect.value || null }));
+    this.wsPicker = h("label.inline", { hidden: true }, h("span.label", {}, "Workspace"), this.wsSelect);
     this.modeSelect = select({ "aria-label": "Mode", class: "mode-select" }, MODE_OPTIONS, "ask");
     this.modeSelect.addEventListener("change", () => this.patch({ mode: this.modeSelect.value }));
     this.routeSelect = select({ "aria-label": "Model", class: "route-select" }, [["local", "local"]], "local");
@@ -194,7 +199,7 @@ export class ConversationView {
         h("div.title-box", {}, this.titleEl),
         h("div.head-buttons", {}, this.renameBtn, this.deleteBtn)),
       h("div.conv-head-bottom", {},
-        this.stateEl, this.wsEl,
+        this.stateEl, this.wsEl, this.wsPicker,
         h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
         h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect)));
     this.log = h("div.log", { role: "log", "aria-label": "Messages", "aria-live": "polite", tabindex: "0" });
@@ -246,12 +251,21 @@ export class ConversationView {
     clear(this.routeSelect, routeOptions(this.providers, info.route).map(([v, t]) => h("option", { value: v }, t)));
     this.routeSelect.value = info.route;
     let ws = "No workspace: plain chat";
+    const found = info.workspace ? (this.workspaces || []).find((w) => w.id === info.workspace) : null;
     if (info.workspace) {
-      const found = (this.workspaces || []).find((w) => w.id === info.workspace);
       ws = found ? `In ${found.name}` : "In a workspace";
       this.wsEl.title = found ? found.path : "";
     }
     this.wsEl.textContent = ws;
+    // the picker where the workspaces can be listed (a local client, not plain chat only)
+    const pick = this.workspaces !== null && (info.agent || "builtin") === "builtin";
+    this.wsEl.hidden = pick;
+    this.wsPicker.hidden = !pick;
+    if (pick) {
+      clear(this.wsSelect, wsOptions(this.workspaces, info.workspace).map(([v, t]) => h("option", { value: v }, t)));
+      this.wsSelect.value = info.workspace || "";
+      this.wsSelect.title = found ? found.path : "";
+    }
     document.title = `${info.title || "New conversation"} · bmoe`;
   }
 

@@ -5,7 +5,7 @@
 
 import { api } from "./api.js";
 import { clear, field, h, select, when } from "./dom.js";
-import { attempt, MODE_OPTIONS, routeOptions, toast, wsOptions } from "./ui.js";
+import { attempt, attemptIn, MODE_OPTIONS, routeOptions, toast, wsOptions } from "./ui.js";
 
 function page(main, title, intro) {
   const body = h("div.page-body");
@@ -99,28 +99,36 @@ function scheduleText(s) {
   return s.kind;
 }
 
-function taskForm(workspaces, providers, done) {
-  const title = h("input", { type: "text" });
-  const prompt = h("textarea", { rows: "4", required: true });
-  const ws = select({}, wsOptions(workspaces), "");
-  const mode = select({}, MODE_OPTIONS, "read_only");
-  const route = select({}, routeOptions(providers), "local");
-  const kind = select({}, SCHEDULE_KINDS, "daily");
-  const at = h("input", { type: "text", value: "09:00", placeholder: "HH:MM, or YYYY-MM-DDTHH:MM for once" });
-  const every = h("input", { type: "number", min: "5", value: "60" });
-  const days = DAYS.map((d, i) => h("label.inline", {}, h("input", { type: "checkbox", value: String(i), checked: i >= 1 && i <= 5 }), d));
+const NEW_SCHEDULE = { kind: "daily", at: "09:00", every_minutes: 60, weekdays: [1, 2, 3, 4, 5] };
+
+// A new task (`task` null) or an existing one's fields; `done(saved)` closes it. A
+// refusal stays in the form, in the daemon's words, with what was typed.
+function taskForm(task, workspaces, providers, done) {
+  const s = task ? task.schedule : NEW_SCHEDULE;
+  const title = h("input", { type: "text", value: task ? task.title : "" });
+  const prompt = h("textarea", { rows: "4", required: true, value: task ? task.prompt : "" });
+  const ws = select({}, wsOptions(workspaces, task && task.workspace), (task && task.workspace) || "");
+  const mode = select({}, MODE_OPTIONS, task ? task.mode : "read_only");
+  const route = select({}, routeOptions(providers, task && task.route), task ? task.route : "local");
+  const kind = select({}, SCHEDULE_KINDS, s.kind);
+  const at = h("input", { type: "text", value: s.at || "", placeholder: "HH:MM, or YYYY-MM-DDTHH:MM for once" });
+  const every = h("input", { type: "number", min: "5", value: String(s.every_minutes || NEW_SCHEDULE.every_minutes) });
+  const weekdays = s.weekdays || NEW_SCHEDULE.weekdays;
+  const days = DAYS.map((d, i) => h("label.inline", {}, h("input", { type: "checkbox", value: String(i), checked: weekdays.includes(i) }), d));
   const everyField = field("Every (minutes)", every);
   const daysField = h("fieldset.days", {}, h("legend", {}, "Days"), days);
+  const error = h("p.error-text.form-error", { role: "alert", hidden: true });
   const sync = () => {
     everyField.hidden = kind.value !== "interval";
     daysField.hidden = kind.value !== "weekly";
   };
   kind.addEventListener("change", sync);
   sync();
-  const form = h("form.card.task-form", { "aria-label": "New task" },
-    field("Title", title), field("Prompt", prompt), field("Workspace", ws), field("Mode", mode), field("Model", route),
-    field("Schedule", kind), field("At", at), everyField, daysField,
-    h("div.actions", {}, h("button.primary", { type: "submit" }, "Add task"),
+  const form = h("form.card.task-form", { "aria-label": task ? `Edit ${task.title}` : "New task" },
+    field("Title", title, task ? "Empty: named after the prompt." : null), field("Prompt", prompt),
+    field("Workspace", ws), field("Mode", mode), field("Model", route),
+    field("Schedule", kind), field("At", at), everyField, daysField, error,
+    h("div.actions", {}, h("button.primary", { type: "submit" }, task ? "Save task" : "Add task"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -129,25 +137,37 @@ function taskForm(workspaces, providers, done) {
     if (kind.value === "interval") schedule.every_minutes = Number(every.value);
     if (kind.value === "weekly") schedule.weekdays = days.map((l) => l.querySelector("input")).filter((c) => c.checked).map((c) => Number(c.value));
     const body = { prompt: prompt.value, schedule, mode: mode.value, route: route.value };
-    if (title.value.trim()) body.title = title.value.trim();
-    if (ws.value) body.workspace = ws.value;
-    if (await attempt(() => api("POST", "/api/tasks", body))) done(true);
+    if (task) {
+      // A change sends every field: an emptied title or workspace is a change too.
+      body.title = title.value.trim() || null;
+      body.workspace = ws.value || null;
+    } else {
+      if (title.value.trim()) body.title = title.value.trim();
+      if (ws.value) body.workspace = ws.value;
+    }
+    const saved = await attemptIn(error, () =>
+      task ? api("PUT", `/api/tasks/${encodeURIComponent(task.id)}`, body) : api("POST", "/api/tasks", body));
+    if (saved) done(true);
   });
   return form;
 }
 
 function tasksPage(main) {
   const body = page(main, "Tasks", "Prompts that run as a conversation on a schedule, with nobody at the screen: a question is answered no.");
+  let stale = false; // a task event came while a form was open
   const load = async () => {
+    stale = false;
     const [tasks, workspaces, providers] = await Promise.all([
       api("GET", "/api/tasks"),
       api("GET", "/api/workspaces").catch(() => []),
       api("GET", "/api/providers").catch(() => []),
     ]);
+    // A form closed: read the page again when it was saved or events came meanwhile.
+    const closer = (holder) => (saved) => (saved || stale ? load() : clear(holder));
     const adding = h("div");
     clear(body,
       h("button.primary", { type: "button", onclick: () =>
-        clear(adding, taskForm(workspaces, providers, (saved) => (saved ? load() : clear(adding)))) }, "New task"),
+        clear(adding, taskForm(null, workspaces, providers, closer(adding))) }, "New task"),
       adding,
       tasks.length ? null : h("p.muted", {}, "No tasks yet."),
       h("ul.rows", { "aria-label": "Tasks" }, tasks.map((t) => {
@@ -157,6 +177,7 @@ function tasksPage(main) {
             toggle.checked = !toggle.checked;
         });
         const last = t.last_run;
+        const editing = h("div");
         return h("li.row", { "aria-label": t.title },
           h("div.row-main", {},
             h("strong", {}, t.title), " ", h("span.badge", {}, scheduleText(t.schedule)),
@@ -176,9 +197,12 @@ function tasksPage(main) {
                 load();
               }
             } }, "Run now"),
+            h("button.quiet", { type: "button", "aria-label": `Edit ${t.title}`, onclick: () =>
+              clear(editing, taskForm(t, workspaces, providers, closer(editing))) }, "Edit"),
             h("button.quiet.danger", { type: "button", "aria-label": `Delete ${t.title}`, onclick: async () => {
               if (await attempt(() => api("DELETE", `/api/tasks/${encodeURIComponent(t.id)}`))) load();
-            } }, "Delete")));
+            } }, "Delete")),
+          editing);
       })));
   };
   const v = view(load);
@@ -186,7 +210,11 @@ function tasksPage(main) {
   v.onEvent = (name) => {
     if (name !== "task") return;
     clearTimeout(timer);
-    timer = setTimeout(() => load().catch(() => {}), 200);
+    timer = setTimeout(() => {
+      // Reading the page again would drop what the person is typing: wait for the form.
+      if (body.querySelector("form")) stale = true;
+      else load().catch(() => {});
+    }, 200);
   };
   return v;
 }

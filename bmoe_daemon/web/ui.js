@@ -33,8 +33,25 @@ export async function attempt(action) {
   }
 }
 
-export function wsOptions(workspaces) {
-  return [["", "No workspace (plain chat)"], ...workspaces.map((w) => [w.id, `${w.name} — ${w.path}`])];
+// Runs an API action for a form: a refusal is shown in the form's own error line
+// (`where`), in the daemon's words, and stays until the next try.
+export async function attemptIn(where, action) {
+  where.textContent = "";
+  where.hidden = true;
+  try {
+    return await action();
+  } catch (err) {
+    where.textContent = err instanceof ApiError ? err.message : `Could not reach the daemon: ${err.message || err}`;
+    where.hidden = false;
+    return undefined;
+  }
+}
+
+// `current`: a workspace the thing still names but the daemon no longer lists.
+export function wsOptions(workspaces, current) {
+  const out = [["", "No workspace (plain chat)"], ...workspaces.map((w) => [w.id, `${w.name} — ${w.path}`])];
+  if (current && !out.some(([v]) => v === current)) out.push([current, "A folder no longer added: pick another"]);
+  return out;
 }
 
 export function routeOptions(providers, current) {
