@@ -10,9 +10,10 @@ kept between messages and ended, its whole group, when the conversation is delet
 the daemon stops. Its stderr goes to the log, line by line.
 
 The wire is JSON-RPC 2.0, one message a line (actors/mcp_wire.py reads and writes it;
-actors/acp_map.py reads what ACP puts in it). The daemon's requests and the agent's
-have id spaces of their own: an answer is matched only against our own ids, and a
-request of the agent is answered with its id as given.
+actors/acp_map.py reads what ACP puts in it; actors/program.py owns the program, its
+process group and its stderr, as it does for the MCP servers). The daemon's requests
+and the agent's have id spaces of their own: an answer is matched only against our
+own ids, and a request of the agent is answered with its id as given.
 
 A start is `initialize` (protocol 1, fs reads and writes, no terminal); a session is
 `session/new` with the workspace as `cwd`, or `session/load` of the conversation's
@@ -27,13 +28,11 @@ message. A program that ends during a prompt ends the run with an error in plain
 
 from __future__ import annotations
 
-import itertools
+import functools
 import json
 import logging
 import os
 import shutil
-import signal
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,20 +43,24 @@ import trio
 from actors.acp_map import CANCELLED, can_load_session, initialize_params
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth
 from actors.errors import ActorGone
-from actors.mcp import ProgramEnded, RpcError, _exit_status, _signal_group, _wait_exit
 from actors.mcp_wire import (
     METHOD_NOT_FOUND,
     Ignored,
-    LineBuffer,
     Notification,
     Request,
-    Response,
-    WireError,
     encode_error,
     encode_notification,
-    encode_request,
     encode_result,
-    parse,
+)
+from actors.program import (
+    REAP_S,
+    Program,
+    ProgramEnded,
+    RpcError,
+    StartFailed,
+    exit_status,
+    serving,
+    start_program,
 )
 
 log = logging.getLogger("bmoe.acp")
@@ -65,12 +68,8 @@ log = logging.getLogger("bmoe.acp")
 START_TIMEOUT_S = 30.0  # initialize, and opening a session, each at most this long
 CANCEL_WAIT_S = 10.0  # after session/cancel, before the program is ended
 KILL_GRACE_S = 0.5  # after SIGTERM, before the group's SIGKILL
-REAP_S = 3.0
-EXIT_POLL_S = 0.25
+WATCH_POLL_S = 0.25  # how often a program is looked at for its exit
 DISCARD_WAIT_S = 5.0
-READ_CHUNK = 64 * 1024
-STDERR_LINE_CHARS = 2000
-STDERR_PENDING_BYTES = 64 * 1024
 # JSON-RPC codes of our answers to the agent's requests.
 INVALID_PARAMS = -32602
 REFUSED = -32000
@@ -179,80 +178,22 @@ class StartMsg:
     reply: Reply[_Program]
 
 
-class _Program:
+class _Program(Program):
     """One run of an agent's program: its process, our requests awaiting answers, and
     the session it has open."""
 
     def __init__(self, cwd: Path) -> None:
+        super().__init__()
         self.cwd = cwd
-        self.scope = trio.CancelScope()
-        self.proc: trio.Process | None = None
-        self.pending: dict[int, Reply[Any]] = {}
         self.ready = trio.Event()  # the handshake ended, well or not
-        self.ended = trio.Event()
         self.reaped = trio.Event()
-        self.why = ""
         self.start_error: str | None = None
         self.can_load = False
         self.session: str | None = None
-        self._ids = itertools.count(1)
-        self._lock = trio.Lock()
 
     @property
     def running(self) -> bool:
         return self.ready.is_set() and self.start_error is None and not self.ended.is_set()
-
-    def end(self, why: str) -> None:
-        """End the program (its task reaps it) and fail every request still waiting."""
-        if not self.ended.is_set():
-            self.why = why
-            self.ended.set()
-        self.scope.cancel()
-        for slot in self.pending.values():
-            slot.fail(ProgramEnded(self.why))
-
-    async def send(self, data: bytes) -> None:
-        if self.ended.is_set() or self.proc is None or self.proc.stdin is None:
-            raise ProgramEnded(self.why or "it is not running")
-        try:
-            async with self._lock:
-                await self.proc.stdin.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise ProgramEnded(self.why or "its input closed") from None
-
-    async def send_quietly(self, data: bytes) -> None:
-        try:
-            await self.send(data)
-        except ProgramEnded:
-            pass
-
-    async def start_request(self, method: str, params: Any) -> tuple[int, Reply[Any]]:
-        """Send a request; its id and the slot its answer fills (the caller pops it)."""
-        rid = next(self._ids)
-        slot: Reply[Any] = Reply()
-        self.pending[rid] = slot
-        try:
-            await self.send(encode_request(rid, method, params))
-        except BaseException:
-            self.pending.pop(rid, None)
-            raise
-        return rid, slot
-
-    async def request(self, method: str, params: Any) -> Any:
-        rid, slot = await self.start_request(method, params)
-        try:
-            return await slot.wait()
-        finally:
-            self.pending.pop(rid, None)
-
-    def dispatch(self, msg: Response) -> None:
-        slot = self.pending.get(msg.id)
-        if slot is None:
-            return  # an answer to a request given up on
-        if msg.error is not None:
-            slot.fail(RpcError(msg.error))
-        else:
-            slot.set(msg.result)
 
 
 class AcpAgent:
@@ -470,91 +411,57 @@ class AcpAgent:
     async def _serve_program(self, prog: _Program) -> None:
         spec = self.spec
         try:
-            proc = await trio.lowlevel.open_process(
-                list(spec.command),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env=agent_environment(),
-                cwd=str(prog.cwd),
-            )
-        except (OSError, ValueError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            proc = await start_program(list(spec.command), env=agent_environment(), cwd=str(prog.cwd))
+        except StartFailed as exc:
             missing = spec.missing()
             need = f" Install {', '.join(missing)} and make sure it is on the daemon's PATH." if missing else ""
-            prog.start_error = f"The agent {self.name} could not be started ({why}).{need}"
+            prog.start_error = f"The agent {self.name} could not be started ({exc}).{need}"
             prog.end("it could not be started")
             return
-        prog.proc = proc
         if self._program is prog:
             self.pid = proc.pid
         log.info("agent %s started for conversation %s (pid %d): %s", self.name, self.conversation_id, proc.pid,
                  " ".join(spec.command))
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._read_stderr, proc)
-                nursery.start_soon(self._read_stdout, prog, proc, nursery)
-                nursery.start_soon(self._watch_exit, prog, proc)
-                try:
-                    with trio.fail_after(spec.start_timeout_s):
-                        result = await prog.request("initialize", initialize_params())
-                except trio.TooSlowError:
-                    prog.start_error = (
-                        f"The agent {self.name} did not answer its start (initialize) within "
-                        f"{spec.start_timeout_s:g} s, so it was ended. Check that it runs from a terminal "
-                        f"({' '.join(spec.command)}); its messages are in the daemon's log."
-                    )
-                    prog.end("it did not start in time")
-                    return
-                except RpcError as exc:
-                    prog.start_error = f"The agent {self.name} refused to start: {exc}."
-                    prog.end("it failed its handshake")
-                    return
-                except ProgramEnded:
-                    prog.start_error = (f"The agent {self.name} ended during its start ({prog.why}); its messages "
-                                        "are in the daemon's log.")
-                    return
-                prog.can_load = can_load_session(result)
-                prog.ready.set()
-                await prog.ended.wait()
-        finally:
-            await self._reap(proc)
+        handle = functools.partial(self._on_message, prog)
+        async with serving(prog, proc, handle, log=log, label=f"agent {self.name}", kill_grace=self._kill_grace,
+                           exit_wait=KILL_GRACE_S) as nursery:
+            nursery.start_soon(self._watch_exit, prog, proc)
+            try:
+                with trio.fail_after(spec.start_timeout_s):
+                    result = await prog.request("initialize", initialize_params())
+            except trio.TooSlowError:
+                prog.start_error = (
+                    f"The agent {self.name} did not answer its start (initialize) within "
+                    f"{spec.start_timeout_s:g} s, so it was ended. Check that it runs from a terminal "
+                    f"({' '.join(spec.command)}); its messages are in the daemon's log."
+                )
+                prog.end("it did not start in time")
+                return
+            except RpcError as exc:
+                prog.start_error = f"The agent {self.name} refused to start: {exc}."
+                prog.end("it failed its handshake")
+                return
+            except ProgramEnded:
+                prog.start_error = (f"The agent {self.name} ended during its start ({prog.why}); its messages "
+                                    "are in the daemon's log.")
+                return
+            prog.can_load = can_load_session(result)
+            prog.ready.set()
+            await prog.ended.wait()
 
     async def _watch_exit(self, prog: _Program, proc: trio.Process) -> None:
         """A program that exits while something it started keeps its output open is
         ended too: its end is what a run waits for."""
         while True:
-            status = _exit_status(proc.pid)
+            status = exit_status(proc.pid)
             if status is not None:
                 await trio.sleep(KILL_GRACE_S)  # let the reader take its last lines
                 prog.end(f"its program exited with code {status}")
                 return
-            await trio.sleep(EXIT_POLL_S)
+            await trio.sleep(WATCH_POLL_S)
 
-    async def _read_stdout(self, prog: _Program, proc: trio.Process, nursery: trio.Nursery) -> None:
-        assert proc.stdout is not None
-        lines = LineBuffer()
-        try:
-            while True:
-                chunk = await proc.stdout.receive_some(READ_CHUNK)
-                if not chunk:
-                    break
-                for line in lines.feed(chunk):
-                    self._on_line(prog, line, nursery)
-        except WireError as exc:
-            prog.end(f"it broke the protocol: {exc}")
-            return
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        code = await _wait_exit(proc.pid, KILL_GRACE_S)
-        prog.end(f"its program exited with code {code}" if code is not None else "its program closed its output")
-
-    def _on_line(self, prog: _Program, line: bytes, nursery: trio.Nursery) -> None:
-        msg = parse(line)
-        if isinstance(msg, Response):
-            prog.dispatch(msg)
-        elif isinstance(msg, Request):
+    def _on_message(self, prog: _Program, msg: Request | Notification | Ignored, nursery: trio.Nursery) -> None:
+        if isinstance(msg, Request):
             # Answered from a task of its own: the reader never waits.
             nursery.start_soon(self._answer, prog, msg)
         elif isinstance(msg, Notification):
@@ -599,51 +506,6 @@ class AcpAgent:
             await prog.send_quietly(encode_error(msg.id, INTERNAL_ERROR, "the daemon failed to answer; see its log"))
             return
         await prog.send_quietly(encode_result(msg.id, result))
-
-    async def _read_stderr(self, proc: trio.Process) -> None:
-        assert proc.stderr is not None
-        pending = b""
-        try:
-            while True:
-                chunk = await proc.stderr.receive_some(READ_CHUNK)
-                if not chunk:
-                    break
-                *whole, pending = (pending + chunk).split(b"\n")
-                if len(pending) > STDERR_PENDING_BYTES:
-                    whole.append(pending)
-                    pending = b""
-                for line in whole:
-                    self._log_stderr(line)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        if pending:
-            self._log_stderr(pending)
-
-    def _log_stderr(self, line: bytes) -> None:
-        text = line.decode("utf-8", errors="replace").rstrip()
-        if text:
-            log.info("agent %s stderr: %s", self.name, text[:STDERR_LINE_CHARS])
-
-    async def _reap(self, proc: trio.Process) -> None:
-        """End the program's whole group and reap it: its input closed, SIGTERM, a short
-        grace, SIGKILL to the group (whatever it started too). The group is signalled
-        before the leader is reaped, while its id cannot have been reused. Shielded and
-        bounded: it runs when cancelled too."""
-        with trio.move_on_after(self._kill_grace + REAP_S) as cs:
-            cs.shield = True
-            if proc.stdin is not None:
-                await proc.stdin.aclose()
-            if proc.returncode is None:
-                if _exit_status(proc.pid) is None:
-                    _signal_group(proc.pid, signal.SIGTERM)
-                    await _wait_exit(proc.pid, self._kill_grace)
-                _signal_group(proc.pid, signal.SIGKILL)
-            await proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    await stream.aclose()
-        if cs.cancelled_caught:
-            log.warning("agent %s: its program (pid %d) could not be reaped in time", self.name, proc.pid)
 
 
 class AcpAgents:

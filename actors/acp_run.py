@@ -23,6 +23,7 @@ import trio
 from actors.acp import INVALID_PARAMS, REFUSED, AcpFailed, RequestRefused
 from actors.acp_map import CANCELLED, chunk_text, pick_option, plan_text, selected, text_slice, tool_fields
 from actors.items import Item, new_id, notice_item
+from actors.streaming import AssistantStream
 from actors.tools.files import MAX_READ_BYTES, MAX_WRITE_BYTES, write_whole
 from actors.tools.paths import PathRefused, relative, resolve
 
@@ -41,7 +42,7 @@ DENIED_STOPPED = "Stopped while waiting for approval; it was not done."
 DENIED_UNATTENDED = "Refused: this is a scheduled run with nobody at the screen to approve changes."
 
 
-class AcpRun:
+class AcpRun(AssistantStream):
     """The sink of one prompt; `loop`, `drop_partial_round`, `fail` and `finish` are
     what the conversation's run calls, as for the built-in run."""
 
@@ -134,23 +135,6 @@ class AcpRun:
             else:
                 self.c._drop_item(self.assistant)
         self.assistant, self.text, self.reasoning = None, "", ""
-
-    def stream(self, text: str, *, reasoning: bool) -> None:
-        if not text:
-            return
-        if self.assistant is None:
-            item = Item(id=new_id("i"), kind="assistant", text="", reasoning="", streaming=True)
-            self.assistant = item.id
-            self.c._upsert(item, urgent=False)
-        if reasoning:
-            self.reasoning += text
-            delta = {"conversation": self.c.id, "item": self.assistant, "reasoning": text}
-        else:
-            self.text += text
-            delta = {"conversation": self.c.id, "item": self.assistant, "text": text}
-        item = self.c._item(self.assistant)
-        self.c._upsert(attrs.evolve(item, text=self.text, reasoning=self.reasoning), urgent=False, publish=False)
-        self.env.bus.publish("delta", delta, local_only=self.c.local_only)
 
     def set_card(self, card_id: str, **changes: Any) -> None:
         pos = self.c._position(card_id)

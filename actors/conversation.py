@@ -36,6 +36,7 @@ from actors.items import (
 )
 from actors.prompt import read_agents_md, system_prompt, user_content
 from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
+from actors.streaming import AssistantStream
 from actors.tools.registry import (
     RESULT_CAP_BYTES,
     STORED_RESULT_CAP_BYTES,
@@ -503,7 +504,7 @@ def _title_from(text: str) -> str:
     return line[:60] + ("…" if len(line) > 60 else "")
 
 
-class _Run:
+class _Run(AssistantStream):
     """One run of a conversation: its rounds, its streaming item, its tool cards."""
 
     def __init__(self, conv: Conversation, local: bool, unattended: bool = False) -> None:
@@ -659,25 +660,7 @@ class _Run:
             item = self.c._item(item_id)
             self.c._upsert(attrs.evolve(item, text=self.text, reasoning=self.reasoning), urgent=False)
             return
-        if not piece.text:
-            return
-        item_id = self.ensure_assistant()
-        if piece.kind == "reasoning":
-            self.reasoning += piece.text
-            delta = {"conversation": self.c.id, "item": item_id, "reasoning": piece.text}
-        else:
-            self.text += piece.text
-            delta = {"conversation": self.c.id, "item": item_id, "text": piece.text}
-        item = self.c._item(item_id)
-        self.c._upsert(attrs.evolve(item, text=self.text, reasoning=self.reasoning), urgent=False, publish=False)
-        self.env.bus.publish("delta", delta, local_only=self.c.local_only)
-
-    def ensure_assistant(self) -> str:
-        if self.assistant is None:
-            item = Item(id=new_id("i"), kind="assistant", text="", reasoning="", streaming=True)
-            self.assistant = item.id
-            self.c._upsert(item, urgent=False)
-        return self.assistant
+        self.stream(piece.text, reasoning=piece.kind == "reasoning")
 
     def on_call_piece(self, piece: Piece) -> None:
         partial = self.partials.get(piece.index)

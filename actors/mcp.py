@@ -8,11 +8,12 @@ the daemon restarts. One that ends later (a stop, a time limit, a crash) is `sto
 and keeps its tools: the next call starts it again. Its stderr goes to the log, line by
 line, never to the model.
 
-The wire is spoken here on trio (actors/mcp_wire.py: JSON-RPC, one message a line)
-rather than through the `mcp` SDK: the actor owns the process outright (its group is
-signalled before the leader is reaped, so a grandchild such as `npx`'s node cannot
-outlive it), a stop ends the program at once, stderr lands in our log, and the daemon
-keeps no anyio/pydantic stack for a few hundred lines of protocol.
+The wire is spoken here on trio (actors/mcp_wire.py: JSON-RPC, one message a line;
+actors/program.py: the program, its process group and its stderr) rather than through
+the `mcp` SDK: the actor owns the process outright (its group is signalled before the
+leader is reaped, so a grandchild such as `npx`'s node cannot outlive it), a stop ends
+the program at once, stderr lands in our log, and the daemon keeps no anyio/pydantic
+stack for a few hundred lines of protocol.
 
 A call is `tools/call` in the caller's task; the program's reader task hands it the
 answer. A call cancelled (the run's stop) ends the program; a call past the server's
@@ -21,12 +22,9 @@ answer. A call cancelled (the run's stop) ends the program; a call past the serv
 
 from __future__ import annotations
 
-import itertools
+import functools
 import logging
-import os
 import re
-import signal
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,21 +39,25 @@ from actors.mcp_wire import (
     METHOD_NOT_FOUND,
     PROTOCOL_VERSION,
     Ignored,
-    LineBuffer,
     Notification,
     Request,
-    Response,
     WireError,
     call_result,
     check_initialize,
     encode_error,
     encode_notification,
-    encode_request,
     encode_result,
-    error_text,
     initialize_params,
-    parse,
     tool_list,
+)
+from actors.program import (
+    STDERR_LINE_CHARS,
+    Program,
+    ProgramEnded,
+    RpcError,
+    StartFailed,
+    serving,
+    start_program,
 )
 from actors.tools.registry import Tool, ToolContext, ToolError, ToolOutcome
 
@@ -63,11 +65,6 @@ log = logging.getLogger("bmoe.mcp")
 
 START_TIMEOUT_S = 10.0
 KILL_GRACE_S = 1.0  # after SIGTERM, before the group's SIGKILL
-REAP_S = 3.0
-EXIT_POLL_S = 0.02
-READ_CHUNK = 64 * 1024
-STDERR_LINE_CHARS = 2000
-STDERR_PENDING_BYTES = 64 * 1024
 MAX_LIST_PAGES = 16
 MAX_TOOLS = 256
 # What a backend accepts as a function's name.
@@ -78,108 +75,9 @@ class McpUnavailable(ToolError):
     """The server cannot take calls (it failed to start, or the daemon is stopping)."""
 
 
-class ProgramEnded(Exception):
-    """The program ended while a request waited for its answer."""
-
-
-class RpcError(Exception):
-    """The server answered a request with a JSON-RPC error."""
-
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(error_text(error))
-        self.error = error
-
-
-def _exit_status(pid: int) -> int | None:
-    """The child's exit status if it has ended, without reaping it (its process group
-    id stays ours until it is reaped), else None."""
-    try:
-        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return -1  # already reaped
-    if info is None:
-        return None
-    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
-
-
-async def _wait_exit(pid: int, limit: float) -> int | None:
-    with trio.move_on_after(limit):
-        while True:
-            status = _exit_status(pid)
-            if status is not None:
-                return status
-            await trio.sleep(EXIT_POLL_S)
-    return _exit_status(pid)
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 @attrs.frozen
 class StartMsg:
     reply: Reply[trio.Event]
-
-
-class _Program:
-    """One run of a server's program: its process and the requests awaiting answers."""
-
-    def __init__(self) -> None:
-        self.scope = trio.CancelScope()
-        self.proc: trio.Process | None = None
-        self.pending: dict[int, Reply[Any]] = {}
-        self.ended = trio.Event()
-        self.why = ""
-        self._ids = itertools.count(1)
-        self._lock = trio.Lock()
-
-    def end(self, why: str) -> None:
-        """End the program (its task reaps it) and fail every request still waiting.
-        Synchronous, so a cancelled caller can call it on its way out."""
-        if not self.ended.is_set():
-            self.why = why
-            self.ended.set()
-        self.scope.cancel()
-        for slot in self.pending.values():
-            slot.fail(ProgramEnded(self.why))
-
-    async def send(self, data: bytes) -> None:
-        if self.ended.is_set() or self.proc is None or self.proc.stdin is None:
-            raise ProgramEnded(self.why or "it is not running")
-        try:
-            async with self._lock:
-                await self.proc.stdin.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise ProgramEnded(self.why or "its input closed") from None
-
-    async def send_quietly(self, data: bytes) -> None:
-        try:
-            await self.send(data)
-        except ProgramEnded:
-            pass
-
-    async def request(self, method: str, params: Any = None) -> Any:
-        """Send a request and wait for its answer; RpcError or ProgramEnded otherwise."""
-        rid = next(self._ids)
-        slot: Reply[Any] = Reply()
-        self.pending[rid] = slot
-        try:
-            await self.send(encode_request(rid, method, params))
-            return await slot.wait()
-        finally:
-            self.pending.pop(rid, None)
-
-    def dispatch(self, msg: Response) -> None:
-        slot = self.pending.get(msg.id)
-        if slot is None:
-            return  # an answer to a request given up on
-        if msg.error is not None:
-            slot.fail(RpcError(msg.error))
-        else:
-            slot.set(msg.result)
 
 
 @attrs.frozen
@@ -229,7 +127,7 @@ class McpServer:
         self._last_end = ""
         self._tools: tuple[McpTool, ...] = ()
         self._known = False  # its tools were listed once
-        self._program: _Program | None = None
+        self._program: Program | None = None
         self._start_done: trio.Event | None = None
         self._nursery: trio.Nursery | None = None
         self._send, self._rx = trio.open_memory_channel[StartMsg](MAILBOX_SIZE)
@@ -298,7 +196,7 @@ class McpServer:
         # A program that ended may still be reaped by its task: the new one is current
         # from here on, so the old task's ending no longer touches the state.
         self._state = "starting"
-        self._program = prog = _Program()
+        self._program = prog = Program()
         self._start_done = done = trio.Event()
         self.starts += 1
         self._nursery.start_soon(self._run_program, prog, done)
@@ -375,7 +273,7 @@ class McpServer:
         self._error = why
         log.warning("MCP server %s failed: %s", self.name, why)
 
-    async def _run_program(self, prog: _Program, done: trio.Event) -> None:
+    async def _run_program(self, prog: Program, done: trio.Event) -> None:
         try:
             with prog.scope:
                 await self._serve_program(prog, done)
@@ -397,51 +295,38 @@ class McpServer:
             log.info("MCP server %s: its program ended: %s", self.name, prog.why)
             done.set()
 
-    async def _serve_program(self, prog: _Program, done: trio.Event) -> None:
+    async def _serve_program(self, prog: Program, done: trio.Event) -> None:
         spec = self.spec
         try:
-            proc = await trio.lowlevel.open_process(
-                [spec.command, *spec.args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env=spec.environment(),
-                cwd=spec.cwd,
-            )
-        except (OSError, ValueError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self._fail(f"Its command could not be started ({why}); check command, args and cwd in the MCP config.")
+            proc = await start_program([spec.command, *spec.args], env=spec.environment(), cwd=spec.cwd)
+        except StartFailed as exc:
+            self._fail(f"Its command could not be started ({exc}); check command, args and cwd in the MCP config.")
             return
-        prog.proc = proc
         if self._program is prog:
             self.pid = proc.pid
         log.info("MCP server %s started (pid %d): %s", self.name, proc.pid, spec.command_line)
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._read_stderr, proc)
-                nursery.start_soon(self._read_stdout, prog, proc, nursery)
-                try:
-                    with trio.fail_after(self._start_timeout):
-                        await self._handshake(prog)
-                except trio.TooSlowError:
-                    self._fail(f"It did not start within {self._start_timeout:g} s.")
-                    prog.end("it did not start in time")
-                    return
-                except (WireError, RpcError) as exc:
-                    self._fail(f"It failed its handshake: {exc}.")
-                    prog.end("it failed its handshake")
-                    return
-                except ProgramEnded:
-                    return  # _run_program says it failed, with why
-                self._state = "running"
-                log.info("MCP server %s is running with %d tools", self.name, len(self._tools))
-                done.set()
-                await prog.ended.wait()
-        finally:
-            await self._reap(proc)
+        handle = functools.partial(self._on_message, prog)
+        async with serving(prog, proc, handle, log=log, label=f"MCP server {self.name}",
+                           kill_grace=self._kill_grace, exit_wait=KILL_GRACE_S):
+            try:
+                with trio.fail_after(self._start_timeout):
+                    await self._handshake(prog)
+            except trio.TooSlowError:
+                self._fail(f"It did not start within {self._start_timeout:g} s.")
+                prog.end("it did not start in time")
+                return
+            except (WireError, RpcError) as exc:
+                self._fail(f"It failed its handshake: {exc}.")
+                prog.end("it failed its handshake")
+                return
+            except ProgramEnded:
+                return  # _run_program says it failed, with why
+            self._state = "running"
+            log.info("MCP server %s is running with %d tools", self.name, len(self._tools))
+            done.set()
+            await prog.ended.wait()
 
-    async def _handshake(self, prog: _Program) -> None:
+    async def _handshake(self, prog: Program) -> None:
         version = check_initialize(await prog.request("initialize", initialize_params()))
         if version != PROTOCOL_VERSION:
             log.info("MCP server %s answered protocol %s (offered %s)", self.name, version, PROTOCOL_VERSION)
@@ -449,7 +334,7 @@ class McpServer:
         self._tools = await self._list_tools(prog)
         self._known = True
 
-    async def _list_tools(self, prog: _Program) -> tuple[McpTool, ...]:
+    async def _list_tools(self, prog: Program) -> tuple[McpTool, ...]:
         tools: list[McpTool] = []
         cursor: str | None = None
         for _ in range(MAX_LIST_PAGES):
@@ -468,7 +353,7 @@ class McpServer:
                 break
         return tuple(tools[:MAX_TOOLS])
 
-    async def _relist(self, prog: _Program) -> None:
+    async def _relist(self, prog: Program) -> None:
         """The server said its tools changed: list them again (bounded)."""
         with trio.move_on_after(self._start_timeout):
             try:
@@ -479,29 +364,8 @@ class McpServer:
             if prog is self._program:
                 self._tools = tools
 
-    async def _read_stdout(self, prog: _Program, proc: trio.Process, nursery: trio.Nursery) -> None:
-        assert proc.stdout is not None
-        lines = LineBuffer()
-        try:
-            while True:
-                chunk = await proc.stdout.receive_some(READ_CHUNK)
-                if not chunk:
-                    break
-                for line in lines.feed(chunk):
-                    self._on_line(prog, line, nursery)
-        except WireError as exc:
-            prog.end(f"it broke the protocol: {exc}")
-            return
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        code = await _wait_exit(proc.pid, KILL_GRACE_S)
-        prog.end(f"its program exited with code {code}" if code is not None else "its program closed its output")
-
-    def _on_line(self, prog: _Program, line: bytes, nursery: trio.Nursery) -> None:
-        msg = parse(line)
-        if isinstance(msg, Response):
-            prog.dispatch(msg)
-        elif isinstance(msg, Request):
+    def _on_message(self, prog: Program, msg: Request | Notification | Ignored, nursery: trio.Nursery) -> None:
+        if isinstance(msg, Request):
             # Sent from a task of its own: the reader never waits on the program's input.
             if msg.method == "ping":
                 nursery.start_soon(prog.send_quietly, encode_result(msg.id, {}))
@@ -515,50 +379,6 @@ class McpServer:
                 log.info("MCP server %s says: %s", self.name, str(msg.params)[:STDERR_LINE_CHARS])
         elif isinstance(msg, Ignored):
             log.debug("MCP server %s wrote %s to stdout; ignored", self.name, msg.why)
-
-    async def _read_stderr(self, proc: trio.Process) -> None:
-        assert proc.stderr is not None
-        pending = b""
-        try:
-            while True:
-                chunk = await proc.stderr.receive_some(READ_CHUNK)
-                if not chunk:
-                    break
-                *whole, pending = (pending + chunk).split(b"\n")
-                if len(pending) > STDERR_PENDING_BYTES:
-                    whole.append(pending)
-                    pending = b""
-                for line in whole:
-                    self._log_stderr(line)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        if pending:
-            self._log_stderr(pending)
-
-    def _log_stderr(self, line: bytes) -> None:
-        text = line.decode("utf-8", errors="replace").rstrip()
-        if text:
-            log.info("MCP server %s stderr: %s", self.name, text[:STDERR_LINE_CHARS])
-
-    async def _reap(self, proc: trio.Process) -> None:
-        """End the program's whole group and reap it: SIGTERM, a short grace, SIGKILL.
-        The group is signalled before the leader is reaped, while its id cannot have been
-        given to another process. Shielded and bounded: it runs when cancelled too."""
-        with trio.move_on_after(self._kill_grace + REAP_S) as cs:
-            cs.shield = True
-            if proc.stdin is not None:
-                await proc.stdin.aclose()
-            if proc.returncode is None:
-                if _exit_status(proc.pid) is None:
-                    _signal_group(proc.pid, signal.SIGTERM)
-                    await _wait_exit(proc.pid, self._kill_grace)
-                _signal_group(proc.pid, signal.SIGKILL)  # and whatever it started
-            await proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    await stream.aclose()
-        if cs.cancelled_caught:
-            log.warning("MCP server %s: its program (pid %d) could not be reaped in time", self.name, proc.pid)
 
 
 class McpManager:

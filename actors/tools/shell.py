@@ -12,6 +12,7 @@ pipe. Whether a command needs the person's consent is the classifier's call
 from __future__ import annotations
 
 import glob
+import math
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors.program import signal_group, wait_exit
 from actors.tools import args as args_
 from actors.tools.paths import PathRefused, resolve
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
@@ -73,13 +75,6 @@ def can_run_commands() -> bool:
     return os.path.exists(SHELL) and os.access(SHELL, os.X_OK)
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 async def run_command(command: str, cwd: str, timeout: float, max_output: int) -> tuple[str, int, bool]:
     """Run `command`; (output, exit code, timed out). Cancelled: the group is killed
     before this returns, and the process reaped (bounded, shielded)."""
@@ -102,13 +97,16 @@ async def run_command(command: str, cwd: str, timeout: float, max_output: int) -
         with trio.move_on_after(timeout) as deadline:
             async with trio.open_nursery() as nursery:
 
-                async def reap_then_kill() -> None:
-                    await proc.wait()
+                async def kill_group_when_done() -> None:
                     # The shell is done: whatever it left running in its group goes too,
-                    # which also closes the pipe those would otherwise hold open.
-                    _kill_group(proc.pid)
+                    # which also closes the pipe those would otherwise hold open. The
+                    # group is signalled before the shell is reaped, while its id
+                    # cannot have been given to another process.
+                    await wait_exit(proc.pid, math.inf)
+                    signal_group(proc.pid, signal.SIGKILL)
+                    await proc.wait()
 
-                nursery.start_soon(reap_then_kill)
+                nursery.start_soon(kill_group_when_done)
                 while True:
                     data = await proc.stdout.receive_some(READ_CHUNK)
                     if not data:
@@ -120,7 +118,8 @@ async def run_command(command: str, cwd: str, timeout: float, max_output: int) -
                     dropped += max(0, len(data) - max(room, 0))
         timed_out = deadline.cancelled_caught
     finally:
-        _kill_group(proc.pid)
+        if proc.returncode is None:  # not reaped yet, so the group id is still its
+            signal_group(proc.pid, signal.SIGKILL)
         with trio.move_on_after(REAP_S) as cs:
             cs.shield = True
             await proc.wait()

@@ -1,0 +1,296 @@
+"""A child program the daemon speaks JSON-RPC to, one message a line on its stdin and
+stdout: what the MCP servers (actors/mcp.py) and the other agents (actors/acp.py) share.
+
+A program is started in a session and process group of its own, so its whole group
+can be signalled as one: whatever it starts (`npx`'s node, an agent's tools) ends
+with it. Its group is signalled before the leader is reaped, while the group's id
+cannot have been given to another process. Its stderr goes to the log, line by line,
+under a label that names it; never to a model.
+
+`Program` is one run of it: our requests awaiting answers (ids of our own; an answer
+is matched only against them), the lock that keeps each message whole on its input,
+and how it ended. `serving()` reads it while the actor speaks its own protocol, and
+ends and reaps it on the way out. What a program sends besides answers (its requests,
+its notifications) is the actor's to handle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from actors.base import Reply
+from actors.mcp_wire import (
+    Ignored,
+    LineBuffer,
+    Notification,
+    Request,
+    Response,
+    WireError,
+    encode_request,
+    error_text,
+    parse,
+)
+
+REAP_S = 3.0  # after the kill grace, for the group's SIGKILL and the reaping
+EXIT_POLL_S = 0.02
+READ_CHUNK = 64 * 1024
+STDERR_LINE_CHARS = 2000
+STDERR_PENDING_BYTES = 64 * 1024
+
+# What a program sends that is not an answer to us, and the nursery to start tasks in:
+# the reader never waits on the program's input itself.
+Handler = Callable[[Request | Notification | Ignored, trio.Nursery], None]
+
+
+class StartFailed(Exception):
+    """The program could not be started; the text is the system's reason."""
+
+
+class ProgramEnded(Exception):
+    """The program ended while a request waited for its answer."""
+
+
+class RpcError(Exception):
+    """The program answered a request with a JSON-RPC error."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(error_text(error))
+        self.error = error
+
+
+def exit_status(pid: int) -> int | None:
+    """The child's exit status if it has ended, without reaping it (its process group
+    id stays ours until it is reaped), else None."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return -1  # already reaped
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+
+async def wait_exit(pid: int, limit: float) -> int | None:
+    """The child's exit status once it has ended, waiting at most `limit` seconds
+    (None if it still runs then); it is not reaped. Woken by a pidfd where the system
+    has them, else by polling every EXIT_POLL_S."""
+    with trio.move_on_after(limit):
+        fd = _pidfd(pid)
+        if fd is not None:
+            try:
+                if exit_status(pid) is None:
+                    await trio.lowlevel.wait_readable(fd)  # readable once it has ended
+            finally:
+                os.close(fd)
+        while True:
+            status = exit_status(pid)
+            if status is not None:
+                return status
+            await trio.sleep(EXIT_POLL_S)
+    return exit_status(pid)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or the child was reaped already
+        return None
+
+
+def signal_group(pid: int, sig: int) -> None:
+    """Signal the process group led by `pid`; one already gone is left alone."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def start_program(argv: list[str], *, env: dict[str, str], cwd: str | None) -> trio.Process:
+    """Start `argv` with pipes on stdin, stdout and stderr, in a session and process
+    group of its own, with exactly `env`. Raises StartFailed."""
+    try:
+        return await trio.lowlevel.open_process(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
+        )
+    except (OSError, ValueError) as exc:
+        raise StartFailed(exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) from None
+
+
+async def read_stderr(proc: trio.Process, log: logging.Logger, label: str) -> None:
+    """Log the program's stderr at INFO, a line at a time, as `<label> stderr: ...`
+    (a line cut at STDERR_LINE_CHARS, one without an end logged every
+    STDERR_PENDING_BYTES), until it closes."""
+    assert proc.stderr is not None
+    pending = b""
+    try:
+        while True:
+            chunk = await proc.stderr.receive_some(READ_CHUNK)
+            if not chunk:
+                break
+            *whole, pending = (pending + chunk).split(b"\n")
+            if len(pending) > STDERR_PENDING_BYTES:
+                whole.append(pending)
+                pending = b""
+            for line in whole:
+                _log_stderr(log, label, line)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+    if pending:
+        _log_stderr(log, label, pending)
+
+
+def _log_stderr(log: logging.Logger, label: str, line: bytes) -> None:
+    text = line.decode("utf-8", errors="replace").rstrip()
+    if text:
+        log.info("%s stderr: %s", label, text[:STDERR_LINE_CHARS])
+
+
+async def reap(proc: trio.Process, kill_grace: float, log: logging.Logger, label: str) -> None:
+    """End the program's whole group and reap it: its input closed, SIGTERM, `kill_grace`
+    seconds, SIGKILL to the group (whatever it started too), then its streams closed.
+    Shielded and bounded (kill_grace + REAP_S): it runs when cancelled too; a program
+    not reaped by then is logged as a warning."""
+    with trio.move_on_after(kill_grace + REAP_S) as cs:
+        cs.shield = True
+        if proc.stdin is not None:
+            await proc.stdin.aclose()
+        if proc.returncode is None:
+            if exit_status(proc.pid) is None:
+                signal_group(proc.pid, signal.SIGTERM)
+                await wait_exit(proc.pid, kill_grace)
+            signal_group(proc.pid, signal.SIGKILL)  # and whatever it started
+        await proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                await stream.aclose()
+    if cs.cancelled_caught:
+        log.warning("%s: its program (pid %d) could not be reaped in time", label, proc.pid)
+
+
+class Program:
+    """One run of a program: its process, our requests awaiting answers, and why it
+    ended. Its task runs under `scope`, which `end()` cancels."""
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        self.proc: trio.Process | None = None
+        self.pending: dict[int, Reply[Any]] = {}
+        self.ended = trio.Event()
+        self.why = ""
+        self._ids = itertools.count(1)
+        self._lock = trio.Lock()
+
+    def end(self, why: str) -> None:
+        """End the program (its task reaps it) and fail every request still waiting.
+        Synchronous, so a cancelled caller can call it on its way out."""
+        if not self.ended.is_set():
+            self.why = why
+            self.ended.set()
+        self.scope.cancel()
+        for slot in self.pending.values():
+            slot.fail(ProgramEnded(self.why))
+
+    async def send(self, data: bytes) -> None:
+        """Write one whole message to its input; ProgramEnded when it cannot take it."""
+        if self.ended.is_set() or self.proc is None or self.proc.stdin is None:
+            raise ProgramEnded(self.why or "it is not running")
+        try:
+            async with self._lock:
+                await self.proc.stdin.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise ProgramEnded(self.why or "its input closed") from None
+
+    async def send_quietly(self, data: bytes) -> None:
+        """send(), with a program that ended left alone."""
+        try:
+            await self.send(data)
+        except ProgramEnded:
+            pass
+
+    async def start_request(self, method: str, params: Any = None) -> tuple[int, Reply[Any]]:
+        """Send a request; its id and the slot its answer fills (the caller pops it
+        from `pending`)."""
+        rid = next(self._ids)
+        slot: Reply[Any] = Reply()
+        self.pending[rid] = slot
+        try:
+            await self.send(encode_request(rid, method, params))
+        except BaseException:
+            self.pending.pop(rid, None)
+            raise
+        return rid, slot
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and wait for its answer; RpcError or ProgramEnded otherwise."""
+        rid, slot = await self.start_request(method, params)
+        try:
+            return await slot.wait()
+        finally:
+            self.pending.pop(rid, None)
+
+    def dispatch(self, msg: Response) -> None:
+        slot = self.pending.get(msg.id)
+        if slot is None:
+            return  # an answer to a request given up on
+        if msg.error is not None:
+            slot.fail(RpcError(msg.error))
+        else:
+            slot.set(msg.result)
+
+    async def read_stdout(self, handle: Handler, nursery: trio.Nursery, exit_wait: float) -> None:
+        """Read its messages until its output closes: answers fill our requests, the rest
+        goes to `handle`. Then it is ended: with its exit code if it exits within
+        `exit_wait` seconds, or as one that broke the protocol."""
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        lines = LineBuffer()
+        try:
+            while True:
+                chunk = await proc.stdout.receive_some(READ_CHUNK)
+                if not chunk:
+                    break
+                for line in lines.feed(chunk):
+                    msg = parse(line)
+                    if isinstance(msg, Response):
+                        self.dispatch(msg)
+                    else:
+                        handle(msg, nursery)
+        except WireError as exc:
+            self.end(f"it broke the protocol: {exc}")
+            return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        code = await wait_exit(proc.pid, exit_wait)
+        self.end(f"its program exited with code {code}" if code is not None else "its program closed its output")
+
+
+@asynccontextmanager
+async def serving(prog: Program, proc: trio.Process, handle: Handler, *, log: logging.Logger, label: str,
+                  kill_grace: float, exit_wait: float) -> AsyncIterator[trio.Nursery]:
+    """`proc` becomes `prog`'s process. While the body runs, its stderr goes to `log`
+    under `label` and its stdout is read (Program.read_stdout); the body gets the
+    nursery those readers run in. On the way out, by return, error or cancellation,
+    its whole group is ended and it is reaped (`reap`, shielded and bounded)."""
+    prog.proc = proc
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_stderr, proc, log, label)
+            nursery.start_soon(prog.read_stdout, handle, nursery, exit_wait)
+            yield nursery
+    finally:
+        await reap(proc, kill_grace, log, label)
