@@ -11,6 +11,7 @@ generation, so it can never stop a later turn.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -108,13 +109,33 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
 
+class AbortFlag(threading.Event):
+    """A turn's abort flag, also readable as one byte in memory (`address`): the byte
+    is 1 long as a C string once the flag is raised, empty before. A backend that runs
+    native code (llama.cpp) can hand that byte to a native check that needs no Python
+    and so no GIL (see actors/backends/local.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._byte = ctypes.create_string_buffer(2)  # b"\0\0"; only [0] ever changes
+        self.address: int = ctypes.addressof(self._byte)
+
+    def set(self) -> None:
+        self._byte[0] = b"x"
+        super().set()
+
+    def clear(self) -> None:
+        self._byte[0] = b"\0"
+        super().clear()
+
+
 @attrs.define(eq=False)
 class _Turn:
     input: TurnInput
     emit: Emit
     owner: str
     id: str = attrs.field(factory=lambda: next_id("turn"))
-    abort: threading.Event = attrs.field(factory=threading.Event)
+    abort: threading.Event = attrs.field(factory=AbortFlag)
     reply: Reply[TurnResult] = attrs.field(factory=Reply)
     released: trio.Event = attrs.field(factory=trio.Event)
     withdrawn: bool = False
@@ -250,7 +271,7 @@ async def direct_turn(backend: Backend, turn_input: TurnInput, emit: Emit) -> Tu
     Cancelled: the turn's abort flag is raised, which the backend observes at its
     next piece, and the cancellation goes on.
     """
-    abort = threading.Event()
+    abort = AbortFlag()
 
     async def guarded(piece: Piece) -> None:
         if abort.is_set():

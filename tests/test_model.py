@@ -79,12 +79,16 @@ async def test_prefix_reuse_and_abort_in_prefill(model_path):
         assert two.prefill_tokens <= (after - before) * 1.1 + 2
         assert two.prefill_tokens < two.prompt_tokens / 2
 
-        # A stop during a long prefill ends it at llama.cpp's abort point.
+        # A stop during a long prefill ends it at llama.cpp's abort point, read natively
+        # (no Python, no GIL) on this machine: the prompt is not all in the cache.
+        assert backend.native_abort
         long = ({"role": "user", "content": "token " * 3000},)
+        long_tokens = len(backend.tokenize(backend.render(long)[0]))
         with trio.move_on_after(0.2) as cs:
             await engine.turn(TurnInput(long, max_tokens=4), emit)
         assert cs.cancelled_caught
         assert engine.counters().aborted == 1
+        assert backend._llm.n_tokens < long_tokens
         # The flag does not leak: the next turn runs to its end.
         three = await engine.turn(TurnInput((system, user), max_tokens=8), emit)
         assert three.completion_tokens > 0

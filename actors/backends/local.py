@@ -10,6 +10,15 @@ which the CPU backend polls between graph nodes (so during prefill too), and the
 token loop. The callback reads the flag of the turn that currently owns the engine;
 the flag is lent for one generation and taken back in `finally`, so it can never
 stop a later turn.
+
+The callback is polled hundreds of times per token. A Python callback takes the GIL
+each time, and the daemon's own thread (events, HTTP) holds it often, so each poll
+may wait: that cost a tenth of the token rate. So the callback is native: libc's
+`strlen` on the turn's AbortFlag byte (engine.AbortFlag), which is an empty string
+until a stop writes one character, so it answers false, then true, without Python.
+The C ABIs return `bool` in the low byte of the same register `strlen` uses, and the
+backend checks that this holds on the machine (`native_abort_check`) before relying on
+it; where it does not, the Python callback is used.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import ctypes
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -26,9 +36,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import outcome
 import trio
 
-from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult
+from actors.engine import Aborted, AbortFlag, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult
 from actors.errors import ContextFull, TurnFailed
 from actors.reasoning import ThinkSplitter
 from actors.toolcalls import CallArgs, CallStart, Reasoning, Retract, Text, ToolCallParser, detect_format
@@ -60,6 +71,36 @@ def bundled_model_path() -> Path | None:
     return None
 
 
+def native_abort_check() -> int | None:
+    """The address of libc's `strlen` if, called as llama.cpp calls its abort callback
+    (`bool (*)(void *)`), it answers false for an empty byte string and true for a
+    one-character one on this machine; else None."""
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        address = ctypes.cast(libc.strlen, ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return None
+    if not address:
+        return None
+    as_callback = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p)(address)
+    flag = AbortFlag()
+    before = as_callback(flag.address)
+    flag.set()
+    after = as_callback(flag.address)
+    return address if (before, after) == (False, True) else None
+
+
+_NATIVE_ABORT: list[int | None] = []  # checked once per process
+
+
+def _native_abort() -> int | None:
+    if not _NATIVE_ABORT:
+        _NATIVE_ABORT.append(native_abort_check())
+    return _NATIVE_ABORT[0]
+
+
 def default_threads() -> int:
     """Generation threads: one less than the cores (at least one), so the daemon's own
     thread (events, HTTP, tools) is not starved by the model. On 2 cores this measured
@@ -70,7 +111,9 @@ def default_threads() -> int:
 class LocalBackend:
     """See the module docstring. Construct with `await LocalBackend.load(...)`."""
 
-    def __init__(self, llm: Any, path: Path) -> None:
+    def __init__(self, llm: Any, path: Path, *, abort_callback: bool = True) -> None:
+        """`abort_callback=False` is for benchmarks only: the bare llama.cpp loop they
+        compare with must run without the callback a stop relies on."""
         import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -80,9 +123,14 @@ class LocalBackend:
         self.n_ctx = int(llm.n_ctx())
         self._limiter = trio.CapacityLimiter(1)
         self._flag: threading.Event | None = None
-        # Keep a reference: ctypes would free the callback while llama.cpp holds it.
+        # Keep references: ctypes would free a callback, or the idle flag's byte, while
+        # llama.cpp holds it.
         self._abort_cb = llama_cpp.ggml_abort_callback(self._should_abort)
-        llama_cpp.llama_set_abort_callback(llm._ctx.ctx, self._abort_cb, ctypes.c_void_p(0))
+        self._idle_flag = AbortFlag()  # what the native callback reads between turns
+        native = _native_abort() if abort_callback else None
+        self._native_cb = llama_cpp.ggml_abort_callback(native) if native else None
+        self._set_abort = llama_cpp.llama_set_abort_callback if abort_callback else None
+        self._point_abort_at(self._idle_flag)
         meta = llm.metadata or {}
         template = meta.get("tokenizer.chat_template")
         if not template:
@@ -124,6 +172,21 @@ class LocalBackend:
         if not path.is_file():
             raise TurnFailed(f"There is no model file at {path}.")
         return await trio.to_thread.run_sync(_load)
+
+    def _point_abort_at(self, flag: threading.Event) -> None:
+        """Give llama.cpp the callback that reads `flag`: natively when it is an
+        AbortFlag and the native check passed, else through Python."""
+        if self._set_abort is None:
+            return
+        ctx = self._llm._ctx.ctx
+        if self._native_cb is not None and isinstance(flag, AbortFlag):
+            self._set_abort(ctx, self._native_cb, ctypes.c_void_p(flag.address))
+        else:
+            self._set_abort(ctx, self._abort_cb, ctypes.c_void_p(0))
+
+    @property
+    def native_abort(self) -> bool:
+        return self._native_cb is not None
 
     def _should_abort(self, _data: Any) -> bool:
         flag = self._flag
@@ -226,9 +289,20 @@ class LocalBackend:
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=self.thinking_open) if tools else None
         async with self._limiter:
-            result = await trio.to_thread.run_sync(
-                self._generate_sync, tokens, stops, max_tokens, temperature, emit, abort, grammar, parser
-            )
+            pipe = _PiecePipe(emit, abort)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pipe.deliver)
+                try:
+                    # The thread's outcome is kept, not raised here: an error leaving
+                    # the nursery's body would come out wrapped in an exception group.
+                    done = await trio.to_thread.run_sync(
+                        outcome.capture, self._generate_sync, tokens, stops, max_tokens, temperature, pipe.send,
+                        abort, grammar, parser,
+                    )
+                finally:
+                    pipe.close_from_trio()
+            pipe.raise_failure()  # emitting failed (a stop): that is what ended the turn
+            result = done.unwrap()
             self._remember_written(result, self._last_raw)
             return result
 
@@ -238,7 +312,7 @@ class LocalBackend:
         stops: list[str],
         max_tokens: int,
         temperature: float,
-        emit: Emit,
+        send: Callable[[Piece], None],
         abort: threading.Event,
         grammar: Any = None,
         parser: ToolCallParser | None = None,
@@ -257,7 +331,6 @@ class LocalBackend:
         reasoning: list[str] = []
         finish = "stop"
         produced = 0
-        send: Callable[[Piece], Any] = lambda piece: trio.from_thread.run(emit, piece)
         pieces = _PieceMapper(send)
         raw: list[str] = []
         self._last_raw = ""
@@ -271,6 +344,7 @@ class LocalBackend:
                 (reasoning if kind == "reasoning" else text).append(part)
                 send(Piece(kind, part))
         self._flag = abort
+        self._point_abort_at(abort)
         try:
             if abort.is_set():
                 raise Aborted()
@@ -303,6 +377,8 @@ class LocalBackend:
             raise TurnFailed(str(exc)) from None
         finally:
             self._flag = None
+            # Never leave llama.cpp reading a finished turn's byte, which may be freed.
+            self._point_abort_at(self._idle_flag)
         calls: tuple[CallOut, ...] = ()
         if parser is not None:
             self._last_raw = "".join(raw)
@@ -405,6 +481,69 @@ def _as_text(msg: dict[str, Any]) -> dict[str, Any]:
         )
         return {"role": "assistant", "content": (content + "\n" + calls).strip()}
     return {"role": role, "content": content}
+
+
+# Pieces the generating thread may hand over before the trio side has emitted them.
+PIPE_PIECES = 64
+
+
+class _PiecePipe:
+    """Pieces from the generating thread to the trio side, without a round trip.
+
+    The thread hands each piece over with `run_sync_soon` (it does not wait for the
+    trio side to emit it, which would add the event path's time to every token) and
+    goes on generating; `deliver` emits them in order on the trio side. At most
+    PIPE_PIECES are in flight: beyond that the thread waits, so a slow consumer slows
+    generation instead of growing a queue. If emitting fails (a stop), the abort flag
+    goes up, the thread stops at its next check, and the failure is raised once the
+    thread has returned.
+    """
+
+    def __init__(self, emit: Emit, abort: threading.Event) -> None:
+        self._emit = emit
+        self._abort = abort
+        self._room = threading.Semaphore(PIPE_PIECES)
+        self._token = trio.lowlevel.current_trio_token()
+        self._tx, self._rx = trio.open_memory_channel[Piece](math.inf)
+        self._failure: BaseException | None = None
+
+    def send(self, piece: Piece) -> None:
+        """In the generating thread."""
+        while not self._room.acquire(timeout=0.05):
+            if self._abort.is_set():
+                raise Aborted()
+        self._token.run_sync_soon(self._put, piece)
+
+    def _put(self, piece: Piece) -> None:
+        try:
+            self._tx.send_nowait(piece)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._room.release()  # the trio side has stopped taking pieces
+
+    def close_from_trio(self) -> None:
+        # After the thread returned: every piece it sent was queued before this runs
+        # (run_sync_soon keeps order), so `deliver` emits them all, then ends.
+        self._token.run_sync_soon(self._tx.close)
+
+    async def deliver(self) -> None:
+        try:
+            async with self._rx:
+                async for piece in self._rx:
+                    try:
+                        if self._failure is None:
+                            await self._emit(piece)
+                    except Exception as exc:  # Aborted: stop the thread, keep draining
+                        self._failure = exc
+                        self._abort.set()
+                    finally:
+                        self._room.release()
+        except BaseException:  # cancelled: the thread must stop too
+            self._abort.set()
+            raise
+
+    def raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
 
 
 class _PieceMapper:

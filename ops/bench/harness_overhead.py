@@ -23,7 +23,7 @@ local backend installs (a ctypes call back into Python, which llama.cpp polls wh
 it computes), to tell that cost apart from the rest of the harness. --variant runs
 the daemon changed in one respect (see BOOTSTRAP), for diagnosis only.
 
-    /work/venv/bin/python ops/bench/harness_overhead.py [--reps 7] [--tokens 128] [--variant as-shipped]
+    /work/venv/bin/python ops/bench/harness_overhead.py [--reps 15] [--tokens 128] [--variant as-shipped]
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CpuWatch, DaemonProcess, Report, SSEClient, exit_on_sigterm, median, split_address  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from actors.backends.local import default_threads  # noqa: E402
 
 TARGET_RATIO = 0.95
 CTX_SIZE = 8192  # the daemon's default --ctx-size, passed explicitly to both sides
@@ -66,15 +69,13 @@ async def generate(self, turn, emit, abort):
     return await _generate(self, turn, emit, abort)
 local.LocalBackend.generate = generate
 if variant == "no-abort-callback":
-    import ctypes, llama_cpp
     _init = local.LocalBackend.__init__
-    def __init__(self, llm, path):
-        _init(self, llm, path)
-        llama_cpp.llama_set_abort_callback(llm._ctx.ctx, llama_cpp.ggml_abort_callback(0), ctypes.c_void_p(0))
+    def __init__(self, llm, path, *, abort_callback=True):
+        _init(self, llm, path, abort_callback=False)
     local.LocalBackend.__init__ = __init__
 elif variant == "store-off":
     import bmoe_daemon.store as store
-    async def save_conversation(self, record):
+    async def save_conversation(self, record, *, durable=True):
         return None
     store.Store.save_conversation = save_conversation
 elif variant.startswith("threads="):
@@ -150,7 +151,7 @@ async def daemon_round(address: str, text: str, limit_s: float) -> dict[str, Any
 def load_bare(path: Path, threads: int | None = None) -> Any:
     from llama_cpp import Llama
 
-    threads = threads or max(1, os.cpu_count() or 1)  # what LocalBackend.load picks
+    threads = threads or default_threads()  # what LocalBackend.load picks
     return Llama(
         model_path=str(path),
         n_ctx=CTX_SIZE,
@@ -164,20 +165,10 @@ def load_bare(path: Path, threads: int | None = None) -> Any:
 def rendered_prompt(llm: Any, messages: tuple[dict[str, Any], ...]) -> tuple[list[int], list[str]]:
     """The tokens and stops of the daemon's turn, from the messages it was given (the
     bootstrap writes them down), rendered by the product's own LocalBackend.render and
-    tokenize but without its __init__ (which installs the abort callback this loop is
-    meant to run without)."""
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
+    tokenize, built without the abort callback this loop is meant to run without."""
     from actors.backends.local import LocalBackend
 
-    shell = LocalBackend.__new__(LocalBackend)
-    eos = llm.detokenize([llm.token_eos()], special=True).decode("utf-8", errors="ignore")
-    bos = llm.detokenize([llm.token_bos()], special=True).decode("utf-8", errors="ignore")
-    shell._llm = llm
-    shell._formatter = Jinja2ChatFormatter(
-        template=llm.metadata["tokenizer.chat_template"], eos_token=eos, bos_token=bos
-    )
-    shell._eos_text = eos
+    shell = LocalBackend(llm, Path(llm.model_path), abort_callback=False)
     prompt, stops = shell.render(messages)
     return shell.tokenize(prompt), stops
 
@@ -242,7 +233,7 @@ def gap_rate(times: list[float]) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=15)  # single reps swing ±15% on a shared machine
     ap.add_argument("--tokens", type=int, default=128, help="max tokens of a round, both sides")
     ap.add_argument("--model", type=Path, default=None, help="a GGUF (default: the bundled one)")
     ap.add_argument(
@@ -264,7 +255,7 @@ def main() -> int:
     threads = int(args.variant.split("=", 1)[1]) if args.variant.startswith("threads=") else None
     rep = Report("harness_overhead", "local round tok/s seen over SSE / bare llama-cpp-python tok/s")
     rep.figure("model", path.name)
-    rep.figure("cores / llama threads", f"{os.cpu_count()} / {threads or max(1, os.cpu_count() or 1)}")
+    rep.figure("cores / llama threads", f"{os.cpu_count()} / {threads or default_threads()}")
     rep.figure("variant", args.variant)
     rep.figure("max tokens, temperature", f"{args.tokens}, 0")
 
@@ -361,13 +352,15 @@ def main() -> int:
     rep.figure("clean repetitions / disturbed (not counted)", f"{len(pairs)} / {disturbed}")
     rep.figure("daemon tok/s over SSE (median)", median([r["d"] for r in used]), "tok/s", "{:.1f}")
     rep.figure("bare create_completion tok/s (median)", median([r["b"] for r in used]), "tok/s", "{:.1f}")
-    rep.figure("bare + abort callback tok/s (median)", median([r["a"] for r in used]), "tok/s", "{:.1f}")
+    rep.figure("bare + a Python abort callback tok/s (median)", median([r["a"] for r in used]), "tok/s", "{:.1f}")
     cb_rows = [r for r in used if r["a_clean"]]
     if cb_rows:
-        rep.figure("abort callback alone: ratio to bare", median([r["a"] / r["b"] for r in cb_rows]), "", "{:.3f}")
+        cb_ratio = median([r["a"] / r["b"] for r in cb_rows])
+        rep.figure("a Python abort callback alone: ratio to bare", cb_ratio, "", "{:.3f}")
     else:
-        rep.figure("abort callback alone: ratio to bare", "n/a (its rounds were disturbed)")
-    rep.figure("abort callbacks into Python per token", median([r["cb_per_token"] for r in used]), "", "{:.0f}")
+        rep.figure("a Python abort callback alone: ratio to bare", "n/a (its rounds were disturbed)")
+    polls = median([r["cb_per_token"] for r in used])
+    rep.figure("abort callback polls per token (the daemon's are native)", polls, "", "{:.0f}")
     rep.figure("ratio from median token gaps", median([r["gap"] for r in used]), "", "{:.3f}")
     rep.figure("ratios of the repetitions", ", ".join(f"{r['ratio']:.3f}" for r in used))
     rep.figure("tokens per rep (daemon/bare)", ", ".join(f"{r['len'][0]}/{r['len'][1]}" for r in used))
