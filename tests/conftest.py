@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
+from hypothesis import HealthCheck, settings
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
@@ -15,6 +16,13 @@ from actors.engine import Engine
 from actors.hub import Hub
 from actors.tools.registry import Registry, ToolContext, ToolError, ToolOutcome
 from bmoe_daemon.store import Store
+
+# The suite runs on small shared machines (2 cores, other work beside it): timing is
+# not what the property tests check, so a slow draw or example is not a failure.
+settings.register_profile(
+    "shared-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile("shared-machine")
 
 
 @attrs.define

@@ -403,7 +403,7 @@ async def test_chat_only_offers_the_builtin_agent_only(tmp_path, flag):
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
-    max_leaves=20,
+    max_leaves=10,
 )
 
 

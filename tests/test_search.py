@@ -470,7 +470,7 @@ async def test_search_runs_off_the_event_loop_and_stops_when_cancelled(
         time.sleep(0.01)  # 400 files: 4 s if nothing stopped it
         return real_read(path)
 
-    monkeypatch.setattr(search, "_read_small", slow_read)
+    monkeypatch.setattr("actors.tools.grep_search._read_small", slow_read)  # where grep_search looks it up
     ticks = 0
 
     async def ticker() -> None:

@@ -1,454 +1,39 @@
-"""Splits a local model's raw output into answer text, reasoning and tool calls.
+"""ToolCallParser: the state machine that splits a local model's raw output into
+answer text, reasoning and tool calls, piece by piece (see the package docstring,
+actors/toolcalls/__init__.py, for the formats and the rules of the events).
 
-The output arrives in pieces cut anywhere (tokens). Four syntaxes are understood,
-the families llama.cpp's server parses for the chat templates found in GGUFs:
-
-- ``hermes`` (Hermes 2 Pro, Qwen 2.5, Qwen 3): text, and calls written as
-  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, one after another.
-- ``llama3`` (Llama 3.1-3.3): the whole answer is one object ``{"name": ...,
-  "parameters": {...}}`` (``"arguments"`` is taken too), maybe after
-  ``<|python_tag|>``; an answer that does not begin with ``{`` is text.
-- ``mistral`` (Mistral Nemo, Small): text, then ``[TOOL_CALLS]`` and a JSON array of
-  ``{"name", "arguments", "id"}`` objects.
-- ``generic`` (templates with no tool syntax; the daemon constrains the answer with a
-  grammar): ``{"tool_calls": [...]}``, ``{"tool_call": {...}}`` or ``{"response": "..."}``,
-  the response string streaming out as text while it is written.
-
-In all of them ``<think>...</think>`` blocks at the start are reasoning
-(``thinking_open=True``: the template opened the block, the answer starts inside
-it). A ``</think>`` that was never opened means the template opened it unannounced:
-the text shown so far was reasoning, and a `Retract` event says so.
-
-Calls. `CallStart` comes once the name is read and the arguments have begun (in
-mistral, once the model's own id is read too, as its models write it last), so the
-announced id is final: the model's id when it wrote one by then, else ``call_<n>``.
-The arguments then stream as `CallArgs` fragments of the JSON text exactly as
-written (from the value's first character to its last); a call without arguments
-gets ``{}``. A call that cannot be run (bad JSON, no name, arguments that are not an
-object, output cut off) still ends, with `CallEnd.error` saying why and its
-arguments as far as they were written; in llama3 (and generic), JSON that is not a
-call is shown as text. Pure: feed text in, get events out; no I/O, nothing async,
-so cancellation is the caller's.
-
-Cost. Each piece is looked at once: tags are found with ``str.find``/regex searches
-over the new text only, and JSON goes through a structural scanner (depth, strings,
-escapes, the key at each level, where a value starts and ends) that keeps its state
-between pieces, so a call's arguments stream out as they are written and the cost
-of a piece does not grow with what came before. The only text held back is what
-could still become a tag, plus trailing whitespace (whitespace right before a tag
-or at the very end is dropped, so answers do not end in the newlines that separate
-calls).
+The outer machine reads text, think blocks and tags; inside a call's JSON envelope
+it drives `partial_json._JsonScanner` and, from the values it reports, reads each
+call's name, id and arguments (`_Call`), streaming the arguments as they are written.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
-from typing import NamedTuple
 
-import attrs
-
-FORMATS = ("hermes", "llama3", "mistral", "generic")
-
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
-HERMES_OPEN = "<tool_call>"
-HERMES_CLOSE = "</tool_call>"
-MISTRAL_OPEN = "[TOOL_CALLS]"
-PYTHON_TAG = "<|python_tag|>"
-
-# ---- events ----
-
-
-@attrs.frozen
-class Text:
-    text: str
-
-
-@attrs.frozen
-class Reasoning:
-    text: str
-
-
-@attrs.frozen
-class CallStart:
-    """A call begins; its name and id are final. Comes before its first `CallArgs`."""
-
-    index: int
-    call_id: str
-    name: str
-
-
-@attrs.frozen
-class CallArgs:
-    """A fragment of the call's arguments, exactly as the model wrote them."""
-
-    index: int
-    text: str
-
-
-@attrs.frozen
-class CallEnd:
-    """The call is complete; `error` says, in plain words, why it cannot be run."""
-
-    index: int
-    error: str | None = None
-
-
-@attrs.frozen
-class Retract:
-    """Text already shown was reasoning: here are the whole text and reasoning so far."""
-
-    text: str
-    reasoning: str
-
-
-Event = Text | Reasoning | CallStart | CallArgs | CallEnd | Retract
-
-
-class ParsedCall(NamedTuple):
-    id: str
-    name: str
-    arguments: str  # the JSON text of the arguments as written
-
-
-@attrs.frozen
-class ParseResult:
-    text: str
-    reasoning: str
-    calls: tuple[ParsedCall, ...]
-    errors: Mapping[int, str]  # call index -> why that call cannot be run
-
-
-def detect_format(chat_template: str | None) -> str:
-    """The tool-call syntax a GGUF chat template teaches its model (one of FORMATS)."""
-    t = chat_template or ""
-    if HERMES_OPEN in t:
-        return "hermes"
-    if MISTRAL_OPEN in t:
-        return "mistral"
-    if PYTHON_TAG in t or ("<|start_header_id|>" in t and '"parameters"' in t):
-        return "llama3"
-    return "generic"
-
-
-# ---- the JSON structural scanner ----
-
-_NOT_WS = re.compile(r"[^ \t\n\r]")
-_STR_STOP = re.compile(r'["\\]')
-_PRIM_STOP = re.compile(r'[ \t\n\r,:\[\]{}"]')
-_PRIM_FIRST = frozenset("-0123456789tfn")
-
-# What the scanner expects next, outside strings.
-_VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _COLON, _COMMA_OR_CLOSE, _DONE = range(7)
-
-
-class _Broken(Exception):
-    """The JSON cannot go on at `pos` (from the scanner, or a shape the parser refuses)."""
-
-    def __init__(self, pos: int, reason: str) -> None:
-        super().__init__(reason)
-        self.pos = pos
-        self.reason = reason
-
-
-class _JsonScanner:
-    """Follows the structure of one JSON value fed in pieces.
-
-    Tells its sink where each value at depth <= `watch` starts (with the key it sits
-    under) and ends; deeper values cost no calls. It checks structure (brackets,
-    colons, commas, strings), not the spelling of numbers and literals: the parser
-    validates the text of a call's arguments once, when the call is complete.
-    """
-
-    __slots__ = (
-        "_sink",
-        "_watch",
-        "_objs",
-        "_keys",
-        "_expect",
-        "_str",
-        "_esc",
-        "_prim",
-        "_key_from",
-        "_key_parts",
-        "done",
-    )
-
-    def __init__(self, sink: ToolCallParser, watch: int) -> None:
-        self._sink = sink
-        self._watch = watch
-        self._objs: list[bool] = []  # one per open container: is it an object
-        self._keys: list[str | None] = []  # the current key of each open container
-        self._expect = _VALUE
-        self._str = 0  # 1: in a key, 2: in a string value
-        self._esc = False
-        self._prim = False
-        self._key_from = -1  # where the key being read starts in this piece, -1 when not kept
-        self._key_parts: list[str] = []
-        self.done = False
-
-    def flush(self, data: str) -> None:
-        """The piece ends: keep what a key being read has so far."""
-        if self._key_from >= 0:
-            self._key_parts.append(data[self._key_from :])
-            self._key_from = 0
-
-    def scan(self, data: str, pos: int) -> int:
-        """Scan from `pos`; return where it stopped (the end, or just after the value)."""
-        n = len(data)
-        objs = self._objs
-        while pos < n:
-            if self._str:
-                if self._esc:
-                    self._esc = False
-                    pos += 1
-                    continue
-                m = _STR_STOP.search(data, pos)
-                if m is None:
-                    return n
-                pos = m.end()
-                if data[pos - 1] == "\\":
-                    self._esc = True
-                    continue
-                if self._str == 1:
-                    key = None
-                    if self._key_from >= 0:
-                        self._key_parts.append(data[self._key_from : pos - 1])
-                        key = _decode_key("".join(self._key_parts))
-                        self._key_parts = []
-                        self._key_from = -1
-                    self._keys[-1] = key
-                    self._str = 0
-                    self._expect = _COLON
-                    continue
-                self._str = 0
-                self._end_value(pos)
-            elif self._prim:
-                m = _PRIM_STOP.search(data, pos)
-                if m is None:
-                    return n
-                pos = m.start()
-                self._prim = False
-                self._end_value(pos)
-            else:
-                m = _NOT_WS.search(data, pos)
-                if m is None:
-                    return n
-                pos = m.start()
-                c = data[pos]
-                expect = self._expect
-                if expect <= _VALUE_OR_CLOSE:
-                    if c == "]" and expect == _VALUE_OR_CLOSE:
-                        pos = self._close(pos)
-                    elif c == "{" or c == "[":
-                        self._start_value(pos, c)
-                        objs.append(c == "{")
-                        self._keys.append(None)
-                        self._expect = _KEY_OR_CLOSE if c == "{" else _VALUE_OR_CLOSE
-                        pos += 1
-                    elif c == '"':
-                        self._start_value(pos, c)
-                        self._str = 2
-                        pos += 1
-                    elif c in _PRIM_FIRST:
-                        self._start_value(pos, c)
-                        self._prim = True
-                        pos += 1
-                    else:
-                        raise _Broken(pos, f"unexpected {c!r} where a value should be")
-                elif expect <= _KEY_OR_CLOSE:
-                    if c == '"':
-                        self._str = 1
-                        pos += 1
-                        self._key_from = pos if len(objs) <= self._watch else -1
-                    elif c == "}" and expect == _KEY_OR_CLOSE:
-                        pos = self._close(pos)
-                    else:
-                        raise _Broken(pos, f"unexpected {c!r} where a key should be")
-                elif expect == _COLON:
-                    if c != ":":
-                        raise _Broken(pos, f"unexpected {c!r} where ':' should be")
-                    self._expect = _VALUE
-                    pos += 1
-                elif expect == _COMMA_OR_CLOSE:
-                    if c == ",":
-                        self._expect = _KEY if objs[-1] else _VALUE
-                        pos += 1
-                    elif c == ("}" if objs[-1] else "]"):
-                        pos = self._close(pos)
-                    else:
-                        raise _Broken(pos, f"unexpected {c!r} after a value")
-                else:
-                    raise _Broken(pos, "text after the end of the JSON value")
-            if self.done:
-                return pos
-        return pos
-
-    def _start_value(self, pos: int, c: str) -> None:
-        depth = len(self._objs)
-        if depth <= self._watch:
-            key = self._keys[-1] if depth and self._objs[-1] else None
-            self._sink._value_start(depth, key, pos, c)
-
-    def _close(self, pos: int) -> int:
-        self._objs.pop()
-        self._keys.pop()
-        self._end_value(pos + 1)
-        return pos + 1
-
-    def _end_value(self, end: int) -> None:
-        depth = len(self._objs)
-        if depth <= self._watch:
-            self._sink._value_end(depth, end)
-        if depth == 0:
-            self.done = True
-            self._expect = _DONE
-        else:
-            self._expect = _COMMA_OR_CLOSE
-
-
-def _decode_key(raw: str) -> str:
-    if "\\" not in raw:
-        return raw
-    try:
-        return str(json.loads(f'"{raw}"'))
-    except ValueError:
-        return raw
-
-
-# ---- small helpers ----
-
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
-
-
-class _StrDecoder:
-    """Decodes the inside of a JSON string fed in pieces, escapes split anywhere.
-
-    A lone surrogate (a \\uD83D never followed by its pair) becomes U+FFFD.
-    """
-
-    __slots__ = ("_pend", "_high")
-
-    def __init__(self) -> None:
-        self._pend = ""  # an escape cut by the end of a piece
-        self._high = 0  # a high surrogate waiting for its pair
-
-    def feed(self, raw: str) -> str:
-        if self._pend:
-            raw = self._pend + raw
-            self._pend = ""
-        out: list[str] = []
-        i, n = 0, len(raw)
-        while True:
-            j = raw.find("\\", i)
-            if j < 0:
-                self._plain(out, raw[i:])
-                break
-            self._plain(out, raw[i:j])
-            if j + 1 >= n or (raw[j + 1] == "u" and j + 6 > n):
-                self._pend = raw[j:]
-                break
-            c = raw[j + 1]
-            if c != "u":
-                self._plain(out, _ESCAPES.get(c, c))
-                i = j + 2
-                continue
-            digits = raw[j + 2 : j + 6]
-            if not _HEX4.fullmatch(digits):
-                self._plain(out, "u")
-                i = j + 2
-                continue
-            i = j + 6
-            code = int(digits, 16)
-            if 0xD800 <= code <= 0xDBFF:
-                if self._high:
-                    out.append("\ufffd")
-                self._high = code
-            elif 0xDC00 <= code <= 0xDFFF:
-                if self._high:
-                    out.append(chr(0x10000 + ((self._high - 0xD800) << 10) + (code - 0xDC00)))
-                    self._high = 0
-                else:
-                    out.append("\ufffd")
-            else:
-                self._plain(out, chr(code))
-        return "".join(out)
-
-    def finish(self) -> str:
-        out: list[str] = []
-        pend, self._pend = self._pend, ""
-        self._plain(out, pend[1:])
-        if self._high:
-            out.append("\ufffd")
-            self._high = 0
-        return "".join(out)
-
-    def _plain(self, out: list[str], s: str) -> None:
-        if s:
-            if self._high:
-                out.append("\ufffd")
-                self._high = 0
-            out.append(s)
-
-
-class _Channel:
-    """Text or reasoning as shown: no leading whitespace, trailing whitespace held
-    until more text follows (and dropped at a tag or at the end)."""
-
-    __slots__ = ("parts", "_pending")
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self._pending = ""
-
-    def write(self, s: str) -> str:
-        """Take raw text; return what can be shown now."""
-        if not self.parts:
-            s = s.lstrip()
-        body = s.rstrip()
-        if not body:
-            if self.parts:
-                self._pending += s
-            return ""
-        chunk = self._pending + body
-        self._pending = s[len(body) :]
-        self.parts.append(chunk)
-        return chunk
-
-    def cut(self) -> None:
-        self._pending = ""
-
-    def separate(self, sep: str) -> None:
-        """What follows is a new block: put `sep` before it (if anything was shown)."""
-        self._pending = sep if self.parts else ""
-
-    def reset(self) -> None:
-        self.parts = []
-        self._pending = ""
-
-    def value(self) -> str:
-        return "".join(self.parts)
-
-
-class _Cap:
-    """Captures a stretch of the stream that may span pieces."""
-
-    __slots__ = ("start", "parts")
-
-    def __init__(self, start: int) -> None:
-        self.start = start
-        self.parts: list[str] = []
-
-    def flush(self, data: str) -> None:
-        self.parts.append(data[self.start :])
-        self.start = 0
-
-    def close(self, data: str, end: int) -> str:
-        self.parts.append(data[self.start : end])
-        return "".join(self.parts)
+from actors.toolcalls.buffers import _Cap, _Channel, _partial_tail
+from actors.toolcalls.events import (
+    CallArgs,
+    CallEnd,
+    CallStart,
+    Event,
+    ParsedCall,
+    ParseResult,
+    Reasoning,
+    Retract,
+    Text,
+)
+from actors.toolcalls.formats import (
+    _OPENERS,
+    _TEXT_TAGS,
+    _WATCH,
+    FORMATS,
+    HERMES_CLOSE,
+    PYTHON_TAG,
+    THINK_CLOSE,
+    THINK_OPEN,
+)
+from actors.toolcalls.partial_json import _NOT_WS, _args_problem, _Broken, _json_scalar, _JsonScanner, _StrDecoder
 
 
 class _Call:
@@ -486,59 +71,15 @@ class _Call:
         self.rest: list[str] = []  # raw text after the point where a broken call broke
 
 
-def _partial_tail(data: str, start: int, tags: tuple[str, ...]) -> int:
-    """The length of the longest end of data[start:] that is a proper start of a tag."""
-    n = len(data)
-    lo = max(start, n - max(map(len, tags)) + 1)
-    best = 0
-    for first in {t[0] for t in tags}:
-        p = data.find(first, lo)
-        while 0 <= p and n - p > best:
-            tail = data[p:]
-            if any(len(t) > len(tail) and t.startswith(tail) for t in tags):
-                best = n - p
-                break
-            p = data.find(first, p + 1)
-    return best
-
-
-def _args_problem(args: str) -> str | None:
-    try:
-        value = json.loads(args)
-    except ValueError as exc:
-        return f"the arguments are not valid JSON ({exc})"
-    except RecursionError:
-        return "the arguments are nested too deeply"
-    if not isinstance(value, dict):
-        return "the arguments must be a JSON object"
-    return None
-
-
-def _json_scalar(raw: str) -> object:
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-
-
 # Parser states.
 _START, _REASONING, _TEXT, _JSON, _AFTER, _RAW, _DONE_STATE = range(7)
 # What a JSON value is to the parser.
 _R_OTHER, _R_ENV, _R_CALLS, _R_CALL, _R_NAME, _R_ARGS, _R_ID, _R_RESPONSE = range(8)
-
-_WATCH = {"hermes": 2, "mistral": 2, "llama3": 1, "generic": 3}
-_OPENERS = {
-    "hermes": (THINK_OPEN, HERMES_OPEN),
-    "mistral": (THINK_OPEN, MISTRAL_OPEN),
-    "llama3": (THINK_OPEN, PYTHON_TAG, "{"),
-    "generic": (THINK_OPEN, "{"),
-}
-_TEXT_TAGS = {"hermes": (HERMES_OPEN, HERMES_CLOSE), "mistral": (MISTRAL_OPEN,), "llama3": (PYTHON_TAG,), "generic": ()}
 _CUT_OFF = "the output ended before the tool call was complete"
 
 
 class ToolCallParser:
-    """See the module docstring. `feed()` pieces, then `finish()` once; read `result`.
+    """See the package docstring. `feed()` pieces, then `finish()` once; read `result`.
 
     Neither raises on what the model wrote: a call that cannot be read still ends
     (`CallEnd` with an `error`, the arguments as far as they were written), and JSON
