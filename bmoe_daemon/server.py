@@ -37,10 +37,11 @@ from actors.tools.registry import Registry
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
 from actors.tools.skill_tool import UseSkill
+from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
-from bmoe_daemon.routes import events as events_route
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.routes import events as events_route
 from bmoe_daemon.store import Store, write_atomic
 
 log = logging.getLogger("bmoe")
@@ -156,6 +157,7 @@ async def serve(
                         scheduler=scheduler)
     app = create_app(ctx)
 
+    http_send.install()  # each event frame is written before its task yields (see the module)
     hconfig = hypercorn.config.Config()
     host = f"[{config.host}]" if ":" in config.host else config.host
     hconfig.bind = [f"{host}:{config.port}"]

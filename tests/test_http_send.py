@@ -1,0 +1,106 @@
+"""bmoe_daemon/http_send.py: hypercorn's chunk writes without a scheduler round first."""
+
+from __future__ import annotations
+
+import types
+
+import trio
+from hypercorn.events import Closed, RawData
+from hypercorn.trio import tcp_server
+
+from bmoe_daemon import http_send
+
+
+class Stream:
+    def __init__(self, order: list[str], broken: bool = False) -> None:
+        self.order = order
+        self.broken = broken
+
+    async def send_all(self, data: bytes) -> None:
+        if self.broken:
+            raise trio.BrokenResourceError
+        self.order.append(f"sent {data.decode()}")
+        await trio.lowlevel.checkpoint()  # trio's send_all yields after it writes
+
+
+class Protocol:
+    def __init__(self, order: list[str]) -> None:
+        self.order = order
+
+    async def handle(self, event: object) -> None:
+        self.order.append(type(event).__name__)
+
+
+def server(order: list[str], broken: bool = False) -> types.SimpleNamespace:
+    return types.SimpleNamespace(send_lock=trio.Lock(), stream=Stream(order, broken), protocol=Protocol(order))
+
+
+async def race(send, conn, order: list[str]) -> None:
+    async def other() -> None:
+        order.append("other task")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(other)
+        await send(conn, RawData(data=b"frame"))
+
+
+async def test_a_free_lock_writes_before_other_tasks_run() -> None:
+    assert http_send.install()
+    assert tcp_server.TCPServer.protocol_send is http_send._protocol_send
+    order: list[str] = []
+    await race(http_send._protocol_send, server(order), order)
+    assert order == ["sent frame", "other task"]
+
+
+async def test_no_checkpoint_comes_before_the_write() -> None:
+    # In an already-cancelled scope, a checkpoint before the write would raise there.
+    # hypercorn's own method has one (in Lock.acquire), which is what is replaced.
+    http_send.install()
+    order: list[str] = []
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await http_send._protocol_send(server(order), RawData(data=b"frame"))
+    assert order == ["sent frame"]
+    order.clear()
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await http_send._ORIGINAL[0](server(order), RawData(data=b"frame"))
+    assert order == [] and scope.cancelled_caught
+
+
+async def test_a_busy_lock_is_waited_for_and_order_kept() -> None:
+    order: list[str] = []
+    conn = server(order)
+    async with trio.open_nursery() as nursery:
+        await conn.send_lock.acquire()
+        nursery.start_soon(http_send._protocol_send, conn, RawData(data=b"second"))
+        await trio.sleep(0.01)
+        assert order == []  # waiting for the lock
+        order.append("first done")
+        conn.send_lock.release()
+    assert order == ["first done", "sent second"]
+    assert not conn.send_lock.locked()
+
+
+async def test_a_broken_stream_closes_and_releases_the_lock() -> None:
+    order: list[str] = []
+    conn = server(order, broken=True)
+    await http_send._protocol_send(conn, RawData(data=b"x"))
+    assert order == ["Closed"]
+    assert not conn.send_lock.locked()
+
+
+async def test_other_events_take_hypercorns_own_path(monkeypatch) -> None:
+    seen: list[object] = []
+
+    async def original(self, event):
+        seen.append(event)
+
+    monkeypatch.setattr(http_send, "_ORIGINAL", [original])
+    await http_send._protocol_send(server([]), Closed())
+    assert len(seen) == 1 and isinstance(seen[0], Closed)
+
+
+def test_only_known_versions_are_patched() -> None:
+    assert http_send.supported("0.18.0") and http_send.supported("0.17.2")
+    assert not http_send.supported("0.19.0") and not http_send.supported("1.0.0")
