@@ -101,20 +101,25 @@ class Store:
             while len(self._encoded) > ENCODED_CONVERSATIONS:
                 self._encoded.pop(next(iter(self._encoded)))
         parts: list[bytes] = []
-        fresh: dict[str, tuple[Item, bytes]] = {}
+        append, get = parts.append, cache.get
         for item in record.items:
-            hit = cache.get(item.id)
-            data = hit[1] if hit is not None and hit[0] is item else _dumps(item.to_json())
-            fresh[item.id] = (item, data)
-            parts.append(data)
-        cache.clear()
-        cache.update(fresh)  # drop items the conversation no longer has
+            hit = get(item.id)
+            if hit is not None and hit[0] is item:
+                append(hit[1])
+            else:
+                data = _dumps(item.to_json())
+                cache[item.id] = (item, data)
+                append(data)
+        if len(cache) > len(parts):  # every item is in the cache now: the rest are gone
+            keep = {item.id for item in record.items}
+            for gone in [key for key in cache if key not in keep]:
+                del cache[gone]
         head = record.info.to_json()
         head["acp_session"] = record.info.acp_session
         head["items"] = []  # last, so the items' bytes go where its brackets are
         out = _dumps(head)
         assert out.endswith(b'"items":[]}')
-        return out[: -len(b"]}")] + b",".join(parts) + b"]}"
+        return b"".join((out[: -len(b"]}")], b",".join(parts), b"]}"))
 
     async def delete_conversation(self, conversation_id: str) -> None:
         path = self.conversation_path(conversation_id)

@@ -413,3 +413,34 @@ def test_random_upserts_and_crashes_never_leave_an_unreadable_file(ops: list, da
         assert list(conv_dir.glob(".*.tmp")) == []
         assert list(store.agent_dir.glob(".*.tmp")) == []
         assert store.load_conversations() == expected
+
+
+@settings(max_examples=60)
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(["add", "replace", "remove", "save"]), st.integers(0, 30), st.text(max_size=30)),
+        max_size=60,
+    )
+)
+def test_cached_encoding_always_equals_a_fresh_one(tmp_path_factory, ops) -> None:
+    """Whatever the items do between saves (added, replaced by a new version, removed),
+    the store's per-item cache gives exactly the bytes a whole encoding gives."""
+    store = Store(tmp_path_factory.mktemp("enc"))
+    info = make_record().info
+    items: list[Item] = []
+    serial = 0
+    for op, pos, text in ops:
+        if op == "add":
+            serial += 1
+            items.append(Item(id=f"i{serial}", kind="user", created=float(serial), text=text))
+        elif op == "replace" and items:
+            old = items[pos % len(items)]
+            items[pos % len(items)] = Item(id=old.id, kind="assistant", created=old.created, text=text)
+        elif op == "remove" and items:
+            del items[pos % len(items)]
+        record = ConversationRecord(info, tuple(items))
+        got = store.encode_record(record)
+        head = record.to_json()
+        head["acp_session"] = info.acp_session
+        assert json.loads(got) == json.loads(store_module._dumps(head))
+        assert len(store._encoded[info.id]) == len(items)
