@@ -11,18 +11,7 @@ import trio
 from actors.conversation import MAX_ROUNDS, NOTICE_CONTEXT_FULL, NOTICE_REPEATS, NOTICE_ROUNDS, NOTICE_SHORTENED
 from actors.errors import Busy, NotFound
 from actors.prompt import PROMPT_CAP_CHARS, system_prompt
-
-
-async def wait_state(conv, *states, timeout=10):
-    with trio.fail_after(timeout):
-        while conv.info.state not in states:
-            await trio.sleep(0.005)
-
-
-async def wait_for(pred, timeout=10):
-    with trio.fail_after(timeout):
-        while not pred():
-            await trio.sleep(0.005)
+from tests.waiting import wait_for, wait_state
 
 
 def kinds(conv):

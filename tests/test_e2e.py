@@ -7,12 +7,12 @@ import os
 import signal
 from pathlib import Path
 
-import httpx
 import pytest
 import trio
 import trio_websocket
 
 from tests.daemon_proc import SSE, run_daemon
+from tests.waiting import wait_http_state
 
 SCRIPT = {
     "token_delay": 0.002,
@@ -31,16 +31,6 @@ def write_script(tmp_path: Path, script: dict | None = None) -> Path:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script or SCRIPT))
     return path
-
-
-async def wait_conv_state(client: httpx.AsyncClient, cid: str, state: str, timeout: float = 20) -> dict:
-    with trio.fail_after(timeout):
-        while True:
-            r = await client.get(f"/api/conversations/{cid}")
-            body = r.json()
-            if body["state"] == state:
-                return body
-            await trio.sleep(0.02)
 
 
 @pytest.fixture
@@ -143,7 +133,7 @@ async def test_busy_stop_and_replay(scripted):
         assert r.status_code == 409
         r = await c.post(f"/api/conversations/{cid}/stop")
         assert r.status_code == 200 and r.json() == {"stopped": True}
-        body = await wait_conv_state(c, cid, "idle")
+        body = await wait_http_state(c, cid, "idle")
         assert body["items"][-1]["kind"] == "notice"
         r = await c.post(f"/api/conversations/{cid}/stop")
         assert r.json() == {"stopped": False}
@@ -181,7 +171,7 @@ async def test_workspace_approval_and_edit_over_http(scripted, tmp_path):
         conv = (await c.post("/api/conversations", json={"workspace": ws["id"], "mode": "ask"})).json()
         cid = conv["id"]
         await c.post(f"/api/conversations/{cid}/messages", json={"text": "write please"})
-        body = await wait_conv_state(c, cid, "waiting")
+        body = await wait_http_state(c, cid, "waiting")
         card = body["items"][-1]
         assert card["kind"] == "tool" and card["state"] == "waiting" and card["title"] == "Write out.txt"
         assert not (folder / "out.txt").exists()
@@ -189,14 +179,14 @@ async def test_workspace_approval_and_edit_over_http(scripted, tmp_path):
         assert r.status_code == 404
         r = await c.post(f"/api/conversations/{cid}/approval", json={"item": card["id"], "decision": "approve"})
         assert 200 <= r.status_code < 300
-        body = await wait_conv_state(c, cid, "idle")
+        body = await wait_http_state(c, cid, "idle")
         assert (folder / "out.txt").read_text() == "written"
         assert body["items"][-1]["text"] == "Wrote it."
         # edit the first message: it and everything after go, then it is sent again
         first = body["items"][0]["id"]
         r = await c.post(f"/api/conversations/{cid}/edit", json={"item": first, "text": "hello again"})
         assert r.status_code == 202
-        body = await wait_conv_state(c, cid, "idle")
+        body = await wait_http_state(c, cid, "idle")
         assert [i["kind"] for i in body["items"]] == ["user", "assistant"]
         assert body["items"][1]["text"] == "Hello from the script."
         # forgetting the workspace touches no file
@@ -226,7 +216,7 @@ async def test_debug_actors_lists_the_tree(scripted):
     async with scripted.client() as c:
         conv = (await c.post("/api/conversations", json={})).json()
         await c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "hang"})
-        await wait_conv_state(c, conv["id"], "running")
+        await wait_http_state(c, conv["id"], "running")
         tree = (await c.get("/api/debug/actors")).json()
         kinds = {ch["kind"]: ch for ch in tree["children"]}
         assert kinds["engine"]["state"] == "generating" and kinds["engine"]["run"] == conv["id"]

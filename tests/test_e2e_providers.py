@@ -13,6 +13,7 @@ import trio
 
 from tests.daemon_proc import SSE, run_daemon
 from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, text_chunks
+from tests.waiting import wait_http_state
 
 KEY = "sk-e2e-Very-Secret-7b2e41"
 SCRIPT = {"rounds": [], "default": {"text": "Local scripted answer."}}
@@ -25,15 +26,6 @@ async def stub() -> AsyncIterator[OpenAIStub]:
         await nursery.start(server.run)
         yield server
         nursery.cancel_scope.cancel()
-
-
-async def wait_state(c: httpx.AsyncClient, cid: str, *states: str, timeout: float = 20) -> dict:
-    with trio.fail_after(timeout):
-        while True:
-            body = (await c.get(f"/api/conversations/{cid}")).json()
-            if body["state"] in states:
-                return body
-            await trio.sleep(0.02)
 
 
 async def test_a_provider_conversation_end_to_end(tmp_path: Path, stub: OpenAIStub) -> None:
@@ -108,7 +100,7 @@ async def test_a_provider_conversation_end_to_end(tmp_path: Path, stub: OpenAISt
             # A refusal ends the run with a notice in plain words, without the key.
             stub.replies.append({"status": 401, "json": {"error": {"message": f"Bad key {KEY}"}}})
             await c.post(f"/api/conversations/{cid}/messages", json={"text": "again"})
-            body = await wait_state(c, cid, "error")
+            body = await wait_http_state(c, cid, "error")
             notice = body["items"][-1]
             assert notice["kind"] == "notice" and notice["level"] == "error"
             assert "answered 401" in notice["text"] and "Check the key" in notice["text"]
@@ -124,7 +116,7 @@ async def test_a_provider_conversation_end_to_end(tmp_path: Path, stub: OpenAISt
             assert r.json() == {"stopped": True}
             with trio.fail_after(10):
                 await stub.client_left.wait()
-            body = await wait_state(c, cid, "idle")
+            body = await wait_http_state(c, cid, "idle")
             assert body["items"][-1]["kind"] == "notice" and body["items"][-2]["text"].startswith("slow")
 
             # Forgotten: the key goes with it, and the conversation says what to do.
@@ -132,7 +124,7 @@ async def test_a_provider_conversation_end_to_end(tmp_path: Path, stub: OpenAISt
             assert r.status_code == 200
             assert KEY not in (d.data_dir / "credentials.json").read_text()
             await c.post(f"/api/conversations/{cid}/messages", json={"text": "still there?"})
-            body = await wait_state(c, cid, "error")
+            body = await wait_http_state(c, cid, "error")
             assert "not saved any more" in body["items"][-1]["text"]
             r = await provider_call("GET", "/api/providers")
             assert r.json() == []

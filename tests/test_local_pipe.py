@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from actors.backends.local import PIPE_PIECES, _PiecePipe
-from actors.engine import AbortFlag, Aborted, Piece
+from actors.engine import Aborted, AbortFlag, Piece
 
 
 async def run_pipe(n: int, emit, abort: threading.Event):

@@ -50,6 +50,7 @@ from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.server import build_registry
 from bmoe_daemon.store import Store
 from tests.daemon_proc import run_daemon
+from tests.waiting import wait_state
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 TEST_TOOLS = ["t_echo", "t_fail", "t_hang", "t_crash", "t_shout", "t_slow", "t_pid"]
@@ -390,12 +391,6 @@ async def mcp_daemon(tmp_path: Path) -> AsyncIterator[McpDaemon]:
         engine.close()
 
 
-async def wait_state(conv, *states, limit=15):
-    with trio.fail_after(limit):
-        while conv.info.state not in states:
-            await trio.sleep(0.005)
-
-
 def tool_items(conv):
     return [i for i in conv.items if i.kind == "tool"]
 
@@ -410,7 +405,7 @@ async def test_full_mode_calls_the_server_tool_at_once(mcp_daemon):
     conv = await d.hub.create(workspace=ws.id, mode="full")
     d.backend.push(call("t_echo", text="hi"), {"text": "Done."})
     await conv.send_message("go")
-    await wait_state(conv, "idle")
+    await wait_state(conv, "idle", timeout=15)
     (card,) = tool_items(conv)
     assert (card.tool, card.state, card.result, card.mcp) == ("t_echo", "done", "echo: hi", "t")
     assert card.title == "echo (t)" and card.args == {"text": "hi"}
@@ -425,11 +420,11 @@ async def test_ask_mode_shows_the_arguments_on_a_card_before_the_call(mcp_daemon
     conv = await d.hub.create(workspace=ws.id, mode="ask")
     d.backend.push(call("t_echo", text="please"), {"text": "Done."})
     await conv.send_message("go")
-    await wait_state(conv, "waiting")
+    await wait_state(conv, "waiting", timeout=15)
     (card,) = tool_items(conv)
     assert card.state == "waiting" and card.args == {"text": "please"} and card.result is None
     await conv.approve(card.id, True)
-    await wait_state(conv, "idle")
+    await wait_state(conv, "idle", timeout=15)
     assert tool_items(conv)[0].result == "echo: please"
 
 
@@ -440,7 +435,7 @@ async def test_no_mcp_tools_in_read_only_without_a_workspace_or_from_the_network
                           ({"workspace": ws.id, "mode": "ask"}, False)):
         conv = await d.hub.create(**kwargs)
         await conv.send_message("hello", local=local)
-        await wait_state(conv, "idle")
+        await wait_state(conv, "idle", timeout=15)
         names = {t.name for t in d.backend.turns[-1].tools}
         assert not names & set(TEST_TOOLS), kwargs
     assert d.manager.server("t").starts == 0  # never wanted, never started
@@ -465,7 +460,7 @@ async def test_a_stop_during_an_mcp_call_ends_its_program_within_3_s(mcp_daemon)
     assert card.state == "error" and conv.info.state == "idle"
     d.backend.push(call("t_echo", text="again"), {"text": "Back."})
     await conv.send_message("again")
-    await wait_state(conv, "idle")
+    await wait_state(conv, "idle", timeout=15)
     assert tool_items(conv)[-1].result == "echo: again" and server.starts == 2
 
 
@@ -475,7 +470,7 @@ async def test_a_crash_mid_call_is_an_error_result_in_the_conversation(mcp_daemo
     conv = await d.hub.create(workspace=ws.id, mode="full")
     d.backend.push(call("t_crash"), call("t_echo", text="after"), {"text": "Done."})
     await conv.send_message("go")
-    await wait_state(conv, "idle")
+    await wait_state(conv, "idle", timeout=15)
     crash, echo = tool_items(conv)
     assert crash.state == "error" and "ended during the call" in crash.result
     assert "crashing now" not in crash.result  # stderr is the log's, not the model's

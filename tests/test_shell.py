@@ -11,7 +11,8 @@ import trio
 
 from actors.tools.registry import ToolContext, ToolError
 from actors.tools.shell import MAX_OUTPUT_BYTES, ExecShellCommand, arguments_stay_inside
-from tests.test_conversation import tool_items, wait_for, wait_state
+from tests.test_conversation import tool_items
+from tests.waiting import wait_for, wait_state
 
 
 @pytest.fixture

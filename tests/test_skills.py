@@ -34,6 +34,7 @@ from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.server import SHIPPED_SKILLS, build_registry
 from bmoe_daemon.store import Store, write_atomic
+from tests.waiting import wait_state
 
 NET = {"client": ("192.0.2.7", 40000)}
 LOCAL = {"client": ("127.0.0.1", 40000)}
@@ -337,12 +338,6 @@ async def test_skill_route_errors(skills_app):
 # ---- the agent ----
 
 
-async def wait_idle(conv):
-    with trio.fail_after(10):
-        while conv.info.state != "idle":
-            await trio.sleep(0.005)
-
-
 async def test_the_prompt_lists_switched_on_skills_and_use_skill_reads_one(skills_app):
     d = skills_app
     await d.catalog.set_enabled("write-tests", False)
@@ -354,7 +349,7 @@ async def test_the_prompt_lists_switched_on_skills_and_use_skill_reads_one(skill
                    {"tool_calls": [{"name": "use_skill", "arguments": {"name": "write-tests"}}]},
                    {"text": "Done."})
     await conv.send_message("review please")
-    await wait_idle(conv)
+    await wait_state(conv, "idle")
     system = d.backend.turns[0].messages[0]["content"]
     assert "- review-change: Bundled review." in system and "write-tests" not in system
     assert "use_skill" in {t.name for t in d.backend.turns[0].tools}
@@ -370,13 +365,13 @@ async def test_no_skill_on_no_use_skill_and_none_from_the_network(skills_app):
     d = skills_app
     conv = await d.hub.create()
     await conv.send_message("hi from afar", local=False)
-    await wait_idle(conv)
+    await wait_state(conv, "idle")
     turn = d.backend.turns[-1]
     assert "use_skill" not in {t.name for t in turn.tools} and "review-change" not in turn.messages[0]["content"]
     for name in ("review-change", "write-tests"):
         await d.catalog.set_enabled(name, False)
     await conv.send_message("hi")
-    await wait_idle(conv)
+    await wait_state(conv, "idle")
     turn = d.backend.turns[-1]
     assert "use_skill" not in {t.name for t in turn.tools} and "Skills you can read" not in turn.messages[0]["content"]
 
@@ -402,7 +397,7 @@ async def test_plain_chat_gets_no_skills(skills_app):
     conv = await d.hub.create()
     d.backend.push({"text": "Hello."})
     await conv.send_message("hi")
-    await wait_idle(conv)
+    await wait_state(conv, "idle")
     turn = d.backend.turns[-1]
     assert "use_skill" not in {t.name for t in turn.tools}
     assert "review-change" not in turn.messages[0]["content"]

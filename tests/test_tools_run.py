@@ -6,7 +6,8 @@ from pathlib import Path
 
 import trio
 
-from tests.test_conversation import tool_items, wait_for, wait_state
+from tests.test_conversation import tool_items
+from tests.waiting import wait_state
 
 
 async def make_ws(daemon, tmp_path: Path):
