@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -58,6 +57,7 @@ from actors.program import (
     ProgramEnded,
     RpcError,
     StartFailed,
+    child_environment,
     exit_status,
     serving,
     start_program,
@@ -75,7 +75,6 @@ INVALID_PARAMS = -32602
 REFUSED = -32000
 INTERNAL_ERROR = -32603
 # Variables of the daemon's own, never handed to an agent.
-PRIVATE_ENV_PREFIX = "BMOE_"
 
 
 class AcpFailed(Exception):
@@ -160,7 +159,7 @@ def load_specs(paths: Iterable[Path]) -> list[AgentSpec]:
 
 def agent_environment() -> dict[str, str]:
     """The daemon's environment without its own variables."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_ENV_PREFIX)}
+    return child_environment()
 
 
 @attrs.frozen

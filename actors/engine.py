@@ -20,7 +20,7 @@ import attrs
 import trio
 
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
-from actors.errors import ActorGone, NoModel, TurnFailed, EngineError
+from actors.errors import ActorGone, EngineError, NoModel, TurnFailed
 
 # How long a cancelled caller waits, shielded, for the backend to let go of its turn.
 ABORT_GRACE_S = 10.0

@@ -67,6 +67,16 @@ class RpcError(Exception):
         self.error = error
 
 
+# The daemon's own variables (its data folder and the like): not for programs it starts.
+PRIVATE_ENV_PREFIX = "BMOE_"
+
+
+def child_environment() -> dict[str, str]:
+    """The daemon's environment without its own variables, for a program it starts on
+    the person's behalf (a command, another agent)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_ENV_PREFIX)}
+
+
 def exit_status(pid: int) -> int | None:
     """The child's exit status if it has ended, without reaping it (its process group
     id stays ours until it is reaped), else None."""

@@ -38,10 +38,18 @@ class ToolOutcome:
 
 
 class Tool(Protocol):
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    needs_workspace: bool
+    # Read-only members: a tool may hold them as plain or frozen attributes.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+
+    @property
+    def needs_workspace(self) -> bool: ...
 
     def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         """Whether this call changes something (and so needs the mode's consent).

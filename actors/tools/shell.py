@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.program import signal_group, wait_exit
+from actors.program import child_environment, signal_group, wait_exit
 from actors.tools import args as args_
 from actors.tools.paths import PathRefused, resolve
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
@@ -78,7 +78,7 @@ def can_run_commands() -> bool:
 async def run_command(command: str, cwd: str, timeout: float, max_output: int) -> tuple[str, int, bool]:
     """Run `command`; (output, exit code, timed out). Cancelled: the group is killed
     before this returns, and the process reaped (bounded, shielded)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BMOE_")}
+    env = child_environment()
     proc = await trio.lowlevel.open_process(
         [SHELL, "-c", command],
         cwd=cwd,
