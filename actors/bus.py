@@ -112,13 +112,7 @@ class EventBus:
         for key, sub in list(self._by_key.items()):
             if local_only and not sub.local:
                 continue
-            try:
-                sub.send.send_nowait(event)
-                sub.sent += 1
-            except trio.WouldBlock:
-                self._drop(key, sub)
-            except trio.BrokenResourceError:
-                self._by_key.pop(key, None)
+            self._offer(key, sub, event)
         return event
 
     async def keepalive(self, every: float, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -130,17 +124,19 @@ class EventBus:
         while True:
             await trio.sleep(every / 2)
             for key, sub in list(self._by_key.items()):
-                if sub.sent != sub.sent_at_last_look:
-                    sub.sent_at_last_look = sub.sent
-                    continue
-                try:
-                    sub.send.send_nowait(PING)
-                    sub.sent += 1
-                except trio.WouldBlock:
-                    self._drop(key, sub)
-                except trio.BrokenResourceError:
-                    self._by_key.pop(key, None)
+                if sub.sent == sub.sent_at_last_look:
+                    self._offer(key, sub, PING)
                 sub.sent_at_last_look = sub.sent
+
+    def _offer(self, key: int, sub: _Subscriber, item: Event | Ping) -> None:
+        """Queue `item` for one subscriber without blocking; a full queue drops it."""
+        try:
+            sub.send.send_nowait(item)
+            sub.sent += 1
+        except trio.WouldBlock:
+            self._drop(key, sub)
+        except trio.BrokenResourceError:
+            self._by_key.pop(key, None)
 
     def _drop(self, key: int, sub: _Subscriber) -> None:
         # The queue is full, so there is no room to say so in it: close the channel.

@@ -55,6 +55,7 @@ log = logging.getLogger("bmoe.conversation")
 STOP_WAIT_S = 30.0
 CLEANUP_S = 5.0
 STREAM_SAVE_INTERVAL_S = 0.3
+CHAT_ONLY_NO_WORKSPACE = "This daemon runs as plain chat (--chat-only): a conversation has no workspace."
 SHORT_RESULT_LINES = 8
 SHORT_RESULT_BYTES = 1024
 
@@ -375,6 +376,8 @@ class Conversation:
         event.set()
 
     def _patch(self, changes: dict[str, Any]) -> ConversationInfo:
+        if changes.get("workspace") is not None and self._env.chat_only:
+            raise Invalid(CHAT_ONLY_NO_WORKSPACE)
         if self.running and ("workspace" in changes or "route" in changes):
             raise Busy("The workspace and the model route cannot change while the conversation runs.")
         if "agent" in changes and changes["agent"] != self._info.agent and self._items:

@@ -16,7 +16,7 @@ import attrs
 import trio
 
 from actors.base import ActorStats
-from actors.conversation import Conversation, Env, restored
+from actors.conversation import CHAT_ONLY_NO_WORKSPACE, Conversation, Env, restored
 from actors.errors import Invalid, NotAFolder, NotFound
 from actors.items import MODES, ConversationInfo, ConversationRecord, Item, new_id, now
 
@@ -131,6 +131,8 @@ class Hub:
         return Path(ws.path) if ws else None
 
     async def add_workspace(self, path: str, name: str | None = None) -> Workspace:
+        if self._env.chat_only:
+            raise Invalid("This daemon runs as plain chat (--chat-only): conversations have no folders.")
         real = os.path.realpath(os.path.expanduser(path))
         if not os.path.isabs(path) and not path.startswith("~"):
             raise NotAFolder("Give the folder's absolute path.")
@@ -172,6 +174,8 @@ class Hub:
         items: list[Item] | None = None,
         task: str | None = None,
     ) -> Conversation:
+        if workspace is not None and self._env.chat_only:
+            raise Invalid(CHAT_ONLY_NO_WORKSPACE)
         if workspace is not None and workspace not in self._workspaces:
             raise NotFound("There is no such workspace; add the folder first.")
         if mode not in MODES:

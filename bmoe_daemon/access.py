@@ -125,7 +125,6 @@ _CONV = "/api/conversations/<conversation_id>"
 _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", "/health"): (Locality.OPEN, ""),
     ("GET", "/"): (Locality.OPEN, ""),
-    ("GET", "/static/<path:name>"): (Locality.OPEN, ""),
     ("GET", "/static/<name>"): (Locality.OPEN, ""),
     ("GET", "/v1/models"): (Locality.OPEN, ""),
     ("POST", "/v1/chat/completions"): (Locality.OPEN, ""),

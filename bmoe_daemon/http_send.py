@@ -25,6 +25,7 @@ import logging
 from typing import Any
 
 import trio
+from hypercorn.events import Closed, RawData
 
 log = logging.getLogger("bmoe.http")
 
@@ -32,8 +33,6 @@ KNOWN_VERSIONS = ("0.17.", "0.18.")
 
 
 async def _protocol_send(self: Any, event: Any) -> None:
-    from hypercorn.events import Closed, RawData
-
     if not isinstance(event, RawData):
         await _ORIGINAL[0](self, event)
         return

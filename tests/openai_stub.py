@@ -85,6 +85,10 @@ class OpenAIStub:
             self.port = listeners[0].socket.getsockname()[1]
             task_status.started(self.port)
 
+    def reply_for(self, request: Any) -> dict[str, Any]:
+        """The next scripted reply (a subclass may choose by the request instead)."""
+        return self.replies.pop(0) if self.replies else self.default
+
     async def _handle(self, stream: trio.SocketStream) -> None:
         async with stream:
             try:
@@ -94,9 +98,8 @@ class OpenAIStub:
             if request is None:
                 return
             self.received.append(request)
-            reply = self.replies.pop(0) if self.replies else self.default
             try:
-                await self._answer(stream, reply)
+                await self._answer(stream, self.reply_for(request))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self.client_left.set()
 

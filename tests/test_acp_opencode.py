@@ -63,19 +63,8 @@ class ChoosingStub(OpenAIStub):
         super().__init__()
         self.choose = choose
 
-    async def _handle(self, stream: trio.SocketStream) -> None:
-        async with stream:
-            try:
-                request = await self._read_request(stream)
-            except (trio.BrokenResourceError, ValueError):
-                return
-            if request is None:
-                return
-            self.received.append(request)
-            try:
-                await self._answer(stream, self.choose(request))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self.client_left.set()
+    def reply_for(self, request: Received) -> dict[str, Any]:
+        return self.choose(request)
 
 
 def is_title_request(req: Received) -> bool:

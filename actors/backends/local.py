@@ -24,6 +24,7 @@ it; where it does not, the Python callback is used.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import json
 import logging
@@ -71,6 +72,7 @@ def bundled_model_path() -> Path | None:
     return None
 
 
+@functools.cache
 def native_abort_check() -> int | None:
     """The address of libc's `strlen` if, called as llama.cpp calls its abort callback
     (`bool (*)(void *)`), it answers false for an empty byte string and true for a
@@ -90,15 +92,6 @@ def native_abort_check() -> int | None:
     flag.set()
     after = as_callback(flag.address)
     return address if (before, after) == (False, True) else None
-
-
-_NATIVE_ABORT: list[int | None] = []  # checked once per process
-
-
-def _native_abort() -> int | None:
-    if not _NATIVE_ABORT:
-        _NATIVE_ABORT.append(native_abort_check())
-    return _NATIVE_ABORT[0]
 
 
 def default_threads() -> int:
@@ -127,7 +120,7 @@ class LocalBackend:
         # llama.cpp holds it.
         self._abort_cb = llama_cpp.ggml_abort_callback(self._should_abort)
         self._idle_flag = AbortFlag()  # what the native callback reads between turns
-        native = _native_abort() if abort_callback else None
+        native = native_abort_check() if abort_callback else None  # checked once per process
         self._native_cb = llama_cpp.ggml_abort_callback(native) if native else None
         self._set_abort = llama_cpp.llama_set_abort_callback if abort_callback else None
         self._point_abort_at(self._idle_flag)

@@ -62,11 +62,6 @@ def _check_agent(agent: str, workspace: str | None, *, installed: bool = True) -
         )
 
 
-def _check_chat_only(workspace: str | None) -> None:
-    if workspace is not None and daemon().config.chat_only:
-        raise BadRequest("This daemon runs as plain chat (--chat-only): a conversation has no workspace.")
-
-
 async def _body() -> dict[str, Any]:
     return parse_json(await request.get_data())
 
@@ -82,7 +77,6 @@ async def post_conversations() -> tuple[Response, int]:
     body = structure(await _body(), NewConversation)
     check_route(body.route)
     access.check_settings(is_local(), workspace=body.workspace, route=body.route, mode=body.mode)
-    _check_chat_only(body.workspace)
     _require_provider(body.route)
     _check_agent(body.agent, body.workspace)
     items = [Item(id=new_id("i"), kind=s.kind, text=s.text) for s in body.items or ()]
@@ -107,7 +101,6 @@ async def patch_conversation(conversation_id: str) -> Response:
     access.check_settings(
         local, workspace=changes.get("workspace"), route=changes.get("route"), mode=changes.get("mode")
     )
-    _check_chat_only(changes.get("workspace"))
     if "route" in changes and not conv.running:  # while it runs, the actor answers 409 busy
         _require_provider(changes["route"])
     if changes.get("workspace") is not None and daemon().hub.workspace_path(changes["workspace"]) is None:

@@ -4,7 +4,6 @@ from quart import Blueprint, Response, jsonify, request
 
 from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import NewWorkspace, parse_json, structure
-from bmoe_daemon.errors import BadRequest
 
 bp = Blueprint("workspaces", __name__)
 
@@ -16,8 +15,6 @@ async def get_workspaces() -> Response:
 
 @bp.post("/api/workspaces")
 async def post_workspaces() -> tuple[Response, int]:
-    if daemon().config.chat_only:
-        raise BadRequest("This daemon runs as plain chat (--chat-only): conversations have no folders.")
     body = structure(parse_json(await request.get_data()), NewWorkspace)
     ws = await daemon().hub.add_workspace(body.path, body.name)
     return jsonify(ws.to_json()), 201
