@@ -22,7 +22,7 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, AnyStr
+from typing import TYPE_CHECKING, Any, AnyStr, Generic, TypeAlias
 
 import attrs
 import trio
@@ -41,6 +41,9 @@ from actors.tools.search_common import (
     _where,
     _workspace,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 MAX_GREP_MATCHES = 100  # grep_search: most matching lines shown
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024  # larger files are not searched
@@ -65,8 +68,8 @@ def _display_prefix(workspace: Path, base: Path) -> str:
 
 
 @attrs.frozen
-class GrepQuery:
-    """A compiled search.
+class GrepQuery(Generic[AnyStr]):
+    """A compiled search, on bytes (`GrepQuery[bytes]`) or on text (`GrepQuery[str]`).
 
     `needle` is a text every matching line holds (for a literal, the literal; for a
     regex, its longest run of plain characters that every match must contain), found
@@ -76,48 +79,60 @@ class GrepQuery:
     which a file must hold to be decoded at all.
     """
 
-    regex: re.Pattern[bytes] | re.Pattern[str]
-    needle: bytes | str | None = None
+    regex: re.Pattern[AnyStr]
+    needle: AnyStr | None = None
     exact: bool = False
     fold: bool = False
     text: bool = False
     prefilter: bytes | None = None
 
 
-def compile_query(pattern: str, *, literal: bool = False, ignore_case: bool = False) -> GrepQuery:
+AnyGrepQuery: TypeAlias = GrepQuery[bytes] | GrepQuery[str]
+
+
+def _on_text(query: AnyGrepQuery) -> TypeIs[GrepQuery[str]]:
+    return query.text
+
+
+def _compile(source: AnyStr, flags: int) -> re.Pattern[AnyStr]:
+    try:
+        return re.compile(source, flags)
+    except re.error as exc:
+        raise ToolError(
+            f"invalid regex: {exc}. Fix the pattern, or pass literal: true to search for the text as written."
+        ) from exc
+
+
+def compile_query(pattern: str, *, literal: bool = False, ignore_case: bool = False) -> AnyGrepQuery:
     """The query for `pattern`, or ToolError with the regex parser's message."""
     if not pattern:
         raise ToolError('"pattern" is empty. Give the text or regular expression to search for.')
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolError(f'"pattern" is longer than {MAX_PATTERN_CHARS} characters. Search for a shorter one.')
-    # Bytes unless the pattern holds other characters than ASCII and means them as
-    # characters (a regex, or a literal compared without case).
-    text = not pattern.isascii() and (ignore_case or not literal)
     source = re.escape(pattern) if literal else pattern
     flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
-    try:
-        regex: re.Pattern[bytes] | re.Pattern[str] = (
-            re.compile(source, flags) if text else re.compile(source.encode("utf-8"), flags)
-        )
-    except re.error as exc:
-        raise ToolError(
-            f"invalid regex: {exc}. Fix the pattern, or pass literal: true to search for the text as written."
-        ) from exc
-    if literal:
-        if text:  # a non-ASCII literal without case: the regex alone
+    # Bytes unless the pattern holds other characters than ASCII and means them as
+    # characters (a regex, or a literal compared without case).
+    if not pattern.isascii() and (ignore_case or not literal):
+        regex = _compile(source, flags)
+        if literal:  # a non-ASCII literal without case: the regex alone
             return GrepQuery(regex, text=True)
-        needle = pattern.lower() if ignore_case else pattern
-        return GrepQuery(regex, needle.encode("utf-8"), exact=True, fold=ignore_case)
-    run = _required_literal(source, flags)
-    if run is None or len(run) < MIN_NEEDLE_CHARS or (ignore_case and text):
-        return GrepQuery(regex, text=text)
-    if text:
+        run = _required_literal(source, flags)
+        if run is None or len(run) < MIN_NEEDLE_CHARS or ignore_case:
+            return GrepQuery(regex, text=True)
         return GrepQuery(regex, run, text=True, prefilter=run.encode("utf-8"))
+    raw_regex = _compile(source.encode("utf-8"), flags)
+    if literal:
+        needle = pattern.lower() if ignore_case else pattern
+        return GrepQuery(raw_regex, needle.encode("utf-8"), exact=True, fold=ignore_case)
+    run = _required_literal(source, flags)
+    if run is None or len(run) < MIN_NEEDLE_CHARS:
+        return GrepQuery(raw_regex)
     try:
         raw = run.encode("latin-1")  # a bytes regex's `\xff` is the byte 0xff
     except UnicodeEncodeError:
-        return GrepQuery(regex)
-    return GrepQuery(regex, raw.lower() if ignore_case else raw, fold=ignore_case)
+        return GrepQuery(raw_regex)
+    return GrepQuery(raw_regex, raw.lower() if ignore_case else raw, fold=ignore_case)
 
 
 def _required_literal(source: str, flags: int) -> str | None:
@@ -154,18 +169,18 @@ def _required_literal(source: str, flags: int) -> str | None:
         return None
 
 
-def matching_lines(data: AnyStr, query: GrepQuery) -> Iterator[tuple[int, int]]:
+def matching_lines(data: AnyStr, query: GrepQuery[AnyStr]) -> Iterator[tuple[int, int]]:
     """The (start, end) offsets of each line of `data` the query matches, in order;
     `end` is the offset of the line's newline (or the end of `data`)."""
-    nl: Any = "\n" if isinstance(data, str) else b"\n"
+    nl = "\n" if isinstance(data, str) else b"\n"
     n = len(data)
     pos = 0
-    search: Any = query.regex.search
-    needle: Any = query.needle
+    search = query.regex.search
+    needle = query.needle
     if needle is not None:
         if nl in needle:  # no single line can hold it
             return
-        hay: Any = data.lower() if query.fold else data  # ASCII lowering keeps offsets
+        hay = data.lower() if query.fold else data  # ASCII lowering keeps offsets
         find = hay.find
         while pos < n:
             s = find(needle, pos)
@@ -205,13 +220,13 @@ def _line_text(data: AnyStr, start: int, end: int) -> str:
 
 
 def grep_data(
-    data: AnyStr, query: GrepQuery, path: str, *, budget: int, context: int = 0, line_numbers: bool = True
+    data: AnyStr, query: GrepQuery[AnyStr], path: str, *, budget: int, context: int = 0, line_numbers: bool = True
 ) -> tuple[list[str], int, bool]:
     """Result lines for up to `budget` matching lines of one file's content.
 
     Returns (lines, matches shown, whether more matching lines were left out).
     """
-    nl: Any = "\n" if isinstance(data, str) else b"\n"
+    nl = "\n" if isinstance(data, str) else b"\n"
     hits: list[tuple[int, int, int]] = []  # (line number, start, end)
     lineno, counted_to = 1, 0
     more = False
@@ -292,7 +307,9 @@ def _read_small(path: str | Path) -> bytes | str:
         os.close(fd)
 
 
-def _grep_one(path: str | Path, shown: str, query: GrepQuery, tally: _GrepTally, context: int, numbers: bool) -> None:
+def _grep_one(
+    path: str | Path, shown: str, query: AnyGrepQuery, tally: _GrepTally, context: int, numbers: bool
+) -> None:
     data = _read_small(path)
     if isinstance(data, str):
         if data == "large":
@@ -304,13 +321,16 @@ def _grep_one(path: str | Path, shown: str, query: GrepQuery, tally: _GrepTally,
         tally.binary += 1
         return
     # Most files hold no match: one `find` settles them before any other work.
-    quick = query.prefilter if query.text else None if query.fold else query.needle
-    if quick is not None and data.find(quick) < 0:  # type: ignore[arg-type]
-        return
-    content: bytes | str = data.decode("utf-8", errors="replace") if query.text else data
-    lines, count, more = grep_data(
-        content, query, shown, budget=MAX_GREP_MATCHES - tally.matches, context=context, line_numbers=numbers
-    )
+    budget = MAX_GREP_MATCHES - tally.matches
+    if _on_text(query):
+        if query.prefilter is not None and data.find(query.prefilter) < 0:
+            return
+        text = data.decode("utf-8", errors="replace")
+        lines, count, more = grep_data(text, query, shown, budget=budget, context=context, line_numbers=numbers)
+    else:
+        if query.needle is not None and not query.fold and data.find(query.needle) < 0:
+            return
+        lines, count, more = grep_data(data, query, shown, budget=budget, context=context, line_numbers=numbers)
     tally.lines.extend(lines)
     tally.matches += count
     tally.capped = tally.capped or more
@@ -319,7 +339,7 @@ def _grep_one(path: str | Path, shown: str, query: GrepQuery, tally: _GrepTally,
 def grep_search(
     workspace: Path,
     base: Path,
-    query: GrepQuery,
+    query: AnyGrepQuery,
     *,
     include: Glob | None = None,
     exclude: Glob | None = None,
