@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec
 
 import trio
 
@@ -24,6 +24,8 @@ TITLE_CHARS = 60
 MAX_UNENTERED_NAMED = 6  # how many unentered folder names the result lists
 
 _limiter = trio.CapacityLimiter(SEARCH_THREADS)
+
+P = ParamSpec("P")
 
 
 def _workspace(ctx: ToolContext) -> Path:
@@ -49,11 +51,11 @@ def _glob_arg(args: dict[str, Any], name: str) -> Glob | None:
     return compile_glob(pattern)
 
 
-def _in_thread(search_fn: Callable[..., str]) -> Callable[..., str]:
+def _in_thread(search_fn: Callable[Concatenate[Path, P], str]) -> Callable[Concatenate[Path, str | None, P], str]:
     """`search_fn(base, ...)` taking the workspace and the path as given instead, so
     that resolving it (realpath, lstat) happens in the worker thread too."""
 
-    def job(workspace: Path, path: str | None, *args: Any, **kwargs: Any) -> str:
+    def job(workspace: Path, path: str | None, /, *args: P.args, **kwargs: P.kwargs) -> str:
         return search_fn(resolve(workspace, path), *args, **kwargs)
 
     return job
