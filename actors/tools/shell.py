@@ -75,7 +75,14 @@ def can_run_commands() -> bool:
     return os.path.exists(SHELL) and os.access(SHELL, os.X_OK)
 
 
-async def run_command(command: str, cwd: str, timeout: float, max_output: int) -> tuple[str, int, bool]:
+# A time limit, not a caller's cancel scope (ASYNC109): a command that runs out of time
+# still answers with the output it gave, which a cancelled caller would lose.
+async def run_command(
+    command: str,
+    cwd: str,
+    timeout: float,  # noqa: ASYNC109
+    max_output: int,
+) -> tuple[str, int, bool]:
     """Run `command`; (output, exit code, timed out). Cancelled: the group is killed
     before this returns, and the process reaped (bounded, shielded)."""
     env = child_environment()
@@ -89,7 +96,7 @@ async def run_command(command: str, cwd: str, timeout: float, max_output: int) -
         env=env,
     )
     assert proc.stdout is not None
-    chunks: list[bytes] = []
+    chunks: list[bytes | bytearray] = []
     size = 0
     dropped = 0
     timed_out = False

@@ -34,6 +34,9 @@ class Echo:
     def title(self, args: dict[str, Any]) -> str:
         return f"Echo {args.get('text', '')}".strip()
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        return None
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         if "fail" in args:
             raise ToolError(str(args["fail"]))
@@ -54,6 +57,9 @@ class Pause:
 
     def title(self, args: dict[str, Any]) -> str:
         return f"Wait {args.get('seconds', '')} s".replace("  ", " ")
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        return None
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         seconds = args.get("seconds", 1)
@@ -81,6 +87,9 @@ class Note:
 
     def title(self, args: dict[str, Any]) -> str:
         return f"Write {args['path']}" if args.get("path") else "Write a note"
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
+        return None
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         name = str(args.get("path", ""))
