@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -252,7 +253,9 @@ def _name(entry: os.DirEntry[str]) -> str:
 
 def _is_junction(entry: os.DirEntry[str]) -> bool:
     # A Windows junction is a link in all but name; Python 3.12 can tell.
-    return bool(entry.is_junction())  # type: ignore[attr-defined]
+    if sys.version_info >= (3, 12):
+        return entry.is_junction()
+    return False
 
 
-_CAN_TELL_JUNCTIONS = os.name == "nt" and hasattr(os.DirEntry, "is_junction")
+_CAN_TELL_JUNCTIONS = os.name == "nt" and sys.version_info >= (3, 12)
