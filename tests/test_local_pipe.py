@@ -1,4 +1,4 @@
-"""The local backend's hand-off of pieces from the generating thread (_PiecePipe)."""
+"""The local backend's hand-off of pieces from the generating thread (actors/backends/piece_pipe.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import outcome
 import pytest
 import trio
 
-from actors.backends.local import PIPE_PIECES, _PiecePipe
+from actors.backends.piece_pipe import PIPE_PIECES, PiecePipe
 from actors.engine import Aborted, AbortFlag, Piece
 
 
 async def run_pipe(n: int, emit, abort: threading.Event):
-    pipe = _PiecePipe(emit, abort)
+    pipe = PiecePipe(emit, abort)
     sent: list[int] = []
 
     def produce() -> None:
@@ -59,7 +59,7 @@ async def test_a_slow_consumer_holds_the_thread_back() -> None:
             most_ahead[0] = max(most_ahead[0], len(sent_box[0]) - emitted[0])
 
     abort = AbortFlag()
-    pipe = _PiecePipe(emit, abort)
+    pipe = PiecePipe(emit, abort)
     sent: list[int] = []
     sent_box.append(sent)
 

@@ -105,7 +105,7 @@ async def test_backend_flag_is_only_lent(model_path):
 
     with pytest.raises(Aborted):
         await backend.generate(TurnInput(({"role": "user", "content": "hi"},), max_tokens=4), emit, flag)
-    assert backend._should_abort(None) is False
+    assert backend._abort._should_abort(None) is False
     ok = await backend.generate(TurnInput(({"role": "user", "content": "hi"},), max_tokens=4), emit, threading.Event())
     assert ok.completion_tokens > 0
     await backend.aclose()

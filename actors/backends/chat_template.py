@@ -1,0 +1,87 @@
+"""A GGUF's chat template: the prompt and stop strings for a turn's messages.
+
+The template is the GGUF's own Jinja (`tokenizer.chat_template`), rendered by
+llama-cpp-python's `Jinja2ChatFormatter`. With tools, a template that has a tool
+syntax gets them as `tools`; a template without one (the generic format) gets them
+described in the system message (actors/backends/template_messages.py), and the
+answer is then constrained by a grammar (actors/backends/generic_grammar.py).
+
+Templates differ in what they accept, so a render tries, in order: the messages with
+this model's own calls as it wrote them (so the prompt matches the KV cache), the
+messages as the template writes them, and the messages without tool roles.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import attrs
+
+from actors.backends.template_messages import template_messages, without_tool_roles
+from actors.engine import ToolSpec
+from actors.toolcalls import THINK_OPEN, detect_format
+
+if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
+    from llama_cpp import llama_types
+    from llama_cpp.llama_chat_format import ChatFormatterResponse
+
+
+@attrs.frozen
+class Rendered:
+    prompt: str
+    stops: list[str]
+
+
+class ChatTemplate:
+    """See the module docstring."""
+
+    def __init__(self, source: str, *, eos: str, bos: str) -> None:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self._formatter = Jinja2ChatFormatter(template=source, eos_token=eos, bos_token=bos)
+        self._eos = eos
+        self.tool_format = detect_format(source)
+        try:
+            probe = self._format([{"role": "user", "content": "x"}], None).prompt
+        except Exception:
+            probe = ""
+        # Some templates open the reasoning block in the prompt itself.
+        self.thinking_open = probe.rstrip().endswith(THINK_OPEN)
+
+    def render(
+        self,
+        messages: tuple[dict[str, Any], ...],
+        tools: tuple[ToolSpec, ...] = (),
+        *,
+        as_written: tuple[dict[str, Any], ...] | None = None,
+    ) -> Rendered:
+        """The prompt and stop strings for `messages` (tried first as `as_written`, the
+        same messages with this model's recent calls as it wrote them, when given).
+        Raises what the template raises when no form of the messages renders."""
+        generic = bool(tools) and self.tool_format == "generic"
+        given_tools = [t.to_openai() for t in tools] if tools and not generic else None
+        attempts: list[list[dict[str, Any]]] = []
+        if as_written is not None:
+            attempts.append(template_messages(as_written, tools, self.tool_format))
+        attempts.append(template_messages(messages, tools, self.tool_format))
+        for msgs in attempts:
+            try:
+                out = self._format(msgs, given_tools)
+                break
+            except Exception:
+                continue
+        else:
+            # Templates without tool roles: give results as user text.
+            out = self._format([without_tool_roles(m) for m in attempts[-1]], given_tools)
+        stops = list(out.stop) if isinstance(out.stop, list) else ([out.stop] if out.stop else [])
+        if self._eos and self._eos not in stops:
+            stops.append(self._eos)
+        return Rendered(out.prompt, stops)
+
+    def _format(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ChatFormatterResponse:
+        # llama-cpp-python types messages and tools as its TypedDicts; ours are the
+        # same JSON shapes held as plain dicts (and a template reads keys it knows).
+        return self._formatter(
+            messages=cast("list[llama_types.ChatCompletionRequestMessage]", messages),
+            tools=cast("list[llama_types.ChatCompletionTool] | None", tools),
+        )

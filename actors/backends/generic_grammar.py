@@ -1,0 +1,61 @@
+"""The grammar of a generic-format answer: with a template that has no tool syntax,
+the model answers with one JSON object, a call of one of the offered tools or a
+reply, and llama.cpp's sampler is held to that shape."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from actors.engine import ToolSpec
+
+if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+
+def generic_schema(tools: tuple[ToolSpec, ...], *, required: bool, strict: bool) -> dict[str, Any]:
+    """The JSON schema of a generic-format answer: a call of one of `tools`, or a reply."""
+    calls = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": t.name},
+                "arguments": t.parameters if strict else {"type": "object"},
+            },
+            "required": ["name", "arguments"],
+        }
+        for t in tools
+    ]
+    call_branch = {
+        "type": "object",
+        "properties": {"tool_calls": {"type": "array", "items": {"oneOf": calls}, "minItems": 1, "maxItems": 1}},
+        "required": ["tool_calls"],
+    }
+    if required:
+        return call_branch
+    reply = {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}
+    return {"oneOf": [call_branch, reply]}
+
+
+class GenericGrammars:
+    """The grammars made so far, one per set of tools (converting a schema takes a while)."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, ...], LlamaGrammar] = {}
+
+    def get(self, tools: tuple[ToolSpec, ...], *, required: bool) -> LlamaGrammar:
+        """A llama.cpp grammar that lets the answer be only a well-formed tool call of
+        one of `tools` or (unless `required`) a reply: the generic format's JSON."""
+        key = tuple(t.name for t in tools) + (("!required",) if required else ())
+        made = self._made.get(key)
+        if made is None:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            try:
+                schema = generic_schema(tools, required=required, strict=True)
+                made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            except Exception:  # a schema the converter cannot take: any object arguments
+                schema = generic_schema(tools, required=required, strict=False)
+                made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            self._made[key] = made
+        return made
