@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+from actors.items import ToolState
 from actors.tools.files import unified_diff
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, cap_text
 
@@ -24,13 +26,25 @@ TITLE_CHARS = 120
 # The protocol's tool kinds; anything else reads as `other`.
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 # A tool call's status -> the card's state.
-STATES = {"pending": "running", "in_progress": "running", "completed": "done", "failed": "error"}
+STATES: dict[str, ToolState] = {"pending": "running", "in_progress": "running", "completed": "done", "failed": "error"}
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 ALLOW_KINDS = ("allow_once", "allow_always")
 REJECT_KINDS = ("reject_once", "reject_always")
 
 
-def initialize_params() -> dict[str, Any]:
+class ToolFields(TypedDict, total=False):
+    """The fields of a tool card (actors/items.py's Item) that an update sets."""
+
+    tool: str
+    title: str
+    state: ToolState
+    args: dict[str, Any]  # the agent's rawInput, a JSON object as it sent it
+    result: str
+    diff: str
+    file: str
+
+
+def initialize_params() -> dict[str, object]:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False},
@@ -38,7 +52,7 @@ def initialize_params() -> dict[str, Any]:
     }
 
 
-def can_load_session(result: Any) -> bool:
+def can_load_session(result: object) -> bool:
     """Whether an initialize answer advertises `loadSession`."""
     if not isinstance(result, dict):
         return False
@@ -46,14 +60,15 @@ def can_load_session(result: Any) -> bool:
     return isinstance(caps, dict) and caps.get("loadSession") is True
 
 
-def chunk_text(content: Any) -> str:
+def chunk_text(content: object) -> str:
     """The text of a message or thought chunk's content block ("" for other kinds)."""
     if not isinstance(content, dict):
         return ""
-    if content.get("type") == "text" and isinstance(content.get("text"), str):
-        return content["text"]
-    if content.get("type") == "resource_link" and isinstance(content.get("uri"), str):
-        return content["uri"]
+    text, uri = content.get("text"), content.get("uri")
+    if content.get("type") == "text" and isinstance(text, str):
+        return text
+    if content.get("type") == "resource_link" and isinstance(uri, str):
+        return uri
     return ""
 
 
@@ -68,7 +83,7 @@ def _relative(path: str, workspace: Path | None) -> str | None:
     return os.path.relpath(full, root).replace(os.sep, "/")
 
 
-def _content_text(content: list[Any]) -> str:
+def _content_text(content: list[object]) -> str:
     parts: list[str] = []
     for part in content:
         if not isinstance(part, dict):
@@ -83,7 +98,7 @@ def _content_text(content: list[Any]) -> str:
     return "\n".join(parts)
 
 
-def _diff(content: list[Any], workspace: Path | None) -> tuple[str | None, str | None]:
+def _diff(content: list[object], workspace: Path | None) -> tuple[str | None, str | None]:
     """The unified diff of the diff contents (and the file of the first), or None."""
     diffs: list[str] = []
     file: str | None = None
@@ -101,11 +116,12 @@ def _diff(content: list[Any], workspace: Path | None) -> tuple[str | None, str |
     return ("".join(diffs) or None), file
 
 
-def _raw_output_text(raw: Any) -> str:
+def _raw_output_text(raw: object) -> str:
     if isinstance(raw, str):
         return raw
-    if isinstance(raw, dict) and isinstance(raw.get("output"), str):
-        return raw["output"]
+    output = raw.get("output") if isinstance(raw, dict) else None
+    if isinstance(output, str):
+        return output
     if raw is None:
         return ""
     try:
@@ -114,10 +130,10 @@ def _raw_output_text(raw: Any) -> str:
         return ""
 
 
-def tool_fields(update: dict[str, Any], workspace: Path | None, *, first: bool) -> dict[str, Any]:
+def tool_fields(update: Mapping[str, object], workspace: Path | None, *, first: bool) -> ToolFields:
     """The card fields a `tool_call`, `tool_call_update` (or a permission's `toolCall`)
     sets. `first`: the card is new, so absent fields get their defaults."""
-    out: dict[str, Any] = {}
+    out: ToolFields = {}
     kind = update.get("kind")
     if isinstance(kind, str):
         out["tool"] = kind if kind in TOOL_KINDS else "other"
@@ -168,7 +184,7 @@ def tool_fields(update: dict[str, Any], workspace: Path | None, *, first: bool) 
     return out
 
 
-def plan_text(entries: Any) -> str | None:
+def plan_text(entries: object) -> str | None:
     """A plan as a notice's text, one line an entry, or None when it has none."""
     if not isinstance(entries, list):
         return None
@@ -180,19 +196,20 @@ def plan_text(entries: Any) -> str | None:
     return "\n".join(lines) if len(lines) > 1 else None
 
 
-def pick_option(options: Any, allow: bool) -> str | None:
+def pick_option(options: object, allow: bool) -> str | None:
     """The optionId to answer a permission with: an allow option (once first) or a
     reject option (once first); None when the agent offered none of that kind."""
     if not isinstance(options, list):
         return None
     for kind in ALLOW_KINDS if allow else REJECT_KINDS:
         for opt in options:
-            if isinstance(opt, dict) and opt.get("kind") == kind and isinstance(opt.get("optionId"), str):
-                return opt["optionId"]
+            option_id = opt.get("optionId") if isinstance(opt, dict) and opt.get("kind") == kind else None
+            if isinstance(option_id, str):
+                return option_id
     return None
 
 
-def selected(option_id: str | None) -> dict[str, Any]:
+def selected(option_id: str | None) -> dict[str, dict[str, str]]:
     """A `session/request_permission` answer: the option, or `cancelled` without one."""
     if option_id is None:
         return {"outcome": {"outcome": "cancelled"}}
@@ -202,7 +219,7 @@ def selected(option_id: str | None) -> dict[str, Any]:
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
 
 
-def text_slice(text: str, line: Any, limit: Any) -> str:
+def text_slice(text: str, line: object, limit: object) -> str:
     """`fs/read_text_file`'s `line` (1-based) and `limit` (lines) applied to a text."""
     if line is None and limit is None:
         return text
