@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar, TypeVarTuple
 
 import attrs
 import outcome
@@ -18,6 +18,7 @@ import trio
 from actors.errors import ActorGone
 
 T = TypeVar("T")
+Args = TypeVarTuple("Args")
 
 MAILBOX_SIZE = 64
 
@@ -52,7 +53,7 @@ class Reply(Generic[T]):
             self._outcome = outcome.Error(exc)
             self._event.set()
 
-    def capture(self, fn: Callable[..., T], *args: Any) -> None:
+    def capture(self, fn: Callable[[*Args], T], *args: *Args) -> None:
         """Set the reply to what `fn(*args)` returns or raises."""
         if not self._event.is_set():
             self._outcome = outcome.capture(fn, *args)
@@ -80,11 +81,11 @@ class ActorStats:
     children: tuple[ActorStats, ...] = ()
 
 
-def mailbox_depth(rx: trio.MemoryReceiveChannel[Any]) -> int:
+def mailbox_depth(rx: trio.MemoryReceiveChannel[object]) -> int:
     return rx.statistics().current_buffer_used
 
 
-def fail_pending(rx: trio.MemoryReceiveChannel[Any], why: str) -> None:
+def fail_pending(rx: trio.MemoryReceiveChannel[object], why: str) -> None:
     """Fail every request still queued in a closed-down mailbox."""
     while True:
         try:
