@@ -13,7 +13,6 @@ import collections
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import attrs
 import trio
@@ -26,7 +25,7 @@ SUBSCRIBER_QUEUE = 4096
 class Event:
     id: int
     name: str
-    data: Any
+    data: object  # anything json.dumps takes
     # Events about a conversation with a workspace or a provider route, and task
     # events, go to local subscribers only.
     local_only: bool = False
@@ -104,7 +103,7 @@ class EventBus:
     def subscribers(self) -> int:
         return len(self._by_key)
 
-    def publish(self, name: str, data: Any, *, local_only: bool = False) -> Event:
+    def publish(self, name: str, data: object, *, local_only: bool = False) -> Event:
         """Number and send an event to every subscriber; never blocks."""
         self._seq += 1
         event = Event(self._seq, name, data, local_only)
