@@ -86,6 +86,7 @@ class TurnInput:
     max_tokens: int | None = None
     temperature: float | None = None
     tool_choice: str | None = None  # "auto" (default), "none" or "required"
+    think: bool | None = None  # the model's thinking switch, where it has one; None: its default
 
 
 Emit = Callable[[Piece], Awaitable[None]]

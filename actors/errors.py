@@ -4,6 +4,7 @@
     ├── ActorGone                   the actor stopped; a request could not be served
     ├── NotFound                    an id that does not exist (conversation, item, workspace)
     ├── Busy                        the conversation is running; the request needs it idle
+    ├── DiskFull                    nothing can be saved: the disk of the data folder is full
     ├── Invalid                     a request that makes no sense in the current state
     │   └── NotAFolder              a workspace path that is not a readable folder
     └── EngineError                 the engine could not run a turn
@@ -29,6 +30,10 @@ class NotFound(ActorError):
 
 class Busy(ActorError):
     """The target is running and cannot take this request now."""
+
+
+class DiskFull(ActorError):
+    """Nothing can be saved: the disk of the data folder is full."""
 
 
 class Invalid(ActorError):

@@ -16,9 +16,12 @@ import attrs
 import trio
 
 from actors.base import ActorStats
-from actors.conversation import CHAT_ONLY_NO_WORKSPACE, Conversation, Env, restored
-from actors.errors import Invalid, NotAFolder, NotFound
-from actors.items import MODES, ConversationInfo, ConversationRecord, Item, new_id, now
+from actors.conversation import Conversation, save_problem
+from actors.env import Env
+from actors.errors import DiskFull, Invalid, NotAFolder, NotFound
+from actors.items import MODES, ConversationInfo, ConversationRecord, Item, Mode, new_id, now
+from actors.notices import CHAT_ONLY_NO_WORKSPACE
+from actors.transcript import restored
 
 log = logging.getLogger("bmoe.hub")
 
@@ -167,7 +170,7 @@ class Hub:
         self,
         *,
         workspace: str | None = None,
-        mode: str = "ask",
+        mode: Mode = "ask",
         route: str = "local",
         agent: str = "builtin",
         title: str | None = None,
@@ -191,8 +194,17 @@ class Hub:
             id=new_id("c"), title=title or "", workspace=workspace, mode=mode, route=route,
             agent=agent, state="idle", created=t, updated=t, task=task,
         )
-        conv = await self._nursery.start(self._supervise, ConversationRecord(info, tuple(items or ())))
-        await self._store.save_conversation(conv.record())
+        record = ConversationRecord(info, tuple(items or ()))
+        # Saved before its actor starts: a conversation that cannot be written (a full
+        # disk) is refused and leaves nothing behind.
+        try:
+            await self._store.save_conversation(record)
+        except OSError as exc:
+            raise DiskFull(
+                f"The conversation could not be saved: {save_problem(exc)}. "
+                "Free some space on the disk of the data folder, then try again."
+            ) from None
+        conv = await self._nursery.start(self._supervise, record)
         self._env.bus.publish(
             "conversation",
             {"id": info.id, "title": info.title, "state": info.state, "updated": info.updated},

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, get_args
 
 import attrs
 
@@ -17,11 +17,14 @@ ItemKind = Literal["user", "assistant", "tool", "notice"]
 ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
 ConversationState = Literal["idle", "running", "waiting", "error"]
 Mode = Literal["ask", "read_only", "full"]
+NoticeLevel = Literal["info", "warn", "error"]
 
-KINDS = ("user", "assistant", "tool", "notice")
-MODES = ("ask", "read_only", "full")
-NOTICE_LEVELS = ("info", "warn", "error")
-FINAL_TOOL_STATES = ("done", "denied", "error")
+KINDS: tuple[ItemKind, ...] = get_args(ItemKind)
+TOOL_STATES: tuple[ToolState, ...] = get_args(ToolState)
+CONVERSATION_STATES: tuple[ConversationState, ...] = get_args(ConversationState)
+MODES: tuple[Mode, ...] = get_args(Mode)
+NOTICE_LEVELS: tuple[NoticeLevel, ...] = get_args(NoticeLevel)
+FINAL_TOOL_STATES: tuple[ToolState, ...] = ("done", "denied", "error")
 
 _ITEM_FIELDS = (
     "text",
@@ -43,6 +46,17 @@ _ITEM_FIELDS = (
     "mcp",
     "level",
 )
+
+
+_L = TypeVar("_L", bound=str)
+
+
+def _one_of(value: Any, allowed: tuple[_L, ...], what: str) -> _L:
+    """`value` when it is one of `allowed`; ValueError otherwise (a damaged file)."""
+    for choice in allowed:
+        if value == choice:
+            return choice
+    raise ValueError(f"unknown {what} {value!r}")
 
 
 def new_id(prefix: str = "") -> str:
@@ -67,7 +81,7 @@ class ToolCall:
 @attrs.frozen
 class Item:
     id: str
-    kind: str
+    kind: ItemKind
     created: float = attrs.field(factory=now)
     text: str | None = None
     reasoning: str | None = None
@@ -78,7 +92,7 @@ class Item:
     title: str | None = None
     args: dict[str, Any] | None = None
     raw_args: str | None = None
-    state: str | None = None
+    state: ToolState | None = None
     bytes: int | None = None
     result: str | None = None
     diff: str | None = None
@@ -86,7 +100,7 @@ class Item:
     call_id: str | None = None
     shortened: bool | None = None
     mcp: str | None = None
-    level: str | None = None
+    level: NoticeLevel | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}
@@ -103,7 +117,7 @@ class Item:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Item:
-        kwargs: dict[str, Any] = {"id": str(data["id"]), "kind": str(data["kind"])}
+        kwargs: dict[str, Any] = {"id": str(data["id"]), "kind": _one_of(data["kind"], KINDS, "item kind")}
         if "created" in data:
             kwargs["created"] = float(data["created"])
         for name in _ITEM_FIELDS:
@@ -114,6 +128,10 @@ class Item:
                 value = tuple(ToolCall(str(c["id"]), str(c["name"]), str(c["arguments"])) for c in value)
             elif name == "images":
                 value = tuple(str(v) for v in value)
+            elif name == "state":
+                value = _one_of(value, TOOL_STATES, "tool state")
+            elif name == "level":
+                value = _one_of(value, NOTICE_LEVELS, "notice level")
             kwargs[name] = value
         return cls(**kwargs)
 
@@ -122,7 +140,7 @@ def user_item(text: str, images: tuple[str, ...] | None = None) -> Item:
     return Item(id=new_id("i"), kind="user", text=text, images=images or None)
 
 
-def notice_item(text: str, level: str = "info") -> Item:
+def notice_item(text: str, level: NoticeLevel = "info") -> Item:
     return Item(id=new_id("i"), kind="notice", text=text, level=level)
 
 
@@ -133,10 +151,10 @@ class ConversationInfo:
     id: str
     title: str
     workspace: str | None
-    mode: str
+    mode: Mode
     route: str
     agent: str
-    state: str
+    state: ConversationState
     created: float
     updated: float
     task: str | None = None
@@ -176,10 +194,10 @@ class ConversationRecord:
             id=str(data["id"]),
             title=str(data.get("title") or ""),
             workspace=data.get("workspace"),
-            mode=str(data.get("mode") or "ask"),
+            mode=_one_of(data.get("mode") or "ask", MODES, "mode"),
             route=str(data.get("route") or "local"),
             agent=str(data.get("agent") or "builtin"),
-            state=str(data.get("state") or "idle"),
+            state=_one_of(data.get("state") or "idle", CONVERSATION_STATES, "conversation state"),
             created=float(data.get("created") or 0),
             updated=float(data.get("updated") or 0),
             task=data.get("task"),

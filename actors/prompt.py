@@ -11,6 +11,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from actors.items import Mode
+
 PROMPT_CAP_CHARS = 4000
 AGENTS_MD_BYTES = 8 * 1024
 
@@ -41,7 +43,7 @@ def read_agents_md(workspace: Path) -> str | None:
 def system_prompt(
     *,
     workspace: Path | None,
-    mode: str,
+    mode: Mode,
     today: datetime.date,
     tools: bool,
     skills: list[tuple[str, str]] | None = None,
@@ -70,10 +72,26 @@ def system_prompt(
     if skills:
         lines.append("Skills you can read with use_skill when they fit the task:")
         lines.extend(f"- {name}: {desc}" for name, desc in skills)
-    base = "\n".join(lines)[:PROMPT_CAP_CHARS]
+    base = cap_lines(lines, PROMPT_CAP_CHARS)
     if agents_md:
         base += "\n\nThe project's AGENTS.md:\n" + agents_md
     return base
+
+
+def cap_lines(lines: list[str], cap: int) -> str:
+    """The lines joined, as many whole ones as fit in `cap` characters (a line longer
+    than the cap on its own is cut at a word)."""
+    out: list[str] = []
+    size = 0
+    for line in lines:
+        extra = len(line) + (1 if out else 0)
+        if size + extra > cap:
+            if not out:
+                out.append(line[:cap].rsplit(" ", 1)[0])
+            break
+        out.append(line)
+        size += extra
+    return "\n".join(out)
 
 
 def user_content(text: str, images: tuple[str, ...] | None) -> str | list[dict[str, Any]]:

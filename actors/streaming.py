@@ -1,17 +1,13 @@
 """The assistant item a run streams words into, and the `delta` events that carry them
-to the screen: one shape for the built-in run (actors/conversation.py) and for a run of
+to the screen: one shape for the built-in run (actors/agent_run.py) and for a run of
 another agent (actors/acp_run.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import attrs
 
 from actors.items import Item, new_id
-
-if TYPE_CHECKING:
-    from actors.conversation import Conversation, Env
+from actors.transcript import Transcript
 
 
 class AssistantStream:
@@ -19,8 +15,7 @@ class AssistantStream:
     is none) and the text and reasoning it has so far. The run sets these, and resets
     them when it ends the item."""
 
-    c: Conversation
-    env: Env
+    t: Transcript
     assistant: str | None
     text: str
     reasoning: str
@@ -30,7 +25,7 @@ class AssistantStream:
         if self.assistant is None:
             item = Item(id=new_id("i"), kind="assistant", text="", reasoning="", streaming=True)
             self.assistant = item.id
-            self.c._upsert(item, urgent=False)
+            self.t.upsert(item, urgent=False)
         return self.assistant
 
     def stream(self, text: str, *, reasoning: bool) -> None:
@@ -41,10 +36,22 @@ class AssistantStream:
         item_id = self.ensure_assistant()
         if reasoning:
             self.reasoning += text
-            delta = {"conversation": self.c.id, "item": item_id, "reasoning": text}
         else:
             self.text += text
-            delta = {"conversation": self.c.id, "item": item_id, "text": text}
-        item = self.c._item(item_id)
-        self.c._upsert(attrs.evolve(item, text=self.text, reasoning=self.reasoning), urgent=False, publish=False)
-        self.env.bus.publish("delta", delta, local_only=self.c.local_only)
+        item = self.t.item(item_id)
+        self.t.upsert(attrs.evolve(item, text=self.text, reasoning=self.reasoning), urgent=False, publish=False)
+        if reasoning:
+            self.t.delta(item_id, reasoning=text)
+        else:
+            self.t.delta(item_id, text=text)
+
+    def end_assistant(self) -> None:
+        """End the streaming item: kept when it has words, dropped when it has none (a
+        round that failed before its first token leaves no empty item)."""
+        if self.assistant is not None:
+            item = self.t.find(self.assistant)
+            if item is not None and (item.text or item.reasoning):
+                self.t.upsert(attrs.evolve(item, streaming=False, reasoning=item.reasoning or None), urgent=True)
+            elif item is not None:
+                self.t.drop(self.assistant)
+        self.assistant, self.text, self.reasoning = None, "", ""

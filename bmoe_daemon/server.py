@@ -23,7 +23,7 @@ from actors.acp import AcpAgents, load_specs
 from actors.backends.local import LocalBackend, bundled_model_path
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.conversation import Env
+from actors.env import Env
 from actors.engine import Backend, Engine
 from actors.errors import TurnFailed
 from actors.hub import Hub

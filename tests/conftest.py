@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.conversation import Env
+from actors.env import Env
 from actors.engine import Engine
 from actors.hub import Hub
 from actors.tools.registry import Registry, ToolContext, ToolError, ToolOutcome

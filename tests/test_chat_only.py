@@ -9,7 +9,7 @@ import trio
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.conversation import Env
+from actors.env import Env
 from actors.engine import Engine
 from actors.hub import Hub
 from bmoe_daemon.config import Config

@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.conversation import MAX_ROUNDS, NOTICE_CONTEXT_FULL, NOTICE_REPEATS, NOTICE_ROUNDS, NOTICE_SHORTENED
+from actors.notices import CONTEXT_FULL as NOTICE_CONTEXT_FULL
+from actors.notices import REPEATS as NOTICE_REPEATS
+from actors.notices import ROUNDS as NOTICE_ROUNDS
+from actors.notices import SHORTENED as NOTICE_SHORTENED
+from actors.runstate import MAX_ROUNDS
 from actors.errors import Busy, NotFound
 from actors.prompt import PROMPT_CAP_CHARS, system_prompt
 from tests.waiting import wait_for, wait_state
@@ -334,7 +338,7 @@ async def test_queued_turn_withdraws_only_its_place(daemon):
 
 async def test_no_model_keeps_the_message(tmp_path):
     from actors.bus import EventBus
-    from actors.conversation import Env
+    from actors.env import Env
     from actors.engine import Engine
     from actors.hub import Hub
     from actors.tools.registry import Registry
@@ -443,7 +447,8 @@ async def test_network_message_gets_no_workspace_tools(daemon):
 
 
 async def test_restart_marks_running_conversation_idle(tmp_path):
-    from actors.conversation import NOTICE_RESTARTED, restored
+    from actors.notices import RESTARTED as NOTICE_RESTARTED
+    from actors.transcript import restored
     from actors.items import ConversationInfo, ConversationRecord, Item
 
     info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "running", 1.0, 2.0)

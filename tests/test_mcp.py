@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.conversation import Env
+from actors.env import Env
 from actors.engine import Engine
 from actors.hub import Hub
 from actors.mcp import McpManager, McpUnavailable

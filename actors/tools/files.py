@@ -161,7 +161,7 @@ class ReadFile:
         end = args_.optional_whole(args, "end_line")
         if end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start}).")
-        append_loc = bool(args.get("append_loc", False))
+        append_loc = args_.boolean(args, "append_loc", False)
         path = resolve(ctx.workspace, raw)
         rel = relative(ctx.workspace, path)
         text = await trio.to_thread.run_sync(
@@ -236,6 +236,9 @@ class WriteFile:
     )
     needs_workspace: bool = True
     offered_read_only: bool = False
+    # The content replaces the file whole: when the file changed after the card was
+    # drawn, the card is drawn again (the person approves what will be lost).
+    redraw_if_changed: bool = True
 
     def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True
@@ -361,6 +364,9 @@ class EditFile:
     )
     needs_workspace: bool = True
     offered_read_only: bool = False
+    # After a yes, the approved replacements are applied to the file as it is then
+    # (each must still be found once), so a file changed meanwhile keeps its changes.
+    redraw_if_changed: bool = False
 
     def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True

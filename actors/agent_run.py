@@ -1,0 +1,361 @@
+"""The built-in agent's run: rounds with the model, and its tool calls under the mode.
+
+A round sends the conversation (actors/history.py) with a system prompt and a set of
+tools fixed when the message starts, so every round of a message sends the same prefix
+and the engine reuses the prompt its cache holds. What the model writes streams into an
+assistant item; a call it writes is a `composing` card from its first piece. When the
+round ends, its calls run one after another under the policy (actors/policy.py), which
+reads the mode as it is then. A run that stops, fails or gives up in the middle of a
+round ends every card of that round with why (`finish`), so the history sent next is
+whole.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from actors import history, notices
+from actors.engine import Piece, TurnInput, TurnResult, direct_turn
+from actors.env import Env
+from actors.errors import ContextFull, EngineError, NoModel, NotFound
+from actors.items import ConversationState, Item, ToolCall, ToolState, new_id
+from actors.policy import ModeWatch, decide
+from actors.prompt import read_agents_md, system_prompt
+from actors.runs import RunRequest
+from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
+from actors.streaming import AssistantStream
+from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolError, ToolOutcome, cap_text
+from actors.transcript import Transcript
+
+# How many times a card is shown again because its file changed while it waited.
+APPROVAL_REDRAWS = 3
+
+
+@attrs.frozen
+class _Call:
+    card: str  # the card's item id
+    name: str
+    raw: str  # the arguments as the model wrote them
+
+
+@attrs.frozen
+class _Done:
+    state: ToolState
+    result: str
+    diff: str | None = None
+    file: str | None = None
+
+
+class AgentRun(AssistantStream):
+    """See the module docstring."""
+
+    def __init__(self, transcript: Transcript, env: Env, request: RunRequest) -> None:
+        self.t = transcript
+        self.env = env
+        self.req = request
+        self.today = datetime.date.today()
+        self.assistant: str | None = None  # the streaming assistant item's id
+        self.text = ""
+        self.reasoning = ""
+        self.partials: dict[int, PartialCall] = {}  # calls the model is still writing
+        self.pending: list[_Call] = []  # calls of the round that have not ended, in order
+        self.streak = FailureStreak()
+        self.modes = ModeWatch(transcript.info.mode)
+        self.refused = 0  # calls refused in an unattended run, for the closing notice
+        self.error: str | None = None
+        # Fixed for the whole message (see the module docstring).
+        self.system: str | None = None
+        self.offered: list[Tool] = []
+
+    def workspace(self) -> Path | None:
+        ws = self.t.info.workspace
+        return self.env.resolve_workspace(ws) if ws else None
+
+    # ---- the loop ----
+
+    async def loop(self) -> None:
+        await self.prepare()
+        rounds = 0
+        while True:
+            if rounds >= MAX_ROUNDS:
+                self.t.notice(notices.ROUNDS, "warn")
+                return
+            rounds += 1
+            result = await self.ask()
+            if result is None:
+                return
+            self.pending = self.end_round(result)
+            if not self.pending:
+                return
+            while self.pending:
+                call = self.pending[0]
+                repeated = await self.call(call)
+                self.pending.pop(0)
+                if repeated:
+                    self.end_pending("denied", notices.DENIED_NOT_REACHED_REPEATS)
+                    self.t.notice(notices.REPEATS, "warn")
+                    return
+
+    async def prepare(self) -> None:
+        """The tools and the system prompt of this message. Tools known only at run time
+        (an MCP server's) are got ready first. Skills reach local requests only (they
+        are this computer's text) and come with a workspace: every skill is a way of
+        working in a folder, and offering `use_skill` in plain chat pushes a small
+        model into calling it instead of answering."""
+        if self.env.chat_only:
+            return
+        ws, mode, local = self.workspace(), self.t.info.mode, self.req.local
+        skills: list[tuple[str, str]] = []
+        if self.env.skills is not None and local and ws is not None:
+            skills = await self.env.skills.switched_on(ws)
+        await self.env.registry.prepare(workspace=ws, mode=mode, local=local)
+        self.offered = self.env.registry.offered(workspace=ws, mode=mode, local=local, skills=bool(skills))
+        self.system = system_prompt(
+            workspace=ws, mode=mode, today=self.today, tools=bool(self.offered), skills=skills or None,
+            agents_md=read_agents_md(ws) if ws else None,
+        )
+
+    async def ask(self) -> TurnResult | None:
+        """One round with the model; shortens old results while the context is full.
+        None when the run ends here (its notice is written)."""
+        specs = self.env.registry.specs(self.offered)
+        while True:
+            turn = TurnInput(tuple(history.messages(self.t.items, self.system)), specs, think=self.req.think)
+            route = self.t.info.route
+            try:
+                if route == "local":
+                    return await self.env.engine.turn(turn, self.on_piece, owner=self.t.id)
+                if self.env.providers is None:
+                    raise NotFound("no providers")
+                # A provider's round runs here, not on the local turn line.
+                return await direct_turn(self.env.providers.backend(route), turn, self.on_piece)
+            except NotFound:
+                self.fail(notices.PROVIDER_GONE.format(route=route))
+                return None
+            except ContextFull:
+                self.abandon_round()
+                card = history.oldest_long_result(self.t.items)
+                if card is None:
+                    self.fail(notices.CONTEXT_FULL)
+                    return None
+                self.t.upsert(attrs.evolve(card, shortened=True), urgent=True)
+                if not self.t.has_notice(notices.SHORTENED):
+                    self.t.notice(notices.SHORTENED, "info")
+            except NoModel as exc:
+                self.fail(str(exc))
+                return None
+            except EngineError as exc:
+                self.abandon_round()
+                self.fail(notices.MODEL_FAILED.format(why=exc))
+                return None
+
+    def fail(self, text: str) -> None:
+        self.t.notice(text, "error")
+        self.error = text
+
+    # ---- what the model writes ----
+
+    async def on_piece(self, piece: Piece) -> None:
+        if piece.kind == "tool_call":
+            self.ensure_assistant()
+            self.on_call_piece(piece)
+        elif piece.kind == "retract":
+            # The parser took back text it showed (it was reasoning): the item whole.
+            item_id = self.ensure_assistant()
+            self.text, self.reasoning = piece.text, piece.reasoning
+            self.t.update(item_id, urgent=False, text=self.text, reasoning=self.reasoning)
+        else:
+            self.stream(piece.text, reasoning=piece.kind == "reasoning")
+
+    def on_call_piece(self, piece: Piece) -> None:
+        partial = self.partials.get(piece.index)
+        if partial is None:
+            call_id = piece.call_id or new_id("call_")
+            name = piece.name or "unknown"
+            card = Item(
+                id=new_id("i"), kind="tool", tool=name, title=self.title(name, {}), args={},
+                state="composing", bytes=0, call_id=call_id,
+            )
+            partial = PartialCall(piece.index, call_id, name, card.id)
+            self.partials[piece.index] = partial
+            self.t.upsert(card, urgent=False)
+        reparsed = partial.feed(piece.text)
+        partial.bytes += len(piece.text.encode("utf-8"))
+        changes: dict[str, Any] = {"bytes": partial.bytes}
+        if reparsed:
+            changes["title"] = self.title(partial.name, partial.args)
+        self.t.update(partial.item_id, urgent=False, **changes)
+
+    def title(self, name: str, args: dict[str, Any]) -> str:
+        tool = self.env.registry.get(name)
+        if tool is None:
+            return f"Call {name}"
+        try:
+            return tool.title(args)
+        except Exception:
+            return f"Call {name}"
+
+    def end_round(self, result: TurnResult) -> list[_Call]:
+        """Finish the streaming item; the calls to run, in order."""
+        calls = result.tool_calls
+        if self.assistant is None and (calls or result.text or result.reasoning):
+            self.ensure_assistant()
+        if self.assistant is not None:
+            self.t.update(
+                self.assistant,
+                text=self.text or result.text,
+                reasoning=(self.reasoning or result.reasoning) or None,
+                streaming=False,
+                tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in calls) or None,
+            )
+        out: list[_Call] = []
+        by_id = {p.call_id: p for p in self.partials.values()}
+        for call in calls:
+            partial = by_id.pop(call.id, None)
+            if partial is None:
+                card = Item(id=new_id("i"), kind="tool", tool=call.name, title=call.name, args={},
+                            state="composing", bytes=len(call.arguments.encode()), call_id=call.id)
+                self.t.upsert(card, urgent=False)
+                out.append(_Call(card.id, call.name, call.arguments))
+            else:
+                out.append(_Call(partial.item_id, call.name, call.arguments))
+        for partial in by_id.values():  # cards of calls the answer did not keep
+            self.end_card_live(partial.item_id, "error", notices.ERROR_ANSWER_ENDED)
+        self.partials = {}
+        self.assistant, self.text, self.reasoning = None, "", ""
+        return out
+
+    def end_card_live(self, card_id: str, state: ToolState, why: str) -> None:
+        """End a card whose call was never part of a round: shown, not stored."""
+        card = self.t.find(card_id)
+        if card is not None:
+            self.t.publish_item(attrs.evolve(card, state=state, result=why))
+            self.t.drop(card_id)
+
+    def abandon_round(self) -> None:
+        """Forget what a round that failed streamed; its cards end live."""
+        for partial in self.partials.values():
+            self.end_card_live(partial.item_id, "error", notices.ERROR_ROUND_FAILED)
+        self.partials = {}
+        self.end_assistant()
+
+    # ---- the calls ----
+
+    async def call(self, call: _Call) -> bool:
+        """Run one call under the policy; True when the run must stop for repeats."""
+        args, why = parse_arguments(call.raw)
+        shown = args if args is not None else {}
+        tool = self.env.registry.get(call.name)
+        self.t.update(
+            call.card, urgent=False, args=shown, raw_args=None if args is not None else call.raw,
+            title=self.title(call.name, shown), mcp=getattr(tool, "mcp", None),
+        )
+        note = self.modes.note(self.t.info.mode)
+        if args is None:
+            done = _Done("error", f"The call was not run: {why}. Write the call again with a JSON object of its parameters.")
+        elif tool is None or tool not in self.offered:
+            names = ", ".join(t.name for t in self.offered) or "none"
+            done = _Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")
+        else:
+            done = await self.run_tool(tool, call.card, args)
+        result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)
+        self.t.update(call.card, state=done.state, result=result, diff=done.diff, file=done.file)
+        return self.streak.record(call.name, call.raw, done.state, done.result)
+
+    async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> _Done:
+        ws = self.workspace()
+        mode = self.t.info.mode
+        verdict = decide(mode=mode, change=tool.is_change(args, ws), unattended=self.req.unattended)
+        if verdict.action == "refuse":
+            self.refused += int(verdict.unattended)
+            return _Done("denied", verdict.why or notices.DENIED_READ_ONLY)
+        ctx = ToolContext(conversation=self.t.id, workspace=ws, mode=mode)
+        if verdict.action == "ask":
+            refusal = await self.ask_person(tool, card_id, args, ctx)
+            if refusal is not None:
+                return refusal
+        self.t.update(card_id, state="running")
+        try:
+            outcome = await tool.run(args, ctx)
+        except ToolError as exc:
+            return _Done("error", str(exc))
+        except Exception as exc:  # a tool's bug is a failed call, not a dead run
+            return _Done("error", f"The tool failed unexpectedly ({type(exc).__name__}: {exc}).")
+        return _Done("done", outcome.result, outcome.diff, outcome.file)
+
+    async def ask_person(self, tool: Tool, card_id: str, args: dict[str, Any], ctx: ToolContext) -> _Done | None:
+        """Show the card and wait for the person: None when they said yes to what will
+        happen. The card shows what the change will do (its diff), computed before it
+        appears; after a yes it is computed again, and when the file changed meanwhile
+        the card is shown again with the change as it now stands. A tool whose run
+        applies exactly what was approved to the file as it is then, or fails (an
+        edit's replacements: `redraw_if_changed = False`), runs at once."""
+        try:
+            shown = await tool.preview(args, ctx) if hasattr(tool, "preview") else None
+        except ToolError as exc:
+            return _Done("error", str(exc))
+        note: str | None = None
+        for _ in range(APPROVAL_REDRAWS + 1):
+            self.t.update(card_id, state="waiting", result=note, **_preview_fields(shown))
+            answer = await self.t.wait_approval(card_id)
+            if answer is None:
+                return _Done("denied", notices.DENIED_WAITING_STOPPED)
+            if not answer:
+                return _Done("denied", notices.DENIED_BY_PERSON)
+            if shown is None or not getattr(tool, "redraw_if_changed", True):
+                return None
+            try:
+                now = await tool.preview(args, ctx)
+            except ToolError as exc:
+                return _Done("error", f"{notices.FILE_KEEPS_CHANGING} {exc}")
+            if now is None or now.diff == shown.diff:
+                return None
+            shown, note = now, notices.FILE_CHANGED
+        return _Done("error", notices.FILE_KEEPS_CHANGING)
+
+    def end_pending(self, state: ToolState, why: str) -> None:
+        """End the round's calls that did not run (stored: the round decided them)."""
+        for call in self.pending:
+            args, _ = parse_arguments(call.raw)
+            card = self.t.find(call.card)
+            if card is None or card.state in ("done", "denied", "error"):
+                continue
+            if card.state == "waiting":
+                changes: dict[str, Any] = {"state": "denied", "result": notices.DENIED_WAITING_STOPPED}
+            elif card.state == "running":
+                changes = {"state": "error", "result": notices.ERROR_RUNNING_STOPPED}
+            else:
+                changes = {"state": state, "result": why, "args": args if args is not None else {}}
+                if args is not None:
+                    changes["title"] = self.title(call.name, args)
+            self.t.update(call.card, **changes)
+        self.pending = []
+
+    # ---- the end ----
+
+    def finish(self, stop_notice: str | None) -> ConversationState:
+        stopped = stop_notice is not None
+        if self.refused:
+            self.t.notice(notices.refused_unattended(self.refused), "warn")
+        for partial in self.partials.values():
+            if stopped:
+                self.end_card_live(partial.item_id, "denied", notices.DENIED_PARTIAL_STOPPED)
+            else:
+                self.end_card_live(partial.item_id, "error", notices.ERROR_ROUND_FAILED)
+        self.partials = {}
+        self.end_assistant()
+        if stopped:
+            self.end_pending("denied", notices.DENIED_NOT_REACHED)
+        else:
+            self.end_pending("error", notices.ERROR_NOT_REACHED_FAILED)
+        if stop_notice is not None:
+            self.t.notice(stop_notice, "info")
+        return "error" if self.error and not stopped else "idle"
+
+
+def _preview_fields(shown: ToolOutcome | None) -> dict[str, Any]:
+    return {} if shown is None else {"diff": shown.diff, "file": shown.file}

@@ -1,0 +1,101 @@
+"""Every text the person or the model reads about why something did not happen.
+
+One place, so the built-in run and the runs of other agents say the same thing the same
+way, and a test can name the text it expects.
+"""
+
+from __future__ import annotations
+
+from actors.runstate import MAX_ROUNDS
+
+# ---- notices: items of kind `notice` in a conversation ----
+
+STOPPED = "Stopped. Send another message to go on."
+SHUTDOWN = "The daemon shut down during this run, so it stopped here. Send a message to go on."
+RESTARTED = "The daemon stopped while this conversation was running; the run ended there. Send a message to go on."
+INTERNAL = (
+    "Something went wrong inside the daemon and this run stopped; the log has the details. "
+    "Send the message again to retry."
+)
+ROUNDS = (
+    f"The agent used its {MAX_ROUNDS} rounds for this message and stopped. "
+    "Send another message to let it go on."
+)
+REPEATS = (
+    "The same call failed the same way three times in a row, so the run stopped. "
+    "Tell the agent what to do differently, or change the mode, and send again."
+)
+SHORTENED = (
+    "The context ran short, so older tool results are shortened for the model (you still see them whole)."
+)
+CONTEXT_FULL = (
+    "This conversation no longer fits the model's context, even with every tool result shortened. "
+    "Start a new conversation, or load the model with a larger --ctx-size."
+)
+PROVIDER_GONE = (
+    "The provider of this conversation's route ({route}) is not saved any more. "
+    "Pick another model for the conversation, then send the message again."
+)
+MODEL_FAILED = "The model could not answer: {why}. Send the message again to retry."
+SAVE_FAILED = (
+    "The daemon could not save this conversation: {why}. It keeps everything in memory and saves it "
+    "as soon as it can; free some space on the disk of the data folder."
+)
+SAVED_AGAIN = "The conversation is saved again; nothing was lost."
+CHAT_ONLY_NO_WORKSPACE = "This daemon runs as plain chat (--chat-only): a conversation has no workspace."
+
+# Another agent's run (actors/acp_run.py).
+AGENT_NO_WORKSPACE = (
+    "Another agent works in a folder, and this conversation has none any more. "
+    "Start a new conversation with a workspace."
+)
+AGENT_UNKNOWN = "The agent {agent!r} is not offered by this daemon; start a new conversation."
+AGENT_REFUSAL = "The agent refused to go on with this message."
+AGENT_LIMIT = "The agent stopped at its own limit for one message. Send another message to let it go on."
+
+
+def refused_unattended(count: int) -> str:
+    """The notice at the end of an unattended run that refused `count` changes."""
+    what = "1 change was" if count == 1 else f"{count} changes were"
+    return (
+        f"Nobody was at the screen during this scheduled run, so {what} refused. "
+        "Read the refused calls above, then run them yourself or give the task a mode that allows them."
+    )
+
+
+# ---- results: what a card that did not run says (the model reads it too) ----
+
+DENIED_READ_ONLY = "Not done: this conversation is read-only, so changes are refused. Say what you would change instead."
+DENIED_UNATTENDED = (
+    "Not done: this is a scheduled run with nobody at the screen to approve changes, so the call was refused. "
+    "Do not try it again; say in your answer what you would have changed instead."
+)
+DENIED_BY_PERSON = "The person denied this call; it was not run. Ask them what to do instead."
+DENIED_WAITING_STOPPED = "Stopped while waiting for approval; it was not run."
+DENIED_NOT_REACHED = "Stopped before this call ran; it was not run."
+DENIED_NOT_REACHED_REPEATS = "Not run: the run stopped because the same call failed three times in a row."
+DENIED_PARTIAL_STOPPED = "Stopped before this call was complete; it was not run."
+ERROR_RUNNING_STOPPED = "Stopped before it finished."
+ERROR_NOT_REACHED_FAILED = "Not run: the run stopped on an error before this call."
+ERROR_ANSWER_ENDED = "The answer ended before this call was complete; it was not run."
+ERROR_ROUND_FAILED = "The round failed before this call was complete; it was not run."
+ERROR_RESTARTED = "The daemon stopped before this call finished."
+DENIED_RESTARTED = "The daemon stopped while this call waited for approval; it was not run."
+NOT_RUN_IN_HISTORY = "This call was not run."
+FILE_CHANGED = (
+    "The file changed while this card waited, so the change shown before is not what would happen now. "
+    "This is the change as it stands; approve or deny it again."
+)
+FILE_KEEPS_CHANGING = (
+    "The file kept changing while this card waited, so nothing was written. Read the file again and retry."
+)
+
+
+def mode_switched(mode: str) -> str:
+    """Told in the result of the first call after the person switched the mode mid-run."""
+    what = {
+        "ask": "changes now ask the person first",
+        "read_only": "changes are now refused",
+        "full": "changes now run without asking",
+    }.get(mode, "")
+    return f"[The person switched this conversation to {mode} mode while you worked: {what}.]"

@@ -1,0 +1,59 @@
+"""Whether a call runs, asks the person first, or is refused. No I/O.
+
+One decision for every kind of run: the built-in agent's tool calls
+(actors/agent_run.py) and another agent's permission requests (actors/acp_run.py).
+It reads the mode as it is when the call comes (a person may switch it while a run
+goes on) and whether anybody is at the screen (a scheduled run's is not).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from actors import notices
+from actors.items import Mode
+
+Action = Literal["run", "ask", "refuse"]
+
+
+@attrs.frozen
+class Verdict:
+    action: Action
+    why: str | None = None  # for "refuse": what the card's result says (the model reads it)
+    unattended: bool = False  # refused because nobody is at the screen (counted for the notice)
+
+
+RUN = Verdict("run")
+ASK = Verdict("ask")
+
+
+def decide(*, mode: Mode, change: bool, unattended: bool) -> Verdict:
+    """The verdict for one call. `change`: the call changes something (a write, a
+    command that may write, an MCP tool, another agent's permission request)."""
+    if not change:
+        return RUN
+    if mode == "read_only":
+        return Verdict("refuse", notices.DENIED_READ_ONLY)
+    if mode == "full":
+        return RUN
+    if unattended:
+        return Verdict("refuse", notices.DENIED_UNATTENDED, unattended=True)
+    return ASK
+
+
+@attrs.define
+class ModeWatch:
+    """Tells the model once when the person switched the mode during a message: the
+    system prompt stays the one the message started with (the prompt cache is kept),
+    so the first call after the switch says it in its result."""
+
+    _told: Mode
+
+    def note(self, mode: Mode) -> str | None:
+        """The line for this call's result, or None when the mode is the one told."""
+        if mode == self._told:
+            return None
+        self._told = mode
+        return notices.mode_switched(mode)

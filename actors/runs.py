@@ -1,0 +1,59 @@
+"""How a conversation starts a run, whatever kind it is.
+
+A run works one message: the built-in agent's loop (actors/agent_run.py) or another
+agent's prompt over ACP (actors/acp_run.py). The conversation actor knows only the
+`Run` protocol and `new_run`: a new kind of run is a module and a line in `new_run`,
+not an edit of the actor.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import attrs
+
+from actors.env import Env
+from actors.items import ConversationState
+from actors.transcript import Transcript
+
+
+@attrs.frozen
+class RunRequest:
+    """What the message that starts a run says about it."""
+
+    local: bool = True  # from this computer (a network client's run gets no tools)
+    unattended: bool = False  # a scheduled run: nobody is at the screen to approve
+    think: bool | None = None  # the model's thinking switch, where it has one; None: its default
+
+
+class Run(Protocol):
+    error: str | None  # set by fail(): the run ended in an error
+
+    async def loop(self) -> None:
+        """Work the message until done. Cancelled: a stop; `finish` cleans up."""
+        ...
+
+    def abandon_round(self) -> None:
+        """Forget what a round that raised streamed (its partial items end)."""
+        ...
+
+    def fail(self, text: str) -> None:
+        """End the run with an error notice."""
+        ...
+
+    def finish(self, stop_notice: str | None) -> ConversationState:
+        """Leave every item of the run in a final state and say the conversation's next
+        state; `stop_notice` when the run was stopped (the notice that says why).
+        Synchronous, so nothing can interrupt it."""
+        ...
+
+
+def new_run(transcript: Transcript, env: Env, request: RunRequest) -> Run:
+    """The run for the conversation's agent."""
+    if transcript.info.agent == "builtin":
+        from actors.agent_run import AgentRun
+
+        return AgentRun(transcript, env, request)
+    from actors.acp_run import AcpRun
+
+    return AcpRun(transcript, env, request)

@@ -1,0 +1,251 @@
+"""A conversation's record as it lives in memory: its info, its items, the approvals
+that wait, and what is not saved yet.
+
+Every change goes through this class, which publishes it (`conversation`, `item` and
+`delta` events) and counts it for the saver. A run changes the conversation only
+through these methods; the conversation actor (actors/conversation.py) owns one
+`Transcript` and its saver writes what `changes()` says is new.
+
+Trio runs one task at a time, so the methods need no lock: each is a whole change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import trio
+
+from actors import notices
+from actors.bus import EventBus
+from actors.errors import NotFound
+from actors.items import ConversationInfo, ConversationRecord, Item, NoticeLevel, notice_item, now
+
+
+@attrs.define(eq=False)
+class _Approval:
+    event: trio.Event = attrs.Factory(trio.Event)
+    answer: bool | None = None
+
+
+class Transcript:
+    """See the module docstring."""
+
+    def __init__(self, record: ConversationRecord, bus: EventBus) -> None:
+        self._info = record.info
+        self._items: list[Item] = list(record.items)
+        self._bus = bus
+        self._approvals: dict[str, _Approval] = {}
+        self._version = 0
+        self._urgent = False
+        self._changed = trio.Event()
+
+    # ---- reading ----
+
+    @property
+    def id(self) -> str:
+        return self._info.id
+
+    @property
+    def info(self) -> ConversationInfo:
+        return self._info
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        return tuple(self._items)
+
+    @property
+    def local_only(self) -> bool:
+        """Its events go to local subscribers only: it reaches this computer's files or
+        secrets (a workspace, a provider route)."""
+        return self._info.workspace is not None or self._info.route != "local"
+
+    def record(self) -> ConversationRecord:
+        return ConversationRecord(self._info, tuple(self._items))
+
+    def to_json(self) -> dict[str, Any]:
+        out = self._info.to_json()
+        out["items"] = [i.to_json() for i in self._items]
+        return out
+
+    def position(self, item_id: str) -> int | None:
+        for i in range(len(self._items) - 1, -1, -1):
+            if self._items[i].id == item_id:
+                return i
+        return None
+
+    def find(self, item_id: str) -> Item | None:
+        pos = self.position(item_id)
+        return None if pos is None else self._items[pos]
+
+    def item(self, item_id: str) -> Item:
+        """The item; KeyError when it is not (any more) in the conversation."""
+        pos = self.position(item_id)
+        if pos is None:
+            raise KeyError(item_id)
+        return self._items[pos]
+
+    def has_notice(self, text: str) -> bool:
+        return any(i.kind == "notice" and i.text == text for i in self._items)
+
+    # ---- changing ----
+
+    def set_info(self, **changes: Any) -> None:
+        """Change the conversation's fields; a `conversation` event when one a client
+        lists changed."""
+        before = (self._info.title, self._info.state)
+        self._info = attrs.evolve(self._info, updated=now(), **changes)
+        self._touch(urgent=True)
+        if (self._info.title, self._info.state) != before or set(changes) - {"title", "state"}:
+            self.publish_info()
+
+    def publish_info(self) -> None:
+        info = self._info
+        self._bus.publish(
+            "conversation",
+            {"id": info.id, "title": info.title, "state": info.state, "updated": info.updated},
+            local_only=self.local_only,
+        )
+
+    def upsert(self, item: Item, *, urgent: bool, publish: bool = True) -> None:
+        """Add the item, or replace the one of its id. `urgent`: saved durably at once
+        (an item completed); otherwise with the next interim save (a streaming item)."""
+        pos = self.position(item.id)
+        if pos is None:
+            self._items.append(item)
+        else:
+            self._items[pos] = item
+        self._touch(urgent=urgent)
+        if publish:
+            self.publish_item(item)
+
+    def update(self, item_id: str, *, urgent: bool = True, **changes: Any) -> Item | None:
+        """Change fields of an item that is there (None when it is gone)."""
+        current = self.find(item_id)
+        if current is None:
+            return None
+        item = attrs.evolve(current, **changes)
+        self.upsert(item, urgent=urgent)
+        return item
+
+    def publish_item(self, item: Item) -> None:
+        """Send an `item` event without storing the item (a card ended live only)."""
+        self._bus.publish("item", {"conversation": self.id, "item": item.to_json()}, local_only=self.local_only)
+
+    def delta(self, item_id: str, *, text: str = "", reasoning: str = "") -> None:
+        data: dict[str, Any] = {"conversation": self.id, "item": item_id}
+        if text:
+            data["text"] = text
+        if reasoning:
+            data["reasoning"] = reasoning
+        self._bus.publish("delta", data, local_only=self.local_only)
+
+    def drop(self, item_id: str) -> None:
+        pos = self.position(item_id)
+        if pos is not None:
+            del self._items[pos]
+            self._touch(urgent=False)
+
+    def drop_from(self, item_id: str) -> Item:
+        """Drop the item and everything after it; the item dropped (KeyError when absent)."""
+        pos = self.position(item_id)
+        if pos is None:
+            raise KeyError(item_id)
+        first = self._items[pos]
+        del self._items[pos:]
+        self._touch(urgent=True)
+        return first
+
+    def notice(self, text: str, level: NoticeLevel = "info") -> None:
+        self.upsert(notice_item(text, level), urgent=True)
+
+    # ---- approvals ----
+
+    async def wait_approval(self, card_id: str) -> bool | None:
+        """Wait for the person's answer to the card: True (yes), False (no), or None when
+        the wait was ended without one (`cancel_approvals`). The conversation reads
+        `waiting` while any card waits. Cancelled: the card stops waiting, nothing else."""
+        slot = self._approvals[card_id] = _Approval()
+        if self._info.state != "waiting":
+            self.set_info(state="waiting")
+        try:
+            await slot.event.wait()
+        finally:
+            self._approvals.pop(card_id, None)
+            if not self._approvals and self._info.state == "waiting":
+                self.set_info(state="running")
+        return slot.answer
+
+    def answer(self, card_id: str, approve: bool) -> None:
+        """The person's answer; NotFound when that card is not waiting."""
+        slot = self._approvals.get(card_id)
+        if slot is None or slot.event.is_set():
+            raise NotFound("That card is not waiting for an answer.")
+        slot.answer = approve
+        slot.event.set()
+
+    def cancel_approvals(self) -> None:
+        """End every wait without an answer."""
+        for slot in self._approvals.values():
+            slot.event.set()
+
+    @property
+    def waiting(self) -> tuple[str, ...]:
+        return tuple(self._approvals)
+
+    # ---- what is not saved yet (read by the conversation's saver) ----
+
+    @property
+    def version(self) -> int:
+        """Counts every change; the saver compares it with what it wrote last."""
+        return self._version
+
+    def _touch(self, *, urgent: bool) -> None:
+        self._version += 1
+        self._urgent = self._urgent or urgent
+        self._changed.set()
+
+    def mark_urgent(self) -> None:
+        """Have the next save happen at once and durably (a flush)."""
+        self._urgent = True
+        self._changed.set()
+
+    @property
+    def urgent(self) -> bool:
+        return self._urgent
+
+    async def wait_changed(self) -> None:
+        """Wait until something changed since the last `take_changes`."""
+        await self._changed.wait()
+
+    async def wait_urgent(self) -> None:
+        """Wait until a change that must be saved at once (or a flush)."""
+        while not self._urgent:
+            self._changed = trio.Event()
+            await self._changed.wait()
+
+    def take_changes(self) -> tuple[int, bool]:
+        """(the version to save, whether durably) and start counting afresh."""
+        self._changed = trio.Event()
+        urgent, self._urgent = self._urgent, False
+        return self._version, urgent
+
+
+def restored(record: ConversationRecord) -> ConversationRecord:
+    """A record read at start: a conversation that was running reads `idle` with a
+    notice; what was in flight ends (a card that waited for a person `denied`, a call
+    that was being written or run `error`), so its history is whole."""
+    info = record.info
+    if info.state not in ("running", "waiting"):
+        return record
+    items: list[Item] = []
+    for item in record.items:
+        if item.kind == "assistant" and item.streaming:
+            item = attrs.evolve(item, streaming=False)
+        elif item.kind == "tool" and item.state == "waiting":
+            item = attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED)
+        elif item.kind == "tool" and item.state in ("composing", "running"):
+            item = attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED)
+        items.append(item)
+    items.append(notice_item(notices.RESTARTED, "warn"))
+    return ConversationRecord(attrs.evolve(info, state="idle", updated=now()), tuple(items))
