@@ -3,6 +3,11 @@
 `ProviderBackend` is the engine's Backend for one provider and model: it POSTs the
 round to `<base_url>/chat/completions` with `stream: true` and the tools as OpenAI
 tools, and turns the Server-Sent Events it gets back into pieces (actors/chatstream.py).
+A turn's `think`, when it says on or off, goes as `chat_template_kwargs:
+{enable_thinking}`, the switch llama.cpp's server and vLLM hand to the model's chat
+template. Strict APIs (OpenAI's own) refuse a field they do not know with a 400, so a
+refused request is sent once more without it, and a provider that then accepts is
+not sent it again while the daemon runs.
 
 `ProviderDirectory` holds the saved providers, `{id, name, base_url, models}`, in
 `<data>/agent/providers.json`, and their keys in `<data>/credentials.json` (a JSON
@@ -54,11 +59,23 @@ MAX_KEY_CHARS = 8192
 MAX_ID_CHARS = 40
 CREDENTIALS_MODE = 0o600
 
+# The field that carries the thinking switch, and the statuses a provider refuses an
+# unknown field with (OpenAI: 400; servers that validate with pydantic: 422).
+TEMPLATE_KWARGS = "chat_template_kwargs"
+REFUSED_FIELD_STATUSES = frozenset({400, 422})
+
 _CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"})
 _CONTEXT_WORDS = re.compile(r"context (length|window|size)|maximum context|too many tokens|exceed\w* context", re.I)
 
 
 # ---- the backend ----
+
+
+@attrs.define
+class Learned:
+    """What a provider turned out to refuse, kept for it while the daemon runs."""
+
+    refuses_template_kwargs: bool = False
 
 
 class ProviderBackend:
@@ -78,13 +95,17 @@ class ProviderBackend:
         label: str | None = None,
         connect_timeout: float = CONNECT_TIMEOUT_S,
         read_timeout: float = READ_TIMEOUT_S,
+        learned: Learned | None = None,
     ) -> None:
+        """`learned` is shared by every backend of one provider (ProviderDirectory
+        keeps it), so what one turn found out holds for the next."""
         self.model_id = model
         self.n_ctx = 0  # not known for a remote service
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._base_url = base_url.rstrip("/")
         self._key = api_key or None
         self._label = label or self._base_url
+        self._learned = learned if learned is not None else Learned()
         self._timeout = httpx.Timeout(
             read_timeout, connect=connect_timeout, write=WRITE_TIMEOUT_S, pool=connect_timeout
         )
@@ -93,7 +114,8 @@ class ProviderBackend:
         return f"ProviderBackend({self._base_url!r}, model={self.model_id!r}, key={'set' if self._key else 'none'})"
 
     def payload(self, turn: TurnInput) -> dict[str, Any]:
-        """The request body: the messages as given, the tools as OpenAI tools."""
+        """The request body: the messages as given, the tools as OpenAI tools, the
+        thinking switch when the turn sets it and the provider has not refused it."""
         body: dict[str, Any] = {"model": self.model_id, "messages": list(turn.messages), "stream": True}
         if turn.tools:
             body["tools"] = [t.to_openai() for t in turn.tools]
@@ -101,6 +123,8 @@ class ProviderBackend:
             body["max_tokens"] = turn.max_tokens
         if turn.temperature is not None:
             body["temperature"] = turn.temperature
+        if turn.think is not None and not self._learned.refuses_template_kwargs:
+            body[TEMPLATE_KWARGS] = {"enable_thinking": turn.think}
         return body
 
     async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:
@@ -114,9 +138,8 @@ class ProviderBackend:
         ctype = ""
         try:
             async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
-                async with client.stream("POST", self._url, json=self.payload(turn), headers=headers) as resp:
-                    if resp.status_code >= 300:
-                        raise await self._refusal(resp)
+                resp = await self._accepted(client, turn, headers)
+                try:
                     ctype = resp.headers.get("content-type", "").lower()
                     if ctype.startswith("application/json"):
                         # A server that ignored `stream` and answered whole.
@@ -135,6 +158,8 @@ class ProviderBackend:
                     if not await read_until(resp.aiter_lines(), on_line):
                         for piece in stream.finish():
                             await emit(piece)
+                finally:
+                    await resp.aclose()
         except (Aborted, TurnFailed, ContextFull):
             raise
         except StreamError as exc:
@@ -167,7 +192,33 @@ class ProviderBackend:
                                "If it keeps happening, check the service's own log")
         return stream.result()
 
+    async def _accepted(self, client: httpx.AsyncClient, turn: TurnInput, headers: dict[str, str]) -> httpx.Response:
+        """The streaming response once the provider accepted the turn's request (the
+        caller closes it); raises the refusal (TurnFailed, ContextFull) otherwise. A
+        refused request that carried the thinking switch is sent once more without
+        it; if that one is accepted, the switch was the trouble and this provider is
+        not sent it again."""
+        body = self.payload(turn)
+        resp = await self._post(client, body, headers)
+        if resp.status_code in REFUSED_FIELD_STATUSES and TEMPLATE_KWARGS in body:
+            first = await self._refusal(resp)
+            if isinstance(first, ContextFull):
+                raise first
+            del body[TEMPLATE_KWARGS]
+            resp = await self._post(client, body, headers)
+            if resp.status_code < 300:
+                self._learned.refuses_template_kwargs = True
+                log.info("%s refused %s; it is not sent to it again", self._label, TEMPLATE_KWARGS)
+        if resp.status_code >= 300:
+            raise await self._refusal(resp)
+        return resp
+
+    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
+        request = client.build_request("POST", self._url, json=body, headers=headers)
+        return await client.send(request, stream=True)
+
     async def _refusal(self, resp: httpx.Response) -> Exception:
+        """What a refused request's status and body say, in plain words; closes `resp`."""
         body = b""
 
         async def on_bytes(chunk: bytes) -> bool:
@@ -175,7 +226,10 @@ class ProviderBackend:
             body += chunk
             return len(body) >= MAX_ERROR_BODY_BYTES
 
-        await read_until(resp.aiter_bytes(), on_bytes)
+        try:
+            await read_until(resp.aiter_bytes(), on_bytes)
+        finally:
+            await resp.aclose()
         status = resp.status_code
         try:
             obj = json.loads(body)
@@ -399,6 +453,7 @@ class ProviderDirectory:
         self.credentials_path = data_dir / "credentials.json"
         self._providers: dict[str, Provider] = {}
         self._keys: dict[str, str] = {}
+        self._learned: dict[str, Learned] = {}  # by provider id; forgotten when it changes
         self._lock = trio.Lock()
         self._load()
 
@@ -456,7 +511,8 @@ class ProviderDirectory:
         if provider is None or not model:
             raise NotFound(f"There is no saved provider {provider_id!r}.")
         return ProviderBackend(
-            base_url=provider.base_url, model=model, api_key=self._keys.get(provider_id), label=provider.name
+            base_url=provider.base_url, model=model, api_key=self._keys.get(provider_id), label=provider.name,
+            learned=self._learned.setdefault(provider_id, Learned()),
         )
 
     def _provider(self, provider_id: str) -> Provider:
@@ -505,6 +561,7 @@ class ProviderDirectory:
             providers = {**self._providers, provider_id: provider}
             await self._save_providers(providers)
             self._providers = providers
+            self._learned.pop(provider_id, None)  # its address may have changed
             if key is not None:
                 await self._set_key(provider_id, key)
         return self._public(provider)
@@ -518,6 +575,7 @@ class ProviderDirectory:
             providers = {k: v for k, v in self._providers.items() if k != provider_id}
             await self._save_providers(providers)
             self._providers = providers
+            self._learned.pop(provider_id, None)
 
     async def _save_providers(self, providers: dict[str, Provider]) -> None:
         data = json.dumps([p.to_json() for p in providers.values()], ensure_ascii=False, indent=1).encode("utf-8")

@@ -3,8 +3,9 @@
 It speaks just enough HTTP/1.1 (one request per connection) to answer
 `POST .../chat/completions` with a Server-Sent Events stream of chat chunks, and to
 misbehave on purpose: an error status with a JSON body, a line that is not JSON, a
-stream cut before its end, headers that never come. Every request it receives is
-recorded (path, headers, JSON body), so a test can check what left the daemon.
+stream cut before its end, headers that never come, a 400 for a request field it does
+not know (as OpenAI's own API answers one). Every request it receives is recorded
+(path, headers, JSON body), so a test can check what left the daemon.
 """
 
 from __future__ import annotations
@@ -49,6 +50,14 @@ def answer(text: str = "", *, reasoning: str = "", finish: str = "stop") -> dict
     return {"chunks": chunks}
 
 
+def unrecognized(field: str) -> dict[str, Any]:
+    """The refusal OpenAI's API answers a request field it does not know with."""
+    return {"status": 400, "json": {"error": {
+        "message": f"Unrecognized request argument supplied: {field}",
+        "type": "invalid_request_error", "param": None, "code": None,
+    }}}
+
+
 @attrs.define
 class Received:
     method: str
@@ -64,13 +73,16 @@ class OpenAIStub:
     streams the chunks (a string is sent as a raw `data:` value) then `[DONE]`
     (unless `done` is false) and ends the body cleanly (unless `cut`: then the
     connection just closes mid-body); `{"status": 401, "json": {...}}` answers an
-    error; `{"stall": seconds}` sends nothing for that long.
+    error; `{"stall": seconds}` sends nothing for that long. A request that carries a
+    top-level field named in `unknown_fields` is refused as OpenAI refuses one
+    (`unrecognized`), before any reply is taken.
     """
 
     def __init__(self) -> None:
         self.replies: list[dict[str, Any]] = []
         self.default: dict[str, Any] = answer("Default answer.")
         self.received: list[Received] = []
+        self.unknown_fields: set[str] = set()
         self.port = 0
         self.client_left = trio.Event()  # a client closed its end while a stream was going
         self.sent_chunks = 0
@@ -98,8 +110,10 @@ class OpenAIStub:
             if request is None:
                 return
             self.received.append(request)
+            body = request.body if isinstance(request.body, dict) else {}
+            unknown = sorted(self.unknown_fields & body.keys())
             try:
-                await self._answer(stream, self.reply_for(request))
+                await self._answer(stream, unrecognized(unknown[0]) if unknown else self.reply_for(request))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self.client_left.set()
 

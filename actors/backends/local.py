@@ -1,6 +1,7 @@
 """The local backend: a GGUF run by llama.cpp (llama-cpp-python) in a worker thread.
 
-The prompt comes from the GGUF's own chat template (actors/backends/chat_template.py).
+The prompt comes from the GGUF's own chat template (actors/backends/chat_template.py),
+which is given the turn's `think` where it has a thinking switch.
 The KV cache keeps the previous turn's tokens, and a new turn that starts with them
 (the same system prompt, a conversation only appended to) prefills only what is new;
 to keep that true after a turn that called tools, the model's calls are given back
@@ -26,7 +27,7 @@ import outcome
 import trio
 
 from actors.backends.abort_callback import AbortCallback
-from actors.backends.chat_template import ChatTemplate
+from actors.backends.chat_template import ChatTemplate, Rendered
 from actors.backends.generic_grammar import GenericGrammars
 from actors.backends.piece_pipe import PieceMapper, PiecePipe
 from actors.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
@@ -98,7 +99,6 @@ class LocalBackend:
         bos = llm.detokenize([llm.token_bos()], special=True).decode("utf-8", errors="ignore")
         self._template = ChatTemplate(source, eos=eos, bos=bos)
         self.tool_format = self._template.tool_format
-        self.thinking_open = self._template.thinking_open
         self.last_prefill = 0
         self._grammars = GenericGrammars()
         self._written = WrittenReplies()
@@ -133,11 +133,16 @@ class LocalBackend:
     # ---- prompt ----
 
     def render(
-        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...] = ()
+        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...] = (), *, think: bool | None = None
     ) -> tuple[str, list[str]]:
         """The prompt and stop strings for `messages` (see actors/backends/chat_template.py)."""
-        out = self._template.render(messages, tools, as_written=self._written.apply(messages))
+        out = self._render(messages, tools, think)
         return out.prompt, out.stops
+
+    def _render(
+        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], think: bool | None
+    ) -> Rendered:
+        return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages))
 
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
@@ -154,11 +159,12 @@ class LocalBackend:
         than MIN_REPLY_TOKENS. Cancelled: the flag goes up, and this returns (raising
         the cancellation) once the thread has stopped at its next check."""
         tools = () if turn.tool_choice == "none" else turn.tools
-        prompt, stops = self.render(turn.messages, tools)
+        rendered = self._render(turn.messages, tools, turn.think)
+        opened = rendered.thinking_open
         grammar = None
         if tools and self.tool_format == "generic":
             grammar = self.grammar(tools, required=turn.tool_choice == "required")
-        tokens = self.tokenize(prompt)
+        tokens = self.tokenize(rendered.prompt)
         room = self.n_ctx - len(tokens)
         if room < MIN_REPLY_TOKENS:
             raise ContextFull(
@@ -168,7 +174,7 @@ class LocalBackend:
             )
         max_tokens = min(room, turn.max_tokens or DEFAULT_MAX_TOKENS)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
-        parser = ToolCallParser(self.tool_format, thinking_open=self.thinking_open) if tools else None
+        parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
         async with self._limiter:
             pipe = PiecePipe(emit, abort)
             async with trio.open_nursery() as nursery:
@@ -177,14 +183,14 @@ class LocalBackend:
                     # The thread's outcome is kept, not raised here: an error leaving
                     # the nursery's body would come out wrapped in an exception group.
                     done = await trio.to_thread.run_sync(
-                        outcome.capture, self._generate_sync, tokens, stops, max_tokens, temperature, pipe.send,
-                        abort, grammar, parser,
+                        outcome.capture, self._generate_sync, tokens, rendered.stops, max_tokens, temperature,
+                        pipe.send, abort, opened, grammar, parser,
                     )
                 finally:
                     pipe.close_from_trio()
             pipe.raise_failure()  # emitting failed (a stop): that is what ended the turn
             result, raw = done.unwrap()
-            if not self.thinking_open:
+            if not opened:
                 # With the reasoning block opened by the prompt, the raw text does not
                 # stand alone as an answer.
                 self._written.remember(result, raw)
@@ -198,11 +204,13 @@ class LocalBackend:
         temperature: float,
         send: Callable[[Piece], None],
         abort: threading.Event,
+        opened: bool,
         grammar: LlamaGrammar | None = None,
         parser: ToolCallParser | None = None,
     ) -> tuple[TurnResult, str]:
         """In the worker thread: the turn's result, and the text the model wrote when
-        it was parsed for tool calls ("" otherwise)."""
+        it was parsed for tool calls ("" otherwise). `opened`: the prompt opened the
+        reasoning block, so the answer starts inside it."""
         llm = self._llm
         cached = llm.n_tokens
         common = 0
@@ -212,7 +220,7 @@ class LocalBackend:
             common += 1
         prefill = len(tokens) - common if common < len(tokens) else 1
         self.last_prefill = prefill
-        splitter = ThinkSplitter(start_in_reasoning=self.thinking_open)
+        splitter = ThinkSplitter(start_in_reasoning=opened)
         text: list[str] = []
         reasoning: list[str] = []
         finish = "stop"
