@@ -3,7 +3,7 @@ process, both from plain (sync) tests.
 
 Chromium is the system's (`/usr/bin/chromium`, `apt-get install chromium`), never a
 browser Playwright downloads. Without it, or without the `playwright` package, the
-browser tests skip and say why.
+browser tests skip and say why (fail, under BMOE_REQUIRE_PEERS: tests/peers.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
+from tests.peers import need_modules, need_peer
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("BMOE_CHROMIUM", "/usr/bin/chromium"))
@@ -37,13 +37,10 @@ PHONE = {"width": 390, "height": 844}
 
 
 def require_browser() -> None:
-    """Skip the calling test when Chromium or Playwright is missing."""
+    """End the calling test (`need_peer`) when Chromium or Playwright is missing."""
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run this test")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.skip("the playwright package is missing: pip install playwright (the `test` extra)")
+        need_peer(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run this test")
+    need_modules("the playwright package is missing: pip install playwright (the `test` extra)", "playwright.sync_api")
 
 
 class Daemon:

@@ -5,7 +5,8 @@ temporary HOME and XDG_CONFIG_HOME) points its model at a loopback OpenAI-compat
 scripted server (tests/openai_stub.py) and makes its edits ask (`permission.edit:
 ask`). OpenCode runs offline as in tests/test_e2e_opencode.py: no npm registry, no
 models.dev fetch, no update check, every proxy-aware request but loopback sent to a
-closed port. `.ci/run` installs it (OPENCODE_BIN); without it these tests are skipped.
+closed port. `.ci/run` installs it (OPENCODE_BIN); without it these tests are skipped
+(failed, under BMOE_REQUIRE_PEERS: tests/peers.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import trio
 
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
 from tests.openai_stub import OpenAIStub, Received, answer, call_chunks, chunk
+from tests.peers import need_peer
 
 RUN_TIMEOUT_S = 120
 OFFLINE = {
@@ -49,10 +51,13 @@ def opencode_binary() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(
-    opencode_binary() is None,
-    reason="OpenCode is not installed (.ci/run installs npm's opencode-ai and names it in OPENCODE_BIN)",
-)
+@pytest.fixture(autouse=True)
+def opencode() -> str:
+    """OpenCode's program, for every test here; `need_peer` without it."""
+    binary = opencode_binary()
+    if binary is None:
+        need_peer("OpenCode is not installed (.ci/run installs npm's opencode-ai and names it in OPENCODE_BIN)")
+    return binary
 
 
 class ChoosingStub(OpenAIStub):

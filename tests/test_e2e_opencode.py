@@ -7,7 +7,7 @@ to thousands of tokens, more than the bundled model's context holds. OpenCode ru
 offline: no npm registry (`npm_config_offline`), no models.dev fetch, and every
 proxy-aware request but loopback sent to a closed port. `.ci/run` installs it when npm
 is there and names it in OPENCODE_BIN (else `opencode` on PATH); without it this test
-is skipped.
+is skipped (failed, under BMOE_REQUIRE_PEERS: tests/peers.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 import trio
 
 from tests.daemon_proc import DaemonProcess, run_daemon
+from tests.peers import need_peer
 
 ANSWER = "Hello from the bmoe-daemon scripted engine, through OpenCode."
 RUN_TIMEOUT_S = 180
@@ -44,24 +45,20 @@ def opencode_binary() -> str | None:
     return None
 
 
-def serves_v1() -> bool:
-    from bmoe_daemon.app import create_app
-
-    return "openai" in create_app(None).blueprints  # type: ignore[arg-type]  # the routes only
+pytestmark = pytest.mark.model
 
 
-pytestmark = [
-    pytest.mark.model,
-    pytest.mark.skipif(opencode_binary() is None,
-                       reason="OpenCode is not installed (.ci/run installs npm's opencode-ai, OPENCODE_BIN)"),
-    pytest.mark.skipif(not serves_v1(),
-                       reason="this daemon does not serve /v1 yet (routes/openai.py is not registered in app.py)"),
-]
-
-
-async def test_opencode_connected_by_the_daemon_answers_with_its_engine(tmp_path):
+@pytest.fixture
+def opencode() -> str:
+    """OpenCode's program; `need_peer` without it."""
     binary = opencode_binary()
-    assert binary is not None
+    if binary is None:
+        need_peer("OpenCode is not installed (.ci/run installs npm's opencode-ai, OPENCODE_BIN)")
+    return binary
+
+
+async def test_opencode_connected_by_the_daemon_answers_with_its_engine(tmp_path, opencode):
+    binary = opencode
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()

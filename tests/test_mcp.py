@@ -50,6 +50,7 @@ from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.server import build_registry
 from bmoe_daemon.store import Store
 from tests.daemon_proc import run_daemon
+from tests.peers import need_peer
 from tests.waiting import wait_state
 
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -568,12 +569,20 @@ def everything_entry() -> Path | None:
     return entry if version == EVERYTHING_VERSION and shutil.which("node") else None
 
 
-@pytest.mark.skipif(
-    everything_entry() is None,
-    reason=f"node or @modelcontextprotocol/server-everything@{EVERYTHING_VERSION} is not installed (.ci/run does it)",
-)
-async def test_the_reference_server_answers_through_a_full_mode_conversation(tmp_path):
+@pytest.fixture
+def everything() -> Path:
+    """The reference server's entry point; `need_peer` without it (in a plain fixture:
+    raised inside the trio test, a skip would lose its reason)."""
     entry = everything_entry()
+    if entry is None:
+        need_peer(
+            f"node or @modelcontextprotocol/server-everything@{EVERYTHING_VERSION} is not installed (.ci/run does it)"
+        )
+    return entry
+
+
+async def test_the_reference_server_answers_through_a_full_mode_conversation(tmp_path, everything):
+    entry = everything
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"everything": {"command": "node", "args": [str(entry), "stdio"]}}}))
     (tmp_path / "script.json").write_text(json.dumps(SCRIPT))

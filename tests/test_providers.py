@@ -24,8 +24,12 @@ from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
 from actors.providers import ProviderBackend, ProviderDirectory, check_base_url, slug
 from bmoe_daemon.store import write_atomic
 from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, text_chunks
+from tests.peers import need_modules
 
 KEY = "sk-test-Zq8v1Kx9-secret"
+# What `python -m llama_cpp.server` imports beyond llama_cpp (its `server` extra).
+LLAMA_SERVER_MODULES = ("llama_cpp.server", "fastapi", "uvicorn", "sse_starlette", "starlette_context",
+                        "pydantic_settings", "yaml")
 
 
 def directory(data: Path) -> ProviderDirectory:
@@ -423,9 +427,16 @@ async def wait_listening(proc: trio.Process, url: str, timeout: float) -> None:
                 await trio.sleep(0.2)
 
 
+@pytest.fixture
+def llama_server() -> None:
+    """`need_peer` unless llama-cpp-python's server can run (in a plain fixture: raised
+    inside the trio test, a skip would lose its reason)."""
+    need_modules("needs llama-cpp-python[server] (the test extras)", *LLAMA_SERVER_MODULES)
+
+
 @pytest.mark.model
+@pytest.mark.usefixtures("llama_server")
 async def test_a_conversation_on_a_real_openai_server(tmp_path: Path) -> None:
-    pytest.importorskip("sse_starlette", reason="needs llama-cpp-python[server] (the test extras)")
     from actors.backends.local import bundled_model_path
     from tests.daemon_proc import SSE, run_daemon
 
@@ -472,3 +483,65 @@ async def test_a_conversation_on_a_real_openai_server(tmp_path: Path) -> None:
             with trio.CancelScope(shield=True):
                 await proc.wait()
         log.close()
+
+
+# ---- the thinking switch ----
+
+
+def turn_thinking(think: bool | None) -> TurnInput:
+    return TurnInput(messages=({"role": "user", "content": "Hi"},), think=think)
+
+
+@pytest.mark.parametrize("think", [True, False])
+async def test_think_goes_as_chat_template_kwargs(stub: OpenAIStub, think: bool) -> None:
+    result, _ = await generate(ProviderBackend(base_url=stub.base_url, model="m"), turn_thinking(think))
+    assert result.text == "Default answer."
+    (req,) = stub.received
+    assert req.body["chat_template_kwargs"] == {"enable_thinking": think}
+
+
+async def test_no_think_no_chat_template_kwargs(stub: OpenAIStub) -> None:
+    await generate(ProviderBackend(base_url=stub.base_url, model="m"), turn_thinking(None))
+    (req,) = stub.received
+    assert "chat_template_kwargs" not in req.body
+
+
+async def test_a_provider_that_refuses_the_switch_is_asked_again_without_it_and_remembered(
+    tmp_path: Path, stub: OpenAIStub
+) -> None:
+    stub.unknown_fields = {"chat_template_kwargs"}  # as OpenAI's API refuses a field it does not know
+    d = directory(tmp_path)
+    pid = (await d.add("Strict", stub.base_url, ["m"]))["id"]
+    result, _ = await generate(d.backend(f"{pid}/m"), turn_thinking(False))
+    assert result.text == "Default answer."
+    first, second = stub.received
+    assert "chat_template_kwargs" in first.body and "chat_template_kwargs" not in second.body
+    assert {k: v for k, v in first.body.items() if k != "chat_template_kwargs"} == second.body
+    # The next turn, on a new backend of the same provider, leaves it out at once.
+    result, _ = await generate(d.backend(f"{pid}/m"), turn_thinking(True))
+    assert result.text == "Default answer." and len(stub.received) == 3
+    assert "chat_template_kwargs" not in stub.received[2].body
+    # Saving the provider again (its address may have changed) forgets it.
+    await d.update(pid, "Strict", stub.base_url, ["m"])
+    stub.unknown_fields = set()
+    await generate(d.backend(f"{pid}/m"), turn_thinking(True))
+    assert stub.received[3].body["chat_template_kwargs"] == {"enable_thinking": True}
+
+
+async def test_a_refusal_for_another_reason_is_not_blamed_on_the_switch(tmp_path: Path, stub: OpenAIStub) -> None:
+    bad_request = {"status": 400, "json": {"error": {"message": "messages: a message is malformed"}}}
+    stub.replies += [bad_request, bad_request]
+    d = directory(tmp_path)
+    pid = (await d.add("Picky", stub.base_url, ["m"]))["id"]
+    with pytest.raises(TurnFailed, match="answered 400.*malformed"):
+        await generate(d.backend(f"{pid}/m"), turn_thinking(True))
+    assert ["chat_template_kwargs" in r.body for r in stub.received] == [True, False]
+    await generate(d.backend(f"{pid}/m"), turn_thinking(True))
+    assert "chat_template_kwargs" in stub.received[2].body  # still sent: it was not the trouble
+
+
+async def test_a_context_refusal_is_not_retried(stub: OpenAIStub) -> None:
+    stub.replies.append({"status": 400, "json": {"error": {"message": "too long", "code": "context_length_exceeded"}}})
+    with pytest.raises(ContextFull):
+        await generate(ProviderBackend(base_url=stub.base_url, model="m"), turn_thinking(True))
+    assert len(stub.received) == 1
