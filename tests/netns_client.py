@@ -3,7 +3,12 @@
 It reads a plan (a JSON list of requests) on stdin, sends each to the daemon at the
 address given, and prints one JSON list of answers: {status, body} per request, where
 body is the parsed JSON (or the text). A step {"events": seconds} reads /api/events
-for that long and answers with the events it saw, as [name, data] pairs.
+for that long and answers with the events it saw, as [name, data, id] lists. With
+"until": a conversation id, it stops early once that conversation's state event says
+idle or error. With "announce": true, it first prints the line `open` (flushed) as
+soon as the stream's first bytes arrive: the daemon sends them once the subscription
+is in place, so every event published after that line reaches this stream if the
+peer may see it.
 """
 
 from __future__ import annotations
@@ -14,23 +19,37 @@ import time
 
 import httpx
 
+OPEN_LINE = "open"
+ENDED = ("idle", "error")
 
-def read_events(client: httpx.Client, seconds: float, headers: dict[str, str]) -> dict:
+
+def read_events(client: httpx.Client, seconds: float, headers: dict[str, str], until: str | None = None,
+                announce: bool = False) -> dict:
     seen: list[list] = []
     deadline = time.monotonic() + seconds
+    ev_id: int | None = None
     name, data = "message", ""
     try:
         with client.stream("GET", "/api/events", headers=headers, timeout=httpx.Timeout(10, read=seconds)) as resp:
             if resp.status_code != 200:
                 return {"status": resp.status_code, "body": json.loads(resp.read() or b"null")}
             for line in resp.iter_lines():
-                if line.startswith("event: "):
+                if line.startswith(":") and announce:  # `: connected`, sent once subscribed
+                    print(OPEN_LINE, flush=True)
+                    announce = False
+                elif line.startswith("id: "):
+                    ev_id = int(line[4:])
+                elif line.startswith("event: "):
                     name = line[7:]
                 elif line.startswith("data: "):
                     data += line[6:]
                 elif line == "" and data:
-                    seen.append([name, json.loads(data)])
-                    name, data = "message", ""
+                    event = json.loads(data)
+                    seen.append([name, event, ev_id])
+                    ev_id, name, data = None, "message", ""
+                    if until is not None and seen[-1][0] == "conversation" and event.get("id") == until \
+                            and event.get("state") in ENDED:
+                        break
                 if time.monotonic() > deadline:
                     break
     except httpx.ReadTimeout:
@@ -47,7 +66,8 @@ def main() -> None:
             headers = {"Authorization": f"Bearer {key}"} if step.get("key", True) else {}
             headers.update(step.get("headers", {}))
             if "events" in step:
-                out.append(read_events(client, float(step["events"]), headers))
+                out.append(read_events(client, float(step["events"]), headers, step.get("until"),
+                                       bool(step.get("announce"))))
                 continue
             if "sleep" in step:
                 time.sleep(float(step["sleep"]))
