@@ -452,13 +452,13 @@ class McpManager:
                 out.append(tool)
         return out
 
-    def listing(self, shown: Callable[[Tool], bool] | None = None) -> list[dict[str, Any]]:
+    def listing(self, shown: Callable[[Tool], bool] | None = None) -> list[dict[str, object]]:
         """`GET /api/agent`'s `mcp`: each server with its state and the tools the model
         gets (`shown` says which: a name taken by a built-in tool is left out)."""
         offered = {id(t) for t in self.tools() if shown is None or shown(t)}
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, object]] = []
         for server in self._servers:
-            row: dict[str, Any] = {
+            row: dict[str, object] = {
                 "name": server.name,
                 "command": server.spec.command_line,
                 "state": server.state if server.state != "starting" else "stopped",

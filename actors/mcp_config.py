@@ -22,7 +22,6 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -87,7 +86,7 @@ class ConfigError(ValueError):
     """An entry that cannot be used; the text says why."""
 
 
-def _strings(value: Any, what: str) -> tuple[str, ...]:
+def _strings(value: object, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -95,7 +94,7 @@ def _strings(value: Any, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _env(value: Any) -> tuple[tuple[str, str], ...]:
+def _env(value: object) -> tuple[tuple[str, str], ...]:
     if value is None:
         return ()
     if not isinstance(value, dict):
@@ -108,7 +107,7 @@ def _env(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def parse_entry(name: str, entry: Any, *, base: Path | None = None) -> ServerSpec:
+def parse_entry(name: str, entry: object, *, base: Path | None = None) -> ServerSpec:
     """One `mcpServers` entry; raises ConfigError (a url entry included) with why."""
     if not SERVER_NAME.match(name):
         raise ConfigError(
@@ -141,7 +140,7 @@ def parse_entry(name: str, entry: Any, *, base: Path | None = None) -> ServerSpe
     )
 
 
-def parse_config(data: Any, *, base: Path | None = None) -> McpConfig:
+def parse_config(data: object, *, base: Path | None = None) -> McpConfig:
     """The servers of a parsed config file; each bad entry is skipped with why."""
     if not isinstance(data, dict):
         raise ConfigError("the file must hold a JSON object with mcpServers")

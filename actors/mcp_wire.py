@@ -10,6 +10,7 @@ which says in plain words what was wrong with it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -59,24 +60,28 @@ class LineBuffer:
         return len(self._buf)
 
 
+# `result`, `params` and a request's `id` are JSON values as the server sent them;
+# whoever reads one narrows it (isinstance) first.
+
+
 @attrs.frozen
 class Response:
     id: int
-    result: Any = None
-    error: dict[str, Any] | None = None
+    result: object = None
+    error: dict[str, object] | None = None
 
 
 @attrs.frozen
 class Request:
-    id: Any
+    id: object  # echoed back as it came
     method: str
-    params: Any = None
+    params: object = None
 
 
 @attrs.frozen
 class Notification:
     method: str
-    params: Any = None
+    params: object = None
 
 
 @attrs.frozen
@@ -114,45 +119,45 @@ def parse(line: bytes) -> Incoming:
     return Ignored("an object that is neither a request, a notification nor an answer to ours")
 
 
-def _line(msg: dict[str, Any]) -> bytes:
+def _line(msg: dict[str, object]) -> bytes:
     # json.dumps escapes every newline inside strings, so the message is one line.
     return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def encode_request(rid: int, method: str, params: Any = None) -> bytes:
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+def encode_request(rid: int, method: str, params: object = None) -> bytes:
+    msg: dict[str, object] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:
         msg["params"] = params
     return _line(msg)
 
 
-def encode_notification(method: str, params: Any = None) -> bytes:
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+def encode_notification(method: str, params: object = None) -> bytes:
+    msg: dict[str, object] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         msg["params"] = params
     return _line(msg)
 
 
-def encode_result(rid: Any, result: Any) -> bytes:
+def encode_result(rid: object, result: object) -> bytes:
     return _line({"jsonrpc": "2.0", "id": rid, "result": result})
 
 
-def encode_error(rid: Any, code: int, message: str) -> bytes:
+def encode_error(rid: object, code: int, message: str) -> bytes:
     return _line({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
 
 
-def initialize_params() -> dict[str, Any]:
+def initialize_params() -> dict[str, object]:
     return {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": dict(CLIENT_INFO)}
 
 
-def error_text(error: dict[str, Any]) -> str:
+def error_text(error: Mapping[str, object]) -> str:
     message = error.get("message")
     text = message if isinstance(message, str) and message.strip() else "no reason given"
     code = error.get("code")
     return f"{text} (code {code})" if isinstance(code, int) and not isinstance(code, bool) else text
 
 
-def check_initialize(result: Any) -> str:
+def check_initialize(result: object) -> str:
     """The protocol version the server answered with; WireError when the answer is not
     an initialize result."""
     if not isinstance(result, dict):
@@ -174,7 +179,7 @@ class ToolInfo:
     title: str | None = None
 
 
-def tool_list(result: Any) -> tuple[list[ToolInfo], str | None, list[str]]:
+def tool_list(result: object) -> tuple[list[ToolInfo], str | None, list[str]]:
     """The tools of one `tools/list` page, the next page's cursor, and what was left
     out (and why) of what the server listed."""
     if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
@@ -208,7 +213,7 @@ def tool_list(result: Any) -> tuple[list[ToolInfo], str | None, list[str]]:
     return tools, cursor if isinstance(cursor, str) and cursor else None, left_out
 
 
-def call_result(result: Any) -> tuple[str, bool]:
+def call_result(result: object) -> tuple[str, bool]:
     """The text a `tools/call` answer gives the model, and whether it is an error.
 
     The text parts of `content` are the result; a part of another kind is named in a

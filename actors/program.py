@@ -23,7 +23,6 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 import trio
 
@@ -62,7 +61,7 @@ class ProgramEnded(Exception):
 class RpcError(Exception):
     """The program answered a request with a JSON-RPC error."""
 
-    def __init__(self, error: dict[str, Any]) -> None:
+    def __init__(self, error: dict[str, object]) -> None:
         super().__init__(error_text(error))
         self.error = error
 
@@ -199,7 +198,7 @@ class Program:
     def __init__(self) -> None:
         self.scope = trio.CancelScope()
         self.proc: trio.Process | None = None
-        self.pending: dict[int, Reply[Any]] = {}
+        self.pending: dict[int, Reply[object]] = {}
         self.ended = trio.Event()
         self.why = ""
         self._ids = itertools.count(1)
@@ -232,11 +231,11 @@ class Program:
         except ProgramEnded:
             pass
 
-    async def start_request(self, method: str, params: Any = None) -> tuple[int, Reply[Any]]:
+    async def start_request(self, method: str, params: object = None) -> tuple[int, Reply[object]]:
         """Send a request; its id and the slot its answer fills (the caller pops it
-        from `pending`)."""
+        from `pending`). The answer is a JSON value as the program sent it."""
         rid = next(self._ids)
-        slot: Reply[Any] = Reply()
+        slot: Reply[object] = Reply()
         self.pending[rid] = slot
         try:
             await self.send(encode_request(rid, method, params))
@@ -245,8 +244,9 @@ class Program:
             raise
         return rid, slot
 
-    async def request(self, method: str, params: Any = None) -> Any:
-        """Send a request and wait for its answer; RpcError or ProgramEnded otherwise."""
+    async def request(self, method: str, params: object = None) -> object:
+        """Send a request and wait for its answer (a JSON value as the program sent it);
+        RpcError or ProgramEnded otherwise."""
         rid, slot = await self.start_request(method, params)
         try:
             return await slot.wait()
