@@ -13,23 +13,32 @@ checkpoint (`send_all` yields after it sends), so the task still gives way once 
 chunk. A busy lock is waited for as before. Everything else (`Closed`, `Updated`
 events, the shielded write, closing on a broken stream) is hypercorn's own code path.
 
-The replaced method is hypercorn's internal API, so the versions it was written for
-are pinned in pyproject.toml, and `install()` refuses any other version: on a
-version it does not know, hypercorn keeps its own method.
+The replaced method is hypercorn's internal API, so `install()` first checks that the
+method it replaces is byte for byte the one this was written against (a SHA-256 of its
+source): on any other, it refuses, with an error that names the hypercorn version and
+the method, and the daemon does not start. pyproject.toml pins hypercorn to the versions
+whose method that is (0.17.0 to 0.18.0 have the same one).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
-import logging
+import inspect
 from typing import Any
 
 import trio
 from hypercorn.events import Closed, RawData
 
-log = logging.getLogger("bmoe.http")
+# SHA-256 of `inspect.getsource(hypercorn.trio.tcp_server.TCPServer.protocol_send)` in
+# hypercorn 0.17.0 to 0.18.0, the method `_protocol_send` follows.
+PROTOCOL_SEND_SHA256 = "225856426bff7be02990c0badb90f51f801db14ac5db0f3d0c210cafbeb528ab"
+REPLACED = "hypercorn.trio.tcp_server.TCPServer.protocol_send"
 
-KNOWN_VERSIONS = ("0.17.", "0.18.")
+
+class HypercornChanged(RuntimeError):
+    """The method `install()` would replace is not the one this module was written
+    against: replacing it could drop what the new version does."""
 
 
 async def _protocol_send(self: Any, event: Any) -> None:
@@ -54,21 +63,38 @@ async def _protocol_send(self: Any, event: Any) -> None:
 _ORIGINAL: list[Any] = []
 
 
-def supported(version: str) -> bool:
-    return version.startswith(KNOWN_VERSIONS)
+def source_sha256(method: Any) -> str:
+    return hashlib.sha256(inspect.getsource(method).encode()).hexdigest()
 
 
-def install() -> bool:
-    """Use `_protocol_send` for hypercorn's trio server; False (and nothing changed)
-    on a hypercorn version this was not written for."""
+def check_replaceable(method: Any, version: str) -> None:
+    """Raise HypercornChanged unless `method` is the one `_protocol_send` follows."""
+    try:
+        digest = source_sha256(method)
+    except (OSError, TypeError) as exc:  # no source to read (a frozen or compiled build)
+        raise HypercornChanged(
+            f"cannot read the source of {REPLACED} in hypercorn {version} ({exc}), so bmoe_daemon/http_send.py "
+            "cannot check that it replaces the method it was written against. Install hypercorn from its "
+            "Python source (pyproject.toml pins the versions it knows)."
+        ) from exc
+    if digest != PROTOCOL_SEND_SHA256:
+        raise HypercornChanged(
+            f"hypercorn {version} changed {REPLACED} (its source's SHA-256 is {digest}, not "
+            f"{PROTOCOL_SEND_SHA256}), which bmoe_daemon/http_send.py replaces. Install a hypercorn that "
+            "pyproject.toml allows (pip install 'hypercorn>=0.17,<0.19'), or compare the new method with "
+            "_protocol_send, carry its changes over, and set PROTOCOL_SEND_SHA256 to the new digest."
+        )
+
+
+def install() -> None:
+    """Use `_protocol_send` for hypercorn's trio server. Raises HypercornChanged (and
+    changes nothing) when hypercorn's method is not the one it was written against.
+    Installing twice is harmless."""
     from hypercorn.trio import tcp_server
 
     if _ORIGINAL:
-        return True
-    version = importlib.metadata.version("hypercorn")
-    if not supported(version):
-        log.warning("hypercorn %s is not one the event stream's send path was written for; using its own", version)
-        return False
-    _ORIGINAL.append(tcp_server.TCPServer.protocol_send)
+        return
+    original = tcp_server.TCPServer.protocol_send
+    check_replaceable(original, importlib.metadata.version("hypercorn"))
+    _ORIGINAL.append(original)
     tcp_server.TCPServer.protocol_send = _protocol_send  # type: ignore[method-assign]
-    return True

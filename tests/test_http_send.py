@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import types
 
+import pytest
 import trio
 from hypercorn.events import Closed, RawData
 from hypercorn.trio import tcp_server
@@ -45,7 +46,7 @@ async def race(send, conn, order: list[str]) -> None:
 
 
 async def test_a_free_lock_writes_before_other_tasks_run() -> None:
-    assert http_send.install()
+    http_send.install()
     assert tcp_server.TCPServer.protocol_send is http_send._protocol_send
     order: list[str] = []
     await race(http_send._protocol_send, server(order), order)
@@ -101,6 +102,36 @@ async def test_other_events_take_hypercorns_own_path(monkeypatch) -> None:
     assert len(seen) == 1 and isinstance(seen[0], Closed)
 
 
-def test_only_known_versions_are_patched() -> None:
-    assert http_send.supported("0.18.0") and http_send.supported("0.17.2")
-    assert not http_send.supported("0.19.0") and not http_send.supported("1.0.0")
+def test_the_installed_hypercorn_has_the_method_it_was_written_against() -> None:
+    original = http_send._ORIGINAL[0] if http_send._ORIGINAL else tcp_server.TCPServer.protocol_send
+    assert http_send.source_sha256(original) == http_send.PROTOCOL_SEND_SHA256
+    http_send.check_replaceable(original, "installed")
+
+
+class ChangedServer:
+    """hypercorn's server as a release might change it: one more line in protocol_send."""
+
+    async def protocol_send(self, event: object) -> None:
+        if isinstance(event, RawData):
+            await self.write(event)  # type: ignore[attr-defined]
+
+
+def test_a_changed_method_is_refused_and_nothing_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(http_send.HypercornChanged) as refused:
+        http_send.check_replaceable(ChangedServer.protocol_send, "0.19.0")
+    message = str(refused.value)
+    assert "hypercorn 0.19.0" in message and "hypercorn.trio.tcp_server.TCPServer.protocol_send" in message
+    assert http_send.source_sha256(ChangedServer.protocol_send) in message
+    assert "pip install 'hypercorn>=0.17,<0.19'" in message and "PROTOCOL_SEND_SHA256" in message
+
+    # install() checks the method it is about to replace, and leaves it in place.
+    monkeypatch.setattr(tcp_server, "TCPServer", ChangedServer)
+    monkeypatch.setattr(http_send, "_ORIGINAL", [])
+    with pytest.raises(http_send.HypercornChanged):
+        http_send.install()
+    assert ChangedServer.protocol_send is not http_send._protocol_send and http_send._ORIGINAL == []
+
+
+def test_a_method_without_source_is_refused() -> None:
+    with pytest.raises(http_send.HypercornChanged, match="cannot read the source"):
+        http_send.check_replaceable(len, "0.18.0")
