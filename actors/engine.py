@@ -114,7 +114,7 @@ class AbortFlag(threading.Event):
     """A turn's abort flag, also readable as one byte in memory (`address`): the byte
     is 1 long as a C string once the flag is raised, empty before. A backend that runs
     native code (llama.cpp) can hand that byte to a native check that needs no Python
-    and so no GIL (see actors/backends/local.py)."""
+    and so no GIL (see actors/backends/abort_callback.py)."""
 
     def __init__(self) -> None:
         super().__init__()

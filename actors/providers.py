@@ -81,9 +81,9 @@ class Learned:
 class ProviderBackend:
     """The Backend for one provider and model; see the module docstring.
 
-    Each turn opens its own HTTP client, so nothing outlives a round. A stop (the
-    turn's `abort` flag, checked at every line, or the task's cancellation) closes
-    the stream at its next piece.
+    Each turn opens its own HTTP client, so nothing outlives a round. A stop closes
+    the stream: the turn's `abort` flag at the next line read, the task's
+    cancellation at once.
     """
 
     def __init__(
@@ -444,8 +444,9 @@ def write_private(path: Path, data: bytes) -> None:
 class ProviderDirectory:
     """See the module docstring. Reads its files when made; every change is written
     whole before it shows in the listing: the providers through `write_file` (the
-    store's `write_atomic`, handed in since the actors do not import the daemon), the
-    keys through `write_private`."""
+    daemon gives actors/atomic.py's `write_atomic`), the keys through `write_private`.
+    What a provider turned out to refuse (`Learned`) is kept in memory only, and
+    forgotten when the provider is saved again or removed."""
 
     def __init__(self, data_dir: Path, *, write_file: Callable[[Path, bytes], None]) -> None:
         self._write_file = write_file
