@@ -15,7 +15,7 @@ written) and the run ends. All clients are connected and counted by the daemon a
 subscribers before the message is sent; a short warm-up round runs first and is not
 counted.
 
-    /work/venv/bin/python ops/bench/composing_latency.py [--clients 1] [--kib 4] [--delay-ms 5]
+    .venv/bin/python ops/bench/composing_latency.py [--clients 1] [--kib 4] [--delay-ms 5]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the Engine that `serve` builds is subclassed here to note each turn's owner as i
 queued, and `keep_order` notes the owners as turns start). Figures: wall time, turns
 per second, the deepest the engine's mailbox got, and the process's peak RSS.
 
-    /work/venv/bin/python ops/bench/concurrency.py [--conversations 100] [--rounds 10] [--delay-ms 1]
+    .venv/bin/python ops/bench/concurrency.py [--conversations 100] [--rounds 10] [--delay-ms 1]
 """
 
 from __future__ import annotations

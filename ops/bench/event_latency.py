@@ -12,7 +12,7 @@ its piece by its text. All 50 clients are connected and counted by the daemon as
 subscribers (GET /api/debug/actors) before the message is sent; a short warm-up
 round runs first and is not counted.
 
-    /work/venv/bin/python ops/bench/event_latency.py [--clients 50] [--pieces 300] [--delay-ms 20]
+    .venv/bin/python ops/bench/event_latency.py [--clients 50] [--pieces 300] [--delay-ms 20]
 """
 
 from __future__ import annotations

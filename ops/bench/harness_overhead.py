@@ -23,7 +23,7 @@ local backend installs (a ctypes call back into Python, which llama.cpp polls wh
 it computes), to tell that cost apart from the rest of the harness. --variant runs
 the daemon changed in one respect (see BOOTSTRAP), for diagnosis only.
 
-    /work/venv/bin/python ops/bench/harness_overhead.py [--reps 15] [--tokens 128] [--variant as-shipped]
+    .venv/bin/python ops/bench/harness_overhead.py [--reps 15] [--tokens 128] [--variant as-shipped]
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ costs through the daemon's MCP actor over a direct call with the `mcp` SDK.
    floor. The SDK is a test dependency only: the daemon speaks the wire itself on trio so
    that it owns the program's process group (actors/mcp.py says why).
 
-    /work/venv/bin/python ops/bench/mcp_bench.py [--reps 5] [--calls 2000] [--everything]
+    .venv/bin/python ops/bench/mcp_bench.py [--reps 5] [--calls 2000] [--everything]
 """
 
 from __future__ import annotations

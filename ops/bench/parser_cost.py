@@ -13,7 +13,7 @@ The parser scans each piece once and keeps its state between pieces, so the cost
 per token must not grow with what was written before it. Target: the 100 KiB cost
 per token <= 1.5 x the 10 KiB one ("flat"), for each format.
 
-    /work/venv/bin/python ops/bench/parser_cost.py [--reps 5] [--piece 4]
+    .venv/bin/python ops/bench/parser_cost.py [--reps 5] [--piece 4]
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ tokens llama.cpp was actually given to decode in round 2 (by wrapping Llama.eval
 to check the backend's own count. Temperature 0 and a fixed max of tokens keep it
 repeatable.
 
-    /work/venv/bin/python ops/bench/prefix_reuse.py [--max-tokens 96]
+    .venv/bin/python ops/bench/prefix_reuse.py [--max-tokens 96]
 """
 
 from __future__ import annotations

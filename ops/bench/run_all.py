@@ -6,7 +6,7 @@ them one at a time: they measure wall time on a small machine. By default the se
 in ORDER run; --all adds any other script in the folder (a script that prints no
 result line is shown as having run).
 
-    /work/venv/bin/python ops/bench/run_all.py [--only NAME ...] [--skip NAME ...] [--all] [--timeout 600]
+    .venv/bin/python ops/bench/run_all.py [--only NAME ...] [--skip NAME ...] [--all] [--timeout 600]
 
 Exit status: 0 when every benchmark ran (whether or not its targets were met),
 1 when one failed to run, and with --strict also 1 when a target was missed.

@@ -21,7 +21,7 @@ What is compared, like for like:
 
 Targets: each ratio to rg <= 3; reading the head <= 20 ms.
 
-    /work/venv/bin/python ops/bench/search_bench.py [--tree DIR] [--reps 5]
+    .venv/bin/python ops/bench/search_bench.py [--tree DIR] [--reps 5]
 
 Without `rg` on the PATH (install it with `apt-get install -y ripgrep`), the tool
 timings are still printed and the comparisons are skipped.

@@ -14,7 +14,7 @@ PYTHONPYCACHEPREFIX (where PYTHONDONTWRITEBYTECODE is set, as in some sandboxes,
 project's own modules are otherwise compiled at every start). The targets are judged
 on the plain start, in the environment as it is.
 
-    /work/venv/bin/python ops/bench/startup.py [--reps 5]
+    .venv/bin/python ops/bench/startup.py [--reps 5]
 """
 
 from __future__ import annotations

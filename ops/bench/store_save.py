@@ -15,7 +15,7 @@ encoding, the atomic write with its two fsyncs, and for reference the whole reco
 ticking every millisecond), since the encoding runs in a worker thread but holds the
 GIL.
 
-    /work/venv/bin/python ops/bench/store_save.py [--items 2000] [--saves 50] [--dir PATH]
+    .venv/bin/python ops/bench/store_save.py [--items 2000] [--saves 50] [--dir PATH]
 """
 
 from __future__ import annotations
