@@ -30,12 +30,13 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from typing import Any
+from typing import Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
 
-KINDS = ("once", "interval", "daily", "weekly")
+ScheduleKind = Literal["once", "interval", "daily", "weekly"]
+KINDS: tuple[ScheduleKind, ...] = get_args(ScheduleKind)
 MIN_EVERY_MINUTES = 5
 MAX_EVERY_MINUTES = 366 * 24 * 60  # a year: anything longer is a `once`
 # How many local days to look ahead for the next slot: a week, plus one for a zone
@@ -52,12 +53,12 @@ class InvalidSchedule(ValueError):
 
 @attrs.frozen
 class Schedule:
-    kind: str
+    kind: ScheduleKind
     at: str | None = None
     every_minutes: int | None = None
     weekdays: tuple[int, ...] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind,
             "at": self.at,
@@ -66,7 +67,7 @@ class Schedule:
         }
 
 
-def parse_schedule(data: Any) -> Schedule:
+def parse_schedule(data: object) -> Schedule:
     """A schedule from its JSON form; raises InvalidSchedule saying what is wrong.
 
     Fields another kind uses are ignored (a form may send them all), and kept as None.
@@ -77,9 +78,11 @@ def parse_schedule(data: Any) -> Schedule:
     if kind not in KINDS:
         raise InvalidSchedule(f"schedule.kind must be one of {', '.join(KINDS)}.")
     at = data.get("at")
+    # What a schedule keeps: `at` is checked as sent, and is a str (or None) once it passed.
+    at_text = at if isinstance(at, str) else None
     if kind == "once":
         _parse_datetime(at, "schedule.at")
-        return Schedule("once", at=at)
+        return Schedule("once", at=at_text)
     if kind == "interval":
         every = data.get("every_minutes")
         if isinstance(every, bool) or not isinstance(every, int):
@@ -93,20 +96,20 @@ def parse_schedule(data: Any) -> Schedule:
                 _parse_time(at, "schedule.at")
             else:
                 _parse_datetime(at, "schedule.at")
-        return Schedule("interval", at=at, every_minutes=every)
+        return Schedule("interval", at=at_text, every_minutes=every)
     _parse_time(at, "schedule.at")
     if kind == "daily":
-        return Schedule("daily", at=at)
+        return Schedule("daily", at=at_text)
     days = data.get("weekdays")
     if not isinstance(days, list) or not days:
         raise InvalidSchedule("schedule.weekdays must be a non-empty list of days, 0 = Sunday .. 6 = Saturday.")
     for day in days:
         if isinstance(day, bool) or not isinstance(day, int) or not 0 <= day <= 6:
             raise InvalidSchedule("schedule.weekdays holds days 0 = Sunday .. 6 = Saturday.")
-    return Schedule("weekly", at=at, weekdays=tuple(sorted(set(days))))
+    return Schedule("weekly", at=at_text, weekdays=tuple(sorted(set(days))))
 
 
-def _parse_time(value: Any, where: str) -> tuple[int, int]:
+def _parse_time(value: object, where: str) -> tuple[int, int]:
     m = _TIME.match(value) if isinstance(value, str) else None
     if m is None:
         raise InvalidSchedule(f'{where} must be a time "HH:MM".')
@@ -116,7 +119,7 @@ def _parse_time(value: Any, where: str) -> tuple[int, int]:
     return hour, minute
 
 
-def _parse_datetime(value: Any, where: str) -> datetime.datetime:
+def _parse_datetime(value: object, where: str) -> datetime.datetime:
     m = _DATETIME.match(value) if isinstance(value, str) else None
     if m is None:
         raise InvalidSchedule(f'{where} must be a local date and time "YYYY-MM-DDTHH:MM".')

@@ -36,7 +36,7 @@ from actors.base import ActorStats
 from actors.conversation import Conversation
 from actors.errors import Busy, Invalid, NotFound
 from actors.hub import Hub
-from actors.items import MODES, new_id, notice_item, user_item
+from actors.items import MODES, Mode, new_id, notice_item, user_item
 from actors.schedule import InvalidSchedule, Schedule, local_zone, next_due, parse_schedule
 
 log = logging.getLogger("bmoe.scheduler")
@@ -59,7 +59,7 @@ class LastRun:
     conversation: str | None
     outcome: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"at": self.at, "conversation": self.conversation, "outcome": self.outcome}
 
 
@@ -71,7 +71,7 @@ class TaskSpec:
     schedule: Schedule
     title: str | None = None
     workspace: str | None = None
-    mode: str = "read_only"
+    mode: Mode = "read_only"
     route: str = "local"
     enabled: bool = True
 
@@ -82,7 +82,7 @@ class Task:
     title: str
     prompt: str
     workspace: str | None
-    mode: str
+    mode: Mode
     route: str
     schedule: Schedule
     enabled: bool
@@ -91,7 +91,7 @@ class Task:
     # Slots are counted from here: the later of the last change and the last run's start.
     since: float = 0.0
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The task as tasks.json keeps it."""
         return {
             "id": self.id, "title": self.title, "prompt": self.prompt, "workspace": self.workspace,
@@ -102,6 +102,8 @@ class Task:
 
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> Task:
+        """A task as tasks.json kept it; KeyError, TypeError, ValueError or
+        InvalidSchedule when it does not read."""
         last = data.get("last_run")
         last_run = None
         if isinstance(last, dict):
@@ -109,10 +111,10 @@ class Task:
             last_run = LastRun(float(last["at"]), last.get("conversation"),
                                outcome if outcome in OUTCOMES else "error")
         created = float(data["created"])
-        mode = str(data.get("mode") or "read_only")
+        mode = data.get("mode")
         return cls(
             id=str(data["id"]), title=str(data.get("title") or ""), prompt=str(data["prompt"]),
-            workspace=data.get("workspace"), mode=mode if mode in MODES else "read_only",
+            workspace=data.get("workspace"), mode=next((m for m in MODES if m == mode), "read_only"),
             route=str(data.get("route") or "local"), schedule=parse_schedule(data["schedule"]),
             enabled=bool(data.get("enabled", True)), created=created, last_run=last_run,
             since=float(data.get("since") or created),
@@ -227,7 +229,7 @@ class Scheduler:
             data = json.dumps([t.record() for t in self._tasks.values()], ensure_ascii=False, indent=1).encode()
             await trio.to_thread.run_sync(self._write_file, self._path, data)
 
-    async def _commit(self, task_id: str, view: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    async def _commit(self, task_id: str, view: dict[str, object] | None = None) -> dict[str, object] | None:
         """After a change in memory: wake the timer, save, then publish the task as it
         was when it changed (another run may start while the write is under way).
 
@@ -297,7 +299,7 @@ class Scheduler:
 
     # ---- runs ----
 
-    async def _start(self, task: Task, *, scheduled: bool) -> dict[str, Any]:
+    async def _start(self, task: Task, *, scheduled: bool) -> dict[str, object]:
         if task.id in self._running:
             raise Busy("This task is running; wait for it to end, or stop its conversation.")
         if self._nursery is None:
@@ -358,7 +360,7 @@ class Scheduler:
 
     # ---- requests ----
 
-    def to_json(self, task: Task) -> dict[str, Any]:
+    def to_json(self, task: Task) -> dict[str, object]:
         return {
             "id": task.id, "title": task.title, "prompt": task.prompt, "workspace": task.workspace,
             "mode": task.mode, "route": task.route, "schedule": task.schedule.to_json(), "enabled": task.enabled,
@@ -366,7 +368,7 @@ class Scheduler:
             "next_run": self.next_run(task), "running": task.id in self._running,
         }
 
-    def tasks(self) -> list[dict[str, Any]]:
+    def tasks(self) -> list[dict[str, object]]:
         return [self.to_json(t) for t in sorted(self._tasks.values(), key=lambda t: t.created)]
 
     def _get(self, task_id: str) -> Task:
@@ -375,7 +377,7 @@ class Scheduler:
             raise NotFound("There is no such task.")
         return task
 
-    def get(self, task_id: str) -> dict[str, Any]:
+    def get(self, task_id: str) -> dict[str, object]:
         return self.to_json(self._get(task_id))
 
     def _check(self, spec: TaskSpec) -> None:
@@ -391,7 +393,7 @@ class Scheduler:
         if spec.workspace is not None and self._hub.workspace_path(spec.workspace) is None:
             raise Invalid("There is no such workspace; add the folder first.")
 
-    async def create(self, spec: TaskSpec) -> dict[str, Any]:
+    async def create(self, spec: TaskSpec) -> dict[str, object]:
         self._check(spec)
         t = round(self._clock(), 3)
         task = Task(
@@ -404,7 +406,7 @@ class Scheduler:
         assert view is not None
         return view
 
-    async def update(self, task_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    async def update(self, task_id: str, changes: dict[str, Any]) -> dict[str, object]:
         """Replace the given fields of TaskSpec; the slots count from now (or from
         the last run, when that started later: a clock set back)."""
         task = self._get(task_id)
@@ -434,7 +436,7 @@ class Scheduler:
         del self._tasks[task_id]
         await self._commit(task_id, view)
 
-    async def run_now(self, task_id: str) -> dict[str, Any]:
+    async def run_now(self, task_id: str) -> dict[str, object]:
         """Run a task at once, whatever its schedule says; Busy while it runs."""
         return await self._start(self._get(task_id), scheduled=False)
 
