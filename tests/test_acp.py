@@ -23,10 +23,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors import acp_map
+from actors.acp import CANCEL_WAIT_S
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
 
 AGENT = Path(__file__).with_name("acp_agent.py")
-STOP_LIMIT_S = 11.0
+# A hung agent's group is ended CANCEL_WAIT_S after the stop; the rest is room for a
+# loaded machine (two shared cores). Past it, the agent was never ended.
+STOP_LIMIT_S = CANCEL_WAIT_S + 10
+# An agent that honours session/cancel stops long before it would be ended.
+HONOURED_LIMIT_S = CANCEL_WAIT_S / 2
 
 
 def write_agents_file(path: Path) -> Path:
@@ -276,7 +281,7 @@ async def test_stop_sends_cancel_and_a_hung_agent_is_ended_whole(tmp_path):
         t0 = time.monotonic()
         r = await s.c.post(f"/api/conversations/{cid}/stop")
         assert r.json() == {"stopped": True}
-        assert time.monotonic() - t0 < 3  # it honoured session/cancel
+        assert time.monotonic() - t0 < HONOURED_LIMIT_S  # it honoured session/cancel
         assert len(s.received("session/cancel")) == 1
         conv = await s.conv(cid)
         assert conv["state"] == "idle" and items_of(conv, "notice")[-1]["text"].startswith("Stopped")
@@ -293,14 +298,12 @@ async def test_stop_sends_cancel_and_a_hung_agent_is_ended_whole(tmp_path):
         child = int(ev[2]["text"].split("child ")[1].split(")")[0])
         assert group_alive(pid)
         t0 = time.monotonic()
-        stop = await s.c.post(f"/api/conversations/{cid}/stop")
-        assert stop.json() == {"stopped": True}
-        with trio.fail_after(STOP_LIMIT_S + 2):
+        with trio.fail_after(STOP_LIMIT_S):  # TooSlowError: the hung agent was never ended
+            stop = await s.c.post(f"/api/conversations/{cid}/stop")
+            assert stop.json() == {"stopped": True}
             while group_alive(pid):  # noqa: ASYNC110 (a process group has no event to wait on)
                 await trio.sleep(0.02)
-        took = time.monotonic() - t0
-        print(f"stop to a hung agent's group gone: {took:.2f} s")
-        assert took < STOP_LIMIT_S
+        print(f"stop to a hung agent's group gone: {time.monotonic() - t0:.2f} s")
         assert not runs(child)
         conv = await s.conv(cid)
         assert conv["state"] == "idle"
