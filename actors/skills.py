@@ -26,7 +26,6 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import attrs
 import trio
@@ -77,7 +76,7 @@ class Skill:
     def shown_title(self) -> str:
         return self.title or default_title(self.name)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | bool]:
         return {"name": self.name, "title": self.shown_title, "description": self.description,
                 "source": self.source, "enabled": self.enabled, "body": self.body}
 
