@@ -2,16 +2,54 @@
 
 from __future__ import annotations
 
+import datetime
+import json
 import threading
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 import trio
 
 from actors.backends.local import LocalBackend, bundled_model_path
 from actors.engine import Aborted, Engine, TurnInput
+from actors.prompt import system_prompt
+from actors.tools.registry import Registry
+from actors.tools.testing import test_tools as offered_tools  # not collected as a test
 from tests.daemon_proc import SSE, run_daemon
 
 pytestmark = pytest.mark.model
+
+
+class EvalLog:
+    """What llama.cpp itself was given to decode: wraps the Llama's `eval`, which
+    `create_completion` calls first with the prompt's tokens that are not in the KV cache
+    yet, then once per sampled token. Each call is recorded as (tokens already in the
+    cache, tokens given), from llama's own `n_tokens`, so a test checks the reuse that
+    happened, not only what the backend says it prefilled."""
+
+    def __init__(self, llm: Any) -> None:
+        self.calls: list[tuple[int, int]] = []
+        self._llm = llm
+
+    def __enter__(self) -> EvalLog:
+        evaluate = self._llm.eval
+
+        def eval_logged(tokens: Sequence[int]) -> None:
+            self.calls.append((self._llm.n_tokens, len(tokens)))
+            evaluate(tokens)
+
+        self._llm.eval = eval_logged
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        del self._llm.eval  # the class's own method again
+
+    @property
+    def prompt(self) -> tuple[int, int]:
+        """(tokens kept in the cache, tokens decoded) for the turn's prompt."""
+        assert self.calls, "llama.cpp decoded nothing"
+        return self.calls[0]
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +68,8 @@ async def test_daemon_streams_a_real_reply_through_events(tmp_path, model_path):
             sse = SSE(c)
             await nursery.start(sse.run)
             conv = (await c.post("/api/conversations", json={})).json()
-            r = await c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "Say hello in one short sentence."})
+            said = {"text": "Say hello in one short sentence."}
+            r = await c.post(f"/api/conversations/{conv['id']}/messages", json=said)
             assert r.status_code == 202
             running = await sse.wait_for(lambda e: e[1] == "conversation" and e[2]["state"] == "running")
             # A small model may ramble for its whole budget: a few pieces show the stream;
@@ -45,7 +84,8 @@ async def test_daemon_streams_a_real_reply_through_events(tmp_path, model_path):
                     await trio.sleep(0.05)
             await c.post(f"/api/conversations/{conv['id']}/stop")
             done = await sse.wait_for(
-                lambda e: e[0] > running[0] and e[1] == "conversation" and e[2]["state"] in ("idle", "error"), timeout=60
+                lambda e: e[0] > running[0] and e[1] == "conversation" and e[2]["state"] in ("idle", "error"),
+                timeout=60,
             )
             assert done[2]["state"] == "idle"
             deltas = [e[2] for e in sse.events if e[1] == "delta"]
@@ -74,10 +114,17 @@ async def test_prefix_reuse_and_abort_in_prefill(model_path):
         added = (system, user, {"role": "assistant", "content": one.text}, {"role": "user", "content": "Another one."})
         before = len(backend.tokenize(backend.render((system, user))[0]))
         after = len(backend.tokenize(backend.render(added)[0]))
-        two = await engine.turn(TurnInput(added, max_tokens=16), emit)
-        # Round 2 prefills only what round 1 added, not the whole prompt again.
-        assert two.prefill_tokens <= (after - before) * 1.1 + 2
-        assert two.prefill_tokens < two.prompt_tokens / 2
+        with EvalLog(backend._llm) as evals:
+            two = await engine.turn(TurnInput(added, max_tokens=16), emit)
+        # Round 2 prefills only what round 1 added, not the whole prompt again: llama.cpp
+        # kept round 1's prompt in its KV cache and decoded the rest, as many tokens as
+        # the backend reports.
+        kept, decoded = evals.prompt
+        assert kept + decoded == two.prompt_tokens
+        assert kept >= before
+        assert decoded == two.prefill_tokens
+        assert decoded <= (after - before) * 1.1 + 2
+        assert decoded < two.prompt_tokens / 2
 
         # A stop during a long prefill ends it at llama.cpp's abort point, read natively
         # (no Python, no GIL) on this machine: the prompt is not all in the cache.
@@ -93,6 +140,42 @@ async def test_prefix_reuse_and_abort_in_prefill(model_path):
         three = await engine.turn(TurnInput((system, user), max_tokens=8), emit)
         assert three.completion_tokens > 0
         engine.close()
+
+
+async def test_the_next_round_reuses_the_call_the_model_wrote(model_path):
+    """The generic tool format with its grammar: round 2 gives back round 1's call as
+    the model wrote it, so only the tool result and what follows are prefilled."""
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+    try:
+        tools = offered_tools()
+        specs = Registry(tools).specs(tools)
+
+        async def emit(_piece: Any) -> None:
+            pass
+
+        system = system_prompt(workspace=None, mode="ask", today=datetime.date(2026, 1, 5), tools=True)
+        round1 = ({"role": "system", "content": system}, {"role": "user", "content": "Use the echo tool to say hello."})
+        one = await backend.generate(TurnInput(round1, specs, 256, 0.0, "required"), emit, threading.Event())
+        assert one.tool_calls and isinstance(json.loads(one.tool_calls[0].arguments), dict)
+        calls = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                 for c in one.tool_calls]
+        round2 = round1 + (
+            {"role": "assistant", "content": one.text, "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": c["id"], "content": "hello"} for c in calls),
+        )
+        added = len(backend.tokenize(backend.render(round2, specs)[0])) - one.prompt_tokens
+        with EvalLog(backend._llm) as evals:
+            two = await backend.generate(TurnInput(round2, specs, 8, 0.0), emit, threading.Event())
+        # What the model wrote is in the KV cache already: at most its last token or two
+        # (the one sampled last is never evaluated) are prefilled again. llama.cpp's own
+        # count says so, and the backend's agrees with it.
+        kept, decoded = evals.prompt
+        assert kept + decoded == two.prompt_tokens
+        assert kept >= one.prompt_tokens
+        assert decoded == two.prefill_tokens
+        assert decoded <= added - one.completion_tokens + 3
+    finally:
+        await backend.aclose()
 
 
 async def test_backend_flag_is_only_lent(model_path):
@@ -128,7 +211,8 @@ async def _one_tool_run(d, c, sse, ws_id):
         while True:
             tools = seen(lambda e: e[1] == "item" and e[2]["item"]["kind"] == "tool")
             finished = [t for t in tools if t[2]["item"]["state"] in ("done", "error", "denied")]
-            assistants = {e[2]["item"]["id"] for e in seen(lambda e: e[1] == "item" and e[2]["item"]["kind"] == "assistant")}
+            assistants = {e[2]["item"]["id"]
+                          for e in seen(lambda e: e[1] == "item" and e[2]["item"]["kind"] == "assistant")}
             ended = seen(lambda e: e[1] == "conversation" and e[2]["state"] in ("idle", "error"))
             words = sum(len(e[2].get("text", "")) for e in seen(lambda e: e[1] == "delta"))
             if finished and len(assistants) >= 2:

