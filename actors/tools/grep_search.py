@@ -139,6 +139,9 @@ def _required_literal(source: str, flags: int) -> str | None:
     """The longest run of plain characters every match of `source` contains, if the
     parser tells (a private module: any surprise means no run, never a wrong one)."""
     try:
+        # Private modules without stubs (typeshed has only the deprecated sre_parse, whose
+        # item types do not fit LITERAL's int): what they give is Any, and any surprise in it
+        # ends in the `except` below.
         from re import _constants as sre_constants  # type: ignore[attr-defined]
         from re import _parser as sre_parse  # type: ignore[attr-defined]
 
