@@ -15,7 +15,6 @@ that ended early means; this class only says whether the answer was complete.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import attrs
 
@@ -41,13 +40,13 @@ class _Call:
     announced: bool = False
 
 
-def error_text(obj: Any) -> str | None:
+def error_text(obj: object) -> str | None:
     """The message of an OpenAI-style error body (`{"error": {"message"}}` and its
     common variants), shortened; None when there is none."""
     if not isinstance(obj, dict):
         return None
     err = obj.get("error")
-    msg: Any = None
+    msg: object = None
     if isinstance(err, dict):
         msg = err.get("message") or err.get("msg") or err.get("type")
     elif isinstance(err, str):
@@ -103,7 +102,7 @@ class ChatStream:
         """The body ended: dispatch an event that had no closing blank line."""
         return self._dispatch()
 
-    def feed_completion(self, obj: Any) -> list[Piece]:
+    def feed_completion(self, obj: object) -> list[Piece]:
         """A whole (non-streamed) completion, for a server that ignored `stream`."""
         if not isinstance(obj, dict):
             raise StreamError("the answer is not a JSON object")
@@ -161,7 +160,7 @@ class ChatStream:
             raise StreamError(f"the provider reported an error mid-answer: {error_text(obj) or 'no details'}")
         return self._chunk(obj)
 
-    def _chunk(self, obj: dict[str, Any]) -> list[Piece]:
+    def _chunk(self, obj: dict[str, object]) -> list[Piece]:
         self.chunks += 1
         usage = obj.get("usage")
         if isinstance(usage, dict):
@@ -184,7 +183,7 @@ class ChatStream:
                 self.finish_reason = reason
         return out
 
-    def _delta(self, delta: dict[str, Any]) -> list[Piece]:
+    def _delta(self, delta: dict[str, object]) -> list[Piece]:
         out: list[Piece] = []
         reasoning = delta.get("reasoning_content")
         if not isinstance(reasoning, str) or not reasoning:
@@ -205,7 +204,7 @@ class ChatStream:
                         out.append(piece)
         return out
 
-    def _call_delta(self, tc: dict[str, Any], position: int) -> Piece | None:
+    def _call_delta(self, tc: dict[str, object], position: int) -> Piece | None:
         index = _int(tc.get("index"), position)
         call = self._calls.get(index)
         if call is None:
@@ -234,5 +233,5 @@ class ChatStream:
         return Piece("tool_call", "".join(call.args), index=index, call_id=call.call_id, name=call.name)
 
 
-def _int(value: Any, default: int) -> int:
+def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default

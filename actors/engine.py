@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 import trio
@@ -47,11 +47,16 @@ class ToolSpec:
         }
 
 
+# What a piece is: answer text, reasoning, part of a tool call, or a correction of
+# the text and reasoning shown so far.
+PieceKind = Literal["text", "reasoning", "tool_call", "retract"]
+
+
 @attrs.frozen
 class Piece:
     """One streamed piece of a turn: text, reasoning, or part of a tool call."""
 
-    kind: str  # "text" | "reasoning" | "tool_call" | "retract"
+    kind: PieceKind
     text: str = ""  # for "retract": the whole corrected answer text so far
     index: int = 0  # which tool call of the round, for "tool_call"
     call_id: str | None = None

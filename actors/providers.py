@@ -295,7 +295,7 @@ async def read_until(items: AsyncIterator[T], handle: Callable[[T], Awaitable[bo
     return stopped
 
 
-def _json(body: bytes) -> Any:
+def _json(body: bytes) -> object:
     try:
         return json.loads(body)
     except ValueError:
@@ -307,7 +307,7 @@ def _reason(exc: Exception) -> str:
     return text[:200] if text else type(exc).__name__
 
 
-def _is_context_full(obj: Any, said: str | None) -> bool:
+def _is_context_full(obj: object, said: str | None) -> bool:
     err = obj.get("error") if isinstance(obj, dict) else None
     if isinstance(err, dict) and (err.get("code") in _CONTEXT_CODES or err.get("type") in _CONTEXT_CODES):
         return True

@@ -8,8 +8,12 @@ text in, get (kind, text) pieces out.
 
 from __future__ import annotations
 
+from typing import Literal
+
 OPEN_TAG = "<think>"
 CLOSE_TAG = "</think>"
+
+SplitKind = Literal["text", "reasoning"]
 
 
 class ThinkSplitter:
@@ -17,13 +21,13 @@ class ThinkSplitter:
         self._in_reasoning = start_in_reasoning
         self._held = ""
 
-    def feed(self, text: str) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
+    def feed(self, text: str) -> list[tuple[SplitKind, str]]:
+        out: list[tuple[SplitKind, str]] = []
         buf = self._held + text
         self._held = ""
         while buf:
             tag = CLOSE_TAG if self._in_reasoning else OPEN_TAG
-            kind = "reasoning" if self._in_reasoning else "text"
+            kind: SplitKind = "reasoning" if self._in_reasoning else "text"
             at = buf.find(tag)
             if at >= 0:
                 if at:
@@ -38,7 +42,7 @@ class ThinkSplitter:
             break
         return out
 
-    def flush(self) -> list[tuple[str, str]]:
+    def flush(self) -> list[tuple[SplitKind, str]]:
         """What is still held back, once the stream ended."""
         held, self._held = self._held, ""
         if not held:

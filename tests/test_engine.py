@@ -8,6 +8,7 @@ import trio
 from actors.backends.scripted import ScriptedBackend
 from actors.engine import Aborted, Engine, TurnInput
 from actors.errors import ActorGone, ContextFull, NoModel
+from tests.waiting import wait_for
 
 MSG = TurnInput(({"role": "user", "content": "hi"},))
 
@@ -27,7 +28,7 @@ async def test_turns_are_served_one_at_a_time_in_arrival_order():
         nonlocal active, peak
         active += 1
         peak = max(peak, active)
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
         active -= 1
 
     done: list[str] = []
@@ -41,9 +42,7 @@ async def test_turns_are_served_one_at_a_time_in_arrival_order():
         for i in range(8):
             nursery.start_soon(client, f"c{i}")
             await trio.sleep(0.001)  # a known arrival order
-        with trio.fail_after(10):
-            while len(done) < 8:
-                await trio.sleep(0.01)
+        await wait_for(lambda: len(done) == 8)
         engine.close()
     assert engine.order == [f"c{i}" for i in range(8)]
     assert done == engine.order
@@ -72,9 +71,7 @@ async def test_cancel_while_queued_withdraws_only_that_place():
         nursery.start_soon(client, "c")
         await trio.sleep(0.01)
         box[0].cancel()
-        with trio.fail_after(10):
-            while len(results) < 2:
-                await trio.sleep(0.01)
+        await wait_for(lambda: len(results) == 2)
         engine.close()
     assert set(results) == {"a", "c"}
     assert results["a"].text == "x" * 40  # the running turn was not disturbed

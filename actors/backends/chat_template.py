@@ -68,7 +68,7 @@ class ChatTemplate:
         is not None. Raises what the template raises when no form of the messages renders."""
         generic = bool(tools) and self.tool_format == "generic"
         given_tools = [t.to_openai() for t in tools] if tools and not generic else None
-        switch = {THINKING_SWITCH: think} if think is not None and self.has_thinking_switch else {}
+        switch = think if self.has_thinking_switch else None
         attempts: list[list[dict[str, Any]]] = []
         if as_written is not None:
             attempts.append(template_messages(as_written, tools, self.tool_format))
@@ -88,15 +88,15 @@ class ChatTemplate:
         return Rendered(out.prompt, stops, out.prompt.rstrip().endswith(THINK_OPEN))
 
     def _format(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, variables: dict[str, bool]
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, think: bool | None
     ) -> ChatFormatterResponse:
         # llama-cpp-python types messages and tools as its TypedDicts; ours are the
         # same JSON shapes held as plain dicts (and a template reads keys it knows).
-        return self._formatter(
-            messages=cast("list[llama_types.ChatCompletionRequestMessage]", messages),
-            tools=cast("list[llama_types.ChatCompletionTool] | None", tools),
-            **variables,
-        )
+        given = cast("list[llama_types.ChatCompletionRequestMessage]", messages)
+        given_tools = cast("list[llama_types.ChatCompletionTool] | None", tools)
+        if think is None:  # not given at all: `enable_thinking is defined` stays false
+            return self._formatter(messages=given, tools=given_tools)
+        return self._formatter(messages=given, tools=given_tools, enable_thinking=think)
 
 
 def reads_variable(source: str, name: str) -> bool:

@@ -21,7 +21,7 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import outcome
 import trio
@@ -38,10 +38,11 @@ from actors.reasoning import ThinkSplitter
 from actors.toolcalls import ToolCallParser
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
-    from collections.abc import Callable
+    from collections.abc import Callable, Generator
 
     from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar
+    from llama_cpp.llama_types import CreateCompletionStreamResponse
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -241,10 +242,7 @@ class LocalBackend:
             try:
                 if abort.is_set():
                     raise Aborted()
-                stream = llm.create_completion(
-                    prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=stops or None, stream=True,
-                    grammar=grammar,
-                )
+                stream = _completion_stream(llm, tokens, max_tokens, temperature, stops, grammar)
                 try:
                     for chunk in stream:
                         if abort.is_set():
@@ -254,8 +252,9 @@ class LocalBackend:
                         if piece:
                             produced += 1
                             take(piece)
-                        if choice.get("finish_reason"):
-                            finish = choice["finish_reason"]
+                        reason = choice.get("finish_reason")
+                        if reason:
+                            finish = reason
                 finally:
                     stream.close()
                 if parser is not None:
@@ -288,3 +287,20 @@ class LocalBackend:
         if not self._closed:
             self._closed = True
             await trio.to_thread.run_sync(self._llm.close)
+
+
+def _completion_stream(
+    llm: Llama,
+    tokens: list[int],
+    max_tokens: int,
+    temperature: float,
+    stops: list[str],
+    grammar: LlamaGrammar | None,
+) -> Generator[CreateCompletionStreamResponse, None, None]:
+    """llama.cpp's completion of `tokens`, chunk by chunk; closing it ends the generation."""
+    out = llm.create_completion(
+        prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=stops or None, stream=True,
+        grammar=grammar,
+    )
+    # With stream=True it is a generator of chunks; its annotation covers both modes.
+    return cast("Generator[CreateCompletionStreamResponse, None, None]", out)

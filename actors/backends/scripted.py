@@ -112,7 +112,7 @@ class ScriptedBackend:
             )
         self.turns.append(turn)
         common = 0
-        for a, b in zip(prompt, self._cached_prompt):
+        for a, b in zip(prompt, self._cached_prompt, strict=False):
             if a != b:
                 break
             common += 1

@@ -37,7 +37,7 @@ def template_messages(
     return [_plain(m, tool_format) for m in messages]
 
 
-def object_args(raw: Any) -> dict[str, Any] | None:
+def object_args(raw: object) -> dict[str, Any] | None:
     """A call's arguments as an object, or None when they are not a JSON object."""
     if isinstance(raw, dict):
         return raw
@@ -57,12 +57,12 @@ def template_call_id(call_id: str, tool_format: str) -> str:
     return hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:MISTRAL_ID_CHARS]
 
 
-def _text_content(content: Any) -> str:
+def _text_content(content: object) -> str:
     """A message's content as text. Content parts (a message sent with images on a
     provider route, then moved to this model) keep their text; an image becomes a
     line saying it was left out, as this model has no vision projector."""
     if not isinstance(content, list):
-        return content or ""
+        return content if isinstance(content, str) else ""  # None: no content
     parts = []
     for part in content:
         if isinstance(part, dict) and part.get("type") == "text":

@@ -19,7 +19,7 @@ from actors.engine import TurnResult
 # Enough for the conversations whose prompts the KV cache may still hold a prefix of.
 MAX_WRITTEN_REPLIES = 256
 
-_Key = tuple[Any, ...]
+_Key = tuple[object, ...]
 
 
 class WrittenReplies:
