@@ -7,8 +7,7 @@ message of a conversation it works, in the workspace, in a session and process g
 of its own, with the daemon's environment minus the daemon's own variables (`BMOE_*`;
 the API key and the providers' keys live in files the agent is never given). It is
 kept between messages and ended, its whole group, when the conversation is deleted,
-its workspace changes (the next message starts it in the new one) or the daemon
-stops. Its stderr goes to the log, line by line.
+its workspace changes or the daemon stops. Its stderr goes to the log, line by line.
 
 The wire is JSON-RPC 2.0, one message a line (actors/mcp_wire.py reads and writes it;
 actors/acp_map.py reads what ACP puts in it; actors/program.py owns the program, its
@@ -68,9 +67,7 @@ log = logging.getLogger("bmoe.acp")
 
 START_TIMEOUT_S = 30.0  # initialize, and opening a session, each at most this long
 CANCEL_WAIT_S = 10.0  # after session/cancel, before the program is ended
-# After SIGTERM, before the group's SIGKILL; also how long a program that closed its
-# output, or exited, is given to exit, or to have its last lines read.
-KILL_GRACE_S = 0.5
+KILL_GRACE_S = 0.5  # after SIGTERM, before the group's SIGKILL; also the wait for an exit or last lines
 WATCH_POLL_S = 0.25  # how often a program is looked at for its exit
 DISCARD_WAIT_S = 5.0
 # JSON-RPC codes of our answers to the agent's requests.
@@ -180,9 +177,8 @@ class StartMsg:
 
 
 class _Program(Program):
-    """One run of an agent's program (its process and our requests awaiting answers
-    are the base's), with what ACP adds: the workspace it runs in, how its handshake
-    went, whether it can load a session, and the session it has open."""
+    """One run of an agent's program (see Program) with what ACP adds: its workspace, how
+    its handshake went, whether it can load a session, and the session it has open."""
 
     def __init__(self, cwd: Path) -> None:
         super().__init__()
@@ -259,8 +255,7 @@ class AcpAgent:
         await self._closed.wait()
 
     def _start(self, cwd: Path) -> _Program:
-        """The current program, unless it has ended or runs in another workspace (then
-        it is ended): else a new one, started."""
+        """The program running (or starting) in `cwd`, else a new one; one in another is ended."""
         prog = self._program
         if prog is not None and not prog.ended.is_set() and prog.cwd == cwd:
             return prog
