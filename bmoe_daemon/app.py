@@ -15,8 +15,23 @@ from werkzeug.exceptions import HTTPException
 
 from actors.errors import ActorError
 from bmoe_daemon import access
-from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.context import EXTENSION, DaemonContext
 from bmoe_daemon.errors import ApiError, from_actor
+from bmoe_daemon.routes import (
+    agent,
+    connect,
+    conversations,
+    debug,
+    events,
+    files,
+    health,
+    openai,
+    providers,
+    skills,
+    tasks,
+    web,
+    workspaces,
+)
 
 log = logging.getLogger("bmoe.http")
 
@@ -41,23 +56,7 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.config["BODY_TIMEOUT"] = 60
     app.config["RESPONSE_TIMEOUT"] = None
-    app.extensions["bmoe"] = ctx
-
-    from bmoe_daemon.routes import (
-        agent,
-        connect,
-        conversations,
-        debug,
-        events,
-        files,
-        health,
-        openai,
-        providers,
-        skills,
-        tasks,
-        web,
-        workspaces,
-    )
+    app.extensions[EXTENSION] = ctx
 
     for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp, agent.bp,
                skills.bp, tasks.bp, connect.bp, openai.bp, web.bp):
@@ -122,13 +121,3 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
         return _error(500, "internal", "Something went wrong inside the daemon; the log has the details.")
 
     return app
-
-
-def daemon() -> DaemonContext:
-    from quart import current_app
-
-    return current_app.extensions["bmoe"]
-
-
-def is_local() -> bool:
-    return access.is_loopback(request.remote_addr)

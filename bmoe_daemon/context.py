@@ -1,11 +1,18 @@
-"""What the HTTP layer holds of the running daemon."""
+"""What the HTTP layer holds of the running daemon, and how a route reaches it.
+
+A route takes everything it needs from `daemon()`: each actor is a field of its own,
+so no route reaches through one actor for another. This module imports no route and
+not the app, so the routes and the app (which imports them) form no circle.
+"""
 
 from __future__ import annotations
 
 import time
 
 import attrs
+from quart import current_app, request
 
+from actors.acp import AcpAgents
 from actors.bus import EventBus
 from actors.engine import Engine
 from actors.hub import Hub
@@ -13,7 +20,12 @@ from actors.mcp import McpManager
 from actors.providers import ProviderDirectory
 from actors.scheduler import Scheduler
 from actors.skills import SkillCatalog
+from actors.tools.registry import Registry
+from bmoe_daemon import access
 from bmoe_daemon.config import Config
+
+# Where create_app puts the context among the app's extensions.
+EXTENSION = "bmoe"
 
 
 @attrs.define
@@ -30,3 +42,18 @@ class DaemonContext:
     # The address the daemon serves, once bound (`listening on ...`): what /api/connect
     # writes into other apps' settings, never the request's own Host header.
     address: str | None = None
+    # The other agents (ACP); none where no process may start, or in a test's app.
+    acp: AcpAgents | None = None
+    # The tools the conversations offer, MCP servers' included; none in a test's app
+    # that has no run (then no built-in tool's name hides an MCP server's).
+    registry: Registry | None = None
+
+
+def daemon() -> DaemonContext:
+    """The context of the app serving the current request (or WebSocket)."""
+    return current_app.extensions[EXTENSION]
+
+
+def is_local() -> bool:
+    """Whether the current request comes from this computer (loopback)."""
+    return access.is_loopback(request.remote_addr)

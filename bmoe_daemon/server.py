@@ -154,7 +154,7 @@ async def serve(
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
-                        scheduler=scheduler)
+                        scheduler=scheduler, acp=acp, registry=env.registry)
     app = create_app(ctx)
 
     http_send.install()  # each event frame is written before its task yields (see the module)

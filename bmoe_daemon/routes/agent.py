@@ -11,7 +11,7 @@ from quart import Blueprint, Response, jsonify
 
 from actors.tools.registry import Tool
 from actors.tools.shell import can_run_commands
-from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.context import daemon, is_local
 
 bp = Blueprint("agent", __name__)
 
@@ -21,7 +21,7 @@ BUILTIN_AGENT = {"id": "builtin", "name": "Built-in agent", "available": True, "
 def _agents(tools: bool) -> list[dict]:
     """The built-in agent first, then the other agents (over ACP) where commands can
     run: each with whether its programs are on PATH (`missing` names the others)."""
-    acp = daemon().hub.env.acp
+    acp = daemon().acp
     others = acp.listing() if tools and can_run_commands() and acp is not None else []
     return [dict(BUILTIN_AGENT), *others]
 
@@ -33,10 +33,10 @@ async def get_agent() -> Response:
     mcp: list[dict] = []
     if tools and is_local() and d.mcp is not None:
         await d.mcp.prepare()
-        registry = d.hub.env.registry
+        registry = d.registry
 
         def shown(tool: Tool) -> bool:
-            return registry.get(tool.name) is tool  # a built-in tool's name wins
+            return registry is None or registry.get(tool.name) is tool  # a built-in tool's name wins
 
         mcp = d.mcp.listing(shown)
     return jsonify(

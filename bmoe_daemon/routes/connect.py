@@ -16,7 +16,7 @@ import trio
 from quart import Blueprint, Response, jsonify
 
 from bmoe_daemon import connect
-from bmoe_daemon.app import daemon
+from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NoModelError, NotFoundError, SettingsConflict
 from bmoe_daemon.store import write_atomic
 

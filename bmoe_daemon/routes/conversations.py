@@ -10,7 +10,6 @@ from quart import Blueprint, Response, jsonify, request
 from actors.conversation import Conversation
 from actors.items import Item, new_id
 from bmoe_daemon import access
-from bmoe_daemon.app import daemon, is_local
 from bmoe_daemon.bodies import (
     Approval,
     EditMessage,
@@ -22,6 +21,7 @@ from bmoe_daemon.bodies import (
     patch_fields,
     structure,
 )
+from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest, NoVision
 
 bp = Blueprint("conversations", __name__)
@@ -48,7 +48,7 @@ def _check_agent(agent: str, workspace: str | None, *, installed: bool = True) -
     its programs on PATH."""
     if agent == "builtin":
         return
-    acp = daemon().hub.env.acp
+    acp = daemon().acp
     spec = acp.spec(agent) if acp is not None else None
     if spec is None:
         raise BadRequest(f"Unknown agent {agent!r}; GET /api/agent lists the ones offered here.")

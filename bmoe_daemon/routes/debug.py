@@ -8,8 +8,7 @@ import attrs
 from quart import Blueprint, Response, jsonify
 
 from actors.base import ActorStats
-from bmoe_daemon.app import daemon
-from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.context import DaemonContext, daemon
 
 bp = Blueprint("debug", __name__)
 
@@ -26,9 +25,8 @@ def _children(d: DaemonContext) -> tuple[ActorStats, ...]:
     out = [d.engine.statistics(), d.hub.statistics()]
     if d.mcp is not None:
         out.append(d.mcp.statistics())
-    acp = d.hub.env.acp
-    if acp is not None:
-        out.append(acp.statistics())
+    if d.acp is not None:
+        out.append(d.acp.statistics())
     if d.scheduler is not None:
         out.append(d.scheduler.statistics())
     return tuple(out)

@@ -2,8 +2,9 @@
 
 A client that reconnects with `Last-Event-ID` (or `?last_event_id=`) first gets the
 held events after that id, then the live ones. Fifteen seconds of silence send a
-`: ping` comment (the bus's keepalive, started by the server, puts it in the queue). A client too slow to keep up is dropped with a `lagged` event and
-reconnects to replay what it missed.
+`: ping` comment (the bus's keepalive, started by the server, puts it in the queue). A
+client too slow to keep up is dropped with a `lagged` event and reconnects to replay
+what it missed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from quart import Blueprint, Response, make_response, request, websocket
 
 from actors.bus import Event, EventBus
 from bmoe_daemon.access import is_loopback
-from bmoe_daemon.app import daemon, is_local
+from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest
 
 bp = Blueprint("events", __name__)

@@ -15,7 +15,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from actors.tools.paths import PathRefused, resolve
-from bmoe_daemon.app import daemon
+from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError
 
 bp = Blueprint("files", __name__)
@@ -59,7 +59,8 @@ async def get_conversation_file(conversation_id: str) -> Response:
     except IsADirectoryError:
         raise BadRequest("That path is a folder, not a file.") from None
     except OverflowError:
-        raise BadRequest(f"The file is larger than {PREVIEW_MAX_BYTES // (1024 * 1024)} MiB; it is not previewed.") from None
+        limit = PREVIEW_MAX_BYTES // (1024 * 1024)
+        raise BadRequest(f"The file is larger than {limit} MiB; it is not previewed.") from None
     except OSError as exc:
         raise NotFoundError(f"The file cannot be read: {exc.strerror}.") from None
     if len(data) > PREVIEW_MAX_BYTES:

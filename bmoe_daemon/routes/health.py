@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify
 
-from bmoe_daemon.app import daemon
+from bmoe_daemon.context import daemon
 
 bp = Blueprint("health", __name__)
 

@@ -20,8 +20,8 @@ from quart import Blueprint, Response, current_app, jsonify, make_response, requ
 
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult
 from actors.errors import ContextFull, EngineError, NoModel
-from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import parse_json
+from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError, BadRequest, NoModelError, NoVision
 
 bp = Blueprint("openai", __name__)

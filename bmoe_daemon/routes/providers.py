@@ -10,8 +10,8 @@ import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.providers import ProviderDirectory
-from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import parse_json, structure
+from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError
 
 bp = Blueprint("providers", __name__)

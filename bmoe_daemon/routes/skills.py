@@ -14,8 +14,8 @@ import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.skills import SkillCatalog, SkillExists
-from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import parse_json, structure
+from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError, BadRequest, Exists, NotFoundError
 
 bp = Blueprint("skills", __name__)

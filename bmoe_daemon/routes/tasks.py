@@ -10,8 +10,8 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors.schedule import InvalidSchedule, parse_schedule
 from actors.scheduler import Scheduler, TaskSpec
-from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import Mode, check_route, parse_json, structure
+from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest
 
 bp = Blueprint("tasks", __name__)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify, request
 
-from bmoe_daemon.app import daemon
 from bmoe_daemon.bodies import NewWorkspace, parse_json, structure
+from bmoe_daemon.context import daemon
 
 bp = Blueprint("workspaces", __name__)
 
