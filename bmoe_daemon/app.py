@@ -11,12 +11,12 @@ from typing import Any
 
 from quart import Response, has_request_context, jsonify, request, websocket
 from quart_trio import QuartTrio
-from werkzeug.exceptions import HTTPException
+from werkzeug import exceptions as wz
 
 from actors.errors import ActorError
 from bmoe_daemon import access
 from bmoe_daemon.context import EXTENSION, DaemonContext
-from bmoe_daemon.errors import ApiError, from_actor
+from bmoe_daemon.errors import ApiError, MethodNotAllowed, TooLarge, from_actor
 from bmoe_daemon.routes import (
     agent,
     connect,
@@ -35,7 +35,8 @@ from bmoe_daemon.routes import (
 
 log = logging.getLogger("bmoe.http")
 
-MAX_BODY_BYTES = 64 * 1024 * 1024
+MIB = 1024 * 1024
+MAX_BODY_BYTES = 64 * MIB
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden_origin", 404: "not_found", 409: "busy"}
 
@@ -49,6 +50,10 @@ def _error(status: int, code: str, text: str) -> Response:
         # connection rather than leave those bytes in front of the next request.
         resp.headers["Connection"] = "close"
     return resp
+
+
+def _api_error(err: ApiError) -> Response:
+    return _error(err.status, err.code, err.message)
 
 
 def create_app(ctx: DaemonContext) -> QuartTrio:
@@ -96,22 +101,31 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
 
     @app.errorhandler(ApiError)
     async def api_error(exc: ApiError) -> Response:
-        return _error(exc.status, exc.code, exc.message)
+        return _api_error(exc)
 
     @app.errorhandler(ActorError)
     async def actor_error(exc: ActorError) -> Response:
-        err = from_actor(exc)
-        return _error(err.status, err.code, err.message)
+        return _api_error(from_actor(exc))
 
-    @app.errorhandler(HTTPException)
-    async def http_error(exc: HTTPException) -> Response:
+    @app.errorhandler(wz.HTTPException)
+    async def http_error(exc: wz.HTTPException) -> Response:
         status = exc.code or 400
         if status == 404:
             return _error(404, "not_found", "There is no such route.")
         if status == 405:
-            return _error(405, "bad_request", f"{request.method} is not allowed on {request.path}.")
+            allowed = sorted(exc.valid_methods or ()) if isinstance(exc, wz.MethodNotAllowed) else []
+            taken = [m for m in allowed if m not in ("HEAD", "OPTIONS")]
+            text = f"{request.method} is not allowed on {request.path}"
+            resp = _api_error(MethodNotAllowed(f"{text}; send {' or '.join(taken)} instead." if taken else f"{text}."))
+            if allowed:
+                resp.headers["Allow"] = ", ".join(allowed)
+            return resp
         if status == 413:
-            return _error(413, "bad_request", "The request body is too large.")
+            limit = app.config["MAX_CONTENT_LENGTH"] / MIB
+            return _api_error(TooLarge(
+                f"The request body is larger than {limit:g} MiB, the most the daemon takes; "
+                "send less in one request (fewer or smaller images, for example)."
+            ))
         code = _HTTP_CODES.get(status, "bad_request" if status < 500 else "internal")
         return _error(status, code, exc.description or "The request could not be served.")
 

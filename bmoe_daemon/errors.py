@@ -1,17 +1,28 @@
 """Errors at the HTTP edge, and how every actor error maps onto one.
 
-    ApiError(status, code)          what a route answers: {"error": text, "code": code}
-    ├── BadRequest                  400 bad_request: not JSON, wrong types, unknown value, missing field
-    ├── NotAFolderError             400 not_a_folder
-    ├── NoVision                    400 no_vision
-    ├── Unauthorized                401 unauthorized
-    ├── LocalOnly                   403 local_only
-    ├── ForbiddenOrigin             403 forbidden_origin
-    ├── NotFoundError               404 not_found
-    ├── BusyError                   409 busy
-    ├── Exists                      409 exists
-    ├── NoModelError                409 no_model
-    └── SettingsConflict            409 exists: another app's settings file is there in a form the daemon will not change
+Every exception class of bmoe_daemon/, with the module that defines it (errors.py
+unless named). The HTTP layer (app.py) turns each ApiError, and each actor error
+through `from_actor`, into {"error": text, "code": code}:
+
+    Exception
+    ├── ApiError(status, code)          what a route answers; itself 500 internal
+    │   ├── BadRequest                  400 bad_request: not JSON, wrong types, unknown value, missing field
+    │   ├── ContextFullError            400 bad_request, routes/openai.py: a /v1 request longer than the context
+    │   ├── NotAFolderError             400 not_a_folder
+    │   ├── NoVision                    400 no_vision: images for a loaded model that cannot see them
+    │   ├── Unauthorized                401 unauthorized
+    │   ├── LocalOnly                   403 local_only
+    │   ├── ForbiddenOrigin             403 forbidden_origin
+    │   ├── NotFoundError               404 not_found
+    │   ├── MethodNotAllowed            405 method_not_allowed: the route takes other methods (named)
+    │   ├── BusyError                   409 busy
+    │   ├── Exists                      409 exists
+    │   ├── NoModelError                409 no_model
+    │   ├── SettingsConflict            409 exists: another app's settings file the daemon will not change
+    │   ├── TooLarge                    413 too_large: a body over the limit (named, in MiB)
+    │   └── DiskFull                    507 disk_full: nothing could be saved
+    ├── SettingsError                   connect.py: an app's settings file it cannot merge (answered SettingsConflict)
+    └── StartupError                    server.py: the daemon cannot start; the command line prints it and exits 2
 """
 
 from __future__ import annotations
@@ -59,6 +70,10 @@ class NotFoundError(ApiError):
     status, code = 404, "not_found"
 
 
+class MethodNotAllowed(ApiError):
+    status, code = 405, "method_not_allowed"
+
+
 class BusyError(ApiError):
     status, code = 409, "busy"
 
@@ -78,6 +93,17 @@ class SettingsConflict(ApiError):
     status, code = 409, "exists"
 
 
+class TooLarge(ApiError):
+    status, code = 413, "too_large"
+
+
+class DiskFull(ApiError):
+    status, code = 507, "disk_full"
+
+
+DISK_FULL_TEXT = "The daemon could not save: the disk is full. Free some space, then send again."
+
+
 def from_actor(exc: actor_errors.ActorError) -> ApiError:
     """The HTTP error for an actor's refusal."""
     text = str(exc) or "The request could not be served."
@@ -91,7 +117,8 @@ def from_actor(exc: actor_errors.ActorError) -> ApiError:
         return BadRequest(text)
     if isinstance(exc, actor_errors.NoModel):
         return NoModelError(text)
+    if isinstance(exc, actor_errors.DiskFull):
+        return DiskFull(DISK_FULL_TEXT)
     if isinstance(exc, actor_errors.ActorGone):
         return BusyError("The daemon is shutting down; try again once it is back.")
-    err = ApiError(text)
-    return err
+    return ApiError(text)

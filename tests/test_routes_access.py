@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 import trio
 
+from actors import errors as actor_errors
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
+from tests.waiting import wait_for
 
 NET = {"client": ("192.0.2.7", 40000)}
 LOCAL = {"client": ("127.0.0.1", 40000)}
@@ -39,7 +41,8 @@ async def test_network_client_cannot_reach_this_computer(app, daemon, tmp_path):
     assert daemon.hub.workspaces() == []
     status, ws = await call(app, "POST", "/api/workspaces", LOCAL, {"path": str(folder)})
     assert status == 201
-    for method, path in (("GET", "/api/workspaces"), ("DELETE", f"/api/workspaces/{ws['id']}"), ("GET", "/api/debug/actors")):
+    for method, path in (("GET", "/api/workspaces"), ("DELETE", f"/api/workspaces/{ws['id']}"),
+                         ("GET", "/api/debug/actors")):
         status, body = await call(app, method, path, NET)
         assert (status, body["code"]) == (403, "local_only"), path
 
@@ -78,9 +81,8 @@ async def test_network_message_runs_without_tools_and_events_stay_local(app, dae
     with daemon.bus.subscribe(local=False) as remote:
         status, body = await call(app, "POST", f"/api/conversations/{conv['id']}/messages", NET, {"text": "hello"})
         assert status == 202
-        with trio.fail_after(5):
-            while daemon.hub.get(conv["id"]).info.state != "idle" or daemon.hub.get(conv["id"]).running:
-                await trio.sleep(0.01)
+        ran = daemon.hub.get(conv["id"])
+        await wait_for(lambda: ran.info.state == "idle" and not ran.running, timeout=5)
         offered = [t.name for t in daemon.backend.turns[-1].tools]
         assert offered == ["echo"]  # no workspace tools for a message from the network
         got = []
@@ -100,9 +102,7 @@ async def test_private_conversation_events_never_reach_network_streams(app, daem
     with daemon.bus.subscribe(local=False) as remote, daemon.bus.subscribe(local=True) as local:
         conv = await daemon.hub.create(workspace=ws.id)
         await conv.send_message("hi")
-        with trio.fail_after(5):
-            while conv.running or conv.info.state != "idle":
-                await trio.sleep(0.01)
+        await wait_for(lambda: not conv.running and conv.info.state == "idle", timeout=5)
         names = []
         while True:
             try:
@@ -122,9 +122,33 @@ async def test_unexpected_errors_are_500_internal_without_details(app, daemon, m
     assert status == 500 and body["code"] == "internal" and "secret" not in body["error"]
 
 
-async def test_method_not_allowed_is_json(app):
-    status, body = await call(app, "PUT", "/api/conversations", LOCAL, {})
-    assert status == 405 and body["code"] == "bad_request"
+async def test_method_not_allowed_names_the_methods_the_route_takes(app):
+    resp = await app.test_client().open("/api/conversations", method="PUT", json={}, scope_base=LOCAL)
+    body = await resp.get_json()
+    assert (resp.status_code, body["code"]) == (405, "method_not_allowed")
+    assert body["error"] == "PUT is not allowed on /api/conversations; send GET or POST instead."
+    assert set(resp.headers["Allow"].split(", ")) >= {"GET", "POST"}
+
+
+async def test_a_body_over_the_limit_is_413_too_large_with_the_limit(app, daemon):
+    app.config["MAX_CONTENT_LENGTH"] = 1024 * 1024
+    client = app.test_client()
+    resp = await client.post("/api/workspaces", data=b"x" * (1024 * 1024 + 1), scope_base=LOCAL,
+                             headers={"Content-Type": "application/json"})
+    body = await resp.get_json()
+    assert (resp.status_code, body["code"]) == (413, "too_large")
+    assert "larger than 1 MiB" in body["error"] and "send less" in body["error"]
+    assert daemon.hub.workspaces() == []
+
+
+async def test_a_full_disk_is_507_disk_full(app, daemon, tmp_path, monkeypatch):
+    async def full(*args, **kwargs):
+        raise actor_errors.DiskFull("[Errno 28] No space left on device")
+
+    monkeypatch.setattr(daemon.hub, "add_workspace", full)
+    status, body = await call(app, "POST", "/api/workspaces", LOCAL, {"path": str(tmp_path)})
+    assert (status, body) == (507, {"code": "disk_full", "error": (
+        "The daemon could not save: the disk is full. Free some space, then send again.")})
 
 
 async def test_dns_rebinding_is_refused(app):
