@@ -56,8 +56,8 @@ async def test_health_and_errors(scripted):
         assert r.status_code == 404
 
 
-BAD_BODIES = [b"", b"not json", b"[1,2]", b'"text"', b"{", b'{"mode": 5}', b'{"mode": "sideways"}', b'{"route": "nope"}',
-              b'{"items": [{"kind": "tool", "text": "x"}]}', b'{"title": 7}', b'{"workspace": 3}']
+BAD_BODIES = [b"", b"not json", b"[1,2]", b'"text"', b"{", b'{"mode": 5}', b'{"mode": "sideways"}',
+              b'{"route": "nope"}', b'{"items": [{"kind": "tool", "text": "x"}]}', b'{"title": 7}', b'{"workspace": 3}']
 
 
 async def test_malformed_requests_are_400_and_change_nothing(scripted, tmp_path):
@@ -85,7 +85,8 @@ async def test_malformed_requests_are_400_and_change_nothing(scripted, tmp_path)
             assert r.status_code == 400, (body, r.text)
         r = await c.post("/api/workspaces", json={"path": str(tmp_path / "missing")})
         assert r.status_code == 400 and r.json()["code"] == "not_a_folder"
-        r = await c.post(f"/api/conversations/{cid}/messages", json={"text": "x", "images": ["data:image/png;base64,AAAA"]})
+        images = ["data:image/png;base64,AAAA"]
+        r = await c.post(f"/api/conversations/{cid}/messages", json={"text": "x", "images": images})
         assert r.status_code == 400 and r.json()["code"] == "no_vision"
         after = sorted(os.listdir(scripted.data_dir / "agent" / "conversations"))
         assert after == before
@@ -231,7 +232,8 @@ async def test_debug_actors_lists_the_tree(scripted):
 async def test_origin_and_key(tmp_path):
     key_file = tmp_path / "key"
     key_file.write_text("s3cret-key-value\n")
-    async with run_daemon(tmp_path / "data", "--scripted", str(write_script(tmp_path)), "--api-key-file", str(key_file)) as d:
+    script = write_script(tmp_path)
+    async with run_daemon(tmp_path / "data", "--scripted", str(script), "--api-key-file", str(key_file)) as d:
         async with d.client() as c:
             assert (await c.get("/health")).status_code == 200
             r = await c.get("/api/conversations")
@@ -250,7 +252,7 @@ async def test_origin_and_key(tmp_path):
             r = await c.post("/api/conversations", json={}, headers={**auth, "Origin": own})
             assert r.status_code == 201
             assert "s3cret" not in r.text
-        proc_cmdline = Path(f"/proc/{d.proc.pid}/cmdline").read_bytes()
+        proc_cmdline = await trio.Path(f"/proc/{d.proc.pid}/cmdline").read_bytes()
         assert b"s3cret" not in proc_cmdline
     assert "s3cret" not in d.stderr()
 
@@ -302,6 +304,26 @@ async def test_kill_9_loses_no_completed_item(tmp_path):
     for item in completed:
         assert got[item["id"]]["kind"] == item["kind"]
         assert got[item["id"]].get("text") == item.get("text")
-    assert body["items"][-1]["kind"] == "notice" and "stopped while this conversation was running" in body["items"][-1]["text"]
+    last = body["items"][-1]
+    assert last["kind"] == "notice" and "stopped while this conversation was running" in last["text"]
     card = next(i for i in body["items"] if i["kind"] == "tool")
     assert card["state"] == "error"
+
+
+async def test_no_model_keeps_a_message_with_images(tmp_path):
+    """With --no-model the message and its images are kept and the run ends with the
+    no-model notice, as a text message's does; no_vision is for a model that is loaded."""
+    image = "data:image/png;base64,iVBORw0KGgo="
+    async with run_daemon(tmp_path / "data", "--no-model") as d, d.client() as c:
+        conv = (await c.post("/api/conversations", json={})).json()
+        r = await c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "what is this?", "images": [image]})
+        assert r.status_code == 202
+        body = await wait_http_state(c, conv["id"], "error")
+        user, notice = body["items"]
+        assert (user["kind"], user["text"], user["images"]) == ("user", "what is this?", [image])
+        assert (notice["kind"], notice["level"]) == ("notice", "error")
+        assert notice["text"].startswith("No model is loaded")
+        # /v1 says what is missing too: the model, not the images.
+        r = await c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": {"url": image}}]}]})
+        assert (r.status_code, r.json()["code"]) == (409, "no_model")

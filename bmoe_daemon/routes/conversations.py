@@ -121,8 +121,11 @@ async def delete_conversation(conversation_id: str) -> Response:
 
 
 def _check_send(conv: Conversation, images: list[str] | None) -> tuple[str, ...] | None:
+    """The message's images, refused (`no_vision`) only where a loaded model would be
+    given them: no model the daemon loads has a vision projector. With no model loaded
+    the message is kept, images and all, and its run ends with the no-model notice."""
     imgs = check_images(images)
-    if imgs and conv.info.route == "local":
+    if imgs and conv.info.route == "local" and daemon().engine.model_id is not None:
         raise NoVision("The loaded model cannot see images (it has no vision projector); send text only.")
     return imgs
 

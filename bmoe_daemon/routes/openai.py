@@ -29,6 +29,7 @@ bp = Blueprint("openai", __name__)
 ROLES = ("system", "user", "assistant", "tool", "developer")
 MAX_MESSAGES = 10_000
 STREAM_QUEUE = 256
+NO_MODEL_TEXT = "No model is loaded; start the daemon with a model to serve it."
 
 
 class ContextFullError(ApiError):
@@ -180,10 +181,15 @@ async def get_models() -> Response:
 async def post_chat_completions() -> Response:
     engine = daemon().engine
     body = parse_json(await request.get_data())
-    turn, stream, include_usage = _turn_input(body)
     model = engine.model_id
+    try:
+        turn, stream, include_usage = _turn_input(body)
+    except NoVision:
+        if model is None:  # the images are not what stands in the way: the model is
+            raise NoModelError(NO_MODEL_TEXT) from None
+        raise
     if model is None:
-        raise NoModelError("No model is loaded; start the daemon with a model to serve it.")
+        raise NoModelError(NO_MODEL_TEXT)
     cid = "chatcmpl-" + secrets.token_urlsafe(12)
     created = int(time.time())
     if not stream:
