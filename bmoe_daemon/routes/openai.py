@@ -4,7 +4,9 @@ Shaped as llama.cpp's server answers (`delta.content`, `delta.reasoning_content`
 `delta.tool_calls[{index, id, type, function: {name, arguments}}]`, a last chunk with
 `finish_reason`, then `data: [DONE]`). A request lines up on the same turn line as the
 agent's rounds. A streaming client that goes away withdraws its place, or stops its
-generation at the engine's next cancellation point.
+generation at the engine's next cancellation point. One that takes nothing for
+CLIENT_TAKE_S (it stopped reading, or vanished without closing) has its generation
+stopped the same way; if it reads again, its stream ends with an error saying why.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, current_app, jsonify, make_response, request
 
-from actors.engine import Piece, ToolSpec, TurnInput, TurnResult
-from actors.errors import ContextFull, EngineError, NoModel
+from actors.engine import Aborted, Piece, ToolSpec, TurnInput, TurnResult
+from actors.errors import ActorError, ContextFull, EngineError, NoModel
 from bmoe_daemon.bodies import parse_json
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError, BadRequest, NoModelError, NoVision
@@ -29,6 +31,14 @@ bp = Blueprint("openai", __name__)
 ROLES = ("system", "user", "assistant", "tool", "developer")
 MAX_MESSAGES = 10_000
 STREAM_QUEUE = 256
+# How long a streaming client may leave its pieces untaken (the queue full, its socket
+# not read) before its generation is stopped: the turn line is every other turn's, and
+# a client that stalls, or left without a word, must not keep it.
+CLIENT_TAKE_S = 5.0
+STALLED_TEXT = (
+    f"The answer stops here: this client took nothing for {CLIENT_TAKE_S:g} s, so the daemon stopped the "
+    "generation to free the model for others. Read the stream as it comes, then send the request again."
+)
 NO_MODEL_TEXT = "No model is loaded; start the daemon with a model to serve it."
 
 
@@ -164,6 +174,10 @@ def _chunk(cid: str, model: str, created: int, delta: dict[str, Any] | None, fin
     return b"data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
 
 
+def _stream_error(text: str) -> bytes:
+    return b"data: " + json.dumps({"error": {"message": text, "type": "server_error"}}).encode() + b"\n\n"
+
+
 def _usage(result: TurnResult) -> dict[str, int]:
     return {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
             "total_tokens": result.prompt_tokens + result.completion_tokens}
@@ -217,10 +231,27 @@ async def post_chat_completions() -> Response:
                         "choices": [{"index": 0, "message": message, "finish_reason": result.finish_reason}],
                         "usage": _usage(result)})
 
-    send, rx = trio.open_memory_channel[bytes | BaseException | TurnResult](STREAM_QUEUE)
+    send, rx = trio.open_memory_channel[bytes | Exception | TurnResult](STREAM_QUEUE)
     scope = trio.CancelScope()
+    gave_up = False  # the client stopped taking pieces: its generation was stopped
+
+    async def offer(item: bytes | Exception | TurnResult) -> bool:
+        """Queue `item` for the client; False when it has taken nothing for
+        CLIENT_TAKE_S (the queue stays full) or its stream has ended."""
+        nonlocal gave_up
+        if not gave_up:
+            try:
+                with trio.move_on_after(CLIENT_TAKE_S):
+                    await send.send(item)
+                    return True
+            except trio.BrokenResourceError:  # the client left: its stream closed the queue
+                pass
+        gave_up = True
+        return False
 
     async def emit(piece: Piece) -> None:
+        """Runs on the engine's turn: a client that does not take its piece in time
+        must not keep the line, so its place is freed and its generation stopped."""
         delta: dict[str, Any]
         if piece.kind == "text":
             delta = {"content": piece.text}
@@ -235,17 +266,19 @@ async def post_chat_completions() -> Response:
             delta = {"tool_calls": [call]}
         else:
             return
-        await send.send(_chunk(cid, model, created, delta))
+        if not await offer(_chunk(cid, model, created, delta)):
+            scope.cancel()  # `produce` withdraws: the engine raises this turn's abort flag
+            raise Aborted()  # and the backend stops at this piece, not at its next one
 
     async def produce() -> None:
         async with send:
             with scope:
+                got: Exception | TurnResult
                 try:
-                    result = await engine.turn(turn, emit, owner="v1")
-                except (EngineError, NoModel) as exc:
-                    await send.send(exc)
-                    return
-                await send.send(result)
+                    got = await engine.turn(turn, emit, owner="v1")
+                except (ActorError, Aborted) as exc:
+                    got = exc
+                await offer(got)
 
     current_app.nursery.start_soon(produce)
 
@@ -259,9 +292,10 @@ async def post_chat_completions() -> Response:
                     yield _chunk(cid, model, created, {}, finish=got.finish_reason)
                     if include_usage:
                         yield _chunk(cid, model, created, None, usage=_usage(got))
-                else:
-                    err = {"error": {"message": f"The model failed: {got}", "type": "server_error"}}
-                    yield b"data: " + json.dumps(err).encode() + b"\n\n"
+                elif not isinstance(got, Aborted):
+                    yield _stream_error(f"The model failed: {got}")
+            if gave_up:
+                yield _stream_error(STALLED_TEXT)
             yield b"data: [DONE]\n\n"
         finally:
             # The client went away (or the stream ended): free the place on the turn line.
