@@ -480,3 +480,27 @@ async def test_streaming_saves_are_interim_and_the_end_is_durable(daemon, monkey
     assert saves[-1] == (len("word " * 60), True)
     saved = json.loads((daemon.data / "agent" / "conversations" / f"{conv.id}.json").read_text())
     assert saved["items"][-1]["text"] == "word " * 60 and saved["state"] == "idle"
+
+
+def test_the_prompt_cap_keeps_whole_lines():
+    import datetime
+
+    skills = [(f"skill-{n}", "d" * 300) for n in range(30)]
+    text = system_prompt(workspace=Path("/w"), mode="ask", today=datetime.date(2026, 1, 1), tools=True, skills=skills)
+    assert len(text) <= PROMPT_CAP_CHARS
+    lines = text.splitlines()
+    assert lines[-1].startswith("- skill-") and lines[-1].endswith("d" * 300)  # the last line is whole
+
+
+def test_a_card_that_waited_when_the_daemon_died_is_restored_denied():
+    from actors.items import ConversationInfo, ConversationRecord, Item
+    from actors.notices import DENIED_RESTARTED, ERROR_RESTARTED
+    from actors.transcript import restored
+
+    info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "waiting", 1.0, 2.0)
+    cards = [Item(id=f"t{n}", kind="tool", tool="note", call_id=f"c{n}", state=s)
+             for n, s in enumerate(["waiting", "running", "composing", "done"])]
+    out = restored(ConversationRecord(info, tuple(cards)))
+    assert [(i.state, i.result) for i in out.items[:4]] == [
+        ("denied", DENIED_RESTARTED), ("error", ERROR_RESTARTED), ("error", ERROR_RESTARTED), ("done", None)
+    ]

@@ -149,3 +149,13 @@ async def test_get_info(ws):
     out = await GetInfo().run({}, ctx(ws))
     info = json.loads(out.result)
     assert info["cwd"] == str(ws) and info["os"]
+
+
+async def test_read_file_takes_append_loc_written_as_a_string(ws):
+    tool = ReadFile()
+    plain = await tool.run({"path": "src/main.py", "append_loc": "false"}, ctx(ws))
+    assert plain.result.splitlines()[0] == "import os"
+    numbered = await tool.run({"path": "src/main.py", "append_loc": "true"}, ctx(ws))
+    assert numbered.result.splitlines()[0] == "1\u2192import os"
+    with pytest.raises(ToolError, match="append_loc"):
+        await tool.run({"path": "src/main.py", "append_loc": "sometimes"}, ctx(ws))

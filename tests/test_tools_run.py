@@ -137,3 +137,46 @@ async def test_outside_path_is_an_error_result_without_outside_content(real_tool
     await conv.flush()
     assert "TOP SECRET" not in (real_tools.data / "agent" / "conversations" / f"{conv.id}.json").read_text()
     assert "TOP SECRET" not in str(real_tools.backend.turns[1].messages)
+
+
+async def test_write_file_whose_file_changed_while_its_card_waited_is_shown_again(real_tools, tmp_path):
+    from actors.notices import FILE_CHANGED
+
+    folder, ws = await make_ws(real_tools, tmp_path)
+    write = {"name": "write_file", "arguments": {"path": "app.py", "content": "x = 100\n"}}
+    real_tools.backend.push({"tool_calls": [write]}, {"text": "ok"})
+    conv = await real_tools.hub.create(workspace=ws.id, mode="ask")
+    await conv.send_message("rewrite app.py")
+    await wait_state(conv, "waiting")
+    card = tool_items(conv)[0]
+    assert "-y = 2\n" in card.diff and "keep me" not in card.diff
+    (folder / "app.py").write_text("x = 1\ny = 2\nkeep me = 3\n")  # someone edits meanwhile
+    await conv.approve(card.id, True)
+    # Not written blind: the card is back, with what the write would now throw away.
+    await trio.sleep(0.05)
+    await wait_state(conv, "waiting")
+    card = tool_items(conv)[0]
+    assert card.state == "waiting" and card.result == FILE_CHANGED
+    assert "-keep me = 3\n" in card.diff
+    assert (folder / "app.py").read_text() == "x = 1\ny = 2\nkeep me = 3\n"
+    await conv.approve(card.id, True)
+    await wait_state(conv, "idle")
+    assert (folder / "app.py").read_text() == "x = 100\n"
+    assert tool_items(conv)[0].state == "done"
+
+
+async def test_write_file_refused_after_the_redraw_leaves_the_file_alone(real_tools, tmp_path):
+    folder, ws = await make_ws(real_tools, tmp_path)
+    write = {"name": "write_file", "arguments": {"path": "app.py", "content": "x = 100\n"}}
+    real_tools.backend.push({"tool_calls": [write]}, {"text": "ok"})
+    conv = await real_tools.hub.create(workspace=ws.id, mode="ask")
+    await conv.send_message("rewrite app.py")
+    await wait_state(conv, "waiting")
+    (folder / "app.py").write_text("changed\n")
+    await conv.approve(tool_items(conv)[0].id, True)
+    await trio.sleep(0.05)
+    await wait_state(conv, "waiting")
+    await conv.approve(tool_items(conv)[0].id, False)
+    await wait_state(conv, "idle")
+    assert (folder / "app.py").read_text() == "changed\n"
+    assert tool_items(conv)[0].state == "denied"
