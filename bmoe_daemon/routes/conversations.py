@@ -135,7 +135,7 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
     conv = _conversation(conversation_id)
     body = structure(await _body(), SendMessage)
     images = _check_send(conv, body.images)
-    item = await conv.send_message(body.text, images=images, local=is_local())
+    item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think)
     return jsonify({"item": item.to_json()}), 202
 
 
@@ -144,7 +144,7 @@ async def post_edit(conversation_id: str) -> tuple[Response, int]:
     conv = _conversation(conversation_id)
     body = structure(await _body(), EditMessage)
     _check_send(conv, None)
-    item = await conv.send_message(body.text, local=is_local(), edit_of=body.item)
+    item = await conv.send_message(body.text, local=is_local(), edit_of=body.item, think=body.think)
     return jsonify({"item": item.to_json()}), 202
 
 
