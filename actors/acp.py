@@ -207,7 +207,7 @@ class AcpAgent:
         self._nursery: trio.Nursery | None = None
         self._program: _Program | None = None
         self._sink: Sink | None = None
-        self._closed = trio.Event()
+        self.ended = trio.Event()  # `run` has returned: the program ended and reaped
         self.starts = 0
         self.pid: int | None = None
 
@@ -245,14 +245,14 @@ class AcpAgent:
         finally:
             self._nursery = None
             fail_pending(self._rx, f"the agent {self.name} is closing")
-            self._closed.set()
+            self.ended.set()
 
     def close(self) -> None:
         """Stop serving; the program is ended, its whole group."""
         self._send.close()
 
-    async def wait_closed(self) -> None:
-        await self._closed.wait()
+    async def wait_stopped(self) -> None:
+        await self.ended.wait()
 
     def _start(self, cwd: Path) -> _Program:
         """The program running (or starting) in `cwd`, else a new one; one in another is ended."""
@@ -569,7 +569,7 @@ class AcpAgents:
         """The actor of a conversation's agent, started if needed; AcpFailed when the
         agent is unknown or the daemon is stopping."""
         current = self._agents.get(conversation_id)
-        if current is not None and current.spec.id == agent_id and not current._closed.is_set():
+        if current is not None and current.spec.id == agent_id and not current.ended.is_set():
             return current
         spec = self._specs.get(agent_id)
         if spec is None:
@@ -590,7 +590,7 @@ class AcpAgents:
             return
         agent.close()
         with trio.move_on_after(DISCARD_WAIT_S):
-            await agent.wait_closed()
+            await agent.wait_stopped()
 
     def statistics(self) -> ActorStats:
         return ActorStats(kind="acp-agents", id="acp", state=self._state, mailbox=0,

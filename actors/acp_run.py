@@ -31,6 +31,7 @@ from actors.tools.files import MAX_READ_BYTES, MAX_WRITE_BYTES, write_whole
 from actors.tools.paths import PathRefused, relative, resolve
 from actors.transcript import Transcript
 
+
 class AcpRun(AssistantStream):
     """The sink of one prompt (actors/acp.py's `Sink`) and a run (actors/runs.py's `Run`)."""
 

@@ -256,7 +256,7 @@ class AgentRun(AssistantStream):
         )
         note = self.modes.note(self.t.info.mode)
         if args is None:
-            done = _Done("error", f"The call was not run: {why}. Write the call again with a JSON object of its parameters.")
+            done = _Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
         elif tool is None or tool not in self.offered:
             names = ", ".join(t.name for t in self.offered) or "none"
             done = _Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")

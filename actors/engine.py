@@ -24,6 +24,8 @@ from actors.errors import ActorGone, EngineError, NoModel, TurnFailed
 
 # How long a cancelled caller waits, shielded, for the backend to let go of its turn.
 ABORT_GRACE_S = 10.0
+# How long the engine waits, shielded, for its backend to let go of the model at the end.
+BACKEND_CLOSE_S = 5.0
 
 NO_MODEL_TEXT = (
     "No model is loaded. Start the daemon with --model PATH.gguf (or without --no-model "
@@ -166,6 +168,7 @@ class Engine:
         self._withdrawn = 0
         self._aborted = 0
         self._running = False
+        self._stopped = trio.Event()
         self.order: list[str] = []  # owners in the order their turns started (bench, tests)
         self.keep_order = False
 
@@ -188,9 +191,10 @@ class Engine:
             self._running = False
             fail_pending(self._rx, "the engine stopped")
             if self._backend is not None:
-                with trio.move_on_after(5) as cs:
+                with trio.move_on_after(BACKEND_CLOSE_S) as cs:
                     cs.shield = True
                     await self._backend.aclose()
+            self._stopped.set()
 
     async def _serve(self, turn: _Turn) -> None:
         if turn.withdrawn:
@@ -256,6 +260,10 @@ class Engine:
     def close(self) -> None:
         """Stop taking turns; the loop ends once the queued ones are served."""
         self._send.close()
+
+    async def wait_stopped(self) -> None:
+        """Wait until `run` has returned: every turn served or failed, the model let go."""
+        await self._stopped.wait()
 
     def counters(self) -> EngineCounters:
         return EngineCounters(self._served, self._withdrawn, self._aborted)

@@ -51,6 +51,12 @@ class HubStore(Protocol):
     async def delete_conversation(self, conversation_id: str) -> None: ...
 
 
+def _readable_folder(path: str) -> str | None:
+    """The folder's canonical path, or None when it is not a folder this user can read."""
+    real = os.path.realpath(os.path.expanduser(path))
+    return real if os.path.isdir(real) and os.access(real, os.R_OK | os.X_OK) else None
+
+
 class Hub:
     """See the module docstring."""
 
@@ -62,6 +68,7 @@ class Hub:
         self._nursery: trio.Nursery | None = None
         self._state = "starting"
         self._closing = trio.Event()
+        self._stopped = trio.Event()
 
     @property
     def env(self) -> Env:
@@ -87,6 +94,7 @@ class Hub:
         finally:
             self._state = "stopped"
             self._nursery = None
+            self._stopped.set()
 
     async def _supervise(
         self, record: ConversationRecord, *, task_status: trio.TaskStatus[Conversation] = trio.TASK_STATUS_IGNORED
@@ -119,10 +127,14 @@ class Hub:
             if status is not None:
                 status.started(conv)
 
-    def shutdown(self) -> None:
+    def close(self) -> None:
         """Close every conversation: each stops its run with a notice and saves."""
         self._state = "stopping"
         self._closing.set()
+
+    async def wait_stopped(self) -> None:
+        """Wait until `run` has returned: every conversation's actor ended and saved."""
+        await self._stopped.wait()
 
     # ---- workspaces ----
 
@@ -136,10 +148,10 @@ class Hub:
     async def add_workspace(self, path: str, name: str | None = None) -> Workspace:
         if self._env.chat_only:
             raise Invalid("This daemon runs as plain chat (--chat-only): conversations have no folders.")
-        real = os.path.realpath(os.path.expanduser(path))
         if not os.path.isabs(path) and not path.startswith("~"):
             raise NotAFolder("Give the folder's absolute path.")
-        if not os.path.isdir(real) or not os.access(real, os.R_OK | os.X_OK):
+        real = await trio.to_thread.run_sync(_readable_folder, path)
+        if real is None:
             raise NotAFolder(f"{path} is not a folder this daemon can read.")
         for ws in self._workspaces.values():
             if ws.path == real:
@@ -204,7 +216,7 @@ class Hub:
                 f"The conversation could not be saved: {save_problem(exc)}. "
                 "Free some space on the disk of the data folder, then try again."
             ) from None
-        conv = await self._nursery.start(self._supervise, record)
+        conv: Conversation = await self._nursery.start(self._supervise, record)
         self._env.bus.publish(
             "conversation",
             {"id": info.id, "title": info.title, "state": info.state, "updated": info.updated},

@@ -131,6 +131,7 @@ class McpServer:
         self._start_done: trio.Event | None = None
         self._nursery: trio.Nursery | None = None
         self._send, self._rx = trio.open_memory_channel[StartMsg](MAILBOX_SIZE)
+        self._stopped = trio.Event()
         self.starts = 0  # how many times its program was started
         self.pid: int | None = None
 
@@ -179,10 +180,15 @@ class McpServer:
             fail_pending(self._rx, f"the MCP server {self.name} is closing")
             if self._start_done is not None:
                 self._start_done.set()
+            self._stopped.set()
 
     def close(self) -> None:
         """Stop serving; a running program is ended."""
         self._send.close()
+
+    async def wait_stopped(self) -> None:
+        """Wait until `run` has returned: the program ended and reaped."""
+        await self._stopped.wait()
 
     def _start(self) -> trio.Event:
         """The event the current start attempt sets when it ends, starting one if needed."""
@@ -398,6 +404,7 @@ class McpManager:
         self._servers = tuple(McpServer(s, start_timeout=start_timeout, kill_grace=kill_grace) for s in config.servers)
         self._skipped: tuple[Skipped, ...] = config.skipped
         self._closing = trio.Event()
+        self._stopped = trio.Event()
         self._state = "starting"
         self._collisions: set[str] = set()
 
@@ -422,9 +429,15 @@ class McpManager:
                     server.close()
         finally:
             self._state = "stopped"
+            self._stopped.set()
 
     def close(self) -> None:
+        """End every server's program (each group signalled and reaped)."""
         self._closing.set()
+
+    async def wait_stopped(self) -> None:
+        """Wait until `run` has returned: every program reaped."""
+        await self._stopped.wait()
 
     async def prepare(self) -> None:
         """Start every server whose tools are not known yet and that has not failed, and

@@ -65,7 +65,10 @@ def refused_unattended(count: int) -> str:
 
 # ---- results: what a card that did not run says (the model reads it too) ----
 
-DENIED_READ_ONLY = "Not done: this conversation is read-only, so changes are refused. Say what you would change instead."
+DENIED_READ_ONLY = (
+    "Not done: this conversation is read-only, so changes are refused. Say what you would change instead."
+)
+ARGUMENTS_NOT_JSON = "The call was not run: {why}. Write the call again with a JSON object of its parameters."
 DENIED_UNATTENDED = (
     "Not done: this is a scheduled run with nobody at the screen to approve changes, so the call was refused. "
     "Do not try it again; say in your answer what you would have changed instead."

@@ -17,7 +17,10 @@ PROMPT_CAP_CHARS = 4000
 AGENTS_MD_BYTES = 8 * 1024
 
 _MODES = {
-    "ask": "You may read freely; a change (writing a file, running a command) is shown to the person, who approves or denies it.",
+    "ask": (
+        "You may read freely; a change (writing a file, running a command) is shown to the person, "
+        "who approves or denies it."
+    ),
     "read_only": "You may only read. Changes are refused, so do not attempt them; say what you would change instead.",
     "full": "You may read, change files and run commands without asking.",
 }

@@ -183,8 +183,8 @@ class Scheduler:
             self._state = "stopped"
             self._stopped.set()
 
-    def shutdown(self) -> None:
-        """Stop running tasks; `run` returns once what runs is recorded."""
+    def close(self) -> None:
+        """Start no more tasks; `run` returns once what runs is recorded."""
         self._state = "stopping"
         self._closing.set()
 

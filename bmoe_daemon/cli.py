@@ -19,7 +19,8 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the daemon in the foreground")
     s.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default %(default)s)")
     s.add_argument("--port", type=int, default=DEFAULT_PORT, help="port; 0 picks a free one (default %(default)s)")
-    s.add_argument("--data-dir", type=Path, default=None, help="data folder (default: $BMOE_DATA_DIR or the user data folder)")
+    s.add_argument("--data-dir", type=Path, default=None,
+                   help="data folder (default: $BMOE_DATA_DIR or the user data folder)")
     m = s.add_mutually_exclusive_group()
     m.add_argument("--model", type=Path, default=None, help="a GGUF file to load (default: the bundled SmolLM2-135M)")
     m.add_argument("--no-model", action="store_true", help="start without a model")
@@ -35,8 +36,10 @@ def parser() -> argparse.ArgumentParser:
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
         help="a web origin (scheme://host:port) whose pages may use the API besides the daemon's own; repeatable",
     )
-    s.add_argument("--api-key-file", type=Path, default=None, help="a file whose first line is the key clients must send")
-    s.add_argument("--mcp-servers-config", type=Path, default=None, help="MCP servers config (default: <data>/mcp.json)")
+    s.add_argument("--api-key-file", type=Path, default=None,
+                   help="a file whose first line is the key clients must send")
+    s.add_argument("--mcp-servers-config", type=Path, default=None,
+                   help="MCP servers config (default: <data>/mcp.json)")
     s.add_argument("--skills-dir", type=Path, default=None, help="the shipped skills folder to use instead")
     s.add_argument("--chat-only", action="store_true", help="plain chat: no tools, workspaces or tasks")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -65,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     for raw in args.allow_origin:
         origin = normalize_origin(raw)
         if origin is None:
-            print(f"bmoe-daemon: --allow-origin takes an origin like http://localhost:5173, not {raw!r}", file=sys.stderr)
+            print(f"bmoe-daemon: --allow-origin takes an origin like http://localhost:5173, not {raw!r}",
+                  file=sys.stderr)
             return 2
         origins.append(origin)
     key = None

@@ -14,7 +14,9 @@ import signal
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Protocol
 
+import attrs
 import hypercorn.config
 import hypercorn.trio
 import trio
@@ -23,8 +25,8 @@ from actors.acp import AcpAgents, load_specs
 from actors.backends.local import LocalBackend, bundled_model_path
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.env import Env
 from actors.engine import Backend, Engine
+from actors.env import Env
 from actors.errors import TurnFailed
 from actors.hub import Hub
 from actors.mcp import McpManager
@@ -48,8 +50,10 @@ log = logging.getLogger("bmoe")
 
 HTTP_GRACE_S = 2.0
 SCHEDULER_STOP_S = 6.0
+HUB_STOP_S = 35.0  # a conversation waits up to 30 s for its run's stop, then saves
 MCP_STOP_S = 10.0
 ACP_STOP_S = 10.0
+ENGINE_STOP_S = HTTP_GRACE_S + 3
 # The skills the release ships: `skills/` beside the packages (the repo's, or site-packages').
 SHIPPED_SKILLS = Path(__file__).resolve().parent.parent / "skills"
 
@@ -190,32 +194,68 @@ async def serve(
         await stop.wait()
         log.info("stopping: ending runs")
         with trio.CancelScope(shield=True):
-            if scheduler is not None:  # no new runs; the ones going are recorded `stopped`
-                scheduler.shutdown()
-                with trio.move_on_after(SCHEDULER_STOP_S):
-                    await scheduler.wait_stopped()
-            hub.shutdown()
-            with trio.move_on_after(35):
-                while hub.statistics().state != "stopped":
-                    await trio.sleep(0.02)
-            # The runs are over (each ACP run sent session/cancel); every agent's program
-            # ends now, its whole group.
-            acp.close()
-            with trio.move_on_after(ACP_STOP_S):
-                await acp.wait_stopped()
-            # The runs are over (an MCP call among them ended its program); the servers'
-            # programs end now, each group signalled and reaped.
-            mcp.close()
-            with trio.move_on_after(MCP_STOP_S):
-                while mcp.statistics().state != "stopped":
-                    await trio.sleep(0.02)
-            http_stop.set()
-            engine.close()
-        with trio.move_on_after(HTTP_GRACE_S + 3):
-            while engine.statistics().state != "stopped":
-                await trio.sleep(0.02)
+            await shutdown(shutdown_steps(scheduler=scheduler, hub=hub, acp=acp, mcp=mcp, engine=engine,
+                                          http=_Trigger(http_stop)))
         nursery.cancel_scope.cancel()
 
+
+class Stoppable(Protocol):
+    """An actor's lifecycle: `close()` asks it to end, `wait_stopped()` waits until it has."""
+
+    def close(self) -> None: ...
+
+    async def wait_stopped(self) -> None: ...
+
+
+@attrs.frozen
+class _Trigger:
+    """hypercorn's server as a Stoppable: it stops taking requests when the event is set
+    and ends with the daemon's nursery (its connections get HTTP_GRACE_S)."""
+
+    event: trio.Event
+
+    def close(self) -> None:
+        self.event.set()
+
+    async def wait_stopped(self) -> None:
+        return None
+
+
+@attrs.frozen
+class Step:
+    name: str
+    actor: Stoppable
+    budget_s: float
+
+
+def shutdown_steps(*, scheduler: Stoppable | None, hub: Stoppable, acp: Stoppable, mcp: Stoppable,
+                   engine: Stoppable, http: Stoppable) -> list[Step]:
+    """The order the daemon stops in, each step with its budget."""
+    steps = [
+        # No new runs; the ones going are recorded `stopped`.
+        Step("the scheduler", scheduler, SCHEDULER_STOP_S) if scheduler is not None else None,
+        # Every conversation stops its run with the shutdown notice and saves.
+        Step("the conversations", hub, HUB_STOP_S),
+        # The runs are over (each ACP run sent session/cancel): every agent's program ends, its whole group.
+        Step("the other agents", acp, ACP_STOP_S),
+        # The runs are over (an MCP call among them ended its program): each server's group is signalled and reaped.
+        Step("the MCP servers", mcp, MCP_STOP_S),
+        Step("the HTTP server", http, 0.0),
+        # The turns queued are served or failed, then the model is let go.
+        Step("the engine", engine, ENGINE_STOP_S),
+    ]
+    return [s for s in steps if s is not None]
+
+
+async def shutdown(steps: list[Step]) -> None:
+    """Close each actor and wait for it, at most its budget; one that overruns is named in
+    the log and the next step goes on (the daemon's nursery ends whatever is left)."""
+    for step in steps:
+        step.actor.close()
+        with trio.move_on_after(step.budget_s) as cs:
+            await step.actor.wait_stopped()
+        if cs.cancelled_caught:
+            log.warning("stopping: %s took longer than %g s; going on", step.name, step.budget_s)
 
 async def _watch_signals(stop: trio.Event) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -99,7 +99,7 @@ async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
         await nursery.start(engine.run)
         await nursery.start(hub.run)
         yield Daemon(hub, backend, bus, engine, store, echo, note, tmp_path / "data")
-        hub.shutdown()
+        hub.close()
         engine.close()
 
 
@@ -120,5 +120,5 @@ async def real_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
         await nursery.start(engine.run)
         await nursery.start(hub.run)
         yield Daemon(hub, backend, bus, engine, store, EchoTool(), NoteTool(), tmp_path / "data")
-        hub.shutdown()
+        hub.close()
         engine.close()

@@ -86,7 +86,7 @@ async def _cut_run(tmp: Path, script: list[list[dict[str, Any]]], mode: str, cut
         await conv.send_message("and now?")  # no "g-o" in it: the default round
         await wait_state(conv, "idle", "error")
         assert history.well_formed(backend.turns[-1].messages) is None
-        hub.shutdown()
+        hub.close()
         engine.close()
 
 

@@ -40,7 +40,7 @@ async def test_chat_only_conversation_is_plain_chat(tmp_path: Path) -> None:
         assert not turn.tools
         assert [m["role"] for m in turn.messages] == ["user"]  # no agent prompt
         assert conv.items[-1].text == "Just chat."
-        hub.shutdown()
+        hub.close()
         engine.close()
 
 

@@ -355,7 +355,7 @@ async def test_no_model_keeps_the_message(tmp_path):
         await wait_state(conv, "error")
         assert kinds(conv) == ["user", "notice"]
         assert conv.items[1].level == "error" and conv.items[1].text.startswith("No model is loaded")
-        hub.shutdown()
+        hub.close()
         engine.close()
 
 

@@ -75,7 +75,7 @@ async def on_small_disk(small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> As
         await nursery.start(engine.run)
         await nursery.start(hub.run)
         yield hub, backend, small_disk
-        hub.shutdown()
+        hub.close()
         engine.close()
 
 

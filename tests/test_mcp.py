@@ -385,7 +385,7 @@ async def mcp_daemon(tmp_path: Path) -> AsyncIterator[McpDaemon]:
         # (conversation.py); let the runs' last saves land first.
         for conv in hub.conversations():
             await conv.flush()
-        hub.shutdown()
+        hub.close()
         while hub.statistics().state != "stopped":
             await trio.sleep(0.01)
         manager.close()

@@ -60,7 +60,7 @@ async def scheduler(daemon) -> AsyncIterator[Scheduler]:
         try:
             yield s
         finally:
-            s.shutdown()
+            s.close()
 
 
 def spec(schedule: dict[str, Any], prompt: str = "Summarise the news.", **kw: Any) -> TaskSpec:

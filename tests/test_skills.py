@@ -231,7 +231,7 @@ async def skills_app(tmp_path: Path) -> AsyncIterator[SkillsApp]:
         yield SkillsApp(create_app(ctx), hub, backend, cat, data, shipped)
         for conv in hub.conversations():
             await conv.flush()
-        hub.shutdown()
+        hub.close()
         engine.close()
 
 

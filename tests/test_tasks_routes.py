@@ -33,7 +33,7 @@ async def served(daemon, tmp_path: Path):
         ctx = DaemonContext(config=Config(data_dir=tmp_path), hub=daemon.hub, engine=daemon.engine, bus=daemon.bus,
                             scheduler=scheduler)
         yield create_app(ctx)
-        scheduler.shutdown()
+        scheduler.close()
 
 
 async def call(app, method, path, scope=LOCAL, json=None, data=None):

@@ -253,9 +253,9 @@ class WriteFile:
         content = args_.string(args, "content")
         assert raw is not None and content is not None
         path = resolve(ctx.workspace, raw)
-        if path == Path(os.path.realpath(ctx.workspace)):
-            raise ToolError("path names the workspace itself; give a file path.")
         rel = relative(ctx.workspace, path)
+        if rel == ".":
+            raise ToolError("path names the workspace itself; give a file path.")
         plan = await trio.to_thread.run_sync(plan_write, path, rel, content, limiter=_limiter)
         return path, plan
 
@@ -301,7 +301,7 @@ def plan_edit(old: str, rel: str, edits: list[tuple[str, str]]) -> EditPlan:
             )
         spans.append((at, at + len(old_text), i, new_text))
     spans.sort()
-    for a, b in zip(spans, spans[1:]):
+    for a, b in zip(spans, spans[1:], strict=False):
         if a[1] > b[0]:
             raise ToolError(f"edits[{a[2]}] and edits[{b[2]}] overlap in {rel}; merge them into one edit.")
     parts: list[str] = []
