@@ -491,7 +491,8 @@ def test_check_host_accepts_this_daemon(host):
     access.check_host(host, "myhost")
 
 
-@pytest.mark.parametrize("host", ["evil.example:8765", "evil.example", "127.0.0.1.evil.example:8765", "[::1", "localhost.evil:1"])
+@pytest.mark.parametrize("host", ["evil.example:8765", "evil.example", "127.0.0.1.evil.example:8765", "[::1",
+                                  "localhost.evil:1"])
 def test_check_host_refuses_other_names(host):
     with pytest.raises(ForbiddenOrigin):
         access.check_host(host, "myhost")

@@ -95,9 +95,10 @@ async def test_tool_call_required_streaming_and_not(served):
 
 async def test_bad_requests_and_disconnect(served):
     async with httpx.AsyncClient(base_url=served.url, timeout=60) as c:
+        msgs = [{"role": "user", "content": "x"}]
         for body in ({}, {"messages": []}, {"messages": [{"role": "robot", "content": "x"}]},
-                     {"messages": [{"role": "user", "content": 5}]}, {"messages": [{"role": "user", "content": "x"}], "tools": "x"},
-                     {"messages": [{"role": "user", "content": "x"}], "temperature": "hot"}):
+                     {"messages": [{"role": "user", "content": 5}]}, {"messages": msgs, "tools": "x"},
+                     {"messages": msgs, "temperature": "hot"}):
             r = await c.post("/v1/chat/completions", json=body)
             assert r.status_code == 400 and r.json()["code"] == "bad_request", body
         # A streaming client that goes away frees the turn line for the next request.
@@ -114,7 +115,7 @@ async def test_bad_requests_and_disconnect(served):
                 got += await sock.receive_some(4096)
         await sock.aclose()
         with trio.fail_after(30):
-            r = await c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4})
+            r = await c.post("/v1/chat/completions", json={"messages": msgs, "max_tokens": 4})
         assert r.status_code == 200
         tree = (await c.get("/api/debug/actors")).json()
         engine = next(ch for ch in tree["children"] if ch["kind"] == "engine")
