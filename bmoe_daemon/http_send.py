@@ -10,8 +10,11 @@ whole fan-out: measured, a p50 of 6 ms where the writes themselves take about 2.
 `install()` replaces `TCPServer.protocol_send` with the same steps, except that a free
 lock is taken without yielding (`acquire_nowait`). The write still ends in trio's own
 checkpoint (`send_all` yields after it sends), so the task still gives way once per
-chunk. A busy lock is waited for as before. Everything else (`Closed`, `Updated`
-events, the shielded write, closing on a broken stream) is hypercorn's own code path.
+chunk. A busy lock is waited for as before. The write stays shielded, as hypercorn's
+is, but it is bounded: a client that takes nothing for WRITE_STALL_S (or any client
+once the daemon stops, `stop_writes`) has its connection closed, so a client that stops
+reading can hold neither a task nor the daemon's exit. Everything else (`Closed`,
+`Updated` events, closing on a broken stream) is hypercorn's own code path.
 
 The replaced method is hypercorn's internal API, so `install()` first checks that the
 method it replaces is byte for byte the one this was written against (a SHA-256 of its
@@ -41,6 +44,17 @@ class HypercornChanged(RuntimeError):
     against: replacing it could drop what the new version does."""
 
 
+# A client that takes no byte of a write for this long has stalled (it stopped
+# reading, or vanished without closing): its connection is closed. An event stream's
+# client reconnects with Last-Event-ID and misses nothing.
+WRITE_STALL_S = 10.0
+# Once the daemon stops, a write waits at most this long for its client.
+STOPPING_WRITE_S = 0.5
+
+_writes: set[trio.CancelScope] = set()  # the writes in progress, for `stop_writes`
+_write_limit: list[float] = [WRITE_STALL_S]
+
+
 async def _protocol_send(self: Any, event: Any) -> None:
     if not isinstance(event, RawData):
         await _ORIGINAL[0](self, event)
@@ -52,12 +66,30 @@ async def _protocol_send(self: Any, event: Any) -> None:
         await lock.acquire()
     try:
         try:
-            with trio.CancelScope(shield=True):
-                await self.stream.send_all(event.data)
+            # Shielded as hypercorn's is (a write cut in the middle would corrupt the
+            # response), but bounded: nothing a client does holds a task forever.
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + _write_limit[0]) as scope:
+                _writes.add(scope)
+                try:
+                    await self.stream.send_all(event.data)
+                finally:
+                    _writes.discard(scope)
+            if scope.cancelled_caught:
+                with trio.CancelScope(shield=True):
+                    await self.stream.aclose()
+                await self.protocol.handle(Closed())
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             await self.protocol.handle(Closed())
     finally:
         lock.release()
+
+
+def stop_writes() -> None:
+    """The daemon is stopping: a write in progress gives up now, and a later one after
+    STOPPING_WRITE_S, so a client that does not read cannot hold up the exit."""
+    _write_limit[0] = STOPPING_WRITE_S
+    for scope in list(_writes):
+        scope.cancel()
 
 
 _ORIGINAL: list[Any] = []
@@ -92,6 +124,7 @@ def install() -> None:
     Installing twice is harmless."""
     from hypercorn.trio import tcp_server
 
+    _write_limit[0] = WRITE_STALL_S  # a daemon started again in this process (tests)
     if _ORIGINAL:
         return
     original = tcp_server.TCPServer.protocol_send

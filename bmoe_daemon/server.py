@@ -216,6 +216,7 @@ class _Trigger:
 
     def close(self) -> None:
         self.event.set()
+        http_send.stop_writes()
 
     async def wait_stopped(self) -> None:
         return None

@@ -135,3 +135,40 @@ def test_a_changed_method_is_refused_and_nothing_is_replaced(monkeypatch: pytest
 def test_a_method_without_source_is_refused() -> None:
     with pytest.raises(http_send.HypercornChanged, match="cannot read the source"):
         http_send.check_replaceable(len, "0.18.0")
+
+
+class StalledStream:
+    """A client that takes no byte: send_all never returns on its own."""
+
+    def __init__(self, order: list[str]) -> None:
+        self.order = order
+
+    async def send_all(self, data: bytes) -> None:
+        await trio.sleep_forever()
+
+    async def aclose(self) -> None:
+        self.order.append("closed")
+
+
+async def test_a_write_the_client_never_takes_closes_the_connection(monkeypatch):
+    monkeypatch.setattr(http_send, "_write_limit", [0.2])
+    order: list[str] = []
+    conn = types.SimpleNamespace(send_lock=trio.Lock(), stream=StalledStream(order), protocol=Protocol(order))
+    with trio.fail_after(5):
+        await http_send._protocol_send(conn, RawData(b"data: x\n\n"))
+    assert order == ["closed", "Closed"]
+    assert not conn.send_lock.locked()
+
+
+async def test_stop_writes_ends_a_write_in_progress_at_once(monkeypatch):
+    monkeypatch.setattr(http_send, "_write_limit", [3600.0])
+    order: list[str] = []
+    conn = types.SimpleNamespace(send_lock=trio.Lock(), stream=StalledStream(order), protocol=Protocol(order))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(http_send._protocol_send, conn, RawData(b"data: x\n\n"))
+        await trio.sleep(0.05)
+        with trio.fail_after(2):
+            http_send.stop_writes()
+            while order != ["closed", "Closed"]:
+                await trio.sleep(0.01)
+    assert http_send._write_limit == [http_send.STOPPING_WRITE_S]

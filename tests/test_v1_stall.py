@@ -27,6 +27,9 @@ SCRIPT = {
 SERVED_WITHIN_S = CLIENT_TAKE_S + 15
 # A small receive buffer, so TCP back-pressure reaches the daemon soon.
 RCVBUF = 4096
+# SIGTERM to exit with a client connected that never reads: the run stops, the write
+# to that client gives up once the daemon stops (http_send.STOPPING_WRITE_S).
+EXIT_WITH_STALLED_CLIENT_S = 5.0
 
 
 @pytest.fixture
@@ -108,3 +111,21 @@ async def test_a_client_that_leaves_before_reading_does_not_hold_the_turn_line(s
         await _wait_generating(c)
         await gone.aclose()
         await _next_turns_are_served(c)
+
+
+async def test_the_daemon_exits_promptly_with_a_client_that_never_reads(served):
+    """Its socket write is shielded, so only its bound lets the daemon go."""
+    import signal
+    import time
+
+    stream = await _post_stream(served, "never stop")
+    async with served.client() as c:
+        await _wait_generating(c)
+    await trio.sleep(1.0)  # the daemon's writes to the client are blocked by now
+    sent = time.monotonic()
+    served.proc.send_signal(signal.SIGTERM)
+    with trio.fail_after(30):
+        await served.proc.wait()
+    took = time.monotonic() - sent
+    await stream.aclose()
+    assert took <= EXIT_WITH_STALLED_CLIENT_S, f"the daemon took {took:.1f} s to exit"
