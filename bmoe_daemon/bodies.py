@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import attrs
 import cattrs
 
+from actors.items import Mode
 from bmoe_daemon.errors import BadRequest
 
 T = TypeVar("T")
@@ -70,9 +71,6 @@ def structure(data: dict[str, Any], cls: type[T]) -> T:
             reasons = cattrs.transform_error(exc, path="body")
             raise BadRequest("Invalid request: " + "; ".join(reasons) + ".") from None
         raise BadRequest(f"Invalid request: {exc}.") from None
-
-
-Mode = Literal["ask", "read_only", "full"]
 
 
 @attrs.frozen
