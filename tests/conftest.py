@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, settings
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.env import Env
 from actors.engine import Engine
+from actors.env import Env
 from actors.hub import Hub
 from actors.tools.registry import Registry, ToolContext, ToolError, ToolOutcome
 from bmoe_daemon.store import Store
@@ -31,7 +31,9 @@ class EchoTool:
 
     name: str = "echo"
     description: str = "Answers with the text it is given."
-    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object", "properties": {"text": {"type": "string"}}})
+    parameters: dict[str, Any] = attrs.field(
+        factory=lambda: {"type": "object", "properties": {"text": {"type": "string"}}}
+    )
     needs_workspace: bool = False
     calls: list[dict[str, Any]] = attrs.field(factory=list)
 
@@ -54,7 +56,9 @@ class NoteTool:
 
     name: str = "note"
     description: str = "Writes a note file in the workspace."
-    parameters: dict[str, Any] = attrs.field(factory=lambda: {"type": "object", "properties": {"path": {"type": "string"}}})
+    parameters: dict[str, Any] = attrs.field(
+        factory=lambda: {"type": "object", "properties": {"path": {"type": "string"}}}
+    )
     needs_workspace: bool = True
     calls: list[dict[str, Any]] = attrs.field(factory=list)
 

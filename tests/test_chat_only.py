@@ -9,8 +9,8 @@ import trio
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.env import Env
 from actors.engine import Engine
+from actors.env import Env
 from actors.hub import Hub
 from bmoe_daemon.config import Config
 from bmoe_daemon.server import build_registry

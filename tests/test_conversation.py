@@ -8,14 +8,16 @@ from pathlib import Path
 import pytest
 import trio
 
+from actors.errors import Busy, NotFound
 from actors.notices import CONTEXT_FULL as NOTICE_CONTEXT_FULL
 from actors.notices import REPEATS as NOTICE_REPEATS
 from actors.notices import ROUNDS as NOTICE_ROUNDS
 from actors.notices import SHORTENED as NOTICE_SHORTENED
-from actors.runstate import MAX_ROUNDS
-from actors.errors import Busy, NotFound
 from actors.prompt import PROMPT_CAP_CHARS, system_prompt
+from actors.runstate import MAX_ROUNDS
 from tests.waiting import wait_for, wait_state
+
+NOTE_HI = {"name": "note", "arguments": {"path": "a.txt", "text": "hi"}}
 
 
 def kinds(conv):
@@ -89,7 +91,8 @@ async def test_failed_round_before_first_token_leaves_no_empty_item(daemon):
 
 async def test_tool_calls_run_and_results_reach_the_next_round(daemon):
     daemon.backend.push(
-        {"tool_calls": [{"name": "echo", "arguments": {"text": "abc"}}, {"name": "echo", "arguments": {"text": "def"}}]},
+        {"tool_calls": [{"name": "echo", "arguments": {"text": "abc"}},
+                        {"name": "echo", "arguments": {"text": "def"}}]},
         {"text": "done"},
     )
     conv = await daemon.hub.create()
@@ -194,7 +197,7 @@ async def test_different_failures_do_not_stop_the_run(daemon):
 
 async def test_ask_mode_waits_for_approval_then_runs(daemon, tmp_path):
     ws = await workspace(daemon, tmp_path)
-    daemon.backend.push({"tool_calls": [{"name": "note", "arguments": {"path": "a.txt", "text": "hi"}}]}, {"text": "ok"})
+    daemon.backend.push({"tool_calls": [NOTE_HI]}, {"text": "ok"})
     conv = await daemon.hub.create(workspace=ws.id, mode="ask")
     await conv.send_message("write")
     await wait_state(conv, "waiting")
@@ -211,7 +214,7 @@ async def test_ask_mode_waits_for_approval_then_runs(daemon, tmp_path):
 
 async def test_deny_is_read_by_the_model(daemon, tmp_path):
     ws = await workspace(daemon, tmp_path)
-    daemon.backend.push({"tool_calls": [{"name": "note", "arguments": {"path": "a.txt", "text": "hi"}}]}, {"text": "ok"})
+    daemon.backend.push({"tool_calls": [NOTE_HI]}, {"text": "ok"})
     conv = await daemon.hub.create(workspace=ws.id, mode="ask")
     await conv.send_message("write")
     await wait_state(conv, "waiting")
@@ -317,7 +320,8 @@ async def test_stop_a_running_tool(daemon):
 
 
 async def test_queued_turn_withdraws_only_its_place(daemon):
-    daemon.backend.push({"when": "first", "text": "slow " * 40, "delay": 0.01}, {"when": "third", "text": "third reply"})
+    daemon.backend.push({"when": "first", "text": "slow " * 40, "delay": 0.01},
+                        {"when": "third", "text": "third reply"})
     a = await daemon.hub.create()
     b = await daemon.hub.create()
     c = await daemon.hub.create()
@@ -338,15 +342,16 @@ async def test_queued_turn_withdraws_only_its_place(daemon):
 
 async def test_no_model_keeps_the_message(tmp_path):
     from actors.bus import EventBus
-    from actors.env import Env
     from actors.engine import Engine
+    from actors.env import Env
     from actors.hub import Hub
     from actors.tools.registry import Registry
     from bmoe_daemon.store import Store
 
     store = Store(tmp_path)
     engine = Engine(None)
-    hub = Hub(Env(engine=engine, bus=EventBus(), store=store, registry=Registry(), resolve_workspace=lambda _: None), store)
+    env = Env(engine=engine, bus=EventBus(), store=store, registry=Registry(), resolve_workspace=lambda _: None)
+    hub = Hub(env, store)
     async with trio.open_nursery() as nursery:
         await nursery.start(engine.run)
         await nursery.start(hub.run)
@@ -447,12 +452,13 @@ async def test_network_message_gets_no_workspace_tools(daemon):
 
 
 async def test_restart_marks_running_conversation_idle(tmp_path):
+    from actors.items import ConversationInfo, ConversationRecord, Item
     from actors.notices import RESTARTED as NOTICE_RESTARTED
     from actors.transcript import restored
-    from actors.items import ConversationInfo, ConversationRecord, Item
 
     info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "running", 1.0, 2.0)
-    rec = ConversationRecord(info, (Item(id="i1", kind="user", text="hi"), Item(id="i2", kind="assistant", text="par", streaming=True)))
+    rec = ConversationRecord(info, (Item(id="i1", kind="user", text="hi"),
+                                    Item(id="i2", kind="assistant", text="par", streaming=True)))
     out = restored(rec)
     assert out.info.state == "idle"
     assert out.items[1].streaming is False

@@ -63,7 +63,9 @@ def fill(disk: Path) -> Path:
 
 
 @pytest.fixture
-async def on_small_disk(small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Hub, ScriptedBackend, Path]]:
+async def on_small_disk(
+    small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Hub, ScriptedBackend, Path]]:
     monkeypatch.setattr(conversation_module, "SAVE_RETRY_MAX_S", 0.2)
     backend = ScriptedBackend(default={"text": "An answer. " * 20})
     engine = Engine(backend)

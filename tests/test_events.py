@@ -20,7 +20,8 @@ async def test_ping_comment_after_silence(tmp_path, monkeypatch):
     script.write_text(json.dumps({"rounds": []}))
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        url = await nursery.start(partial(serve, Config(port=0, data_dir=tmp_path / "d", scripted=script), stop_event=stop))
+        config = Config(port=0, data_dir=tmp_path / "d", scripted=script)
+        url = await nursery.start(partial(serve, config, stop_event=stop))
         async with httpx.AsyncClient(base_url=url, timeout=10) as client:
             sse = SSE(client)
             async with trio.open_nursery() as inner:

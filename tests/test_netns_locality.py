@@ -26,6 +26,8 @@ import trio
 from tests.daemon_proc import REPO, SSE, run_daemon
 from tests.peers import need_peer
 
+EVERY_5 = {"kind": "interval", "every_minutes": 5}
+
 CLIENT = Path(__file__).with_name("netns_client.py")
 CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21  # linux/capability.h
 PEER_STREAM_S = 60  # the longest the peer's stream is read (it ends at its own conversation's end)
@@ -175,8 +177,8 @@ async def test_a_network_peer_gets_only_what_the_contract_allows(netns, tmp_path
                 ("PATCH", "/api/skills/review-change", {"enabled": False}),
                 ("DELETE", "/api/skills/x", None),
                 ("GET", "/api/tasks", None),
-                ("POST", "/api/tasks", {"title": "t", "prompt": "p", "schedule": {"kind": "interval", "every_minutes": 5}}),
-                ("PUT", f"/api/tasks/{tid}", {"title": "t2", "prompt": "p", "schedule": {"kind": "interval", "every_minutes": 5}}),
+                ("POST", "/api/tasks", {"title": "t", "prompt": "p", "schedule": EVERY_5}),
+                ("PUT", f"/api/tasks/{tid}", {"title": "t2", "prompt": "p", "schedule": EVERY_5}),
                 ("POST", f"/api/tasks/{tid}/run", None),
                 ("DELETE", f"/api/tasks/{tid}", None),
                 ("GET", conv, None),

@@ -52,7 +52,8 @@ def test_clamped_refuses_what_is_not_a_finite_number(bad) -> None:
         args.clamped({"t": bad}, "t", 30, 600)
 
 
-@given(st.one_of(st.none(), st.integers(-10**9, 10**9), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.text(max_size=8)))
+@given(st.one_of(st.none(), st.integers(-10**9, 10**9), st.floats(allow_nan=True, allow_infinity=True),
+                 st.booleans(), st.text(max_size=8)))
 def test_clamped_stays_in_range_or_refuses(value) -> None:
     try:
         got = args.clamped({"t": value}, "t", 30, 600)
