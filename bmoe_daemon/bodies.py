@@ -47,10 +47,15 @@ def _list_hook(value: Any, kind: Any) -> list[Any]:
     return [_conv.structure(v, inner) for v in value]
 
 
-_conv.register_structure_hook_func(lambda t: get_origin(t) is list, _list_hook)
+def _is_list(kind: object) -> bool:
+    origin: object = get_origin(kind)
+    return origin is list
 
 
-def parse_json(raw: bytes) -> dict[str, Any]:
+_conv.register_structure_hook_func(_is_list, _list_hook)
+
+
+def parse_json(raw: str | bytes) -> dict[str, Any]:
     """The body as a JSON object, or BadRequest."""
     if not raw.strip():
         raise BadRequest("The request needs a JSON object body.")

@@ -51,7 +51,8 @@ class DaemonContext:
 
 def daemon() -> DaemonContext:
     """The context of the app serving the current request (or WebSocket)."""
-    return current_app.extensions[EXTENSION]
+    ctx: DaemonContext = current_app.extensions[EXTENSION]
+    return ctx
 
 
 def is_local() -> bool:

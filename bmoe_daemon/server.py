@@ -22,6 +22,7 @@ import hypercorn.trio
 import trio
 
 from actors.acp import AcpAgents, load_specs
+from actors.atomic import write_atomic
 from actors.backends.local import LocalBackend, bundled_model_path
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
@@ -44,7 +45,7 @@ from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.routes import events as events_route
-from bmoe_daemon.store import Store, write_atomic
+from bmoe_daemon.store import Store
 
 log = logging.getLogger("bmoe")
 
@@ -124,8 +125,8 @@ def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: M
         # A scripted run exercises the run loop over HTTP; its tools are the test ones.
         from actors.tools.testing import test_tools
 
-        for tool in test_tools():
-            registry.add(tool)
+        for test_tool in test_tools():
+            registry.add(test_tool)
     if skills is not None:
         registry.add(UseSkill(skills))
     if mcp is not None:

@@ -18,7 +18,7 @@ bp = Blueprint("agent", __name__)
 BUILTIN_AGENT = {"id": "builtin", "name": "Built-in agent", "available": True, "missing": []}
 
 
-def _agents(tools: bool) -> list[dict]:
+def _agents(tools: bool) -> list[dict[str, object]]:
     """The built-in agent first, then the other agents (over ACP) where commands can
     run: each with whether its programs are on PATH (`missing` names the others)."""
     acp = daemon().acp
@@ -30,7 +30,7 @@ def _agents(tools: bool) -> list[dict]:
 async def get_agent() -> Response:
     d = daemon()
     tools = not d.config.chat_only
-    mcp: list[dict] = []
+    mcp: list[dict[str, object]] = []
     if tools and is_local() and d.mcp is not None:
         await d.mcp.prepare()
         registry = d.registry

@@ -15,10 +15,10 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, jsonify
 
+from actors.atomic import write_atomic
 from bmoe_daemon import connect
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NoModelError, NotFoundError, SettingsConflict
-from bmoe_daemon.store import write_atomic
 
 bp = Blueprint("connect", __name__)
 

@@ -19,6 +19,7 @@ from actors.bus import Event, EventBus
 from bmoe_daemon.access import is_loopback
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest
+from bmoe_daemon.responses import no_timeout
 
 bp = Blueprint("events", __name__)
 
@@ -81,8 +82,7 @@ async def get_events() -> Response:
         200,
         {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
-    resp.timeout = None
-    return resp
+    return no_timeout(resp)
 
 
 @bp.websocket("/api/ws")

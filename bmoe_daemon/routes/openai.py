@@ -15,16 +15,18 @@ import json
 import secrets
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import trio
 from quart import Blueprint, Response, current_app, jsonify, make_response, request
+from quart_trio import QuartTrio
 
 from actors.engine import Aborted, Piece, ToolSpec, TurnInput, TurnResult
 from actors.errors import ActorError, ContextFull, EngineError, NoModel
 from bmoe_daemon.bodies import parse_json
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError, BadRequest, NoModelError, NoVision
+from bmoe_daemon.responses import no_timeout
 
 bp = Blueprint("openai", __name__)
 
@@ -280,7 +282,7 @@ async def post_chat_completions() -> Response:
                     got = exc
                 await offer(got)
 
-    current_app.nursery.start_soon(produce)
+    cast(QuartTrio, current_app).nursery.start_soon(produce)
 
     async def body_stream() -> AsyncIterator[bytes]:
         try:
@@ -303,5 +305,4 @@ async def post_chat_completions() -> Response:
             rx.close()
 
     resp = await make_response(body_stream(), 200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-    resp.timeout = None
-    return resp
+    return no_timeout(resp)
