@@ -23,9 +23,9 @@ from actors import notices
 from actors.acp import INVALID_PARAMS, REFUSED, AcpFailed, RequestRefused
 from actors.acp_map import CANCELLED, chunk_text, pick_option, plan_text, selected, text_slice, tool_fields
 from actors.env import Env
-from actors.items import ConversationState, Item, new_id, notice_item
+from actors.items import EndReason, Item, new_id, notice_item
 from actors.policy import decide
-from actors.runs import RunRequest
+from actors.runs import RunEnd, RunRequest
 from actors.streaming import AssistantStream
 from actors.tools.files import MAX_READ_BYTES, MAX_WRITE_BYTES, write_whole
 from actors.tools.paths import PathRefused, relative, resolve
@@ -46,6 +46,7 @@ class AcpRun(AssistantStream):
         self.cards: dict[str, str] = {}  # the agent's toolCallId -> the card's item id
         self.plan: str | None = None  # the plan notice's item id
         self.error: str | None = None
+        self.end_reason: EndReason = "answered"
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -77,18 +78,19 @@ class AcpRun(AssistantStream):
             return
         self.end_assistant()
         if reason == "refusal":
-            self.t.notice(notices.AGENT_REFUSAL, "warn")
+            self.t.notice(notices.AGENT_REFUSAL, "warn", "answered")
         elif reason in ("max_tokens", "max_turn_requests"):
-            self.t.notice(notices.AGENT_LIMIT, "warn")
+            self.t.notice(notices.AGENT_LIMIT, "warn", "max_rounds")
+            self.end_reason = "max_rounds"
 
     def fail(self, text: str) -> None:
-        self.t.notice(text, "error")
+        self.t.notice(text, "error", "error")
         self.error = text
 
     def abandon_round(self) -> None:
         self.end_assistant()
 
-    def finish(self, stop_notice: str | None) -> ConversationState:
+    def finish(self, stop_notice: str | None) -> RunEnd:
         stopped = stop_notice is not None
         self.end_assistant()
         self.cancelled()
@@ -106,8 +108,9 @@ class AcpRun(AssistantStream):
         if self.refused:
             self.t.notice(notices.refused_unattended(self.refused), "warn")
         if stop_notice is not None:
-            self.t.notice(stop_notice, "info")
-        return "error" if self.error and not stopped else "idle"
+            self.t.notice(stop_notice, "info", "stopped")
+            return RunEnd("idle", "stopped")
+        return RunEnd("error", "error") if self.error else RunEnd("idle", self.end_reason)
 
     # -- items --
 

@@ -18,14 +18,14 @@ from typing import Any
 
 import attrs
 
-from actors import history, notices
-from actors.engine import Piece, TurnInput, TurnResult, direct_turn
+from actors import history, notices, run_tools
+from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
 from actors.env import Env
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
-from actors.items import ConversationState, Item, ToolCall, ToolState, new_id
+from actors.items import EndReason, Item, ToolCall, ToolState, new_id
 from actors.policy import ModeWatch, decide
 from actors.prompt import read_agents_md, system_prompt
-from actors.runs import RunRequest
+from actors.runs import RunEnd, RunRequest
 from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
 from actors.streaming import AssistantStream
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolError, ToolOutcome, cap_text
@@ -67,9 +67,11 @@ class AgentRun(AssistantStream):
         self.modes = ModeWatch(transcript.info.mode)
         self.refused = 0  # calls refused in an unattended run, for the closing notice
         self.error: str | None = None
+        self.end_reason: EndReason = "answered"
         # Fixed for the whole message (see the module docstring).
         self.system: str | None = None
         self.offered: list[Tool] = []
+        self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -82,7 +84,8 @@ class AgentRun(AssistantStream):
         rounds = 0
         while True:
             if rounds >= MAX_ROUNDS:
-                self.t.notice(notices.ROUNDS, "warn")
+                self.t.notice(notices.ROUNDS, "warn", "max_rounds")
+                self.end_reason = "max_rounds"
                 return
             rounds += 1
             result = await self.ask()
@@ -97,7 +100,8 @@ class AgentRun(AssistantStream):
                 self.pending.pop(0)
                 if repeated:
                     self.end_pending("denied", notices.DENIED_NOT_REACHED_REPEATS)
-                    self.t.notice(notices.REPEATS, "warn")
+                    self.t.notice(notices.REPEATS, "warn", "stuck")
+                    self.end_reason = "stuck"
                     return
 
     async def prepare(self) -> None:
@@ -114,6 +118,9 @@ class AgentRun(AssistantStream):
             skills = await self.env.skills.switched_on(ws)
         await self.env.registry.prepare(workspace=ws, mode=mode, local=local)
         self.offered = self.env.registry.offered(workspace=ws, mode=mode, local=local, skills=bool(skills))
+        # The run's own tools come with a workspace, as skills do: plain chat gets none
+        # (a small model offered a tool calls it instead of answering).
+        self.run_specs = run_tools.SPECS if self.offered and ws is not None and local else ()
         self.system = system_prompt(
             workspace=ws, mode=mode, today=self.today, tools=bool(self.offered), skills=skills or None,
             agents_md=read_agents_md(ws) if ws else None,
@@ -122,7 +129,7 @@ class AgentRun(AssistantStream):
     async def ask(self) -> TurnResult | None:
         """One round with the model; shortens old results while the context is full.
         None when the run ends here (its notice is written)."""
-        specs = self.env.registry.specs(self.offered)
+        specs = self.env.registry.specs(self.offered) + self.run_specs
         while True:
             turn = TurnInput(tuple(history.messages(self.t.items, self.system)), specs, think=self.req.think)
             route = self.t.info.route
@@ -154,8 +161,9 @@ class AgentRun(AssistantStream):
                 return None
 
     def fail(self, text: str) -> None:
-        self.t.notice(text, "error")
+        self.t.notice(text, "error", "error")
         self.error = text
+        self.end_reason = "error"
 
     # ---- what the model writes ----
 
@@ -191,6 +199,11 @@ class AgentRun(AssistantStream):
         self.t.update(partial.item_id, urgent=False, **changes)
 
     def title(self, name: str, args: dict[str, Any]) -> str:
+        if name == run_tools.TODO_WRITE:
+            return "Update the todo list"
+        if name == run_tools.ASK_USER:
+            question = args.get("question")
+            return f"Ask: {question}" if isinstance(question, str) and question else "Ask the person"
         tool = self.env.registry.get(name)
         if tool is None:
             return f"Call {name}"
@@ -257,8 +270,10 @@ class AgentRun(AssistantStream):
         note = self.modes.note(self.t.info.mode)
         if args is None:
             done = _Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
+        elif call.name in run_tools.NAMES and self.run_specs:
+            done = await self.run_own_tool(call, args)
         elif tool is None or tool not in self.offered:
-            names = ", ".join(t.name for t in self.offered) or "none"
+            names = ", ".join([t.name for t in self.offered] + [s.name for s in self.run_specs]) or "none"
             done = _Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")
         else:
             done = await self.run_tool(tool, call.card, args)
@@ -317,6 +332,25 @@ class AgentRun(AssistantStream):
             shown, note = now, notices.FILE_CHANGED
         return _Done("error", notices.FILE_KEEPS_CHANGING)
 
+    async def run_own_tool(self, call: _Call, args: dict[str, Any]) -> _Done:
+        """A tool the run carries out itself (actors/run_tools.py)."""
+        try:
+            if call.name == run_tools.TODO_WRITE:
+                todos = run_tools.parse_todos(args)
+                self.t.set_info(todos=todos)
+                return _Done("done", run_tools.todo_summary(todos))
+            question = run_tools.parse_question(args)
+        except ToolError as exc:
+            return _Done("error", str(exc))
+        if self.req.unattended:
+            return _Done("done", notices.NOBODY_TO_ANSWER)
+        self.t.update(call.card, state="waiting")
+        answered, answer = await self.t.wait_answer(call.card, "question")
+        if not answered:
+            return _Done("denied", notices.QUESTION_STOPPED)
+        assert isinstance(answer, (str, list))
+        return _Done("done", run_tools.answer_text(question, answer))
+
     def end_pending(self, state: ToolState, why: str) -> None:
         """End the round's calls that did not run (stored: the round decided them)."""
         for call in self.pending:
@@ -325,7 +359,8 @@ class AgentRun(AssistantStream):
             if card is None or card.state in ("done", "denied", "error"):
                 continue
             if card.state == "waiting":
-                changes: dict[str, Any] = {"state": "denied", "result": notices.DENIED_WAITING_STOPPED}
+                waited = notices.QUESTION_STOPPED if card.tool == run_tools.ASK_USER else notices.DENIED_WAITING_STOPPED
+                changes: dict[str, Any] = {"state": "denied", "result": waited}
             elif card.state == "running":
                 changes = {"state": "error", "result": notices.ERROR_RUNNING_STOPPED}
             else:
@@ -337,7 +372,7 @@ class AgentRun(AssistantStream):
 
     # ---- the end ----
 
-    def finish(self, stop_notice: str | None) -> ConversationState:
+    def finish(self, stop_notice: str | None) -> RunEnd:
         stopped = stop_notice is not None
         if self.refused:
             self.t.notice(notices.refused_unattended(self.refused), "warn")
@@ -353,8 +388,9 @@ class AgentRun(AssistantStream):
         else:
             self.end_pending("error", notices.ERROR_NOT_REACHED_FAILED)
         if stop_notice is not None:
-            self.t.notice(stop_notice, "info")
-        return "error" if self.error and not stopped else "idle"
+            self.t.notice(stop_notice, "info", "stopped")
+            return RunEnd("idle", "stopped")
+        return RunEnd("error", "error") if self.error else RunEnd("idle", self.end_reason)
 
 
 def _preview_fields(shown: ToolOutcome | None) -> dict[str, Any]:

@@ -26,8 +26,9 @@ import trio
 from actors import notices
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.env import Env
-from actors.errors import ActorGone, Busy, Invalid, NotFound
+from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
 from actors.items import ConversationInfo, ConversationRecord, Item, user_item
+from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
 from actors.runs import Run, RunRequest, new_run
 from actors.transcript import Transcript
 
@@ -39,6 +40,8 @@ STREAM_SAVE_INTERVAL_S = 0.3
 SAVE_RETRY_FIRST_S = 0.5
 SAVE_RETRY_MAX_S = 30.0
 TITLE_CHARS = 60
+# How a run may have ended for `resume` to go on with it.
+RESUMABLE = ("stopped", "error", "max_rounds", "stuck")
 
 
 # Messages of the mailbox.
@@ -66,6 +69,20 @@ class ApprovalMsg:
 
 
 @attrs.frozen
+class AnswerMsg:
+    item: str
+    answer: object
+    local: bool
+    reply: Reply[None]
+
+
+@attrs.frozen
+class ResumeMsg:
+    local: bool
+    reply: Reply[None]
+
+
+@attrs.frozen
 class PatchMsg:
     changes: dict[str, Any]
     reply: Reply[ConversationInfo]
@@ -76,7 +93,7 @@ class DeleteMsg:
     reply: Reply[None]
 
 
-Msg = SendMsg | StopMsg | ApprovalMsg | PatchMsg | DeleteMsg
+Msg = SendMsg | StopMsg | ApprovalMsg | AnswerMsg | ResumeMsg | PatchMsg | DeleteMsg
 
 
 def save_problem(exc: OSError) -> str:
@@ -198,6 +215,10 @@ class Conversation:
             msg.reply.set(self._request_stop())
         elif isinstance(msg, ApprovalMsg):
             msg.reply.capture(self._t.answer, msg.item, msg.approve)
+        elif isinstance(msg, AnswerMsg):
+            msg.reply.capture(self._answer_question, msg)
+        elif isinstance(msg, ResumeMsg):
+            msg.reply.capture(self._resume, msg)
         elif isinstance(msg, PatchMsg):
             msg.reply.capture(self._patch, msg.changes)
         elif isinstance(msg, DeleteMsg):
@@ -240,6 +261,19 @@ class Conversation:
     async def approve(self, item_id: str, approve: bool) -> None:
         await self.request(ApprovalMsg(item_id, approve, Reply()))
 
+    async def answer(self, item_id: str, answer: object, *, local: bool = True) -> None:
+        """The person's answer to a question card (a string, or a list of strings for a
+        question that takes several). A card answered after a restart starts a run
+        that goes on from the answer. NotFound when the card is not waiting; Invalid
+        when the answer's shape is wrong."""
+        await self.request(AnswerMsg(item_id, answer, local, Reply()))
+
+    async def resume(self, *, local: bool = True) -> None:
+        """Go on with a run that was stopped, failed, or ended at its round limit or
+        stuck, without a new message. Busy while a run is on; NothingToResume when the
+        last run answered."""
+        await self.request(ResumeMsg(local, Reply()))
+
     async def patch(self, changes: dict[str, Any]) -> ConversationInfo:
         info: ConversationInfo = await self.request(PatchMsg(changes, Reply()))
         return info
@@ -253,6 +287,7 @@ class Conversation:
     def _start(self, msg: SendMsg) -> Item:
         if self.running:
             raise Busy("The conversation is already running; wait for it or stop it.")
+        self._end_open_questions(notices.ANSWERED_INSTEAD)
         images = msg.images
         if msg.edit_of is not None:
             if self.info.agent != "builtin":
@@ -265,15 +300,58 @@ class Conversation:
             self._t.drop_from(msg.edit_of)
         item = user_item(msg.text, images)
         self._t.upsert(item, urgent=True)
+        self._launch(msg.request, title=self.info.title or _title_from(msg.text))
+        return item
+
+    def _launch(self, request: RunRequest, **info: Any) -> None:
+        """Start a run on the record as it stands."""
         assert self._nursery is not None
         self._run_id = next_id("run")
         self._run_scope = trio.CancelScope()
         self._run_done = trio.Event()
         self._stop_notice = notices.STOPPED
-        self._t.set_info(state="running", title=self.info.title or _title_from(msg.text))
-        run = new_run(self._t, self._env, msg.request)
+        self._t.set_info(state="running", end_reason=None, **info)
+        run = new_run(self._t, self._env, request)
         self._nursery.start_soon(self._run, run, self._run_scope, self._run_done)
-        return item
+
+    def _open_questions(self) -> list[Item]:
+        """Question cards still waiting with no run to wait for them (a restart came)."""
+        if self.running:
+            return []
+        return [i for i in self._t.items if i.kind == "tool" and i.tool == ASK_USER and i.state == "waiting"]
+
+    def _end_open_questions(self, why: str) -> None:
+        for card in self._open_questions():
+            self._t.update(card.id, state="denied", result=why)
+
+    def _answer_question(self, msg: AnswerMsg) -> None:
+        card = self._t.find(msg.item)
+        if card is None or card.tool != ASK_USER or card.state != "waiting":
+            raise NotFound("That card is not waiting for an answer.")
+        question = parse_question(card.args or {})
+        try:
+            answer = check_answer(question, msg.answer)
+        except ValueError as exc:
+            raise Invalid(str(exc)) from None
+        if self._t.waiting_for(msg.item) == "question":
+            self._t.answer(msg.item, answer, "question")
+            return
+        # Answered after a restart: the answer is the card's result, and a run goes on from it.
+        self._t.update(msg.item, state="done", result=answer_text(question, answer))
+        self._launch(RunRequest(local=msg.local))
+
+    def _resume(self, msg: ResumeMsg) -> None:
+        if self.running:
+            raise Busy("The conversation is running; there is nothing to resume.")
+        if self.info.agent != "builtin":
+            raise NothingToResume("Another agent's run cannot be resumed here; send it a message to go on.")
+        if self._open_questions():
+            raise NothingToResume("A question is waiting for an answer; answer it to go on.")
+        reason = self.info.end_reason
+        if reason not in RESUMABLE:
+            why = "no run has ended here yet" if reason is None else f"the last run ended {reason}"
+            raise NothingToResume(f"There is nothing to resume: {why}. Send a message instead.")
+        self._launch(RunRequest(local=msg.local))
 
     def _request_stop(self) -> trio.Event | None:
         """Cancel the run's scope; the event its end sets, None when none runs."""
@@ -376,11 +454,11 @@ class Conversation:
             # finish() is synchronous: the items are consistent before anyone can
             # send again, and the state says idle only once a message is accepted.
             stopped = scope.cancelled_caught or scope.cancel_called
-            state = run.finish(self._stop_notice if stopped else None)
-            self.last_outcome = "stopped" if stopped else ("error" if state == "error" else "done")
+            end = run.finish(self._stop_notice if stopped else None)
+            self.last_outcome = "stopped" if stopped else ("error" if end.state == "error" else "done")
             self._run_scope = None
             self._run_id = None
-            self._t.set_info(state=state)
+            self._t.set_info(state=end.state, end_reason=end.reason)
             with trio.move_on_after(CLEANUP_S) as cs:
                 cs.shield = True
                 await self.flush()

@@ -9,6 +9,7 @@ named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/err
     │   ├── ActorGone               the actor stopped; a request could not be served
     │   ├── NotFound                an id that does not exist (conversation, item, workspace)
     │   ├── Busy                    the conversation is running; the request needs it idle
+    │   │   └── NothingToResume     a resume with nothing to go on with (the last run answered)
     │   ├── DiskFull                nothing can be saved: the disk of the data folder is full
     │   ├── Invalid                 a request that makes no sense in the current state
     │   │   └── NotAFolder          a workspace path that is not a readable folder
@@ -60,6 +61,10 @@ class NotFound(ActorError):
 
 class Busy(ActorError):
     """The target is running and cannot take this request now."""
+
+
+class NothingToResume(Busy):
+    """A resume with nothing to go on with: the last run answered (or none ran)."""
 
 
 class DiskFull(ActorError):

@@ -21,7 +21,7 @@ from actors.env import Env
 from actors.errors import DiskFull, Invalid, NotAFolder, NotFound
 from actors.items import MODES, ConversationInfo, ConversationRecord, Item, Mode, new_id, now
 from actors.notices import CHAT_ONLY_NO_WORKSPACE
-from actors.transcript import restored
+from actors.transcript import info_event, restored
 
 log = logging.getLogger("bmoe.hub")
 
@@ -217,11 +217,7 @@ class Hub:
                 "Free some space on the disk of the data folder, then try again."
             ) from None
         conv: Conversation = await self._nursery.start(self._supervise, record)
-        self._env.bus.publish(
-            "conversation",
-            {"id": info.id, "title": info.title, "state": info.state, "updated": info.updated},
-            local_only=conv.local_only,
-        )
+        self._env.bus.publish("conversation", info_event(info), local_only=conv.local_only)
         return conv
 
     async def delete(self, conversation_id: str) -> None:

@@ -18,12 +18,19 @@ ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"
 ConversationState = Literal["idle", "running", "waiting", "error"]
 Mode = Literal["ask", "read_only", "full"]
 NoticeLevel = Literal["info", "warn", "error"]
+TodoStatus = Literal["pending", "in_progress", "completed"]
+# Why a run ended (`end_reason`): on the conversation and on the notice that ends it.
+EndReason = Literal[
+    "answered", "max_rounds", "stuck", "stopped", "error", "goal_complete", "goal_blocked", "plan_proposed", "question"
+]
 
 KINDS: tuple[ItemKind, ...] = get_args(ItemKind)
 TOOL_STATES: tuple[ToolState, ...] = get_args(ToolState)
 CONVERSATION_STATES: tuple[ConversationState, ...] = get_args(ConversationState)
 MODES: tuple[Mode, ...] = get_args(Mode)
 NOTICE_LEVELS: tuple[NoticeLevel, ...] = get_args(NoticeLevel)
+TODO_STATUSES: tuple[TodoStatus, ...] = get_args(TodoStatus)
+END_REASONS: tuple[EndReason, ...] = get_args(EndReason)
 FINAL_TOOL_STATES: tuple[ToolState, ...] = ("done", "denied", "error")
 
 _ITEM_FIELDS = (
@@ -45,6 +52,7 @@ _ITEM_FIELDS = (
     "shortened",
     "mcp",
     "level",
+    "end_reason",
 )
 
 
@@ -101,6 +109,7 @@ class Item:
     shortened: bool | None = None
     mcp: str | None = None
     level: NoticeLevel | None = None
+    end_reason: EndReason | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}
@@ -132,6 +141,8 @@ class Item:
                 value = _one_of(value, TOOL_STATES, "tool state")
             elif name == "level":
                 value = _one_of(value, NOTICE_LEVELS, "notice level")
+            elif name == "end_reason":
+                value = _one_of(value, END_REASONS, "end reason")
             kwargs[name] = value
         return cls(**kwargs)
 
@@ -140,8 +151,23 @@ def user_item(text: str, images: tuple[str, ...] | None = None) -> Item:
     return Item(id=new_id("i"), kind="user", text=text, images=images or None)
 
 
-def notice_item(text: str, level: NoticeLevel = "info") -> Item:
-    return Item(id=new_id("i"), kind="notice", text=text, level=level)
+def notice_item(text: str, level: NoticeLevel = "info", end_reason: EndReason | None = None) -> Item:
+    return Item(id=new_id("i"), kind="notice", text=text, level=level, end_reason=end_reason)
+
+
+@attrs.frozen
+class Todo:
+    """One entry of a conversation's todo list (`todo_write`)."""
+
+    content: str
+    status: TodoStatus
+
+    def to_json(self) -> dict[str, str]:
+        return {"content": self.content, "status": self.status}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Todo:
+        return cls(str(data["content"]), _one_of(data["status"], TODO_STATUSES, "todo status"))
 
 
 @attrs.frozen
@@ -159,6 +185,8 @@ class ConversationInfo:
     updated: float
     task: str | None = None
     acp_session: str | None = None
+    todos: tuple[Todo, ...] = ()
+    end_reason: EndReason | None = None  # why the last run ended; None before one ends
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +200,8 @@ class ConversationInfo:
             "created": self.created,
             "updated": self.updated,
             "task": self.task,
+            "todos": [t.to_json() for t in self.todos],
+            "end_reason": self.end_reason,
         }
 
 
@@ -202,6 +232,8 @@ class ConversationRecord:
             updated=float(data.get("updated") or 0),
             task=data.get("task"),
             acp_session=data.get("acp_session"),
+            todos=tuple(Todo.from_json(t) for t in data.get("todos") or ()),
+            end_reason=_one_of(data["end_reason"], END_REASONS, "end reason") if data.get("end_reason") else None,
         )
         items = tuple(Item.from_json(i) for i in data.get("items") or ())
         return cls(info, items)

@@ -85,6 +85,9 @@ ERROR_ROUND_FAILED = "The round failed before this call was complete; it was not
 ERROR_RESTARTED = "The daemon stopped before this call finished."
 DENIED_RESTARTED = "The daemon stopped while this call waited for approval; it was not run."
 NOT_RUN_IN_HISTORY = "This call was not run."
+NOBODY_TO_ANSWER = "No one is here to answer; choose yourself and say what you chose."
+QUESTION_STOPPED = "Stopped before the person answered."
+ANSWERED_INSTEAD = "The person sent a new message instead of answering this question."
 FILE_CHANGED = (
     "The file changed while this card waited, so the change shown before is not what would happen now. "
     "This is the change as it stands; approve or deny it again."

@@ -13,7 +13,7 @@ from typing import Protocol
 import attrs
 
 from actors.env import Env
-from actors.items import ConversationState
+from actors.items import ConversationState, EndReason
 from actors.transcript import Transcript
 
 
@@ -24,6 +24,14 @@ class RunRequest:
     local: bool = True  # from this computer (a network client's run gets no tools)
     unattended: bool = False  # a scheduled run: nobody is at the screen to approve
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
+
+
+@attrs.frozen
+class RunEnd:
+    """How a run ended: the conversation's next state and why."""
+
+    state: ConversationState
+    reason: EndReason
 
 
 class Run(Protocol):
@@ -41,10 +49,10 @@ class Run(Protocol):
         """End the run with an error notice."""
         ...
 
-    def finish(self, stop_notice: str | None) -> ConversationState:
+    def finish(self, stop_notice: str | None) -> RunEnd:
         """Leave every item of the run in a final state and say the conversation's next
-        state; `stop_notice` when the run was stopped (the notice that says why).
-        Synchronous, so nothing can interrupt it."""
+        state and why the run ended; `stop_notice` when the run was stopped (the notice
+        that says why). Synchronous, so nothing can interrupt it."""
         ...
 
 

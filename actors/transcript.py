@@ -11,7 +11,7 @@ Trio runs one task at a time, so the methods need no lock: each is a whole chang
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import trio
@@ -19,13 +19,28 @@ import trio
 from actors import notices
 from actors.bus import EventBus
 from actors.errors import NotFound
-from actors.items import ConversationInfo, ConversationRecord, Item, NoticeLevel, notice_item, now
+from actors.items import (
+    ConversationInfo,
+    ConversationRecord,
+    ConversationState,
+    EndReason,
+    Item,
+    NoticeLevel,
+    notice_item,
+    now,
+)
+from actors.run_tools import ASK_USER
+
+# What a card waits for: a person's yes or no (an approval), or their answer to a question.
+WaitKind = Literal["approval", "question"]
 
 
 @attrs.define(eq=False)
-class _Approval:
+class _Wait:
+    kind: WaitKind
     event: trio.Event = attrs.Factory(trio.Event)
-    answer: bool | None = None
+    answered: bool = False
+    answer: object = None
 
 
 class Transcript:
@@ -35,7 +50,7 @@ class Transcript:
         self._info = record.info
         self._items: list[Item] = list(record.items)
         self._bus = bus
-        self._approvals: dict[str, _Approval] = {}
+        self._waits: dict[str, _Wait] = {}
         self._version = 0
         self._urgent = False
         self._changed = trio.Event()
@@ -103,7 +118,7 @@ class Transcript:
         info = self._info
         self._bus.publish(
             "conversation",
-            {"id": info.id, "title": info.title, "state": info.state, "updated": info.updated},
+            info_event(info),
             local_only=self.local_only,
         )
 
@@ -156,42 +171,49 @@ class Transcript:
         self._touch(urgent=True)
         return first
 
-    def notice(self, text: str, level: NoticeLevel = "info") -> None:
-        self.upsert(notice_item(text, level), urgent=True)
+    def notice(self, text: str, level: NoticeLevel = "info", end_reason: EndReason | None = None) -> None:
+        self.upsert(notice_item(text, level, end_reason), urgent=True)
 
     # ---- approvals ----
 
-    async def wait_approval(self, card_id: str) -> bool | None:
-        """Wait for the person's answer to the card: True (yes), False (no), or None when
-        the wait was ended without one (`cancel_approvals`). The conversation reads
+    async def wait_answer(self, card_id: str, kind: WaitKind) -> tuple[bool, object]:
+        """Wait for the person's answer to the card: (True, the answer), or (False, None)
+        when the wait was ended without one (`cancel_approvals`). The conversation reads
         `waiting` while any card waits. Cancelled: the card stops waiting, nothing else."""
-        slot = self._approvals[card_id] = _Approval()
+        slot = self._waits[card_id] = _Wait(kind)
         if self._info.state != "waiting":
             self.set_info(state="waiting")
         try:
             await slot.event.wait()
         finally:
-            self._approvals.pop(card_id, None)
-            if not self._approvals and self._info.state == "waiting":
+            self._waits.pop(card_id, None)
+            if not self._waits and self._info.state == "waiting":
                 self.set_info(state="running")
-        return slot.answer
+        return slot.answered, slot.answer
 
-    def answer(self, card_id: str, approve: bool) -> None:
-        """The person's answer; NotFound when that card is not waiting."""
-        slot = self._approvals.get(card_id)
-        if slot is None or slot.event.is_set():
-            raise NotFound("That card is not waiting for an answer.")
-        slot.answer = approve
+    async def wait_approval(self, card_id: str) -> bool | None:
+        """An approval's answer: True (yes), False (no), None (ended without one)."""
+        answered, answer = await self.wait_answer(card_id, "approval")
+        return bool(answer) if answered else None
+
+    def answer(self, card_id: str, value: object, kind: WaitKind = "approval") -> None:
+        """The person's answer; NotFound when that card is not waiting for one of `kind`."""
+        slot = self._waits.get(card_id)
+        if slot is None or slot.kind != kind or slot.event.is_set():
+            what = "an approval" if kind == "approval" else "an answer"
+            raise NotFound(f"That card is not waiting for {what}.")
+        slot.answered, slot.answer = True, value
         slot.event.set()
 
     def cancel_approvals(self) -> None:
         """End every wait without an answer."""
-        for slot in self._approvals.values():
+        for slot in self._waits.values():
             slot.event.set()
 
-    @property
-    def waiting(self) -> tuple[str, ...]:
-        return tuple(self._approvals)
+    def waiting_for(self, card_id: str) -> WaitKind | None:
+        """What the card waits for in a run going now, or None."""
+        slot = self._waits.get(card_id)
+        return slot.kind if slot is not None and not slot.event.is_set() else None
 
     # ---- what is not saved yet (read by the conversation's saver) ----
 
@@ -231,6 +253,15 @@ class Transcript:
         return self._version, urgent
 
 
+def info_event(info: ConversationInfo) -> dict[str, Any]:
+    """A `conversation` event's data: what a list of conversations shows and what a
+    page needs to follow the run (its todo list, why the last run ended)."""
+    return {
+        "id": info.id, "title": info.title, "state": info.state, "updated": info.updated,
+        "todos": [t.to_json() for t in info.todos], "end_reason": info.end_reason,
+    }
+
+
 def restored(record: ConversationRecord) -> ConversationRecord:
     """A record read at start: a conversation that was running reads `idle` with a
     notice; what was in flight ends (a card that waited for a person `denied`, a call
@@ -239,13 +270,18 @@ def restored(record: ConversationRecord) -> ConversationRecord:
     if info.state not in ("running", "waiting"):
         return record
     items: list[Item] = []
+    question = False
     for item in record.items:
         if item.kind == "assistant" and item.streaming:
             item = attrs.evolve(item, streaming=False)
+        elif item.kind == "tool" and item.state == "waiting" and item.tool == ASK_USER:
+            question = True  # still answerable: the answer starts a run that goes on from it
         elif item.kind == "tool" and item.state == "waiting":
             item = attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED)
         elif item.kind == "tool" and item.state in ("composing", "running"):
             item = attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED)
         items.append(item)
-    items.append(notice_item(notices.RESTARTED, "warn"))
-    return ConversationRecord(attrs.evolve(info, state="idle", updated=now()), tuple(items))
+    if info.end_reason is None:  # a run was going (a question restored before has a reason)
+        items.append(notice_item(notices.RESTARTED, "warn", "stopped"))
+    state: ConversationState = "waiting" if question else "idle"
+    return ConversationRecord(attrs.evolve(info, state=state, end_reason="stopped", updated=now()), tuple(items))

@@ -140,6 +140,8 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("POST", _CONV + "/edit"): (Locality.CONVERSATION, "An edit in this conversation"),
     ("POST", _CONV + "/stop"): (Locality.CONVERSATION, "Stopping this conversation"),
     ("POST", _CONV + "/approval"): (Locality.LOCAL, "An approval"),
+    ("POST", _CONV + "/answer"): (Locality.LOCAL, "An answer to the agent's question"),
+    ("POST", _CONV + "/resume"): (Locality.CONVERSATION, "Resuming this conversation's run"),
     ("GET", _CONV + "/file"): (Locality.LOCAL, "A workspace file"),
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
     ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),

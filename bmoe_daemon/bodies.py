@@ -114,6 +114,23 @@ class EditMessage:
     think: bool | None = None
 
 
+def _text_or_texts(value: Any, _: Any) -> str | list[str]:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise TypeError(f"expected a string or an array of strings, got {type(value).__name__}")
+
+
+_conv.register_structure_hook(str | list[str], _text_or_texts)
+
+
+@attrs.frozen
+class Answer:
+    item: str
+    answer: str | list[str]
+
+
 @attrs.frozen
 class Approval:
     item: str

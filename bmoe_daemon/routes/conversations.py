@@ -11,6 +11,7 @@ from actors.conversation import Conversation
 from actors.items import Item, new_id
 from bmoe_daemon import access
 from bmoe_daemon.bodies import (
+    Answer,
     Approval,
     EditMessage,
     NewConversation,
@@ -154,6 +155,21 @@ async def post_approval(conversation_id: str) -> Response:
     body = structure(await _body(), Approval)
     await conv.approve(body.item, body.decision == "approve")
     return jsonify({"item": body.item, "decision": body.decision})
+
+
+@bp.post("/api/conversations/<conversation_id>/answer")
+async def post_answer(conversation_id: str) -> Response:
+    conv = _conversation(conversation_id)
+    body = structure(await _body(), Answer)
+    await conv.answer(body.item, body.answer, local=is_local())
+    return jsonify({"item": body.item, "answer": body.answer})
+
+
+@bp.post("/api/conversations/<conversation_id>/resume")
+async def post_resume(conversation_id: str) -> tuple[Response, int]:
+    conv = _conversation(conversation_id)
+    await conv.resume(local=is_local())
+    return jsonify(conv.info.to_json()), 202
 
 
 @bp.post("/api/conversations/<conversation_id>/stop")
