@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.env import Env
 from actors.engine import Engine
+from actors.env import Env
 from actors.hub import Hub
 from actors.mcp import McpManager, McpUnavailable
 from actors.mcp_config import DEFAULT_TIMEOUT_MS, McpConfig, ServerSpec, load_config, parse_config
