@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import trio
 
-from actors import history, notices, run_tools
+from actors import history, notices, plans, run_tools
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
 from actors.env import Env
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
-from actors.items import EndReason, Item, ToolCall, ToolState, new_id
+from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, new_id
 from actors.policy import ModeWatch, decide
 from actors.prompt import read_agents_md, system_prompt
 from actors.runs import RunEnd, RunRequest
@@ -33,6 +34,8 @@ from actors.transcript import Transcript
 
 # How many times a card is shown again because its file changed while it waited.
 APPROVAL_REDRAWS = 3
+# The tools that write the plan file while the conversation plans.
+PLAN_WRITERS = ("write_file", "edit_file")
 
 
 @attrs.frozen
@@ -72,6 +75,7 @@ class AgentRun(AssistantStream):
         self.system: str | None = None
         self.offered: list[Tool] = []
         self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
+        self.replan = False  # plan mode began or ended: prepare again before the next round
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -103,6 +107,13 @@ class AgentRun(AssistantStream):
                     self.t.notice(notices.REPEATS, "warn", "stuck")
                     self.end_reason = "stuck"
                     return
+            if self.end_reason == "plan_proposed":
+                return  # nobody is there to approve it (a scheduled run)
+            if self.replan:
+                # Planning began or ended with this round: the tools and the prompt
+                # are those of the new phase from the next round on.
+                self.replan = False
+                await self.prepare()
 
     async def prepare(self) -> None:
         """The tools and the system prompt of this message. Tools known only at run time
@@ -113,18 +124,35 @@ class AgentRun(AssistantStream):
         if self.env.chat_only:
             return
         ws, mode, local = self.workspace(), self.t.info.mode, self.req.local
+        planning = self.planning()
         skills: list[tuple[str, str]] = []
         if self.env.skills is not None and local and ws is not None:
             skills = await self.env.skills.switched_on(ws)
-        await self.env.registry.prepare(workspace=ws, mode=mode, local=local)
-        self.offered = self.env.registry.offered(workspace=ws, mode=mode, local=local, skills=bool(skills))
+        # Planning offers what cannot change the workspace (read_only's tools: no MCP
+        # tool, whose effect is unknown) and the two file tools, for the plan file only.
+        offer_mode: Mode = "read_only" if planning else mode
+        await self.env.registry.prepare(workspace=ws, mode=offer_mode, local=local)
+        self.offered = self.env.registry.offered(workspace=ws, mode=offer_mode, local=local, skills=bool(skills))
+        if planning:
+            self.offered += [t for t in map(self.env.registry.get, PLAN_WRITERS) if t is not None]
         # The run's own tools come with a workspace, as skills do: plain chat gets none
         # (a small model offered a tool calls it instead of answering).
-        self.run_specs = run_tools.SPECS if self.offered and ws is not None and local else ()
+        specs: tuple[ToolSpec, ...] = ()
+        if self.offered and ws is not None and local:
+            specs = run_tools.SPECS
+            if planning:
+                specs += (plans.EXIT_SPEC,)
+            elif mode != "read_only" and self.env.plans is not None:
+                specs += (plans.ENTER_SPEC,)
+        self.run_specs = specs
         self.system = system_prompt(
             workspace=ws, mode=mode, today=self.today, tools=bool(self.offered), skills=skills or None,
             agents_md=read_agents_md(ws) if ws else None,
+            planning=plans.prompt_lines(self.env.plans.path(self.t.id)) if planning and self.env.plans else None,
         )
+
+    def planning(self) -> bool:
+        return self.t.info.plan_mode and self.env.plans is not None
 
     async def ask(self) -> TurnResult | None:
         """One round with the model; shortens old results while the context is full.
@@ -199,6 +227,10 @@ class AgentRun(AssistantStream):
         self.t.update(partial.item_id, urgent=False, **changes)
 
     def title(self, name: str, args: dict[str, Any]) -> str:
+        if name == plans.ENTER:
+            return "Start planning"
+        if name == plans.EXIT:
+            return "Show the plan"
         if name == run_tools.TODO_WRITE:
             return "Update the todo list"
         if name == run_tools.ASK_USER:
@@ -270,8 +302,10 @@ class AgentRun(AssistantStream):
         note = self.modes.note(self.t.info.mode)
         if args is None:
             done = _Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
-        elif call.name in run_tools.NAMES and self.run_specs:
+        elif call.name in self.own_names():
             done = await self.run_own_tool(call, args)
+        elif self.writes_plan(call.name, args):
+            done = await self.write_plan(tool, args)
         elif tool is None or tool not in self.offered:
             names = ", ".join([t.name for t in self.offered] + [s.name for s in self.run_specs]) or "none"
             done = _Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")
@@ -284,7 +318,8 @@ class AgentRun(AssistantStream):
     async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> _Done:
         ws = self.workspace()
         mode = self.t.info.mode
-        verdict = decide(mode=mode, change=tool.is_change(args, ws), unattended=self.req.unattended)
+        verdict = decide(mode=mode, change=tool.is_change(args, ws), unattended=self.req.unattended,
+                         planning=self.t.info.plan_mode)
         if verdict.action == "refuse":
             self.refused += int(verdict.unattended)
             return _Done("denied", verdict.why or notices.DENIED_READ_ONLY)
@@ -332,8 +367,77 @@ class AgentRun(AssistantStream):
             shown, note = now, notices.FILE_CHANGED
         return _Done("error", notices.FILE_KEEPS_CHANGING)
 
+    def own_names(self) -> set[str]:
+        return {s.name for s in self.run_specs}
+
+    def writes_plan(self, name: str, args: dict[str, Any]) -> bool:
+        files = self.env.plans
+        return name in PLAN_WRITERS and self.planning() and files is not None and files.is_plan(self.t.id, args)
+
+    async def write_plan(self, tool: Tool | None, args: dict[str, Any]) -> _Done:
+        """write_file or edit_file on the plan file: the run's own file, written at once."""
+        assert self.env.plans is not None and tool is not None
+        folder = self.env.plans.folder
+        await trio.to_thread.run_sync(lambda: folder.mkdir(parents=True, exist_ok=True))
+        ctx = ToolContext(conversation=self.t.id, workspace=folder, mode="full")
+        try:
+            outcome = await tool.run({**args, "path": self.env.plans.path(self.t.id).name}, ctx)
+        except ToolError as exc:
+            return _Done("error", str(exc))
+        plan = self.t.info.plan
+        self.t.set_info(plan=PlanInfo(plan.revision if plan else 0, "drafting"))
+        self.t.publish_plan(await trio.to_thread.run_sync(self.env.plans.read, self.t.id))
+        return _Done("done", outcome.result, outcome.diff)
+
+    async def run_plan_tool(self, call: _Call) -> _Done:
+        """enter_plan_mode and exit_plan_mode (actors/plans.py)."""
+        files = self.env.plans
+        assert files is not None
+        path = files.path(self.t.id)
+        plan = self.t.info.plan
+        revision = plan.revision if plan else 0
+        if call.name == plans.ENTER:
+            if self.t.info.plan_mode:
+                return _Done("error", plans.ALREADY_PLANNING.format(path=path))
+            self.t.set_info(plan_mode=True, plan=PlanInfo(revision, "drafting"))
+            self.replan = True
+            self.t.publish_plan(await trio.to_thread.run_sync(files.read, self.t.id))
+            return _Done("done", plans.ENTERED.format(path=path))
+        if not self.t.info.plan_mode:
+            return _Done("error", plans.NOT_PLANNING)
+        text = await trio.to_thread.run_sync(files.read, self.t.id)
+        if not text.strip():
+            return _Done("error", plans.NO_PLAN_YET.format(path=path))
+        self.t.set_info(plan=PlanInfo(revision + 1, "proposed"))
+        self.t.publish_plan(text)
+        self.t.update(call.card, state="waiting", args={"plan": text, "revision": revision + 1})
+        if self.req.unattended:
+            self.end_reason = "plan_proposed"
+            return _Done("done", plans.NOBODY_TO_APPROVE)
+        answered, answer = await self.t.wait_answer(call.card, "approval")
+        if not answered:
+            return _Done("denied", notices.DENIED_WAITING_STOPPED)
+        decision = answer if isinstance(answer, plans.Decision) else plans.Decision(bool(answer))
+        done = self.decide_plan(decision, text)
+        return done
+
+    def decide_plan(self, decision: plans.Decision, text: str) -> _Done:
+        """The person approved or rejected the plan shown: say so everywhere."""
+        plan = self.t.info.plan
+        revision = plan.revision if plan else 1
+        if decision.approve:
+            self.t.set_info(plan_mode=False, plan=PlanInfo(revision, "approved"))
+            self.replan = True
+            self.t.publish_plan(text)
+            return _Done("done", plans.APPROVED)
+        self.t.set_info(plan=PlanInfo(revision, "rejected"))
+        self.t.publish_plan(text)
+        return _Done("denied", plans.rejected(decision.feedback))
+
     async def run_own_tool(self, call: _Call, args: dict[str, Any]) -> _Done:
-        """A tool the run carries out itself (actors/run_tools.py)."""
+        """A tool the run carries out itself (actors/run_tools.py, actors/plans.py)."""
+        if call.name in (plans.ENTER, plans.EXIT):
+            return await self.run_plan_tool(call)
         try:
             if call.name == run_tools.TODO_WRITE:
                 todos = run_tools.parse_todos(args)
@@ -361,6 +465,10 @@ class AgentRun(AssistantStream):
             if card.state == "waiting":
                 waited = notices.QUESTION_STOPPED if card.tool == run_tools.ASK_USER else notices.DENIED_WAITING_STOPPED
                 changes: dict[str, Any] = {"state": "denied", "result": waited}
+                plan = self.t.info.plan
+                if card.tool == plans.EXIT and plan is not None and plan.state == "proposed":
+                    # Its card is gone: the plan goes back to drafting, to be shown again.
+                    self.t.set_info(plan=PlanInfo(plan.revision, "drafting"))
             elif card.state == "running":
                 changes = {"state": "error", "result": notices.ERROR_RUNNING_STOPPED}
             else:

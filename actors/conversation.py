@@ -23,14 +23,14 @@ from typing import Any
 import attrs
 import trio
 
-from actors import notices
+from actors import notices, plans
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.env import Env
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
-from actors.items import ConversationInfo, ConversationRecord, Item, user_item
+from actors.items import ConversationInfo, ConversationRecord, Item, PlanInfo, user_item
 from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
 from actors.runs import Run, RunRequest, new_run
-from actors.transcript import Transcript
+from actors.transcript import ANSWERABLE_AFTER_RESTART, Transcript
 
 log = logging.getLogger("bmoe.conversation")
 
@@ -54,6 +54,7 @@ class SendMsg:
     request: RunRequest
     reply: Reply[Item]
     edit_of: str | None = None
+    plan: bool = False  # the message starts in plan mode
 
 
 @attrs.frozen
@@ -66,6 +67,8 @@ class ApprovalMsg:
     item: str
     approve: bool
     reply: Reply[None]
+    feedback: str | None = None
+    local: bool = True
 
 
 @attrs.frozen
@@ -214,7 +217,7 @@ class Conversation:
         elif isinstance(msg, StopMsg):
             msg.reply.set(self._request_stop())
         elif isinstance(msg, ApprovalMsg):
-            msg.reply.capture(self._t.answer, msg.item, msg.approve)
+            msg.reply.capture(self._approve, msg)
         elif isinstance(msg, AnswerMsg):
             msg.reply.capture(self._answer_question, msg)
         elif isinstance(msg, ResumeMsg):
@@ -233,13 +236,14 @@ class Conversation:
 
     async def send_message(
         self, text: str, *, images: tuple[str, ...] | None = None, local: bool = True, edit_of: str | None = None,
-        unattended: bool = False, think: bool | None = None,
+        unattended: bool = False, think: bool | None = None, plan: bool = False,
     ) -> Item:
         """Start a run; `unattended` (a scheduled task's run) answers every approval "no"
-        at once; `think` switches the model's thinking where it has a switch."""
+        at once; `think` switches the model's thinking where it has a switch; `plan`
+        starts it in plan mode."""
         request = RunRequest(local=local, unattended=unattended, think=think)
         reply: Reply[Item] = Reply()
-        item: Item = await self.request(SendMsg(text, images, request, reply, edit_of))
+        item: Item = await self.request(SendMsg(text, images, request, reply, edit_of, plan))
         return item
 
     async def wait_run_end(self) -> str | None:
@@ -258,8 +262,16 @@ class Conversation:
             await done.wait()
         return True
 
-    async def approve(self, item_id: str, approve: bool) -> None:
-        await self.request(ApprovalMsg(item_id, approve, Reply()))
+    async def approve(self, item_id: str, approve: bool, *, feedback: str | None = None, local: bool = True) -> None:
+        """Answer an approval card; for a plan card (`exit_plan_mode`), `feedback` goes
+        with a rejection. A plan card answered after a restart starts a run."""
+        await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local))
+
+    async def plan_view(self) -> dict[str, Any]:
+        """What GET .../plan answers: the plan's text, revision and state."""
+        files = self._env.plans
+        text = await trio.to_thread.run_sync(files.read, self.id) if files is not None else ""
+        return plans.view(text, self.info.plan, self.info.plan_mode)
 
     async def answer(self, item_id: str, answer: object, *, local: bool = True) -> None:
         """The person's answer to a question card (a string, or a list of strings for a
@@ -281,6 +293,8 @@ class Conversation:
     async def delete(self) -> None:
         await self.request(DeleteMsg(Reply()))
         await self._env.store.delete_conversation(self.id)
+        if self._env.plans is not None:
+            await trio.to_thread.run_sync(self._env.plans.remove, self.id)
 
     # ---- handlers (synchronous, run in the actor's task) ----
 
@@ -288,6 +302,8 @@ class Conversation:
         if self.running:
             raise Busy("The conversation is already running; wait for it or stop it.")
         self._end_open_questions(notices.ANSWERED_INSTEAD)
+        if msg.plan:
+            self._t.set_info(plan_mode=True)
         images = msg.images
         if msg.edit_of is not None:
             if self.info.agent != "builtin":
@@ -315,10 +331,29 @@ class Conversation:
         self._nursery.start_soon(self._run, run, self._run_scope, self._run_done)
 
     def _open_questions(self) -> list[Item]:
-        """Question cards still waiting with no run to wait for them (a restart came)."""
+        """Question and plan cards still waiting with no run to wait for them (a restart came)."""
         if self.running:
             return []
-        return [i for i in self._t.items if i.kind == "tool" and i.tool == ASK_USER and i.state == "waiting"]
+        return [i for i in self._t.items
+                if i.kind == "tool" and i.tool in ANSWERABLE_AFTER_RESTART and i.state == "waiting"]
+
+    def _approve(self, msg: ApprovalMsg) -> None:
+        card = self._t.find(msg.item)
+        is_plan = card is not None and card.tool == plans.EXIT
+        value: object = plans.Decision(msg.approve, msg.feedback) if is_plan else msg.approve
+        if card is None or card.state != "waiting" or self._t.waiting_for(msg.item) == "approval" or not is_plan:
+            self._t.answer(msg.item, value, "approval")
+            return
+        # A plan card answered after a restart: the answer is recorded and a run goes on.
+        plan = self.info.plan
+        revision = plan.revision if plan else 1
+        if msg.approve:
+            self._t.update(msg.item, state="done", result=plans.APPROVED)
+            self._t.set_info(plan_mode=False, plan=PlanInfo(revision, "approved"))
+        else:
+            self._t.update(msg.item, state="denied", result=plans.rejected(msg.feedback))
+            self._t.set_info(plan=PlanInfo(revision, "rejected"))
+        self._launch(RunRequest(local=msg.local))
 
     def _end_open_questions(self, why: str) -> None:
         for card in self._open_questions():
@@ -377,6 +412,8 @@ class Conversation:
             raise Busy("The workspace and the model route cannot change while the conversation runs.")
         if "agent" in changes and changes["agent"] != self.info.agent and self._t.items:
             raise Busy("The agent is chosen before the first message; start a new conversation for another.")
+        if "plan_mode" in changes and self.running and changes["plan_mode"] != self.info.plan_mode:
+            raise Busy("Plan mode changes between messages; stop the run first, or wait for it.")
         self._t.set_info(**changes)
         return self.info
 

@@ -15,6 +15,7 @@ import attrs
 from actors.bus import EventBus
 from actors.engine import Backend, Engine
 from actors.items import ConversationRecord
+from actors.plans import PlanFiles
 from actors.tools.registry import Registry
 
 if TYPE_CHECKING:
@@ -58,3 +59,5 @@ class Env:
     # Other agents over ACP (actors/acp.py): a conversation whose `agent` is not
     # "builtin" is worked by one of them instead of the built-in run.
     acp: AcpAgents | None = None
+    # The plan files (actors/plans.py): None where conversations cannot plan.
+    plans: PlanFiles | None = None

@@ -19,6 +19,7 @@ ConversationState = Literal["idle", "running", "waiting", "error"]
 Mode = Literal["ask", "read_only", "full"]
 NoticeLevel = Literal["info", "warn", "error"]
 TodoStatus = Literal["pending", "in_progress", "completed"]
+PlanState = Literal["drafting", "proposed", "approved", "rejected"]
 # Why a run ended (`end_reason`): on the conversation and on the notice that ends it.
 EndReason = Literal[
     "answered", "max_rounds", "stuck", "stopped", "error", "goal_complete", "goal_blocked", "plan_proposed", "question"
@@ -30,6 +31,7 @@ CONVERSATION_STATES: tuple[ConversationState, ...] = get_args(ConversationState)
 MODES: tuple[Mode, ...] = get_args(Mode)
 NOTICE_LEVELS: tuple[NoticeLevel, ...] = get_args(NoticeLevel)
 TODO_STATUSES: tuple[TodoStatus, ...] = get_args(TodoStatus)
+PLAN_STATES: tuple[PlanState, ...] = get_args(PlanState)
 END_REASONS: tuple[EndReason, ...] = get_args(EndReason)
 FINAL_TOOL_STATES: tuple[ToolState, ...] = ("done", "denied", "error")
 
@@ -171,6 +173,21 @@ class Todo:
 
 
 @attrs.frozen
+class PlanInfo:
+    """Where a conversation's plan stands (its text is the plan file's)."""
+
+    revision: int  # how many times it was proposed (each exit_plan_mode adds one)
+    state: PlanState
+
+    def to_json(self) -> dict[str, Any]:
+        return {"revision": self.revision, "state": self.state}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlanInfo:
+        return cls(int(data["revision"]), _one_of(data["state"], PLAN_STATES, "plan state"))
+
+
+@attrs.frozen
 class ConversationInfo:
     """Everything of a conversation but its items."""
 
@@ -187,6 +204,8 @@ class ConversationInfo:
     acp_session: str | None = None
     todos: tuple[Todo, ...] = ()
     end_reason: EndReason | None = None  # why the last run ended; None before one ends
+    plan_mode: bool = False
+    plan: PlanInfo | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -202,6 +221,8 @@ class ConversationInfo:
             "task": self.task,
             "todos": [t.to_json() for t in self.todos],
             "end_reason": self.end_reason,
+            "plan_mode": self.plan_mode,
+            "plan": self.plan.to_json() if self.plan is not None else None,
         }
 
 
@@ -234,6 +255,8 @@ class ConversationRecord:
             acp_session=data.get("acp_session"),
             todos=tuple(Todo.from_json(t) for t in data.get("todos") or ()),
             end_reason=_one_of(data["end_reason"], END_REASONS, "end reason") if data.get("end_reason") else None,
+            plan_mode=bool(data.get("plan_mode")),
+            plan=PlanInfo.from_json(data["plan"]) if data.get("plan") else None,
         )
         items = tuple(Item.from_json(i) for i in data.get("items") or ())
         return cls(info, items)

@@ -12,7 +12,7 @@ from typing import Literal
 
 import attrs
 
-from actors import notices
+from actors import notices, plans
 from actors.items import Mode
 
 Action = Literal["run", "ask", "refuse"]
@@ -29,11 +29,15 @@ RUN = Verdict("run")
 ASK = Verdict("ask")
 
 
-def decide(*, mode: Mode, change: bool, unattended: bool) -> Verdict:
+def decide(*, mode: Mode, change: bool, unattended: bool, planning: bool = False) -> Verdict:
     """The verdict for one call. `change`: the call changes something (a write, a
-    command that may write, an MCP tool, another agent's permission request)."""
+    command that may write, an MCP tool, another agent's permission request).
+    `planning`: the conversation is in plan mode, where no change runs, whatever the
+    mode says (the plan file is not a change of the workspace: the run writes it)."""
     if not change:
         return RUN
+    if planning:
+        return Verdict("refuse", plans.DENIED_IN_PLAN_MODE)
     if mode == "read_only":
         return Verdict("refuse", notices.DENIED_READ_ONLY)
     if mode == "full":

@@ -51,8 +51,10 @@ def system_prompt(
     tools: bool,
     skills: list[tuple[str, str]] | None = None,
     agents_md: str | None = None,
+    planning: list[str] | None = None,
 ) -> str:
-    """The base prompt (capped) plus the workspace's AGENTS.md."""
+    """The base prompt (capped) plus the workspace's AGENTS.md. `planning`: the lines
+    that say the conversation plans (actors/plans.py)."""
     lines = [
         "You are a coding agent working for the person at this computer.",
         f"Platform: {platform_name()}. Date: {today.isoformat()}.",
@@ -72,6 +74,8 @@ def system_prompt(
             "If the person asks about files or code on this computer, ask them to open a workspace "
             "folder for this conversation; do not try to reach files any other way."
         )
+    if planning:
+        lines.extend(planning)
     if skills:
         lines.append("Skills you can read with use_skill when they fit the task:")
         lines.extend(f"- {name}: {desc}" for name, desc in skills)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import attrs
 import trio
 
-from actors import notices
+from actors import notices, plans
 from actors.bus import EventBus
 from actors.errors import NotFound
 from actors.items import (
@@ -171,6 +171,11 @@ class Transcript:
         self._touch(urgent=True)
         return first
 
+    def publish_plan(self, text: str) -> None:
+        """A `plan` event: the plan as it stands (its text, revision and state)."""
+        data = {"conversation": self.id, **plans.view(text, self._info.plan, self._info.plan_mode)}
+        self._bus.publish("plan", data, local_only=self.local_only)
+
     def notice(self, text: str, level: NoticeLevel = "info", end_reason: EndReason | None = None) -> None:
         self.upsert(notice_item(text, level, end_reason), urgent=True)
 
@@ -253,12 +258,18 @@ class Transcript:
         return self._version, urgent
 
 
+# Cards a person can still answer after a restart (a question, a proposed plan): the
+# answer starts a run that goes on from it.
+ANSWERABLE_AFTER_RESTART = (ASK_USER, plans.EXIT)
+
+
 def info_event(info: ConversationInfo) -> dict[str, Any]:
     """A `conversation` event's data: what a list of conversations shows and what a
     page needs to follow the run (its todo list, why the last run ended)."""
     return {
         "id": info.id, "title": info.title, "state": info.state, "updated": info.updated,
         "todos": [t.to_json() for t in info.todos], "end_reason": info.end_reason,
+        "plan_mode": info.plan_mode, "plan": info.plan.to_json() if info.plan is not None else None,
     }
 
 
@@ -274,7 +285,7 @@ def restored(record: ConversationRecord) -> ConversationRecord:
     for item in record.items:
         if item.kind == "assistant" and item.streaming:
             item = attrs.evolve(item, streaming=False)
-        elif item.kind == "tool" and item.state == "waiting" and item.tool == ASK_USER:
+        elif item.kind == "tool" and item.state == "waiting" and item.tool in ANSWERABLE_AFTER_RESTART:
             question = True  # still answerable: the answer starts a run that goes on from it
         elif item.kind == "tool" and item.state == "waiting":
             item = attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED)

@@ -141,6 +141,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("POST", _CONV + "/stop"): (Locality.CONVERSATION, "Stopping this conversation"),
     ("POST", _CONV + "/approval"): (Locality.LOCAL, "An approval"),
     ("POST", _CONV + "/answer"): (Locality.LOCAL, "An answer to the agent's question"),
+    ("GET", _CONV + "/plan"): (Locality.CONVERSATION, "Reading this conversation's plan"),
     ("POST", _CONV + "/resume"): (Locality.CONVERSATION, "Resuming this conversation's run"),
     ("GET", _CONV + "/file"): (Locality.LOCAL, "A workspace file"),
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),

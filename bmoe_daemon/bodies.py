@@ -105,6 +105,7 @@ class SendMessage:
     text: str
     think: bool | None = None
     images: list[str] | None = None
+    plan: bool = False
 
 
 @attrs.frozen
@@ -135,6 +136,7 @@ class Answer:
 class Approval:
     item: str
     decision: Literal["approve", "deny"]
+    feedback: str | None = None  # with a plan's rejection: what to change
 
 
 _PATCH_TYPES: dict[str, Any] = {
@@ -143,6 +145,7 @@ _PATCH_TYPES: dict[str, Any] = {
     "route": str,
     "workspace": str | None,
     "agent": str,
+    "plan_mode": bool,
 }
 
 

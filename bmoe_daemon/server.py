@@ -32,6 +32,7 @@ from actors.errors import TurnFailed
 from actors.hub import Hub
 from actors.mcp import McpManager
 from actors.mcp_config import McpConfig, load_config
+from actors.plans import PlanFiles
 from actors.providers import ProviderDirectory
 from actors.scheduler import Scheduler
 from actors.skills import SkillCatalog
@@ -154,6 +155,7 @@ async def serve(
         engine=engine, bus=bus, store=store, registry=build_registry(config, skills=skills, mcp=mcp),
         resolve_workspace=lambda _: None, chat_only=config.chat_only, providers=providers,
         skills=None if config.chat_only else skills, acp=acp,
+        plans=None if config.chat_only else PlanFiles(store.agent_dir / "plans"),
     )
     hub = Hub(env, store)
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.

@@ -14,6 +14,7 @@ from actors.bus import EventBus
 from actors.engine import Engine
 from actors.env import Env
 from actors.hub import Hub
+from actors.plans import PlanFiles
 from actors.tools.registry import Registry, ToolContext, ToolError, ToolOutcome
 from bmoe_daemon.store import Store
 
@@ -97,7 +98,8 @@ async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
     store = Store(tmp_path / "data")
     echo, note = EchoTool(), NoteTool()
     registry = Registry([echo, note])
-    env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None)
+    env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None,
+              plans=PlanFiles(store.agent_dir / "plans"))
     hub = Hub(env, store)
     async with trio.open_nursery() as nursery:
         await nursery.start(engine.run)
@@ -118,7 +120,8 @@ async def real_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
     engine = Engine(backend)
     store = Store(tmp_path / "data")
     registry = build_registry(Config(data_dir=tmp_path / "data"))
-    env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None)
+    env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None,
+              plans=PlanFiles(store.agent_dir / "plans"))
     hub = Hub(env, store)
     async with trio.open_nursery() as nursery:
         await nursery.start(engine.run)

@@ -136,7 +136,7 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
     conv = _conversation(conversation_id)
     body = structure(await _body(), SendMessage)
     images = _check_send(conv, body.images)
-    item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think)
+    item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan)
     return jsonify({"item": item.to_json()}), 202
 
 
@@ -153,8 +153,14 @@ async def post_edit(conversation_id: str) -> tuple[Response, int]:
 async def post_approval(conversation_id: str) -> Response:
     conv = _conversation(conversation_id)
     body = structure(await _body(), Approval)
-    await conv.approve(body.item, body.decision == "approve")
+    await conv.approve(body.item, body.decision == "approve", feedback=body.feedback, local=is_local())
     return jsonify({"item": body.item, "decision": body.decision})
+
+
+@bp.get("/api/conversations/<conversation_id>/plan")
+async def get_plan(conversation_id: str) -> Response:
+    conv = _conversation(conversation_id)
+    return jsonify(await conv.plan_view())
 
 
 @bp.post("/api/conversations/<conversation_id>/answer")
