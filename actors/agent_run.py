@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import trio
 
-from actors import history, notices, plans, run_tools
+from actors import goals, history, notices, plans, run_tools
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
 from actors.env import Env
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
-from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, new_id
+from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, new_id, notice_item
+from actors.own_tools import PLAN_WRITERS, Call, Done, OwnTools
 from actors.policy import ModeWatch, decide
 from actors.prompt import read_agents_md, system_prompt
 from actors.runs import RunEnd, RunRequest
@@ -34,23 +34,6 @@ from actors.transcript import Transcript
 
 # How many times a card is shown again because its file changed while it waited.
 APPROVAL_REDRAWS = 3
-# The tools that write the plan file while the conversation plans.
-PLAN_WRITERS = ("write_file", "edit_file")
-
-
-@attrs.frozen
-class _Call:
-    card: str  # the card's item id
-    name: str
-    raw: str  # the arguments as the model wrote them
-
-
-@attrs.frozen
-class _Done:
-    state: ToolState
-    result: str
-    diff: str | None = None
-    file: str | None = None
 
 
 class AgentRun(AssistantStream):
@@ -65,7 +48,7 @@ class AgentRun(AssistantStream):
         self.text = ""
         self.reasoning = ""
         self.partials: dict[int, PartialCall] = {}  # calls the model is still writing
-        self.pending: list[_Call] = []  # calls of the round that have not ended, in order
+        self.pending: list[Call] = []  # calls of the round that have not ended, in order
         self.streak = FailureStreak()
         self.modes = ModeWatch(transcript.info.mode)
         self.refused = 0  # calls refused in an unattended run, for the closing notice
@@ -75,7 +58,8 @@ class AgentRun(AssistantStream):
         self.system: str | None = None
         self.offered: list[Tool] = []
         self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
-        self.replan = False  # plan mode began or ended: prepare again before the next round
+        self.own = OwnTools(transcript, env, request)  # the tools the run carries out itself
+        self.nudges = 0  # answers in a row without a call while the goal is open
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -97,7 +81,10 @@ class AgentRun(AssistantStream):
                 return
             self.pending = self.end_round(result)
             if not self.pending:
+                if self.goal_open() and self.nudge():
+                    continue
                 return
+            self.nudges = 0
             while self.pending:
                 call = self.pending[0]
                 repeated = await self.call(call)
@@ -107,12 +94,13 @@ class AgentRun(AssistantStream):
                     self.t.notice(notices.REPEATS, "warn", "stuck")
                     self.end_reason = "stuck"
                     return
-            if self.end_reason == "plan_proposed":
-                return  # nobody is there to approve it (a scheduled run)
-            if self.replan:
+            if self.own.settled is not None:
+                self.end_reason = self.own.settled  # a goal reached or blocked, a plan nobody can approve
+                return
+            if self.own.replan:
                 # Planning began or ended with this round: the tools and the prompt
                 # are those of the new phase from the next round on.
-                self.replan = False
+                self.own.replan = False
                 await self.prepare()
 
     async def prepare(self) -> None:
@@ -137,19 +125,33 @@ class AgentRun(AssistantStream):
             self.offered += [t for t in map(self.env.registry.get, PLAN_WRITERS) if t is not None]
         # The run's own tools come with a workspace, as skills do: plain chat gets none
         # (a small model offered a tool calls it instead of answering).
-        specs: tuple[ToolSpec, ...] = ()
-        if self.offered and ws is not None and local:
-            specs = run_tools.SPECS
-            if planning:
-                specs += (plans.EXIT_SPEC,)
-            elif mode != "read_only" and self.env.plans is not None:
-                specs += (plans.ENTER_SPEC,)
+        specs = self.own.specs(planning=planning, mode=mode) if self.offered and ws is not None and local else ()
         self.run_specs = specs
+        goal = self.t.info.goal
         self.system = system_prompt(
             workspace=ws, mode=mode, today=self.today, tools=bool(self.offered), skills=skills or None,
             agents_md=read_agents_md(ws) if ws else None,
             planning=plans.prompt_lines(self.env.plans.path(self.t.id)) if planning and self.env.plans else None,
+            goal=goal.text if goal and goal.state == "active" and goals.UPDATE_SPEC in specs else None,
         )
+
+    def goal_open(self) -> bool:
+        goal = self.t.info.goal
+        return goal is not None and goal.state == "active" and goals.UPDATE_SPEC in self.run_specs
+
+    def nudge(self) -> bool:
+        """The model answered while its goal is open: tell it what is open and go on
+        (True), or end the run `stuck` once it has answered so too often in a row."""
+        goal = self.t.info.goal
+        assert goal is not None
+        if self.nudges >= goals.NUDGES_IN_A_ROW:
+            self.t.notice(notices.GOAL_STUCK.format(n=goals.NUDGES_IN_A_ROW), "warn", "stuck")
+            self.end_reason = "stuck"
+            return False
+        self.nudges += 1
+        self.t.upsert(attrs.evolve(notice_item(goals.nudge(goal.text, self.t.info.todos), "info"), for_model=True),
+                      urgent=True)
+        return True
 
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
@@ -227,15 +229,9 @@ class AgentRun(AssistantStream):
         self.t.update(partial.item_id, urgent=False, **changes)
 
     def title(self, name: str, args: dict[str, Any]) -> str:
-        if name == plans.ENTER:
-            return "Start planning"
-        if name == plans.EXIT:
-            return "Show the plan"
-        if name == run_tools.TODO_WRITE:
-            return "Update the todo list"
-        if name == run_tools.ASK_USER:
-            question = args.get("question")
-            return f"Ask: {question}" if isinstance(question, str) and question else "Ask the person"
+        own = self.own.title(name, args)
+        if own is not None:
+            return own
         tool = self.env.registry.get(name)
         if tool is None:
             return f"Call {name}"
@@ -244,7 +240,7 @@ class AgentRun(AssistantStream):
         except Exception:
             return f"Call {name}"
 
-    def end_round(self, result: TurnResult) -> list[_Call]:
+    def end_round(self, result: TurnResult) -> list[Call]:
         """Finish the streaming item; the calls to run, in order."""
         calls = result.tool_calls
         if self.assistant is None and (calls or result.text or result.reasoning):
@@ -257,7 +253,7 @@ class AgentRun(AssistantStream):
                 streaming=False,
                 tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in calls) or None,
             )
-        out: list[_Call] = []
+        out: list[Call] = []
         by_id = {p.call_id: p for p in self.partials.values()}
         for call in calls:
             partial = by_id.pop(call.id, None)
@@ -265,9 +261,9 @@ class AgentRun(AssistantStream):
                 card = Item(id=new_id("i"), kind="tool", tool=call.name, title=call.name, args={},
                             state="composing", bytes=len(call.arguments.encode()), call_id=call.id)
                 self.t.upsert(card, urgent=False)
-                out.append(_Call(card.id, call.name, call.arguments))
+                out.append(Call(card.id, call.name, call.arguments))
             else:
-                out.append(_Call(partial.item_id, call.name, call.arguments))
+                out.append(Call(partial.item_id, call.name, call.arguments))
         for partial in by_id.values():  # cards of calls the answer did not keep
             self.end_card_live(partial.item_id, "error", notices.ERROR_ANSWER_ENDED)
         self.partials = {}
@@ -290,7 +286,7 @@ class AgentRun(AssistantStream):
 
     # ---- the calls ----
 
-    async def call(self, call: _Call) -> bool:
+    async def call(self, call: Call) -> bool:
         """Run one call under the policy; True when the run must stop for repeats."""
         args, why = parse_arguments(call.raw)
         shown = args if args is not None else {}
@@ -301,28 +297,28 @@ class AgentRun(AssistantStream):
         )
         note = self.modes.note(self.t.info.mode)
         if args is None:
-            done = _Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
+            done = Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
         elif call.name in self.own_names():
-            done = await self.run_own_tool(call, args)
-        elif self.writes_plan(call.name, args):
-            done = await self.write_plan(tool, args)
+            done = await self.own.run(call, args)
+        elif self.own.writes_plan(call.name, args):
+            done = await self.own.write_plan(tool, args)
         elif tool is None or tool not in self.offered:
             names = ", ".join([t.name for t in self.offered] + [s.name for s in self.run_specs]) or "none"
-            done = _Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")
+            done = Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")
         else:
             done = await self.run_tool(tool, call.card, args)
         result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)
         self.t.update(call.card, state=done.state, result=result, diff=done.diff, file=done.file)
         return self.streak.record(call.name, call.raw, done.state, done.result)
 
-    async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> _Done:
+    async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> Done:
         ws = self.workspace()
         mode = self.t.info.mode
         verdict = decide(mode=mode, change=tool.is_change(args, ws), unattended=self.req.unattended,
                          planning=self.t.info.plan_mode)
         if verdict.action == "refuse":
             self.refused += int(verdict.unattended)
-            return _Done("denied", verdict.why or notices.DENIED_READ_ONLY)
+            return Done("denied", verdict.why or notices.DENIED_READ_ONLY)
         ctx = ToolContext(conversation=self.t.id, workspace=ws, mode=mode)
         if verdict.action == "ask":
             refusal = await self.ask_person(tool, card_id, args, ctx)
@@ -332,12 +328,12 @@ class AgentRun(AssistantStream):
         try:
             outcome = await tool.run(args, ctx)
         except ToolError as exc:
-            return _Done("error", str(exc))
+            return Done("error", str(exc))
         except Exception as exc:  # a tool's bug is a failed call, not a dead run
-            return _Done("error", f"The tool failed unexpectedly ({type(exc).__name__}: {exc}).")
-        return _Done("done", outcome.result, outcome.diff, outcome.file)
+            return Done("error", f"The tool failed unexpectedly ({type(exc).__name__}: {exc}).")
+        return Done("done", outcome.result, outcome.diff, outcome.file)
 
-    async def ask_person(self, tool: Tool, card_id: str, args: dict[str, Any], ctx: ToolContext) -> _Done | None:
+    async def ask_person(self, tool: Tool, card_id: str, args: dict[str, Any], ctx: ToolContext) -> Done | None:
         """Show the card and wait for the person: None when they said yes to what will
         happen. The card shows what the change will do (its diff), computed before it
         appears; after a yes it is computed again, and when the file changed meanwhile
@@ -347,113 +343,28 @@ class AgentRun(AssistantStream):
         try:
             shown = await tool.preview(args, ctx) if hasattr(tool, "preview") else None
         except ToolError as exc:
-            return _Done("error", str(exc))
+            return Done("error", str(exc))
         note: str | None = None
         for _ in range(APPROVAL_REDRAWS + 1):
             self.t.update(card_id, state="waiting", result=note, **_preview_fields(shown))
             answer = await self.t.wait_approval(card_id)
             if answer is None:
-                return _Done("denied", notices.DENIED_WAITING_STOPPED)
+                return Done("denied", notices.DENIED_WAITING_STOPPED)
             if not answer:
-                return _Done("denied", notices.DENIED_BY_PERSON)
+                return Done("denied", notices.DENIED_BY_PERSON)
             if shown is None or not getattr(tool, "redraw_if_changed", True):
                 return None
             try:
                 now = await tool.preview(args, ctx)
             except ToolError as exc:
-                return _Done("error", f"{notices.FILE_KEEPS_CHANGING} {exc}")
+                return Done("error", f"{notices.FILE_KEEPS_CHANGING} {exc}")
             if now is None or now.diff == shown.diff:
                 return None
             shown, note = now, notices.FILE_CHANGED
-        return _Done("error", notices.FILE_KEEPS_CHANGING)
+        return Done("error", notices.FILE_KEEPS_CHANGING)
 
     def own_names(self) -> set[str]:
         return {s.name for s in self.run_specs}
-
-    def writes_plan(self, name: str, args: dict[str, Any]) -> bool:
-        files = self.env.plans
-        return name in PLAN_WRITERS and self.planning() and files is not None and files.is_plan(self.t.id, args)
-
-    async def write_plan(self, tool: Tool | None, args: dict[str, Any]) -> _Done:
-        """write_file or edit_file on the plan file: the run's own file, written at once."""
-        assert self.env.plans is not None and tool is not None
-        folder = self.env.plans.folder
-        await trio.to_thread.run_sync(lambda: folder.mkdir(parents=True, exist_ok=True))
-        ctx = ToolContext(conversation=self.t.id, workspace=folder, mode="full")
-        try:
-            outcome = await tool.run({**args, "path": self.env.plans.path(self.t.id).name}, ctx)
-        except ToolError as exc:
-            return _Done("error", str(exc))
-        plan = self.t.info.plan
-        self.t.set_info(plan=PlanInfo(plan.revision if plan else 0, "drafting"))
-        self.t.publish_plan(await trio.to_thread.run_sync(self.env.plans.read, self.t.id))
-        return _Done("done", outcome.result, outcome.diff)
-
-    async def run_plan_tool(self, call: _Call) -> _Done:
-        """enter_plan_mode and exit_plan_mode (actors/plans.py)."""
-        files = self.env.plans
-        assert files is not None
-        path = files.path(self.t.id)
-        plan = self.t.info.plan
-        revision = plan.revision if plan else 0
-        if call.name == plans.ENTER:
-            if self.t.info.plan_mode:
-                return _Done("error", plans.ALREADY_PLANNING.format(path=path))
-            self.t.set_info(plan_mode=True, plan=PlanInfo(revision, "drafting"))
-            self.replan = True
-            self.t.publish_plan(await trio.to_thread.run_sync(files.read, self.t.id))
-            return _Done("done", plans.ENTERED.format(path=path))
-        if not self.t.info.plan_mode:
-            return _Done("error", plans.NOT_PLANNING)
-        text = await trio.to_thread.run_sync(files.read, self.t.id)
-        if not text.strip():
-            return _Done("error", plans.NO_PLAN_YET.format(path=path))
-        self.t.set_info(plan=PlanInfo(revision + 1, "proposed"))
-        self.t.publish_plan(text)
-        self.t.update(call.card, state="waiting", args={"plan": text, "revision": revision + 1})
-        if self.req.unattended:
-            self.end_reason = "plan_proposed"
-            return _Done("done", plans.NOBODY_TO_APPROVE)
-        answered, answer = await self.t.wait_answer(call.card, "approval")
-        if not answered:
-            return _Done("denied", notices.DENIED_WAITING_STOPPED)
-        decision = answer if isinstance(answer, plans.Decision) else plans.Decision(bool(answer))
-        done = self.decide_plan(decision, text)
-        return done
-
-    def decide_plan(self, decision: plans.Decision, text: str) -> _Done:
-        """The person approved or rejected the plan shown: say so everywhere."""
-        plan = self.t.info.plan
-        revision = plan.revision if plan else 1
-        if decision.approve:
-            self.t.set_info(plan_mode=False, plan=PlanInfo(revision, "approved"))
-            self.replan = True
-            self.t.publish_plan(text)
-            return _Done("done", plans.APPROVED)
-        self.t.set_info(plan=PlanInfo(revision, "rejected"))
-        self.t.publish_plan(text)
-        return _Done("denied", plans.rejected(decision.feedback))
-
-    async def run_own_tool(self, call: _Call, args: dict[str, Any]) -> _Done:
-        """A tool the run carries out itself (actors/run_tools.py, actors/plans.py)."""
-        if call.name in (plans.ENTER, plans.EXIT):
-            return await self.run_plan_tool(call)
-        try:
-            if call.name == run_tools.TODO_WRITE:
-                todos = run_tools.parse_todos(args)
-                self.t.set_info(todos=todos)
-                return _Done("done", run_tools.todo_summary(todos))
-            question = run_tools.parse_question(args)
-        except ToolError as exc:
-            return _Done("error", str(exc))
-        if self.req.unattended:
-            return _Done("done", notices.NOBODY_TO_ANSWER)
-        self.t.update(call.card, state="waiting")
-        answered, answer = await self.t.wait_answer(call.card, "question")
-        if not answered:
-            return _Done("denied", notices.QUESTION_STOPPED)
-        assert isinstance(answer, (str, list))
-        return _Done("done", run_tools.answer_text(question, answer))
 
     def end_pending(self, state: ToolState, why: str) -> None:
         """End the round's calls that did not run (stored: the round decided them)."""

@@ -27,7 +27,7 @@ from actors import notices, plans
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.env import Env
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
-from actors.items import ConversationInfo, ConversationRecord, Item, PlanInfo, user_item
+from actors.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, user_item
 from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
 from actors.runs import Run, RunRequest, new_run
 from actors.transcript import ANSWERABLE_AFTER_RESTART, Transcript
@@ -55,6 +55,7 @@ class SendMsg:
     reply: Reply[Item]
     edit_of: str | None = None
     plan: bool = False  # the message starts in plan mode
+    goal: Goal | None = None  # the message sets the conversation's goal
 
 
 @attrs.frozen
@@ -236,14 +237,17 @@ class Conversation:
 
     async def send_message(
         self, text: str, *, images: tuple[str, ...] | None = None, local: bool = True, edit_of: str | None = None,
-        unattended: bool = False, think: bool | None = None, plan: bool = False,
+        unattended: bool = False, think: bool | None = None, plan: bool = False, goal: str | None = None,
+        verify: bool = True,
     ) -> Item:
         """Start a run; `unattended` (a scheduled task's run) answers every approval "no"
         at once; `think` switches the model's thinking where it has a switch; `plan`
-        starts it in plan mode."""
+        starts it in plan mode; `goal` sets what the run works to reach (`verify`: a
+        completion is checked by a verifier turn)."""
         request = RunRequest(local=local, unattended=unattended, think=think)
         reply: Reply[Item] = Reply()
-        item: Item = await self.request(SendMsg(text, images, request, reply, edit_of, plan))
+        aim = Goal(goal.strip(), verify=verify) if goal and goal.strip() else None
+        item: Item = await self.request(SendMsg(text, images, request, reply, edit_of, plan, aim))
         return item
 
     async def wait_run_end(self) -> str | None:
@@ -304,6 +308,8 @@ class Conversation:
         self._end_open_questions(notices.ANSWERED_INSTEAD)
         if msg.plan:
             self._t.set_info(plan_mode=True)
+        if msg.goal is not None:
+            self._t.set_info(goal=msg.goal)
         images = msg.images
         if msg.edit_of is not None:
             if self.info.agent != "builtin":
@@ -414,6 +420,19 @@ class Conversation:
             raise Busy("The agent is chosen before the first message; start a new conversation for another.")
         if "plan_mode" in changes and self.running and changes["plan_mode"] != self.info.plan_mode:
             raise Busy("Plan mode changes between messages; stop the run first, or wait for it.")
+        if "goal" in changes or "verify" in changes:
+            if self.running:
+                raise Busy("The goal changes between messages; stop the run first, or wait for it.")
+            changes = dict(changes)
+            given, current = "goal" in changes, self.info.goal
+            text = changes.pop("goal", None)
+            verify = changes.pop("verify", current.verify if current else True)
+            if isinstance(text, str) and text.strip():
+                changes["goal"] = Goal(text.strip(), verify=verify)  # a new goal starts active
+            elif given:
+                changes["goal"] = None  # null or "": no goal
+            elif current is not None:
+                changes["goal"] = attrs.evolve(current, verify=verify)
         self._t.set_info(**changes)
         return self.info
 

@@ -94,6 +94,7 @@ class TurnInput:
     temperature: float | None = None
     tool_choice: str | None = None  # "auto" (default), "none" or "required"
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
+    answer_schema: dict[str, Any] | None = None  # the answer is JSON of this schema (a grammar, or response_format)
 
 
 Emit = Callable[[Piece], Awaitable[None]]

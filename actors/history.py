@@ -92,7 +92,9 @@ def messages(items: Sequence[Item], system: str | None = None) -> list[Message]:
                 card = answers.get(c.id)
                 content = model_result(card) if card is not None else notices.NOT_RUN_IN_HISTORY
                 out.append({"role": "tool", "tool_call_id": c.id, "content": content})
-        # A tool card is sent with the call it answers, above; a notice is the person's.
+        elif item.kind == "notice" and item.for_model:
+            out.append({"role": "user", "content": item.text or ""})
+        # A tool card is sent with the call it answers, above; another notice is the person's.
     return out
 
 

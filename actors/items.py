@@ -20,6 +20,7 @@ Mode = Literal["ask", "read_only", "full"]
 NoticeLevel = Literal["info", "warn", "error"]
 TodoStatus = Literal["pending", "in_progress", "completed"]
 PlanState = Literal["drafting", "proposed", "approved", "rejected"]
+GoalState = Literal["active", "complete", "blocked"]
 # Why a run ended (`end_reason`): on the conversation and on the notice that ends it.
 EndReason = Literal[
     "answered", "max_rounds", "stuck", "stopped", "error", "goal_complete", "goal_blocked", "plan_proposed", "question"
@@ -32,6 +33,7 @@ MODES: tuple[Mode, ...] = get_args(Mode)
 NOTICE_LEVELS: tuple[NoticeLevel, ...] = get_args(NoticeLevel)
 TODO_STATUSES: tuple[TodoStatus, ...] = get_args(TodoStatus)
 PLAN_STATES: tuple[PlanState, ...] = get_args(PlanState)
+GOAL_STATES: tuple[GoalState, ...] = get_args(GoalState)
 END_REASONS: tuple[EndReason, ...] = get_args(EndReason)
 FINAL_TOOL_STATES: tuple[ToolState, ...] = ("done", "denied", "error")
 
@@ -55,6 +57,7 @@ _ITEM_FIELDS = (
     "mcp",
     "level",
     "end_reason",
+    "for_model",
 )
 
 
@@ -112,6 +115,7 @@ class Item:
     mcp: str | None = None
     level: NoticeLevel | None = None
     end_reason: EndReason | None = None
+    for_model: bool | None = None  # a notice the model reads too (a goal's reminder)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}
@@ -188,6 +192,24 @@ class PlanInfo:
 
 
 @attrs.frozen
+class Goal:
+    """What the conversation's runs work to reach (actors/goals.py)."""
+
+    text: str
+    state: GoalState = "active"
+    reason: str | None = None  # why it is blocked, or what the check said
+    verify: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "state": self.state, "reason": self.reason, "verify": self.verify}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Goal:
+        return cls(str(data["text"]), _one_of(data.get("state", "active"), GOAL_STATES, "goal state"),
+                   data.get("reason"), bool(data.get("verify", True)))
+
+
+@attrs.frozen
 class ConversationInfo:
     """Everything of a conversation but its items."""
 
@@ -206,6 +228,7 @@ class ConversationInfo:
     end_reason: EndReason | None = None  # why the last run ended; None before one ends
     plan_mode: bool = False
     plan: PlanInfo | None = None
+    goal: Goal | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -223,6 +246,7 @@ class ConversationInfo:
             "end_reason": self.end_reason,
             "plan_mode": self.plan_mode,
             "plan": self.plan.to_json() if self.plan is not None else None,
+            "goal": self.goal.to_json() if self.goal is not None else None,
         }
 
 
@@ -257,6 +281,7 @@ class ConversationRecord:
             end_reason=_one_of(data["end_reason"], END_REASONS, "end reason") if data.get("end_reason") else None,
             plan_mode=bool(data.get("plan_mode")),
             plan=PlanInfo.from_json(data["plan"]) if data.get("plan") else None,
+            goal=Goal.from_json(data["goal"]) if data.get("goal") else None,
         )
         items = tuple(Item.from_json(i) for i in data.get("items") or ())
         return cls(info, items)

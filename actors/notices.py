@@ -87,6 +87,15 @@ DENIED_RESTARTED = "The daemon stopped while this call waited for approval; it w
 NOT_RUN_IN_HISTORY = "This call was not run."
 NOBODY_TO_ANSWER = "No one is here to answer; choose yourself and say what you chose."
 QUESTION_STOPPED = "Stopped before the person answered."
+NO_OPEN_GOAL = "There is no open goal in this conversation; nothing to update."
+GOAL_COMPLETE = "The goal is reached."
+GOAL_BLOCKED = "The goal is blocked: {why}"
+GOAL_STUCK = (
+    "The agent answered {n} times in a row without reaching its goal, so the run stopped. Send a message, or resume."
+)
+GOAL_UNCHECKED = "The goal was checked {n} times already this message, so this completion was not checked again."
+GOAL_CHECKED_COMPLETE = "Checked the goal: it is reached."
+GOAL_CHECKED_GAPS = "Checked the goal: not reached yet ({gaps})."
 ANSWERED_INSTEAD = "The person sent a new message instead of answering this question."
 FILE_CHANGED = (
     "The file changed while this card waited, so the change shown before is not what would happen now. "

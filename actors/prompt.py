@@ -52,6 +52,7 @@ def system_prompt(
     skills: list[tuple[str, str]] | None = None,
     agents_md: str | None = None,
     planning: list[str] | None = None,
+    goal: str | None = None,
 ) -> str:
     """The base prompt (capped) plus the workspace's AGENTS.md. `planning`: the lines
     that say the conversation plans (actors/plans.py)."""
@@ -76,6 +77,11 @@ def system_prompt(
         )
     if planning:
         lines.extend(planning)
+    if goal:
+        lines.append(
+            f"Your goal: {goal}. Work until it is reached, then call update_goal with completed; "
+            "if you cannot reach it, call update_goal with blocked_reason."
+        )
     if skills:
         lines.append("Skills you can read with use_skill when they fit the task:")
         lines.extend(f"- {name}: {desc}" for name, desc in skills)

@@ -123,6 +123,10 @@ class ProviderBackend:
             body["max_tokens"] = turn.max_tokens
         if turn.temperature is not None:
             body["temperature"] = turn.temperature
+        if turn.answer_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema", "json_schema": {"name": "answer", "schema": turn.answer_schema, "strict": True},
+            }
         if turn.think is not None and not self._learned.refuses_template_kwargs:
             body[TEMPLATE_KWARGS] = {"enable_thinking": turn.think}
         return body

@@ -106,6 +106,8 @@ class SendMessage:
     think: bool | None = None
     images: list[str] | None = None
     plan: bool = False
+    goal: str | None = None
+    verify: bool = True
 
 
 @attrs.frozen
@@ -146,6 +148,8 @@ _PATCH_TYPES: dict[str, Any] = {
     "workspace": str | None,
     "agent": str,
     "plan_mode": bool,
+    "goal": str | None,
+    "verify": bool,
 }
 
 

@@ -68,7 +68,8 @@ async def test_a_plan_is_written_shown_approved_and_carried_out(real_tools, tmp_
         assert (folder / "app.py").read_text() == "x = 1\n"
         assert await conv.plan_view() == {"text": PLAN, "revision": 1, "state": "proposed", "plan_mode": True}
         await conv.approve(card.id, True)
-        await wait_state(conv, "waiting")  # the edit now asks, in the conversation's mode
+        # The edit now asks, in the conversation's mode.
+        await wait_for(lambda: cards(conv)[-1].tool == "edit_file" and cards(conv)[-1].state == "waiting")
         await conv.approve(cards(conv)[-1].id, True)
         await wait_state(conv, "idle")
         events = []

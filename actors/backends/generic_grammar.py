@@ -59,3 +59,15 @@ class GenericGrammars:
                 made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
             self._made[key] = made
         return made
+
+    def for_schema(self, schema: dict[str, Any]) -> LlamaGrammar:
+        """A llama.cpp grammar that holds the answer to JSON of `schema` (a turn's
+        `answer_schema`, such as a goal check's verdict)."""
+        key = ("!schema", json.dumps(schema, sort_keys=True))
+        made = self._made.get(key)
+        if made is None:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            made = LlamaGrammar.from_json_schema(key[1], verbose=False)
+            self._made[key] = made
+        return made

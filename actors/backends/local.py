@@ -163,7 +163,9 @@ class LocalBackend:
         rendered = self._render(turn.messages, tools, turn.think)
         opened = rendered.thinking_open
         grammar = None
-        if tools and self.tool_format == "generic":
+        if turn.answer_schema is not None:
+            grammar = self._grammars.for_schema(turn.answer_schema)
+        elif tools and self.tool_format == "generic":
             grammar = self.grammar(tools, required=turn.tool_choice == "required")
         tokens = self.tokenize(rendered.prompt)
         room = self.n_ctx - len(tokens)

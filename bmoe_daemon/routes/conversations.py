@@ -136,7 +136,8 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
     conv = _conversation(conversation_id)
     body = structure(await _body(), SendMessage)
     images = _check_send(conv, body.images)
-    item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan)
+    item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan,
+                                   goal=body.goal, verify=body.verify)
     return jsonify({"item": item.to_json()}), 202
 
 

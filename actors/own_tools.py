@@ -1,0 +1,232 @@
+"""The tools the built-in run carries out itself, since what they change is the
+conversation rather than the workspace: the todo list and questions (actors/run_tools.py),
+plan mode (actors/plans.py) and the goal (actors/goals.py).
+
+`OwnTools` belongs to one run (actors/agent_run.py), which offers its specs, sends it
+the calls of those names, and reads back what it settled: planning began or ended
+(`replan`: the next round gets the new phase's tools and prompt), or the run is to end
+after this round (`settled`: a goal reached or blocked, a plan nobody can approve).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import trio
+
+from actors import goals, notices, plans, run_tools
+from actors.engine import Piece, ToolSpec, TurnInput, direct_turn
+from actors.env import Env
+from actors.errors import EngineError, NotFound
+from actors.items import EndReason, Goal, PlanInfo, ToolState
+from actors.runs import RunRequest
+from actors.tools.registry import Tool, ToolContext, ToolError
+from actors.transcript import Transcript
+
+# The tools that write the plan file while the conversation plans.
+PLAN_WRITERS = ("write_file", "edit_file")
+
+
+@attrs.frozen
+class Call:
+    card: str  # the card's item id
+    name: str
+    raw: str  # the arguments as the model wrote them
+
+
+@attrs.frozen
+class Done:
+    state: ToolState
+    result: str
+    diff: str | None = None
+    file: str | None = None
+
+
+class OwnTools:
+    """See the module docstring."""
+
+    def __init__(self, transcript: Transcript, env: Env, request: RunRequest) -> None:
+        self.t = transcript
+        self.env = env
+        self.req = request
+        self.replan = False  # plan mode began or ended: prepare again before the next round
+        self.verifications = 0  # verifier turns this message
+        self.settled: EndReason | None = None  # the run ends after this round, for this reason
+
+    def planning(self) -> bool:
+        return self.t.info.plan_mode and self.env.plans is not None
+
+    def specs(self, *, planning: bool, mode: str) -> tuple[ToolSpec, ...]:
+        """The run's own tools for this phase (the run offers them with a workspace)."""
+        goal = self.t.info.goal
+        specs = run_tools.SPECS + ((goals.UPDATE_SPEC,) if goal and goal.state == "active" else ())
+        if planning:
+            specs += (plans.EXIT_SPEC,)
+        elif mode != "read_only" and self.env.plans is not None:
+            specs += (plans.ENTER_SPEC,)
+        return specs
+
+    @staticmethod
+    def title(name: str, args: dict[str, Any]) -> str | None:
+        """A card's title for one of these tools, None for another tool."""
+        if name == plans.ENTER:
+            return "Start planning"
+        if name == plans.EXIT:
+            return "Show the plan"
+        if name == goals.UPDATE_GOAL:
+            return "Update the goal"
+        if name == run_tools.TODO_WRITE:
+            return "Update the todo list"
+        if name == run_tools.ASK_USER:
+            question = args.get("question")
+            return f"Ask: {question}" if isinstance(question, str) and question else "Ask the person"
+        return None
+
+    def writes_plan(self, name: str, args: dict[str, Any]) -> bool:
+        files = self.env.plans
+        return name in PLAN_WRITERS and self.planning() and files is not None and files.is_plan(self.t.id, args)
+
+    async def write_plan(self, tool: Tool | None, args: dict[str, Any]) -> Done:
+        """write_file or edit_file on the plan file: the run's own file, written at once."""
+        assert self.env.plans is not None and tool is not None
+        folder = self.env.plans.folder
+        await trio.to_thread.run_sync(lambda: folder.mkdir(parents=True, exist_ok=True))
+        ctx = ToolContext(conversation=self.t.id, workspace=folder, mode="full")
+        try:
+            outcome = await tool.run({**args, "path": self.env.plans.path(self.t.id).name}, ctx)
+        except ToolError as exc:
+            return Done("error", str(exc))
+        plan = self.t.info.plan
+        self.t.set_info(plan=PlanInfo(plan.revision if plan else 0, "drafting"))
+        self.t.publish_plan(await trio.to_thread.run_sync(self.env.plans.read, self.t.id))
+        return Done("done", outcome.result, outcome.diff)
+
+    async def run_plan_tool(self, call: Call) -> Done:
+        """enter_plan_mode and exit_plan_mode (actors/plans.py)."""
+        files = self.env.plans
+        assert files is not None
+        path = files.path(self.t.id)
+        plan = self.t.info.plan
+        revision = plan.revision if plan else 0
+        if call.name == plans.ENTER:
+            if self.t.info.plan_mode:
+                return Done("error", plans.ALREADY_PLANNING.format(path=path))
+            self.t.set_info(plan_mode=True, plan=PlanInfo(revision, "drafting"))
+            self.replan = True
+            self.t.publish_plan(await trio.to_thread.run_sync(files.read, self.t.id))
+            return Done("done", plans.ENTERED.format(path=path))
+        if not self.t.info.plan_mode:
+            return Done("error", plans.NOT_PLANNING)
+        text = await trio.to_thread.run_sync(files.read, self.t.id)
+        if not text.strip():
+            return Done("error", plans.NO_PLAN_YET.format(path=path))
+        self.t.set_info(plan=PlanInfo(revision + 1, "proposed"))
+        self.t.publish_plan(text)
+        self.t.update(call.card, state="waiting", args={"plan": text, "revision": revision + 1})
+        if self.req.unattended:
+            self.settled = "plan_proposed"
+            return Done("done", plans.NOBODY_TO_APPROVE)
+        answered, answer = await self.t.wait_answer(call.card, "approval")
+        if not answered:
+            return Done("denied", notices.DENIED_WAITING_STOPPED)
+        decision = answer if isinstance(answer, plans.Decision) else plans.Decision(bool(answer))
+        done = self.decide_plan(decision, text)
+        return done
+
+    def decide_plan(self, decision: plans.Decision, text: str) -> Done:
+        """The person approved or rejected the plan shown: say so everywhere."""
+        plan = self.t.info.plan
+        revision = plan.revision if plan else 1
+        if decision.approve:
+            self.t.set_info(plan_mode=False, plan=PlanInfo(revision, "approved"))
+            self.replan = True
+            self.t.publish_plan(text)
+            return Done("done", plans.APPROVED)
+        self.t.set_info(plan=PlanInfo(revision, "rejected"))
+        self.t.publish_plan(text)
+        return Done("denied", plans.rejected(decision.feedback))
+
+    async def run(self, call: Call, args: dict[str, Any]) -> Done:
+        """A tool the run carries out itself (actors/run_tools.py, plans.py, goals.py)."""
+        if call.name in (plans.ENTER, plans.EXIT):
+            return await self.run_plan_tool(call)
+        if call.name == goals.UPDATE_GOAL:
+            return await self.update_goal(call, args)
+        try:
+            if call.name == run_tools.TODO_WRITE:
+                todos = run_tools.parse_todos(args)
+                self.t.set_info(todos=todos)
+                return Done("done", run_tools.todo_summary(todos))
+            question = run_tools.parse_question(args)
+        except ToolError as exc:
+            return Done("error", str(exc))
+        if self.req.unattended:
+            return Done("done", notices.NOBODY_TO_ANSWER)
+        self.t.update(call.card, state="waiting")
+        answered, answer = await self.t.wait_answer(call.card, "question")
+        if not answered:
+            return Done("denied", notices.QUESTION_STOPPED)
+        assert isinstance(answer, (str, list))
+        return Done("done", run_tools.answer_text(question, answer))
+
+    async def update_goal(self, call: Call, args: dict[str, Any]) -> Done:
+        """update_goal: the model says the goal is reached (checked before it counts) or blocked."""
+        goal = self.t.info.goal
+        if goal is None or goal.state != "active":
+            return Done("error", notices.NO_OPEN_GOAL)
+        try:
+            update = goals.parse_update(args)
+        except ToolError as exc:
+            return Done("error", str(exc))
+        if update.blocked_reason is not None:
+            self.t.set_info(goal=attrs.evolve(goal, state="blocked", reason=update.blocked_reason))
+            self.t.notice(notices.GOAL_BLOCKED.format(why=update.blocked_reason), "warn", "goal_blocked")
+            self.settled = "goal_blocked"
+            return Done("done", notices.GOAL_BLOCKED.format(why=update.blocked_reason))
+        if goals.open_todos(self.t.info.todos):
+            return Done("error", goals.refuse_completion(self.t.info.todos))
+        if goal.verify:
+            if self.verifications < goals.VERIFIER_TURNS:
+                self.t.update(call.card, state="running")
+                self.verifications += 1
+                verdict = await self.check_goal(goal)
+                if not verdict.complete:
+                    self.t.set_info(goal=attrs.evolve(goal, reason=goals.gaps_text(verdict)))
+                    return Done("error", goals.gaps_text(verdict))
+            else:
+                self.t.notice(notices.GOAL_UNCHECKED.format(n=goals.VERIFIER_TURNS), "warn")
+        self.t.set_info(goal=attrs.evolve(goal, state="complete", reason=None))
+        self.t.notice(notices.GOAL_COMPLETE, "info", "goal_complete")
+        self.settled = "goal_complete"
+        return Done("done", notices.GOAL_COMPLETE)
+
+    async def check_goal(self, goal: Goal) -> goals.Verdict:
+        """One verifier turn: tool-free, its own prompt, its answer held to the verdict's
+        schema (a grammar on the local model, response_format on a provider)."""
+        turn = TurnInput(tuple(goals.verifier_messages(goal.text, self.t.info.todos, self.t.items)), (),
+                         max_tokens=goals.VERIFIER_MAX_TOKENS, temperature=0.0, answer_schema=goals.VERDICT_SCHEMA)
+        said: list[str] = []
+
+        async def keep(piece: Piece) -> None:
+            if piece.kind == "text":
+                said.append(piece.text)
+
+        route = self.t.info.route
+        try:
+            if route == "local":
+                result = await self.env.engine.turn(turn, keep, owner=self.t.id)
+            elif self.env.providers is not None:
+                result = await direct_turn(self.env.providers.backend(route), turn, keep)
+            else:
+                raise NotFound("no providers")
+        except (EngineError, NotFound) as exc:
+            verdict = goals.Verdict(False, (f"the check could not run ({exc})",))
+        else:
+            verdict = goals.parse_verdict(result.text or "".join(said))
+        if verdict.complete:
+            self.t.notice(notices.GOAL_CHECKED_COMPLETE, "info")
+        else:
+            self.t.notice(notices.GOAL_CHECKED_GAPS.format(gaps="; ".join(verdict.gaps) or "none named"), "info")
+        return verdict
+
