@@ -1,0 +1,109 @@
+"""The todo list, questions, plan mode and goals through a provider route: the real
+daemon process and a real OpenAI-compatible HTTP server (tests/openai_stub.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from actors import goals, plans
+from tests.daemon_proc import run_daemon
+from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk
+from tests.waiting import wait_http_state
+
+SCRIPT = {"rounds": [], "default": {"text": "Local scripted answer."}}
+
+
+@pytest.fixture
+async def stub() -> AsyncIterator[OpenAIStub]:
+    server = OpenAIStub()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        yield server
+        nursery.cancel_scope.cancel()
+
+
+def call(name: str, arguments: dict, call_id: str) -> dict:
+    return {"chunks": [*call_chunks(0, call_id, name, json.dumps(arguments)), chunk({}, "tool_calls")]}
+
+
+async def test_the_harness_tools_through_a_provider(tmp_path: Path, stub: OpenAIStub) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    data = tmp_path / "data"
+    async with run_daemon(data, "--scripted", str(script)) as d, d.client() as c:
+        r = await c.post("/api/providers", json={"name": "Stub", "base_url": stub.base_url, "models": ["m"]})
+        assert r.status_code == 201
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+
+        async def conversation() -> str:
+            body = {"workspace": ws["id"], "route": "stub/m", "mode": "ask"}
+            return str((await c.post("/api/conversations", json=body)).json()["id"])
+
+        # A todo list and a question.
+        todos = {"todos": [{"content": "ask", "status": "in_progress"}]}
+        question = {"question": "Tabs or spaces?", "options": ["tabs", "spaces"]}
+        stub.replies += [call("todo_write", todos, "c1"), call("ask_user_question", question, "c2"),
+                         answer("Spaces, then.")]
+        cid = await conversation()
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "format it"})
+        body = await wait_http_state(c, cid, "waiting")
+        assert body["todos"] == todos["todos"]
+        card = body["items"][-1]
+        assert card["tool"] == "ask_user_question" and card["state"] == "waiting"
+        r = await c.post(f"/api/conversations/{cid}/answer", json={"item": card["id"], "answer": "spaces"})
+        assert r.is_success
+        body = await wait_http_state(c, cid, "idle")
+        assert body["items"][-1]["text"] == "Spaces, then." and body["end_reason"] == "answered"
+        sent = stub.received[-1].body["messages"]
+        assert sent[-1] == {"role": "tool", "tool_call_id": "c2", "content": "The person answered: spaces"}
+        names = {t["function"]["name"] for t in stub.received[0].body["tools"]}
+        assert {"todo_write", "ask_user_question", "enter_plan_mode"} <= names and "exit_plan_mode" not in names
+
+        # Plan mode: the plan is written, shown, rejected once, then approved.
+        stub.received.clear()
+        cid = await conversation()
+        path = str(data.resolve() / "agent" / "plans" / f"{cid}.md")
+        stub.replies += [call("write_file", {"path": path, "content": "1. Do it\n"}, "p1"),
+                         call("exit_plan_mode", {}, "p2"),
+                         call("exit_plan_mode", {}, "p3"),
+                         answer("Carried out.")]
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "plan it", "plan": True})
+        body = await wait_http_state(c, cid, "waiting")
+        planned = {t["function"]["name"] for t in stub.received[0].body["tools"]}
+        assert {"exit_plan_mode", "write_file", "read_file"} <= planned and "enter_plan_mode" not in planned
+        assert "You are planning" in stub.received[0].body["messages"][0]["content"]
+        card = body["items"][-1]
+        r = await c.post(f"/api/conversations/{cid}/approval",
+                         json={"item": card["id"], "decision": "deny", "feedback": "Say why."})
+        assert r.is_success
+        with trio.fail_after(10):
+            while (body := (await c.get(f"/api/conversations/{cid}")).json())["plan"]["revision"] < 2:
+                await trio.sleep(0.02)
+        body = await wait_http_state(c, cid, "waiting")
+        assert "Say why." in stub.received[2].body["messages"][-1]["content"]
+        r = await c.post(f"/api/conversations/{cid}/approval", json={"item": body["items"][-1]["id"],
+                                                                      "decision": "approve"})
+        body = await wait_http_state(c, cid, "idle")
+        assert body["items"][-1]["text"] == "Carried out." and body["plan"]["state"] == "approved"
+        assert stub.received[-1].body["messages"][-1]["content"] == plans.APPROVED
+        assert "enter_plan_mode" in {t["function"]["name"] for t in stub.received[-1].body["tools"]}
+
+        # A goal: the completion is checked by a verifier turn asked for the verdict's schema.
+        stub.received.clear()
+        cid = await conversation()
+        stub.replies += [call("update_goal", {"completed": True}, "g1"),
+                         answer(json.dumps({"complete": True, "gaps": []}))]
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "finish", "goal": "it is finished"})
+        body = await wait_http_state(c, cid, "idle")
+        assert body["goal"] == {"text": "it is finished", "state": "complete", "reason": None, "verify": True}
+        assert body["end_reason"] == "goal_complete"
+        check = stub.received[-1].body
+        assert check["response_format"]["json_schema"]["schema"] == goals.VERDICT_SCHEMA
+        assert "tools" not in check and check["messages"][0]["content"] == goals.VERIFIER_PROMPT
