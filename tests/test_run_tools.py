@@ -286,3 +286,34 @@ async def test_answer_and_resume_over_http(tmp_path):
             assert r.status_code == 202 and r.json()["state"] == "running"
             body = await wait_http_state(c, cid, "idle")
             assert body["items"][-1]["text"] == "Going on." and body["end_reason"] == "answered"
+
+
+@pytest.mark.parametrize("where", ["streaming text", "composing a call", "running a call"])
+async def test_stop_anywhere_then_resume_goes_on_with_a_whole_history(daemon, tmp_path, where):
+    from actors.tools.testing import Pause
+
+    if daemon.hub.env.registry.get("pause") is None:
+        daemon.hub.env.registry.add(Pause())
+    conv = await workspace_conv(daemon, tmp_path, mode="full")
+    rounds = {
+        "streaming text": {"when": "go", "text": "word " * 200, "delay": 0.01},
+        "composing a call": {"when": "go", "delay": 0.01, "tool_calls": [
+            {"name": "echo", "arguments": {"text": "x" * 400}}]},
+        "running a call": {"when": "go", "tool_calls": [{"name": "pause", "arguments": {"seconds": 60}}]},
+    }
+    daemon.backend.push(rounds[where])
+    await conv.send_message("go")
+    reached = {
+        "streaming text": lambda: any(i.kind == "assistant" and len(i.text or "") > 20 for i in conv.items),
+        "composing a call": lambda: any(i.kind == "tool" and (i.bytes or 0) > 20 for i in conv.items),
+        "running a call": lambda: any(i.kind == "tool" and i.state == "running" for i in conv.items),
+    }[where]
+    await wait_for(reached)
+    await conv.stop()
+    assert conv.info.end_reason == "stopped"
+    assert all(i.state in ("done", "denied", "error") for i in conv.items if i.kind == "tool")
+    daemon.backend.push({"text": "Going on."})
+    await conv.resume()
+    await wait_state(conv, "idle")
+    assert conv.items[-1].text == "Going on." and conv.info.end_reason == "answered"
+    assert history.well_formed(daemon.backend.turns[-1].messages) is None
