@@ -28,7 +28,7 @@ from actors.policy import decide
 from actors.runs import RunEnd, RunRequest
 from actors.streaming import AssistantStream
 from actors.tools.files import MAX_READ_BYTES, MAX_WRITE_BYTES, write_whole
-from actors.tools.paths import PathRefused, relative, resolve
+from actors.tools.paths import NotRegularFile, PathRefused, file_kind, open_regular, read_fd, relative, resolve
 from actors.transcript import Transcript
 
 
@@ -200,16 +200,20 @@ class AcpRun(AssistantStream):
         _, real, rel = self._path(params)
 
         def read() -> str:
+            # A regular file only, opened without waiting: a FIFO or a device is refused.
             try:
-                st = os.stat(real)
-                if stat.S_ISDIR(st.st_mode):
-                    raise RequestRefused(REFUSED, f"{rel} is a folder, not a file")
-                if st.st_size > MAX_READ_BYTES:
-                    raise RequestRefused(REFUSED, f"{rel} is too large to read ({st.st_size} bytes)")
-                with open(real, "rb") as fh:
-                    return fh.read(MAX_READ_BYTES + 1).decode("utf-8", errors="replace")
+                fd = open_regular(real)
+                try:
+                    size = os.fstat(fd).st_size
+                    if size > MAX_READ_BYTES:
+                        raise RequestRefused(REFUSED, f"{rel} is too large to read ({size} bytes)")
+                    return read_fd(fd, MAX_READ_BYTES).decode("utf-8", errors="replace")
+                finally:
+                    os.close(fd)
             except FileNotFoundError:
                 raise RequestRefused(REFUSED, f"{rel} does not exist") from None
+            except NotRegularFile as exc:
+                raise RequestRefused(REFUSED, f"{rel} is {exc.kind}, not a regular file") from None
             except OSError as exc:
                 raise RequestRefused(REFUSED, f"cannot read {rel}: {exc.strerror}") from None
 
@@ -226,8 +230,12 @@ class AcpRun(AssistantStream):
         data = content.encode("utf-8")
         if len(data) > MAX_WRITE_BYTES:
             raise RequestRefused(REFUSED, f"the content is too large to write ({len(data)} bytes)")
-        if real.is_dir():
-            raise RequestRefused(REFUSED, f"{rel} is a folder, not a file")
+        try:
+            mode = os.lstat(real).st_mode
+        except OSError:
+            mode = None  # a new file
+        if mode is not None and not stat.S_ISREG(mode):
+            raise RequestRefused(REFUSED, f"{rel} is {file_kind(mode)}, not a regular file")
         try:
             await trio.to_thread.run_sync(write_whole, real, data)
         except OSError as exc:

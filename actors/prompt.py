@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from actors.items import Mode
+from actors.tools.paths import read_workspace_text
 
 PROMPT_CAP_CHARS = 4000
+AGENTS_MD = "AGENTS.md"
 AGENTS_MD_BYTES = 8 * 1024
 
 _MODES = {
@@ -31,16 +33,13 @@ def platform_name() -> str:
 
 
 def read_agents_md(workspace: Path) -> str | None:
-    """The first AGENTS_MD_BYTES of the workspace's AGENTS.md, if it has one."""
-    path = workspace / "AGENTS.md"
-    try:
-        if not path.is_file():
-            return None
-        with path.open("rb") as fh:
-            raw = fh.read(AGENTS_MD_BYTES)
-    except OSError:
-        return None
-    return raw.decode("utf-8", errors="ignore").strip() or None
+    """The first AGENTS_MD_BYTES of the workspace's AGENTS.md, if it has one, read like
+    any file the daemon reads from a workspace on its own account
+    (actors/tools/paths.py `read_workspace_text`): an AGENTS.md that links out of the
+    workspace is not read (it could be ~/.ssh/config, sent to a provider with the
+    prompt), nor one that is a FIFO or a device; at most AGENTS_MD_BYTES are read."""
+    text = read_workspace_text(workspace, AGENTS_MD, AGENTS_MD_BYTES)
+    return (text.strip() or None) if text is not None else None
 
 
 def system_prompt(

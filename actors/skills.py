@@ -19,6 +19,7 @@ order. The parser (`parse_skill`, `render_skill`) does no I/O.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -31,6 +32,7 @@ import attrs
 import trio
 
 from actors.errors import ActorError, Invalid, NotFound
+from actors.tools.paths import NotRegularFile, PathRefused, read_regular, read_workspace_bytes, resolve
 
 log = logging.getLogger("bmoe.skills")
 
@@ -43,6 +45,8 @@ MAX_DESCRIPTION_CHARS = 1024
 MAX_BODY_BYTES = 64 * 1024
 MAX_FILE_BYTES = 256 * 1024
 MAX_SKILLS_PER_PLACE = 200
+MAX_SCAN_ENTRIES = 4 * MAX_SKILLS_PER_PLACE  # entries of a place's folder looked at
+MAX_SWITCHES_BYTES = 1024 * 1024  # skills.json; a switch is a name and `false`
 _KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(.*))?$")
 _FENCE = "---"
 
@@ -218,21 +222,55 @@ def check_new(name: str, description: str, body: str, title: str | None) -> Skil
 # ---- reading the places ----
 
 
-def _inside(root: str, real: str) -> bool:
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def read_place(folder: Path, source: str, *, confine: Path | None = None) -> list[Skill]:
-    """The skills of one place, each `<folder>/<name>/SKILL.md`; a bad one is skipped
-    with a log line. With `confine`, a file that resolves outside it is skipped too."""
+def _list_folder(folder: Path) -> list[os.DirEntry[str]] | None:
+    """The first MAX_SCAN_ENTRIES entries of a place's folder, by name; None when it
+    cannot be read (absent is an empty list)."""
     try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        with os.scandir(folder) as it:
+            entries = list(itertools.islice(it, MAX_SCAN_ENTRIES))
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
         log.warning("cannot read the skills folder %s: %s", folder, exc.strerror)
+        return None
+    if len(entries) >= MAX_SCAN_ENTRIES:
+        log.warning("more than %d entries in %s; only some are read", MAX_SCAN_ENTRIES, folder)
+    return sorted(entries, key=lambda e: e.name)
+
+
+def _read_skill_file(path: str, confine: Path | None) -> bytes | None:
+    """At most MAX_FILE_BYTES + 1 bytes of a SKILL.md; None (with a log line) when it is
+    not a regular file, or, with `confine`, lies outside it (actors/tools/paths.py)."""
+    if confine is not None:
+        raw = read_workspace_bytes(confine, os.path.relpath(path, os.path.realpath(confine)), MAX_FILE_BYTES + 1)
+        if raw is None:
+            log.warning("skipping skill %s: it is not a regular file inside the workspace", path)
+        return raw
+    try:
+        return read_regular(path, MAX_FILE_BYTES + 1, follow=True)
+    except NotRegularFile as exc:
+        log.warning("skipping skill %s: it is %s", path, exc.kind)
+    except OSError as exc:
+        log.warning("skipping skill %s: %s", path, exc.strerror or exc)
+    return None
+
+
+def read_place(folder: Path, source: str, *, confine: Path | None = None) -> list[Skill]:
+    """The skills of one place, each `<folder>/<name>/SKILL.md`; a bad one is skipped
+    with a log line. With `confine` (a workspace's own skills) the folder and every
+    file are read like the file tools read a workspace's files: a link that leads out
+    of `confine` is not followed, and only a regular file is read (a FIFO or a device
+    is never waited on). Every place reads at most MAX_SCAN_ENTRIES entries and
+    MAX_FILE_BYTES of each file."""
+    if confine is not None:
+        try:
+            folder = resolve(confine, os.path.relpath(folder, confine))
+        except PathRefused:
+            log.warning("skipping the workspace skills folder %s: it leads out of the workspace", folder)
+            return []
+    entries = _list_folder(folder)
+    if entries is None:
         return []
-    root = os.path.realpath(confine) if confine is not None else None
     out: list[Skill] = []
     for entry in entries:
         if len(out) >= MAX_SKILLS_PER_PLACE:
@@ -240,13 +278,14 @@ def read_place(folder: Path, source: str, *, confine: Path | None = None) -> lis
             break
         path = os.path.join(entry.path, SKILL_FILE)
         try:
-            if not entry.is_dir() or not os.path.isfile(path):
+            if not entry.is_dir() or not os.path.lexists(path):
                 continue
-            if root is not None and not _inside(root, os.path.realpath(path)):
-                log.warning("skipping skill %s: it lies outside the workspace", path)
-                continue
-            with open(path, "rb") as fh:
-                raw = fh.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            continue
+        raw = _read_skill_file(path, confine)
+        if raw is None:
+            continue
+        try:
             if len(raw) > MAX_FILE_BYTES:
                 raise SkillFormatError(f"it is larger than {MAX_FILE_BYTES // 1024} KiB")
             text = parse_skill(raw.decode("utf-8"))
@@ -257,9 +296,6 @@ def read_place(folder: Path, source: str, *, confine: Path | None = None) -> lis
             continue
         except SkillFormatError as exc:
             log.warning("skipping skill %s: %s", path, exc)
-            continue
-        except OSError as exc:
-            log.warning("skipping skill %s: %s", path, exc.strerror or exc)
             continue
         out.append(Skill(name=text.name, description=text.description, body=text.body, source=source,
                          title=text.title))
@@ -289,7 +325,10 @@ class SkillCatalog:
 
     def _switches(self) -> dict[str, bool]:
         try:
-            data = json.loads(self._switches_path.read_bytes())
+            raw = read_regular(self._switches_path, MAX_SWITCHES_BYTES + 1, follow=True)
+            if len(raw) > MAX_SWITCHES_BYTES:
+                raise ValueError(f"it is larger than {MAX_SWITCHES_BYTES // 1024} KiB")
+            data = json.loads(raw)
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:

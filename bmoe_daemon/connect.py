@@ -29,6 +29,8 @@ from typing import Any
 
 import attrs
 
+from actors.tools.paths import NotRegularFile, open_regular, read_fd
+
 CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "clients.json"
 MARK_BEGIN = "# >>> bmoe-daemon >>> (written by bmoe-daemon: this block is replaced on its next write)"
 MARK_END = "# <<< bmoe-daemon <<<"
@@ -243,23 +245,33 @@ def backup_path(path: Path, when: float) -> Path:
 
 
 def read_settings(path: Path) -> str | None:
-    """The file's text, None when it does not exist; SettingsError when it cannot be read."""
+    """The file's text, None when it does not exist; SettingsError when it cannot be read.
+
+    A link is followed (settings files are often links into a dotfiles repository), but
+    only a regular file is read, opened without waiting (a FIFO, or /dev/zero behind a
+    link, is refused), and at most MAX_SETTINGS_BYTES of it."""
     try:
-        info = path.stat()
+        fd = open_regular(path, follow=True)
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        raise SettingsError(f"{path} is not a regular file, so it was left untouched.") from None
     except OSError as exc:
         raise SettingsError(f"{path} cannot be read: {exc.strerror}.") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SettingsError(f"{path} is not a regular file, so it was left untouched.")
-    if info.st_size > MAX_SETTINGS_BYTES:
+    try:
+        if os.fstat(fd).st_size > MAX_SETTINGS_BYTES:
+            raise SettingsError(f"{path} is larger than a settings file should be, so it was left untouched.")
+        raw = read_fd(fd, MAX_SETTINGS_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(f"{path} cannot be read: {exc.strerror}.") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_SETTINGS_BYTES:
         raise SettingsError(f"{path} is larger than a settings file should be, so it was left untouched.")
     try:
-        return path.read_bytes().decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise SettingsError(f"{path} is not UTF-8 text, so it was left untouched.") from None
-    except OSError as exc:
-        raise SettingsError(f"{path} cannot be read: {exc.strerror}.") from None
 
 
 def write_settings(path: Path, text: str, *, write_file: Callable[[Path, bytes], None],

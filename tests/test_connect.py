@@ -18,6 +18,7 @@ from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.store import write_atomic
+from tests.special_files import SPARSE_BYTES, bounded, fifo, releasing, sparse, zero_link
 
 LOCAL = {"client": ("127.0.0.1", 40000)}
 NET = {"client": ("192.0.2.7", 40000)}
@@ -234,6 +235,24 @@ def test_writing_through_a_link_keeps_the_link_and_the_mode(tmp_path):
     assert "bmoe" in json.loads(dotfiles.read_text())["provider"]
     assert stat.S_IMODE(dotfiles.stat().st_mode) == 0o600
     assert backup.parent == link.parent and backup.read_text() == '{"theme": "x"}'
+
+
+async def test_a_settings_file_that_is_a_fifo_a_device_or_huge_is_left_untouched(tmp_path):
+    path = tmp_path / ".config" / "opencode" / "opencode.json"
+    pipe = fifo(path)
+    with releasing(pipe):
+        with pytest.raises(connect.SettingsError, match="not a regular file"):
+            await bounded(connect.apply, client("opencode"), tmp_path, VALUES, write_file=write_atomic)
+    assert pipe.is_fifo() and backups(path) == []
+    pipe.unlink()
+    zero_link(path)
+    with pytest.raises(connect.SettingsError, match="not a regular file"):
+        await bounded(connect.read_settings, path)
+    path.unlink()
+    sparse(path)
+    with pytest.raises(connect.SettingsError, match="larger than"):
+        await bounded(connect.read_settings, path)
+    assert path.stat().st_size == SPARSE_BYTES and backups(path) == []
 
 
 # ---- the routes ----

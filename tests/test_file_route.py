@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -10,6 +11,7 @@ from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.routes.files import PREVIEW_MAX_BYTES
+from tests.special_files import BOUND_S, fifo, sparse, watchdog, zero_link
 
 LOCAL = {"client": ("127.0.0.1", 40000)}
 NET = {"client": ("198.51.100.4", 40000)}
@@ -25,7 +27,8 @@ async def setup(daemon, tmp_path):
     os.symlink(tmp_path / "secret.txt", ws_dir / "leak")
     ws = await daemon.hub.add_workspace(str(ws_dir))
     conv = await daemon.hub.create(workspace=ws.id)
-    app = create_app(DaemonContext(config=Config(data_dir=tmp_path / "d"), hub=daemon.hub, engine=daemon.engine, bus=daemon.bus))
+    app = create_app(DaemonContext(config=Config(data_dir=tmp_path / "d"), hub=daemon.hub, engine=daemon.engine,
+                                   bus=daemon.bus))
     return app, conv, ws_dir
 
 
@@ -67,3 +70,23 @@ async def test_bad_requests(setup):
     assert resp.status_code == 404
     resp, body = await get(app, f"/api/conversations/{conv.id}/file?path=data.json", NET)
     assert resp.status_code == 403 and b"local_only" in body
+
+
+async def test_a_fifo_is_refused_at_once(setup):
+    app, conv, ws_dir = setup
+    pipe = fifo(ws_dir / "pipe")
+    started = time.monotonic()
+    with watchdog(pipe):
+        resp, body = await get(app, f"/api/conversations/{conv.id}/file?path=pipe")
+    assert time.monotonic() - started < BOUND_S
+    assert resp.status_code == 400 and b"FIFO" in body
+
+
+async def test_a_device_behind_a_link_and_a_huge_sparse_file_are_not_served(setup):
+    app, conv, ws_dir = setup
+    zero_link(ws_dir / "zero")
+    sparse(ws_dir / "huge.bin")
+    resp, body = await get(app, f"/api/conversations/{conv.id}/file?path=zero")
+    assert resp.status_code == 404 and b"\0" not in body
+    resp, body = await get(app, f"/api/conversations/{conv.id}/file?path=huge.bin")
+    assert resp.status_code == 400 and b"larger than" in body

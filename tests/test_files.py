@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
+import trio
 
 from actors.tools.files import MAX_READ_BYTES, EditFile, GetInfo, ReadFile, WriteFile, plan_edit
 from actors.tools.paths import PathRefused
 from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolError
+from tests.special_files import BOUND_S, fifo, sparse, watchdog, zero_link
 
 
 @pytest.fixture
@@ -107,7 +110,10 @@ async def test_edit_file_applies_exact_edits_at_once(ws):
     tool = EditFile()
     args = {
         "path": "src/main.py",
-        "edits": [{"old_text": "print('hi')", "new_text": "print('hello')"}, {"old_text": "return 0", "new_text": "return 1"}],
+        "edits": [
+            {"old_text": "print('hi')", "new_text": "print('hello')"},
+            {"old_text": "return 0", "new_text": "return 1"},
+        ],
     }
     preview = await tool.preview(args, ctx(ws))
     assert preview is not None and "+    print('hello')" in preview.diff
@@ -124,7 +130,10 @@ async def test_edit_file_applies_exact_edits_at_once(ws):
     [
         ([{"old_text": "absent", "new_text": "x"}], "was not found"),
         ([{"old_text": "    ", "new_text": "x"}], "occurs 2 times"),
-        ([{"old_text": "def main():\n    print", "new_text": "a"}, {"old_text": "print('hi')", "new_text": "b"}], "overlap"),
+        (
+            [{"old_text": "def main():\n    print", "new_text": "a"}, {"old_text": "print('hi')", "new_text": "b"}],
+            "overlap",
+        ),
         ([{"old_text": "", "new_text": "x"}], "must not be empty"),
         ([], "non-empty array"),
         ("nope", "non-empty array"),
@@ -159,3 +168,52 @@ async def test_read_file_takes_append_loc_written_as_a_string(ws):
     assert numbered.result.splitlines()[0] == "1\u2192import os"
     with pytest.raises(ToolError, match="append_loc"):
         await tool.run({"path": "src/main.py", "append_loc": "sometimes"}, ctx(ws))
+
+
+# ---- special files: a FIFO is never waited on, a device never read, a link out refused ----
+
+
+async def test_read_file_refuses_a_fifo_at_once(ws):
+    pipe = fifo(ws / "pipe")
+    started = time.monotonic()
+    with watchdog(pipe), pytest.raises(ToolError) as info:
+        await ReadFile().run({"path": "pipe"}, ctx(ws))
+    assert time.monotonic() - started < BOUND_S
+    assert "FIFO" in str(info.value) and "regular" in str(info.value)
+
+
+async def test_edit_and_write_refuse_a_fifo_at_once_and_leave_it(ws):
+    pipe = fifo(ws / "pipe")
+    edit = {"path": "pipe", "edits": [{"old_text": "a", "new_text": "b"}]}
+    for tool, args in ((EditFile(), edit), (WriteFile(), {"path": "pipe", "content": "x"})):
+        started = time.monotonic()
+        with watchdog(pipe), pytest.raises(ToolError) as info:
+            await tool.preview(args, ctx(ws))
+        assert time.monotonic() - started < BOUND_S, tool.name
+        assert "FIFO" in str(info.value)
+    with watchdog(pipe), pytest.raises(ToolError):
+        await WriteFile().run({"path": "pipe", "content": "x"}, ctx(ws))
+    assert pipe.is_fifo()
+
+
+async def test_a_device_behind_a_link_and_a_huge_sparse_file_are_not_read(ws):
+    zero_link(ws / "zero")
+    sparse(ws / "huge.log")
+    for tool, args in (
+        (ReadFile(), {"path": "zero"}),
+        (EditFile(), {"path": "zero", "edits": [{"old_text": "a", "new_text": "b"}]}),
+        (WriteFile(), {"path": "zero", "content": "x"}),
+    ):
+        with pytest.raises(PathRefused):
+            await bounded_tool(tool, args, ws)
+    with pytest.raises(ToolError) as info:
+        await bounded_tool(ReadFile(), {"path": "huge.log"}, ws)
+    assert "too large" in str(info.value)
+    with pytest.raises(ToolError) as info:
+        await bounded_tool(EditFile(), {"path": "huge.log", "edits": [{"old_text": "a", "new_text": "b"}]}, ws)
+    assert "too large" in str(info.value)
+
+
+async def bounded_tool(tool, args, ws):
+    with trio.fail_after(BOUND_S):
+        return await tool.preview(args, ctx(ws)) if tool.name != "read_file" else await tool.run(args, ctx(ws))

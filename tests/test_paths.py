@@ -81,3 +81,29 @@ def test_never_outside(tree, parts, absolute, text):
     assert not str(got).startswith(str(outside))
     # Whatever exists along the way is real and inside.
     assert _inside(ws, Path(os.path.realpath(got)))
+
+
+def test_open_regular_reads_regular_files_only_and_no_link_swapped_in(tmp_path):
+    from actors.tools.paths import NotRegularFile, open_regular, read_regular
+    from tests.special_files import fifo, zero_link
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha")
+    (tmp_path / "secret.txt").write_text("secret")
+    real = resolve(ws, "a.txt")
+    assert read_regular(real, 3) == b"alp"
+    (ws / "a.txt").unlink()
+    (ws / "a.txt").symlink_to(tmp_path / "secret.txt")  # swapped for a link after resolve()
+    with pytest.raises(OSError) as info:
+        open_regular(real)
+    assert not isinstance(info.value, NotRegularFile)
+    with pytest.raises(NotRegularFile) as kind:
+        open_regular(fifo(ws / "pipe"))  # not waited on
+    assert "FIFO" in kind.value.kind
+    with pytest.raises(NotRegularFile) as kind:
+        open_regular(zero_link(ws / "zero"), follow=True)
+    assert kind.value.kind == "a device"
+    with pytest.raises(NotRegularFile) as kind:
+        open_regular(ws)
+    assert kind.value.is_folder

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.env import Env
 from actors.engine import Engine
+from actors.env import Env
 from actors.hub import Hub
 from actors.skills import (
     SkillCatalog,
@@ -34,6 +34,7 @@ from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.server import SHIPPED_SKILLS, build_registry
 from bmoe_daemon.store import Store, write_atomic
+from tests.special_files import bounded, fifo, releasing, sparse, zero_link
 from tests.waiting import wait_state
 
 NET = {"client": ("192.0.2.7", 40000)}
@@ -178,6 +179,62 @@ def test_a_workspace_skill_that_leads_outside_the_workspace_is_skipped(tmp_path)
     (ws / ".bmoe" / "skills").mkdir(parents=True)
     (ws / ".bmoe" / "skills" / "secret").symlink_to(outside / "secret")
     assert catalog(tmp_path).read(ws) == []
+
+
+async def test_a_workspace_skills_folder_that_links_out_is_not_read(tmp_path, caplog):
+    outside = tmp_path / "outside"
+    write_skill(outside, "secret", "Outside the workspace.")
+    ws = tmp_path / "ws"
+    (ws / ".bmoe").mkdir(parents=True)
+    (ws / ".bmoe" / "skills").symlink_to(outside)
+    with caplog.at_level(logging.WARNING, logger="bmoe.skills"):
+        assert catalog(tmp_path).read(ws) == []
+    assert "leads out of the workspace" in caplog.text
+    (ws / ".bmoe" / "skills").unlink()
+    (ws / ".bmoe" / "skills" / "inner").mkdir(parents=True)
+    (ws / ".bmoe" / "skills" / "inner" / "SKILL.md").symlink_to(outside / "secret" / "SKILL.md")
+    assert catalog(tmp_path).read(ws) == []
+
+
+async def test_a_skill_file_that_is_a_fifo_a_device_or_huge_is_skipped_at_once(tmp_path, caplog):
+    ws = tmp_path / "ws"
+    user = tmp_path / "data" / "skills"
+    pipes = [fifo(ws / ".bmoe" / "skills" / "pipe" / "SKILL.md"), fifo(user / "pipe" / "SKILL.md")]
+    zero_link(ws / ".bmoe" / "skills" / "zero" / "SKILL.md")
+    zero_link(user / "zero" / "SKILL.md")
+    sparse(ws / ".bmoe" / "skills" / "huge" / "SKILL.md")
+    sparse(user / "huge" / "SKILL.md")
+    write_skill(ws / ".bmoe" / "skills", "fine", "Still listed.")
+    with releasing(*pipes), caplog.at_level(logging.WARNING, logger="bmoe.skills"):
+        listed = await bounded(catalog(tmp_path).read, ws)
+    assert [s.name for s in listed] == ["fine"]
+    assert "larger than" in caplog.text
+
+
+async def test_a_switches_file_that_is_a_fifo_or_huge_turns_every_skill_on(tmp_path, caplog):
+    shipped = tmp_path / "shipped"
+    write_skill(shipped, "alpha", "A.")
+    switches = tmp_path / "data" / "agent" / "skills.json"
+    pipe = fifo(switches)
+    with releasing(pipe), caplog.at_level(logging.WARNING, logger="bmoe.skills"):
+        assert [s.enabled for s in await bounded(catalog(tmp_path, shipped).read)] == [True]
+    pipe.unlink()
+    sparse(switches)
+    with caplog.at_level(logging.WARNING, logger="bmoe.skills"):
+        assert [s.enabled for s in await bounded(catalog(tmp_path, shipped).read)] == [True]
+    assert "larger than" in caplog.text
+
+
+def test_a_place_with_very_many_entries_is_read_only_so_far(tmp_path, caplog):
+    from actors.skills import MAX_SCAN_ENTRIES
+
+    place = tmp_path / "data" / "skills"
+    place.mkdir(parents=True)
+    for i in range(MAX_SCAN_ENTRIES + 50):
+        (place / f"f{i:05d}").write_text("")
+    with caplog.at_level(logging.WARNING, logger="bmoe.skills"):
+        assert catalog(tmp_path).read() == []
+    assert f"more than {MAX_SCAN_ENTRIES} entries" in caplog.text
 
 
 async def test_switches_are_kept_and_every_skill_is_on_until_switched_off(tmp_path):

@@ -1,7 +1,8 @@
 """The file tools: read_file, write_file, edit_file and get_info.
 
 Names, parameters and result shapes follow llama.cpp's server tools, with every path
-confined to the workspace (actors/tools/paths.py). A change is computed by a pure
+confined to the workspace (actors/tools/paths.py), and only regular files read: a FIFO,
+a device or a socket is refused, never waited on (`open_regular`). A change is computed by a pure
 function of the file as it is (`plan_write`, `plan_edit`), so the approval card can
 show its diff before anything is written, and the run computes it again from the
 file as it is then: a file changed meanwhile is never overwritten blind.
@@ -22,7 +23,7 @@ import trio
 
 from actors.atomic import write_atomic
 from actors.tools import args as args_
-from actors.tools.paths import relative, resolve
+from actors.tools.paths import NotRegularFile, file_kind, open_regular, read_fd, relative, resolve
 from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolError, ToolOutcome
 
 MAX_READ_BYTES = 8 * 1024 * 1024  # read_file refuses larger files
@@ -66,19 +67,36 @@ def write_whole(path: Path, data: bytes) -> None:
     write_atomic(path, data, keep_mode=True, suffix=".bmoe-tmp")
 
 
+def _open(path: Path, rel: str, what: str, folder: str = "") -> int:
+    """`open_regular`, its refusals as ToolErrors the model reads (`what` after a special
+    file's, `folder` after a folder's); FileNotFoundError passes."""
+    try:
+        return open_regular(path)
+    except FileNotFoundError:
+        raise
+    except NotRegularFile as exc:
+        if exc.is_folder:
+            raise ToolError(f"{rel} is a folder{folder or ', not a file.'}") from None
+        raise ToolError(f"{rel} is {exc.kind}, not a regular file; {what}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror}.") from None
+
+
 def _read_text(path: Path, rel: str) -> str | None:
     """A text file's content, None when it does not exist; ToolError otherwise."""
     try:
-        st = os.stat(path)
+        fd = _open(path, rel, "only a regular file can be edited.")
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise ToolError(f"Cannot read {rel}: {exc.strerror}.") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolError(f"{rel} is a folder, not a file.")
-    if st.st_size > MAX_WRITE_BYTES:
-        raise ToolError(f"{rel} is too large to change with this tool ({st.st_size} bytes).")
-    raw = path.read_bytes()
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_WRITE_BYTES:
+            raise ToolError(f"{rel} is too large to change with this tool ({size} bytes).")
+        raw = read_fd(fd, MAX_WRITE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_WRITE_BYTES:
+        raise ToolError(f"{rel} is too large to change with this tool (it grew while it was read).")
     if _is_binary(raw):
         raise ToolError(f"{rel} is a binary file; it can only be replaced whole with write_file.")
     return raw.decode("utf-8", errors="surrogateescape")
@@ -91,23 +109,27 @@ def read_lines(path: Path, rel: str, start: int, end: int | None, append_loc: bo
     """Lines start..end (1-based, inclusive) of a text file, numbered with append_loc,
     at most `cap` bytes; past the cap it says which line to read on from."""
     try:
-        st = os.stat(path)
+        fd = _open(path, rel, "read_file reads regular files only.", ". Use file_glob_search to list what it holds.")
     except FileNotFoundError:
         raise ToolError(f"There is no file {rel}. Use file_glob_search to find the right path.") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolError(f"{rel} is a folder. Use file_glob_search to list what it holds.")
-    if st.st_size > MAX_READ_BYTES:
-        raise ToolError(
-            f"{rel} is too large to read ({st.st_size} bytes; the limit is {MAX_READ_BYTES // (1024 * 1024)} MiB). "
-            "Use grep_search to find what you need in it."
-        )
     out: list[str] = []
     size = 0
-    with open(path, "rb") as fh:
+    with os.fdopen(fd, "rb") as fh:
+        st_size = os.fstat(fd).st_size
+        if st_size > MAX_READ_BYTES:
+            raise ToolError(
+                f"{rel} is too large to read ({st_size} bytes; the limit is {MAX_READ_BYTES // (1024 * 1024)} MiB). "
+                "Use grep_search to find what you need in it."
+            )
         if _is_binary(fh.read(BINARY_SNIFF_BYTES)):
             raise ToolError(f"{rel} is a binary file; read_file reads text only.")
         fh.seek(0)
+        consumed = 0
         for lineno, raw in enumerate(fh, start=1):
+            consumed += len(raw)
+            if consumed > MAX_READ_BYTES:  # it grew past the limit while it was read
+                out.append(f"[output truncated: {rel} is larger than it was when read_file began]")
+                break
             if lineno < start:
                 continue
             if end is not None and lineno > end:
@@ -205,7 +227,16 @@ def plan_write(path: Path, rel: str, content: str) -> WritePlan:
         return WritePlan(rel, True, data, unified_diff("", content, rel), summary)
     if stat.S_ISDIR(st.st_mode):
         raise ToolError(f"{rel} is a folder; give a file path.")
-    raw = path.read_bytes() if st.st_size <= MAX_READ_BYTES else None
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(f"{rel} is {file_kind(st.st_mode)}, not a regular file; it was not replaced.")
+    raw = None
+    if st.st_size <= MAX_READ_BYTES:
+        fd = _open(path, rel, "it was not replaced.")
+        try:
+            raw = read_fd(fd, MAX_READ_BYTES + 1)
+        finally:
+            os.close(fd)
+        raw = raw if len(raw) <= MAX_READ_BYTES else None
     if raw is None or _is_binary(raw):
         what = "a binary file" if raw is not None else "a large file"
         return WritePlan(rel, False, data, "", f"Replaced {rel} ({what}): {lines} lines, {len(data)} bytes.")

@@ -1,20 +1,20 @@
 """GET /api/conversations/<id>/file?path=: a workspace file for the preview.
 
-Confined like the tools (actors/tools/paths.py), local clients only, at most
-PREVIEW_MAX_BYTES, and served under a Content-Security-Policy sandbox of its own, so an
-HTML file the agent wrote cannot run script against the daemon's origin.
+Confined like the tools (actors/tools/paths.py), local clients only, a regular file
+only (a FIFO or a device is refused, never waited on), at most PREVIEW_MAX_BYTES, and
+served under a Content-Security-Policy sandbox of its own, so an HTML file the agent
+wrote cannot run script against the daemon's origin.
 """
 
 from __future__ import annotations
 
 import mimetypes
 import os
-import stat
 
 import trio
 from quart import Blueprint, Response, request
 
-from actors.tools.paths import PathRefused, resolve
+from actors.tools.paths import NotRegularFile, PathRefused, open_regular, read_fd, resolve
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError
 
@@ -25,15 +25,12 @@ PREVIEW_CSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'uns
 
 
 def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = open_regular(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise IsADirectoryError(path)
-        if st.st_size > PREVIEW_MAX_BYTES:
-            raise OverflowError(st.st_size)
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(PREVIEW_MAX_BYTES + 1)
+        size = os.fstat(fd).st_size
+        if size > PREVIEW_MAX_BYTES:
+            raise OverflowError(size)
+        return read_fd(fd, PREVIEW_MAX_BYTES + 1)
     finally:
         os.close(fd)
 
@@ -56,8 +53,10 @@ async def get_conversation_file(conversation_id: str) -> Response:
         data = await trio.to_thread.run_sync(_read, str(path))
     except FileNotFoundError:
         raise NotFoundError("There is no such file in the workspace.") from None
-    except IsADirectoryError:
-        raise BadRequest("That path is a folder, not a file.") from None
+    except NotRegularFile as exc:
+        if exc.is_folder:
+            raise BadRequest("That path is a folder, not a file.") from None
+        raise BadRequest(f"That path is {exc.kind}, not a regular file; it is not previewed.") from None
     except OverflowError:
         limit = PREVIEW_MAX_BYTES // (1024 * 1024)
         raise BadRequest(f"The file is larger than {limit} MiB; it is not previewed.") from None
