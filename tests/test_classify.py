@@ -1,8 +1,10 @@
 """The read-only command classifier.
 
 Two corpora are run for real with `/bin/sh -c` in a sandbox under `tmp_path`: every
-adversarial line must ask, and for most of them the run shows the harm (a file written
-or deleted, a secret from outside the workspace printed), so none is a strawman; every
+adversarial line must ask (by its text, or by what the file system check of
+actors/tools/links.py finds: `links/out` leads out of the workspace), and for most of
+them the run shows the harm (a file written or deleted, a secret from outside the
+workspace printed), so none is a strawman; every
 safe line must not ask, and its run must leave the sandbox exactly as it was. Property
 tests insert dangerous fragments into safe lines, feed arbitrary text, and check the
 tokenizer against the shell itself.
@@ -27,7 +29,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actors.tools.classify import PROGRAMS, NotPlain, is_read_only, split_pipeline, why_not
+from actors.tools.classify import PROGRAMS, NotPlain, is_read_only, link_walk, split_pipeline, why_not
+from actors.tools.links import why_leaves
+from actors.tools.shell import ExecShellCommand, arguments_stay_inside
 
 RUN_TIMEOUT_S = 5
 OUTSIDE_SECRET = "outside-secret-4711"
@@ -403,9 +407,9 @@ def test_adversarial_corpus_is_large_and_distinct() -> None:
 def test_adversarial_command_asks_and_really_does_harm(bad: Bad, tmp_path: Path) -> None:
     sandbox = make_sandbox(tmp_path, bad.files)
     command = bad.command.replace("{root}", str(tmp_path))
-    reason = why_not(command)
+    reason = why_not(command) or why_leaves(command, sandbox.ws)
     assert reason is not None and reason.strip()
-    assert is_read_only(command) is False
+    assert ExecShellCommand().is_change({"command": command}, sandbox.ws) is True
 
     effect = bad.effect
     target = tmp_path / effect.target if effect is not None and effect.kind != "reads" else None
@@ -512,6 +516,7 @@ def test_safe_command_runs_without_asking_and_stays_inside(command: str, tmp_pat
     assert why_not(command) is None
     assert is_read_only(command) is True
     sandbox = make_sandbox(tmp_path)
+    assert arguments_stay_inside(command, sandbox.ws)  # beside `links/out`, which leads out
     before = snapshot(tmp_path)
     proc = run_sh(sandbox, command)
     assert snapshot(tmp_path) == before
@@ -631,26 +636,23 @@ OUT_PATHS = [
 DANGEROUS_OPTIONS: dict[str, list[str]] = {
     "find": [
         "-exec touch x +", "-execdir touch x ';'", "-ok touch x ';'", "-okdir touch x ';'", "-delete",
-        "-fprint out", "-fprint0 out", "-fprintf out %p", "-fls out", "-L", "-follow", "-files0-from list0",
+        "-fprint out", "-fprint0 out", "-fprintf out %p", "-fls out", "-files0-from list0",
     ],
     "sort": ["-o out", "-oout", "-uo out", "-ro out", "-muo out", "-T tmp", "-Ttmp", "--files0-from=list0"],
-    "rg": ["--pre=cat", "--pre cat", "--pre-glob '*'", "-z", "-nz", "-zn", "--search-zip", "-L", "--follow",
-           "--hostname-bin=x"],
-    "grep": ["-R", "-Rn", "-nR", "--dereference-recursive"],
+    "rg": ["--pre=cat", "--pre cat", "--pre-glob '*'", "-z", "-nz", "-zn", "--search-zip", "--hostname-bin=x"],
     "file": ["-C", "-z", "-Z", "-p", "-f list.txt", "-bf list.txt", "--compile", "--uncompress", "--preserve-date",
              "--files-from=list.txt"],
-    "du": ["-L", "-aL", "--dereference", "--files0-from=list0"],
+    "du": ["--files0-from=list0"],
     "wc": ["--files0-from=list0"],
     "md5sum": ["-c", "-bc", "--check"],
     "uniq": ["a.txt out.txt", "- out.txt"],
-    "tree": ["-o out", "-ao out", "-R", "-l"],
+    "tree": ["-o out", "-ao out", "-R"],
 }
 DANGEROUS_LONG: dict[str, list[str]] = {
     "sort": ["output", "compress-program", "temporary-directory", "files0-from"],
-    "rg": ["pre", "search-zip", "follow", "hostname-bin"],
-    "grep": ["dereference-recursive"],
+    "rg": ["pre", "search-zip", "hostname-bin"],
     "file": ["compile", "uncompress", "preserve-date", "files-from"],
-    "du": ["dereference", "files0-from"],
+    "du": ["files0-from"],
     "wc": ["files0-from"],
     "md5sum": ["check"],
 }
@@ -757,6 +759,67 @@ def test_options_that_write_or_run_ask_in_any_spelling(data: st.DataObject) -> N
     stages.insert(data.draw(st.integers(0, len(stages))), stage)
     command = _render(stages)
     assert not is_read_only(command), command
+
+
+# Options that make a program follow the links it meets inside a folder, per program
+# (from each manual, written out here independently of the classifier's tables), and
+# the long ones by every prefix; diff follows them with no option at all.
+FOLLOW_OPTIONS: dict[str, list[str]] = {
+    "ls": ["-L", "-lL", "-LR", "-R -L", "--dereference"],
+    "grep": ["-R", "-Rn", "-nR", "--dereference-recursive"],
+    "rg": ["-L", "-nL", "--follow"],
+    "find": ["-L", "-HL", "-follow", "-xtype f", "-readable", "-writable", "-executable", "-printf %Y"],
+    "du": ["-L", "-aL", "--dereference"],
+    "tree": ["-l", "-al"],
+    "diff": ["", "-r", "-ru", "--recursive"],
+}
+FOLLOW_LONG: dict[str, list[str]] = {
+    "ls": ["dereference"], "grep": ["dereference-recursive"], "rg": ["follow"], "du": ["dereference"],
+    "diff": ["recursive"],
+}
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.data())
+def test_options_that_follow_links_need_the_walk_in_any_spelling(data: st.DataObject) -> None:
+    program = data.draw(st.sampled_from(sorted(FOLLOW_OPTIONS)))
+    choices = list(FOLLOW_OPTIONS[program])
+    for name in FOLLOW_LONG.get(program, []):
+        choices += [f"--{name[:size]}" for size in range(1, len(name) + 1)]
+    option = data.draw(st.sampled_from(choices))
+    quote = data.draw(st.sampled_from(QUOTINGS))
+    words = [quote(w) for w in option.split(" ") if w]
+    bases = [b for b in SAFE_BASES if b[0] == program] or [[program]]
+    stage = list(data.draw(st.sampled_from(bases)))
+    at = data.draw(st.integers(1, len(stage)))
+    stage[at:at] = words
+    command = _render([stage])
+    walk = link_walk(split_pipeline(command)[0])
+    assert walk is not None and walk.depth is not None, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat a.txt", "ls -laR src", "grep -rn foo src", "find . -name x", "du -a", "tree -a", "head -n 3 a.txt",
+     "diff --no-dereference -r a b", "stat -L a.txt", "file -L a.txt", "du -H links"],
+)
+def test_programs_that_follow_no_link_they_meet_need_no_walk(command: str) -> None:
+    assert link_walk(split_pipeline(command)[0]) is None
+
+
+def test_a_word_that_stops_following_counts_only_as_an_option() -> None:
+    assert link_walk(split_pipeline("diff --no-dereference -r a b")[0]) is None
+    walk = link_walk(split_pipeline("diff -r -- --no-dereference b")[0])  # a folder named so
+    assert walk is not None and walk.depth == "tree"
+
+
+def test_rg_reads_its_ignore_files_wherever_it_walks() -> None:
+    walk = link_walk(split_pipeline("rg -n TODO src")[0])
+    assert walk is not None and walk.depth is None and ".gitignore" in walk.reads and walk.skip_hidden
+    shown = link_walk(split_pipeline("rg -uu TODO")[0])
+    assert shown is not None and not shown.skip_hidden
+    info = link_walk(split_pipeline("tree --info src")[0])
+    assert info is not None and ".info" in info.reads
 
 
 @settings(max_examples=150, deadline=None)

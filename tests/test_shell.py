@@ -39,7 +39,8 @@ async def test_runs_in_the_workspace(ws):
 
 
 async def test_output_is_capped_and_drained(ws):
-    out = await ExecShellCommand().run({"command": "head -c 1000000 /dev/zero | tr '\\0' x; echo; echo done >&2"}, ctx(ws))
+    command = "head -c 1000000 /dev/zero | tr '\\0' x; echo; echo done >&2"
+    out = await ExecShellCommand().run({"command": command}, ctx(ws))
     assert len(out.result) < MAX_OUTPUT_BYTES + 200
     assert "[output truncated:" in out.result and out.result.endswith("[exit code: 0]")
     small = await ExecShellCommand().run({"command": "seq 1 10000", "max_output_size": 100}, ctx(ws))
@@ -74,7 +75,8 @@ async def test_stop_kills_the_whole_group_within_2s(real_tools, tmp_path):
     folder.mkdir()
     ws = await real_tools.hub.add_workspace(str(folder))
     command = "sh -c 'sleep 60 & sleep 60; wait'"
-    real_tools.backend.push({"tool_calls": [{"name": "exec_shell_command", "arguments": {"command": command, "timeout": 100}}]})
+    call = {"name": "exec_shell_command", "arguments": {"command": command, "timeout": 100}}
+    real_tools.backend.push({"tool_calls": [call]})
     conv = await real_tools.hub.create(workspace=ws.id, mode="full")
     await conv.send_message("run it")
     await wait_for(lambda: any(i.kind == "tool" and i.state == "running" for i in conv.items))

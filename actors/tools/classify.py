@@ -7,9 +7,9 @@ reads inside the workspace and nothing else (agent contract, "Mode"):
   redirection, substitution, separator, background job, subshell, group, variable,
   comment, `~`, escape or control character anywhere outside single quotes;
 - each stage is a program on `PROGRAMS`, named plainly (no path, no assignment prefix);
-- no option that writes, runs a program, reads a list of paths from a file, or follows
-  links while walking a tree (each program's own rule below); long options are refused
-  by any prefix too, since GNU `getopt_long` takes `--out` for `--output`;
+- no option that writes, runs a program or reads a list of paths from a file (each
+  program's own rule below); long options are refused by any prefix too, since GNU
+  `getopt_long` takes `--out` for `--output`;
 - no argument that may lead out of the workspace: absolute, `~`, a drive, `..` as a
   component (also inside `--opt=value` and glued short-option values);
 - an unquoted glob stays inside the workspace (`.*` matches `..`) and cannot turn into
@@ -17,39 +17,30 @@ reads inside the workspace and nothing else (agent contract, "Mode"):
   programs that have a dangerous option, a glob must start with a plain character.
 
 Anything else, and anything not understood, asks. There is no I/O here: the verdict is
-a function of the text. What it cannot see: symbolic links inside the workspace that
-point out of it (`cat link/x`), and which file `PATH` finds for a name (a `PATH` holding
-`.` would run the workspace's own `ls`). It models POSIX `sh`: under Windows `cmd`
-(`%VAR%`, `^`, `&`) its verdict means nothing, and every command there should ask.
+a function of the text. What the text cannot show is left to the file system check in
+actors/tools/shell.py (`arguments_stay_inside`), which this module tells what to look
+at: every word that names a path (a glob's matches included) must resolve inside, and
+`link_walk` says, per stage, which folders the program walks and which links it follows
+or which files it reads on the way (`ls -L`, `diff` by default, `grep -R`, `find -L`,
+`du -L`, `rg --follow` and rg's ignore files, `tree -l`, `tree --info`): those walks
+must meet no link that leads out. Which file `PATH` finds for a name stays unseen (a
+`PATH` holding `.` would run the workspace's own `ls`). It models POSIX `sh`: under
+Windows `cmd` (`%VAR%`, `^`, `&`) its verdict means nothing, and every command there
+should ask.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 
-MAX_COMMAND_CHARS = 8192  # longer lines ask; nobody types a read this long
+from actors.tools.shell_words import NotPlain as NotPlain
+from actors.tools.shell_words import Word as Word
+from actors.tools.shell_words import split_pipeline as split_pipeline
 
-_GLOB_CHARS = "*?["
-_BLANKS = " \t"
-# Outside single quotes, each of these starts something other than a plain word.
-_SPECIAL = {
-    ";": "`;` starts another command",
-    "&": "`&` runs a job in the background or chains commands",
-    "<": "`<` redirects input (or is a here-document or process substitution)",
-    ">": "`>` redirects output to a file",
-    "(": "`(` starts a subshell or process substitution",
-    ")": "`)` closes a subshell",
-    "{": "braces group commands or expand to several words",
-    "}": "braces group commands or expand to several words",
-    "$": "`$` expands a variable or runs a command",
-    "`": "a backquote runs a command",
-    "\\": "a backslash escape hides what the word is",
-    "#": "`#` starts a comment",
-    "~": "`~` names a home folder",
-}
 _GIT_REASON = (
     "git always asks: a repository's own configuration can make any git command run a program "
     "(core.fsmonitor, a filter, diff.external)"
@@ -57,32 +48,72 @@ _GIT_REASON = (
 _DRIVE = re.compile(r"[A-Za-z]:")
 _PATH_SEPARATORS = re.compile(r"[/\\]")
 
-
-class NotPlain(ValueError):
-    """The line is not a plain pipeline of simple commands; the text says what was found."""
-
-
-@attrs.frozen
-class Word:
-    """One word as the program receives it, quotes removed.
-
-    `glob_at` holds the positions of unquoted `*`, `?` and `[`, which the shell expands
-    against the folder before the program runs.
-    """
-
-    text: str
-    glob_at: frozenset[int] = frozenset()
-
-    @property
-    def globbed(self) -> bool:
-        return bool(self.glob_at)
-
-
 _RUNS = "runs a program"
 _WRITES = "writes a file"
 _LIST = "reads the paths to open from a file, which may name any file"
-_FOLLOWS = "follows symbolic links while walking, which may lead out of the workspace"
 _UNZIPS = "runs decompression programs"
+
+
+Depth = Literal["entries", "tree"]
+GIT_READS = frozenset({".gitignore", ".git"})  # and, under a `.git` folder, info/exclude
+RG_READS = frozenset({".gitignore", ".ignore", ".rgignore", ".git"})
+
+
+@attrs.frozen(hash=False)
+class Links:
+    """What a program does with the symbolic links it meets inside a folder it walks (a
+    link named on the line is an argument, checked as one). Read from each program's
+    manual: most never follow such a link unless an option says so.
+
+    `default`: how far it follows them with no option (diff: the entries of the folders
+    it compares). `follow_short`, `follow_long` (any prefix, as getopt_long takes them),
+    `follow_words` (whole words, any number of leading dashes: find's primaries) and
+    `follow_text` (a fragment of any word: find's `%Y` format) make it follow them
+    `follow_depth` deep; `deep_short`/`deep_long` make a follow go down the whole tree
+    (`ls -L` stats the entries, `ls -LR` walks into them); `off` (exact words) stops it
+    following. `reads` are names of files it opens wherever its walk goes, through a
+    link too (rg's ignore files); `reads_long` are options that add such names (tree's
+    `--info`). `dot`: with no folder argument it walks the working folder; since an
+    option's value cannot always be told from an operand, the walk then always covers
+    the workspace, which asks more, never less. `skips_hidden`: it neither enters nor
+    follows an entry whose name starts with `.` (its ignore files apart) unless one of
+    `shown_short`/`shown_long` is given (rg without `--hidden`).
+    """
+
+    why: str
+    default: Depth | None = None
+    follow_short: str = ""
+    follow_long: tuple[str, ...] = ()
+    follow_words: tuple[str, ...] = ()
+    follow_text: tuple[str, ...] = ()
+    follow_depth: Depth = "tree"
+    deep_short: str = ""
+    deep_long: tuple[str, ...] = ()
+    off: tuple[str, ...] = ()
+    reads: frozenset[str] = frozenset()
+    reads_long: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    dot: bool = False
+    skips_hidden: bool = False
+    shown_short: str = ""
+    shown_long: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class LinkWalk:
+    """What the file system check must walk for one stage: under each existing folder
+    the stage's words name (and the working folder with `dot`), `depth` "entries" checks the
+    links directly inside, "tree" every link down the tree, entering links to folders
+    inside; None walks real folders only. Every link met that leads out asks, and so
+    does, at any depth, a link named in `reads` (or one under a `.git` folder when
+    `.git` is in `reads`). With `skip_hidden` an entry whose name starts with `.` is
+    neither entered nor followed."""
+
+    program: str
+    why: str
+    depth: Depth | None
+    reads: frozenset[str]
+    dot: bool
+    skip_hidden: bool = False
 
 
 @attrs.frozen(hash=False)
@@ -96,7 +127,8 @@ class Program:
     short option may take a path glued to it (`grep -f../x`), so every tail of a cluster
     is checked as a path. `glob_safe` says no option a glob could produce writes, runs
     or reads a list of paths; otherwise a glob must start with a plain character.
-    `dashdash` says `--` ends the options.
+    `dashdash` says `--` ends the options. `links` says what it does with the links
+    it meets inside a folder it was given (None: it follows none and reads nothing there).
     """
 
     name: str
@@ -108,6 +140,7 @@ class Program:
     glued_paths: bool = False
     glob_safe: bool = True
     dashdash: bool = True
+    links: Links | None = None
 
 
 def _programs(*programs: Program) -> dict[str, Program]:
@@ -115,7 +148,15 @@ def _programs(*programs: Program) -> dict[str, Program]:
 
 
 PROGRAMS: dict[str, Program] = _programs(
-    Program("ls", "lists folders; no option writes, runs or reads a list of paths"),
+    Program(
+        "ls",
+        "lists folders; no option writes, runs or reads a list of paths",
+        links=Links(
+            "`ls -L` reads what the links in a folder point to, and with -R lists the folders they lead to",
+            follow_short="L", follow_long=("dereference",), follow_depth="entries",
+            deep_short="R", deep_long=("recursive",), dot=True,
+        ),
+    ),
     Program("cat", "prints files; it has no option that takes a value"),
     Program("head", "prints the start of files; its options are counts"),
     Program("tail", "prints the end of files; `-f` only waits, and the command's timeout ends it"),
@@ -123,23 +164,30 @@ PROGRAMS: dict[str, Program] = _programs(
     Program(
         "grep",
         "searches; -f and --exclude-from read files, whose paths are checked like any argument",
-        short={"R": _FOLLOWS},
-        long={"dereference-recursive": _FOLLOWS},
         glued_paths=True,
+        links=Links(
+            "`grep -R` follows every link it meets while searching a folder (-r only those on the line)",
+            follow_short="R", follow_long=("dereference-recursive",), dot=True,
+        ),
     ),
     Program(
         "rg",
         "searches (its own parser takes no abbreviations, but refusing prefixes costs nothing)",
-        short={"z": _UNZIPS, "L": _FOLLOWS},
+        short={"z": _UNZIPS},
         long={
             "pre": "runs a program on every file it searches",
             "pre-glob": "picks the files --pre runs a program on",
             "search-zip": _UNZIPS,
             "hostname-bin": _RUNS,
-            "follow": _FOLLOWS,
         },
         glued_paths=True,
         glob_safe=False,
+        links=Links(
+            "`rg -L` follows the links it meets; and wherever it walks, rg reads the ignore files it finds "
+            "(.gitignore, .ignore, .rgignore, .git/info/exclude), through a link too, and prints their bad lines",
+            follow_short="L", follow_long=("follow",), reads=RG_READS, dot=True,
+            skips_hidden=True, shown_short=".u", shown_long=("hidden", "unrestricted"),
+        ),
     ),
     Program(
         "find",
@@ -155,12 +203,16 @@ PROGRAMS: dict[str, Program] = _programs(
             "fprintf": _WRITES,
             "fls": _WRITES,
             "files0-from": _LIST,
-            "follow": _FOLLOWS,
-            "L": _FOLLOWS,
         },
         glued_paths=True,
         glob_safe=False,
         dashdash=False,
+        links=Links(
+            "`find -L` and `-follow` walk through links; `-xtype`, `-readable`, `-writable`, `-executable` "
+            "and the `%Y` format look at what each link points to",
+            follow_short="L", follow_words=("follow", "xtype", "readable", "writable", "executable"),
+            follow_text=("%Y",), dot=True,
+        ),
     ),
     Program(
         "sort",
@@ -201,19 +253,27 @@ PROGRAMS: dict[str, Program] = _programs(
     Program(
         "du",
         "sums sizes; -X reads a pattern file, whose path is checked",
-        short={"L": _FOLLOWS},
-        long={"dereference": _FOLLOWS, "files0-from": _LIST},
+        long={"files0-from": _LIST},
         glued_paths=True,
         glob_safe=False,
+        links=Links(
+            "`du -L` walks through every link it meets (-H and -D only those on the line)",
+            follow_short="L", follow_long=("dereference",), dot=True,
+        ),
     ),
     Program(
         "tree",
         "draws a tree (its own option parser, so every letter of a cluster is checked)",
-        short={"o": "writes the listing to a file", "R": "writes a listing file in every folder", "l": _FOLLOWS},
+        short={"o": "writes the listing to a file", "R": "writes a listing file in every folder"},
         long={"output": "writes the listing to a file"},
         glued_paths=True,
         glob_safe=False,
         dashdash=False,
+        links=Links(
+            "`tree -l` walks through links to folders; `--info` prints the .info files and `--gitignore` reads "
+            "the .gitignore files it meets, through a link too",
+            follow_short="l", reads_long={"info": frozenset({".info"}), "gitignore": GIT_READS}, dot=True,
+        ),
     ),
     Program("pwd", "prints the working folder"),
     Program("echo", "prints its words (a shell builtin); it opens nothing", paths=False),
@@ -225,6 +285,11 @@ PROGRAMS: dict[str, Program] = _programs(
         "diff",
         "compares files; -X reads a pattern file, whose path is checked; GNU diff runs nothing",
         glued_paths=True,
+        links=Links(
+            "diff follows links by default: given folders it compares the files they hold, and with -r "
+            "everything under them, wherever a link leads (unless --no-dereference)",
+            default="entries", deep_short="r", deep_long=("recursive",), off=("--no-dereference",),
+        ),
     ),
     Program("cmp", "compares two files byte by byte"),
     Program("md5sum", "hashes files", short={"c": _LIST}, long={"check": _LIST}, glob_safe=False),
@@ -251,7 +316,8 @@ _UNIQ_SHORT_WITH_VALUE = "fsw"
 
 
 def is_read_only(command: str) -> bool:
-    """True only when `command` is a pipeline that can only read inside the workspace."""
+    """True only when `command` is a pipeline that can only read inside the workspace, as
+    far as its text tells; `arguments_stay_inside` (actors/tools/shell.py) must agree."""
     return why_not(command) is None
 
 
@@ -267,101 +333,6 @@ def why_not(command: str) -> str | None:
     except NotPlain as exc:
         return str(exc)
     return None
-
-
-def split_pipeline(command: str) -> list[list[Word]]:
-    """The words of each stage of a plain pipeline, as `/bin/sh` would pass them.
-
-    Raises NotPlain for anything else: an operator other than a single `|`, an
-    expansion, an escape, an unclosed quote, a control character, an empty stage.
-    Inside double quotes `\\` keeps POSIX meaning (it escapes `$`, backquote, `"`
-    and `\\`); `$` and backquotes there still expand, so they are refused.
-    """
-    if not isinstance(command, str):
-        raise NotPlain("the command is not text")
-    if len(command) > MAX_COMMAND_CHARS:
-        raise NotPlain(f"the command is longer than {MAX_COMMAND_CHARS} characters")
-    _refuse_control_characters(command)
-
-    stages: list[list[Word]] = [[]]
-    chars: list[str] = []
-    globs: set[int] = set()
-    in_word = False
-
-    def end_word() -> None:
-        nonlocal in_word
-        if in_word:
-            stages[-1].append(Word("".join(chars), frozenset(globs)))
-        chars.clear()
-        globs.clear()
-        in_word = False
-
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if c in _BLANKS:
-            end_word()
-            i += 1
-        elif c == "|":
-            if command.startswith("||", i):
-                raise NotPlain("`||` runs a second command when the first fails")
-            end_word()
-            if not stages[-1]:
-                raise NotPlain("a `|` with no command before it")
-            stages.append([])
-            i += 1
-        elif c == "'":
-            close = command.find("'", i + 1)
-            if close < 0:
-                raise NotPlain("a single quote is not closed")
-            chars.extend(command[i + 1 : close])
-            in_word = True
-            i = close + 1
-        elif c == '"':
-            i = _read_double_quoted(command, i + 1, chars)
-            in_word = True
-        elif c in _SPECIAL:
-            raise NotPlain(_SPECIAL[c])
-        else:
-            if c in _GLOB_CHARS:
-                globs.add(len(chars))
-            chars.append(c)
-            in_word = True
-            i += 1
-    end_word()
-    if not stages[-1]:
-        raise NotPlain("a `|` with no command after it" if len(stages) > 1 else "the command is empty")
-    return stages
-
-
-def _refuse_control_characters(command: str) -> None:
-    for c in command:
-        if c in "\n\r":
-            raise NotPlain("a line break separates commands")
-        if (ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F:
-            raise NotPlain("the command holds a control character")
-        if 0xD800 <= ord(c) <= 0xDFFF:
-            raise NotPlain("the command is not valid Unicode text")
-
-
-def _read_double_quoted(command: str, i: int, chars: list[str]) -> int:
-    """Append the text of a double-quoted part starting at `i`; the index after its close."""
-    n = len(command)
-    while i < n:
-        c = command[i]
-        if c == '"':
-            return i + 1
-        if c == "$":
-            raise NotPlain("`$` inside double quotes still expands a variable or runs a command")
-        if c == "`":
-            raise NotPlain("a backquote inside double quotes still runs a command")
-        if c == "\\" and i + 1 < n and command[i + 1] in '$`"\\':
-            chars.append(command[i + 1])
-            i += 2
-            continue
-        chars.append(c)
-        i += 1
-    raise NotPlain("a double quote is not closed")
 
 
 def _check_stage(stage: Sequence[Word]) -> None:
@@ -396,8 +367,6 @@ def _check_options(program: Program, word: Word) -> None:
         bare = text.lstrip("-").split("=", 1)[0]
         if bare in program.primaries:
             raise NotPlain(f"`{name} {text}` {program.primaries[bare]}")
-        if re.fullmatch(r"-+[A-Z]+", text) and "L" in text:
-            raise NotPlain(f"`{name} {text}` {program.primaries['L']}")
         return
     if text.startswith("--"):
         given = text[2:].split("=", 1)[0]
@@ -462,6 +431,52 @@ def _check_glob(program: Program, word: Word, *, options_ended: bool) -> None:
             f"the pattern `{text}` may expand to a file name that `{program.name}` reads as an option "
             f"(a file named `-o` or `--pre=x`); start it with a plain name like `./` or put `--` before it"
         )
+
+
+def link_walk(stage: Sequence[Word]) -> LinkWalk | None:
+    """What the file system check must walk for this stage (a program on the list),
+    or None when the program follows no link it meets and reads nothing on its way.
+
+    Every option-looking word counts, even one that may be another option's value
+    (`grep -e -R`): a walk too many asks more, never less.
+    """
+    program = PROGRAMS.get(stage[0].text) if stage else None
+    rule = program.links if program is not None else None
+    if program is None or rule is None:
+        return None
+    args = stage[1:]
+    follow = deep = off = shown = ended = False
+    reads = set(rule.reads)
+    for word in args:
+        text = word.text
+        follow = follow or _has_option(text, rule.follow_short, rule.follow_long)
+        follow = follow or (text.startswith("-") and text.lstrip("-") in rule.follow_words)
+        follow = follow or any(fragment in text for fragment in rule.follow_text)
+        deep = deep or _has_option(text, rule.deep_short, rule.deep_long)
+        off = off or (text in rule.off and not ended)  # after `--` it names a file
+        ended = ended or (text == "--" and program.dashdash)
+        shown = shown or _has_option(text, rule.shown_short, rule.shown_long)
+        for option, names in rule.reads_long.items():
+            if _has_option(text, "", (option,)):
+                reads |= names
+    depth = None if off else (rule.follow_depth if follow else rule.default)
+    if depth is not None and deep:
+        depth = "tree"
+    if depth is None and not reads:
+        return None
+    skip_hidden = rule.skips_hidden and not shown
+    return LinkWalk(program.name, rule.why, depth, frozenset(reads), rule.dot, skip_hidden)
+
+
+def _has_option(text: str, letters: str, longs: Sequence[str]) -> bool:
+    """Whether the word is one of the long options (by any prefix) or a cluster of short
+    ones holding one of the letters."""
+    if not text.startswith("-") or text in ("-", "--"):
+        return False
+    if text.startswith("--"):
+        given = text[2:].split("=", 1)[0]
+        return bool(given) and any(option.startswith(given) for option in longs)
+    return any(letter in text[1:] for letter in letters)
 
 
 def _uniq_operands(args: Sequence[Word]) -> int:

@@ -11,7 +11,6 @@ pipe. Whether a command needs the person's consent is the classifier's call
 
 from __future__ import annotations
 
-import glob
 import math
 import os
 import signal
@@ -24,7 +23,7 @@ import trio
 
 from actors.program import child_environment, signal_group, wait_exit
 from actors.tools import args as args_
-from actors.tools.paths import PathRefused, resolve
+from actors.tools.links import why_leaves
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
 
 DEFAULT_TIMEOUT_S = 10
@@ -37,37 +36,13 @@ SHELL = "/bin/sh"
 
 
 def arguments_stay_inside(command: str, workspace: Path) -> bool:
-    """Whether every argument of a plain pipeline that names an existing path (a glob's
-    matches included, as the shell will expand them) resolves inside the workspace.
-
-    The classifier reads text only; a link inside the workspace that points out of it
-    (`cat link/secret`, `cat *` beside such a link) is caught here, by the file system.
-    Recursive walks need no check: the classifier refuses the options that follow links.
-    """
-    from actors.tools.classify import NotPlain, split_pipeline
-
-    try:
-        stages = split_pipeline(command)
-    except NotPlain:
-        return False
-    root = Path(os.path.realpath(workspace))
-    for stage in stages:
-        for word in stage[1:]:
-            text = word.text
-            if text.startswith("-") and "=" in text:
-                text = text.split("=", 1)[1]
-            if word.globbed:
-                candidates = glob.glob(text, root_dir=root)
-            else:
-                candidates = [text] if text else []
-            for candidate in candidates:
-                if not os.path.lexists(root / candidate):
-                    continue
-                try:
-                    resolve(root, candidate)
-                except PathRefused:
-                    return False
-    return True
+    """Whether a plain pipeline reads inside the workspace only, as far as the file
+    system can tell: every path it names (a glob's matches included, as the shell will
+    expand them) resolves inside, and every folder walk that follows links or reads the
+    files it meets (`diff`, `ls -L`, `grep -R`, `find -L`, `du -L`, `rg` and its
+    `--follow`, `tree -l`, ...) meets no link that leads out (actors/tools/links.py).
+    Bounded in entries and time; past the bound it is False, and the command asks."""
+    return why_leaves(command, workspace) is None
 
 
 def can_run_commands() -> bool:
