@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import trio
 
 from actors import goals, history, notices, plans, run_tools
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
-from actors.env import Env
+from actors.env import Env, HookEvent, HookName
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
 from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, new_id, notice_item
 from actors.own_tools import PLAN_WRITERS, Call, Done, OwnTools
@@ -34,6 +35,10 @@ from actors.transcript import Transcript
 
 # How many times a card is shown again because its file changed while it waited.
 APPROVAL_REDRAWS = 3
+# The tools after whose edit the language server's diagnostics join the result.
+DIAGNOSED = ("write_file", "edit_file")
+# How long the session_end hooks may take once the run is over (a stop included).
+HOOK_END_S = 5.0
 
 
 class AgentRun(AssistantStream):
@@ -68,6 +73,15 @@ class AgentRun(AssistantStream):
     # ---- the loop ----
 
     async def loop(self) -> None:
+        await self.hook("session_start")
+        try:
+            await self.work()
+        finally:
+            with trio.move_on_after(HOOK_END_S) as cs:
+                cs.shield = True  # a stop too is the end of the session
+                await self.hook("session_end")
+
+    async def work(self) -> None:
         await self.prepare()
         rounds = 0
         while True:
@@ -319,6 +333,9 @@ class AgentRun(AssistantStream):
         if verdict.action == "refuse":
             self.refused += int(verdict.unattended)
             return Done("denied", verdict.why or notices.DENIED_READ_ONLY)
+        blocked = await self.hook("pre_tool_use", tool=tool.name, args=args)
+        if blocked is not None:
+            return Done("denied", notices.BLOCKED_BY_HOOK.format(why=blocked))
         ctx = ToolContext(conversation=self.t.id, workspace=ws, mode=mode)
         if verdict.action == "ask":
             refusal = await self.ask_person(tool, card_id, args, ctx)
@@ -328,10 +345,23 @@ class AgentRun(AssistantStream):
         try:
             outcome = await tool.run(args, ctx)
         except ToolError as exc:
-            return Done("error", str(exc))
+            done = Done("error", str(exc))
         except Exception as exc:  # a tool's bug is a failed call, not a dead run
-            return Done("error", f"The tool failed unexpectedly ({type(exc).__name__}: {exc}).")
-        return Done("done", outcome.result, outcome.diff, outcome.file)
+            done = Done("error", f"The tool failed unexpectedly ({type(exc).__name__}: {exc}).")
+        else:
+            result = outcome.result
+            if ws is not None and outcome.file and tool.name in DIAGNOSED and self.env.diagnostics is not None:
+                found = await self.env.diagnostics.after_edit(ws, outcome.file)
+                result = f"{result}\n\n{found}" if found else result
+            done = Done("done", result, outcome.diff, outcome.file)
+        await self.hook("post_tool_use", tool=tool.name, args=args, result=done.result, state=done.state)
+        return done
+
+    async def hook(self, name: HookName, **fields: Any) -> str | None:
+        """Fire the person's hooks for an event of this run (see actors/env.py Hooks)."""
+        if self.env.hooks is None:
+            return None
+        return await self.env.hooks.fire(HookEvent(name, self.t.id, self.workspace(), **fields))
 
     async def ask_person(self, tool: Tool, card_id: str, args: dict[str, Any], ctx: ToolContext) -> Done | None:
         """Show the card and wait for the person: None when they said yes to what will

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
@@ -33,6 +33,39 @@ class Store(Protocol):
 class Providers(Protocol):
     def backend(self, route: str) -> Backend:
         """The backend for a provider route; raises NotFound when it is not saved."""
+        ...
+
+
+HookName = Literal["session_start", "session_end", "pre_tool_use", "post_tool_use"]
+
+
+@attrs.frozen
+class HookEvent:
+    """What a hook is told (actors/hooks.py): the event, the conversation, its
+    workspace, and for a tool's events the tool, its arguments and (after) its result."""
+
+    name: HookName
+    conversation: str
+    workspace: Path | None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    result: str | None = None
+    state: str | None = None  # post_tool_use: how the call ended
+
+
+class Hooks(Protocol):
+    async def fire(self, event: HookEvent) -> str | None:
+        """Run the person's hooks for the event; for `pre_tool_use`, why a hook blocks
+        the call (None: it goes on). Bounded; a failing hook blocks nothing. Cancelled
+        (a stop): every hook's process group is ended."""
+        ...
+
+
+class Diagnostics(Protocol):
+    async def after_edit(self, workspace: Path, path: str) -> str | None:
+        """The errors and warnings a language server reports for `path` (relative to
+        the workspace) right after an edit, as lines for the call's result; None when
+        no server covers the file or it said nothing. Bounded (a few seconds)."""
         ...
 
 
@@ -61,3 +94,6 @@ class Env:
     acp: AcpAgents | None = None
     # The plan files (actors/plans.py): None where conversations cannot plan.
     plans: PlanFiles | None = None
+    # The person's hooks (<data>/agent/hooks.json) and the language servers' diagnostics.
+    hooks: Hooks | None = None
+    diagnostics: Diagnostics | None = None

@@ -87,6 +87,7 @@ DENIED_RESTARTED = "The daemon stopped while this call waited for approval; it w
 NOT_RUN_IN_HISTORY = "This call was not run."
 NOBODY_TO_ANSWER = "No one is here to answer; choose yourself and say what you chose."
 QUESTION_STOPPED = "Stopped before the person answered."
+BLOCKED_BY_HOOK = "Not done: a hook of the person's refused this call: {why}"
 NO_OPEN_GOAL = "There is no open goal in this conversation; nothing to update."
 GOAL_COMPLETE = "The goal is reached."
 GOAL_BLOCKED = "The goal is blocked: {why}"
