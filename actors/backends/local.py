@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 import outcome
 import trio
 
@@ -167,7 +168,36 @@ class LocalBackend:
             grammar = self._grammars.for_schema(turn.answer_schema)
         elif tools and self.tool_format == "generic":
             grammar = self.grammar(tools, required=turn.tool_choice == "required")
-        tokens = self.tokenize(rendered.prompt)
+        temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
+        parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
+        pipe = PiecePipe(emit, abort)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pipe.deliver)
+            try:
+                # The thread's outcome is kept, not raised here: an error leaving the
+                # nursery's body would come out wrapped in an exception group. The
+                # prompt is tokenised in the thread (ContextFull comes from there): it
+                # takes time in proportion to the whole conversation, which the event
+                # loop spends on HTTP and events meanwhile. The limiter goes with the
+                # thread, so one checkpoint, not two, comes before it starts.
+                done = await trio.to_thread.run_sync(
+                    outcome.capture, self._generate_sync, rendered.prompt, rendered.stops, turn.max_tokens,
+                    temperature, pipe.send, abort, opened, grammar, parser, limiter=self._limiter,
+                )
+            finally:
+                pipe.close_from_trio()
+        pipe.raise_failure()  # emitting failed (a stop): that is what ended the turn
+        result, raw = done.unwrap()
+        if not opened:
+            # With the reasoning block opened by the prompt, the raw text does not
+            # stand alone as an answer.
+            self._written.remember(result, raw)
+        return result
+
+    def _fit(self, prompt: str, max_tokens: int | None) -> tuple[list[int], int]:
+        """The prompt's tokens and the reply's token budget; ContextFull when the prompt
+        leaves less than MIN_REPLY_TOKENS."""
+        tokens = self.tokenize(prompt)
         room = self.n_ctx - len(tokens)
         if room < MIN_REPLY_TOKENS:
             raise ContextFull(
@@ -175,35 +205,22 @@ class LocalBackend:
                 needed=len(tokens) + MIN_REPLY_TOKENS,
                 available=self.n_ctx,
             )
-        max_tokens = min(room, turn.max_tokens or DEFAULT_MAX_TOKENS)
-        temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
-        parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
-        async with self._limiter:
-            pipe = PiecePipe(emit, abort)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(pipe.deliver)
-                try:
-                    # The thread's outcome is kept, not raised here: an error leaving
-                    # the nursery's body would come out wrapped in an exception group.
-                    done = await trio.to_thread.run_sync(
-                        outcome.capture, self._generate_sync, tokens, rendered.stops, max_tokens, temperature,
-                        pipe.send, abort, opened, grammar, parser,
-                    )
-                finally:
-                    pipe.close_from_trio()
-            pipe.raise_failure()  # emitting failed (a stop): that is what ended the turn
-            result, raw = done.unwrap()
-            if not opened:
-                # With the reasoning block opened by the prompt, the raw text does not
-                # stand alone as an answer.
-                self._written.remember(result, raw)
-            return result
+        return tokens, min(room, max_tokens or DEFAULT_MAX_TOKENS)
+
+    def _cached_prefix(self, tokens: list[int]) -> int:
+        """How many of `tokens` the KV cache holds already (llama.cpp keeps those), in
+        one vectorised comparison: a loop over a long conversation's tokens in Python
+        took milliseconds on the way to the first token, holding the GIL."""
+        llm = self._llm
+        n = min(llm.n_tokens, len(tokens))
+        same = llm.input_ids[:n] == np.asarray(tokens[:n], dtype=llm.input_ids.dtype)
+        return n if bool(same.all()) else int(np.argmin(same))
 
     def _generate_sync(
         self,
-        tokens: list[int],
+        prompt: str,
         stops: list[str],
-        max_tokens: int,
+        max_tokens: int | None,
         temperature: float,
         send: Callable[[Piece], None],
         abort: threading.Event,
@@ -213,14 +230,11 @@ class LocalBackend:
     ) -> tuple[TurnResult, str]:
         """In the worker thread: the turn's result, and the text the model wrote when
         it was parsed for tool calls ("" otherwise). `opened`: the prompt opened the
-        reasoning block, so the answer starts inside it."""
+        reasoning block, so the answer starts inside it. `max_tokens` None: as many
+        as DEFAULT_MAX_TOKENS and the context allow."""
         llm = self._llm
-        cached = llm.n_tokens
-        common = 0
-        for a, b in zip(llm.input_ids[:cached], tokens, strict=False):
-            if a != b:
-                break
-            common += 1
+        tokens, budget = self._fit(prompt, max_tokens)
+        common = self._cached_prefix(tokens)
         prefill = len(tokens) - common if common < len(tokens) else 1
         self.last_prefill = prefill
         splitter = ThinkSplitter(start_in_reasoning=opened)
@@ -244,7 +258,7 @@ class LocalBackend:
             try:
                 if abort.is_set():
                     raise Aborted()
-                stream = _completion_stream(llm, tokens, max_tokens, temperature, stops, grammar)
+                stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar)
                 try:
                     for chunk in stream:
                         if abort.is_set():
