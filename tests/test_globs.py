@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,47 @@ def test_star_and_question_never_cross_a_slash(comps: list[str], path: str) -> N
 )
 def test_concrete_globs(pattern: str, path: str, expected: bool) -> None:
     assert glob_match(pattern, path) is expected
+
+
+# ---- no glob takes long, whatever it holds ----
+
+GLOB_WITHIN_S = 1.0  # a match takes microseconds (a loaded machine aside); backtracking took hours
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["*", "a", "?", "[ab]", "*a", "a*"]), min_size=8, max_size=40).map("".join),
+    st.integers(1, 16),
+    st.sampled_from(["", "**/", "x/**/"]),
+    st.sampled_from(["c", "", "a"]),
+)
+def test_a_glob_over_long_names_ends_at_once(comp: str, depth: int, lead: str, tail: str) -> None:
+    name = "a" * 250 + tail
+    pattern = lead + "/".join([comp] * depth) + "c"
+    path = "x/" + "/".join([name] * depth)
+    started = time.monotonic()
+    glob_match(pattern, path)
+    glob_match(comp + "c", name)
+    assert time.monotonic() - started < GLOB_WITHIN_S, pattern
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["**", "a", "*", "?", "*a*", "a*a*"]), min_size=4, max_size=24), st.integers(100, 2000))
+def test_a_globstar_pattern_over_a_deep_path_ends_at_once(comps: list[str], depth: int) -> None:
+    pattern = "/".join([*comps, "c"])
+    path = "/".join(["a"] * depth) + "/b"
+    started = time.monotonic()
+    assert not glob_match(pattern, path)
+    assert time.monotonic() - started < GLOB_WITHIN_S, pattern
+
+
+def test_the_issues_glob_example_ends_at_once() -> None:
+    pattern = "*a" * 12 + "*c"
+    started = time.monotonic()
+    assert not glob_match(pattern, "a" * 255)
+    assert glob_match(pattern, "a" * 254 + "c")
+    assert glob_match("**/" + pattern, "x/" * 1000 + "a" * 254 + "c")
+    assert time.monotonic() - started < GLOB_WITHIN_S
 
 
 def test_compile_is_cached() -> None:

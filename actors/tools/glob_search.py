@@ -7,7 +7,6 @@ The result's shape and the walk's rules are in actors/tools/search.py's docstrin
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,11 @@ from actors.tools.globs import UNENTERED_DIRS, Glob, walk
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
 from actors.tools.search_common import (
     SEARCH_BUDGET_S,
+    OutOfTime,
     _glob_arg,
     _in_thread,
     _limiter,
+    _poller,
     _short,
     _walk_notes,
     _where,
@@ -31,10 +32,6 @@ from actors.tools.search_common import (
 
 MAX_GLOB_RESULTS = 100  # file_glob_search: default and most entries shown
 _KINDS = ("file", "dir", "all")
-
-
-class _OutOfTime(Exception):
-    """The walk ran past its time budget."""
 
 
 def glob_search(
@@ -58,19 +55,13 @@ def glob_search(
             if base.exists()
             else "That folder does not exist. Leave path out to search the whole workspace."
         )
-    deadline = time.monotonic() + budget_s
     unreadable: list[str] = []
     unentered: set[str] = set()
     shown: list[str] = []
     total = 0
     out_of_time = False
 
-    def poll() -> None:
-        if check is not None:
-            check()
-        if time.monotonic() > deadline:
-            raise _OutOfTime
-
+    poll = _poller(check, budget_s)
     want_dirs, want_files = kind in ("dir", "all"), kind in ("file", "all")
     prune = exclude.match if exclude is not None else None
     try:
@@ -91,7 +82,7 @@ def glob_search(
             total += 1
             if len(shown) < limit:
                 shown.append(entry.path + "/" if entry.is_dir else entry.path)
-    except _OutOfTime:
+    except OutOfTime:
         out_of_time = True
 
     lines = [*shown, "", "---", f"Total matches: {total}"]

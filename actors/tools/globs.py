@@ -87,12 +87,15 @@ class Glob:
             self._regex = re.compile(_path_regex(parts))
 
     def match(self, rel: str) -> bool:
-        """Whether `rel` (a `/`-separated path relative to the folder searched) matches."""
+        """Whether `rel` (a `/`-separated path relative to the folder searched) matches.
+
+        Its time is at most about the product of the path's and the pattern's lengths,
+        whatever they hold (see `_component_regex`)."""
         if self._regex is None:
             return False
         if self._name_only:
             return self._regex.fullmatch(rel, rel.rfind("/") + 1) is not None
-        return self._regex.fullmatch(rel) is not None
+        return self._regex.fullmatch("/" + rel) is not None
 
     def __repr__(self) -> str:
         return f"Glob({self.pattern!r})"
@@ -108,55 +111,79 @@ def glob_match(pattern: str, rel: str) -> bool:
     return compile_glob(pattern).match(rel)
 
 
+# A glob becomes a regular expression for Python's `re`, written so that it never
+# backtracks more than a constant number of times per character: `re` backtracks, and a
+# plain translation (`[^/]*a[^/]*a...c`) over a long name takes time exponential in the
+# number of stars, holding the GIL all along (fnmatch had the same hole, bpo-40480, and
+# mends it the same way). Between two stars (of a name, or `**` of a path) sits a piece
+# of fixed length, and the leftmost place it fits is always as good as any later one (the
+# next star takes up what lies between), so each such piece is found lazily inside an
+# atomic group, which commits to that place; only the last piece, which must end where
+# the name (or path) ends, is found greedily. Each name is itself atomic: the longest
+# way it can end is the only one that can be right, so a later failure never retries it.
+_ANY_COMPONENT = "(?:/[^/]++)"  # one more component of "/" + rel
+
+
 def _path_regex(parts: list[str]) -> str:
+    """The regex for a pattern with `/`, matched against "/" + the relative path (so
+    that every component, the first one too, follows a `/`)."""
     # Collapse `**/**`: it means no more than one `**`.
     comps: list[str] = []
     for part in parts:
         if part == "**" and comps and comps[-1] == "**":
             continue
         comps.append(part)
-    n = len(comps)
-    out: list[str] = []
-    for i, comp in enumerate(comps):
+    if comps == ["**"]:
+        return _ANY_COMPONENT + "+"
+    groups: list[list[str]] = [[]]  # the runs of plain components between the `**`s
+    for comp in comps:
         if comp == "**":
-            if n == 1:
-                out.append(r"[^/]+(?:/[^/]+)*")
-            elif i == 0:
-                out.append(r"(?:[^/]+/)*")
-            elif i == n - 1:
-                out.append(r"(?:/[^/]+)*")
-            else:
-                out.append(r"/(?:[^/]+/)*")
+            groups.append([])
         else:
-            if i > 0 and comps[i - 1] != "**":
-                out.append("/")
-            out.append(_component_regex(comp))
+            groups[-1].append(comp)
+
+    def fixed(group: list[str]) -> str:
+        # `(?![^/])`: the name ends there, so a piece found early is a whole name.
+        return "".join("/(?>" + _component_regex(comp) + ")(?![^/])" for comp in group)
+
+    if len(groups) == 1:
+        return fixed(groups[0])
+    out = [fixed(groups[0])]
+    out.extend(f"(?>{_ANY_COMPONENT}*?{fixed(group)})" for group in groups[1:-1])
+    last = groups[-1]
+    out.append(f"{_ANY_COMPONENT}*+" if not last else f"{_ANY_COMPONENT}*{fixed(last)}")
     return "".join(out)
 
 
 def _component_regex(comp: str) -> str:
-    """The regex for one name's pattern: `*`, `?` and `[...]` stay inside the name."""
-    out: list[str] = []
+    """The regex for one name's pattern: `*`, `?` and `[...]` stay inside the name.
+
+    `a*b*c` becomes `a(?>[^/]*?b)[^/]*c`: every piece after a star but the last is
+    found at its leftmost place and kept there."""
+    pieces: list[list[str]] = [[]]  # the runs between stars, each of fixed length
     i, n = 0, len(comp)
     while i < n:
         ch = comp[i]
         if ch == "*":
             while i + 1 < n and comp[i + 1] == "*":
                 i += 1
-            out.append(r"[^/]*")
+            pieces.append([])
         elif ch == "?":
-            out.append(r"[^/]")
+            pieces[-1].append(r"[^/]")
         elif ch == "[":
             cls, after = _class_regex(comp, i)
             if cls is None:
-                out.append(re.escape(ch))
+                pieces[-1].append(re.escape(ch))
             else:
-                out.append(cls)
+                pieces[-1].append(cls)
                 i = after - 1
         else:
-            out.append(re.escape(ch))
+            pieces[-1].append(re.escape(ch))
         i += 1
-    return "".join(out)
+    if len(pieces) == 1:
+        return "".join(pieces[0])
+    middle = "".join(f"(?>[^/]*?{''.join(piece)})" for piece in pieces[1:-1])
+    return "".join(pieces[0]) + middle + r"[^/]*" + "".join(pieces[-1])
 
 
 def _class_regex(comp: str, start: int) -> tuple[str | None, int]:

@@ -3,12 +3,18 @@ lines of one file's content (`matching_lines`, `grep_data`), reading files safel
 (`_read_small`), the search over a file or a folder's walk (`grep_search`, run in a
 worker thread) and the tool that offers it (`GrepSearch`).
 
-Grep reads a file as bytes and runs one compiled regex over the whole content (or
-`bytes.find` for a literal), splitting out lines only around matches. `^` and `$`
-are line anchors. An ASCII pattern runs on bytes, where `.`, `\\w` and classes see
-bytes and ASCII; a pattern with other characters runs on the text decoded as UTF-8.
-A line is reported only if the pattern matches inside that line alone (`\\A` and
-`\\Z` still mean the start and end of the file).
+Grep reads a file as bytes. A literal is found with `bytes.find`; a regular expression
+(Python's syntax) runs on RE2 (actors/tools/grep_regex.py): linear in the text, the GIL
+let go while it matches, and constructs only a backtracking engine has (backreferences,
+lookaround) refused in plain words. A regex's longest plain run, when it has one, is
+found with `bytes.find` first, so a file without it is never matched at all. `^` and
+`$` are line anchors; a line is reported only if the pattern matches inside that line
+alone (`\\A` and `\\Z` still mean the start and end of the file).
+
+What one file may cost is bounded whatever the pattern: RE2 is handed at most
+SEARCH_CALL_UNITS (bytes times the pattern's program size) at a time, whole lines,
+and between two calls the search sees a stop and its time budget; a single line too
+long for the pattern (over LONG_LINE_UNITS) is left out, and the result says so.
 
 The result's shape and the walk's rules are in actors/tools/search.py's docstring.
 """
@@ -17,33 +23,31 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import stat
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AnyStr, Generic, TypeAlias
+from typing import Any
 
 import attrs
 import trio
 
 from actors.tools import args as args_
 from actors.tools.globs import UNENTERED_DIRS, Glob, walk
+from actors.tools.grep_regex import LinePattern, compile_line_pattern
 from actors.tools.paths import relative
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
 from actors.tools.search_common import (
     SEARCH_BUDGET_S,
+    OutOfTime,
     _glob_arg,
     _in_thread,
     _limiter,
+    _poller,
     _short,
     _walk_notes,
     _where,
     _workspace,
 )
-
-if TYPE_CHECKING:
-    from typing_extensions import TypeIs
 
 MAX_GREP_MATCHES = 100  # grep_search: most matching lines shown
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024  # larger files are not searched
@@ -52,6 +56,15 @@ MAX_CONTEXT_LINES = 10  # context_lines is capped to this
 MAX_LINE_CHARS = 400  # a longer line is cut in the result (minified files)
 MAX_PATTERN_CHARS = 2000
 MIN_NEEDLE_CHARS = 3  # a regex's plain run shorter than this is not worth finding first
+# RE2's slowest path (its NFA, which it falls back to when a pattern's DFA keeps filling
+# its cache) takes up to about 10 ns per byte per unit of the pattern's program size on this
+# kind of machine. One call is handed at most this many units (about 0.2 s at worst), so
+# a stop or the time budget is seen that often:
+SEARCH_CALL_UNITS = 16_000_000
+# ... and a single line of more than this many units (about 0.6 s at worst) is not
+# searched with that pattern. With a pattern of program size 28 (`[A-Z]{20,}[0-9]{2}` is
+# 27), every line of a 2 MiB file is searched.
+LONG_LINE_UNITS = 60_000_000
 
 _OPEN_FLAGS = (
     os.O_RDONLY
@@ -60,6 +73,7 @@ _OPEN_FLAGS = (
     | getattr(os, "O_BINARY", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+_NL = b"\n"
 
 
 def _display_prefix(workspace: Path, base: Path) -> str:
@@ -68,172 +82,139 @@ def _display_prefix(workspace: Path, base: Path) -> str:
 
 
 @attrs.frozen
-class GrepQuery(Generic[AnyStr]):
-    """A compiled search, on bytes (`GrepQuery[bytes]`) or on text (`GrepQuery[str]`).
+class GrepQuery:
+    """A compiled search.
 
-    `needle` is a text every matching line holds (for a literal, the literal; for a
-    regex, its longest run of plain characters that every match must contain), found
-    with `find` before the regex looks at the line; lowered when `fold`. `exact`: a
-    line holding the needle matches (a literal). `text`: the regex works on text
-    decoded as UTF-8 instead of bytes; `prefilter` is then the needle's UTF-8 bytes,
-    which a file must hold to be decoded at all.
+    `exact`: a literal; a line holding `needle` matches, and there is no `pattern`.
+    Otherwise `pattern` (RE2) decides, and `needle`, when there is one, is text every
+    match holds, looked for in a file before the pattern runs on it. `fold`: `needle`
+    is lowered (ASCII) and is looked for in the lowered data.
     """
 
-    regex: re.Pattern[AnyStr]
-    needle: AnyStr | None = None
+    pattern: LinePattern | None
+    needle: bytes | None = None
     exact: bool = False
     fold: bool = False
-    text: bool = False
-    prefilter: bytes | None = None
 
 
-AnyGrepQuery: TypeAlias = GrepQuery[bytes] | GrepQuery[str]
-
-
-def _on_text(query: AnyGrepQuery) -> TypeIs[GrepQuery[str]]:
-    return query.text
-
-
-def _compile(source: AnyStr, flags: int) -> re.Pattern[AnyStr]:
-    try:
-        return re.compile(source, flags)
-    except re.error as exc:
-        raise ToolError(
-            f"invalid regex: {exc}. Fix the pattern, or pass literal: true to search for the text as written."
-        ) from exc
-
-
-def compile_query(pattern: str, *, literal: bool = False, ignore_case: bool = False) -> AnyGrepQuery:
-    """The query for `pattern`, or ToolError with the regex parser's message."""
+def compile_query(pattern: str, *, literal: bool = False, ignore_case: bool = False) -> GrepQuery:
+    """The query for `pattern`, or ToolError with the regex parser's message (or with
+    what to do instead, for a construct the linear-time engine does not have)."""
     if not pattern:
         raise ToolError('"pattern" is empty. Give the text or regular expression to search for.')
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolError(f'"pattern" is longer than {MAX_PATTERN_CHARS} characters. Search for a shorter one.')
-    source = re.escape(pattern) if literal else pattern
-    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
-    # Bytes unless the pattern holds other characters than ASCII and means them as
-    # characters (a regex, or a literal compared without case).
-    if not pattern.isascii() and (ignore_case or not literal):
-        regex = _compile(source, flags)
-        if literal:  # a non-ASCII literal without case: the regex alone
-            return GrepQuery(regex, text=True)
-        run = _required_literal(source, flags)
-        if run is None or len(run) < MIN_NEEDLE_CHARS or ignore_case:
-            return GrepQuery(regex, text=True)
-        return GrepQuery(regex, run, text=True, prefilter=run.encode("utf-8"))
-    raw_regex = _compile(source.encode("utf-8"), flags)
-    if literal:
-        needle = pattern.lower() if ignore_case else pattern
-        return GrepQuery(raw_regex, needle.encode("utf-8"), exact=True, fold=ignore_case)
-    run = _required_literal(source, flags)
-    if run is None or len(run) < MIN_NEEDLE_CHARS:
-        return GrepQuery(raw_regex)
-    try:
-        raw = run.encode("latin-1")  # a bytes regex's `\xff` is the byte 0xff
-    except UnicodeEncodeError:
-        return GrepQuery(raw_regex)
-    return GrepQuery(raw_regex, raw.lower() if ignore_case else raw, fold=ignore_case)
+    if literal and (pattern.isascii() or not ignore_case):
+        needle = pattern.encode("utf-8")
+        return GrepQuery(None, needle.lower() if ignore_case else needle, exact=True, fold=ignore_case)
+    compiled = compile_line_pattern(pattern, ignore_case=ignore_case, literal=literal)
+    run = compiled.needle if compiled.needle is not None and len(compiled.needle) >= MIN_NEEDLE_CHARS else None
+    return GrepQuery(compiled.pattern, run, fold=compiled.fold and run is not None)
 
 
-def _required_literal(source: str, flags: int) -> str | None:
-    """The longest run of plain characters every match of `source` contains, if the
-    parser tells (a private module: any surprise means no run, never a wrong one)."""
-    try:
-        # Private modules without stubs (typeshed has only the deprecated sre_parse, whose
-        # item types do not fit LITERAL's int): what they give is Any, and any surprise in it
-        # ends in the `except` below.
-        from re import _constants as sre_constants  # type: ignore[attr-defined]
-        from re import _parser as sre_parse  # type: ignore[attr-defined]
-
-        parsed = sre_parse.parse(source, flags)
-        if (parsed.state.flags & re.IGNORECASE) and not (flags & re.IGNORECASE):
-            return None  # an inline (?i): the runs are not the text to find
-        best: list[str] = []
-        current: list[str] = []
-
-        def visit(items: Any) -> None:
-            nonlocal best, current
-            for op, av in items:
-                if op is sre_constants.LITERAL:
-                    current.append(chr(av))
-                    continue
-                if op is sre_constants.SUBPATTERN and not av[1] and not av[2]:
-                    visit(getattr(av[3], "data", av[3]))  # a plain group: its items in line
-                    continue
-                if len(current) > len(best):
-                    best = current
-                current = []
-
-        visit(parsed.data)
-        if len(current) > len(best):
-            best = current
-        return "".join(best) or None
-    except Exception:  # noqa: BLE001 - the parser's internals changed: search without a run
-        return None
-
-
-def matching_lines(data: AnyStr, query: GrepQuery[AnyStr]) -> Iterator[tuple[int, int]]:
+def matching_lines(
+    data: bytes,
+    query: GrepQuery,
+    poll: Callable[[], None] | None = None,
+    too_long: list[int] | None = None,
+) -> Iterator[tuple[int, int]]:
     """The (start, end) offsets of each line of `data` the query matches, in order;
-    `end` is the offset of the line's newline (or the end of `data`)."""
-    nl = "\n" if isinstance(data, str) else b"\n"
+    `end` is the offset of the line's newline (or the end of `data`).
+
+    `poll()` is called before each call into RE2 (it may raise to stop the search);
+    the start of each line left out for being too long for the pattern goes to
+    `too_long`.
+    """
     n = len(data)
-    pos = 0
-    search = query.regex.search
-    needle = query.needle
-    if needle is not None:
-        if nl in needle:  # no single line can hold it
-            return
-        hay = data.lower() if query.fold else data  # ASCII lowering keeps offsets
-        find = hay.find
-        while pos < n:
-            s = find(needle, pos)
-            if s < 0:
-                return
-            ls = data.rfind(nl, pos, s) + 1 or pos
-            le = data.find(nl, s + len(needle))
-            le = n if le < 0 else le
-            if query.exact or search(data, ls, le) is not None:
-                yield ls, le
-            pos = le + 1
+    if query.exact:
+        yield from _literal_lines(data, query)
         return
+    rx = query.pattern
+    assert rx is not None
+    span = max(1, SEARCH_CALL_UNITS // rx.cost)
+    longest = max(1, LONG_LINE_UNITS // rx.cost)
+    pos = 0
     while pos < n:
-        m = search(data, pos)
-        if m is None:
-            return
-        s = m.start()
-        ls = data.rfind(nl, pos, s) + 1 or pos
-        if ls >= n:  # an empty match past the last newline: no line there
-            return
-        le = data.find(nl, s)
-        le = n if le < 0 else le
-        # The match may run past its line or depend on what follows it: a line counts
-        # only when the pattern matches inside it alone.
-        if search(data, ls, le) is not None:
+        if poll is not None:
+            poll()
+        # [pos, end): whole lines, at most `span` bytes unless one line is longer.
+        stop = pos + span
+        if stop >= n:
+            end = n
+        else:
+            cut = data.rfind(_NL, pos, stop)
+            if cut >= 0:
+                end = cut
+            else:
+                line_end = data.find(_NL, stop)
+                end = n if line_end < 0 else line_end
+                if end - pos > longest:
+                    if too_long is not None:
+                        too_long.append(pos)
+                    pos = end + 1
+                    continue
+        p = pos
+        while p <= end:
+            s = rx.search(data, p, end)
+            if s is None:
+                break
+            ls = data.rfind(_NL, p, s) + 1 or p
+            if ls >= n:  # an empty match past the last newline: no line there
+                return
+            le = data.find(_NL, s)
+            le = n if le < 0 else le
             yield ls, le
+            p = le + 1
+        pos = end + 1
+
+
+def _literal_lines(data: bytes, query: GrepQuery) -> Iterator[tuple[int, int]]:
+    needle = query.needle
+    assert needle is not None
+    if _NL in needle:  # no single line can hold it
+        return
+    n = len(data)
+    hay = data.lower() if query.fold else data  # ASCII lowering keeps offsets
+    pos = 0
+    while pos < n:
+        s = hay.find(needle, pos)
+        if s < 0:
+            return
+        ls = data.rfind(_NL, pos, s) + 1 or pos
+        le = data.find(_NL, s + len(needle))
+        le = n if le < 0 else le
+        yield ls, le
         pos = le + 1
 
 
-def _line_text(data: AnyStr, start: int, end: int) -> str:
-    raw = data[start:end]
-    line = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
-    line = line.removesuffix("\r")
+def _line_text(data: bytes, start: int, end: int) -> str:
+    line = data[start:end].decode("utf-8", errors="replace").removesuffix("\r")
     if len(line) > MAX_LINE_CHARS:
         line = line[:MAX_LINE_CHARS] + f" [... {len(line) - MAX_LINE_CHARS} more characters]"
     return line
 
 
 def grep_data(
-    data: AnyStr, query: GrepQuery[AnyStr], path: str, *, budget: int, context: int = 0, line_numbers: bool = True
+    data: bytes,
+    query: GrepQuery,
+    path: str,
+    *,
+    budget: int,
+    context: int = 0,
+    line_numbers: bool = True,
+    poll: Callable[[], None] | None = None,
+    too_long: list[int] | None = None,
 ) -> tuple[list[str], int, bool]:
     """Result lines for up to `budget` matching lines of one file's content.
 
     Returns (lines, matches shown, whether more matching lines were left out).
+    `poll` and `too_long` are matching_lines's.
     """
-    nl = "\n" if isinstance(data, str) else b"\n"
+    nl = _NL
     hits: list[tuple[int, int, int]] = []  # (line number, start, end)
     lineno, counted_to = 1, 0
     more = False
-    for ls, le in matching_lines(data, query):
+    for ls, le in matching_lines(data, query, poll, too_long):
         if len(hits) == budget:
             more = True
             break
@@ -283,6 +264,7 @@ class _GrepTally:
     large: int = 0
     binary: int = 0
     unreadable: int = 0
+    too_long: list[int] = attrs.Factory(list)  # lines too long for the pattern (their offsets)
 
 
 def _read_small(path: str | Path) -> bytes | str:
@@ -311,7 +293,13 @@ def _read_small(path: str | Path) -> bytes | str:
 
 
 def _grep_one(
-    path: str | Path, shown: str, query: AnyGrepQuery, tally: _GrepTally, context: int, numbers: bool
+    path: str | Path,
+    shown: str,
+    query: GrepQuery,
+    tally: _GrepTally,
+    context: int,
+    numbers: bool,
+    poll: Callable[[], None] | None,
 ) -> None:
     data = _read_small(path)
     if isinstance(data, str):
@@ -323,17 +311,16 @@ def _grep_one(
     if data.find(b"\0", 0, BINARY_SNIFF_BYTES) >= 0:
         tally.binary += 1
         return
-    # Most files hold no match: one `find` settles them before any other work.
+    # Most files hold no match: one `find` settles them before the pattern runs.
+    if query.needle is not None and not query.exact:
+        if (data.lower() if query.fold else data).find(query.needle) < 0:
+            return
+    # Past the cap the budget is 0: the file is still searched, only to learn whether
+    # anything was left out, and its first match ends it.
     budget = MAX_GREP_MATCHES - tally.matches
-    if _on_text(query):
-        if query.prefilter is not None and data.find(query.prefilter) < 0:
-            return
-        text = data.decode("utf-8", errors="replace")
-        lines, count, more = grep_data(text, query, shown, budget=budget, context=context, line_numbers=numbers)
-    else:
-        if query.needle is not None and not query.fold and data.find(query.needle) < 0:
-            return
-        lines, count, more = grep_data(data, query, shown, budget=budget, context=context, line_numbers=numbers)
+    lines, count, more = grep_data(
+        data, query, shown, budget=budget, context=context, line_numbers=numbers, poll=poll, too_long=tally.too_long
+    )
     tally.lines.extend(lines)
     tally.matches += count
     tally.capped = tally.capped or more
@@ -342,7 +329,7 @@ def _grep_one(
 def grep_search(
     workspace: Path,
     base: Path,
-    query: AnyGrepQuery,
+    query: GrepQuery,
     *,
     include: Glob | None = None,
     exclude: Glob | None = None,
@@ -355,41 +342,39 @@ def grep_search(
 
     Paths in the result are relative to `workspace`. A folder's files are searched
     in walk order until MAX_GREP_MATCHES lines matched; links are not followed.
-    Whatever `check` raises (trio.Cancelled) stops it between files.
+    Whatever `check` raises (trio.Cancelled) stops it between files, and inside a file
+    between two calls into the regex engine (at most SEARCH_CALL_UNITS of work each).
     """
     tally = _GrepTally()
     unreadable_dirs: list[str] = []
     unentered: set[str] = set()
     out_of_time = False
-    if base.is_file():
-        _grep_one(base, relative(workspace, base), query, tally, context, line_numbers)
-    elif base.is_dir():
-        prefix = _display_prefix(workspace, base)
-        root = os.fspath(base) + os.sep
-        deadline = time.monotonic() + budget_s
-        prune = exclude.match if exclude is not None else None
-        for entry in walk(
-            base, sizes=False, prune=prune, check=check, on_error=lambda rel, exc: unreadable_dirs.append(rel)
-        ):
-            if not entry.is_file or entry.is_link:
-                if entry.is_dir and not entry.is_link and entry.path.rpartition("/")[2] in UNENTERED_DIRS:
-                    unentered.add(entry.path.rpartition("/")[2])
-                continue
-            if time.monotonic() > deadline:
-                out_of_time = True
-                break
-            rel = entry.path
-            if (include is not None and not include.match(rel)) or (exclude is not None and exclude.match(rel)):
-                continue
-            if check is not None:
-                check()
-            # Past the cap the budget is 0: files are still read, only to learn
-            # whether anything was left out, and the first further match ends it.
-            _grep_one(root + rel, prefix + rel, query, tally, context, line_numbers)
-            if tally.capped:
-                break
-    else:
-        raise ToolError("That path does not exist. Use file_glob_search to find the file or folder.")
+    poll = _poller(check, budget_s)
+    try:
+        if base.is_file():
+            _grep_one(base, relative(workspace, base), query, tally, context, line_numbers, poll)
+        elif base.is_dir():
+            prefix = _display_prefix(workspace, base)
+            root = os.fspath(base) + os.sep
+            prune = exclude.match if exclude is not None else None
+            for entry in walk(
+                base, sizes=False, prune=prune, check=poll, on_error=lambda rel, exc: unreadable_dirs.append(rel)
+            ):
+                if not entry.is_file or entry.is_link:
+                    if entry.is_dir and not entry.is_link and entry.path.rpartition("/")[2] in UNENTERED_DIRS:
+                        unentered.add(entry.path.rpartition("/")[2])
+                    continue
+                rel = entry.path
+                if (include is not None and not include.match(rel)) or (exclude is not None and exclude.match(rel)):
+                    continue
+                poll()
+                _grep_one(root + rel, prefix + rel, query, tally, context, line_numbers, poll)
+                if tally.capped:
+                    break
+        else:
+            raise ToolError("That path does not exist. Use file_glob_search to find the file or folder.")
+    except OutOfTime:
+        out_of_time = True
 
     lines = [*tally.lines, "", "---", f"Total matches: {tally.matches}"]
     if tally.capped:
@@ -406,6 +391,12 @@ def grep_search(
         skipped.append(f"{tally.unreadable} unreadable")
     if skipped:
         lines.append(f"[files not searched: {', '.join(skipped)}]")
+    if tally.too_long and query.pattern is not None:
+        kib = max(1, LONG_LINE_UNITS // query.pattern.cost // 1024)
+        lines.append(
+            f"[{len(tally.too_long)} lines longer than {kib} KiB not searched: too long for a pattern this"
+            " complex. A simpler pattern (or literal: true) searches them.]"
+        )
     lines.extend(_walk_notes(out_of_time, unreadable_dirs, unentered, budget_s))
     return "\n".join(lines) + "\n"
 
@@ -418,7 +409,8 @@ class GrepSearch:
     name: str = "grep_search"
     description: str = (
         "Search file contents for a regular expression (or, with literal, the text as written) in a file or "
-        "under a folder. Returns matching lines as path:line:text, paths relative to the workspace, "
+        "under a folder (Python regex syntax, without backreferences or lookaround). Returns matching lines as "
+        "path:line:text, paths relative to the workspace, "
         f"at most {MAX_GREP_MATCHES}. include/exclude: a glob with no '/' matches the file name at any depth, "
         "one with '/' the path relative to the folder searched. Files over "
         f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MiB and binary files are skipped; .git, node_modules, build, "
@@ -431,7 +423,10 @@ class GrepSearch:
                 "path": {"type": "string", "description": "File or folder to search in (default: the workspace)"},
                 "pattern": {
                     "type": "string",
-                    "description": "What to search for: a regular expression (Python syntax) unless literal is true",
+                    "description": (
+                        "What to search for: a regular expression (Python syntax; no backreferences or"
+                        " lookaround) unless literal is true"
+                    ),
                 },
                 "include": {"type": "string", "description": 'Glob for the files to search (e.g. "*.py"). Default: **'},
                 "exclude": {

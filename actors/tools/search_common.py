@@ -1,4 +1,5 @@
-"""What file_glob_search and grep_search share: the per-call time budget, the thread
+"""What file_glob_search and grep_search share: the per-call time budget (and the
+`poll` that enforces it with a stop), the thread
 limiter both run behind, reading their common arguments (workspace, path, globs),
 the titles' shortening, running a search in the worker thread with the path resolved
 there, and the notes a walk leaves at the end of a result (out of time, unreadable
@@ -7,6 +8,7 @@ folders, folders not entered).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec
@@ -75,3 +77,21 @@ def _walk_notes(out_of_time: bool, unreadable: list[str], unentered: set[str], b
             " (pass such a folder as path to search it)]"
         )
     return notes
+
+
+class OutOfTime(Exception):
+    """A search ran past its time budget."""
+
+
+def _poller(check: Callable[[], None] | None, budget_s: float) -> Callable[[], None]:
+    """A function a search calls between steps: it runs `check` (which raises on a
+    stop) and raises OutOfTime once `budget_s` has passed since now."""
+    deadline = time.monotonic() + budget_s
+
+    def poll() -> None:
+        if check is not None:
+            check()
+        if time.monotonic() > deadline:
+            raise OutOfTime
+
+    return poll
