@@ -27,6 +27,7 @@ from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, n
 from actors.own_tools import PLAN_WRITERS, Call, Done, OwnTools
 from actors.policy import ModeWatch, decide
 from actors.prompt import read_agents_md, system_prompt
+from actors.rules import offered_rule
 from actors.runs import RunEnd, RunRequest
 from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
 from actors.streaming import AssistantStream
@@ -328,8 +329,12 @@ class AgentRun(AssistantStream):
     async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> Done:
         ws = self.workspace()
         mode = self.t.info.mode
-        verdict = decide(mode=mode, change=tool.is_change(args, ws), unattended=self.req.unattended,
-                         planning=self.t.info.plan_mode)
+        change = tool.is_change(args, ws)
+        rule = await self.rule_for(tool, args, ws) if change and mode == "ask" else None
+        verdict = decide(mode=mode, change=change, unattended=self.req.unattended,
+                         planning=self.t.info.plan_mode, rule=rule)
+        if verdict.allowed_by is not None:
+            self.t.update(card_id, urgent=False, allowed_by=verdict.allowed_by)
         if verdict.action == "refuse":
             self.refused += int(verdict.unattended)
             return Done("denied", verdict.why or notices.DENIED_READ_ONLY)
@@ -357,6 +362,14 @@ class AgentRun(AssistantStream):
         await self.hook("post_tool_use", tool=tool.name, args=args, result=done.result, state=done.state)
         return done
 
+    async def rule_for(self, tool: Tool, args: dict[str, Any], ws: Path | None) -> str | None:
+        """The always-allow rule that matches this call, for a local client's run only."""
+        rules, ws_id = self.env.rules, self.t.info.workspace
+        if rules is None or ws is None or ws_id is None or not self.req.local or self.t.info.plan_mode:
+            return None
+        rule = await trio.to_thread.run_sync(rules.allowing, ws_id, ws, tool.name, args)
+        return rule.text if rule is not None else None
+
     async def hook(self, name: HookName, **fields: Any) -> str | None:
         """Fire the person's hooks for an event of this run (see actors/env.py Hooks)."""
         if self.env.hooks is None:
@@ -375,8 +388,12 @@ class AgentRun(AssistantStream):
         except ToolError as exc:
             return Done("error", str(exc))
         note: str | None = None
+        offered = None
+        if self.env.rules is not None and self.req.local and self.t.info.workspace is not None:
+            offered = await trio.to_thread.run_sync(offered_rule, tool.name, args, ctx.workspace)
         for _ in range(APPROVAL_REDRAWS + 1):
-            self.t.update(card_id, state="waiting", result=note, **_preview_fields(shown))
+            self.t.update(card_id, state="waiting", result=note, rule=offered[1] if offered else None,
+                          **_preview_fields(shown))
             answer = await self.t.wait_approval(card_id)
             if answer is None:
                 return Done("denied", notices.DENIED_WAITING_STOPPED)

@@ -28,6 +28,7 @@ from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_d
 from actors.env import Env
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
 from actors.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, user_item
+from actors.rules import COMMAND_TOOLS
 from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
 from actors.runs import Run, RunRequest, new_run
 from actors.transcript import ANSWERABLE_AFTER_RESTART, Transcript
@@ -67,9 +68,10 @@ class StopMsg:
 class ApprovalMsg:
     item: str
     approve: bool
-    reply: Reply[None]
+    reply: Reply[tuple[str, str, str] | None]
     feedback: str | None = None
     local: bool = True
+    always: bool = False  # approve, and keep the card's always-allow rule
 
 
 @attrs.frozen
@@ -266,10 +268,16 @@ class Conversation:
             await done.wait()
         return True
 
-    async def approve(self, item_id: str, approve: bool, *, feedback: str | None = None, local: bool = True) -> None:
+    async def approve(
+        self, item_id: str, approve: bool, *, feedback: str | None = None, local: bool = True, always: bool = False,
+    ) -> None:
         """Answer an approval card; for a plan card (`exit_plan_mode`), `feedback` goes
-        with a rejection. A plan card answered after a restart starts a run."""
-        await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local))
+        with a rejection. A plan card answered after a restart starts a run. `always`
+        (a local client's yes for good) also keeps the rule the card offers, for the
+        conversation's workspace; Invalid when it offers none."""
+        keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always))
+        if keep is not None and self._env.rules is not None:
+            await self._env.rules.add(*keep)
 
     async def plan_view(self) -> dict[str, Any]:
         """What GET .../plan answers: the plan's text, revision and state."""
@@ -343,13 +351,20 @@ class Conversation:
         return [i for i in self._t.items
                 if i.kind == "tool" and i.tool in ANSWERABLE_AFTER_RESTART and i.state == "waiting"]
 
-    def _approve(self, msg: ApprovalMsg) -> None:
+    def _approve(self, msg: ApprovalMsg) -> tuple[str, str, str] | None:
+        """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
         card = self._t.find(msg.item)
         is_plan = card is not None and card.tool == plans.EXIT
         value: object = plans.Decision(msg.approve, msg.feedback) if is_plan else msg.approve
+        keep = None
+        if msg.always:
+            ws_id = self.info.workspace
+            if card is None or not card.rule or ws_id is None or not msg.local or self._t.waiting_for(msg.item) is None:
+                raise Invalid("This card offers no rule to keep; approve it once instead.")
+            keep = (ws_id, "command" if card.tool in COMMAND_TOOLS else "path", card.rule)
         if card is None or card.state != "waiting" or self._t.waiting_for(msg.item) == "approval" or not is_plan:
             self._t.answer(msg.item, value, "approval")
-            return
+            return keep
         # A plan card answered after a restart: the answer is recorded and a run goes on.
         plan = self.info.plan
         revision = plan.revision if plan else 1
@@ -360,6 +375,7 @@ class Conversation:
             self._t.update(msg.item, state="denied", result=plans.rejected(msg.feedback))
             self._t.set_info(plan=PlanInfo(revision, "rejected"))
         self._launch(RunRequest(local=msg.local))
+        return None
 
     def _end_open_questions(self, why: str) -> None:
         for card in self._open_questions():

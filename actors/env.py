@@ -16,6 +16,7 @@ from actors.bus import EventBus
 from actors.engine import Backend, Engine
 from actors.items import ConversationRecord
 from actors.plans import PlanFiles
+from actors.rules import RuleBook
 from actors.tools.registry import Registry
 
 if TYPE_CHECKING:
@@ -97,3 +98,5 @@ class Env:
     # The person's hooks (<data>/agent/hooks.json) and the language servers' diagnostics.
     hooks: Hooks | None = None
     diagnostics: Diagnostics | None = None
+    # The always-allow rules of each workspace (actors/rules.py).
+    rules: RuleBook | None = None

@@ -58,6 +58,8 @@ _ITEM_FIELDS = (
     "level",
     "end_reason",
     "for_model",
+    "rule",
+    "allowed_by",
 )
 
 
@@ -116,6 +118,8 @@ class Item:
     level: NoticeLevel | None = None
     end_reason: EndReason | None = None
     for_model: bool | None = None  # a notice the model reads too (a goal's reminder)
+    rule: str | None = None  # a waiting card: the always-allow rule `approve_always` would keep
+    allowed_by: str | None = None  # a call that ran without a card because of this rule
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}

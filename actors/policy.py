@@ -23,17 +23,23 @@ class Verdict:
     action: Action
     why: str | None = None  # for "refuse": what the card's result says (the model reads it)
     unattended: bool = False  # refused because nobody is at the screen (counted for the notice)
+    allowed_by: str | None = None  # "run" because of this always-allow rule
 
 
 RUN = Verdict("run")
 ASK = Verdict("ask")
 
 
-def decide(*, mode: Mode, change: bool, unattended: bool, planning: bool = False) -> Verdict:
+def decide(
+    *, mode: Mode, change: bool, unattended: bool, planning: bool = False, rule: str | None = None
+) -> Verdict:
     """The verdict for one call. `change`: the call changes something (a write, a
     command that may write, an MCP tool, another agent's permission request).
     `planning`: the conversation is in plan mode, where no change runs, whatever the
-    mode says (the plan file is not a change of the workspace: the run writes it)."""
+    mode says (the plan file is not a change of the workspace: the run writes it).
+    `rule`: an always-allow rule the person kept matches the call (actors/rules.py;
+    the caller asks only for a local client's call): it stands for their yes in `ask`,
+    and nowhere else."""
     if not change:
         return RUN
     if planning:
@@ -42,6 +48,8 @@ def decide(*, mode: Mode, change: bool, unattended: bool, planning: bool = False
         return Verdict("refuse", notices.DENIED_READ_ONLY)
     if mode == "full":
         return RUN
+    if rule is not None:
+        return Verdict("run", allowed_by=rule)
     if unattended:
         return Verdict("refuse", notices.DENIED_UNATTENDED, unattended=True)
     return ASK

@@ -147,6 +147,9 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
     ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),
     ("DELETE", "/api/workspaces/<workspace_id>"): (Locality.LOCAL, "Removing a workspace"),
+    ("GET", "/api/workspaces/<workspace_id>/rules"): (Locality.LOCAL, "A workspace's always-allow rules"),
+    ("POST", "/api/workspaces/<workspace_id>/rules"): (Locality.LOCAL, "Keeping an always-allow rule"),
+    ("DELETE", "/api/workspaces/<workspace_id>/rules/<rule_id>"): (Locality.LOCAL, "Removing an always-allow rule"),
     ("GET", "/api/debug/actors"): (Locality.LOCAL, "The actor tree"),
     ("GET", "/api/providers"): (Locality.LOCAL, "The list of providers"),
     ("POST", "/api/providers"): (Locality.LOCAL, "Saving a provider"),
@@ -164,6 +167,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("PUT", "/api/tasks/<task_id>"): (Locality.LOCAL, "Changing a task"),
     ("DELETE", "/api/tasks/<task_id>"): (Locality.LOCAL, "Deleting a task"),
     ("POST", "/api/tasks/<task_id>/run"): (Locality.LOCAL, "Running a task"),
+    ("GET", "/api/hooks"): (Locality.LOCAL, "The list of hooks"),
 }
 
 

@@ -135,9 +135,15 @@ class Answer:
 
 
 @attrs.frozen
+class NewRule:
+    kind: Literal["command", "path"]
+    text: str
+
+
+@attrs.frozen
 class Approval:
     item: str
-    decision: Literal["approve", "deny"]
+    decision: Literal["approve", "approve_always", "deny"]
     feedback: str | None = None  # with a plan's rejection: what to change
 
 

@@ -15,9 +15,12 @@ from quart import current_app, request
 from actors.acp import AcpAgents
 from actors.bus import EventBus
 from actors.engine import Engine
+from actors.hooks import HookRunner
 from actors.hub import Hub
+from actors.lsp import LspManager
 from actors.mcp import McpManager
 from actors.providers import ProviderDirectory
+from actors.rules import RuleBook
 from actors.scheduler import Scheduler
 from actors.skills import SkillCatalog
 from actors.tools.registry import Registry
@@ -47,6 +50,12 @@ class DaemonContext:
     # The tools the conversations offer, MCP servers' included; none in a test's app
     # that has no run (then no built-in tool's name hides an MCP server's).
     registry: Registry | None = None
+    # The language servers whose diagnostics follow an edit; none in chat-only mode or a test's app.
+    lsp: LspManager | None = None
+    # The person's hooks (<data>/agent/hooks.json); none in chat-only mode or a test's app.
+    hooks: HookRunner | None = None
+    # The always-allow rules of each workspace; none in chat-only mode.
+    rules: RuleBook | None = None
 
 
 def daemon() -> DaemonContext:

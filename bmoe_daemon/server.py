@@ -29,11 +29,13 @@ from actors.bus import EventBus
 from actors.engine import Backend, Engine
 from actors.env import Env
 from actors.errors import TurnFailed
+from actors.hooks import HOOKS_FILE, HookRunner
 from actors.hub import Hub
 from actors.mcp import McpManager
 from actors.mcp_config import McpConfig, load_config
 from actors.plans import PlanFiles
 from actors.providers import ProviderDirectory
+from actors.rules import RuleBook
 from actors.scheduler import Scheduler
 from actors.skills import SkillCatalog
 from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
@@ -55,6 +57,7 @@ SCHEDULER_STOP_S = 6.0
 HUB_STOP_S = 35.0  # a conversation waits up to 30 s for its run's stop, then saves
 MCP_STOP_S = 10.0
 ACP_STOP_S = 10.0
+HOOKS_STOP_S = 6.0  # the HTTP hooks' posts in flight, each at most 5 s
 ENGINE_STOP_S = HTTP_GRACE_S + 3
 # The skills the release ships: `skills/` beside the packages (the repo's, or site-packages').
 SHIPPED_SKILLS = Path(__file__).resolve().parent.parent / "skills"
@@ -151,17 +154,23 @@ async def serve(
     skills = build_skills(config)
     mcp = build_mcp(config)
     acp = build_acp(config)
+    registry = build_registry(config, skills=skills, mcp=mcp)
+    # No hooks in chat-only mode: no run there has tools or a workspace.
+    hooks = None if config.chat_only else HookRunner(store.agent_dir / HOOKS_FILE, home=config.data_dir,
+                                                     tool_of=registry.get)
     env = Env(
-        engine=engine, bus=bus, store=store, registry=build_registry(config, skills=skills, mcp=mcp),
+        engine=engine, bus=bus, store=store, registry=registry, hooks=hooks,
         resolve_workspace=lambda _: None, chat_only=config.chat_only, providers=providers,
         skills=None if config.chat_only else skills, acp=acp,
         plans=None if config.chat_only else PlanFiles(store.agent_dir / "plans"),
+        rules=None if config.chat_only else RuleBook(store.agent_dir / "permission-rules.json"),
     )
     hub = Hub(env, store)
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
-                        scheduler=scheduler, acp=acp, registry=env.registry)
+                        scheduler=scheduler, acp=acp, registry=env.registry, rules=env.rules,
+                        hooks=hooks)
     app = create_app(ctx)
 
     http_send.install()  # each event frame is written before its task yields (see the module)
@@ -180,6 +189,8 @@ async def serve(
         await nursery.start(engine.run)
         await nursery.start(mcp.run)
         await nursery.start(acp.run)
+        if hooks is not None:
+            await nursery.start(hooks.run)
         await nursery.start(hub.run)
         if scheduler is not None:
             await nursery.start(scheduler.run)
@@ -198,7 +209,7 @@ async def serve(
         log.info("stopping: ending runs")
         with trio.CancelScope(shield=True):
             await shutdown(shutdown_steps(scheduler=scheduler, hub=hub, acp=acp, mcp=mcp, engine=engine,
-                                          http=_Trigger(http_stop)))
+                                          http=_Trigger(http_stop), hooks=hooks))
         nursery.cancel_scope.cancel()
 
 
@@ -233,7 +244,7 @@ class Step:
 
 
 def shutdown_steps(*, scheduler: Stoppable | None, hub: Stoppable, acp: Stoppable, mcp: Stoppable,
-                   engine: Stoppable, http: Stoppable) -> list[Step]:
+                   engine: Stoppable, http: Stoppable, hooks: Stoppable | None = None) -> list[Step]:
     """The order the daemon stops in, each step with its budget."""
     steps = [
         # No new runs; the ones going are recorded `stopped`.
@@ -245,6 +256,8 @@ def shutdown_steps(*, scheduler: Stoppable | None, hub: Stoppable, acp: Stoppabl
         # The runs are over (an MCP call among them ended its program): each server's group is signalled and reaped.
         Step("the MCP servers", mcp, MCP_STOP_S),
         Step("the HTTP server", http, 0.0),
+        # The runs are over (their session_end hooks fired): the HTTP hooks' posts still queued are sent.
+        Step("the hooks", hooks, HOOKS_STOP_S) if hooks is not None else None,
         # The turns queued are served or failed, then the model is let go.
         Step("the engine", engine, ENGINE_STOP_S),
     ]

@@ -15,6 +15,7 @@ from actors.engine import Engine
 from actors.env import Env
 from actors.hub import Hub
 from actors.plans import PlanFiles
+from actors.rules import RuleBook
 from actors.tools.registry import Registry, ToolContext, ToolError, ToolOutcome
 from bmoe_daemon.store import Store
 
@@ -121,7 +122,7 @@ async def real_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
     store = Store(tmp_path / "data")
     registry = build_registry(Config(data_dir=tmp_path / "data"))
     env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None,
-              plans=PlanFiles(store.agent_dir / "plans"))
+              plans=PlanFiles(store.agent_dir / "plans"), rules=RuleBook(store.agent_dir / "permission-rules.json"))
     hub = Hub(env, store)
     async with trio.open_nursery() as nursery:
         await nursery.start(engine.run)

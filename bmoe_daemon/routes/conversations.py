@@ -154,7 +154,8 @@ async def post_edit(conversation_id: str) -> tuple[Response, int]:
 async def post_approval(conversation_id: str) -> Response:
     conv = _conversation(conversation_id)
     body = structure(await _body(), Approval)
-    await conv.approve(body.item, body.decision == "approve", feedback=body.feedback, local=is_local())
+    await conv.approve(body.item, body.decision != "deny", feedback=body.feedback, local=is_local(),
+                       always=body.decision == "approve_always")
     return jsonify({"item": body.item, "decision": body.decision})
 
 

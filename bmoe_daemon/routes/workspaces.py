@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify, request
 
-from bmoe_daemon.bodies import NewWorkspace, parse_json, structure
+from actors.rules import BadRule, RuleBook
+from bmoe_daemon.bodies import NewRule, NewWorkspace, parse_json, structure
 from bmoe_daemon.context import daemon
+from bmoe_daemon.errors import BadRequest, NotFoundError
 
 bp = Blueprint("workspaces", __name__)
 
@@ -24,3 +26,36 @@ async def post_workspaces() -> tuple[Response, int]:
 async def delete_workspace(workspace_id: str) -> Response:
     await daemon().hub.remove_workspace(workspace_id)
     return jsonify({"deleted": workspace_id})
+
+
+def _rules(workspace_id: str) -> RuleBook:
+    """The rule book, once the workspace is known to exist."""
+    if daemon().hub.workspace_path(workspace_id) is None:
+        raise NotFoundError("There is no such workspace.")
+    rules = daemon().rules
+    if rules is None:
+        raise NotFoundError("This daemon keeps no always-allow rules (--chat-only).")
+    return rules
+
+
+@bp.get("/api/workspaces/<workspace_id>/rules")
+async def get_rules(workspace_id: str) -> Response:
+    return jsonify([r.to_json() for r in _rules(workspace_id).listing(workspace_id)])
+
+
+@bp.post("/api/workspaces/<workspace_id>/rules")
+async def post_rules(workspace_id: str) -> tuple[Response, int]:
+    rules = _rules(workspace_id)
+    body = structure(parse_json(await request.get_data()), NewRule)
+    try:
+        rule = await rules.add(workspace_id, body.kind, body.text)
+    except BadRule as exc:
+        raise BadRequest(str(exc)) from None
+    return jsonify(rule.to_json()), 201
+
+
+@bp.delete("/api/workspaces/<workspace_id>/rules/<rule_id>")
+async def delete_rule(workspace_id: str, rule_id: str) -> Response:
+    if not await _rules(workspace_id).remove(workspace_id, rule_id):
+        raise NotFoundError("There is no such rule in this workspace.")
+    return jsonify({"deleted": rule_id})

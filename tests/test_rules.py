@@ -1,0 +1,201 @@
+"""Always-allow rules (actors/rules.py): what a card offers, what a rule matches, where
+it applies, and that it is kept."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from actors import notices
+from actors.agent_run import AgentRun
+from actors.rules import BadRule, RuleBook, check_rule, command_matches, command_rule, path_matches, path_rule
+from actors.runs import RunRequest
+from tests.waiting import wait_for, wait_state
+
+
+@pytest.mark.parametrize("command, rule", [
+    ("npm test", "npm test"),
+    ("pytest -x tests/", "pytest"),
+    ("cargo build --release", "cargo build"),
+    ("git status", "git status"),
+    ("git log --oneline", "git log"),
+    ("npm 'test'", "npm"),
+    ("touch made.txt", "touch"),
+    ("make all install", "make all install"),
+    ("ls | wc -l", None),
+    ("npm test; rm -rf x", None),
+    ("npm test && echo ok", None),
+    ("npm test > out.txt", None),
+    ("npm test $(whoami)", None),
+    ("FOO=1 npm test", None),
+    ("./run.sh", None),
+    ("/usr/bin/make", None),
+    ("", None),
+])
+def test_the_rule_a_card_offers(command, rule):
+    assert command_rule(command) == rule
+
+
+def test_a_command_rule_matches_at_word_boundaries_and_only_one_simple_command():
+    assert command_matches("git log", "git log --oneline")
+    assert command_matches("git log", "git log")
+    assert not command_matches("git log", "git logger")
+    assert not command_matches("git log", "git")
+    assert not command_matches("git log", "git 'log'")
+    for tail in ("; rm -rf x", " && rm -rf x", " | sh", " $(rm -rf x)", " `rm x`", " > /etc/passwd", " &"):
+        assert not command_matches("git log", "git log" + tail)
+
+
+words = st.text(alphabet="abcdefgh-_", min_size=1, max_size=6).filter(lambda w: not w.startswith("-"))
+operators = st.sampled_from([";", "&&", "||", "|", "&", ">", "<", "$(x)", "`x`", "\n", "(", ")", "{ x; }"])
+
+
+@given(st.lists(words, min_size=1, max_size=3), st.lists(words, max_size=3), operators, st.lists(words, max_size=2))
+def test_a_rule_never_matches_a_longer_line_with_an_operator(rule_words, more, op, after):
+    rule = " ".join(rule_words)
+    line = " ".join(rule_words + more) + f" {op} " + " ".join(after)
+    assert not command_matches(rule, line)
+
+
+@given(st.lists(words, min_size=1, max_size=3), st.text(alphabet="abcdefgh_", min_size=1, max_size=3))
+def test_a_rule_never_matches_another_program_sharing_its_prefix(rule_words, extra):
+    rule = " ".join(rule_words)
+    longer = rule_words[:-1] + [rule_words[-1] + extra]
+    assert not command_matches(rule, " ".join(longer) + " --flag")
+
+
+def test_path_rules():
+    assert path_rule("src/app/x.py") == "src/app/"
+    assert path_rule("x.py") == "./"
+    assert path_matches("src/", "src/a.py") and path_matches("src/", "src/deep/b.py")
+    assert not path_matches("src/", "srcx/a.py") and not path_matches("src/", "x.py")
+    assert check_rule("path", "src") == ("path", "src/")
+    for bad in ("../x", "/etc", "a/../../b", "a\\b"):
+        with pytest.raises(BadRule):
+            check_rule("path", bad)
+    with pytest.raises(BadRule):
+        check_rule("command", "git log; rm")
+    with pytest.raises(BadRule):
+        check_rule("other", "x")
+
+
+async def project(d, tmp_path, mode="ask"):
+    folder = tmp_path / "proj"
+    folder.mkdir(exist_ok=True)
+    (folder / "src").mkdir(exist_ok=True)
+    ws = await d.hub.add_workspace(str(folder))
+    return folder, ws, await d.hub.create(workspace=ws.id, mode=mode)
+
+
+def cards(conv):
+    return [i for i in conv.items if i.kind == "tool"]
+
+
+def command(text):
+    return {"name": "exec_shell_command", "arguments": {"command": text}}
+
+
+async def test_approve_always_keeps_the_rule_and_later_calls_run_without_a_card(real_tools, tmp_path):
+    d = real_tools
+    folder, ws, conv = await project(d, tmp_path)
+    d.backend.push({"tool_calls": [command("touch made.txt")]}, {"text": "ok"})
+    await conv.send_message("make a file")
+    await wait_state(conv, "waiting")
+    card = cards(conv)[0]
+    assert card.rule == "touch"
+    await conv.approve(card.id, True, always=True)
+    await wait_state(conv, "idle")
+    assert (folder / "made.txt").exists()
+    assert [r.text for r in d.hub.env.rules.listing(ws.id)] == ["touch"]
+    d.backend.push({"tool_calls": [command("touch second.txt"), command("touch ../outside.txt")]}, {"text": "ok"})
+    await conv.send_message("two more")
+    await wait_for(lambda: len(cards(conv)) == 3 and cards(conv)[2].state == "waiting")
+    second, outside = cards(conv)[1:]
+    assert second.state == "done" and second.allowed_by == "touch" and (folder / "second.txt").exists()
+    assert outside.allowed_by is None  # a rule never reaches outside the workspace
+    await conv.approve(outside.id, False)
+    await wait_state(conv, "idle")
+    assert not (tmp_path / "outside.txt").exists()
+    # The rule is on disk, readable by this user only, and read back after a restart.
+    path = d.data / "agent" / "permission-rules.json"
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    assert [r.text for r in RuleBook(path).listing(ws.id)] == ["touch"]
+
+
+async def test_a_folder_rule_lets_changes_inside_it_only(real_tools, tmp_path):
+    d = real_tools
+    folder, ws, conv = await project(d, tmp_path)
+    await d.hub.env.rules.add(ws.id, "path", "src/")
+    write = {"name": "write_file", "arguments": {"path": "src/a.py", "content": "x = 1\n"}}
+    other = {"name": "write_file", "arguments": {"path": "b.py", "content": "y = 1\n"}}
+    d.backend.push({"tool_calls": [write, other]}, {"text": "ok"})
+    await conv.send_message("write two files")
+    await wait_for(lambda: len(cards(conv)) == 2 and cards(conv)[1].state == "waiting")
+    assert cards(conv)[0].state == "done" and cards(conv)[0].allowed_by == "src/"
+    assert cards(conv)[1].rule == "./"
+    await conv.approve(cards(conv)[1].id, False)
+    await wait_state(conv, "idle")
+
+
+async def test_a_rule_never_applies_in_read_only_plan_mode_or_for_a_network_client(real_tools, tmp_path):
+    d = real_tools
+    folder, ws, conv = await project(d, tmp_path)
+    await d.hub.env.rules.add(ws.id, "command", "touch")
+    registry = d.hub.env.registry
+    shell = registry.get("exec_shell_command")
+    network = AgentRun(conv._t, d.hub.env, RunRequest(local=False))
+    assert await network.rule_for(shell, {"command": "touch a"}, folder) is None
+    local = AgentRun(conv._t, d.hub.env, RunRequest(local=True))
+    assert await local.rule_for(shell, {"command": "touch a"}, folder) == "touch"
+    await conv.patch({"mode": "read_only"})
+    done = await local.run_tool(shell, "no-card", {"command": "touch a"})
+    assert (done.state, done.result) == ("denied", notices.DENIED_READ_ONLY)
+    await conv.patch({"mode": "ask", "plan_mode": True})
+    done = await local.run_tool(shell, "no-card", {"command": "touch a"})
+    assert done.state == "denied"
+    assert not (folder / "a").exists()
+
+
+async def test_rules_over_http(tmp_path):
+    from tests.daemon_proc import run_daemon
+    from tests.test_e2e import write_script
+
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    async with run_daemon(tmp_path / "data", "--scripted", str(write_script(tmp_path, {"rounds": []}))) as d:
+        async with d.client() as c:
+            ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+            url = f"/api/workspaces/{ws['id']}/rules"
+            assert (await c.get(url)).json() == []
+            r = await c.post(url, json={"kind": "command", "text": "npm test"})
+            assert r.status_code == 201 and r.json()["text"] == "npm test"
+            r = await c.post(url, json={"kind": "command", "text": "npm test; rm -rf /"})
+            assert r.status_code == 400 and "not a command rule" in r.json()["error"]
+            r = await c.post(url, json={"kind": "path", "text": "../up"})
+            assert r.status_code == 400 and r.json()["code"] == "bad_request"
+            rules = (await c.get(url)).json()
+            assert [x["text"] for x in rules] == ["npm test"]
+            assert (await c.delete(f"{url}/{rules[0]['id']}")).status_code == 200
+            assert (await c.delete(f"{url}/{rules[0]['id']}")).status_code == 404
+            assert (await c.get("/api/workspaces/nope/rules")).status_code == 404
+    saved = json.loads((tmp_path / "data" / "agent" / "permission-rules.json").read_text())
+    assert saved == {ws["id"]: []}
+
+
+@pytest.mark.parametrize("line", [
+    "touch ../out", "touch /etc/x", "touch ~/x", "touch --reference=/etc/passwd a", "sort -o/tmp/x a",
+    "touch a/../../out", "touch link/x",
+])
+def test_a_command_rule_never_reaches_outside_the_workspace(tmp_path, line):
+    from actors.rules import command_stays_inside
+
+    (tmp_path / "outside").mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "link").symlink_to(tmp_path / "outside")
+    assert not command_stays_inside(line, ws)
+    assert command_stays_inside("touch inside.txt sub/new.txt", ws)
