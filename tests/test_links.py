@@ -325,6 +325,8 @@ def test_a_walk_over_its_budget_asks(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert arguments_stay_inside("grep -r TODO .", ws)  # no walk is needed
     monkeypatch.setattr(links, "MAX_WALK_ENTRIES", 10_000)
     monkeypatch.setattr(links, "MAX_WALK_S", 0.0)
+    assert arguments_stay_inside("grep -R TODO .", ws)  # a small walk is finished whatever the clock says
+    monkeypatch.setattr(links, "MIN_WALK_ENTRIES", 5)
     assert not arguments_stay_inside("grep -R TODO .", ws)
 
 

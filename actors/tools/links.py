@@ -15,7 +15,9 @@ workspace before a command the classifier lets through runs without a card:
   runs); a link to a folder inside is walked into when the program would be.
 
 Bounded: the glob expansion and the walks of one command see at most MAX_WALK_ENTRIES
-entries in MAX_WALK_S seconds together, and past either the command asks. The check
+entries in MAX_WALK_S seconds together, and past either the command asks; the first
+MIN_WALK_ENTRIES are looked at whatever the clock says, so a small workspace on a
+machine too busy to run the check at once is not asked about for that alone. The check
 runs in its caller's thread (a run asks `is_change` between two awaits), hence the
 small budget. A folder that cannot be read is skipped: the command, run as the same
 user, cannot read it either. What it cannot see: a link created after the check and
@@ -37,6 +39,7 @@ from actors.tools.paths import PathRefused, is_inside, resolve
 from actors.tools.shell_words import NotPlain, Word, split_pipeline
 
 MAX_WALK_ENTRIES = 20_000
+MIN_WALK_ENTRIES = 1_000
 MAX_WALK_S = 0.25
 RG_CONFIG_ENV = "RIPGREP_CONFIG_PATH"
 
@@ -51,10 +54,13 @@ class _OverBudget(Exception):
 class _Budget:
     entries: int
     deadline: float
+    spent: int = 0
 
     def spend(self, n: int) -> None:
-        self.entries -= n
-        if self.entries < 0 or time.monotonic() > self.deadline:
+        self.spent += n
+        if self.spent > self.entries:
+            raise _OverBudget
+        if self.spent > MIN_WALK_ENTRIES and time.monotonic() > self.deadline:
             raise _OverBudget
 
 
