@@ -61,6 +61,33 @@ SCRIPT = {
         {"when": "pack the boxes", "tool_calls": [{"name": "write_file", "arguments": {"path": "boxes.txt",
                                                                                      "content": "packed\n"}}]},
         {"when": "pack the boxes", "text": "Left the boxes unpacked."},
+        # The todo list written twice; the second write is slow, so the first list shows a while.
+        {"when": "plan the chores", "tool_calls": [{"name": "todo_write", "arguments": {"todos": [
+            {"content": "Wash the clothes", "status": "in_progress"},
+            {"content": "Dry the clothes", "status": "pending"},
+            {"content": "Fold the clothes", "status": "pending"}]}}]},
+        {"when": "plan the chores", "delay": 0.06, "tool_calls": [{"name": "todo_write", "arguments": {"todos": [
+            {"content": "Wash the clothes", "status": "completed"},
+            {"content": "Dry the clothes", "status": "in_progress"},
+            {"content": "Fold the clothes", "status": "pending"}]}}]},
+        {"when": "plan the chores", "text": "Washed; the clothes are drying now."},
+        # Questions: options, one answer; options and the person's own words; several answers.
+        {"when": "pick a colour", "tool_calls": [{"name": "ask_user_question", "arguments": {
+            "question": "Which colour for the walls?", "options": ["Red", "Blue", "Green"]}}]},
+        {"when": "pick a colour", "text": "Blue walls it is."},
+        {"when": "name the cat", "tool_calls": [{"name": "ask_user_question", "arguments": {
+            "question": "What should the cat be called?", "options": ["Tom", "Felix"]}}]},
+        {"when": "name the cat", "text": "Mittens is a fine name."},
+        {"when": "choose toppings", "tool_calls": [{"name": "ask_user_question", "arguments": {
+            "question": "Which toppings on the pizza?", "options": ["Cheese", "Olives", "Basil"],
+            "multiple": True}}]},
+        {"when": "choose toppings", "text": "Cheese and basil, coming up."},
+        {"when": "which shelf", "tool_calls": [{"name": "ask_user_question", "arguments": {
+            "question": "Which shelf?", "options": ["Top", "Bottom"]}}]},
+        {"when": "which shelf", "text": "Top shelf then."},
+        # A round that only a stop ends, then the answer a resume gets.
+        {"when": "count the stars", "hang": True, "delay": 0.01},
+        {"when": "count the stars", "text": "Resumed: I counted 42 stars."},
     ],
 }
 
@@ -287,8 +314,11 @@ def test_reload_while_an_approval_waits(open_page, daemon, tmp_path):
 def test_reconnect_replays_what_was_missed(open_page, daemon):
     relay = Relay(daemon.url)  # the page's network, which the test can drop
     try:
-        # the stream the relay cuts ends short: the browser says so, and only that is allowed
-        page = open_page(base=relay.url, allowed_errors=("net::ERR_INCOMPLETE_CHUNKED_ENCODING",))
+        # the stream the relay cuts ends short, and so does an answer cut on its way (the
+        # list the page reads after a new conversation): the browser says so, and only that
+        # is allowed
+        page = open_page(base=relay.url, allowed_errors=("net::ERR_INCOMPLETE_CHUNKED_ENCODING",
+                                                         "net::ERR_CONTENT_LENGTH_MISMATCH"))
         create_conversation(page, "Offline for a while", folder=None)
         cid = page.url.rsplit("/", 1)[1]
         resumed: list[str | None] = []
@@ -537,6 +567,198 @@ def test_change_a_conversations_workspace(open_page, daemon, tmp_path):
     picker.select_option("")
     wait_until(lambda: workspace() is None, what="no workspace")
     assert not (first / "boxes.txt").exists() and not (second / "boxes.txt").exists()
+
+
+def question(page, text):
+    return page.get_by_role("article", name=f"Question: {text}")
+
+
+def open_conversation(open_page, cid, **kwargs):
+    """The same conversation in another page (another width or colour scheme)."""
+    page = open_page(**kwargs)
+    page.goto(page.url.split("#")[0] + f"#/c/{cid}")
+    page.get_by_role("status", name="Conversation state").wait_for()
+    return page
+
+
+def conversation(daemon, cid):
+    with api(daemon) as c:
+        return c.get(f"/api/conversations/{cid}").json()
+
+
+def in_a_workspace(open_page, tmp_path, title, **page_kwargs):
+    """A page on a new conversation in ask mode, in a folder of its own: (page, its id)."""
+    folder = tmp_path / title.lower().replace(" ", "-")
+    folder.mkdir()
+    page = open_page(**page_kwargs)
+    create_conversation(page, title, folder=folder, mode="ask")
+    return page, page.url.rsplit("/", 1)[1]
+
+
+def test_the_todo_list_ticks_as_the_agent_works(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Chores")
+    todos = page.get_by_role("region", name="Todo list")
+    assert todos.count() == 0 or todos.is_hidden()  # no list before the agent writes one
+    send(page, "plan the chores")
+    todos.get_by_text("0 of 3 done").wait_for()
+    entries = todos.get_by_role("listitem")
+    assert [e.text_content() for e in entries.all()] == [
+        "▸Wash the clothes (in progress)", "Dry the clothes (to do)", "Fold the clothes (to do)"]
+    # it sits above the message box, not in the log
+    assert page.locator(".conv > .todos + .composer").count() == 1
+    # the second list arrives: the first entry ticks, the next one is in progress
+    todos.get_by_text("1 of 3 done").wait_for()
+    assert [e.get_attribute("data-status") for e in entries.all()] == ["completed", "in_progress", "pending"]
+    first = entries.first
+    assert first.locator(".todo-mark").inner_text() == "✓" and "ticked" in first.get_attribute("class")
+    page.get_by_role("article", name="Answer").filter(has_text="the clothes are drying now").wait_for()
+    assert conversation(daemon, cid)["todos"] == [
+        {"content": "Wash the clothes", "status": "completed"},
+        {"content": "Dry the clothes", "status": "in_progress"},
+        {"content": "Fold the clothes", "status": "pending"},
+    ]
+    screenshot(page, "desktop-todos")
+    # folded from the keyboard, it still says what is being done
+    todos.locator("summary").focus()
+    page.keyboard.press("Enter")
+    entries.first.wait_for(state="hidden")
+    assert todos.locator(".todo-now").inner_text() == "Dry the clothes"
+    page.keyboard.press("Enter")
+    entries.first.wait_for()
+
+    phone = open_conversation(open_page, cid, viewport=PHONE)
+    phone.get_by_role("region", name="Todo list").get_by_text("1 of 3 done").wait_for()
+    phone.get_by_role("article", name="Answer").filter(has_text="drying now").wait_for()
+    screenshot(phone, "phone-todos")
+
+
+def test_a_question_answered_with_an_option_and_in_own_words(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Paint the house")
+    send(page, "pick a colour")
+    card_ = question(page, "Which colour for the walls?")
+    card_.get_by_role("button", name="Blue").wait_for()
+    assert card_.get_attribute("data-state") == "waiting"
+    assert card_.get_by_role("group", name="Which colour for the walls?").get_by_role("button").all_inner_texts() == [
+        "Red", "Blue", "Green"]
+    assert not page.get_by_role("button", name="Approve").count()  # a question is answered, not approved
+    note = page.locator(".composer-note")
+    assert "answer it above" in note.inner_text()
+    page.get_by_role("link", name=re.compile("Paint the house")).get_by_text("waiting for you").wait_for()
+    screenshot(page, "desktop-question")
+    phone = open_conversation(open_page, cid, viewport=PHONE, color_scheme="dark")
+    question(phone, "Which colour for the walls?").get_by_role("button", name="Green").wait_for()
+    screenshot(phone, "phone-question-dark")
+
+    # from the keyboard: the note leads to the options
+    note.get_by_role("button", name="Go to the question").click()
+    assert page.evaluate("document.activeElement.textContent") == "Red"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Blue"
+    page.keyboard.press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="Blue walls it is.").wait_for()
+    assert card_.get_attribute("data-state") == "done"
+    assert card_.locator(".answer").inner_text() == "Your answer: Blue"
+    assert card_.get_by_role("button").count() == 0 and note.is_hidden()
+    item = next(i for i in conversation(daemon, cid)["items"] if i["kind"] == "tool")
+    assert item["state"] == "done" and item["result"] == "The person answered: Blue"
+    # the other page followed
+    question(phone, "Which colour for the walls?").locator(".answer").filter(has_text="Blue").wait_for()
+
+    # the person's own words, though there are options
+    send(page, "name the cat")
+    cat = question(page, "What should the cat be called?")
+    own = cat.get_by_label("Or in your own words")
+    own.wait_for()
+    cat.get_by_role("button", name="Send answer").click()  # nothing typed, nothing picked
+    cat.get_by_role("alert").filter(has_text="Pick an option, or write an answer.").wait_for()
+    assert cat.get_attribute("data-state") == "waiting"
+    own.fill("Mittens")
+    own.press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="Mittens is a fine name.").wait_for()
+    assert cat.locator(".answer").inner_text() == "Your answer: Mittens"
+    results = [i["result"] for i in conversation(daemon, cid)["items"] if i["kind"] == "tool"]
+    assert results == ["The person answered: Blue", "The person answered: Mittens"]
+
+
+def test_a_question_that_takes_several_answers_on_a_phone(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Pizza", viewport=PHONE)
+    send(page, "choose toppings")
+    card_ = question(page, "Which toppings on the pizza?")
+    card_.get_by_role("checkbox", name="Basil").wait_for()
+    desktop = open_conversation(open_page, cid)
+    question(desktop, "Which toppings on the pizza?").get_by_role("checkbox", name="Olives").wait_for()
+    screenshot(desktop, "desktop-question-several")
+
+    card_.get_by_role("checkbox", name="Cheese").check()
+    card_.get_by_role("checkbox", name="Basil").check()
+    card_.get_by_label("Or in your own words").fill("extra oregano")
+    screenshot(page, "phone-question-several")
+    card_.get_by_role("button", name="Send answer").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Cheese and basil, coming up.").wait_for()
+    assert card_.locator(".answer").inner_text() == "Your answer: Cheese; Basil; extra oregano"
+    item = next(i for i in conversation(daemon, cid)["items"] if i["kind"] == "tool")
+    assert item["result"] == "The person answered: Cheese; Basil; extra oregano"
+
+
+def test_an_answer_that_cannot_reach_the_daemon_says_so_in_the_card(open_page, daemon, tmp_path):
+    relay = Relay(daemon.url)  # the page's network, which the test can end
+    try:
+        page, cid = in_a_workspace(open_page, tmp_path, "Shelves", base=relay.url, allowed_errors=("net::ERR_",))
+        send(page, "which shelf")
+        card_ = question(page, "Which shelf?")
+        top = card_.get_by_role("button", name="Top")
+        top.wait_for()
+    finally:
+        relay.close()  # the daemon is out of reach now
+    top.click()
+    card_.get_by_role("alert").filter(has_text="Could not reach the daemon").wait_for()
+    assert card_.get_attribute("data-state") == "waiting" and top.is_enabled()
+    assert conversation(daemon, cid)["state"] == "waiting"
+    with api(daemon) as c:
+        item = next(i for i in c.get(f"/api/conversations/{cid}").json()["items"] if i["kind"] == "tool")
+        assert c.post(f"/api/conversations/{cid}/answer", json={"item": item["id"], "answer": "Top"}).status_code == 200
+        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["state"] == "idle", what="the run to end")
+
+
+def test_stop_shows_why_and_resume_goes_on(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Stars")
+    end = page.locator(".run-end")
+    send(page, "look up")  # no round of the script: the default answer
+    page.get_by_role("article", name="Answer").filter(has_text="Done.").wait_for()
+    end.filter(has_text="Run finished: the agent answered.").wait_for()
+    assert end.get_by_role("button", name="Resume").count() == 0  # nothing to go on with
+
+    send(page, "count the stars")
+    stop = page.get_by_role("button", name="Stop")
+    stop.wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="running").wait_for()
+    assert end.count() == 0  # no end line while a run is on
+    stop.click()
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    end.filter(has_text="Run stopped before it finished.").wait_for()
+    resume = end.get_by_role("button", name="Resume")
+    assert resume.is_visible()
+    # under the last item
+    assert page.evaluate("document.querySelector('.log').lastElementChild.querySelector('.run-end') !== null")
+    assert conversation(daemon, cid)["end_reason"] == "stopped"
+    screenshot(page, "desktop-resume")
+    phone = open_conversation(open_page, cid, viewport=PHONE)
+    phone.locator(".run-end").get_by_role("button", name="Resume").wait_for()
+    screenshot(phone, "phone-resume")
+
+    resume.focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="Resumed: I counted 42 stars.").wait_for()
+    end.filter(has_text="Run finished: the agent answered.").wait_for()
+    assert end.get_by_role("button", name="Resume").count() == 0
+    # the keyboard went from Resume to the message box, not to the top of the page
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Message"
+    conv = conversation(daemon, cid)
+    assert conv["end_reason"] == "answered"
+    assert [i["text"] for i in conv["items"] if i["kind"] == "user"] == ["look up", "count the stars"]
+    # the other page followed: its Resume went with the run
+    phone.get_by_role("article", name="Answer").filter(has_text="42 stars").wait_for()
+    assert phone.locator(".run-end").get_by_role("button", name="Resume").count() == 0
 
 
 def test_static_files_and_their_headers(tmp_path):

@@ -1,5 +1,6 @@
 // One conversation: its header (title, state, mode, model), its items as they stream,
-// tool and approval cards, and the message box.
+// tool, approval and question cards, why the last run ended (and Resume), the todo
+// list and the message box.
 //
 // Items are upserted by id from `item` events; `delta` events grow a streaming answer.
 // A card keeps which of its folds are open and where the keyboard was when it is
@@ -8,7 +9,8 @@
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h, select, sizeText } from "./dom.js";
 import { renderDiff, renderMarkdown } from "./markdown.js";
-import { attempt, MODE_OPTIONS, routeOptions, shell, STATE_LABELS, toast, wsOptions } from "./ui.js";
+import { ASK_USER, isOpenQuestion, newlyCompleted, renderQuestion, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
+import { attempt, MODE_OPTIONS, problem, routeOptions, shell, STATE_LABELS, toast, wsOptions } from "./ui.js";
 
 const TOOL_STATES = {
   composing: "writing the call",
@@ -56,6 +58,15 @@ export class ConversationView {
     this.stopping = false;
     this.touched = null; // ids events touched while a refresh travels
     this.serial = 0;
+    this.infoSerial = 0; // counts conversation events: an answer older than one is not applied
+    // Question cards: what was typed or picked, an answer on its way, the daemon's refusal.
+    this.drafts = new Map();
+    this.answering = new Set();
+    this.answerErrors = new Map();
+    this.todosOpen = true;
+    this.shownTodos = null;
+    this.resuming = false;
+    this.resumeError = "";
   }
 
   get path() {
@@ -120,6 +131,7 @@ export class ConversationView {
     this.byId = new Map(this.items.map((i) => [i.id, i]));
     this.renderHeader();
     this.renderAll();
+    this.renderTodos();
     this.updateComposer();
   }
 
@@ -127,10 +139,17 @@ export class ConversationView {
     if (this.closed) return;
     if (name === "conversation" && data.id === this.conversationId) {
       if (this.touched) this.touched.add(":conversation");
+      this.infoSerial++;
       this.latestInfo = { title: data.title, state: data.state, updated: data.updated };
+      for (const key of ["todos", "end_reason"]) if (key in data) this.latestInfo[key] = data[key];
       if (!this.info) return;
+      this.flush();
+      // A refusal of Resume speaks of the run as it was: a new state makes it stale.
+      if (data.state !== this.info.state || data.end_reason !== this.info.end_reason) this.resumeError = "";
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();
+      this.renderTodos();
+      this.keepScroll(() => this.renderEnd());
       this.updateComposer();
     } else if (name === "item" && data.conversation === this.conversationId) {
       this.upsert(data.item);
@@ -146,6 +165,7 @@ export class ConversationView {
 
   upsert(item) {
     if (this.touched) this.touched.add(item.id);
+    if (!isOpenQuestion(item)) this.settleQuestion(item.id);
     const known = this.byId.get(item.id);
     if (known) {
       const at = this.items.indexOf(known);
@@ -163,10 +183,27 @@ export class ConversationView {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
-      const ids = [...this.dirty];
-      this.dirty.clear();
-      this.keepScroll(() => ids.forEach((i) => this.drawItem(this.byId.get(i))));
+      this.drawDirty();
     });
+  }
+
+  // Draws what waits for the next frame now: a new state (idle, say) is never shown
+  // before the cards the run ended on the way to it.
+  flush() {
+    if (!this.frame) return;
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.drawDirty();
+  }
+
+  drawDirty() {
+    const ids = [...this.dirty];
+    this.dirty.clear();
+    this.keepScroll(() => {
+      ids.forEach((i) => this.drawItem(this.byId.get(i)));
+      this.renderEnd();
+    });
+    this.updateComposer();
   }
 
   keepScroll(draw) {
@@ -203,6 +240,8 @@ export class ConversationView {
         h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
         h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect)));
     this.log = h("div.log", { role: "log", "aria-label": "Messages", "aria-live": "polite", tabindex: "0" });
+    this.endEl = h("div.run-end-slot", { hidden: true });
+    this.todosEl = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
 
     this.textarea = h("textarea", {
       "aria-label": "Message", rows: "2", placeholder: "Message: Enter sends, Shift+Enter starts a new line",
@@ -227,8 +266,13 @@ export class ConversationView {
     });
     this.attachments = h("div.attachments", { "aria-label": "Images to send" });
     this.stopBtn = h("button.stop", { type: "button", onclick: () => this.stop() }, "Stop");
+    // While the agent's question waits, a message cannot go: say where the answer goes.
+    this.questionNote = h("p.composer-note", { hidden: true },
+      "The agent asked you a question: answer it above, or stop the run. ",
+      h("button.link", { type: "button", onclick: () => this.focusQuestion() }, "Go to the question"));
     this.sendBtn = h("button.primary", { type: "submit" }, "Send");
     this.form = h("form.composer", { "aria-label": "Write a message" },
+      this.questionNote,
       this.attachments,
       this.textarea,
       h("div.composer-actions", {},
@@ -239,7 +283,7 @@ export class ConversationView {
       ev.preventDefault();
       this.send();
     });
-    clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" }, this.head, this.log, this.form));
+    clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" }, this.head, this.log, this.todosEl, this.form));
   }
 
   renderHeader() {
@@ -277,6 +321,62 @@ export class ConversationView {
     this.sendBtn.disabled = Boolean(busy) || this.sending;
     this.sendBtn.title = busy ? "A run is going on: wait for it, or stop it." : "";
     for (const btn of this.log.querySelectorAll("button.edit")) btn.disabled = Boolean(busy);
+    this.questionNote.hidden = !(busy && this.items.some(isOpenQuestion));
+  }
+
+  // ---- the todo list and why the run ended ----
+
+  renderTodos() {
+    const todos = (this.info && this.info.todos) || [];
+    // Every conversation event carries the list: it is drawn again only when it changed,
+    // so what just ticked ticks once.
+    if (this.shownTodos !== null && JSON.stringify(todos) === JSON.stringify(this.shownTodos)) return;
+    const fresh = newlyCompleted(this.shownTodos, todos);
+    this.shownTodos = todos;
+    const list = renderTodos(todos, { open: this.todosOpen, fresh, onToggle: (open) => (this.todosOpen = open) });
+    const held = this.todosEl.contains(document.activeElement);
+    this.todosEl.hidden = !list;
+    clear(this.todosEl, list);
+    if (held && list) list.querySelector("summary").focus();
+  }
+
+  renderEnd() {
+    const info = this.info;
+    const resumable = Boolean(info) && RESUMABLE.has(info.end_reason) && (info.agent || "builtin") === "builtin"
+      && !this.items.some(isOpenQuestion);
+    const focused = this.endEl.contains(document.activeElement);
+    const line = this.items.length
+      ? renderRunEnd(info, { resumable, busy: this.resuming, error: this.resumeError, onResume: () => this.resume() })
+      : null;
+    clear(this.endEl, line);
+    this.endEl.hidden = !line;
+    // Resume gone (the run goes on): the keyboard goes to the message box, not the page's top.
+    if (focused) (this.endEl.querySelector("button") || this.textarea).focus();
+  }
+
+  async resume() {
+    if (this.resuming) return;
+    this.resuming = true;
+    this.resumeError = "";
+    this.renderEnd();
+    const seen = this.infoSerial;
+    let info = null;
+    try {
+      info = await api("POST", `${this.path}/resume`, {});
+    } catch (err) {
+      // shown unless the run changed meanwhile (the line then says what it is now)
+      if (seen === this.infoSerial) this.resumeError = problem(err);
+    }
+    this.resuming = false;
+    if (this.closed) return;
+    // The run may have gone on (even ended) on the stream before this answer came.
+    if (info && seen === this.infoSerial) {
+      Object.assign(this.info, info);
+      this.renderHeader();
+    }
+    this.keepScroll(() => this.renderEnd());
+    this.renderTodos();
+    this.updateComposer();
   }
 
   async patch(changes) {
@@ -386,6 +486,49 @@ export class ConversationView {
     this.updateComposer();
   }
 
+  // ---- questions ----
+
+  draftFor(id) {
+    if (!this.drafts.has(id)) this.drafts.set(id, { text: "", picked: new Set() });
+    return this.drafts.get(id);
+  }
+
+  // A question card no longer waits: what was kept for its answer goes.
+  settleQuestion(id) {
+    this.drafts.delete(id);
+    this.answering.delete(id);
+    this.answerErrors.delete(id);
+  }
+
+  async answer(item, answer) {
+    if (this.answering.has(item.id)) return;
+    const card = this.els.get(item.id);
+    const place = card && card.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
+    this.answering.add(item.id);
+    this.answerErrors.delete(item.id);
+    this.drawItem(this.byId.get(item.id));
+    try {
+      await api("POST", `${this.path}/answer`, { item: item.id, answer });
+    } catch (err) {
+      if (this.closed) return;
+      this.answering.delete(item.id);
+      this.answerErrors.set(item.id, problem(err));
+      this.drawItem(this.byId.get(item.id));
+      const again = this.els.get(item.id);
+      again?.querySelector("[role=alert]")?.scrollIntoView({ block: "nearest" });
+      if (place && again && again.contains(document.activeElement)) again.querySelector(`[data-focus="${place}"]`)?.focus();
+    }
+    // On success the card's item event ends the wait (it may have come already).
+  }
+
+  focusQuestion() {
+    const open = this.items.filter(isOpenQuestion).pop();
+    const el = open && this.els.get(open.id);
+    if (!el) return;
+    el.scrollIntoView({ block: "nearest" });
+    (el.querySelector("button.option, input, button") || el).focus();
+  }
+
   async approve(item, decision) {
     const card = this.els.get(item.id);
     for (const b of card ? card.querySelectorAll(".approval button") : []) b.disabled = true;
@@ -422,11 +565,12 @@ export class ConversationView {
   // ---- items ----
 
   renderAll() {
-    clear(this.log);
+    clear(this.log, this.endEl);
     this.els.clear();
     if (!this.items.length)
-      this.log.append(h("p.muted.empty-log", {}, "Nothing here yet. Write a message below."));
+      this.log.prepend(h("p.muted.empty-log", {}, "Nothing here yet. Write a message below."));
     for (const item of this.items) this.drawItem(item);
+    this.renderEnd();
     this.log.scrollTop = this.log.scrollHeight;
   }
 
@@ -441,12 +585,16 @@ export class ConversationView {
         const same = el.querySelector(`details[data-key="${d.dataset.key}"]`);
         if (same) same.open = true;
       }
-      const focused = old.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
+      const held = old.contains(document.activeElement);
+      const focused = held ? document.activeElement.dataset.focus : null;
       old.replaceWith(el);
-      if (focused) el.querySelector(`[data-focus="${focused}"]`)?.focus();
+      const again = focused ? el.querySelector(`[data-focus="${focused}"]`) : null;
+      // the control the keyboard was on went (a question answered): stay on the card
+      if (again && !again.disabled) again.focus();
+      else if (held && el.hasAttribute("tabindex")) el.focus();
     } else {
       this.log.querySelector(".empty-log")?.remove();
-      this.log.append(el);
+      this.log.insertBefore(el, this.endEl);
     }
     this.els.set(item.id, el);
   }
@@ -458,7 +606,7 @@ export class ConversationView {
       case "assistant":
         return this.renderAssistant(item);
       case "tool":
-        return this.renderTool(item);
+        return item.tool === ASK_USER ? this.renderQuestion(item) : this.renderTool(item);
       case "notice":
         return h(`div.item.notice.level-${item.level || "info"}`, { role: "note" },
           h("strong", {}, `${NOTICE_LABELS[item.level] || "Note"}: `), item.text || "");
@@ -515,6 +663,16 @@ export class ConversationView {
         : null,
       item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
       streaming ? h("span.cursor", { "aria-hidden": "true" }) : null);
+  }
+
+  renderQuestion(item) {
+    return renderQuestion(item, {
+      draft: this.draftFor(item.id),
+      busy: this.answering.has(item.id),
+      error: this.answerErrors.get(item.id),
+      onAnswer: (answer) => this.answer(item, answer),
+      onDraft: () => this.answerErrors.delete(item.id),
+    });
   }
 
   renderTool(item) {

@@ -22,13 +22,18 @@ export function toast(message, kind = "error") {
   toastTimer = setTimeout(() => (el.hidden = true), kind === "error" ? 8000 : 3000);
 }
 
+// What went wrong with an API action, in plain words: the daemon's own for a refusal.
+export function problem(err) {
+  return err instanceof ApiError ? err.message : `Could not reach the daemon: ${err.message || err}`;
+}
+
 // Runs an API action; a refusal is shown in the daemon's own words. Answers the
 // action's result, or undefined when it failed.
 export async function attempt(action) {
   try {
     return await action();
   } catch (err) {
-    toast(err instanceof ApiError ? err.message : `Could not reach the daemon: ${err.message || err}`);
+    toast(problem(err));
     return undefined;
   }
 }
@@ -41,7 +46,7 @@ export async function attemptIn(where, action) {
   try {
     return await action();
   } catch (err) {
-    where.textContent = err instanceof ApiError ? err.message : `Could not reach the daemon: ${err.message || err}`;
+    where.textContent = problem(err);
     where.hidden = false;
     return undefined;
   }
