@@ -40,6 +40,8 @@ APPROVAL_REDRAWS = 3
 DIAGNOSED = ("write_file", "edit_file")
 # How long the session_end hooks may take once the run is over (a stop included).
 HOOK_END_S = 5.0
+# How many calls that change nothing run at once within a round.
+PARALLEL_CALLS = 4
 
 
 class AgentRun(AssistantStream):
@@ -100,15 +102,11 @@ class AgentRun(AssistantStream):
                     continue
                 return
             self.nudges = 0
-            while self.pending:
-                call = self.pending[0]
-                repeated = await self.call(call)
-                self.pending.pop(0)
-                if repeated:
-                    self.end_pending("denied", notices.DENIED_NOT_REACHED_REPEATS)
-                    self.t.notice(notices.REPEATS, "warn", "stuck")
-                    self.end_reason = "stuck"
-                    return
+            if await self.run_calls():
+                self.end_pending("denied", notices.DENIED_NOT_REACHED_REPEATS)
+                self.t.notice(notices.REPEATS, "warn", "stuck")
+                self.end_reason = "stuck"
+                return
             if self.own.settled is not None:
                 self.end_reason = self.own.settled  # a goal reached or blocked, a plan nobody can approve
                 return
@@ -301,8 +299,57 @@ class AgentRun(AssistantStream):
 
     # ---- the calls ----
 
-    async def call(self, call: Call) -> bool:
-        """Run one call under the policy; True when the run must stop for repeats."""
+    async def run_calls(self) -> bool:
+        """Run the round's calls: those that change nothing at once (at most
+        PARALLEL_CALLS), each change alone, in the order the model gave them, after every
+        call before it has ended; so two calls that touch one path never overlap. The
+        model reads the results in the order of the calls. True when the run must stop
+        for repeats (the calls after the one that made it are not run)."""
+        while self.pending:
+            batch = self.next_batch()
+            done: dict[str, Done] = {}
+            if len(batch) == 1:
+                done[batch[0].card] = await self.call(batch[0])
+            else:
+                limit = trio.CapacityLimiter(PARALLEL_CALLS)
+                async with trio.open_nursery() as nursery:
+                    for call in batch:
+                        nursery.start_soon(self.call_into, call, done, limit)
+            for call in batch:
+                self.pending.remove(call)
+                if self.streak.record(call.name, call.raw, done[call.card].state, done[call.card].result):
+                    return True
+        return False
+
+    async def call_into(self, call: Call, done: dict[str, Done], limit: trio.CapacityLimiter) -> None:
+        async with limit:
+            done[call.card] = await self.call(call)
+
+    def next_batch(self) -> list[Call]:
+        """The next calls that may run together: the leading ones that change nothing,
+        or else the first call alone."""
+        ws = self.workspace()
+        batch: list[Call] = []
+        for call in self.pending:
+            if not self.reads_only(call, ws):
+                break
+            batch.append(call)
+        return batch or self.pending[:1]
+
+    def reads_only(self, call: Call, ws: Path | None) -> bool:
+        """Whether the call surely changes nothing (a read, a command that needs no card);
+        the run's own tools and anything unknown count as changes."""
+        args, _ = parse_arguments(call.raw)
+        tool = self.env.registry.get(call.name)
+        if args is None or tool is None or tool not in self.offered or call.name in self.own_names():
+            return False
+        try:
+            return not tool.is_change(args, ws)
+        except Exception:
+            return False
+
+    async def call(self, call: Call) -> Done:
+        """Run one call under the policy and end its card; what it ended with."""
         args, why = parse_arguments(call.raw)
         shown = args if args is not None else {}
         tool = self.env.registry.get(call.name)
@@ -324,7 +371,7 @@ class AgentRun(AssistantStream):
             done = await self.run_tool(tool, call.card, args)
         result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)
         self.t.update(call.card, state=done.state, result=result, diff=done.diff, file=done.file)
-        return self.streak.record(call.name, call.raw, done.state, done.result)
+        return done
 
     async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> Done:
         ws = self.workspace()

@@ -126,10 +126,13 @@ async def test_a_stop_while_the_first_of_three_calls_waits_ends_all_three(daemon
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "tool", "tool", "user"]
 
 
-async def test_repeated_failures_end_the_rest_of_the_round(daemon):
+async def test_repeated_failures_end_the_rest_of_the_round(daemon, tmp_path):
     fail = {"name": "echo", "arguments": {"fail": "same"}}
-    daemon.backend.push(*[{"tool_calls": [fail]}] * 2, {"tool_calls": [fail, {"name": "echo", "arguments": {}}]})
-    conv = await daemon.hub.create()
+    note = {"name": "note", "arguments": {"path": "a.txt"}}  # a change: it waits for the failure before it
+    daemon.backend.push(*[{"tool_calls": [fail]}] * 2, {"tool_calls": [fail, note]})
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    conv = await daemon.hub.create(workspace=(await daemon.hub.add_workspace(str(folder))).id, mode="full")
     await conv.send_message("fail")
     await wait_state(conv, "idle")
     cards = [i for i in conv.items if i.kind == "tool"]
