@@ -19,14 +19,14 @@ from typing import Any
 import attrs
 import trio
 
-from actors import goals, history, notices, plans, run_tools
+from actors import goals, history, instructions, notices, plans, run_tools
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
 from actors.env import Env, HookEvent, HookName
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
 from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, new_id, notice_item
 from actors.own_tools import PLAN_WRITERS, Call, Done, OwnTools
 from actors.policy import ModeWatch, decide
-from actors.prompt import read_agents_md, system_prompt
+from actors.prompt import system_prompt
 from actors.rules import offered_rule
 from actors.runs import RunEnd, RunRequest
 from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
@@ -143,10 +143,33 @@ class AgentRun(AssistantStream):
         goal = self.t.info.goal
         self.system = system_prompt(
             workspace=ws, mode=mode, today=self.today, tools=bool(self.offered), skills=skills or None,
-            agents_md=read_agents_md(ws) if ws else None,
+            instructions=await self.instructions(ws) if ws else None,
             planning=plans.prompt_lines(self.env.plans.path(self.t.id)) if planning and self.env.plans else None,
             goal=goal.text if goal and goal.state == "active" and goals.UPDATE_SPEC in specs else None,
         )
+
+    async def instructions(self, ws: Path) -> str | None:
+        """The project's instruction files for the prompt; the conversation records
+        which it used."""
+        files, index = await trio.to_thread.run_sync(
+            lambda: (instructions.root_files(ws), instructions.nested_index(ws))
+        )
+        used = tuple(f.path for f in files) + tuple(self.t.info.instructions_delivered)
+        if used != self.t.info.instructions:
+            self.t.set_info(instructions=used)
+        return instructions.prompt_block(files, index)
+
+    async def nested_instructions(self, ws: Path, rel: str) -> str | None:
+        """A folder's own instruction files, the first time a file tool touches it, as
+        text for the call's result (once per conversation)."""
+        delivered = set(self.t.info.instructions_delivered)
+        found = await trio.to_thread.run_sync(instructions.for_path, ws, rel, delivered)
+        if not found:
+            return None
+        paths = tuple(f.path for f in found)
+        self.t.set_info(instructions_delivered=self.t.info.instructions_delivered + paths,
+                        instructions=self.t.info.instructions + paths)
+        return "\n\n".join(f"[The instructions of {f.path}:]\n{f.text}" for f in found)
 
     def goal_open(self) -> bool:
         goal = self.t.info.goal
@@ -405,6 +428,10 @@ class AgentRun(AssistantStream):
             if ws is not None and outcome.file and tool.name in DIAGNOSED and self.env.diagnostics is not None:
                 found = await self.env.diagnostics.after_edit(ws, outcome.file)
                 result = f"{result}\n\n{found}" if found else result
+            touched = outcome.file or args.get("path")
+            if ws is not None and isinstance(touched, str) and touched:
+                nested = await self.nested_instructions(ws, touched)
+                result = f"{result}\n\n{nested}" if nested else result
             done = Done("done", result, outcome.diff, outcome.file)
         await self.hook("post_tool_use", tool=tool.name, args=args, result=done.result, state=done.state)
         return done

@@ -233,6 +233,8 @@ class ConversationInfo:
     plan_mode: bool = False
     plan: PlanInfo | None = None
     goal: Goal | None = None
+    instructions: tuple[str, ...] = ()  # the instruction files the last round used
+    instructions_delivered: tuple[str, ...] = ()  # nested ones already given with a result
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -251,6 +253,7 @@ class ConversationInfo:
             "plan_mode": self.plan_mode,
             "plan": self.plan.to_json() if self.plan is not None else None,
             "goal": self.goal.to_json() if self.goal is not None else None,
+            "instructions": list(self.instructions),
         }
 
 
@@ -264,6 +267,7 @@ class ConversationRecord:
     def to_json(self) -> dict[str, Any]:
         out = self.info.to_json()
         out["acp_session"] = self.info.acp_session
+        out["instructions_delivered"] = list(self.info.instructions_delivered)
         out["items"] = [i.to_json() for i in self.items]
         return out
 
@@ -286,6 +290,8 @@ class ConversationRecord:
             plan_mode=bool(data.get("plan_mode")),
             plan=PlanInfo.from_json(data["plan"]) if data.get("plan") else None,
             goal=Goal.from_json(data["goal"]) if data.get("goal") else None,
+            instructions=tuple(str(p) for p in data.get("instructions") or ()),
+            instructions_delivered=tuple(str(p) for p in data.get("instructions_delivered") or ()),
         )
         items = tuple(Item.from_json(i) for i in data.get("items") or ())
         return cls(info, items)

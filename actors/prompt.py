@@ -49,12 +49,12 @@ def system_prompt(
     today: datetime.date,
     tools: bool,
     skills: list[tuple[str, str]] | None = None,
-    agents_md: str | None = None,
+    instructions: str | None = None,
     planning: list[str] | None = None,
     goal: str | None = None,
 ) -> str:
-    """The base prompt (capped) plus the workspace's AGENTS.md. `planning`: the lines
-    that say the conversation plans (actors/plans.py)."""
+    """The base prompt (capped) plus the project's instruction files (actors/instructions.py).
+    `planning`: the lines that say the conversation plans (actors/plans.py)."""
     lines = [
         "You are a coding agent working for the person at this computer.",
         f"Platform: {platform_name()}. Date: {today.isoformat()}.",
@@ -85,8 +85,8 @@ def system_prompt(
         lines.append("Skills you can read with use_skill when they fit the task:")
         lines.extend(f"- {name}: {desc}" for name, desc in skills)
     base = cap_lines(lines, PROMPT_CAP_CHARS)
-    if agents_md:
-        base += "\n\nThe project's AGENTS.md:\n" + agents_md
+    if instructions:
+        base += "\n\n" + instructions
     return base
 
 
