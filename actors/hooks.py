@@ -304,10 +304,12 @@ class HookRunner:
         if plan is None:
             return None
         commands, posts = plan
+        wanted = [h for h in commands if h.matches(event.tool, self._is_mcp)]
+        if not wanted and not posts:
+            return None
         payload = event_json(event)
         if posts:
             self._queue(posts, payload)
-        wanted = [h for h in commands if h.matches(event.tool, self._is_mcp)]
         if not wanted:
             return None
         stdin = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8", "replace")
