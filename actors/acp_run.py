@@ -25,6 +25,7 @@ from actors.acp_map import CANCELLED, chunk_text, pick_option, plan_text, select
 from actors.env import Env
 from actors.items import EndReason, Item, new_id, notice_item
 from actors.policy import decide
+from actors.rules import as_builtin, offered_rule
 from actors.runs import RunEnd, RunRequest
 from actors.streaming import AssistantStream
 from actors.tools.files import MAX_READ_BYTES, MAX_WRITE_BYTES, write_whole
@@ -161,14 +162,25 @@ class AcpRun(AssistantStream):
         call = params.get("toolCall")
         card_id = self.card(call if isinstance(call, dict) else {})
         options = params.get("options")
-        verdict = decide(mode=self.t.info.mode, change=True, unattended=self.req.unattended)
+        mapped = self.as_builtin(card_id)
+        rules, ws, ws_id = self.env.rules, self.workspace(), self.t.info.workspace
+        rule = None
+        if mapped and rules and ws and ws_id and self.req.local and self.t.info.mode == "ask":
+            rule = await trio.to_thread.run_sync(rules.allowing, ws_id, ws, *mapped)
+        verdict = decide(mode=self.t.info.mode, change=True, unattended=self.req.unattended,
+                         rule=rule.text if rule else None)
         if verdict.action == "run":
+            if verdict.allowed_by is not None:
+                self.t.update(card_id, allowed_by=verdict.allowed_by)
             return selected(pick_option(options, True))
         if verdict.action == "refuse":
             self.refused += int(verdict.unattended)
             self.t.update(card_id, state="denied", result=verdict.why)
             return selected(pick_option(options, False))
-        self.t.update(card_id, state="waiting")
+        offered = None
+        if mapped and rules and ws and self.req.local:
+            offered = await trio.to_thread.run_sync(offered_rule, *mapped, ws)
+        self.t.update(card_id, state="waiting", rule=offered[1] if offered else None)
         answer = await self.t.wait_approval(card_id)
         if answer is None:
             self.t.update(card_id, state="denied", result=notices.DENIED_WAITING_STOPPED)
@@ -178,6 +190,10 @@ class AcpRun(AssistantStream):
             return selected(pick_option(options, False))
         self.t.update(card_id, state="running")
         return selected(pick_option(options, True))
+
+    def as_builtin(self, card_id: str) -> tuple[str, dict[str, Any]] | None:
+        card = self.t.find(card_id)
+        return as_builtin(card.tool, card.args, card.file) if card is not None else None
 
     def cancelled(self) -> None:
         """The prompt is being stopped: every permission still open is answered `cancelled`."""

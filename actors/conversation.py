@@ -28,7 +28,7 @@ from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_d
 from actors.env import Env
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
 from actors.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, user_item
-from actors.rules import COMMAND_TOOLS
+from actors.rules import kind_of
 from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
 from actors.runs import Run, RunRequest, new_run
 from actors.transcript import ANSWERABLE_AFTER_RESTART, Transcript
@@ -361,7 +361,7 @@ class Conversation:
             ws_id = self.info.workspace
             if card is None or not card.rule or ws_id is None or not msg.local or self._t.waiting_for(msg.item) is None:
                 raise Invalid("This card offers no rule to keep; approve it once instead.")
-            keep = (ws_id, "command" if card.tool in COMMAND_TOOLS else "path", card.rule)
+            keep = (ws_id, kind_of(card.tool), card.rule)
         if card is None or card.state != "waiting" or self._t.waiting_for(msg.item) == "approval" or not is_plan:
             self._t.answer(msg.item, value, "approval")
             return keep

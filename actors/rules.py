@@ -239,6 +239,26 @@ def command_stays_inside(command: str, workspace: Path) -> bool:
     return arguments_stay_inside(command, workspace)
 
 
+# Another agent's tool kinds (ACP) that rules speak of, as the built-in tool they are.
+ACP_KINDS = {"execute": "exec_shell_command", "edit": "write_file"}
+
+
+def as_builtin(tool: str | None, args: dict[str, Any] | None, file: str | None) -> tuple[str, dict[str, Any]] | None:
+    """Another agent's call (its kind, raw input and the file it names) as the built-in
+    call a rule matches, or None when rules do not speak of it."""
+    builtin = ACP_KINDS.get(tool or "")
+    if builtin == "exec_shell_command" and isinstance((args or {}).get("command"), str):
+        return builtin, {"command": (args or {})["command"]}
+    if builtin == "write_file" and file:
+        return builtin, {"path": file}
+    return None
+
+
+def kind_of(tool: str | None) -> RuleKind:
+    """The kind of rule a card of `tool` (built-in or another agent's) offers."""
+    return "command" if tool in COMMAND_TOOLS or ACP_KINDS.get(tool or "") in COMMAND_TOOLS else "path"
+
+
 def offered_rule(tool: str, args: dict[str, Any], workspace: Path | None) -> tuple[RuleKind, str] | None:
     """The rule an approval card for this call offers, or None (resolves a path: call
     it in a worker thread)."""

@@ -199,3 +199,31 @@ def test_a_command_rule_never_reaches_outside_the_workspace(tmp_path, line):
     (ws / "link").symlink_to(tmp_path / "outside")
     assert not command_stays_inside(line, ws)
     assert command_stays_inside("touch inside.txt sub/new.txt", ws)
+
+
+async def test_another_agents_permissions_follow_the_same_rules(tmp_path):
+    from tests.test_acp import acp_daemon, items_of
+
+    async with acp_daemon(tmp_path) as s:
+        (s.ws / "sub").mkdir()
+        cid = await s.create("ask")
+        await s.send(cid, "write sub/a.txt one")
+        conv = await s.wait_state(cid, ("waiting",))
+        card = items_of(conv, "tool")[-1]
+        assert card["rule"] == "sub/"
+        r = await s.c.post(f"/api/conversations/{cid}/approval",
+                           json={"item": card["id"], "decision": "approve_always"})
+        assert r.status_code == 200
+        await s.wait_state(cid)
+        assert (s.ws / "sub" / "a.txt").read_text() == "one"
+        conv = await s.run(cid, "write sub/b.txt two")  # no card: the rule says yes
+        assert (s.ws / "sub" / "b.txt").read_text() == "two"
+        assert items_of(conv, "tool")[-1]["allowed_by"] == "sub/"
+        await s.send(cid, "write c.txt three")  # outside the rule's folder: it asks
+        conv = await s.wait_state(cid, ("waiting",))
+        await s.c.post(f"/api/conversations/{cid}/approval",
+                       json={"item": items_of(conv, "tool")[-1]["id"], "decision": "deny"})
+        await s.wait_state(cid)
+        assert not (s.ws / "c.txt").exists()
+        rules = (await s.c.get(f"/api/workspaces/{s.ws_id}/rules")).json()
+        assert [(x["kind"], x["text"]) for x in rules] == [("path", "sub/")]
