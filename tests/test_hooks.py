@@ -473,7 +473,7 @@ async def test_an_http_hook_never_holds_the_run(hooked, nursery):
     hooked.configure({"http": [{"url": f"http://127.0.0.1:{server.port}/hook", "events": ["pre_tool_use"]}]})
     t0 = time.perf_counter()
     assert await fire_pre(hooked.hooks, "echo") is None
-    assert time.perf_counter() - t0 < 0.1
+    assert time.perf_counter() - t0 < 0.25  # a wait for the answer would take the 0.5 s limit
     await wait_for(lambda: len(server.bodies) == 1)
     await wait_for(lambda: last(hooked) == ["timed_out"], timeout=3)  # the fixture's limit: 0.5 s
 
