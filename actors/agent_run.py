@@ -27,7 +27,7 @@ from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, n
 from actors.own_tools import PLAN_WRITERS, Call, Done, OwnTools
 from actors.policy import ModeWatch, decide
 from actors.prompt import system_prompt
-from actors.rules import offered_rule
+from actors.rules import PATH_TOOLS, offered_rule
 from actors.runs import RunEnd, RunRequest
 from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
 from actors.streaming import AssistantStream
@@ -66,6 +66,7 @@ class AgentRun(AssistantStream):
         self.system: str | None = None
         self.offered: list[Tool] = []
         self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
+        self.nested_known: set[str] | None = None  # every nested instruction file, when the index is whole
         self.own = OwnTools(transcript, env, request)  # the tools the run carries out itself
         self.nudges = 0  # answers in a row without a call while the goal is open
 
@@ -154,6 +155,7 @@ class AgentRun(AssistantStream):
         files, index = await trio.to_thread.run_sync(
             lambda: (instructions.root_files(ws), instructions.nested_index(ws))
         )
+        self.nested_known = set(index) if len(index) < instructions.INDEX_MAX else None
         used = tuple(f.path for f in files) + tuple(self.t.info.instructions_delivered)
         if used != self.t.info.instructions:
             self.t.set_info(instructions=used)
@@ -163,7 +165,12 @@ class AgentRun(AssistantStream):
         """A folder's own instruction files, the first time a file tool touches it, as
         text for the call's result (once per conversation)."""
         delivered = set(self.t.info.instructions_delivered)
-        found = await trio.to_thread.run_sync(instructions.for_path, ws, rel, delivered)
+        wanted = instructions.candidates(rel) - delivered
+        if self.nested_known is not None:
+            wanted &= self.nested_known  # the index of this message knows every nested file
+        if not wanted:
+            return None
+        found = await trio.to_thread.run_sync(instructions.read_all, ws, sorted(wanted, key=len))
         if not found:
             return None
         paths = tuple(f.path for f in found)
@@ -441,7 +448,12 @@ class AgentRun(AssistantStream):
         rules, ws_id = self.env.rules, self.t.info.workspace
         if rules is None or ws is None or ws_id is None or not self.req.local or self.t.info.plan_mode:
             return None
-        rule = await trio.to_thread.run_sync(rules.allowing, ws_id, ws, tool.name, args)
+        if not rules.listing(ws_id):
+            return None
+        if tool.name in PATH_TOOLS:  # a path's resolution costs less than a thread's hop
+            rule = rules.allowing(ws_id, ws, tool.name, args)
+        else:  # a command's words are checked on disk, its walks included: bounded, but not tiny
+            rule = await trio.to_thread.run_sync(rules.allowing, ws_id, ws, tool.name, args)
         return rule.text if rule is not None else None
 
     async def hook(self, name: HookName, **fields: Any) -> str | None:

@@ -114,22 +114,22 @@ def prompt_block(files: list[Instruction], index: list[str]) -> str | None:
     return "The project's instructions:\n\n" + "\n\n".join(parts)
 
 
+def candidates(rel: str) -> set[str]:
+    """The nested instruction files that would speak for `rel` (a path a file tool
+    touched): those of every folder above it, and its own if it is a folder. Pure."""
+    parts = [p for p in rel.replace(os.sep, "/").split("/") if p and p != "."]
+    if not parts or ".." in parts:
+        return set()
+    folders = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return {f"{folder}/{name}" for folder in folders for name in NAMES}
+
+
+def read_all(workspace: Path, paths: list[str]) -> list[Instruction]:
+    """The instruction files among `paths` that can be read (see `read`)."""
+    return [found for path in paths if (found := read(workspace, path)) is not None]
+
+
 def for_path(workspace: Path, rel: str, delivered: set[str]) -> list[Instruction]:
     """The nested instruction files of the folders above `rel` (a path a file tool
     touched), nearest last, not yet `delivered`; the root's are in the prompt already."""
-    parts = [p for p in rel.replace(os.sep, "/").split("/") if p and p != "."]
-    if not parts or ".." in parts:
-        return []
-    folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
-    if Path(workspace, *parts).is_dir():
-        folders.append("/".join(parts))
-    out: list[Instruction] = []
-    for folder in folders:
-        for name in NAMES:
-            path = f"{folder}/{name}"
-            if path in delivered:
-                continue
-            found = read(workspace, path)
-            if found is not None:
-                out.append(found)
-    return out
+    return read_all(workspace, sorted(candidates(rel) - delivered, key=len))
