@@ -29,7 +29,6 @@ What a hook is told: `event_json` (its stdin, an HTTP hook's body) and
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any, get_args
 from urllib.parse import urlsplit, urlunsplit
@@ -37,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 
 from actors.env import HookEvent, HookName
-from actors.program import child_environment
+from actors.program import command_environment
 
 EVENTS: tuple[HookName, ...] = get_args(HookName)
 TOOL_EVENTS = ("pre_tool_use", "post_tool_use")
@@ -50,20 +49,6 @@ MAX_URL_CHARS = 2048
 RESULT_ENV_CHARS = 2000
 ARGS_ENV_CHARS = 32 * 1024  # an environment string is at most 128 KiB on Linux
 RESULT_STDIN_CHARS = 256 * 1024
-
-# Provider keys a person's environment may carry (OPENAI_API_KEY, ANTHROPIC_AUTH_TOKEN,
-# HF_TOKEN, AWS_SECRET_ACCESS_KEY, ...): never handed to a hook.
-_PROVIDER_KEY = re.compile(
-    r"(?:^|_)(?:API_?KEY|AUTH_TOKEN|API_TOKEN|SECRET_ACCESS_KEY|SESSION_TOKEN)$"
-    r"|^(?:HF_TOKEN|HUGGING_FACE_HUB_TOKEN|HUGGINGFACE_TOKEN|AZURE_OPENAI_AD_TOKEN|GOOGLE_APPLICATION_CREDENTIALS)$",
-    re.IGNORECASE,
-)
-
-
-def is_provider_key(name: str) -> bool:
-    """Whether an environment variable's name is one a model provider's key goes by."""
-    return _PROVIDER_KEY.search(name) is not None
-
 
 # ---- the matcher (pure) ----
 
@@ -273,7 +258,7 @@ def _env_text(text: str) -> str:
 def hook_environment(event: HookEvent) -> dict[str, str]:
     """A command hook's environment: the daemon's without its own variables and the
     provider keys, and the event's variables."""
-    env = {k: v for k, v in child_environment().items() if not is_provider_key(k)}
+    env = command_environment()
     args = json.dumps(event.args, default=str) if event.args is not None else ""
     env.update({
         "BMOE_EVENT": event.name,

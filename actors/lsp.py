@@ -75,7 +75,7 @@ from actors.program import (
     ProgramEnded,
     RpcError,
     StartFailed,
-    child_environment,
+    command_environment,
     serving,
     start_program,
     wait_exit,
@@ -408,7 +408,7 @@ class LanguageServer:
 
     async def _serve_program(self, prog: LspProgram, done: trio.Event) -> None:
         try:
-            proc = await start_program(list(self.argv), env=child_environment(), cwd=str(self._root))
+            proc = await start_program(list(self.argv), env=command_environment(), cwd=str(self._root))
         except StartFailed as exc:
             prog.end(f"it could not be started ({exc})")
             return

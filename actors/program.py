@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import re
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable
@@ -72,8 +73,31 @@ PRIVATE_ENV_PREFIX = "BMOE_"
 
 def child_environment() -> dict[str, str]:
     """The daemon's environment without its own variables, for a program it starts on
-    the person's behalf (a command, another agent)."""
+    the person's behalf that needs the person's accounts (another coding agent, which
+    may use its own provider key)."""
     return {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_ENV_PREFIX)}
+
+
+# Provider keys a person's environment may carry (OPENAI_API_KEY, ANTHROPIC_AUTH_TOKEN,
+# HF_TOKEN, AWS_SECRET_ACCESS_KEY, ...): never handed to a command the
+# model runs, a hook or a language server: a prompt-injected `env` would show them.
+_PROVIDER_KEY = re.compile(
+    r"(?:^|_)(?:API_?KEY|AUTH_TOKEN|API_TOKEN|SECRET_ACCESS_KEY|SESSION_TOKEN)$"
+    r"|^(?:HF_TOKEN|HUGGING_FACE_HUB_TOKEN|HUGGINGFACE_TOKEN|AZURE_OPENAI_AD_TOKEN|GOOGLE_APPLICATION_CREDENTIALS)$",
+    re.IGNORECASE,
+)
+
+
+def is_provider_key(name: str) -> bool:
+    """Whether an environment variable's name is one a model provider's key goes by."""
+    return _PROVIDER_KEY.search(name) is not None
+
+
+
+def command_environment() -> dict[str, str]:
+    """`child_environment` without the provider keys either: for what the model asks to
+    run (a command), the person's hooks and language servers."""
+    return {k: v for k, v in child_environment().items() if not is_provider_key(k)}
 
 
 def exit_status(pid: int) -> int | None:

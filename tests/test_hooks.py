@@ -25,7 +25,8 @@ from actors.bus import EventBus
 from actors.engine import Engine
 from actors.env import Env, HookEvent
 from actors.hooks import HOOKS_FILE, HookRunner
-from actors.hooks_config import NameGlob, is_provider_key, parse_config
+from actors.hooks_config import NameGlob, parse_config
+from actors.program import is_provider_key
 from actors.hub import Hub
 from actors.plans import PlanFiles
 from actors.tools.registry import Registry, ToolContext, ToolOutcome

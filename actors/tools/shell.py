@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.program import child_environment, signal_group, wait_exit
+from actors.program import command_environment, signal_group, wait_exit
 from actors.tools import args as args_
 from actors.tools.links import why_leaves
 from actors.tools.registry import ToolContext, ToolError, ToolOutcome
@@ -60,7 +60,7 @@ async def run_command(
 ) -> tuple[str, int, bool]:
     """Run `command`; (output, exit code, timed out). Cancelled: the group is killed
     before this returns, and the process reaped (bounded, shielded)."""
-    env = child_environment()
+    env = command_environment()
     proc = await trio.lowlevel.open_process(
         [SHELL, "-c", command],
         cwd=cwd,
