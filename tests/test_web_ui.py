@@ -422,10 +422,12 @@ def test_list_settings_pages_and_phone(open_page, daemon, tmp_path):
         assert c.post(f"/api/conversations/{cid}/messages", json={"text": "phone screenshot"}).status_code == 202
         wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["state"] == "idle", what="the run to end")
     page.get_by_role("link", name="bmoe").click()
+    page.get_by_role("link", name=re.compile("^Notes")).wait_for()
     screenshot(page, "desktop-list")
     for scheme in ("light", "dark"):
         phone = open_page(viewport=PHONE, color_scheme=scheme)
         assert phone.locator(".sidebar").is_visible()
+        phone.get_by_role("link", name=re.compile("^Notes")).wait_for()  # the list is read after "Live"
         screenshot(phone, f"phone-list-{scheme}")
         phone.get_by_role("link", name=re.compile("^Notes")).click()
         phone.get_by_role("link", name="Back to the conversations").wait_for()
