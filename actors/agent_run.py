@@ -20,6 +20,7 @@ import attrs
 import trio
 
 from actors import goals, history, instructions, notices, plans, run_tools
+from actors.compactor import Compactor
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
 from actors.env import Env, HookEvent, HookName
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
@@ -68,6 +69,7 @@ class AgentRun(AssistantStream):
         self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
         self.nested_known: set[str] | None = None  # every nested instruction file, when the index is whole
         self.own = OwnTools(transcript, env, request)  # the tools the run carries out itself
+        self.compactor = Compactor(transcript, env)
         self.nudges = 0  # answers in a row without a call while the goal is open
 
     def workspace(self) -> Path | None:
@@ -87,6 +89,11 @@ class AgentRun(AssistantStream):
 
     async def work(self) -> None:
         await self.prepare()
+        if self.req.compact:  # POST .../compact: only that
+            specs = self.env.registry.specs(self.offered) + self.run_specs
+            if not await self.compactor.compact(self.system, specs, self.workspace()):
+                self.t.notice(notices.NOTHING_TO_COMPACT, "info")
+            return
         rounds = 0
         while True:
             if rounds >= MAX_ROUNDS:
@@ -203,8 +210,13 @@ class AgentRun(AssistantStream):
         """One round with the model; shortens old results while the context is full.
         None when the run ends here (its notice is written)."""
         specs = self.env.registry.specs(self.offered) + self.run_specs
+        compacted = False  # at most one compaction a round
         while True:
-            turn = TurnInput(tuple(history.messages(self.t.items, self.system)), specs, think=self.req.think)
+            messages = tuple(history.messages(self.t.items, self.system))
+            if not compacted and self.compactor.too_long(messages, specs):
+                compacted = await self.compactor.compact(self.system, specs, self.workspace())
+                messages = tuple(history.messages(self.t.items, self.system))
+            turn = TurnInput(messages, specs, think=self.req.think)
             route = self.t.info.route
             try:
                 if route == "local":
@@ -220,6 +232,10 @@ class AgentRun(AssistantStream):
                 self.abandon_round()
                 card = history.oldest_long_result(self.t.items)
                 if card is None:
+                    # Every result is short: what is before this message goes, summarised.
+                    if not compacted and await self.compactor.compact(self.system, specs, self.workspace()):
+                        compacted = True
+                        continue
                     self.fail(notices.CONTEXT_FULL)
                     return None
                 self.t.upsert(attrs.evolve(card, shortened=True), urgent=True)

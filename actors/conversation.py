@@ -27,7 +27,7 @@ from actors import notices, plans
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.env import Env
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
-from actors.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, user_item
+from actors.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, PlanInfo, user_item
 from actors.rules import kind_of
 from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
 from actors.runs import Run, RunRequest, new_run
@@ -83,6 +83,12 @@ class AnswerMsg:
 
 
 @attrs.frozen
+class CompactMsg:
+    local: bool
+    reply: Reply[None]
+
+
+@attrs.frozen
 class ResumeMsg:
     local: bool
     reply: Reply[None]
@@ -99,7 +105,7 @@ class DeleteMsg:
     reply: Reply[None]
 
 
-Msg = SendMsg | StopMsg | ApprovalMsg | AnswerMsg | ResumeMsg | PatchMsg | DeleteMsg
+Msg = SendMsg | StopMsg | ApprovalMsg | AnswerMsg | ResumeMsg | CompactMsg | PatchMsg | DeleteMsg
 
 
 def save_problem(exc: OSError) -> str:
@@ -126,6 +132,7 @@ class Conversation:
         self._deleted = False
         self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
+        self._keep_reason: tuple[EndReason | None] | None = None  # see _compact
         self.served = False  # True once the actor has started serving its mailbox
         self.last_outcome: str | None = None  # "done" | "error" | "stopped": how the last run ended
 
@@ -225,6 +232,8 @@ class Conversation:
             msg.reply.capture(self._answer_question, msg)
         elif isinstance(msg, ResumeMsg):
             msg.reply.capture(self._resume, msg)
+        elif isinstance(msg, CompactMsg):
+            msg.reply.capture(self._compact, msg)
         elif isinstance(msg, PatchMsg):
             msg.reply.capture(self._patch, msg.changes)
         elif isinstance(msg, DeleteMsg):
@@ -292,6 +301,11 @@ class Conversation:
         when the answer's shape is wrong."""
         await self.request(AnswerMsg(item_id, answer, local, Reply()))
 
+    async def compact(self, *, local: bool = True) -> None:
+        """Summarise what is before the last message for the model now (a run of its
+        own, on the conversation's route). Busy while a run is on."""
+        await self.request(CompactMsg(local, Reply()))
+
     async def resume(self, *, local: bool = True) -> None:
         """Go on with a run that was stopped, failed, or ended at its round limit or
         stuck, without a new message. Busy while a run is on; NothingToResume when the
@@ -340,6 +354,7 @@ class Conversation:
         self._run_scope = trio.CancelScope()
         self._run_done = trio.Event()
         self._stop_notice = notices.STOPPED
+        self._keep_reason = None
         self._t.set_info(state="running", end_reason=None, **info)
         run = new_run(self._t, self._env, request)
         self._nursery.start_soon(self._run, run, self._run_scope, self._run_done)
@@ -396,6 +411,15 @@ class Conversation:
         # Answered after a restart: the answer is the card's result, and a run goes on from it.
         self._t.update(msg.item, state="done", result=answer_text(question, answer))
         self._launch(RunRequest(local=msg.local))
+
+    def _compact(self, msg: CompactMsg) -> None:
+        if self.running:
+            raise Busy("The conversation is running; compact it once the run ends.")
+        if self.info.agent != "builtin":
+            raise Invalid("Another agent keeps its own context; there is nothing to compact here.")
+        reason = self.info.end_reason
+        self._launch(RunRequest(local=msg.local, compact=True))
+        self._keep_reason = (reason,)  # a compaction is not a run's end: the last one's reason stays
 
     def _resume(self, msg: ResumeMsg) -> None:
         if self.running:
@@ -530,7 +554,9 @@ class Conversation:
             self.last_outcome = "stopped" if stopped else ("error" if end.state == "error" else "done")
             self._run_scope = None
             self._run_id = None
-            self._t.set_info(state=end.state, end_reason=end.reason)
+            reason = end.reason if self._keep_reason is None or end.reason == "stopped" else self._keep_reason[0]
+            self._keep_reason = None
+            self._t.set_info(state=end.state, end_reason=reason)
             with trio.move_on_after(CLEANUP_S) as cs:
                 cs.shield = True
                 await self.flush()

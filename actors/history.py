@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from actors import notices
+from actors import compaction, notices
 from actors.items import FINAL_TOOL_STATES, Item
 from actors.prompt import user_content
 from actors.runstate import parse_arguments
@@ -74,6 +74,11 @@ def messages(items: Sequence[Item], system: str | None = None) -> list[Message]:
     if system is not None:
         out.append({"role": "system", "content": system})
     for pos, item in enumerate(items):
+        if item.compacted:
+            continue  # summarised: the compaction notice after it speaks for it
+        if item.compaction is not None:
+            out.append({"role": "user", "content": compaction.model_text(item.compaction)})
+            continue
         if item.kind == "user":
             out.append({"role": "user", "content": user_content(item.text or "", item.images)})
         elif item.kind == "assistant":

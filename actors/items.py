@@ -60,6 +60,8 @@ _ITEM_FIELDS = (
     "for_model",
     "rule",
     "allowed_by",
+    "compacted",
+    "compaction",
 )
 
 
@@ -120,6 +122,8 @@ class Item:
     for_model: bool | None = None  # a notice the model reads too (a goal's reminder)
     rule: str | None = None  # a waiting card: the always-allow rule `approve_always` would keep
     allowed_by: str | None = None  # a call that ran without a card because of this rule
+    compacted: bool | None = None  # summarised: the model reads the compaction notice instead
+    compaction: dict[str, Any] | None = None  # a compaction notice's record (actors/compaction.py)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}

@@ -88,6 +88,15 @@ NOT_RUN_IN_HISTORY = "This call was not run."
 NOBODY_TO_ANSWER = "No one is here to answer; choose yourself and say what you chose."
 QUESTION_STOPPED = "Stopped before the person answered."
 BLOCKED_BY_HOOK = "Not done: a hook of the person's refused this call: {why}"
+COMPACTED = (
+    "The conversation grew past the model's context, so {n} earlier items were summarised for it "
+    "(you still see them)."
+)
+COMPACTED_DROPPED = (
+    "The conversation grew past the model's context and no summary could be made, so {n} earlier items "
+    "were left out for the model (you still see them)."
+)
+NOTHING_TO_COMPACT = "There is nothing before the last message to compact yet."
 NO_OPEN_GOAL = "There is no open goal in this conversation; nothing to update."
 GOAL_COMPLETE = "The goal is reached."
 GOAL_BLOCKED = "The goal is blocked: {why}"

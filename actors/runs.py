@@ -24,6 +24,7 @@ class RunRequest:
     local: bool = True  # from this computer (a network client's run gets no tools)
     unattended: bool = False  # a scheduled run: nobody is at the screen to approve
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
+    compact: bool = False  # a compaction asked for (POST .../compact), no round
 
 
 @attrs.frozen

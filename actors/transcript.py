@@ -155,6 +155,15 @@ class Transcript:
             data["reasoning"] = reasoning
         self._bus.publish("delta", data, local_only=self.local_only)
 
+    def insert_before(self, before_id: str, item: Item) -> None:
+        """Add an item just before another (a compaction's summary before the kept part)."""
+        pos = self.position(before_id)
+        if pos is None:
+            raise KeyError(before_id)
+        self._items.insert(pos, item)
+        self._touch(urgent=True)
+        self.publish_item(item)
+
     def drop(self, item_id: str) -> None:
         pos = self.position(item_id)
         if pos is not None:

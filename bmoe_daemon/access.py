@@ -143,6 +143,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("POST", _CONV + "/answer"): (Locality.LOCAL, "An answer to the agent's question"),
     ("GET", _CONV + "/plan"): (Locality.CONVERSATION, "Reading this conversation's plan"),
     ("POST", _CONV + "/resume"): (Locality.CONVERSATION, "Resuming this conversation's run"),
+    ("POST", _CONV + "/compact"): (Locality.CONVERSATION, "Compacting this conversation"),
     ("GET", _CONV + "/file"): (Locality.LOCAL, "A workspace file"),
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
     ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),

@@ -107,3 +107,30 @@ async def test_the_harness_tools_through_a_provider(tmp_path: Path, stub: OpenAI
         check = stub.received[-1].body
         assert check["response_format"]["json_schema"]["schema"] == goals.VERDICT_SCHEMA
         assert "tools" not in check and check["messages"][0]["content"] == goals.VERIFIER_PROMPT
+
+
+async def test_a_compaction_on_a_provider_route(tmp_path: Path, stub: OpenAIStub) -> None:
+    from actors import compaction
+
+    summary = "\n".join(f"## {s}\nabout {s.lower()}" for s in compaction.SECTIONS)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    async with run_daemon(tmp_path / "data", "--scripted", str(script)) as d, d.client() as c:
+        await c.post("/api/providers", json={"name": "Stub", "base_url": stub.base_url, "models": ["m"]})
+        cid = (await c.post("/api/conversations", json={"route": "stub/m"})).json()["id"]
+        for n in range(2):
+            stub.replies.append(answer(f"answer {n}"))
+            text = f"question {n}: " + "some detail " * 40  # the summary must be shorter than this
+            await c.post(f"/api/conversations/{cid}/messages", json={"text": text})
+            await wait_http_state(c, cid, "idle")
+        stub.replies.append(answer(summary))
+        r = await c.post(f"/api/conversations/{cid}/compact")
+        assert r.status_code == 202
+        body = await wait_http_state(c, cid, "idle")
+        notice = next(i for i in body["items"] if i.get("compaction"))
+        # The last message and its answer stay; what is before them is summarised.
+        assert notice["compaction"]["summary"] == summary and notice["compaction"]["items_summarised"] == 2
+        assert [i.get("compacted") for i in body["items"]] == [True, True, None, None, None]
+        sent = stub.received[-1].body
+        assert sent["messages"][0]["content"] == compaction.SUMMARY_PROMPT and "tools" not in sent
+        assert "question 0" in sent["messages"][1]["content"]

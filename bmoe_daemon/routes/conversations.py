@@ -173,6 +173,13 @@ async def post_answer(conversation_id: str) -> Response:
     return jsonify({"item": body.item, "answer": body.answer})
 
 
+@bp.post("/api/conversations/<conversation_id>/compact")
+async def post_compact(conversation_id: str) -> tuple[Response, int]:
+    conv = _conversation(conversation_id)
+    await conv.compact(local=is_local())
+    return jsonify(conv.info.to_json()), 202
+
+
 @bp.post("/api/conversations/<conversation_id>/resume")
 async def post_resume(conversation_id: str) -> tuple[Response, int]:
     conv = _conversation(conversation_id)

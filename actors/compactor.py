@@ -1,0 +1,99 @@
+"""The run's side of compaction (actors/compaction.py has the pure parts): when to
+compact, the summary turn, and writing the result into the conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from actors import compaction, history, notices
+from actors.engine import Piece, ToolSpec, TurnInput, direct_turn
+from actors.env import Env
+from actors.errors import EngineError, NotFound
+from actors.items import notice_item
+from actors.tools.paths import read_workspace_text
+from actors.transcript import Transcript
+
+# A provider's context when its model does not say (most chat models today take this much).
+PROVIDER_CONTEXT_TOKENS = 128_000
+
+
+class Compactor:
+    """Compaction for one run; see actors/compaction.py."""
+
+    def __init__(self, transcript: Transcript, env: Env) -> None:
+        self.t = transcript
+        self.env = env
+
+    def context_tokens(self) -> int:
+        backend = self.env.engine.backend
+        if self.t.info.route == "local" and backend is not None:
+            return int(backend.n_ctx)
+        return PROVIDER_CONTEXT_TOKENS
+
+    def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
+        return compaction.estimate_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()
+
+    async def compact(self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None) -> bool:
+        """Summarise the items before the current message; False when there are none."""
+        items = self.t.items
+        cut = compaction.cut_point(items)
+        if cut is None:
+            return False
+        old = [i for i in items[:cut] if not i.compacted]
+        before = compaction.estimate_tokens(history.messages(items, system), specs)
+        limit = min(compaction.TRANSCRIPT_CHARS, int(self.context_tokens() * compaction.CHARS_PER_TOKEN * 0.5))
+        text_in = compaction.transcript_text(items[:cut], limit)
+        summary = await self.summarise(text_in)
+        if summary is None or compaction.parse_summary(summary) is None or len(summary) >= len(text_in):
+            summary = None  # not usable: the items are dropped for the model instead
+        files: dict[str, str] = {}
+        # Each file at most FILE_CHARS, and all of them a quarter of the context at most.
+        file_chars = min(compaction.FILE_CHARS,
+                         self.context_tokens() * compaction.CHARS_PER_TOKEN // (4 * compaction.FILES_KEPT))
+        if workspace is not None:
+            for path in compaction.edited_files(items[:cut]):
+                text = await trio.to_thread.run_sync(read_workspace_text, workspace, path, file_chars)
+                if text is not None:
+                    files[path] = text
+        plan_text = None
+        if self.t.info.plan is not None and self.env.plans is not None:
+            plan_text = await trio.to_thread.run_sync(self.env.plans.read, self.t.id) or None
+        record = compaction.record(summary=summary, tokens_before=before, items_summarised=len(old),
+                                   todos=self.t.info.todos, plan=plan_text, files=files)
+        for item in old:
+            self.t.update(item.id, urgent=False, compacted=True)
+        text = (notices.COMPACTED if summary else notices.COMPACTED_DROPPED).format(n=len(old))
+        notice = attrs.evolve(notice_item(text, "info"), compaction=record)
+        self.t.insert_before(items[cut].id, notice)
+        after = compaction.estimate_tokens(history.messages(self.t.items, system), specs)
+        self.t.update(notice.id, compaction={**record, "tokens_after": after})
+        return True
+
+    async def summarise(self, text_in: str) -> str | None:
+        """One tool-free turn on the conversation's route; None when it fails or does not fit."""
+        turn = TurnInput(
+            ({"role": "system", "content": compaction.SUMMARY_PROMPT}, {"role": "user", "content": text_in}), (),
+            max_tokens=compaction.SUMMARY_MAX_TOKENS, temperature=0.0,
+        )
+        said: list[str] = []
+
+        async def keep(piece: Piece) -> None:
+            if piece.kind == "text":
+                said.append(piece.text)
+
+        route = self.t.info.route
+        try:
+            if route == "local":
+                result = await self.env.engine.turn(turn, keep, owner=self.t.id)
+            elif self.env.providers is not None:
+                result = await direct_turn(self.env.providers.backend(route), turn, keep)
+            else:
+                return None
+        except (EngineError, NotFound):
+            return None
+        return (result.text or "".join(said)).strip() or None

@@ -1,0 +1,130 @@
+"""Compaction (actors/compaction.py, actors/compactor.py): a conversation that outgrows
+the context is summarised before a round, and the run goes on."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actors import compaction, history, notices
+from actors.items import Item, ToolCall
+from tests.waiting import wait_state
+
+SUMMARY = "\n".join(f"## {s}\nshort {s.lower()}" for s in compaction.SECTIONS)
+LONG = "word " * 300
+
+
+def summary_round(text: str = SUMMARY) -> dict:
+    # The summary turn's user message is the transcript, whose lines start "Person:".
+    return {"when": "Person: ", "text": text}
+
+
+async def talk(daemon, conv, n: int) -> None:
+    for i in range(n):
+        await conv.send_message(f"message {i}: {LONG}")
+        await wait_state(conv, "idle", "error")
+
+
+async def test_a_long_conversation_is_summarised_and_goes_on(daemon):
+    conv = await daemon.hub.create()
+    daemon.backend.default = {"text": "ok " * 100}
+    await talk(daemon, conv, 3)
+    daemon.backend.n_ctx = 1500  # the next round would pass 85% of it
+    daemon.backend.push(summary_round())
+    await conv.send_message("and now the last one")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.state == "idle", [i.text for i in conv.items if i.kind == "notice"]
+    notice = next(i for i in conv.items if i.compaction is not None)
+    assert notice.compaction["summary"] == SUMMARY and notice.compaction["items_summarised"] >= 4
+    assert notice.compaction["tokens_after"] < notice.compaction["tokens_before"]
+    assert notice.text == notices.COMPACTED.format(n=notice.compaction["items_summarised"])
+    # The record keeps every item; the model reads the summary, then the current message.
+    assert [i.text for i in conv.items if i.kind == "user"][-1] == "and now the last one"
+    sent = daemon.backend.turns[-1].messages
+    assert sent[1]["role"] == "user" and sent[1]["content"].startswith("[A summary of the conversation so far]")
+    assert sent[-1]["content"] == "and now the last one" and len(sent) == 3
+    assert history.well_formed(sent) is None
+    await conv.flush()
+    saved = daemon.store.load_conversations()[0]
+    assert sum(1 for i in saved.items if i.compacted) == notice.compaction["items_summarised"]
+
+
+async def test_a_summary_without_its_sections_drops_the_items_instead(daemon):
+    conv = await daemon.hub.create()
+    daemon.backend.default = {"text": "ok " * 100}
+    await talk(daemon, conv, 3)
+    daemon.backend.n_ctx = 1500
+    daemon.backend.push(summary_round("I summarised it, trust me."))
+    await conv.send_message("go on")
+    await wait_state(conv, "idle", "error")
+    notice = next(i for i in conv.items if i.compaction is not None)
+    assert notice.compaction["summary"] is None
+    assert notice.text == notices.COMPACTED_DROPPED.format(n=notice.compaction["items_summarised"])
+    assert compaction.DROPPED in daemon.backend.turns[-1].messages[1]["content"]
+    assert conv.info.state == "idle"
+
+
+async def test_a_full_context_with_nothing_to_shorten_compacts_instead_of_failing(daemon):
+    """The engine refuses the round (context_full); the summary turn itself does not fit
+    either, so the items are dropped, and the round then fits."""
+    conv = await daemon.hub.create()
+    daemon.backend.default = {"text": "ok"}
+    await talk(daemon, conv, 3)
+    daemon.backend.context_chars = 4_000  # the next round does not fit; n_ctx stays large
+    await conv.send_message("short one")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.state == "idle" and conv.info.end_reason == "answered"
+    assert any(i.compaction is not None for i in conv.items)
+    assert notices.CONTEXT_FULL not in [i.text for i in conv.items]
+
+
+async def test_compact_on_demand(daemon):
+    conv = await daemon.hub.create()
+    await conv.compact()
+    await wait_state(conv, "idle")
+    assert conv.items[-1].text == notices.NOTHING_TO_COMPACT
+    await talk(daemon, conv, 2)
+    daemon.backend.push(summary_round())
+    await conv.compact()
+    await wait_state(conv, "idle")
+    assert any(i.compaction is not None for i in conv.items)
+    assert conv.info.end_reason == "answered"  # a compaction is not a run's end
+
+
+sizes = st.lists(st.integers(1, 6000), min_size=1, max_size=30)
+
+
+@settings(max_examples=200)
+@given(sizes, st.integers(800, 4000))
+def test_after_a_compaction_the_prompt_always_fits(sizes, context):
+    """For random histories whose current message fits, what is sent after the items
+    before it are summarised (or dropped) stays under the trigger."""
+    items: list[Item] = []
+    for n, size in enumerate(sizes):
+        items.append(Item(id=f"u{n}", kind="user", text="u" * size))
+        items.append(Item(id=f"a{n}", kind="assistant", text="", tool_calls=(ToolCall(f"c{n}", "echo", "{}"),)))
+        items.append(Item(id=f"t{n}", kind="tool", call_id=f"c{n}", state="done", result="r" * size))
+    items.append(Item(id="now", kind="user", text="the current message"))
+    cut = compaction.cut_point(items)
+    assert cut == len(items) - 1
+    summary = SUMMARY if sizes[0] % 2 else None
+    record = compaction.record(summary=summary, tokens_before=0, items_summarised=cut, todos=(), plan=None,
+                               files={"a.py": "x" * (context * compaction.CHARS_PER_TOKEN // 20)})
+    import attrs
+
+    kept = [attrs.evolve(i, compacted=True) for i in items[:cut]]
+    notice = Item(id="n", kind="notice", text="compacted", compaction=record)
+    after = history.messages([*kept, notice, items[cut]], "system prompt")
+    assert history.well_formed(after) is None
+    assert compaction.estimate_tokens(after) <= compaction.TRIGGER * context + len(SUMMARY)
+
+
+def test_the_five_sections_are_read_and_anything_less_is_not():
+    assert compaction.parse_summary(SUMMARY) is not None
+    assert compaction.parse_summary(SUMMARY.replace("## Next", "## Later")) is None
+    assert compaction.parse_summary(SUMMARY.replace("short next", "")) is None
+    assert compaction.parse_summary("### Goal:\na\n### Done:\nb\n### Files:\nc\n### Open work:\nd\n### Next:\ne")
+    assert json.dumps(compaction.record(summary=None, tokens_before=1, items_summarised=2, todos=(),
+                                        plan=None, files={}))
