@@ -352,7 +352,7 @@ class AgentRun(AssistantStream):
         model reads the results in the order of the calls. True when the run must stop
         for repeats (the calls after the one that made it are not run)."""
         while self.pending:
-            batch = self.next_batch()
+            batch = await self.next_batch()
             done: dict[str, Done] = {}
             if len(batch) == 1:
                 done[batch[0].card] = await self.call(batch[0])
@@ -371,18 +371,18 @@ class AgentRun(AssistantStream):
         async with limit:
             done[call.card] = await self.call(call)
 
-    def next_batch(self) -> list[Call]:
+    async def next_batch(self) -> list[Call]:
         """The next calls that may run together: the leading ones that change nothing,
         or else the first call alone."""
         ws = self.workspace()
         batch: list[Call] = []
         for call in self.pending:
-            if not self.reads_only(call, ws):
+            if not await self.reads_only(call, ws):
                 break
             batch.append(call)
         return batch or self.pending[:1]
 
-    def reads_only(self, call: Call, ws: Path | None) -> bool:
+    async def reads_only(self, call: Call, ws: Path | None) -> bool:
         """Whether the call surely changes nothing (a read, a command that needs no card);
         the run's own tools and anything unknown count as changes."""
         args, _ = parse_arguments(call.raw)
@@ -390,7 +390,7 @@ class AgentRun(AssistantStream):
         if args is None or tool is None or tool not in self.offered or call.name in self.own_names():
             return False
         try:
-            return not tool.is_change(args, ws)
+            return not await is_change(tool, args, ws)
         except Exception:
             return False
 
@@ -422,7 +422,7 @@ class AgentRun(AssistantStream):
     async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> Done:
         ws = self.workspace()
         mode = self.t.info.mode
-        change = tool.is_change(args, ws)
+        change = await is_change(tool, args, ws)
         rule = await self.rule_for(tool, args, ws) if change and mode == "ask" else None
         verdict = decide(mode=mode, change=change, unattended=self.req.unattended,
                          planning=self.t.info.plan_mode, rule=rule)
@@ -559,6 +559,15 @@ class AgentRun(AssistantStream):
             self.t.notice(stop_notice, "info", "stopped")
             return RunEnd("idle", "stopped")
         return RunEnd("error", "error") if self.error else RunEnd("idle", self.end_reason)
+
+
+async def is_change(tool: Tool, args: dict[str, Any], ws: Path | None) -> bool:
+    """`tool.is_change`, in a worker thread for a tool whose answer looks at the disk
+    (`checks_disk`: a command's words and the walks its programs make, bounded but not
+    tiny), so the event loop never waits for it."""
+    if getattr(tool, "checks_disk", False):
+        return await trio.to_thread.run_sync(tool.is_change, args, ws)
+    return tool.is_change(args, ws)
 
 
 def _preview_fields(shown: ToolOutcome | None) -> dict[str, Any]:

@@ -139,6 +139,7 @@ class ExecShellCommand:
     )
     needs_workspace: bool = True
     offered_read_only: bool = True  # a command the classifier calls read-only may run
+    checks_disk: bool = True  # is_change looks at the folder (paths, links): the run asks it in a thread
 
     def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         from actors.tools.classify import is_read_only
