@@ -68,6 +68,7 @@ class AgentRun(AssistantStream):
         self.offered: list[Tool] = []
         self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
         self.nested_known: set[str] | None = None  # every nested instruction file, when the index is whole
+        self.narrowed: frozenset[str] | None = None  # a loaded skill's allowed-tools, for the rest of the run
         self.own = OwnTools(transcript, env, request)  # the tools the run carries out itself
         self.compactor = Compactor(transcript, env)
         self.nudges = 0  # answers in a row without a call while the goal is open
@@ -147,6 +148,9 @@ class AgentRun(AssistantStream):
         # The run's own tools come with a workspace, as skills do: plain chat gets none
         # (a small model offered a tool calls it instead of answering).
         specs = self.own.specs(planning=planning, mode=mode) if self.offered and ws is not None and local else ()
+        if self.narrowed is not None:
+            self.offered = [t for t in self.offered if t.name in self.narrowed]
+            specs = tuple(s for s in specs if s.name in self.narrowed)
         self.run_specs = specs
         goal = self.t.info.goal
         self.system = system_prompt(
@@ -417,6 +421,9 @@ class AgentRun(AssistantStream):
             done = await self.run_tool(tool, call.card, args)
         result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)
         self.t.update(call.card, state=done.state, result=result, diff=done.diff, file=done.file)
+        if done.narrow is not None:
+            self.narrowed = frozenset(done.narrow)
+            self.own.replan = True  # the next round offers only those
         return done
 
     async def run_tool(self, tool: Tool, card_id: str, args: dict[str, Any]) -> Done:
@@ -455,7 +462,7 @@ class AgentRun(AssistantStream):
             if ws is not None and isinstance(touched, str) and touched:
                 nested = await self.nested_instructions(ws, touched)
                 result = f"{result}\n\n{nested}" if nested else result
-            done = Done("done", result, outcome.diff, outcome.file)
+            done = Done("done", result, outcome.diff, outcome.file, outcome.narrow)
         await self.hook("post_tool_use", tool=tool.name, args=args, result=done.result, state=done.state)
         return done
 

@@ -41,6 +41,7 @@ class Done:
     result: str
     diff: str | None = None
     file: str | None = None
+    narrow: tuple[str, ...] | None = None  # the tools the rest of the run may use
 
 
 class OwnTools:

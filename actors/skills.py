@@ -65,6 +65,7 @@ class SkillText:
     description: str
     body: str
     title: str | None = None
+    allowed_tools: tuple[str, ...] | None = None  # front matter `allowed-tools`: the run's tools once loaded
 
 
 @attrs.frozen
@@ -75,6 +76,7 @@ class Skill:
     source: str
     title: str | None = None
     enabled: bool = True
+    allowed_tools: tuple[str, ...] | None = None
 
     @property
     def shown_title(self) -> str:
@@ -183,7 +185,19 @@ def parse_skill(text: str) -> SkillText:
     if title is not None and len(title) > MAX_TITLE_CHARS:
         raise SkillFormatError(f"its title is longer than {MAX_TITLE_CHARS} characters")
     body = "\n".join(lines[end + 1 :]).strip("\n")
-    return SkillText(name=name, description=description, body=body + "\n" if body.strip() else "", title=title)
+    allowed = meta.get("allowed-tools")
+    return SkillText(name=name, description=description, body=body + "\n" if body.strip() else "", title=title,
+                     allowed_tools=tool_list(allowed) if allowed is not None else None)
+
+
+def tool_list(value: str) -> tuple[str, ...]:
+    """`allowed-tools` as written: `[a, b]`, `a, b`, `a b`, or a block list (`- a`)."""
+    words = re.split(r"[,\s]+", value.strip().strip("[]"))
+    names = tuple(w.strip("'\"") for w in words if w and w != "-")
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
+            raise SkillFormatError(f"allowed-tools names {name[:40]!r}, which is not a tool's name")
+    return names
 
 
 def render_skill(skill: SkillText) -> str:
@@ -298,7 +312,7 @@ def read_place(folder: Path, source: str, *, confine: Path | None = None) -> lis
             log.warning("skipping skill %s: %s", path, exc)
             continue
         out.append(Skill(name=text.name, description=text.description, body=text.body, source=source,
-                         title=text.title))
+                         title=text.title, allowed_tools=text.allowed_tools))
     return out
 
 

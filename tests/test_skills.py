@@ -78,7 +78,8 @@ def test_parse_the_forms_front_matter_takes():
     )
     skill = parse_skill(text)
     assert skill == SkillText(name="tidy-up", description="Clean the folder before a release.",
-                              body="# Tidy\nDo it.\n", title="Tidy it's files")
+                              body="# Tidy\nDo it.\n", title="Tidy it's files",
+                              allowed_tools=("read_file", "grep_search"))
     plain = parse_skill('---\nname: a\ndescription: one line: with a colon\n  and more # not a comment? yes\n---\nB')
     assert plain.description == "one line: with a colon and more # not a comment? yes"
     quoted = parse_skill('---\nname: a\ndescription: "say \\"hi\\" \\u00e9"\n---\nB')

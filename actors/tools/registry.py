@@ -35,6 +35,8 @@ class ToolOutcome:
     result: str
     diff: str | None = None
     file: str | None = None
+    # The tools the rest of the run may use (a skill's allowed-tools), when the call narrows them.
+    narrow: tuple[str, ...] | None = None
 
 
 class Tool(Protocol):

@@ -54,4 +54,8 @@ class UseSkill:
         if skill is None:
             names = ", ".join(s.name for s in skills) or "none"
             raise ToolError(f"There is no switched-on skill named {name!r}. The skills you can use: {names}.")
-        return ToolOutcome(f"Skill {skill.name}: {skill.shown_title}\n\n{skill.body}")
+        text = f"Skill {skill.name}: {skill.shown_title}\n\n{skill.body}"
+        if skill.allowed_tools is not None:
+            allowed = ", ".join(skill.allowed_tools) or "no tool"
+            text += f"\n\n[From now on in this run you may use only: {allowed}]"
+        return ToolOutcome(text, narrow=skill.allowed_tools)
