@@ -26,9 +26,9 @@ from actors.engine import Engine
 from actors.env import Env, HookEvent
 from actors.hooks import HOOKS_FILE, HookRunner
 from actors.hooks_config import NameGlob, parse_config
-from actors.program import is_provider_key
 from actors.hub import Hub
 from actors.plans import PlanFiles
+from actors.program import is_provider_key
 from actors.tools.registry import Registry, ToolContext, ToolOutcome
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
