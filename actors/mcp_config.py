@@ -25,6 +25,8 @@ from pathlib import Path
 
 import attrs
 
+from actors.tools.paths import open_regular, read_fd
+
 log = logging.getLogger("bmoe.mcp")
 
 DEFAULT_TIMEOUT_MS = 30_000
@@ -165,12 +167,17 @@ def load_config(path: Path) -> McpConfig:
     """The config at `path`; none when the file is absent, none (with a log line) when
     it cannot be read or is not JSON."""
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        # A regular file only: a FIFO would be waited on (the daemon would never start)
+        # and a device (/dev/zero) read for ever.
+        fd = open_regular(path, follow=True)
+        try:
+            raw = read_fd(fd, MAX_CONFIG_BYTES + 1)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         return McpConfig()
     except OSError as exc:
-        log.warning("cannot read the MCP servers config %s: %s", path, exc.strerror)
+        log.warning("cannot read the MCP servers config %s: %s", path, exc.strerror or exc)
         return McpConfig()
     if len(raw) > MAX_CONFIG_BYTES:
         log.warning("the MCP servers config %s is larger than %d bytes; no server is started", path, MAX_CONFIG_BYTES)

@@ -18,8 +18,13 @@ import attrs
 PROTOCOL_VERSION = "2024-11-05"
 CLIENT_INFO = {"name": "bmoe-daemon", "version": "0.1.0"}
 MAX_LINE_BYTES = 16 * 1024 * 1024
-MAX_TOOLS = 256
+MAX_TOOLS = 256  # read of one tools/list page; more are left out (and said once)
 MAX_DESCRIPTION_CHARS = 4096
+MAX_TITLE_CHARS = 200
+MAX_NAME_CHARS = 128  # longer cannot be called (actors/mcp.py's TOOL_NAME)
+# A tool's input schema goes to the model with every round: one larger than this (as
+# JSON) would fill the context on its own, so the tool is left out.
+MAX_SCHEMA_BYTES = 64 * 1024
 # JSON-RPC's code for a method this side does not have.
 METHOD_NOT_FOUND = -32601
 
@@ -32,25 +37,27 @@ class LineBuffer:
     """Bytes in, complete lines out (without their `\\n`, a `\\r` before it dropped).
 
     A line longer than `limit` raises WireError: a server that never ends its line
-    would otherwise grow the buffer without bound.
+    would otherwise grow the buffer without bound. Each byte is looked at once, however
+    the line arrives (a line fed a byte at a time costs no more than one fed whole).
     """
 
     def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
         self._buf = bytearray()
         self._limit = limit
+        self._scanned = 0  # the buffer holds no newline before this offset
 
     def feed(self, data: bytes | bytearray) -> list[bytes]:
         self._buf += data
         lines: list[bytes] = []
         start = 0
-        while True:
-            end = self._buf.find(b"\n", start)
-            if end < 0:
-                break
+        end = self._buf.find(b"\n", self._scanned)
+        while end >= 0:
             line = bytes(self._buf[start:end])
             lines.append(line[:-1] if line.endswith(b"\r") else line)
             start = end + 1
+            end = self._buf.find(b"\n", start)
         del self._buf[:start]
+        self._scanned = len(self._buf)
         if len(self._buf) > self._limit:
             raise WireError(f"the server wrote a line longer than {self._limit} bytes")
         return lines
@@ -186,15 +193,24 @@ def tool_list(result: object) -> tuple[list[ToolInfo], str | None, list[str]]:
         raise WireError("its answer to tools/list has no list of tools")
     tools: list[ToolInfo] = []
     left_out: list[str] = []
-    for raw in result["tools"]:
+    listed = result["tools"]
+    if len(listed) > MAX_TOOLS:
+        left_out.append(f"{len(listed) - MAX_TOOLS} tools past the first {MAX_TOOLS} of one page")
+    for raw in listed[:MAX_TOOLS]:
         if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"]:
             left_out.append("a tool without a name")
+            continue
+        if len(raw["name"]) > MAX_NAME_CHARS:
+            left_out.append(f"a tool whose name is longer than {MAX_NAME_CHARS} characters")
             continue
         schema = raw.get("inputSchema")
         if schema is None:
             schema = {"type": "object", "properties": {}}
         if not isinstance(schema, dict):
             left_out.append(f"{raw['name']}: its inputSchema is not an object")
+            continue
+        if _json_size(schema) > MAX_SCHEMA_BYTES:
+            left_out.append(f"{raw['name']}: its inputSchema is larger than {MAX_SCHEMA_BYTES} bytes")
             continue
         desc = raw.get("description")
         title = raw.get("title")
@@ -206,11 +222,18 @@ def tool_list(result: object) -> tuple[list[ToolInfo], str | None, list[str]]:
                 name=raw["name"],
                 description=(desc if isinstance(desc, str) else "")[:MAX_DESCRIPTION_CHARS],
                 input_schema=schema,
-                title=title if isinstance(title, str) and title.strip() else None,
+                title=title[:MAX_TITLE_CHARS] if isinstance(title, str) and title.strip() else None,
             )
         )
     cursor = result.get("nextCursor")
     return tools, cursor if isinstance(cursor, str) and cursor else None, left_out
+
+
+def _json_size(value: object) -> int:
+    try:
+        return len(json.dumps(value, ensure_ascii=False))
+    except (ValueError, RecursionError):
+        return MAX_SCHEMA_BYTES + 1
 
 
 def call_result(result: object) -> tuple[str, bool]:

@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,6 +32,8 @@ from actors.hub import Hub
 from actors.mcp import McpManager, McpUnavailable
 from actors.mcp_config import DEFAULT_TIMEOUT_MS, McpConfig, ServerSpec, load_config, parse_config
 from actors.mcp_wire import (
+    MAX_SCHEMA_BYTES,
+    MAX_TOOLS,
     PROTOCOL_VERSION,
     Ignored,
     LineBuffer,
@@ -129,6 +132,18 @@ def test_line_buffer_refuses_an_endless_line():
         buf.feed(b"x")
 
 
+def test_line_buffer_reads_a_line_fed_in_small_pieces_in_linear_time():
+    # Before, every feed searched the whole pending line again: 4 MiB in 64-byte
+    # pieces was 137 GB of searching (many seconds on the event loop).
+    line = b"x" * (4 * 1024 * 1024)
+    buf = LineBuffer()
+    started = time.monotonic()
+    for i in range(0, len(line), 64):
+        assert not buf.feed(line[i : i + 64])
+    assert buf.feed(b"\r\nnext") == [line] and buf.pending == 4
+    assert time.monotonic() - started < 2.0
+
+
 @given(st.binary(max_size=200))
 def test_parse_never_raises(raw):
     assert isinstance(parse(raw), (Response, Request, Notification, Ignored))
@@ -174,6 +189,23 @@ def test_tool_list_pages_and_leaves_out_what_it_cannot_use():
         tool_list({"nope": []})
 
 
+def test_tool_list_reads_a_bounded_part_of_what_a_server_lists():
+    # A page of 100,000 tools, names of a megabyte, a schema of a megabyte: before, every
+    # one was read (and a warning logged for each), and a huge schema went to the model
+    # with every round.
+    many = [{"name": f"t{i}"} for i in range(100_000)]
+    tools, _, left_out = tool_list({"tools": many})
+    assert len(tools) == MAX_TOOLS
+    assert left_out == [f"{100_000 - MAX_TOOLS} tools past the first {MAX_TOOLS} of one page"]
+    big = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10_000)}}
+    tools, _, left_out = tool_list({"tools": [
+        {"name": "x" * 1_000_000}, {"name": "fat", "inputSchema": big}, {"name": "ok", "title": "T" * 10_000},
+    ]})
+    assert [t.name for t in tools] == ["ok"] and len(tools[0].title or "") == 200
+    assert left_out == ["a tool whose name is longer than 128 characters",
+                        f"fat: its inputSchema is larger than {MAX_SCHEMA_BYTES} bytes"]
+
+
 # ---- the config ----
 
 
@@ -211,6 +243,22 @@ def test_load_config_absent_or_broken(tmp_path, caplog):
     good = tmp_path / "mcp.json"
     good.write_text(json.dumps({"mcpServers": {"t": {"command": "x"}}}))
     assert [s.name for s in load_config(good).servers] == ["t"]
+
+
+async def test_load_config_never_waits_on_a_fifo_nor_reads_a_device(tmp_path):
+    # Before, a FIFO at mcp.json was opened for reading, which waits for a writer: the
+    # daemon never started.
+    fifo = tmp_path / "mcp.json"
+    os.mkfifo(fifo)
+    try:
+        with trio.fail_after(5):
+            got = await trio.to_thread.run_sync(load_config, fifo, abandon_on_cancel=True)
+    finally:
+        os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))  # frees a reader that did wait
+    assert got == McpConfig()
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    assert load_config(zero) == McpConfig()
 
 
 # ---- one server's actor ----
@@ -492,7 +540,7 @@ async def test_the_agent_route_lists_servers_to_a_local_client_only(mcp_daemon, 
 
     builtin = [{"id": "builtin", "name": "Built-in agent", "available": True, "missing": []}]
     body = await get(Config(data_dir=tmp_path), {"client": ("192.0.2.7", 40000)})
-    assert body == {"tools": True, "commands": True, "agents": builtin, "mcp": []}
+    assert body == {"tools": True, "commands": True, "agents": builtin, "mcp": [], "lsp": []}
     assert d.manager.server("t").starts == 0  # a network request starts nothing
     body = await get(Config(data_dir=tmp_path, chat_only=True), {"client": ("127.0.0.1", 40000)})
     assert (body["tools"], body["commands"], body["mcp"]) == (False, False, [])
