@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import goals, history, instructions, notices, plans, run_tools
+from actors import goals, history, instructions, notices, plans, run_tools, subagents
 from actors.compactor import Compactor
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
 from actors.env import Env, HookEvent, HookName
@@ -69,7 +69,9 @@ class AgentRun(AssistantStream):
         self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
         self.nested_known: set[str] | None = None  # every nested instruction file, when the index is whole
         self.narrowed: frozenset[str] | None = None  # a loaded skill's allowed-tools, for the rest of the run
+        self.rounds = 0
         self.own = OwnTools(transcript, env, request)  # the tools the run carries out itself
+        self.own.owner = self
         self.compactor = Compactor(transcript, env)
         self.nudges = 0  # answers in a row without a call while the goal is open
 
@@ -95,13 +97,13 @@ class AgentRun(AssistantStream):
             if not await self.compactor.compact(self.system, specs, self.workspace()):
                 self.t.notice(notices.NOTHING_TO_COMPACT, "info")
             return
-        rounds = 0
+        limit = self.req.max_rounds or MAX_ROUNDS
         while True:
-            if rounds >= MAX_ROUNDS:
+            if self.rounds >= limit:
                 self.t.notice(notices.ROUNDS, "warn", "max_rounds")
                 self.end_reason = "max_rounds"
                 return
-            rounds += 1
+            self.rounds += 1
             result = await self.ask()
             if result is None:
                 return
@@ -140,7 +142,7 @@ class AgentRun(AssistantStream):
             skills = await self.env.skills.switched_on(ws)
         # Planning offers what cannot change the workspace (read_only's tools: no MCP
         # tool, whose effect is unknown) and the two file tools, for the plan file only.
-        offer_mode: Mode = "read_only" if planning else mode
+        offer_mode: Mode = "read_only" if planning or self.req.helper == "explore" else mode
         await self.env.registry.prepare(workspace=ws, mode=offer_mode, local=local)
         self.offered = self.env.registry.offered(workspace=ws, mode=offer_mode, local=local, skills=bool(skills))
         if planning:
@@ -148,6 +150,8 @@ class AgentRun(AssistantStream):
         # The run's own tools come with a workspace, as skills do: plain chat gets none
         # (a small model offered a tool calls it instead of answering).
         specs = self.own.specs(planning=planning, mode=mode) if self.offered and ws is not None and local else ()
+        if self.req.helper is not None:
+            specs = ()  # a helper has the workspace's tools only: it cannot start another
         if self.narrowed is not None:
             self.offered = [t for t in self.offered if t.name in self.narrowed]
             specs = tuple(s for s in specs if s.name in self.narrowed)
@@ -158,6 +162,7 @@ class AgentRun(AssistantStream):
             instructions=await self.instructions(ws) if ws else None,
             planning=plans.prompt_lines(self.env.plans.path(self.t.id)) if planning and self.env.plans else None,
             goal=goal.text if goal and goal.state == "active" and goals.UPDATE_SPEC in specs else None,
+            helper=subagents.HELPER_LINES[self.req.helper] if self.req.helper else None,
         )
 
     async def instructions(self, ws: Path) -> str | None:
@@ -391,6 +396,8 @@ class AgentRun(AssistantStream):
         the run's own tools and anything unknown count as changes."""
         args, _ = parse_arguments(call.raw)
         tool = self.env.registry.get(call.name)
+        if args is not None and call.name == subagents.TASK and call.name in self.own_names():
+            return args.get("subagent_type", "explore") in ("explore", None)  # explore tasks run at once
         if args is None or tool is None or tool not in self.offered or call.name in self.own_names():
             return False
         try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
+import trio
 
 from actors.bus import EventBus
 from actors.engine import Backend, Engine
@@ -100,3 +101,5 @@ class Env:
     diagnostics: Diagnostics | None = None
     # The always-allow rules of each workspace (actors/rules.py).
     rules: RuleBook | None = None
+    # How many helpers (actors/subagents.py) run at once on the local model; None: no limit.
+    helpers: trio.CapacityLimiter | None = None

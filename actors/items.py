@@ -62,6 +62,7 @@ _ITEM_FIELDS = (
     "allowed_by",
     "compacted",
     "compaction",
+    "task",
 )
 
 
@@ -124,6 +125,7 @@ class Item:
     allowed_by: str | None = None  # a call that ran without a card because of this rule
     compacted: bool | None = None  # summarised: the model reads the compaction notice instead
     compaction: dict[str, Any] | None = None  # a compaction notice's record (actors/compaction.py)
+    task: dict[str, Any] | None = None  # a `task` card: its helper's kind, state, rounds and items
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}

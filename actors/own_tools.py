@@ -10,12 +10,12 @@ after this round (`settled`: a goal reached or blocked, a plan nobody can approv
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
-from actors import goals, notices, plans, run_tools
+from actors import goals, notices, plans, run_tools, subagents
 from actors.engine import Piece, ToolSpec, TurnInput, direct_turn
 from actors.env import Env
 from actors.errors import EngineError, NotFound
@@ -23,6 +23,9 @@ from actors.items import EndReason, Goal, PlanInfo, ToolState
 from actors.runs import RunRequest
 from actors.tools.registry import Tool, ToolContext, ToolError
 from actors.transcript import Transcript
+
+if TYPE_CHECKING:
+    from actors.agent_run import AgentRun
 
 # The tools that write the plan file while the conversation plans.
 PLAN_WRITERS = ("write_file", "edit_file")
@@ -54,6 +57,8 @@ class OwnTools:
         self.replan = False  # plan mode began or ended: prepare again before the next round
         self.verifications = 0  # verifier turns this message
         self.settled: EndReason | None = None  # the run ends after this round, for this reason
+        self.helpers: dict[str, subagents.Helper] = {}  # this run's helpers, by their card
+        self.owner: AgentRun | None = None  # the run these tools belong to (helpers need it)
 
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
@@ -61,7 +66,7 @@ class OwnTools:
     def specs(self, *, planning: bool, mode: str) -> tuple[ToolSpec, ...]:
         """The run's own tools for this phase (the run offers them with a workspace)."""
         goal = self.t.info.goal
-        specs = run_tools.SPECS + ((goals.UPDATE_SPEC,) if goal and goal.state == "active" else ())
+        specs = run_tools.SPECS + subagents.SPECS + ((goals.UPDATE_SPEC,) if goal and goal.state == "active" else ())
         if planning:
             specs += (plans.EXIT_SPEC,)
         elif mode != "read_only" and self.env.plans is not None:
@@ -77,6 +82,12 @@ class OwnTools:
             return "Show the plan"
         if name == goals.UPDATE_GOAL:
             return "Update the goal"
+        if name == subagents.TASK:
+            description = args.get("description")
+            named = isinstance(description, str) and description
+            return f"Helper: {description}" if named else "Hand a task to a helper"
+        if name == subagents.SEND:
+            return "Message a helper"
         if name == run_tools.TODO_WRITE:
             return "Update the todo list"
         if name == run_tools.ASK_USER:
@@ -154,6 +165,8 @@ class OwnTools:
             return await self.run_plan_tool(call)
         if call.name == goals.UPDATE_GOAL:
             return await self.update_goal(call, args)
+        if call.name in (subagents.TASK, subagents.SEND):
+            return await self.helper(call, args)
         try:
             if call.name == run_tools.TODO_WRITE:
                 todos = run_tools.parse_todos(args)
@@ -230,4 +243,36 @@ class OwnTools:
         else:
             self.t.notice(notices.GOAL_CHECKED_GAPS.format(gaps="; ".join(verdict.gaps) or "none named"), "info")
         return verdict
+
+    async def helper(self, call: Call, args: dict[str, Any]) -> Done:
+        """task: a new helper; send_subagent_message: a finished one goes on."""
+        owner = self.owner
+        assert owner is not None
+        try:
+            if call.name == subagents.TASK:
+                description, prompt, kind = subagents.task_args(args)
+                helper = self.helpers[call.card] = subagents.Helper(owner, call.card, kind, description)
+                message, rounds = prompt, subagents.HELPER_ROUNDS
+            else:
+                task, said = args.get("task"), args.get("message")
+                if not isinstance(said, str) or not said.strip():
+                    raise ToolError('The call needs "message": what to tell the helper.')
+                message = said
+                found = self.helpers.get(task) if isinstance(task, str) else None
+                card = self.t.find(task) if found is None and isinstance(task, str) else None
+                if card is not None and card.tool == subagents.TASK:
+                    found = subagents.Helper.from_card(owner, card)  # a helper of an earlier message
+                    if found is not None:
+                        self.helpers[card.id] = found
+                if found is None:
+                    known = ", ".join(self.helpers) or "none yet"
+                    raise ToolError(f"There is no finished helper {task!r} here. Helpers of this run: {known}.")
+                if found.state in ("waiting", "running"):
+                    raise ToolError("That helper is still working; wait for its answer.")
+                helper, rounds = found, subagents.CONTINUE_ROUNDS
+        except ToolError as exc:
+            return Done("error", str(exc))
+        answer = await helper.work(message, rounds)
+        state: ToolState = "error" if helper.state == "error" else "done"
+        return Done(state, f"{answer}\n\n[task id: {helper.card}]")
 

@@ -52,6 +52,7 @@ def system_prompt(
     instructions: str | None = None,
     planning: list[str] | None = None,
     goal: str | None = None,
+    helper: str | None = None,
 ) -> str:
     """The base prompt (capped) plus the project's instruction files (actors/instructions.py).
     `planning`: the lines that say the conversation plans (actors/plans.py)."""
@@ -74,6 +75,8 @@ def system_prompt(
             "If the person asks about files or code on this computer, ask them to open a workspace "
             "folder for this conversation; do not try to reach files any other way."
         )
+    if helper:
+        lines.append(helper)
     if planning:
         lines.extend(planning)
     if goal:

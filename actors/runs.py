@@ -8,7 +8,7 @@ not an edit of the actor.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
 import attrs
 
@@ -25,6 +25,8 @@ class RunRequest:
     unattended: bool = False  # a scheduled run: nobody is at the screen to approve
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
     compact: bool = False  # a compaction asked for (POST .../compact), no round
+    helper: Literal["explore", "general"] | None = None  # a helper's run (actors/subagents.py)
+    max_rounds: int | None = None  # fewer rounds than a message's (a helper continued)
 
 
 @attrs.frozen

@@ -11,13 +11,13 @@ Trio runs one task at a time, so the methods need no lock: each is a whole chang
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
 
 import attrs
 import trio
 
 from actors import notices, plans
-from actors.bus import EventBus
 from actors.errors import NotFound
 from actors.items import (
     ConversationInfo,
@@ -30,6 +30,11 @@ from actors.items import (
     now,
 )
 from actors.run_tools import ASK_USER
+
+
+class Publisher(Protocol):
+    def publish(self, name: str, data: object, *, local_only: bool = False) -> object: ...
+
 
 # What a card waits for: a person's yes or no (an approval), or their answer to a question.
 WaitKind = Literal["approval", "question"]
@@ -46,10 +51,18 @@ class _Wait:
 class Transcript:
     """See the module docstring."""
 
-    def __init__(self, record: ConversationRecord, bus: EventBus) -> None:
+    def __init__(
+        self, record: ConversationRecord, bus: Publisher, *,
+        on_change: Callable[[bool], None] | None = None, waits_of: Transcript | None = None,
+    ) -> None:
+        """`on_change(urgent)` is told of every change (a helper's record, kept on its
+        parent's card); `waits_of`: the transcript whose approvals this one's cards wait
+        in (a helper's cards are answered through its parent conversation)."""
         self._info = record.info
         self._items: list[Item] = list(record.items)
         self._bus = bus
+        self._on_change = on_change
+        self._waits_of = waits_of
         self._waits: dict[str, _Wait] = {}
         self._version = 0
         self._urgent = False
@@ -143,6 +156,10 @@ class Transcript:
         self.upsert(item, urgent=urgent)
         return item
 
+    def publish_task_event(self, name: str, data: dict[str, Any]) -> object:
+        """A helper's `item` or `delta` event, as an event of this conversation."""
+        return self._bus.publish(name, {**data, "conversation": self.id}, local_only=self.local_only)
+
     def publish_item(self, item: Item) -> None:
         """Send an `item` event without storing the item (a card ended live only)."""
         self._bus.publish("item", {"conversation": self.id, "item": item.to_json()}, local_only=self.local_only)
@@ -194,6 +211,8 @@ class Transcript:
         """Wait for the person's answer to the card: (True, the answer), or (False, None)
         when the wait was ended without one (`cancel_approvals`). The conversation reads
         `waiting` while any card waits. Cancelled: the card stops waiting, nothing else."""
+        if self._waits_of is not None:
+            return await self._waits_of.wait_answer(card_id, kind)
         slot = self._waits[card_id] = _Wait(kind)
         if self._info.state != "waiting":
             self.set_info(state="waiting")
@@ -240,6 +259,8 @@ class Transcript:
         self._version += 1
         self._urgent = self._urgent or urgent
         self._changed.set()
+        if self._on_change is not None:
+            self._on_change(urgent)
 
     def mark_urgent(self) -> None:
         """Have the next save happen at once and durably (a flush)."""
@@ -301,6 +322,12 @@ def restored(record: ConversationRecord) -> ConversationRecord:
             item = attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED)
         elif item.kind == "tool" and item.state in ("composing", "running"):
             item = attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED)
+        if item.kind == "tool" and item.task and item.task.get("state") in ("waiting", "running"):
+            # A helper that was working: its own record ends too (its items, their states).
+            inner = restored(ConversationRecord(attrs.evolve(info, state="running", end_reason=None),
+                                                tuple(Item.from_json(i) for i in item.task.get("items") or ())))
+            kept = [i.to_json() for i in inner.items if i.kind != "notice" or i.text != notices.RESTARTED]
+            item = attrs.evolve(item, task={**item.task, "state": "stopped", "items": kept})
         items.append(item)
     if info.end_reason is None:  # a run was going (a question restored before has a reason)
         items.append(notice_item(notices.RESTARTED, "warn", "stopped"))

@@ -12,6 +12,7 @@ import gc
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Protocol
@@ -31,6 +32,7 @@ from actors.env import Env
 from actors.errors import TurnFailed
 from actors.hooks import HOOKS_FILE, HookRunner
 from actors.hub import Hub
+from actors.lsp import LspManager
 from actors.mcp import McpManager
 from actors.mcp_config import McpConfig, load_config
 from actors.plans import PlanFiles
@@ -53,10 +55,12 @@ from bmoe_daemon.store import Store
 log = logging.getLogger("bmoe")
 
 HTTP_GRACE_S = 2.0
+HELPERS_AT_ONCE = 2  # helpers (subagents) running at once on the local model
 SCHEDULER_STOP_S = 6.0
 HUB_STOP_S = 35.0  # a conversation waits up to 30 s for its run's stop, then saves
 MCP_STOP_S = 10.0
 ACP_STOP_S = 10.0
+LSP_STOP_S = 6.0  # each server: `shutdown` and `exit` (1 s), then its group's kill grace and reaping
 HOOKS_STOP_S = 6.0  # the HTTP hooks' posts in flight, each at most 5 s
 ENGINE_STOP_S = HTTP_GRACE_S + 3
 # The skills the release ships: `skills/` beside the packages (the repo's, or site-packages').
@@ -111,6 +115,19 @@ def build_acp(config: Config) -> AcpAgents:
         raise StartupError(f"The agents' catalog cannot be read: {exc}") from None
 
 
+def build_lsp(config: Config, in_use: Callable[[Path], bool]) -> LspManager | None:
+    """The language servers whose diagnostics follow an edit (actors/lsp.py); none in
+    chat-only mode or where no process may start."""
+    if config.chat_only or not can_run_commands():
+        return None
+    return LspManager(in_use=in_use)
+
+
+def workspace_in_use(hub: Hub, workspace: Path) -> bool:
+    """Whether a conversation still works in `workspace` (its language servers end once none does)."""
+    return any(c.info.workspace and hub.workspace_path(c.info.workspace) == workspace for c in hub.conversations())
+
+
 def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: McpManager | None = None) -> Registry:
     """The built-in tools, in the order they are offered, then use_skill and the MCP
     servers' tools (known once they start); none in chat-only mode."""
@@ -158,18 +175,22 @@ async def serve(
     # No hooks in chat-only mode: no run there has tools or a workspace.
     hooks = None if config.chat_only else HookRunner(store.agent_dir / HOOKS_FILE, home=config.data_dir,
                                                      tool_of=registry.get)
+    # Asked only while the hub (made below) serves.
+    lsp = build_lsp(config, lambda workspace: workspace_in_use(hub, workspace))
     env = Env(
         engine=engine, bus=bus, store=store, registry=registry, hooks=hooks,
         resolve_workspace=lambda _: None, chat_only=config.chat_only, providers=providers,
         skills=None if config.chat_only else skills, acp=acp,
         plans=None if config.chat_only else PlanFiles(store.agent_dir / "plans"),
+        diagnostics=lsp,
         rules=None if config.chat_only else RuleBook(store.agent_dir / "permission-rules.json"),
+        helpers=trio.CapacityLimiter(HELPERS_AT_ONCE),
     )
     hub = Hub(env, store)
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
-                        scheduler=scheduler, acp=acp, registry=env.registry, rules=env.rules,
+                        scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
                         hooks=hooks)
     app = create_app(ctx)
 
@@ -189,6 +210,8 @@ async def serve(
         await nursery.start(engine.run)
         await nursery.start(mcp.run)
         await nursery.start(acp.run)
+        if lsp is not None:
+            await nursery.start(lsp.run)
         if hooks is not None:
             await nursery.start(hooks.run)
         await nursery.start(hub.run)
@@ -208,7 +231,7 @@ async def serve(
         await stop.wait()
         log.info("stopping: ending runs")
         with trio.CancelScope(shield=True):
-            await shutdown(shutdown_steps(scheduler=scheduler, hub=hub, acp=acp, mcp=mcp, engine=engine,
+            await shutdown(shutdown_steps(scheduler=scheduler, hub=hub, acp=acp, mcp=mcp, lsp=lsp, engine=engine,
                                           http=_Trigger(http_stop), hooks=hooks))
         nursery.cancel_scope.cancel()
 
@@ -244,6 +267,7 @@ class Step:
 
 
 def shutdown_steps(*, scheduler: Stoppable | None, hub: Stoppable, acp: Stoppable, mcp: Stoppable,
+                   lsp: Stoppable | None = None,
                    engine: Stoppable, http: Stoppable, hooks: Stoppable | None = None) -> list[Step]:
     """The order the daemon stops in, each step with its budget."""
     steps = [
@@ -255,6 +279,8 @@ def shutdown_steps(*, scheduler: Stoppable | None, hub: Stoppable, acp: Stoppabl
         Step("the other agents", acp, ACP_STOP_S),
         # The runs are over (an MCP call among them ended its program): each server's group is signalled and reaped.
         Step("the MCP servers", mcp, MCP_STOP_S),
+        # Each language server is asked to exit, then its group is signalled and reaped.
+        Step("the language servers", lsp, LSP_STOP_S) if lsp is not None else None,
         Step("the HTTP server", http, 0.0),
         # The runs are over (their session_end hooks fired): the HTTP hooks' posts still queued are sent.
         Step("the hooks", hooks, HOOKS_STOP_S) if hooks is not None else None,

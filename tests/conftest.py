@@ -100,7 +100,7 @@ async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
     echo, note = EchoTool(), NoteTool()
     registry = Registry([echo, note])
     env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None,
-              plans=PlanFiles(store.agent_dir / "plans"))
+              plans=PlanFiles(store.agent_dir / "plans"), helpers=trio.CapacityLimiter(2))
     hub = Hub(env, store)
     async with trio.open_nursery() as nursery:
         await nursery.start(engine.run)

@@ -1,0 +1,148 @@
+"""Helpers (actors/subagents.py): a task with a history of its own, inside the parent's
+run; limits, stops, continuation, and approvals through the parent."""
+
+from __future__ import annotations
+
+import trio
+
+from actors import history, subagents
+from actors.transcript import restored
+from tests.test_parallel import Meet
+from tests.waiting import wait_for, wait_state
+
+
+def task(prompt: str, kind: str = "explore") -> dict:
+    return {"name": "task", "arguments": {"description": prompt[:20], "prompt": prompt, "subagent_type": kind}}
+
+
+async def conv_in(daemon, tmp_path, mode="full"):
+    folder = tmp_path / "ws"
+    folder.mkdir(exist_ok=True)
+    ws = await daemon.hub.add_workspace(str(folder))
+    return folder, await daemon.hub.create(workspace=ws.id, mode=mode)
+
+
+def cards(conv):
+    return [i for i in conv.items if i.kind == "tool"]
+
+
+async def test_a_helper_works_with_its_own_history_and_the_parent_reads_its_answer(daemon, tmp_path):
+    _, conv = await conv_in(daemon, tmp_path)
+    daemon.backend.push(
+        {"when": "look around", "tool_calls": [task("find the config for me")]},
+        {"when": "find the config", "tool_calls": [{"name": "echo", "arguments": {"text": "config.py"}}]},
+        {"when": "find the config", "text": "It is config.py."},
+        {"when": "look around", "text": "The helper found config.py."},
+    )
+    with daemon.bus.subscribe() as sub:
+        await conv.send_message("look around")
+        await wait_state(conv, "idle")
+        events = []
+        while True:
+            try:
+                events.append(sub.receive_nowait())
+            except trio.WouldBlock:
+                break
+    card = cards(conv)[0]
+    assert card.state == "done" and card.result.startswith("It is config.py.")
+    assert f"[task id: {card.id}]" in card.result
+    assert card.task["kind"] == "explore" and card.task["state"] == "done" and card.task["rounds"] == 2
+    assert [i["kind"] for i in card.task["items"]] == ["user", "assistant", "tool", "assistant"]
+    # The helper was sent its own history: its prompt, no parent message.
+    child_turn = daemon.backend.turns[1]
+    assert [m["role"] for m in child_turn.messages] == ["system", "user"]
+    assert "You are a helper doing one search" in child_turn.messages[0]["content"]
+    assert "task" not in {t.name for t in child_turn.tools}  # a helper cannot start another
+    assert "note" not in {t.name for t in child_turn.tools}  # explore: nothing that changes
+    # Its items stream as events of the parent's card.
+    tagged = [e.data for e in events if e.name in ("item", "delta") and e.data.get("task") == card.id]
+    assert tagged and all(d["conversation"] == conv.id for d in tagged)
+    assert history.well_formed(daemon.backend.turns[-1].messages) is None
+
+
+async def test_helpers_run_at_once_within_the_limit_and_more_wait(daemon, tmp_path):
+    meet = Meet(expected=2, alone_s=5)
+    daemon.hub.env.registry.add(meet)
+    _, conv = await conv_in(daemon, tmp_path)
+    meet_call = {"name": "meet", "arguments": {}}
+    daemon.backend.push(
+        {"when": "three", "tool_calls": [task("one a"), task("one b"), task("one c")]},
+        *[{"when": f"one {x}", "tool_calls": [meet_call]} for x in "abc"],
+        *[{"when": f"one {x}", "text": f"done {x}"} for x in "abc"],
+        {"when": "three", "text": "All three."},
+    )
+    await conv.send_message("three")
+    await wait_for(lambda: any(c.result == subagents.WAITING for c in cards(conv)), timeout=10)
+    await wait_state(conv, "idle", timeout=20)
+    results = [c.result.split("\n")[0] for c in cards(conv)]
+    assert sorted(results) == ["done a", "done b", "done c"]
+    assert meet.arrived == 3  # two met at once; the third ran once a slot was free
+
+
+async def test_a_stop_ends_every_helper_and_leaves_every_card_final(daemon, tmp_path):
+    _, conv = await conv_in(daemon, tmp_path)
+    daemon.backend.push({"when": "go", "tool_calls": [task("hang a"), task("hang b")]},
+                        {"when": "hang", "hang": True, "repeat": 2})
+    await conv.send_message("go")
+    await wait_for(lambda: sum(1 for c in cards(conv) if (c.task or {}).get("state") == "running") == 2)
+    with trio.fail_after(1):
+        await conv.stop()
+    assert all(c.state in ("done", "denied", "error") for c in cards(conv))
+    assert [c.task["state"] for c in cards(conv)] == ["stopped", "stopped"]
+    for c in cards(conv):
+        assert all(i.get("streaming") is not True for i in c.task["items"])
+    assert daemon.engine.statistics().state == "idle"
+
+
+async def test_a_finished_helper_goes_on_with_a_message(daemon, tmp_path):
+    _, conv = await conv_in(daemon, tmp_path)
+    daemon.backend.push({"when": "start", "tool_calls": [task("count files")]},
+                        {"when": "count files", "text": "3 files."})
+    await conv.send_message("start")
+    await wait_state(conv, "idle")
+    card_id = cards(conv)[0].id
+    send = {"name": "send_subagent_message", "arguments": {"task": card_id, "message": "and folders?"}}
+    daemon.backend.push({"when": "more", "tool_calls": [send, {"name": "send_subagent_message",
+                                                               "arguments": {"task": "nope", "message": "x"}}]},
+                        {"when": "and folders", "text": "2 folders."})
+    await conv.send_message("more")
+    await wait_state(conv, "idle")
+    sent, unknown = cards(conv)[1:]
+    # A helper of an earlier message goes on from what its card kept.
+    assert sent.state == "done" and sent.result.startswith("2 folders.")
+    helper = cards(conv)[0].task
+    assert [i["kind"] for i in helper["items"]] == ["user", "assistant", "user", "assistant"]
+    assert helper["rounds"] == 2
+    assert unknown.state == "error" and "no finished helper" in unknown.result
+
+
+async def test_a_general_helpers_cards_are_approved_through_the_parent(daemon, tmp_path):
+    folder, conv = await conv_in(daemon, tmp_path, mode="ask")
+    daemon.backend.push(
+        {"when": "write it", "tool_calls": [task("write the note", "general")]},
+        {"when": "write the note", "tool_calls": [{"name": "note", "arguments": {"path": "n.txt", "text": "hi"}}]},
+        {"when": "write the note", "text": "Written."},
+        {"when": "write it", "text": "Done."},
+    )
+    await conv.send_message("write it")
+    await wait_state(conv, "waiting")
+    parent = cards(conv)[0]
+    waiting = [i for i in parent.task["items"] if i.get("state") == "waiting"]
+    assert waiting and waiting[0]["tool"] == "note"
+    await conv.approve(waiting[0]["id"], True)
+    await wait_state(conv, "idle")
+    assert (folder / "n.txt").read_text() == "hi"
+    assert cards(conv)[0].result.startswith("Written.")
+
+
+async def test_a_helper_working_at_a_restart_is_restored_stopped(daemon, tmp_path):
+    _, conv = await conv_in(daemon, tmp_path)
+    daemon.backend.push({"when": "go", "tool_calls": [task("hang here")]}, {"when": "hang", "hang": True})
+    await conv.send_message("go")
+    await wait_for(lambda: cards(conv) and (cards(conv)[0].task or {}).get("state") == "running")
+    await wait_for(lambda: len(cards(conv)[0].task["items"]) >= 1)
+    record = restored(conv.record())
+    await conv.stop()
+    card = [i for i in record.items if i.kind == "tool"][0]
+    assert card.state == "error" and card.task["state"] == "stopped"
+    assert all(i.get("state") in (None, "done", "denied", "error") for i in card.task["items"])
