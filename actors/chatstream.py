@@ -1,6 +1,7 @@
 """Reading an OpenAI-compatible chat-completions stream, without I/O.
 
-`ChatStream` is fed the lines of a Server-Sent Events body (`data: {...}` chunks,
+`SseLines` cuts the body's bytes into its lines (bounded: a line that never ends is
+refused); `ChatStream` is fed the lines of a Server-Sent Events body (`data: {...}` chunks,
 blank lines between events, `data: [DONE]` at the end) and turns each chunk into the
 engine's pieces: `delta.content` is text, `delta.reasoning_content` (or `reasoning`)
 is reasoning, and `delta.tool_calls` are assembled by their `index`. The first piece
@@ -23,12 +24,55 @@ from actors.items import new_id
 
 # One event's data larger than this is not a chat chunk: the stream is refused.
 MAX_EVENT_BYTES = 8 * 1024 * 1024
+# A whole answer (text, reasoning and calls' arguments) longer than this is a provider
+# that does not stop (no model writes this much in one turn): the stream is refused.
+MAX_ANSWER_CHARS = 16 * 1024 * 1024
+# More tool calls than this in one answer is not a model's round: the stream is refused.
+MAX_CALLS = 64
 # How much of a provider's own error text is kept.
 MAX_ERROR_CHARS = 500
 
 
 class StreamError(Exception):
     """The stream cannot be read as a chat completion; the text says why."""
+
+
+class SseLines:
+    """Bytes of an event stream in, its lines out, decoded as UTF-8.
+
+    A line ends at CR, LF or CRLF, as the event-stream format says (not at the other
+    characters `str.splitlines` takes, which JSON text may hold as they are). Each byte
+    is looked at a bounded number of times however the body is cut, and a line still
+    open past `limit` bytes raises StreamError: a server that never ends its line would
+    otherwise grow the buffer without bound.
+    """
+
+    def __init__(self, limit: int = MAX_EVENT_BYTES) -> None:
+        self._buf = bytearray()
+        self._limit = limit
+        self._after_cr = False  # the last line ended with CR: a LF next is its CRLF's
+
+    def feed(self, data: bytes) -> list[str]:
+        if data and self._after_cr:
+            self._after_cr = False
+            if data[:1] == b"\n":
+                data = data[1:]
+        start = len(self._buf)  # the buffer holds no line end before this
+        self._buf += data
+        cut = max(self._buf.rfind(b"\n", start), self._buf.rfind(b"\r", start))
+        if cut < 0:
+            if len(self._buf) > self._limit:
+                raise StreamError(f"a line of the stream is longer than {self._limit // (1024 * 1024)} MiB")
+            return []
+        whole = bytes(self._buf[: cut + 1])
+        del self._buf[: cut + 1]
+        self._after_cr = whole.endswith(b"\r") and not self._buf  # a CR that ended the data so far
+        return [line.decode("utf-8", errors="replace") for line in whole.splitlines()]
+
+    def flush(self) -> list[str]:
+        """The body ended: its last line, when it had no line end."""
+        rest, self._buf = bytes(self._buf), bytearray()
+        return [rest.decode("utf-8", errors="replace")] if rest else []
 
 
 @attrs.define
@@ -69,11 +113,22 @@ class ChatStream:
         self._calls: dict[int, _Call] = {}
         self.done = False  # `data: [DONE]` was read
         self.finish_reason: str | None = None
-        self.text = ""
-        self.reasoning = ""
+        # Pieces kept in lists and joined when asked for: `+=` on an attribute copies the
+        # whole text each time, quadratic over a long answer of small chunks.
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._answer_chars = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.chunks = 0
+
+    @property
+    def text(self) -> str:
+        return "".join(self._text)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self._reasoning)
 
     @property
     def complete(self) -> bool:
@@ -189,11 +244,13 @@ class ChatStream:
         if not isinstance(reasoning, str) or not reasoning:
             reasoning = delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
-            self.reasoning += reasoning
+            self._count(reasoning)
+            self._reasoning.append(reasoning)
             out.append(Piece("reasoning", reasoning))
         content = delta.get("content")
         if isinstance(content, str) and content:
-            self.text += content
+            self._count(content)
+            self._text.append(content)
             out.append(Piece("text", content))
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
@@ -204,10 +261,19 @@ class ChatStream:
                         out.append(piece)
         return out
 
+    def _count(self, piece: str) -> None:
+        self._answer_chars += len(piece)
+        if self._answer_chars > MAX_ANSWER_CHARS:
+            raise StreamError(
+                f"the answer is longer than {MAX_ANSWER_CHARS // (1024 * 1024)} M characters: the provider did not stop"
+            )
+
     def _call_delta(self, tc: dict[str, object], position: int) -> Piece | None:
         index = _int(tc.get("index"), position)
         call = self._calls.get(index)
         if call is None:
+            if len(self._calls) >= MAX_CALLS:
+                raise StreamError(f"the answer holds more than {MAX_CALLS} tool calls")
             call = self._calls[index] = _Call(index)
         fn = tc.get("function")
         fn = fn if isinstance(fn, dict) else {}
@@ -222,6 +288,7 @@ class ChatStream:
             fragment = json.dumps(fragment, ensure_ascii=False)
         fragment = fragment if isinstance(fragment, str) else ""
         if fragment:
+            self._count(fragment)
             call.args.append(fragment)
         if call.announced:
             return Piece("tool_call", fragment, index=index) if fragment else None

@@ -28,9 +28,9 @@ import os
 import re
 import threading
 import unicodedata
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
@@ -38,19 +38,20 @@ import httpx
 import trio
 
 from actors.atomic import write_all, write_atomic
-from actors.chatstream import ChatStream, StreamError, error_text
+from actors.chatstream import MAX_EVENT_BYTES, ChatStream, StreamError, error_text
 from actors.engine import Aborted, Emit, TurnInput, TurnResult
 from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
+from actors.http_read import body_lines, read_body, read_until
+from actors.tools.paths import open_regular, read_fd
 
 log = logging.getLogger("bmoe.providers")
-
-T = TypeVar("T")
 
 CONNECT_TIMEOUT_S = 15.0
 # Between two reads of the stream: a local server may prefill a long prompt first.
 READ_TIMEOUT_S = 300.0
 WRITE_TIMEOUT_S = 60.0
 MAX_ERROR_BODY_BYTES = 64 * 1024
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024  # providers.json and credentials.json: larger is refused
 MAX_NAME_CHARS = 100
 MAX_URL_CHARS = 2048
 MAX_MODELS = 500
@@ -147,7 +148,7 @@ class ProviderBackend:
                     ctype = resp.headers.get("content-type", "").lower()
                     if ctype.startswith("application/json"):
                         # A server that ignored `stream` and answered whole.
-                        body = await resp.aread()
+                        body = await read_body(resp, MAX_EVENT_BYTES)
                         for piece in stream.feed_completion(_json(body)):
                             await emit(piece)
                         return stream.result()
@@ -159,7 +160,7 @@ class ProviderBackend:
                             await emit(piece)
                         return stream.done
 
-                    if not await read_until(resp.aiter_lines(), on_line):
+                    if not await body_lines(resp, on_line):
                         for piece in stream.finish():
                             await emit(piece)
                 finally:
@@ -269,34 +270,20 @@ class ProviderBackend:
         return None
 
 
-async def read_until(items: AsyncIterator[T], handle: Callable[[T], Awaitable[bool]]) -> bool:
-    """Call `handle` on each item until it returns True (then True) or raises (then
-    that), or the items end (then False).
-
-    Leaving early does not break out of the loop: it cancels the loop's own scope, so
-    the iterator ends inside its next read. httpx's iterators are async generators
-    nested several deep, and one left suspended would be finalised later by the
-    garbage collector (trio warns about each); this way every one of them ends here.
-    Outer cancellations go through untouched."""
-    failure: Exception | None = None
-    stopped = False
-    with trio.CancelScope() as leave:
-        try:
-            async for item in items:
-                if leave.cancel_called:
-                    continue  # items already read; the next read ends the loop
-                try:
-                    stopped = await handle(item)
-                except Exception as exc:
-                    failure = exc
-                if failure is not None or stopped:
-                    leave.cancel()
-        except Exception:
-            if failure is None and not stopped:
-                raise
-    if failure is not None:
-        raise failure
-    return stopped
+def _read_settings(path: Path, *, follow: bool, mode: int | None = None) -> bytes:
+    """A settings file's bytes: a regular file (a FIFO or a device is refused, never
+    waited on or read for ever) of at most MAX_SETTINGS_BYTES; `mode` is set on it
+    first. Raises FileNotFoundError, OSError, or ValueError when it is too large."""
+    fd = open_regular(path, follow=follow)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        raw = read_fd(fd, MAX_SETTINGS_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise ValueError(f"larger than {MAX_SETTINGS_BYTES} bytes")
+    return raw
 
 
 def _json(body: bytes) -> object:
@@ -464,10 +451,10 @@ class ProviderDirectory:
 
     def _load(self) -> None:
         try:
-            rows = json.loads(self.providers_path.read_bytes())
+            rows = json.loads(_read_settings(self.providers_path, follow=True))
         except FileNotFoundError:
             rows = []
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             log.warning("cannot read %s (%s); no provider is loaded from it", self.providers_path, type(exc).__name__)
             rows = []
         for row in rows if isinstance(rows, list) else []:
@@ -479,12 +466,11 @@ class ProviderDirectory:
             if p.id and "/" not in p.id:
                 self._providers[p.id] = p
         try:
-            if self.credentials_path.exists():
-                os.chmod(self.credentials_path, CREDENTIALS_MODE)
-            keys = json.loads(self.credentials_path.read_bytes())
+            # Not through a link: its mode is fixed on the file itself, never on another one.
+            keys = json.loads(_read_settings(self.credentials_path, follow=False, mode=CREDENTIALS_MODE))
         except FileNotFoundError:
             keys = {}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             # Never log the contents: only which file and what kind of failure.
             log.warning("cannot read %s (%s); saved keys are not loaded", self.credentials_path, type(exc).__name__)
             keys = {}

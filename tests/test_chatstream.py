@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.chatstream import MAX_EVENT_BYTES, ChatStream, StreamError, error_text
+from actors.chatstream import MAX_ANSWER_CHARS, MAX_CALLS, MAX_EVENT_BYTES, ChatStream, StreamError, error_text
 from actors.engine import Piece
 
 
@@ -210,3 +211,37 @@ def test_text_survives_any_split(text: str, size: int) -> None:
     chunks = [delta({"content": text[i : i + size]}) for i in range(0, len(text), size)]
     s, pieces = feed(sse(*chunks, delta({}, "stop")))
     assert "".join(p.text for p in pieces) == text == s.result().text
+
+
+# ---- what a provider's stream may cost ----
+
+
+def test_a_long_answer_of_small_chunks_takes_linear_time() -> None:
+    # Before, `self.text += piece` copied the whole answer at each chunk: 200,000 chunks
+    # took about 25 s (quadratic); each is now kept and joined once.
+    line = "data: " + json.dumps(delta({"content": "tok "}))
+    s = ChatStream()
+    started = time.monotonic()
+    for _ in range(200_000):
+        s.feed_line(line)
+        s.feed_line("")
+    assert len(s.result().text) == 800_000
+    assert time.monotonic() - started < 5.0
+
+
+def test_an_answer_that_does_not_stop_is_refused() -> None:
+    s = ChatStream()
+    piece = "x" * (1024 * 1024)
+    with pytest.raises(StreamError, match="did not stop"):
+        for _ in range(MAX_ANSWER_CHARS // len(piece) + 1):
+            for line in sse(delta({"reasoning_content": piece}), done=False):
+                s.feed_line(line)
+
+
+def test_an_answer_with_too_many_calls_is_refused() -> None:
+    calls = [{"index": i, "id": f"c{i}", "function": {"name": "echo", "arguments": "{}"}} for i in range(MAX_CALLS)]
+    s, _ = feed(sse(delta({"tool_calls": calls}), delta({}, "tool_calls")))
+    assert len(s.result().tool_calls) == MAX_CALLS
+    one_more = {"index": MAX_CALLS, "function": {"name": "echo"}}
+    with pytest.raises(StreamError, match=f"more than {MAX_CALLS} tool calls"):
+        feed(sse(delta({"tool_calls": [*calls, one_more]})))
