@@ -11,8 +11,9 @@ lookup.
 One `LanguageServer` actor per workspace and language, made when first wanted. Its
 program is the first of the language's servers found (`.venv/bin` of the daemon's own
 environment first, then PATH), started in a session and process group of its own
-with the daemon's environment less its own variables (actors/program.py), then
-`initialize` with the workspace as rootUri and `initialized`. It is ended (`shutdown`,
+with the daemon's environment less its own variables and the provider keys
+(actors/program.py), then `initialize` with the workspace as rootUri and
+`initialized`; actors/lsp_program.py reads it. It is ended (`shutdown`,
 `exit`, then its whole group signalled and reaped) after IDLE_S without an edit, with
 the daemon, and once no conversation uses its workspace (a sweep every SWEEP_S asks
 the daemon). A program that ends by itself or fails its start is a crash: it is
@@ -36,19 +37,17 @@ import trio
 
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth
 from actors.errors import ActorGone
+from actors.lsp_program import LspProgram, watch_exit
 from actors.lsp_wire import (
     LANGUAGES,
     Diagnostic,
-    FrameBuffer,
     Language,
-    Sync,
     answer_to,
     diagnostic_lines,
     did_change,
     did_open,
     did_save,
     file_uri,
-    frame,
     initialize_params,
     language_of,
     published,
@@ -60,18 +59,13 @@ from actors.mcp_wire import (
     Ignored,
     Notification,
     Request,
-    Response,
     WireError,
     encode_error,
     encode_notification,
     encode_result,
-    parse,
 )
 from actors.program import (
-    READ_CHUNK,
     STDERR_LINE_CHARS,
-    Handler,
-    Program,
     ProgramEnded,
     RpcError,
     StartFailed,
@@ -98,68 +92,6 @@ MAX_OPEN_DOCS = 64  # per server; the least recently edited is closed beyond
 @attrs.frozen
 class WantMsg:
     reply: Reply[trio.Event]
-
-
-class LspProgram(Program):
-    """A language server's program: actors/program.py's Program with LSP's framing,
-    and the documents it has open and what it published of them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked: str | None = None  # why we ended it; None while it has not been asked to
-        self.wake = trio.Event()  # it ended, or was asked to
-        self.news = trio.Event()  # replaced at each publication; set on its end too
-        self.sync = Sync()
-        self.docs: dict[str, int] = {}  # key -> the version last sent, least recently edited first
-        self.published: dict[str, tuple[int, int | None, tuple[Diagnostic, ...]]] = {}  # key -> (seq, version, diags)
-        self.seq = 0
-        self.reaped = trio.Event()
-
-    def end(self, why: str) -> None:
-        super().end(why)
-        self.wake.set()
-        self.news.set()
-
-    def ask_to_end(self, why: str) -> None:
-        """Ask its task to end it politely (not a crash)."""
-        if self.asked is None:
-            self.asked = why
-        self.wake.set()
-
-    async def send(self, data: bytes) -> None:
-        await super().send(frame(data))
-
-    def publish(self, key: str, version: int | None, diagnostics: tuple[Diagnostic, ...]) -> None:
-        if key not in self.docs:
-            return  # a file we did not open (a server that checks the whole project)
-        self.seq += 1
-        self.published[key] = (self.seq, version, diagnostics)
-        news, self.news = self.news, trio.Event()
-        news.set()
-
-    async def read_stdout(self, handle: Handler, nursery: trio.Nursery, exit_wait: float) -> None:
-        """Program.read_stdout with `Content-Length` frames instead of lines."""
-        proc = self.proc
-        assert proc is not None and proc.stdout is not None
-        frames = FrameBuffer()
-        try:
-            while True:
-                chunk = await proc.stdout.receive_some(READ_CHUNK)
-                if not chunk:
-                    break
-                for body in frames.feed(chunk):
-                    msg = parse(body)
-                    if isinstance(msg, Response):
-                        self.dispatch(msg)
-                    else:
-                        handle(msg, nursery)
-        except WireError as exc:
-            self.end(f"it broke the protocol: {exc}")
-            return
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        code = await wait_exit(proc.pid, exit_wait)
-        self.end(f"its program exited with code {code}" if code is not None else "its program closed its output")
 
 
 def _load(workspace: Path, rel: str) -> tuple[Path, str] | None:
@@ -217,6 +149,8 @@ class LanguageServer:
         self.last_end = ""
         self.starts = 0
         self.pid: int | None = None
+        self._busy = 0  # edits in hand: the server is not idle while one waits on it
+        self._last_done = 0.0
 
     @property
     def state(self) -> str:
@@ -265,6 +199,10 @@ class LanguageServer:
                 msg.reply.capture(self._start)
                 idle_at = trio.current_time() + self._idle_s
                 continue
+            now = trio.current_time()
+            if self._busy or now < self._last_done + self._idle_s:
+                idle_at = now + self._idle_s if self._busy else self._last_done + self._idle_s
+                continue
             idle_at = float("inf")
             if self._program is not None:
                 log.info("%s for %s in %s: idle for %g s, ended", self.name, self.language.title,
@@ -303,6 +241,14 @@ class LanguageServer:
         The caller bounds the wait; cancelled, only the wait ends (a start goes on)."""
         if self._state == "off":
             return self._off_once()
+        self._busy += 1
+        try:
+            return await self._diagnose(rel, language_id)
+        finally:
+            self._busy -= 1
+            self._last_done = trio.current_time()
+
+    async def _diagnose(self, rel: str, language_id: str) -> str | None:
         msg = WantMsg(Reply())
         try:
             await self._send.send(msg)
@@ -384,14 +330,18 @@ class LanguageServer:
                 await self._serve_program(prog, done)
         except Exception:
             log.exception("%s for %s: its program's task failed", self.name, self.language.title)
+            prog.end("something went wrong inside the daemon with it; the log has the details")
         finally:
-            prog.end(prog.asked or prog.why or "its task ended")
+            # Ended before its task was: by itself, or failing its start. Otherwise the
+            # daemon's own nursery is being cancelled, which is no crash of the server's.
+            crashed = prog.asked is None and prog.ended.is_set()
+            prog.end(prog.asked or "the daemon is stopping")
             if self._program is prog:
                 self._program = None
                 self.pid = None
                 self.last_end = prog.why
                 self._state = "stopped"
-                if prog.asked is None:
+                if crashed:
                     self._crashed(prog.why)
             log.info("%s for %s in %s: its program ended: %s", self.name, self.language.title, self.workspace,
                      prog.why)
@@ -417,7 +367,8 @@ class LanguageServer:
         log.info("%s started (pid %d)", label, proc.pid)
         handle = functools.partial(self._on_message, prog)
         async with serving(prog, proc, handle, log=log, label=label, kill_grace=self._kill_grace,
-                           exit_wait=KILL_GRACE_S):
+                           exit_wait=KILL_GRACE_S) as nursery:
+            nursery.start_soon(watch_exit, prog, proc)
             try:
                 with trio.fail_after(self._start_timeout):
                     prog.sync = sync_of(await prog.request("initialize", initialize_params(self._root, os.getpid())))

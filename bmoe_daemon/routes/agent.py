@@ -1,8 +1,9 @@
-"""GET /api/agent: what conversations here may use: tools, commands, agents, MCP servers.
+"""GET /api/agent: what conversations here may use: tools, commands, agents, MCP servers,
+the language servers whose diagnostics follow an edit.
 
 The MCP servers not started yet are started first (each at most its start limit), so
 the listing shows their tools as the model calls them. A client on the network gets
-no servers: they name programs and folders of this computer.
+no servers (MCP or language): they name programs and folders of this computer.
 """
 
 from __future__ import annotations
@@ -39,11 +40,13 @@ async def get_agent() -> Response:
             return registry is None or registry.get(tool.name) is tool  # a built-in tool's name wins
 
         mcp = d.mcp.listing(shown)
+    lsp = d.lsp.listing() if tools and is_local() and d.lsp is not None else []
     return jsonify(
         {
             "tools": tools,
             "commands": tools and can_run_commands(),
             "agents": _agents(tools),
             "mcp": mcp,
+            "lsp": lsp,
         }
     )
