@@ -18,11 +18,17 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from actors.items import ToolState
-from actors.tools.files import unified_diff
+from actors.tools.diffs import bounded_unified_diff
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, cap_text
 
 PROTOCOL_VERSION = 1
 TITLE_CHARS = 120
+# What an agent sends is kept on a card, saved with the conversation and sent to every
+# client: past these, a field is left out (or cut) rather than stored whole.
+MAX_ARGS_BYTES = 64 * 1024  # a call's rawInput, as JSON
+MAX_DIFF_CHARS = STORED_RESULT_CAP_BYTES  # a diff the agent wrote itself
+MAX_PLAN_ENTRIES = 200
+PLAN_ENTRY_CHARS = 500
 # The protocol's tool kinds; anything else reads as `other`.
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 # A tool call's status -> the card's state.
@@ -110,10 +116,22 @@ def _diff(content: list[object], workspace: Path | None) -> tuple[str | None, st
             continue
         old = part.get("oldText")
         rel = _relative(path, workspace)
-        diffs.append(unified_diff(old if isinstance(old, str) else "", new, rel or os.path.basename(path) or "file"))
+        # Bounded: difflib on two large texts that repeat lines takes minutes; such a
+        # change is shown without its diff.
+        diff = bounded_unified_diff(old if isinstance(old, str) else "", new, rel or os.path.basename(path) or "file")
+        if diff is not None:
+            diffs.append(diff)
         if file is None:
             file = rel
-    return ("".join(diffs) or None), file
+    joined = "".join(diffs)
+    return (joined if joined and len(joined) <= MAX_DIFF_CHARS else None), file
+
+
+def _json_size(value: object) -> int:
+    try:
+        return len(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return MAX_ARGS_BYTES + 1
 
 
 def _raw_output_text(raw: object) -> str:
@@ -151,7 +169,9 @@ def tool_fields(update: Mapping[str, object], workspace: Path | None, *, first: 
         out["state"] = "running"
     raw_input = update.get("rawInput")
     if isinstance(raw_input, dict):
-        out["args"] = raw_input
+        out["args"] = raw_input if _json_size(raw_input) <= MAX_ARGS_BYTES else {
+            "_": f"[the agent's input is larger than {MAX_ARGS_BYTES // 1024} KiB and is not kept]"
+        }
     elif first:
         out["args"] = {}
     content = update.get("content")
@@ -166,7 +186,7 @@ def tool_fields(update: Mapping[str, object], workspace: Path | None, *, first: 
             out["file"] = file
     if "diff" not in out and isinstance(raw_input, dict) and isinstance(raw_input.get("diff"), str):
         # Some agents (OpenCode) send the edit's unified diff in the permission's input.
-        if raw_input["diff"].strip():
+        if raw_input["diff"].strip() and len(raw_input["diff"]) <= MAX_DIFF_CHARS:
             out["diff"] = raw_input["diff"]
     if "result" not in out and "rawOutput" in update:
         text = _raw_output_text(update.get("rawOutput"))
@@ -189,10 +209,12 @@ def plan_text(entries: object) -> str | None:
     if not isinstance(entries, list):
         return None
     lines = ["Plan:"]
-    for entry in entries:
+    for entry in entries[:MAX_PLAN_ENTRIES]:
         if isinstance(entry, dict) and isinstance(entry.get("content"), str):
             mark = PLAN_MARKS.get(str(entry.get("status")), "[ ]")
-            lines.append(f"{mark} {' '.join(entry['content'].split())}")
+            lines.append(f"{mark} {' '.join(entry['content'][:PLAN_ENTRY_CHARS].split())}")
+    if len(entries) > MAX_PLAN_ENTRIES:
+        lines.append(f"[... {len(entries) - MAX_PLAN_ENTRIES} more entries not shown]")
     return "\n".join(lines) if len(lines) > 1 else None
 
 
