@@ -90,6 +90,27 @@ def test_a_unicode_pattern_finds_the_lines_pythons_re_finds_on_text(pattern: str
     assert found_lines(text.encode(), pattern, ignore_case=icase) == expected, compile_query(pattern).pattern
 
 
+LITERAL_ATOMS = ["ab", "ba", "abc", "b", "a", "[ab]", "[abc]", ".", r"\w", "(?:x?)"]
+
+
+@settings(max_examples=2000)
+@given(
+    patterns(LITERAL_ATOMS, ["^", "$", r"\b"]),
+    st.lists(st.text(alphabet="abcx _", min_size=1, max_size=12), max_size=5).map("\n".join),
+    st.booleans(),
+)
+def test_a_file_with_a_match_always_holds_one_of_the_texts_looked_for_first(
+    pattern: str, text: str, icase: bool
+) -> None:
+    query = compile_query(pattern, ignore_case=icase)
+    if not reference_lines(text, pattern, ignore_case=icase, as_bytes=True):
+        return
+    hay = text.encode().lower() if query.fold else text.encode()
+    assert not query.needles or any(n in hay for n in query.needles), query.needles
+    if query.prefilter is not None:  # the one pass that looks for them finds one too
+        assert query.prefilter.search(text.encode(), 0, len(text.encode())) is not None
+
+
 # ---- linear time ----
 
 NESTED_ATOMS = ["a", "b", "aa", ".", "[ab]", r"\w", "a?", "(?:a|aa)", "(?:a|a)"]
@@ -134,7 +155,9 @@ def test_the_engine_lets_other_threads_run_while_it_matches() -> None:
         worst, last, ticks = max(worst, now - last), now, ticks + 1
     worker.join()
     assert ticks > 20, "the search was too quick to tell anything"
-    assert worst < 0.1, f"this thread waited {worst:.2f} s for the GIL"
+    # One call into the engine takes about half a second here: an engine that kept the
+    # GIL would stop this thread that long. (Room is left for a loaded machine.)
+    assert worst < 0.3, f"this thread waited {worst:.2f} s for the GIL"
 
 
 def test_a_line_too_long_for_a_costly_pattern_is_left_out_and_counted() -> None:

@@ -368,6 +368,16 @@ async def test_grep_invalid_regex_is_a_tool_error_with_the_parsers_message(ws: P
     assert listed(await grep(ws, pattern="foo(bar", literal=True)) == []
 
 
+async def test_a_glob_longer_than_the_limit_is_refused(ws: Path) -> None:
+    # Its compiled form grows with it: a 200,000-character glob took 3.5 s to compile,
+    # on the event loop.
+    long = "*a" * (search.MAX_GLOB_CHARS // 2 + 1)
+    with pytest.raises(ToolError, match='"include" is longer than'):
+        await glob(ws, include=long)
+    with pytest.raises(ToolError, match='"exclude" is longer than'):
+        await grep(ws, pattern="x", exclude=long)
+
+
 async def test_grep_argument_errors(ws: Path) -> None:
     with pytest.raises(ToolError, match='needs "pattern"'):
         await grep(ws)

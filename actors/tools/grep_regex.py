@@ -102,12 +102,13 @@ class LinePattern:
 
 @attrs.frozen
 class Compiled:
-    """`pattern` ready to run, with `needle`: text every match holds (or None), to be
-    found with `bytes.find` before the pattern looks at a file; `fold` when the needle
-    is lowered (ASCII) and must be looked for in lowered data."""
+    """`pattern` ready to run, with `needles`: texts of which every match holds one
+    (none when the pattern tells no such texts), to be found with `bytes.find` before
+    the pattern looks at a file; `fold` when they are lowered (ASCII) and must be looked
+    for in lowered data."""
 
     pattern: LinePattern
-    needle: bytes | None
+    needles: tuple[bytes, ...]
     fold: bool
 
 
@@ -141,15 +142,26 @@ def compile_line_pattern(pattern: str, *, ignore_case: bool, literal: bool = Fal
     rx_source = (prefix + body).encode("ascii")  # every character above ASCII is written as \x{...}
     compiled = _re2_compile(rx_source, encoding)
 
-    run = _required_literal(parsed.data)
-    if run is None or (global_flags & re.IGNORECASE and not (flags & re.IGNORECASE)):
-        return Compiled(compiled, None, False)  # an inline (?i): the runs are not the text to find
+    found = _required_texts(parsed.data)
+    if not found or (global_flags & re.IGNORECASE and not (flags & re.IGNORECASE)):
+        return Compiled(compiled, (), False)  # an inline (?i): the texts are not what to find
     if encoding == _LATIN1:
-        raw = run.encode("ascii")
-        return Compiled(compiled, raw.lower() if ignore_case else raw, ignore_case)
+        raw = tuple(text.encode("ascii") for text in found)
+        return Compiled(compiled, tuple(r.lower() for r in raw) if ignore_case else raw, ignore_case)
     if ignore_case:
-        return Compiled(compiled, None, False)  # Unicode case folding: no plain bytes to find
-    return Compiled(compiled, run.encode("utf-8"), False)
+        return Compiled(compiled, (), False)  # Unicode case folding: no plain bytes to find
+    return Compiled(compiled, tuple(text.encode("utf-8") for text in found), False)
+
+
+def any_of(texts: Iterable[bytes], *, fold: bool = False) -> LinePattern:
+    """A pattern that finds any of `texts` (bytes as they are; ASCII case folded when
+    `fold`): a one-pass test of whether a file holds one of them."""
+    body = b"|".join(b"".join(_byte(c) for c in text) for text in texts)
+    return _re2_compile((b"(?i)" if fold else b"") + b"(?:" + body + b")", _LATIN1)
+
+
+def _byte(code: int) -> bytes:
+    return bytes((code,)) if code < 0x80 and chr(code).isalnum() else b"\\x{%x}" % code
 
 
 def _re2_compile(source: bytes, encoding: Any) -> LinePattern:
@@ -331,33 +343,94 @@ class _Writer:
         return f"[{'^' if negate else ''}{rest}]"
 
 
-# ---- the text every match holds ----
+# ---- the texts every match holds one of ----
+
+MAX_NEEDLES = 16  # alternatives tried as texts to find; more is left to the pattern
 
 
-def _required_literal(items: Iterable[tuple[Any, Any]]) -> str | None:
-    """The longest run of plain characters every match contains, if the tree tells
-    (any surprise in it means no run, never a wrong one)."""
-    best: list[str] = []
-    current: list[str] = []
-
-    def visit(seq: Iterable[tuple[Any, Any]]) -> None:
-        nonlocal best, current
-        for op, av in seq:
-            name = str(op)
-            if name == "LITERAL":
-                current.append(chr(av))
-                continue
-            if name == "SUBPATTERN" and not av[1] and not av[2]:
-                visit(getattr(av[3], "data", av[3]))  # a plain group: its items in line
-                continue
-            if len(current) > len(best):
-                best = current
-            current = []
-
+def _required_texts(items: Iterable[tuple[Any, Any]]) -> tuple[str, ...]:
+    """Texts of which every match of the sequence `items` holds at least one, chosen to
+    be long and few (`\\bimport (zlib|bz2|lzma)$` gives "import zlib", "import bz2"
+    and "import lzma"); () when the tree tells none (any surprise in it means none,
+    never a wrong one)."""
     try:
-        visit(items)
-    except Exception:  # noqa: BLE001 - the parser's tree changed shape: search without a run
-        return None
-    if len(current) > len(best):
-        best = current
-    return "".join(best) or None
+        best = max(_candidates(list(items)), key=_score, default=())
+    except Exception:  # noqa: BLE001 - the parser's tree changed shape: search without texts
+        return ()
+    return best if best and min(map(len, best)) > 0 else ()
+
+
+def _score(texts: tuple[str, ...]) -> tuple[int, int]:
+    return (min(map(len, texts)) if texts else 0, -len(texts))
+
+
+def _candidates(seq: list[tuple[Any, Any]]) -> list[tuple[str, ...]]:
+    """Sets of texts of which each match of `seq` holds one: the runs of items whose
+    matches are few exact texts, and what the other items hold inside them."""
+    out: list[tuple[str, ...]] = []
+    current: tuple[str, ...] = ("",)
+    for op, av in seq:
+        texts = _exact(str(op), av)
+        if texts is not None and len(current) * len(texts) <= MAX_NEEDLES:
+            current = tuple(dict.fromkeys(a + b for a in current for b in texts))
+            continue
+        out.append(current)
+        current = ("",) if texts is None else texts
+        if texts is None:
+            out.extend(_inner(str(op), av))
+    out.append(current)
+    return [c for c in out if c != ("",)]
+
+
+def _inner(op: str, av: Any) -> list[tuple[str, ...]]:
+    """What one item that is not a few exact texts still requires of each match."""
+    if op == "SUBPATTERN" and not av[1] and not av[2]:
+        return _candidates(list(av[3]))
+    if op in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
+        return _candidates(list(av[2]))
+    if op == "BRANCH":
+        each = [max(_candidates(list(alt)), key=_score, default=()) for alt in av[1]]
+        if all(each):
+            union = tuple(dict.fromkeys(t for texts in each for t in texts))
+            if len(union) <= MAX_NEEDLES:
+                return [union]
+    return []
+
+
+def _exact(op: str, av: Any) -> tuple[str, ...] | None:
+    """The few exact texts one item matches (zero-width items match ""), or None."""
+    if op == "LITERAL":
+        return (chr(av),)
+    if op == "AT":
+        return ("",)
+    if op == "SUBPATTERN" and not av[1] and not av[2]:
+        return _exact_seq(list(av[3]))
+    if op == "BRANCH":
+        texts: list[str] = []
+        for alt in av[1]:
+            alt_texts = _exact_seq(list(alt))
+            if alt_texts is None:
+                return None
+            texts.extend(alt_texts)
+        return tuple(dict.fromkeys(texts)) if len(texts) <= MAX_NEEDLES else None
+    if op == "IN" and 0 < len(av) <= 4 and all(str(o) == "LITERAL" for o, _ in av):
+        return tuple(chr(a) for _, a in av)
+    if op in ("MAX_REPEAT", "MIN_REPEAT") and av[0] == av[1] and 0 < av[0] <= 4:
+        one = _exact_seq(list(av[2]))
+        if one is None or len(one) ** av[0] > MAX_NEEDLES:
+            return None
+        texts_n: tuple[str, ...] = ("",)
+        for _ in range(av[0]):
+            texts_n = tuple(dict.fromkeys(a + b for a in texts_n for b in one))
+        return texts_n
+    return None
+
+
+def _exact_seq(seq: list[tuple[Any, Any]]) -> tuple[str, ...] | None:
+    current: tuple[str, ...] = ("",)
+    for op, av in seq:
+        texts = _exact(str(op), av)
+        if texts is None or len(current) * len(texts) > MAX_NEEDLES:
+            return None
+        current = tuple(dict.fromkeys(a + b for a in current for b in texts))
+    return current

@@ -44,11 +44,18 @@ from actors.tools.grep_search import (
     grep_search,
     matching_lines,
 )
-from actors.tools.search_common import MAX_UNENTERED_NAMED, SEARCH_BUDGET_S, SEARCH_THREADS, TITLE_CHARS
+from actors.tools.search_common import (
+    MAX_GLOB_CHARS,
+    MAX_UNENTERED_NAMED,
+    SEARCH_BUDGET_S,
+    SEARCH_THREADS,
+    TITLE_CHARS,
+)
 
 __all__ = [
     "BINARY_SNIFF_BYTES",
     "MAX_CONTEXT_LINES",
+    "MAX_GLOB_CHARS",
     "MAX_GLOB_RESULTS",
     "MAX_GREP_FILE_BYTES",
     "MAX_GREP_MATCHES",

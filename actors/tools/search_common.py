@@ -23,6 +23,7 @@ from actors.tools.registry import ToolContext, ToolError
 SEARCH_BUDGET_S = 20.0  # one call stops walking/reading after this long
 SEARCH_THREADS = 2  # calls searching at once; more wait for a thread
 TITLE_CHARS = 60
+MAX_GLOB_CHARS = 1000  # a longer include/exclude is refused (its compiled form grows with it)
 MAX_UNENTERED_NAMED = 6  # how many unentered folder names the result lists
 
 _limiter = trio.CapacityLimiter(SEARCH_THREADS)
@@ -50,6 +51,8 @@ def _glob_arg(args: dict[str, Any], name: str) -> Glob | None:
     pattern = args_.string(args, name, required=False)
     if pattern is None or (name == "include" and pattern.strip("/") == "**"):
         return None  # everything: no need to match
+    if len(pattern) > MAX_GLOB_CHARS:
+        raise ToolError(f'"{name}" is longer than {MAX_GLOB_CHARS} characters. Give a shorter glob.')
     return compile_glob(pattern)
 
 

@@ -29,7 +29,7 @@ REPO = HERE.parents[1]
 RESULT_PREFIX = "BENCH-RESULT "
 ORDER = [
     "startup", "store_save", "event_latency", "composing_latency", "concurrency", "prefix_reuse", "harness_overhead",
-    "first_token",
+    "first_token", "search_bench",
 ]
 
 
