@@ -32,6 +32,11 @@ bp = Blueprint("openai", __name__)
 
 ROLES = ("system", "user", "assistant", "tool", "developer")
 MAX_MESSAGES = 10_000
+# A request's tools become a grammar (tool_choice, templates without tool syntax) and
+# part of every prompt, at a cost that grows with them (0.2 s for 364 KiB of schemas):
+# a request may bring this many, this large in all (as JSON).
+MAX_TOOLS = 256
+MAX_TOOLS_BYTES = 1024 * 1024
 STREAM_QUEUE = 256
 # How long a streaming client may leave its pieces untaken (the queue full, its socket
 # not read) before its generation is stopped: the turn line is every other turn's, and
@@ -109,6 +114,15 @@ def _tools(raw: Any) -> tuple[ToolSpec, ...]:
         return ()
     if not isinstance(raw, list):
         raise BadRequest("tools must be an array.")
+    if len(raw) > MAX_TOOLS:
+        raise BadRequest(f"At most {MAX_TOOLS} tools go with one request.")
+    try:
+        size = len(json.dumps(raw, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        raise BadRequest("tools cannot be read as JSON.") from None
+    if size > MAX_TOOLS_BYTES:
+        mib = MAX_TOOLS_BYTES // (1024 * 1024)
+        raise BadRequest(f"tools are larger than {mib} MiB as JSON; send fewer or smaller.")
     out = []
     for i, t in enumerate(raw):
         fn = t.get("function") if isinstance(t, dict) else None
