@@ -418,6 +418,7 @@ class AgentRun(AssistantStream):
         if args is None:
             done = Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
         elif call.name in self.own_names():
+            self.t.update(call.card, state="running")  # as any card: a question or a plan then waits
             done = await self.own.run(call, args)
         elif self.own.writes_plan(call.name, args):
             done = await self.own.write_plan(tool, args)

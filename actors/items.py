@@ -270,10 +270,16 @@ class ConversationRecord:
     info: ConversationInfo
     items: tuple[Item, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def head_json(self) -> dict[str, Any]:
+        """Everything the file holds but the items: what a client is shown of the
+        conversation and what only the daemon keeps."""
         out = self.info.to_json()
         out["acp_session"] = self.info.acp_session
         out["instructions_delivered"] = list(self.info.instructions_delivered)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.head_json()
         out["items"] = [i.to_json() for i in self.items]
         return out
 

@@ -114,8 +114,7 @@ class Store:
             keep = {item.id for item in record.items}
             for gone in [key for key in cache if key not in keep]:
                 del cache[gone]
-        head = record.info.to_json()
-        head["acp_session"] = record.info.acp_session
+        head = record.head_json()
         head["items"] = []  # last, so the items' bytes go where its brackets are
         out = _dumps(head)
         assert out.endswith(b'"items":[]}')

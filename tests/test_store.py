@@ -444,3 +444,18 @@ def test_cached_encoding_always_equals_a_fresh_one(tmp_path_factory, ops) -> Non
         head["acp_session"] = info.acp_session
         assert json.loads(got) == json.loads(store_module._dumps(head))
         assert len(store._encoded[info.id]) == len(items)
+
+
+async def test_what_only_the_daemon_keeps_survives_a_save(tmp_path: Path) -> None:
+    """The head of a conversation's file is ConversationRecord.head_json, whatever it
+    holds (the nested instruction files already given, the ACP session)."""
+    import attrs
+
+    from actors.items import ConversationInfo
+
+    store = Store(tmp_path)
+    info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "idle", 1.0, 2.0, acp_session="s1",
+                            instructions_delivered=("api/AGENTS.md",))
+    await store.save_conversation(ConversationRecord(info, ()))
+    (loaded,) = store.load_conversations()
+    assert loaded.info == attrs.evolve(info)
