@@ -320,7 +320,11 @@ class AgentRun(AssistantStream):
                 reasoning=(self.reasoning or result.reasoning) or None,
                 streaming=False,
                 tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in calls) or None,
+                usage=usage_of(result),
             )
+        if result.prompt_tokens and self.req.helper is None:
+            used = result.prompt_tokens + result.completion_tokens
+            self.t.set_info(context=(used, self.compactor.context_tokens()))
         out: list[Call] = []
         by_id = {p.call_id: p for p in self.partials.values()}
         for call in calls:
@@ -574,6 +578,15 @@ class AgentRun(AssistantStream):
             self.t.notice(stop_notice, "info", "stopped")
             return RunEnd("idle", "stopped")
         return RunEnd("error", "error") if self.error else RunEnd("idle", self.end_reason)
+
+
+def usage_of(result: TurnResult) -> dict[str, int] | None:
+    """An answer's token counts, as the backend reported them (none: no usage)."""
+    if not result.prompt_tokens and not result.completion_tokens:
+        return None
+    cached = max(0, result.prompt_tokens - result.prefill_tokens) if result.prefill_tokens else 0
+    return {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+            "cached_tokens": cached}
 
 
 async def is_change(tool: Tool, args: dict[str, Any], ws: Path | None) -> bool:

@@ -63,6 +63,7 @@ _ITEM_FIELDS = (
     "compacted",
     "compaction",
     "task",
+    "usage",
 )
 
 
@@ -126,6 +127,7 @@ class Item:
     compacted: bool | None = None  # summarised: the model reads the compaction notice instead
     compaction: dict[str, Any] | None = None  # a compaction notice's record (actors/compaction.py)
     task: dict[str, Any] | None = None  # a `task` card: its helper's kind, state, rounds and items
+    usage: dict[str, int] | None = None  # an answer's {prompt_tokens, completion_tokens, cached_tokens}
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}
@@ -241,6 +243,7 @@ class ConversationInfo:
     goal: Goal | None = None
     instructions: tuple[str, ...] = ()  # the instruction files the last round used
     instructions_delivered: tuple[str, ...] = ()  # nested ones already given with a result
+    context: tuple[int, int] | None = None  # (tokens the last round used, the context's size)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -260,6 +263,7 @@ class ConversationInfo:
             "plan": self.plan.to_json() if self.plan is not None else None,
             "goal": self.goal.to_json() if self.goal is not None else None,
             "instructions": list(self.instructions),
+            "context": {"used": self.context[0], "size": self.context[1]} if self.context else None,
         }
 
 
@@ -304,6 +308,7 @@ class ConversationRecord:
             goal=Goal.from_json(data["goal"]) if data.get("goal") else None,
             instructions=tuple(str(p) for p in data.get("instructions") or ()),
             instructions_delivered=tuple(str(p) for p in data.get("instructions_delivered") or ()),
+            context=(int(data["context"]["used"]), int(data["context"]["size"])) if data.get("context") else None,
         )
         items = tuple(Item.from_json(i) for i in data.get("items") or ())
         return cls(info, items)

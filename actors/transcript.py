@@ -301,6 +301,7 @@ def info_event(info: ConversationInfo) -> dict[str, Any]:
         "todos": [t.to_json() for t in info.todos], "end_reason": info.end_reason,
         "plan_mode": info.plan_mode, "plan": info.plan.to_json() if info.plan is not None else None,
         "goal": info.goal.to_json() if info.goal is not None else None,
+        "context": {"used": info.context[0], "size": info.context[1]} if info.context else None,
     }
 
 

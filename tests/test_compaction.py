@@ -128,3 +128,14 @@ def test_the_five_sections_are_read_and_anything_less_is_not():
     assert compaction.parse_summary("### Goal:\na\n### Done:\nb\n### Files:\nc\n### Open work:\nd\n### Next:\ne")
     assert json.dumps(compaction.record(summary=None, tokens_before=1, items_summarised=2, todos=(),
                                         plan=None, files={}))
+
+
+async def test_answers_carry_their_usage_and_the_conversation_its_context(daemon):
+    conv = await daemon.hub.create()
+    await conv.send_message("hello")
+    await wait_state(conv, "idle")
+    answer = conv.items[-1]
+    assert answer.usage["prompt_tokens"] > 0 and answer.usage["completion_tokens"] > 0
+    assert set(answer.usage) == {"prompt_tokens", "completion_tokens", "cached_tokens"}
+    context = conv.to_json()["context"]
+    assert context["size"] == daemon.backend.n_ctx and 0 < context["used"] < context["size"]
