@@ -202,11 +202,14 @@ async def reap(proc: trio.Process, kill_grace: float, log: logging.Logger, label
         cs.shield = True
         if proc.stdin is not None:
             await proc.stdin.aclose()
-        if proc.returncode is None:
-            if exit_status(proc.pid) is None:
-                signal_group(proc.pid, signal.SIGTERM)
-                await wait_exit(proc.pid, kill_grace)
-            signal_group(proc.pid, signal.SIGKILL)  # and whatever it started
+        # exit_status looks without reaping (proc.returncode would reap): the leader stays
+        # a zombie, so its group id cannot go to another process while we signal it.
+        if exit_status(proc.pid) is None:
+            signal_group(proc.pid, signal.SIGTERM)
+            await wait_exit(proc.pid, kill_grace)
+        # Always, even when the program itself had already exited: whatever it started
+        # is in its group, and a group's id is not reused while a member lives.
+        signal_group(proc.pid, signal.SIGKILL)
         await proc.wait()
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
