@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-import os
 
 import psutil
 import trio
 
-from actors.program import command_environment, reap, start_program
+from actors.program import command_environment, exit_status, reap, start_program
 
 MARK = "271.828"
 
@@ -24,7 +23,7 @@ async def test_a_program_that_exited_first_still_has_its_children_ended(tmp_path
     assert proc.stdout is not None
     assert b"started" in await proc.stdout.receive_some(100)
     with trio.fail_after(5):
-        while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        while exit_status(proc.pid) is None:
             await trio.sleep(0.01)  # the program itself has ended; its child lives on
     _ = proc.returncode  # something read its status, as a read loop may: it is reaped now
     assert sleepers()
