@@ -7,6 +7,7 @@ to any host but the daemon. The screenshots land in docs/screenshots/.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -28,6 +29,9 @@ from tests.browser import (
 )
 
 PAGE_BODY = "<h1>Hi</h1>\n" + "<p>A line of the page.</p>\n" * 30
+
+COMPACT_SUMMARY = ("## Goal\nStack the logs.\n## Done\nTwo logs stacked.\n## Files\nNone.\n"
+                   "## Open work\nThe third log.\n## Next\nStack it.")
 
 SCRIPT = {
     "token_delay": 0.002,
@@ -88,6 +92,34 @@ SCRIPT = {
         # A round that only a stop ends, then the answer a resume gets.
         {"when": "count the stars", "hang": True, "delay": 0.01},
         {"when": "count the stars", "text": "Resumed: I counted 42 stars."},
+        # Plans: the test writes the plan file (its path names the conversation), the
+        # round shows it; approved, the run goes on. Rejected, the next round shows the
+        # revision the test wrote meanwhile.
+        {"when": "tidy the garden", "tool_calls": [{"name": "exit_plan_mode", "arguments": {}}]},
+        {"when": "tidy the garden", "text": "Carrying out the plan: the garden is tidy."},
+        {"when": "paint the shed", "tool_calls": [{"name": "exit_plan_mode", "arguments": {}}]},
+        {"when": "paint the shed", "tool_calls": [{"name": "exit_plan_mode", "arguments": {}}]},
+        {"when": "paint the shed", "text": "Painting the shed, pond included."},
+        # A goal: the model says it is reached, the verifier turn (its message starts
+        # "Goal: ") agrees.
+        {"when": "mend the fence", "delay": 0.03, "text": "Mending the fence, post by post.",
+         "tool_calls": [{"name": "update_goal", "arguments": {"completed": True}}]},
+        {"when": "Goal: the fence stands", "text": '{"complete": true, "gaps": []}'},
+        # Always allow: the first touch asks, the second runs by the rule kept.
+        {"when": "touch the first file", "tool_calls": [{"name": "exec_shell_command",
+                                                          "arguments": {"command": "touch first.txt"}}]},
+        {"when": "touch the first file", "text": "Touched first.txt."},
+        {"when": "touch the second file", "tool_calls": [{"name": "exec_shell_command",
+                                                           "arguments": {"command": "touch second.txt"}}]},
+        {"when": "touch the second file", "text": "Touched second.txt without asking."},
+        # A conversation compacted on demand: long answers, then the summary turn (its
+        # message is the transcript, "Person: ..." lines).
+        {"when": "stack the first log", "text": "Stacked the first log by the wall. " * 8},
+        {"when": "stack the second log", "text": "Stacked the second log on the first. " * 8},
+        {"when": "Person: stack the first log", "text": COMPACT_SUMMARY},
+        # A call a hook blocks.
+        {"when": "echo a greeting", "tool_calls": [{"name": "echo", "arguments": {"text": "hello"}}]},
+        {"when": "echo a greeting", "text": "A hook said no."},
     ],
 }
 
@@ -866,3 +898,286 @@ def test_markdown_renders_hostile_text_inert(open_page):
     assert report["bad"] == []
     assert '<span class="tok-keyword">def</span>' in report["sample"]
     assert '<span class="tok-comment"># note</span>' in report["sample"]
+
+
+# ---- plans, goals, always-allow rules, hooks, compaction ----
+
+
+def plan_file(daemon, cid):
+    """Where the daemon keeps a conversation's plan (actors/plans.py)."""
+    path = daemon.data_dir / "agent" / "plans" / f"{cid}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def plan_card(page, revision):
+    return page.get_by_role("article", name=f"Plan, revision {revision}")
+
+
+GARDEN_PLAN = "## Tidy the garden\n\n1. Rake the **leaves**\n2. Trim the hedge\n\n```sh\nrake --all\n```\n"
+
+
+def test_a_plan_is_approved_from_its_card_and_the_run_goes_on(open_page, daemon, tmp_path):
+    # the refused switch below is a 409 the browser logs; nothing else may be
+    page, cid = in_a_workspace(open_page, tmp_path, "Garden", allowed_errors=("status of 409",))
+    plan_file(daemon, cid).write_text(GARDEN_PLAN)
+    planning = page.locator(".conv-head .badge.planning")
+    assert planning.is_hidden()
+    switch = page.get_by_role("switch", name="Plan mode")
+    switch.check()
+    planning.wait_for()
+    wait_until(lambda: conversation(daemon, cid)["plan_mode"] is True, what="plan mode on")
+
+    send(page, "tidy the garden")
+    plan = plan_card(page, 1)
+    plan.get_by_role("button", name="Approve plan").wait_for()
+    assert plan.get_attribute("data-state") == "waiting"
+    # the plan in Markdown, its revision, and nothing changed yet
+    plan.locator(".plan-text").get_by_role("heading", name="Tidy the garden").wait_for()
+    assert plan.locator(".plan-text strong").inner_text() == "leaves"
+    assert plan.locator(".plan-text pre.code").inner_text().strip() == "rake --all"
+    assert plan.locator(".badge.revision").inner_text() == "revision 1"
+    note = page.locator(".composer-note")
+    assert "plan waits for you" in note.inner_text()
+    screenshot(page, "desktop-plan")
+    phone = open_conversation(open_page, cid, viewport=PHONE, color_scheme="dark")
+    plan_card(phone, 1).get_by_role("button", name="Approve plan").wait_for()
+    phone.locator(".conv-head .badge.planning").wait_for()
+    screenshot(phone, "phone-plan-dark")
+
+    # plan mode changes between runs: the daemon's refusal is said under the message box
+    switch.click()  # not uncheck(): the switch goes back on when the daemon refuses
+    page.locator(".composer [role=alert]").filter(has_text="Plan mode changes between messages").wait_for()
+    assert switch.is_checked() and planning.is_visible()
+
+    # from the keyboard: the note leads to Approve
+    note.get_by_role("button", name="Go to the plan").click()
+    assert page.evaluate("document.activeElement.textContent") == "Approve plan"
+    page.keyboard.press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="Carrying out the plan: the garden is tidy.").wait_for()
+    assert plan.get_attribute("data-state") == "done"
+    assert plan.locator(".plan-outcome").inner_text() == "You approved it: the agent carries it out."
+    assert plan.get_by_role("button").count() == 0
+    assert page.locator(".composer [role=alert]").is_hidden()  # the refusal spoke of the run before
+    planning.wait_for(state="hidden")
+    assert not switch.is_checked()
+    conv = conversation(daemon, cid)
+    assert conv["plan_mode"] is False and conv["plan"] == {"revision": 1, "state": "approved"}
+    phone.get_by_role("article", name="Answer").filter(has_text="the garden is tidy").wait_for()
+    assert phone.locator(".conv-head .badge.planning").is_hidden()
+
+
+def test_a_rejected_plan_is_revised_with_the_feedback_on_a_phone(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Shed", viewport=PHONE)
+    path = plan_file(daemon, cid)
+    path.write_text("1. Paint the shed red\n")
+    page.get_by_role("switch", name="Plan mode").check()
+    page.locator(".conv-head .badge.planning").wait_for()
+    send(page, "paint the shed")
+    first = plan_card(page, 1)
+    first.get_by_role("button", name="Reject…").click()
+    box = first.get_by_label("What should change?")
+    assert page.evaluate("document.activeElement.dataset.focus") == "feedback"  # the keyboard went to the box
+    box.fill("Add a pond by the shed.")
+    screenshot(page, "phone-plan-reject")
+    # the model writes its revision once it reads the feedback; here the test writes it
+    path.write_text("1. Paint the shed red\n2. Dig a pond beside it\n")
+    first.get_by_role("button", name="Reject with this feedback").click()
+
+    second = plan_card(page, 2)
+    second.get_by_role("button", name="Approve plan").wait_for()
+    assert "Dig a pond beside it" in second.locator(".plan-text").inner_text()
+    assert first.get_attribute("data-state") == "denied"
+    assert first.locator(".plan-outcome").inner_text() == "You rejected it: Add a pond by the shed."
+    assert first.locator("details.plan-fold").get_attribute("open") is None  # the old revision folds
+    # what the model read with its next round: the card's result, the feedback in it
+    rejected = [i for i in conversation(daemon, cid)["items"] if i["kind"] == "tool"][0]
+    assert rejected["state"] == "denied" and "They said: Add a pond by the shed." in rejected["result"]
+    assert conversation(daemon, cid)["plan"] == {"revision": 2, "state": "proposed"}
+    desktop = open_conversation(open_page, cid)
+    plan_card(desktop, 2).get_by_role("button", name="Approve plan").wait_for()
+    screenshot(desktop, "desktop-plan-revised")
+
+    second.get_by_role("button", name="Approve plan").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Painting the shed, pond included.").wait_for()
+    assert conversation(daemon, cid)["plan"] == {"revision": 2, "state": "approved"}
+
+
+def test_a_goal_from_the_composer_is_reached(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Fence")
+    toggle = page.get_by_role("button", name="Goal", exact=True)
+    assert toggle.get_attribute("aria-expanded") == "false"
+    toggle.click()
+    goal_box = page.get_by_label("Goal", exact=True)
+    assert page.evaluate("document.activeElement.id") == "goal-input"
+    goal_box.fill("the fence stands")
+    assert page.get_by_role("checkbox", name="Verify it when done").is_checked()
+    screenshot(page, "desktop-goal-composer")
+    send(page, "mend the fence")
+    goal = page.get_by_role("group", name="The conversation's goal")
+    goal.locator(".goal-text", has_text="the fence stands").wait_for()
+    goal.get_by_text("working on it").wait_for()
+    assert goal_box.is_hidden() and toggle.get_attribute("aria-expanded") == "false"  # it went with the message
+
+    goal.get_by_text("reached").wait_for()
+    page.locator(".run-end").filter(has_text="Run finished: the goal is reached.").wait_for()
+    conv = conversation(daemon, cid)
+    assert conv["goal"] == {"text": "the fence stands", "state": "complete", "reason": None, "verify": True}
+    assert conv["end_reason"] == "goal_complete"
+    screenshot(page, "desktop-goal")
+    phone = open_conversation(open_page, cid, viewport=PHONE)
+    phone.get_by_role("group", name="The conversation's goal").get_by_text("reached").wait_for()
+    screenshot(phone, "phone-goal")
+
+    goal.get_by_role("button", name="Clear the goal").click()
+    goal.wait_for(state="detached")
+    wait_until(lambda: conversation(daemon, cid)["goal"] is None, what="the goal cleared")
+    phone.get_by_role("group", name="The conversation's goal").wait_for(state="detached")
+
+
+def test_always_allow_keeps_a_rule_the_next_call_runs_by_and_the_workspace_removes_it(open_page, daemon, tmp_path):
+    # the refused rule below is a 400 the browser logs; nothing else may be
+    page, cid = in_a_workspace(open_page, tmp_path, "Files", allowed_errors=("status of 400",))
+    folder = tmp_path / "files"
+    send(page, "touch the first file")
+    first = card(page, "Run touch first.txt")
+    always = first.get_by_role("button", name="Always allow touch")
+    always.wait_for()
+    assert "commands that start with “touch” run without asking" in first.locator(".rule-hint").inner_text()
+    assert first.get_by_role("button", name="Approve").is_visible()
+    screenshot(page, "desktop-always-allow")
+    phone = open_conversation(open_page, cid, viewport=PHONE)
+    card(phone, "Run touch first.txt").get_by_role("button", name="Always allow touch").wait_for()
+    screenshot(phone, "phone-always-allow")
+    always.focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="Touched first.txt.").wait_for()
+    assert (folder / "first.txt").exists()
+    ws = conversation(daemon, cid)["workspace"]
+    with api(daemon) as c:
+        assert [r["text"] for r in c.get(f"/api/workspaces/{ws}/rules").json()] == ["touch"]
+
+    # the next matching call runs without a card, and says which rule let it
+    send(page, "touch the second file")
+    page.get_by_role("article", name="Answer").filter(has_text="Touched second.txt without asking.").wait_for()
+    second = card(page, "Run touch second.txt")
+    assert second.get_attribute("data-state") == "done" and (folder / "second.txt").exists()
+    assert second.locator(".allowed-by").inner_text() == "Allowed by rule touch · workspace rules"
+    assert second.get_by_role("button", name="Approve").count() == 0
+    item = [i for i in conversation(daemon, cid)["items"] if i["kind"] == "tool"][-1]
+    assert item["allowed_by"] == "touch" and "rule" not in item
+    screenshot(page, "desktop-allowed-by")
+
+    # the workspace's page lists it: a bad rule is refused in the daemon's words, then it goes
+    second.get_by_role("link", name="workspace rules").click()
+    row = page.get_by_role("listitem", name="files")
+    row.get_by_role("listitem", name="touch").wait_for()
+    assert page.evaluate("document.activeElement.id") == f"ws-{ws}"  # opened at this workspace
+    row.get_by_text("Add a rule by hand").click()
+    form = row.get_by_role("form", name="Add a rule to files")
+    form.get_by_label("Rule", exact=True).fill("npm test; rm -rf /")
+    form.get_by_role("button", name="Add rule").click()
+    form.get_by_role("alert").filter(has_text="not a command rule").wait_for()
+    screenshot(page, "desktop-workspace-rules")
+    phone = open_page(viewport=PHONE, color_scheme="dark")
+    phone.goto(phone.url.split("#")[0] + f"#/workspaces/{ws}")
+    phone.get_by_role("listitem", name="files").get_by_role("listitem", name="touch").wait_for()
+    screenshot(phone, "phone-workspace-rules-dark")
+
+    row.get_by_role("button", name="Remove the rule touch").click()
+    row.get_by_text("No rules: every change asks.").wait_for()
+    with api(daemon) as c:
+        assert c.get(f"/api/workspaces/{ws}/rules").json() == []
+
+
+HOOKS = {
+    "pre_tool_use": [{"matcher": "echo", "command": "echo 'no echoes today' >&2; exit 2", "timeout_s": 10}],
+    "post_tool_use": [{"matcher": "mcp_*", "command": "true"}],
+}
+
+
+def test_the_agent_page_lists_the_hooks_with_their_last_outcome(open_page, daemon, tmp_path):
+    hooks_file = daemon.data_dir / "agent" / "hooks.json"
+    hooks_file.write_text(json.dumps(HOOKS))
+    try:
+        with api(daemon) as c:  # read now: a run's hooks look at the file at most once a second
+            assert len(c.get("/api/hooks").json()["hooks"]) == 2
+        page, cid = in_a_workspace(open_page, tmp_path, "Hooked")
+        send(page, "echo a greeting")
+        page.get_by_role("article", name="Answer").filter(has_text="A hook said no.").wait_for()
+        assert card(page, "Echo hello").get_attribute("data-state") == "denied"
+
+        page.get_by_role("link", name="Agent & MCP").click()
+        hooks = page.get_by_role("list", name="Hooks")
+        blocking = hooks.get_by_role("listitem", name=re.compile("^pre_tool_use: "))
+        blocking.get_by_text("blocked the call").wait_for()
+        assert blocking.locator(".hook-detail").inner_text() == "echo: no echoes today"
+        assert "tools echo" in blocking.inner_text() and "time limit 10 s" in blocking.inner_text()
+        assert blocking.locator(".hook-command").inner_text() == HOOKS["pre_tool_use"][0]["command"]
+        idle = hooks.get_by_role("listitem", name="post_tool_use: true")
+        assert "Not run since the daemon started." in idle.inner_text() and "tools mcp_*" in idle.inner_text()
+        assert str(hooks_file) in page.locator(".page").inner_text()
+        page.evaluate("document.querySelector('main').scrollTop = document.querySelector('main').scrollHeight")
+        screenshot(page, "desktop-hooks")
+        phone = open_page(viewport=PHONE, color_scheme="dark")
+        phone.locator("a[href='#/agent']").click()
+        phone.get_by_role("list", name="Hooks").get_by_text("blocked the call").wait_for()
+        phone.evaluate("document.querySelector('main').scrollTop = document.querySelector('main').scrollHeight")
+        screenshot(phone, "phone-hooks-dark")
+
+        # a file that cannot be used: why, in the daemon's words, and the last good one kept
+        hooks_file.write_text("{not json")
+        page.reload()
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        page.locator(".hooks-error").filter(has_text="cannot be used").wait_for()
+        assert page.get_by_role("list", name="Hooks").get_by_role("listitem").count() == 2
+    finally:
+        hooks_file.unlink(missing_ok=True)
+        with api(daemon) as c:
+            assert c.get("/api/hooks").json()["hooks"] == []
+
+
+def test_a_compacted_conversation_shows_its_items_folded_under_the_notice(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Logs")
+    for n in ("first", "second"):
+        send(page, f"stack the {n} log")
+        page.get_by_role("article", name="Answer").filter(has_text=f"Stacked the {n} log").wait_for()
+        page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    send(page, "stack the third log")
+    page.get_by_role("article", name="Answer").filter(has_text="Done.").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    with api(daemon) as c:  # on demand: what is before the last message is summarised
+        assert c.post(f"/api/conversations/{cid}/compact", json={}).status_code == 202
+    notice = page.get_by_role("region", name="Earlier items summarised")
+    show = notice.get_by_role("button", name=re.compile("^Show the"))
+    show.wait_for()
+    items = conversation(daemon, cid)["items"]
+    compacted = [i for i in items if i.get("compacted")]
+    assert len(compacted) == 4 and [i["kind"] for i in compacted] == ["user", "assistant"] * 2
+    assert show.inner_text() == "Show the 4 summarised items"
+    assert notice.get_by_text("4 earlier items were summarised").count() == 1
+    # the notice heads them, folded; the last message and its answer stay in view
+
+    def shown():
+        return page.evaluate("""() => [...document.querySelectorAll('.log > .item')]
+            .filter((el) => getComputedStyle(el).display !== 'none')
+            .map((el) => el.matches('[data-compaction]') ? 'notice' : el.getAttribute('aria-label'))""")
+
+    wait_until(lambda: shown() == ["notice", "Your message", "Answer"], what="the items folded")
+    screenshot(page, "desktop-compacted")
+    show.click()
+    hide = notice.get_by_role("button", name="Fold the 4 summarised items")
+    assert hide.get_attribute("aria-expanded") == "true"
+    assert page.evaluate("document.activeElement.dataset.focus") == "fold"  # the keyboard stays on it
+    assert shown() == ["notice", "Your message", "Answer", "Your message", "Answer", "Your message", "Answer"]
+    assert page.locator(".log > .item.compacted").count() == 4
+    notice.get_by_text("What the model reads instead").click()
+    notice.locator(".compaction-summary").get_by_role("heading", name="Open work").wait_for()
+    # read whole again (a reload), it is drawn the same way: folded
+    phone = open_conversation(open_page, cid, viewport=PHONE)
+    phone.get_by_role("region", name="Earlier items summarised").get_by_role(
+        "button", name="Show the 4 summarised items").click()
+    phone.locator(".log > .item.compacted").first.wait_for()
+    screenshot(phone, "phone-compacted")
+    hide.press("Enter")
+    wait_until(lambda: shown() == ["notice", "Your message", "Answer"], what="the items folded again")

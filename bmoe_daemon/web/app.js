@@ -9,7 +9,10 @@ import { clear, field, h, select, timeAgo } from "./dom.js";
 import { EventStream } from "./events.js";
 import { ConversationView } from "./conversation.js";
 import { PAGES } from "./pages.js";
+import { workspacesPage } from "./workspaces.js";
 import { attempt, MODE_OPTIONS, routeOptions, shell, STATE_LABELS, toast, wsOptions } from "./ui.js";
+
+const ALL_PAGES = { ...PAGES, workspaces: workspacesPage };
 
 const app = {
   convs: [], // the list, newest first, as GET /api/conversations gives it
@@ -177,8 +180,8 @@ async function route() {
     } else if (head === "new") {
       app.view = { name: "new" };
       view = await newConversationView(main);
-    } else if (PAGES[head]) {
-      view = PAGES[head](main);
+    } else if (ALL_PAGES[head]) {
+      view = ALL_PAGES[head](main, rest.join("/"));
       app.view = view;
       await view.load();
     } else {

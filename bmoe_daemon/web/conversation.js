@@ -1,41 +1,50 @@
-// One conversation: its header (title, state, mode, model), its items as they stream,
-// tool, approval and question cards, why the last run ended (and Resume), the todo
-// list and the message box.
+// One conversation: its header (title, state, plan mode, goal, mode, model), its
+// items as they stream (cards.js draws the cards), why the last run ended (and
+// Resume), the todo list and the message box (composer.js).
 //
 // Items are upserted by id from `item` events; `delta` events grow a streaming answer.
 // A card keeps which of its folds are open and where the keyboard was when it is
-// drawn again, so a growing card does not snatch the person's place.
+// drawn again, so a growing card does not snatch the person's place. Items a
+// compaction summarised are shown folded under its notice.
 
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
-import { clear, h, select, sizeText } from "./dom.js";
-import { renderDiff, renderMarkdown } from "./markdown.js";
+import { clear, h } from "./dom.js";
+import {
+  isOpenPlan, PLAN_TOOL, renderAssistant, renderNotice, renderPlan, renderTool, renderUser,
+} from "./cards.js";
+import { Composer } from "./composer.js";
+import { ConversationHeader } from "./header.js";
 import { ASK_USER, isOpenQuestion, newlyCompleted, renderQuestion, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
-import { attempt, MODE_OPTIONS, problem, routeOptions, shell, STATE_LABELS, toast, wsOptions } from "./ui.js";
+import { attempt, problem, shell, toast } from "./ui.js";
 
-const TOOL_STATES = {
-  composing: "writing the call",
-  running: "running",
-  waiting: "waiting for your answer",
-  done: "done",
-  denied: "denied",
-  error: "error",
-};
-const NOTICE_LABELS = { info: "Note", warn: "Warning", error: "Error" };
-const MAX_IMAGES = 8;
-const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 const NEAR_BOTTOM_PX = 120;
+// What a conversation event carries besides its title, state and time.
+const INFO_KEYS = ["todos", "end_reason", "plan_mode", "plan", "goal"];
 
 function enc(s) {
   return encodeURIComponent(s);
 }
 
-function readAsDataUrl(file) {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(reader.result);
-    reader.onerror = () => reject(reader.error);
-    reader.readAsDataURL(file);
-  });
+// The items in the order they are shown: a compaction's notice heads the items it
+// summarised (`groups`: each such item's notice), which follow it folded.
+function layoutOf(items) {
+  const order = [];
+  const groups = new Map();
+  let pending = [];
+  for (const item of items) {
+    if (item.compacted) {
+      pending.push(item);
+    } else if (item.compaction && pending.length) {
+      order.push(item, ...pending);
+      for (const p of pending) groups.set(p.id, item.id);
+      pending = [];
+    } else {
+      order.push(...pending, item);
+      pending = [];
+    }
+  }
+  order.push(...pending);
+  return { order, groups };
 }
 
 export class ConversationView {
@@ -49,7 +58,6 @@ export class ConversationView {
     this.els = new Map();
     this.dirty = new Set();
     this.frame = 0;
-    this.images = [];
     this.editing = null;
     this.closed = false;
     this.providers = [];
@@ -59,10 +67,12 @@ export class ConversationView {
     this.touched = null; // ids events touched while a refresh travels
     this.serial = 0;
     this.infoSerial = 0; // counts conversation events: an answer older than one is not applied
-    // Question cards: what was typed or picked, an answer on its way, the daemon's refusal.
+    // Cards that wait on the person: what was typed or picked (a question's answer, a
+    // plan's feedback), an answer on its way, the daemon's refusal of the last one.
     this.drafts = new Map();
-    this.answering = new Set();
-    this.answerErrors = new Map();
+    this.busy = new Set();
+    this.errors = new Map();
+    this.unfolded = new Set(); // compaction notices whose items are shown
     this.todosOpen = true;
     this.shownTodos = null;
     this.resuming = false;
@@ -141,15 +151,21 @@ export class ConversationView {
       if (this.touched) this.touched.add(":conversation");
       this.infoSerial++;
       this.latestInfo = { title: data.title, state: data.state, updated: data.updated };
-      for (const key of ["todos", "end_reason"]) if (key in data) this.latestInfo[key] = data[key];
+      for (const key of INFO_KEYS) if (key in data) this.latestInfo[key] = data[key];
       if (!this.info) return;
       this.flush();
       // A refusal of Resume speaks of the run as it was: a new state makes it stale.
       if (data.state !== this.info.state || data.end_reason !== this.info.end_reason) this.resumeError = "";
+      if (data.state !== this.info.state) this.composer.say(""); // so does one of the message box's
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();
       this.renderTodos();
       this.keepScroll(() => this.renderEnd());
+      this.updateComposer();
+    } else if (name === "plan" && data.conversation === this.conversationId && this.info) {
+      this.info.plan_mode = data.plan_mode;
+      this.info.plan = { revision: data.revision, state: data.state };
+      this.renderHeader();
       this.updateComposer();
     } else if (name === "item" && data.conversation === this.conversationId) {
       this.upsert(data.item);
@@ -165,11 +181,16 @@ export class ConversationView {
 
   upsert(item) {
     if (this.touched) this.touched.add(item.id);
-    if (!isOpenQuestion(item)) this.settleQuestion(item.id);
+    if (item.state !== "waiting") this.settle(item.id);
     const known = this.byId.get(item.id);
     if (known) {
       const at = this.items.indexOf(known);
       this.items[at] = item;
+    } else if (item.compaction) {
+      // A compaction's notice comes after the items it summarised (marked before it).
+      let at = this.items.length;
+      while (at > 0 && !this.items[at - 1].compacted) at--;
+      this.items.splice(at || this.items.length, 0, item);
     } else {
       this.items.push(item);
     }
@@ -201,6 +222,7 @@ export class ConversationView {
     this.dirty.clear();
     this.keepScroll(() => {
       ids.forEach((i) => this.drawItem(this.byId.get(i)));
+      if (ids.some((i) => this.byId.get(i)?.compacted || this.byId.get(i)?.compaction)) this.layout();
       this.renderEnd();
     });
     this.updateComposer();
@@ -216,112 +238,54 @@ export class ConversationView {
   // ---- the frame: header, log, composer ----
 
   build() {
-    this.titleEl = h("h1.conv-title#conv-title", {}, "…");
-    this.stateEl = h("span.badge", { role: "status", "aria-label": "Conversation state" });
-    this.wsEl = h("span.workspace.muted");
-    // The built-in agent's workspace can change between runs (the daemon answers 409
-    // busy while one runs); another agent's session lives in its folder, so it stays.
-    this.wsSelect = select({ "aria-label": "Workspace", class: "ws-select" }, wsOptions([]), "");
-    this.wsSelect.addEventListener("change", () => this.patch({ workspace: this.wsSelect.value || null }));
-    this.wsPicker = h("label.inline", { hidden: true }, h("span.label", {}, "Workspace"), this.wsSelect);
-    this.modeSelect = select({ "aria-label": "Mode", class: "mode-select" }, MODE_OPTIONS, "ask");
-    this.modeSelect.addEventListener("change", () => this.patch({ mode: this.modeSelect.value }));
-    this.routeSelect = select({ "aria-label": "Model", class: "route-select" }, [["local", "local"]], "local");
-    this.routeSelect.addEventListener("change", () => this.patch({ route: this.routeSelect.value }));
-    this.renameBtn = h("button.quiet", { type: "button", onclick: () => this.startRename() }, "Rename");
-    this.deleteBtn = h("button.quiet.danger", { type: "button", onclick: () => this.askDelete() }, "Delete");
-    this.head = h("header.conv-head", {},
-      h("div.conv-head-top", {},
-        h("a.back", { href: "#/", "aria-label": "Back to the conversations" }, "‹ Conversations"),
-        h("div.title-box", {}, this.titleEl),
-        h("div.head-buttons", {}, this.renameBtn, this.deleteBtn)),
-      h("div.conv-head-bottom", {},
-        this.stateEl, this.wsEl, this.wsPicker,
-        h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
-        h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect)));
+    this.header = new ConversationHeader(this);
     this.log = h("div.log", { role: "log", "aria-label": "Messages", "aria-live": "polite", tabindex: "0" });
     this.endEl = h("div.run-end-slot", { hidden: true });
     this.todosEl = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
+    this.composer = new Composer({
+      onSend: () => this.send(),
+      onStop: () => this.stop(),
+      onPlanMode: (on) => this.setPlanMode(on),
+      onGoTo: () => this.focusWaiting(),
+    });
+    this.textarea = this.composer.textarea;
+    clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" },
+      this.header.element, this.log, this.todosEl, this.composer.element));
+  }
 
-    this.textarea = h("textarea", {
-      "aria-label": "Message", rows: "2", placeholder: "Message: Enter sends, Shift+Enter starts a new line",
-    });
-    this.textarea.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
-        ev.preventDefault();
-        this.form.requestSubmit();
-      }
-    });
-    this.textarea.addEventListener("paste", (ev) => {
-      const files = [...(ev.clipboardData?.files || [])].filter((f) => f.type.startsWith("image/"));
-      if (files.length) {
-        ev.preventDefault();
-        this.addImages(files);
-      }
-    });
-    this.fileInput = h("input.visually-hidden", { type: "file", accept: "image/*", multiple: true, "aria-label": "Attach images" });
-    this.fileInput.addEventListener("change", () => {
-      this.addImages([...this.fileInput.files]);
-      this.fileInput.value = "";
-    });
-    this.attachments = h("div.attachments", { "aria-label": "Images to send" });
-    this.stopBtn = h("button.stop", { type: "button", onclick: () => this.stop() }, "Stop");
-    // While the agent's question waits, a message cannot go: say where the answer goes.
-    this.questionNote = h("p.composer-note", { hidden: true },
-      "The agent asked you a question: answer it above, or stop the run. ",
-      h("button.link", { type: "button", onclick: () => this.focusQuestion() }, "Go to the question"));
-    this.sendBtn = h("button.primary", { type: "submit" }, "Send");
-    this.form = h("form.composer", { "aria-label": "Write a message" },
-      this.questionNote,
-      this.attachments,
-      this.textarea,
-      h("div.composer-actions", {},
-        h("label.button.quiet.attach", {}, "Attach images", this.fileInput),
-        h("span.spacer"),
-        this.stopBtn, this.sendBtn));
-    this.form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
-      this.send();
-    });
-    clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" }, this.head, this.log, this.todosEl, this.form));
+  // The built-in agent in a workspace: plan mode and goals apply.
+  get agentTools() {
+    return Boolean(this.info && this.info.workspace) && (this.info.agent || "builtin") === "builtin";
+  }
+
+  get running() {
+    return Boolean(this.info) && (this.info.state === "running" || this.info.state === "waiting");
   }
 
   renderHeader() {
-    const info = this.info;
-    this.titleEl.textContent = info.title || "New conversation";
-    this.stateEl.textContent = STATE_LABELS[info.state] || info.state;
-    this.stateEl.className = `badge state-${info.state}`;
-    this.modeSelect.value = info.mode;
-    clear(this.routeSelect, routeOptions(this.providers, info.route).map(([v, t]) => h("option", { value: v }, t)));
-    this.routeSelect.value = info.route;
-    let ws = "No workspace: plain chat";
-    const found = info.workspace ? (this.workspaces || []).find((w) => w.id === info.workspace) : null;
-    if (info.workspace) {
-      ws = found ? `In ${found.name}` : "In a workspace";
-      this.wsEl.title = found ? found.path : "";
+    this.header.render();
+  }
+
+  // Plan mode changes between runs; the daemon's refusal is said under the message box.
+  async setPlanMode(on) {
+    try {
+      Object.assign(this.info, await api("PATCH", this.path, { plan_mode: on }));
+      this.composer.say("");
+      return true;
+    } catch (err) {
+      this.composer.say(problem(err));
+      return false;
+    } finally {
+      if (!this.closed) this.renderHeader();
     }
-    this.wsEl.textContent = ws;
-    // the picker where the workspaces can be listed (a local client, not plain chat only)
-    const pick = this.workspaces !== null && (info.agent || "builtin") === "builtin";
-    this.wsEl.hidden = pick;
-    this.wsPicker.hidden = !pick;
-    if (pick) {
-      clear(this.wsSelect, wsOptions(this.workspaces, info.workspace).map(([v, t]) => h("option", { value: v }, t)));
-      this.wsSelect.value = info.workspace || "";
-      this.wsSelect.title = found ? found.path : "";
-    }
-    document.title = `${info.title || "New conversation"} · bmoe`;
   }
 
   updateComposer() {
-    const busy = this.info && (this.info.state === "running" || this.info.state === "waiting");
-    this.stopBtn.hidden = !busy;
-    this.stopBtn.disabled = this.stopping;
-    this.stopBtn.textContent = this.stopping ? "Stopping…" : "Stop";
-    this.sendBtn.disabled = Boolean(busy) || this.sending;
-    this.sendBtn.title = busy ? "A run is going on: wait for it, or stop it." : "";
-    for (const btn of this.log.querySelectorAll("button.edit")) btn.disabled = Boolean(busy);
-    this.questionNote.hidden = !(busy && this.items.some(isOpenQuestion));
+    const busy = this.running;
+    const waiting = this.items.some(isOpenQuestion) ? "question" : this.items.some(isOpenPlan) ? "plan" : null;
+    this.composer.update({ busy, sending: this.sending, stopping: this.stopping, waiting,
+      planMode: this.info && this.info.plan_mode, agentTools: this.agentTools });
+    for (const btn of this.log.querySelectorAll("button.edit")) btn.disabled = busy;
   }
 
   // ---- the todo list and why the run ended ----
@@ -379,98 +343,23 @@ export class ConversationView {
     this.updateComposer();
   }
 
-  async patch(changes) {
-    const info = await attempt(() => api("PATCH", this.path, changes));
-    if (info) {
-      Object.assign(this.info, info);
-      shell.refreshList();
-    }
-    this.renderHeader();
-  }
-
-  startRename() {
-    const input = h("input", { type: "text", value: this.info.title || "", "aria-label": "Title" });
-    const form = h("form.rename", {}, input,
-      h("button.primary", { type: "submit" }, "Save"),
-      h("button.quiet", { type: "button", onclick: () => this.renderTitle() }, "Cancel"));
-    form.addEventListener("submit", async (ev) => {
-      ev.preventDefault();
-      await this.patch({ title: input.value.trim() });
-      this.renderTitle();
-    });
-    input.addEventListener("keydown", (ev) => {
-      if (ev.key === "Escape") this.renderTitle();
-    });
-    clear(this.titleEl.parentElement, form);
-    input.focus();
-    input.select();
-  }
-
-  renderTitle() {
-    clear(this.head.querySelector(".title-box"), this.titleEl);
-    this.renderHeader();
-    this.renameBtn.focus();
-  }
-
-  askDelete() {
-    const box = this.head.querySelector(".head-buttons");
-    const yes = h("button.danger", { type: "button" }, "Delete for good");
-    const no = h("button.quiet", { type: "button" }, "Keep it");
-    no.addEventListener("click", () => {
-      clear(box, this.renameBtn, this.deleteBtn);
-      this.deleteBtn.focus();
-    });
-    yes.addEventListener("click", async () => {
-      const done = await attempt(() => api("DELETE", this.path));
-      if (!done) return;
-      shell.forgetConversation(this.conversationId);
-      location.hash = "#/";
-    });
-    clear(box, h("span.muted", {}, "Delete this conversation?"), yes, no);
-    no.focus();
-  }
-
   // ---- sending ----
 
-  async addImages(files) {
-    for (const file of files) {
-      if (this.images.length >= MAX_IMAGES) {
-        toast(`At most ${MAX_IMAGES} images go with one message.`);
-        break;
-      }
-      if (!file.type.startsWith("image/")) continue;
-      if (file.size > MAX_IMAGE_BYTES) {
-        toast(`${file.name} is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MiB.`);
-        continue;
-      }
-      this.images.push({ name: file.name, url: await readAsDataUrl(file) });
-    }
-    this.renderAttachments();
-  }
-
-  renderAttachments() {
-    clear(this.attachments, this.images.map((img, i) =>
-      h("figure.thumb", {},
-        h("img", { src: img.url, alt: img.name }),
-        h("button.quiet", { type: "button", "aria-label": `Remove ${img.name}`, onclick: () => {
-          this.images.splice(i, 1);
-          this.renderAttachments();
-        } }, "×"))));
-  }
-
   async send() {
-    const text = this.textarea.value.trim();
-    if ((!text && !this.images.length) || this.sending) return;
+    const body = this.composer.message();
+    if (!body || this.sending) return;
     this.sending = true;
     this.updateComposer();
-    const body = { text };
-    if (this.images.length) body.images = this.images.map((i) => i.url);
-    const answer = await attempt(() => api("POST", `${this.path}/messages`, body));
+    let answer = null;
+    try {
+      answer = await api("POST", `${this.path}/messages`, body);
+    } catch (err) {
+      this.composer.say(problem(err));
+    }
     this.sending = false;
     if (answer) {
-      this.textarea.value = "";
-      this.images = [];
-      this.renderAttachments();
+      this.composer.sent();
+      if (body.goal) this.header.setGoal({ text: body.goal, state: "active", reason: null, verify: body.verify });
       this.upsert(answer.item);
       this.log.scrollTop = this.log.scrollHeight;
     }
@@ -486,54 +375,57 @@ export class ConversationView {
     this.updateComposer();
   }
 
-  // ---- questions ----
+  // ---- cards that wait on the person ----
 
   draftFor(id) {
-    if (!this.drafts.has(id)) this.drafts.set(id, { text: "", picked: new Set() });
+    if (!this.drafts.has(id)) this.drafts.set(id, { text: "", picked: new Set(), rejecting: false });
     return this.drafts.get(id);
   }
 
-  // A question card no longer waits: what was kept for its answer goes.
-  settleQuestion(id) {
+  // A card no longer waits: what was kept for its answer goes.
+  settle(id) {
     this.drafts.delete(id);
-    this.answering.delete(id);
-    this.answerErrors.delete(id);
+    this.busy.delete(id);
+    this.errors.delete(id);
   }
 
-  async answer(item, answer) {
-    if (this.answering.has(item.id)) return;
+  // Sends the person's answer to a waiting card (`route`: answer or approval). A
+  // refusal, or a daemon out of reach, is said in the card, which still waits; on
+  // success the card's item event ends the wait (it may have come already).
+  async act(item, route, body) {
+    if (this.busy.has(item.id)) return;
     const card = this.els.get(item.id);
     const place = card && card.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
-    this.answering.add(item.id);
-    this.answerErrors.delete(item.id);
+    this.busy.add(item.id);
+    this.errors.delete(item.id);
     this.drawItem(this.byId.get(item.id));
     try {
-      await api("POST", `${this.path}/answer`, { item: item.id, answer });
+      await api("POST", `${this.path}/${route}`, { item: item.id, ...body });
     } catch (err) {
       if (this.closed) return;
-      this.answering.delete(item.id);
-      this.answerErrors.set(item.id, problem(err));
+      this.busy.delete(item.id);
+      this.errors.set(item.id, problem(err));
       this.drawItem(this.byId.get(item.id));
       const again = this.els.get(item.id);
       again?.querySelector("[role=alert]")?.scrollIntoView({ block: "nearest" });
       if (place && again && again.contains(document.activeElement)) again.querySelector(`[data-focus="${place}"]`)?.focus();
     }
-    // On success the card's item event ends the wait (it may have come already).
   }
 
-  focusQuestion() {
-    const open = this.items.filter(isOpenQuestion).pop();
+  // The note under the message box leads to what waits: a question, else a plan.
+  focusWaiting() {
+    const open = this.items.filter(isOpenQuestion).pop() || this.items.filter(isOpenPlan).pop();
     const el = open && this.els.get(open.id);
     if (!el) return;
     el.scrollIntoView({ block: "nearest" });
-    (el.querySelector("button.option, input, button") || el).focus();
+    (el.querySelector("button.option, button.primary, input, button") || el).focus();
   }
 
-  async approve(item, decision) {
-    const card = this.els.get(item.id);
-    for (const b of card ? card.querySelectorAll(".approval button") : []) b.disabled = true;
-    const ok = await attempt(() => api("POST", `${this.path}/approval`, { item: item.id, decision }));
-    if (!ok) for (const b of card ? card.querySelectorAll(".approval button") : []) b.disabled = false;
+  // The plan card's feedback box opened or closed: the keyboard goes with it.
+  redrawPlan(item) {
+    this.drawItem(this.byId.get(item.id));
+    const el = this.els.get(item.id);
+    el?.querySelector(this.draftFor(item.id).rejecting ? "[data-focus=feedback]" : "[data-focus=reject]")?.focus();
   }
 
   startEdit(item) {
@@ -570,8 +462,37 @@ export class ConversationView {
     if (!this.items.length)
       this.log.prepend(h("p.muted.empty-log", {}, "Nothing here yet. Write a message below."));
     for (const item of this.items) this.drawItem(item);
+    this.layout();
     this.renderEnd();
     this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  // Puts a compaction's notice before the items it summarised and folds them unless
+  // the person opened it. Nothing moves in a conversation never compacted.
+  layout() {
+    if (!this.items.some((i) => i.compacted || i.compaction)) return;
+    const { order, groups } = layoutOf(this.items);
+    let prev = null;
+    for (const item of order) {
+      const el = this.els.get(item.id);
+      if (!el) continue;
+      const want = prev ? prev.nextElementSibling : this.log.firstElementChild;
+      if (want !== el) {
+        if (prev) prev.after(el);
+        else this.log.prepend(el);
+      }
+      const group = groups.get(item.id);
+      el.classList.toggle("compacted", Boolean(item.compacted));
+      el.classList.toggle("folded", Boolean(group) && !this.unfolded.has(group));
+      prev = el;
+    }
+  }
+
+  toggleFold(item) {
+    if (this.unfolded.has(item.id)) this.unfolded.delete(item.id);
+    else this.unfolded.add(item.id);
+    this.drawItem(item);
+    this.layout();
   }
 
   drawItem(item) {
@@ -580,6 +501,7 @@ export class ConversationView {
     const el = this.renderItem(item);
     el.dataset.item = item.id;
     if (old) {
+      for (const cls of ["compacted", "folded"]) el.classList.toggle(cls, old.classList.contains(cls));
       // keep what the person opened, and where the keyboard was
       for (const d of old.querySelectorAll("details[open][data-key]")) {
         const same = el.querySelector(`details[data-key="${d.dataset.key}"]`);
@@ -589,7 +511,7 @@ export class ConversationView {
       const focused = held ? document.activeElement.dataset.focus : null;
       old.replaceWith(el);
       const again = focused ? el.querySelector(`[data-focus="${focused}"]`) : null;
-      // the control the keyboard was on went (a question answered): stay on the card
+      // the control the keyboard was on went (a card answered): stay on the card
       if (again && !again.disabled) again.focus();
       else if (held && el.hasAttribute("tabindex")) el.focus();
     } else {
@@ -604,122 +526,46 @@ export class ConversationView {
       case "user":
         return this.renderUser(item);
       case "assistant":
-        return this.renderAssistant(item);
+        return renderAssistant(item);
       case "tool":
-        return item.tool === ASK_USER ? this.renderQuestion(item) : this.renderTool(item);
+        return this.renderCard(item);
       case "notice":
-        return h(`div.item.notice.level-${item.level || "info"}`, { role: "note" },
-          h("strong", {}, `${NOTICE_LABELS[item.level] || "Note"}: `), item.text || "");
+        return renderNotice(item, { count: item.compaction ? this.foldCount(item) : 0,
+          open: this.unfolded.has(item.id), onFold: () => this.toggleFold(item) });
       default:
         return h("div.item.muted", {}, `(${item.kind})`);
     }
   }
 
+  // How many items fold under this compaction notice.
+  foldCount(notice) {
+    const { groups } = layoutOf(this.items);
+    let n = 0;
+    for (const owner of groups.values()) if (owner === notice.id) n++;
+    return n;
+  }
+
+  renderCard(item) {
+    const kept = { draft: this.draftFor(item.id), busy: this.busy.has(item.id), error: this.errors.get(item.id) };
+    if (item.tool === ASK_USER) {
+      return renderQuestion(item, { ...kept, onAnswer: (answer) => this.act(item, "answer", { answer }),
+        onDraft: () => this.errors.delete(item.id) });
+    }
+    if (item.tool === PLAN_TOOL) {
+      return renderPlan(item, { ...kept, onDraft: () => this.redrawPlan(item),
+        onDecide: (decision, feedback) => this.act(item, "approval", feedback ? { decision, feedback } : { decision }) });
+    }
+    return renderTool(item, { ...kept, workspace: this.info && this.info.workspace,
+      onDecide: (decision) => this.act(item, "approval", { decision }), onPreview: (file) => this.preview(file) });
+  }
+
   renderUser(item) {
-    const busy = this.info && (this.info.state === "running" || this.info.state === "waiting");
-    if (this.editing === item.id) {
-      const area = h("textarea", { "aria-label": "Edit message", rows: "3", value: item.text || "" });
-      const form = h("form.item.user.editing", { "aria-label": "Edit your message" }, area,
-        h("div.actions", {},
-          h("button.primary", { type: "submit" }, "Send again"),
-          h("button.quiet", { type: "button", onclick: () => {
-            this.editing = null;
-            this.drawItem(item);
-          } }, "Cancel")),
-        h("small.hint", {}, "Sending again drops this message and everything after it."));
-      area.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
-          ev.preventDefault();
-          form.requestSubmit();
-        }
-      });
-      form.addEventListener("submit", (ev) => {
-        ev.preventDefault();
-        if (area.value.trim()) this.resend(item, area.value.trim());
-      });
-      setTimeout(() => area.focus(), 0);
-      return form;
-    }
-    return h("article.item.user", { "aria-label": "Your message" },
-      h("div.bubble", {},
-        h("div.text", {}, item.text || ""),
-        (item.images || []).length
-          ? h("div.images", {}, item.images.map((src, i) => h("img", { src, alt: `Image ${i + 1}` })))
-          : null),
-      h("div.item-actions", {},
-        h("button.quiet.edit", { type: "button", disabled: busy, onclick: () => this.startEdit(item),
-          "aria-label": "Edit this message and send it again", "data-focus": "edit" }, "Edit")));
-  }
-
-  renderAssistant(item) {
-    if (!item.text && !item.reasoning && !item.streaming) return h("div.item.assistant.empty", { hidden: true });
-    const streaming = Boolean(item.streaming);
-    return h("article.item.assistant", { "aria-label": "Answer", "aria-busy": streaming ? "true" : "false",
-      class: streaming ? "streaming" : "" },
-      item.reasoning
-        ? h("details.reasoning", { "data-key": "reasoning" },
-            h("summary", {}, streaming && !item.text ? "Thinking…" : "Reasoning"),
-            h("div.reasoning-text", {}, item.reasoning))
-        : null,
-      item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
-      streaming ? h("span.cursor", { "aria-hidden": "true" }) : null);
-  }
-
-  renderQuestion(item) {
-    return renderQuestion(item, {
-      draft: this.draftFor(item.id),
-      busy: this.answering.has(item.id),
-      error: this.answerErrors.get(item.id),
-      onAnswer: (answer) => this.answer(item, answer),
-      onDraft: () => this.answerErrors.delete(item.id),
-    });
-  }
-
-  renderTool(item) {
-    const state = item.state || "running";
-    const args = item.args || {};
-    const title = item.title || item.tool || "Tool";
-    const parts = [];
-    if (item.diff) {
-      parts.push(h("pre.diff", { "aria-label": "The change", html: renderDiff(item.diff) }));
-    } else if (item.tool === "exec_shell_command" && args.command) {
-      parts.push(h("pre.command", { "aria-label": "The command" }, `$ ${args.command}`));
-    } else if (Object.keys(args).length && state === "waiting") {
-      parts.push(h("pre.args", { "aria-label": "The arguments" }, JSON.stringify(args, null, 2)));
-    } else if (Object.keys(args).length) {
-      parts.push(h("details.args", { "data-key": "args" }, h("summary", {}, "Arguments"),
-        h("pre", {}, JSON.stringify(args, null, 2))));
-    } else if (item.raw_args) {
-      parts.push(h("details.args", { "data-key": "args" }, h("summary", {}, "Arguments as written"),
-        h("pre", {}, item.raw_args)));
-    }
-    if (state === "waiting") {
-      parts.push(h("div.approval", { role: "group", "aria-label": `Approve or deny: ${title}` },
-        h("button.primary", { type: "button", "data-focus": "approve", onclick: () => this.approve(item, "approve") },
-          "Approve"),
-        h("button.danger", { type: "button", "data-focus": "deny", onclick: () => this.approve(item, "deny") },
-          "Deny")));
-    }
-    if (item.result) {
-      parts.push(h("details.result", { "data-key": "result" },
-        h("summary", {}, state === "error" || state === "denied" ? "Why" : "Result",
-          item.shortened ? h("span.muted", {}, " (shortened for the model)") : null),
-        h("pre", {}, item.result)));
-    }
-    if (item.file && state === "done" && this.info && this.info.workspace) {
-      parts.push(h("button.link.preview-link", { type: "button", "data-focus": "preview",
-        onclick: () => this.preview(item.file) }, `Preview ${item.file}`));
-    }
-    const bytes = state === "composing" && typeof item.bytes === "number"
-      ? h("span.bytes", { "aria-label": "Written so far" }, sizeText(item.bytes)) : null;
-    return h(`article.item.card.tool.state-${state}`, { "aria-label": `Tool: ${title}`, "data-state": state },
-      h("header.card-head", {},
-        h("span.tool-title", {}, title),
-        item.mcp ? h("span.muted", {}, ` (${item.mcp})`) : null,
-        h("span.spacer"),
-        bytes,
-        h(`span.badge.tool-state.state-${state}`, {}, TOOL_STATES[state] || state)),
-      parts);
+    return renderUser(item, { editing: this.editing === item.id, busy: this.running,
+      onEdit: () => this.startEdit(item),
+      onCancel: () => {
+        this.editing = null;
+        this.drawItem(item);
+      },
+      onResend: (text) => this.resend(item, text) });
   }
 }
-

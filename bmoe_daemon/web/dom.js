@@ -72,3 +72,8 @@ export function sizeText(bytes) {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+// Where an action's refusal is said, beside the action: hidden while there is none.
+export function alertLine(error) {
+  return h("p.error-text.form-error", { role: "alert", hidden: !error }, error || "");
+}

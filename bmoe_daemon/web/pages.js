@@ -1,11 +1,12 @@
-// The settings pages: skills, tasks, providers, connect, and the agent's MCP servers.
+// The settings pages: skills, tasks, providers, connect, and the agent (its MCP
+// servers and the person's hooks). The workspaces page is workspaces.js.
 //
 // Each page is `{load, refresh, onEvent?}` over <main>; every change goes through the
 // public API and the page is read again after it.
 
 import { api } from "./api.js";
-import { clear, field, h, select, when } from "./dom.js";
-import { attempt, attemptIn, MODE_OPTIONS, routeOptions, toast, wsOptions } from "./ui.js";
+import { alertLine, clear, field, h, select, when } from "./dom.js";
+import { attempt, attemptIn, MODE_OPTIONS, problem, routeOptions, toast, wsOptions } from "./ui.js";
 
 function page(main, title, intro) {
   const body = h("div.page-body");
@@ -117,7 +118,7 @@ function taskForm(task, workspaces, providers, done) {
   const days = DAYS.map((d, i) => h("label.inline", {}, h("input", { type: "checkbox", value: String(i), checked: weekdays.includes(i) }), d));
   const everyField = field("Every (minutes)", every);
   const daysField = h("fieldset.days", {}, h("legend", {}, "Days"), days);
-  const error = h("p.error-text.form-error", { role: "alert", hidden: true });
+  const error = alertLine("");
   const sync = () => {
     everyField.hidden = kind.value !== "interval";
     daysField.hidden = kind.value !== "weekly";
@@ -155,13 +156,18 @@ function taskForm(task, workspaces, providers, done) {
 function tasksPage(main) {
   const body = page(main, "Tasks", "Prompts that run as a conversation on a schedule, with nobody at the screen: a question is answered no.");
   let stale = false; // a task event came while a form was open
-  const load = async () => {
+  // `quiet`: read because of an event, so a form opened meanwhile is kept (stale).
+  const load = async (quiet) => {
     stale = false;
     const [tasks, workspaces, providers] = await Promise.all([
       api("GET", "/api/tasks"),
       api("GET", "/api/workspaces").catch(() => []),
       api("GET", "/api/providers").catch(() => []),
     ]);
+    if (quiet === true && body.querySelector("form")) {
+      stale = true;
+      return;
+    }
     // A form closed: read the page again when it was saved or events came meanwhile.
     const closer = (holder) => (saved) => (saved || stale ? load() : clear(holder));
     const adding = h("div");
@@ -213,7 +219,7 @@ function tasksPage(main) {
     timer = setTimeout(() => {
       // Reading the page again would drop what the person is typing: wait for the form.
       if (body.querySelector("form")) stale = true;
-      else load().catch(() => {});
+      else load(true).catch(() => {});
     }, 200);
   };
   return v;
@@ -323,10 +329,62 @@ function connectPage(main) {
 
 // ---- the agent and its MCP servers ----
 
+const HOOK_EVENTS = {
+  pre_tool_use: "Before a tool runs",
+  post_tool_use: "After a tool ran",
+  session_start: "When a run starts",
+  session_end: "When a run ends",
+};
+const HOOK_RESULTS = {
+  ran: "ran", blocked: "blocked the call", failed: "failed", timed_out: "timed out", stopped: "stopped",
+  dropped: "dropped (too many waiting)",
+};
+
+function hookRow(hook) {
+  const last = hook.last;
+  const what = hook.kind === "http" ? hook.url : hook.command;
+  const trigger = hook.kind === "http"
+    ? `HTTP, on ${(hook.events || []).map((e) => HOOK_EVENTS[e] || e).join(", ").toLowerCase()}`
+    : HOOK_EVENTS[hook.event] || hook.event;
+  return h("li.row.hook", { "aria-label": `${hook.kind === "http" ? "HTTP" : hook.event}: ${what}` },
+    h("div.row-main", {},
+      h("strong", {}, trigger), " ",
+      hook.kind === "http" ? null : h("code.muted", {}, hook.event),
+      hook.kind === "http" ? null : h("span.badge", {}, hook.matcher ? `tools ${hook.matcher}` : "every tool"),
+      h("pre.hook-command", {}, what),
+      h("p.small.hook-last", {},
+        last
+          ? [h(`span.badge.hook-${last.result}`, {}, HOOK_RESULTS[last.result] || last.result), " ",
+             when(last.at), last.duration_ms ? `, ${last.duration_ms} ms` : "",
+             last.detail ? [": ", h("span.hook-detail", {}, last.detail)] : ""]
+          : h("span.muted", {}, "Not run since the daemon started."),
+        hook.timeout_s && hook.kind !== "http" ? h("span.muted", {}, ` · time limit ${hook.timeout_s} s`) : null)));
+}
+
+// The person's hooks (GET /api/hooks): each with its last outcome, and why the file
+// cannot be used when it cannot.
+function hooksSection(hooks) {
+  const intro = "Your own scripts on what the built-in agent does. A hook before a tool that exits 2 blocks the call.";
+  if (hooks instanceof Error) {
+    return [h("h2", {}, "Hooks"), h("p.error-text", { role: "alert" }, problem(hooks))];
+  }
+  if (!hooks.enabled) return [h("h2", {}, "Hooks"), h("p.muted", {}, "Hooks are off on this daemon (chat only).")];
+  return [
+    h("h2", {}, "Hooks"),
+    h("p.small.muted", {}, intro, " From ", h("code", {}, hooks.file), ", read again when it changes."),
+    hooks.error
+      ? h("p.error-text.hooks-error", { role: "alert" }, hooks.error,
+          hooks.error_at ? ` (${when(hooks.error_at)}; its last good version is used)` : "")
+      : null,
+    hooks.hooks.length ? null : h("p.muted", {}, "No hooks."),
+    h("ul.rows", { "aria-label": "Hooks" }, hooks.hooks.map(hookRow)),
+  ];
+}
+
 function agentPage(main) {
-  const body = page(main, "Agent and MCP servers", "What conversations here may use.");
+  const body = page(main, "Agent, MCP servers and hooks", "What conversations here may use, and your hooks.");
   const load = async () => {
-    const info = await api("GET", "/api/agent");
+    const [info, hooks] = await Promise.all([api("GET", "/api/agent"), api("GET", "/api/hooks").catch((err) => err)]);
     clear(body,
       h("ul.facts", {},
         h("li", {}, info.tools ? "Conversations with a workspace get file tools." : "Plain chat only: no tools."),
@@ -347,6 +405,7 @@ function agentPage(main) {
               ? h("details", {}, h("summary", {}, `${m.tools.length} tools`),
                   h("ul", {}, m.tools.map((t) => h("li", {}, h("code", {}, t.name), ` — ${t.description || ""}`))))
               : null)))),
+      hooksSection(hooks),
     );
   };
   return view(load);

@@ -1,12 +1,12 @@
 // What a run shows beside its items: the todo list pinned above the message box, the
-// agent's question cards, and the line under the last item that says why the run
-// ended (with Resume where the daemon can go on with it).
+// agent's question cards, the line under the last item that says why the run ended
+// (with Resume where the daemon can go on with it), and the goal in the header.
 //
 // Pure drawing: each function takes what it shows and the view's callbacks, and
 // answers an element. The view (conversation.js) keeps the state (a question's draft
 // answer, an error the daemon gave) so a card drawn again keeps it.
 
-import { h } from "./dom.js";
+import { alertLine, h } from "./dom.js";
 
 export const ASK_USER = "ask_user_question";
 
@@ -116,7 +116,7 @@ export function renderQuestion(item, { draft, busy, error, onAnswer, onDraft }) 
 }
 
 function answerForm(item, q, qid, { draft, busy, error, onAnswer, onDraft }) {
-  const errorEl = h("p.error-text.form-error", { role: "alert", hidden: !error }, error || "");
+  const errorEl = alertLine(error);
   const say = (text) => {
     errorEl.textContent = text;
     errorEl.hidden = false;
@@ -181,5 +181,25 @@ export function renderRunEnd(info, { resumable, busy, error, onResume }) {
       ? h("button.resume", { type: "button", "aria-disabled": busy ? "true" : null, "aria-describedby": textId,
           title: "Go on where the run was, without a new message", onclick: onResume }, busy ? "Resuming…" : "Resume")
       : null,
-    h("p.error-text.form-error", { role: "alert", hidden: !error }, error || ""));
+    alertLine(error));
+}
+
+// ---- the goal ----
+
+const GOAL_WORDS = { active: "working on it", complete: "reached", blocked: "blocked" };
+
+// The conversation's goal under the header: its words, where it stands and why; Clear
+// (between runs) drops it. Null without a goal.
+export function renderGoal(goal, { busy, error, onClear }) {
+  if (!goal) return null;
+  const state = goal.state || "active";
+  return h(`div.goal.goal-${state}`, { role: "group", "aria-label": "The conversation's goal", "data-state": state },
+    h("span.goal-label", {}, "Goal"),
+    h("span.goal-text", {}, goal.text),
+    h(`span.badge.goal-state.goal-state-${state}`, {}, GOAL_WORDS[state] || state),
+    goal.verify && state === "active" ? h("span.small.muted.goal-verify", {}, "checked before it counts") : null,
+    goal.reason ? h("span.goal-reason", {}, goal.reason) : null,
+    h("button.quiet.goal-clear", { type: "button", "aria-disabled": busy ? "true" : null, onclick: onClear,
+      "aria-label": "Clear the goal" }, busy ? "Clearing…" : "Clear"),
+    alertLine(error));
 }

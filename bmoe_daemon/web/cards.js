@@ -1,0 +1,271 @@
+// The items of a conversation: the person's messages (with Edit), the agent's
+// answers, and the cards of its calls and its notices: a tool card (its diff, command or
+// arguments; Approve, Always allow with the exact rule the daemon offers, Deny; the
+// rule that let it run without a card), the plan card (the plan in Markdown, its
+// revision, Approve, Reject with a feedback box) and a notice, with a compaction's
+// fold over the items it summarised.
+//
+// Pure drawing, as run.js: each function takes the item and what the view keeps for
+// it (an action on its way, the daemon's refusal, a draft) and answers an element.
+
+import { alertLine, h, sizeText } from "./dom.js";
+import { renderDiff, renderMarkdown } from "./markdown.js";
+
+export const PLAN_TOOL = "exit_plan_mode";
+
+const TOOL_STATES = {
+  composing: "writing the call",
+  running: "running",
+  waiting: "waiting for your answer",
+  done: "done",
+  denied: "denied",
+  error: "error",
+};
+const PLAN_STATES = {
+  composing: "being written",
+  running: "showing",
+  waiting: "waiting for your approval",
+  done: "approved",
+  denied: "rejected",
+  error: "not shown",
+};
+const NOTICE_LABELS = { info: "Note", warn: "Warning", error: "Error" };
+// Calls whose rule is a command's first words (another agent's `execute` too); the
+// others' rule is a folder of the workspace.
+const COMMAND_TOOLS = new Set(["exec_shell_command", "execute"]);
+// The starts of a plan card's results (actors/plans.py).
+const APPROVED = "The plan is approved";
+const REJECTED = "The person rejected the plan.";
+const SAID = /They said: ([\s\S]*?) Revise the plan file/;
+
+export function isOpenPlan(item) {
+  return item.kind === "tool" && item.tool === PLAN_TOOL && item.state === "waiting";
+}
+
+function ruleHint(item) {
+  const command = COMMAND_TOOLS.has(item.tool) || typeof (item.args || {}).command === "string";
+  return command
+    ? `Always allow: commands that start with “${item.rule}” run without asking in this workspace, as one simple command that stays inside it.`
+    : `Always allow: changes to files in “${item.rule}” run without asking in this workspace.`;
+}
+
+function rulesLink(workspace) {
+  return workspace ? h("a.rules-link", { href: `#/workspaces/${encodeURIComponent(workspace)}` }, "workspace rules") : null;
+}
+
+// ---- messages ----
+
+// `editing`: the message is being edited (a form instead of the bubble); `busy`: a run
+// is on (no edit then); `onEdit()`, `onCancel()`, `onResend(text)`.
+export function renderUser(item, { editing, busy, onEdit, onCancel, onResend }) {
+  if (editing) {
+    const area = h("textarea", { "aria-label": "Edit message", rows: "3", value: item.text || "" });
+    const form = h("form.item.user.editing", { "aria-label": "Edit your message" }, area,
+      h("div.actions", {},
+        h("button.primary", { type: "submit" }, "Send again"),
+        h("button.quiet", { type: "button", onclick: onCancel }, "Cancel")),
+      h("small.hint", {}, "Sending again drops this message and everything after it."));
+    area.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      if (area.value.trim()) onResend(area.value.trim());
+    });
+    setTimeout(() => area.focus(), 0);
+    return form;
+  }
+  return h("article.item.user", { "aria-label": "Your message" },
+    h("div.bubble", {},
+      h("div.text", {}, item.text || ""),
+      (item.images || []).length
+        ? h("div.images", {}, item.images.map((src, i) => h("img", { src, alt: `Image ${i + 1}` })))
+        : null),
+    h("div.item-actions", {},
+      h("button.quiet.edit", { type: "button", disabled: busy, onclick: onEdit,
+        "aria-label": "Edit this message and send it again", "data-focus": "edit" }, "Edit")));
+}
+
+export function renderAssistant(item) {
+  if (!item.text && !item.reasoning && !item.streaming) return h("div.item.assistant.empty", { hidden: true });
+  const streaming = Boolean(item.streaming);
+  return h("article.item.assistant", { "aria-label": "Answer", "aria-busy": streaming ? "true" : "false",
+    class: streaming ? "streaming" : "" },
+    item.reasoning
+      ? h("details.reasoning", { "data-key": "reasoning" },
+          h("summary", {}, streaming && !item.text ? "Thinking…" : "Reasoning"),
+          h("div.reasoning-text", {}, item.reasoning))
+      : null,
+    item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
+    streaming ? h("span.cursor", { "aria-hidden": "true" }) : null);
+}
+
+// ---- tool cards ----
+
+// `workspace`: the conversation's (for the preview and the rules' page); `busy`: an
+// answer is on its way; `error`: the daemon's refusal of the last one;
+// `onDecide(decision)`: approve, approve_always or deny.
+export function renderTool(item, { workspace, busy, error, onDecide, onPreview }) {
+  const state = item.state || "running";
+  const args = item.args || {};
+  const title = item.title || item.tool || "Tool";
+  const parts = [];
+  if (item.allowed_by) {
+    parts.push(h("p.allowed-by", {}, "Allowed by rule ", h("code", {}, item.allowed_by),
+      workspace ? [" · ", rulesLink(workspace)] : null));
+  }
+  if (item.diff) {
+    parts.push(h("pre.diff", { "aria-label": "The change", html: renderDiff(item.diff) }));
+  } else if (item.tool === "exec_shell_command" && args.command) {
+    parts.push(h("pre.command", { "aria-label": "The command" }, `$ ${args.command}`));
+  } else if (Object.keys(args).length && state === "waiting") {
+    parts.push(h("pre.args", { "aria-label": "The arguments" }, JSON.stringify(args, null, 2)));
+  } else if (Object.keys(args).length) {
+    parts.push(h("details.args", { "data-key": "args" }, h("summary", {}, "Arguments"),
+      h("pre", {}, JSON.stringify(args, null, 2))));
+  } else if (item.raw_args) {
+    parts.push(h("details.args", { "data-key": "args" }, h("summary", {}, "Arguments as written"),
+      h("pre", {}, item.raw_args)));
+  }
+  if (state === "waiting") {
+    const hintId = `rule-hint-${item.id}`;
+    parts.push(h("div.approval", { role: "group", "aria-label": `Approve or deny: ${title}` },
+      h("button.primary", { type: "button", "data-focus": "approve", disabled: busy, onclick: () => onDecide("approve") },
+        "Approve"),
+      h("button.danger", { type: "button", "data-focus": "deny", disabled: busy, onclick: () => onDecide("deny") },
+        "Deny"),
+      item.rule
+        ? h("button.always", { type: "button", "data-focus": "always", disabled: busy, "aria-describedby": hintId,
+            onclick: () => onDecide("approve_always") }, "Always allow ", h("code", {}, item.rule))
+        : null));
+    if (item.rule) parts.push(h("small.hint.rule-hint", { id: hintId }, ruleHint(item)));
+    parts.push(alertLine(error));
+  }
+  if (item.result) {
+    parts.push(h("details.result", { "data-key": "result" },
+      h("summary", {}, state === "error" || state === "denied" ? "Why" : "Result",
+        item.shortened ? h("span.muted", {}, " (shortened for the model)") : null),
+      h("pre", {}, item.result)));
+  }
+  if (item.file && state === "done" && workspace) {
+    parts.push(h("button.link.preview-link", { type: "button", "data-focus": "preview",
+      onclick: () => onPreview(item.file) }, `Preview ${item.file}`));
+  }
+  const bytes = state === "composing" && typeof item.bytes === "number"
+    ? h("span.bytes", { "aria-label": "Written so far" }, sizeText(item.bytes)) : null;
+  return h(`article.item.card.tool.state-${state}`, { "aria-label": `Tool: ${title}`, "data-state": state, tabindex: "-1" },
+    h("header.card-head", {},
+      h("span.tool-title", {}, title),
+      item.mcp ? h("span.muted", {}, ` (${item.mcp})`) : null,
+      h("span.spacer"),
+      bytes,
+      h(`span.badge.tool-state.state-${state}`, {}, TOOL_STATES[state] || state)),
+    parts);
+}
+
+// ---- the plan card ----
+
+// `draft`: {rejecting, text} kept by the view (the feedback box open, what is typed in
+// it); `onDecide(decision, feedback)`; `onDraft()`: the box opened or closed.
+export function renderPlan(item, { draft, busy, error, onDecide, onDraft }) {
+  const state = item.state || "running";
+  const args = item.args || {};
+  const revision = Number.isInteger(args.revision) ? args.revision : null;
+  const text = typeof args.plan === "string" ? args.plan : "";
+  // Done is approved, but for a scheduled run's plan, left proposed with nobody to ask.
+  const approved = state === "done" && (item.result || "").startsWith(APPROVED);
+  const parts = [];
+  if (text) {
+    const body = h("div.markdown.plan-text", { html: renderMarkdown(text) });
+    // A rejected revision folds: the next one is what counts.
+    parts.push(state === "denied"
+      ? h("details.plan-fold", { "data-key": "plan" }, h("summary", {}, "The plan as it was"), body)
+      : body);
+  } else if (state === "composing" || state === "running") {
+    parts.push(h("p.muted", {}, "Reading the plan…"));
+  }
+  if (state === "waiting") parts.push(planDecision(item, { draft, busy, error, onDecide, onDraft }));
+  else if (approved) parts.push(h("p.plan-outcome", {}, "You approved it: the agent carries it out."));
+  else if (state === "denied" && (item.result || "").startsWith(REJECTED)) {
+    const said = SAID.exec(item.result);
+    parts.push(h("p.plan-outcome", {}, said ? ["You rejected it: ", h("q", {}, said[1])] : "You rejected it."));
+  } else if (item.result) parts.push(h("p.muted.plan-outcome", {}, item.result));
+  const label = revision ? `Plan, revision ${revision}` : "Plan";
+  return h(`article.item.card.tool.plan.state-${state}`, { "aria-label": label, "data-state": state, tabindex: "-1" },
+    h("header.card-head", {},
+      h("span.plan-from", {}, state === "waiting" ? "The agent proposes a plan" : "The agent's plan"),
+      revision ? h("span.badge.revision", {}, `revision ${revision}`) : null,
+      h("span.spacer"),
+      h(`span.badge.tool-state.state-${state}`, {}, state === "done" && !approved ? "proposed" : PLAN_STATES[state] || state)),
+    parts);
+}
+
+function planDecision(item, { draft, busy, error, onDecide, onDraft }) {
+  if (!draft.rejecting) {
+    return h("div.plan-decision", {},
+      h("div.approval", { role: "group", "aria-label": "Approve or reject the plan" },
+        h("button.primary", { type: "button", "data-focus": "approve", disabled: busy,
+          onclick: () => onDecide("approve") }, "Approve plan"),
+        h("button.danger", { type: "button", "data-focus": "reject", disabled: busy,
+          onclick: () => {
+            draft.rejecting = true;
+            onDraft();
+          } }, "Reject…")),
+      alertLine(error));
+  }
+  const boxId = `plan-feedback-${item.id}`;
+  const box = h("textarea", { id: boxId, rows: "3", value: draft.text, "data-focus": "feedback", disabled: busy,
+    placeholder: "What to change, add or leave out" });
+  box.addEventListener("input", () => (draft.text = box.value));
+  const form = h("form.plan-feedback", { "aria-label": "Reject the plan" },
+    h("label.label", { for: boxId }, "What should change? The agent reads this and revises the plan."),
+    box,
+    h("div.actions", {},
+      h("button.danger", { type: "submit", "data-focus": "send-reject", disabled: busy },
+        busy ? "Sending…" : "Reject with this feedback"),
+      h("button.quiet", { type: "button", "data-focus": "cancel-reject", disabled: busy, onclick: () => {
+        draft.rejecting = false;
+        onDraft();
+      } }, "Cancel")));
+  box.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+      ev.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    onDecide("deny", box.value.trim());
+  });
+  return h("div.plan-decision", {}, form, alertLine(error));
+}
+
+// ---- notices ----
+
+// A compaction's notice says what was summarised and folds those items (`count` of
+// them, `open`: shown); any other notice is a line.
+export function renderNotice(item, { count, open, onFold }) {
+  const level = item.level || "info";
+  const c = item.compaction;
+  if (!c) {
+    return h(`div.item.notice.level-${level}`, { role: "note" },
+      h("strong", {}, `${NOTICE_LABELS[level] || "Note"}: `), item.text || "");
+  }
+  const sizes = c.tokens_before && c.tokens_after
+    ? `about ${c.tokens_before.toLocaleString()} → ${c.tokens_after.toLocaleString()} tokens` : null;
+  return h("section.item.notice.compaction", { "aria-label": "Earlier items summarised", "data-compaction": "true" },
+    h("p.compaction-text", {}, h("strong", {}, "Summarised: "), item.text || ""),
+    h("div.compaction-actions", {},
+      count
+        ? h("button.fold", { type: "button", "aria-expanded": String(open), "data-focus": "fold", onclick: onFold },
+            open ? `Fold the ${count} summarised items` : `Show the ${count} summarised items`)
+        : null,
+      sizes ? h("span.small.muted", {}, sizes) : null),
+    c.summary
+      ? h("details.compaction-summary", { "data-key": "summary" },
+          h("summary", {}, "What the model reads instead"), h("div.markdown", { html: renderMarkdown(c.summary) }))
+      : null);
+}

@@ -1,0 +1,201 @@
+// The message box under a conversation: the text, images to send with it, the
+// plan-mode switch, a goal for the run, Stop and Send, a note while the agent waits on
+// a question or a plan, and the daemon's refusal of what was done here.
+//
+// It holds what is being written; the view (conversation.js) sends it and says how
+// the conversation stands with update().
+
+import { alertLine, clear, h } from "./dom.js";
+import { toast } from "./ui.js";
+
+const MAX_IMAGES = 8;
+const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+
+const NOTES = {
+  question: "The agent asked you a question: answer it above, or stop the run. ",
+  plan: "The agent's plan waits for you: approve or reject it above, or stop the run. ",
+};
+const GO_TO = { question: "Go to the question", plan: "Go to the plan" };
+
+function readAsDataUrl(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+export class Composer {
+  // `onSend()`, `onStop()`, `onPlanMode(on)` (answers true when the daemon took it),
+  // `onGoTo()` (to what waits: the note's button).
+  constructor({ onSend, onStop, onPlanMode, onGoTo }) {
+    this.images = [];
+    this.goalOpen = false;
+    this.textarea = h("textarea", {
+      "aria-label": "Message", rows: "2", placeholder: "Message: Enter sends, Shift+Enter starts a new line",
+    });
+    this.textarea.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        this.form.requestSubmit();
+      }
+    });
+    this.textarea.addEventListener("paste", (ev) => {
+      const files = [...(ev.clipboardData?.files || [])].filter((f) => f.type.startsWith("image/"));
+      if (files.length) {
+        ev.preventDefault();
+        this.addImages(files);
+      }
+    });
+    this.fileInput = h("input.visually-hidden", { type: "file", accept: "image/*", multiple: true, "aria-label": "Attach images" });
+    this.fileInput.addEventListener("change", () => {
+      this.addImages([...this.fileInput.files]);
+      this.fileInput.value = "";
+    });
+    this.attachments = h("div.attachments", { "aria-label": "Images to send" });
+
+    // Plan mode is the conversation's: the switch says it, and changes it between runs.
+    this.planSwitch = h("input", { type: "checkbox", role: "switch", "aria-describedby": "plan-switch-hint" });
+    this.planSwitch.addEventListener("change", async () => {
+      const on = this.planSwitch.checked;
+      this.planSwitch.disabled = true;
+      if (!(await onPlanMode(on))) this.planSwitch.checked = !on;
+      this.planSwitch.disabled = false;
+    });
+    this.planLabel = h("label.switch.plan-switch", {}, this.planSwitch, h("span", {}, "Plan mode"));
+    this.planHint = h("span.visually-hidden#plan-switch-hint", {},
+      "The agent plans first and changes nothing until you approve the plan.");
+
+    // A goal goes with the next message: the run does not end at an answer while it is open.
+    this.goalInput = h("input#goal-input", { type: "text", autocomplete: "off", placeholder: "e.g. the tests pass",
+      "aria-describedby": "goal-hint" });
+    this.verifyBox = h("input", { type: "checkbox", checked: true });
+    this.goalRow = h("div.goal-row#goal-row", { hidden: true },
+      h("label.label", { for: "goal-input" }, "Goal"),
+      this.goalInput,
+      h("label.inline.verify", {}, this.verifyBox, h("span", {}, "Verify it when done")),
+      h("small.hint#goal-hint", {}, "Goes with the message: the agent works until the goal is reached or blocked."));
+    this.goalBtn = h("button.quiet.goal-toggle", { type: "button", "aria-expanded": "false", "aria-controls": "goal-row",
+      onclick: () => this.toggleGoal() }, "Goal");
+
+    this.stopBtn = h("button.stop", { type: "button", onclick: onStop }, "Stop");
+    this.goTo = h("button.link", { type: "button", onclick: onGoTo });
+    this.note = h("p.composer-note", { hidden: true }, h("span"), this.goTo);
+    this.sendBtn = h("button.primary", { type: "submit" }, "Send");
+    this.errorEl = alertLine("");
+    this.form = h("form.composer", { "aria-label": "Write a message" },
+      this.note,
+      this.goalRow,
+      this.attachments,
+      this.textarea,
+      h("div.composer-actions", {},
+        h("label.button.quiet.attach", {}, "Attach images", this.fileInput),
+        this.planLabel,
+        this.goalBtn,
+        h("span.spacer"),
+        this.stopBtn, this.sendBtn),
+      this.planHint,
+      this.errorEl);
+    this.form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      onSend();
+    });
+  }
+
+  get element() {
+    return this.form;
+  }
+
+  focus() {
+    this.textarea.focus();
+  }
+
+  // `busy`: a run is on; `waiting`: what the agent waits on ("question", "plan" or
+  // null); `agentTools`: the built-in agent in a workspace (plan mode and goals apply).
+  update({ busy, sending, stopping, waiting, planMode, agentTools }) {
+    this.stopBtn.hidden = !busy;
+    this.stopBtn.disabled = stopping;
+    this.stopBtn.textContent = stopping ? "Stopping…" : "Stop";
+    this.sendBtn.disabled = Boolean(busy) || sending;
+    this.sendBtn.title = busy ? "A run is going on: wait for it, or stop it." : "";
+    const note = busy ? waiting : null;
+    this.note.hidden = !note;
+    if (note) {
+      this.note.firstChild.textContent = NOTES[note];
+      this.goTo.textContent = GO_TO[note];
+    }
+    this.planLabel.hidden = !agentTools;
+    if (!this.planSwitch.disabled) this.planSwitch.checked = Boolean(planMode);
+    this.goalBtn.hidden = !agentTools;
+    if (!agentTools) this.showGoal(false);
+  }
+
+  toggleGoal() {
+    this.showGoal(!this.goalOpen);
+    if (this.goalOpen) this.goalInput.focus();
+  }
+
+  showGoal(open) {
+    this.goalOpen = open;
+    this.goalRow.hidden = !open;
+    this.goalBtn.setAttribute("aria-expanded", String(open));
+  }
+
+  // What Send sends: {text, images?, goal?, verify?}, or null when there is nothing.
+  message() {
+    const text = this.textarea.value.trim();
+    if (!text && !this.images.length) return null;
+    const body = { text };
+    if (this.images.length) body.images = this.images.map((i) => i.url);
+    const goal = this.goalOpen ? this.goalInput.value.trim() : "";
+    if (goal) {
+      body.goal = goal;
+      body.verify = this.verifyBox.checked;
+    }
+    return body;
+  }
+
+  // The message went: the box starts afresh (the goal now shows in the header).
+  sent() {
+    this.textarea.value = "";
+    this.images = [];
+    this.renderAttachments();
+    this.goalInput.value = "";
+    this.verifyBox.checked = true;
+    this.showGoal(false);
+    this.say("");
+  }
+
+  // The daemon's refusal of what was done here, or "" to clear it.
+  say(text) {
+    this.errorEl.textContent = text;
+    this.errorEl.hidden = !text;
+  }
+
+  async addImages(files) {
+    for (const file of files) {
+      if (this.images.length >= MAX_IMAGES) {
+        toast(`At most ${MAX_IMAGES} images go with one message.`);
+        break;
+      }
+      if (!file.type.startsWith("image/")) continue;
+      if (file.size > MAX_IMAGE_BYTES) {
+        toast(`${file.name} is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MiB.`);
+        continue;
+      }
+      this.images.push({ name: file.name, url: await readAsDataUrl(file) });
+    }
+    this.renderAttachments();
+  }
+
+  renderAttachments() {
+    clear(this.attachments, this.images.map((img, i) =>
+      h("figure.thumb", {},
+        h("img", { src: img.url, alt: img.name }),
+        h("button.quiet", { type: "button", "aria-label": `Remove ${img.name}`, onclick: () => {
+          this.images.splice(i, 1);
+          this.renderAttachments();
+        } }, "×"))));
+  }
+}

@@ -1,0 +1,162 @@
+// A conversation's header: its title (rename, delete), its state, "Planning" while
+// plan mode is on, the workspace (with a way to its always-allow rules), mode and
+// model, and the goal with where it stands.
+//
+// It reads and changes the conversation through its view (conversation.js): the
+// view's `info` is what it shows, and a change it makes is applied to it.
+
+import { api } from "./api.js";
+import { clear, h, select } from "./dom.js";
+import { renderGoal } from "./run.js";
+import { attempt, MODE_OPTIONS, problem, routeOptions, shell, STATE_LABELS, wsOptions } from "./ui.js";
+
+export class ConversationHeader {
+  constructor(view) {
+    this.view = view;
+    this.goalBusy = false;
+    this.goalError = "";
+    this.titleEl = h("h1.conv-title#conv-title", {}, "…");
+    this.stateEl = h("span.badge", { role: "status", "aria-label": "Conversation state" });
+    this.planningEl = h("span.badge.planning", { hidden: true,
+      title: "Nothing in the workspace changes until you approve the plan" }, "Planning");
+    this.wsEl = h("span.workspace.muted");
+    // The built-in agent's workspace can change between runs (the daemon answers 409
+    // busy while one runs); another agent's session lives in its folder, so it stays.
+    this.wsSelect = select({ "aria-label": "Workspace", class: "ws-select" }, wsOptions([]), "");
+    this.wsSelect.addEventListener("change", () => this.patch({ workspace: this.wsSelect.value || null }));
+    this.wsPicker = h("label.inline", { hidden: true }, h("span.label", {}, "Workspace"), this.wsSelect);
+    this.rulesLink = h("a.rules-link.small", { hidden: true }, "Rules");
+    this.modeSelect = select({ "aria-label": "Mode", class: "mode-select" }, MODE_OPTIONS, "ask");
+    this.modeSelect.addEventListener("change", () => this.patch({ mode: this.modeSelect.value }));
+    this.routeSelect = select({ "aria-label": "Model", class: "route-select" }, [["local", "local"]], "local");
+    this.routeSelect.addEventListener("change", () => this.patch({ route: this.routeSelect.value }));
+    this.renameBtn = h("button.quiet", { type: "button", onclick: () => this.startRename() }, "Rename");
+    this.deleteBtn = h("button.quiet.danger", { type: "button", onclick: () => this.askDelete() }, "Delete");
+    this.goalEl = h("div.conv-head-goal", { hidden: true });
+    this.element = h("header.conv-head", {},
+      h("div.conv-head-top", {},
+        h("a.back", { href: "#/", "aria-label": "Back to the conversations" }, "‹ Conversations"),
+        h("div.title-box", {}, this.titleEl),
+        h("div.head-buttons", {}, this.renameBtn, this.deleteBtn)),
+      h("div.conv-head-bottom", {},
+        this.stateEl, this.planningEl, this.wsEl, this.wsPicker, this.rulesLink,
+        h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
+        h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect)),
+      this.goalEl);
+  }
+
+  render() {
+    const { info, workspaces, providers } = this.view;
+    this.titleEl.textContent = info.title || "New conversation";
+    this.stateEl.textContent = STATE_LABELS[info.state] || info.state;
+    this.stateEl.className = `badge state-${info.state}`;
+    this.planningEl.hidden = !info.plan_mode;
+    this.modeSelect.value = info.mode;
+    clear(this.routeSelect, routeOptions(providers, info.route).map(([v, t]) => h("option", { value: v }, t)));
+    this.routeSelect.value = info.route;
+    let ws = "No workspace: plain chat";
+    const found = info.workspace ? (workspaces || []).find((w) => w.id === info.workspace) : null;
+    if (info.workspace) {
+      ws = found ? `In ${found.name}` : "In a workspace";
+      this.wsEl.title = found ? found.path : "";
+    }
+    this.wsEl.textContent = ws;
+    // the picker where the workspaces can be listed (a local client, not plain chat only)
+    const pick = workspaces !== null && (info.agent || "builtin") === "builtin";
+    this.wsEl.hidden = pick;
+    this.wsPicker.hidden = !pick;
+    if (pick) {
+      clear(this.wsSelect, wsOptions(workspaces, info.workspace).map(([v, t]) => h("option", { value: v }, t)));
+      this.wsSelect.value = info.workspace || "";
+      this.wsSelect.title = found ? found.path : "";
+    }
+    this.rulesLink.hidden = !found;
+    if (found) {
+      this.rulesLink.href = `#/workspaces/${encodeURIComponent(found.id)}`;
+      this.rulesLink.setAttribute("aria-label", `Always-allow rules of ${found.name}`);
+    }
+    this.renderGoal();
+    document.title = `${info.title || "New conversation"} · bmoe`;
+  }
+
+  renderGoal() {
+    const focused = this.goalEl.contains(document.activeElement);
+    const line = renderGoal(this.view.info.goal, { busy: this.goalBusy, error: this.goalError,
+      onClear: () => this.clearGoal() });
+    clear(this.goalEl, line);
+    this.goalEl.hidden = !line;
+    if (focused) (this.goalEl.querySelector("button") || this.view.composer.textarea).focus();
+  }
+
+  // A message set a goal: it shows at once, before the daemon's event says so.
+  setGoal(goal) {
+    this.view.info.goal = goal;
+    this.goalError = "";
+    this.renderGoal();
+  }
+
+  async clearGoal() {
+    if (this.goalBusy) return;
+    this.goalBusy = true;
+    this.goalError = "";
+    this.renderGoal();
+    try {
+      Object.assign(this.view.info, await api("PATCH", this.view.path, { goal: null }));
+    } catch (err) {
+      this.goalError = problem(err);
+    }
+    this.goalBusy = false;
+    if (!this.view.closed) this.render();
+  }
+
+  async patch(changes) {
+    const info = await attempt(() => api("PATCH", this.view.path, changes));
+    if (info) {
+      Object.assign(this.view.info, info);
+      shell.refreshList();
+    }
+    this.render();
+  }
+
+  startRename() {
+    const input = h("input", { type: "text", value: this.view.info.title || "", "aria-label": "Title" });
+    const form = h("form.rename", {}, input,
+      h("button.primary", { type: "submit" }, "Save"),
+      h("button.quiet", { type: "button", onclick: () => this.renderTitle() }, "Cancel"));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      await this.patch({ title: input.value.trim() });
+      this.renderTitle();
+    });
+    input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") this.renderTitle();
+    });
+    clear(this.titleEl.parentElement, form);
+    input.focus();
+    input.select();
+  }
+
+  renderTitle() {
+    clear(this.element.querySelector(".title-box"), this.titleEl);
+    this.render();
+    this.renameBtn.focus();
+  }
+
+  askDelete() {
+    const box = this.element.querySelector(".head-buttons");
+    const yes = h("button.danger", { type: "button" }, "Delete for good");
+    const no = h("button.quiet", { type: "button" }, "Keep it");
+    no.addEventListener("click", () => {
+      clear(box, this.renameBtn, this.deleteBtn);
+      this.deleteBtn.focus();
+    });
+    yes.addEventListener("click", async () => {
+      const done = await attempt(() => api("DELETE", this.view.path));
+      if (!done) return;
+      shell.forgetConversation(this.view.conversationId);
+      location.hash = "#/";
+    });
+    clear(box, h("span.muted", {}, "Delete this conversation?"), yes, no);
+    no.focus();
+  }
+}
