@@ -94,7 +94,7 @@ class AgentRun(AssistantStream):
         await self.prepare()
         if self.req.compact:  # POST .../compact: only that
             specs = self.env.registry.specs(self.offered) + self.run_specs
-            if not await self.compactor.compact(self.system, specs, self.workspace()):
+            if not await self.compactor.compact(self.system, specs, self.workspace(), asked=True):
                 self.t.notice(notices.NOTHING_TO_COMPACT, "info")
             return
         limit = self.req.max_rounds or MAX_ROUNDS

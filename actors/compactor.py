@@ -38,8 +38,11 @@ class Compactor:
     def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
         return compaction.estimate_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()
 
-    async def compact(self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None) -> bool:
-        """Summarise the items before the current message; False when there are none."""
+    async def compact(
+        self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None, *, asked: bool = False
+    ) -> bool:
+        """Summarise the items before the current message; False when there are none.
+        `asked`: the person asked for it (POST .../compact), the context was not full."""
         items = self.t.items
         cut = compaction.cut_point(items)
         if cut is None:
@@ -67,7 +70,10 @@ class Compactor:
                                    todos=self.t.info.todos, plan=plan_text, files=files)
         for item in old:
             self.t.update(item.id, urgent=False, compacted=True)
-        text = (notices.COMPACTED if summary else notices.COMPACTED_DROPPED).format(n=len(old))
+        if asked:
+            text = (notices.COMPACTED_ASKED if summary else notices.COMPACTED_ASKED_DROPPED).format(n=len(old))
+        else:
+            text = (notices.COMPACTED if summary else notices.COMPACTED_DROPPED).format(n=len(old))
         notice = attrs.evolve(notice_item(text, "info"), compaction=record)
         self.t.insert_before(items[cut].id, notice)
         after = compaction.estimate_tokens(history.messages(self.t.items, system), specs)

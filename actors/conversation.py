@@ -556,7 +556,9 @@ class Conversation:
             self._run_id = None
             reason = end.reason if self._keep_reason is None or end.reason == "stopped" else self._keep_reason[0]
             self._keep_reason = None
-            self._t.set_info(state=end.state, end_reason=reason)
+            # A card left to answer once the run is over (a scheduled run's plan) keeps it waiting.
+            state = "waiting" if end.state == "idle" and self._open_questions() else end.state
+            self._t.set_info(state=state, end_reason=reason)
             with trio.move_on_after(CLEANUP_S) as cs:
                 cs.shield = True
                 await self.flush()

@@ -96,6 +96,10 @@ COMPACTED_DROPPED = (
     "The conversation grew past the model's context and no summary could be made, so {n} earlier items "
     "were left out for the model (you still see them)."
 )
+COMPACTED_ASKED = "As asked, {n} earlier items were summarised for the model (you still see them)."
+COMPACTED_ASKED_DROPPED = (
+    "As asked, {n} earlier items were left out for the model, since no summary could be made (you still see them)."
+)
 NOTHING_TO_COMPACT = "There is nothing before the last message to compact yet."
 NO_OPEN_GOAL = "There is no open goal in this conversation; nothing to update."
 GOAL_COMPLETE = "The goal is reached."

@@ -137,8 +137,10 @@ class OwnTools:
         self.t.publish_plan(text)
         self.t.update(call.card, state="waiting", args={"plan": text, "revision": revision + 1})
         if self.req.unattended:
+            # Nobody can answer now: the run ends, and the card waits for the person, who
+            # approves (a run carries the plan out) or rejects it when they come.
             self.settled = "plan_proposed"
-            return Done("done", plans.NOBODY_TO_APPROVE)
+            return Done("waiting", plans.NOBODY_TO_APPROVE)
         answered, answer = await self.t.wait_answer(call.card, "approval")
         if not answered:
             return Done("denied", notices.DENIED_WAITING_STOPPED)

@@ -139,3 +139,13 @@ async def test_answers_carry_their_usage_and_the_conversation_its_context(daemon
     assert set(answer.usage) == {"prompt_tokens", "completion_tokens", "cached_tokens"}
     context = conv.to_json()["context"]
     assert context["size"] == daemon.backend.n_ctx and 0 < context["used"] < context["size"]
+
+
+async def test_an_asked_compaction_says_it_was_asked(daemon):
+    conv = await daemon.hub.create()
+    await talk(daemon, conv, 2)
+    daemon.backend.push(summary_round())
+    await conv.compact()
+    await wait_state(conv, "idle")
+    notice = next(i for i in conv.items if i.compaction is not None)
+    assert notice.text == notices.COMPACTED_ASKED.format(n=notice.compaction["items_summarised"])

@@ -176,12 +176,18 @@ async def test_the_model_enters_plan_mode_and_cannot_show_an_empty_plan(real_too
 async def test_a_scheduled_run_leaves_the_plan_proposed_and_ends(real_tools, tmp_path):
     d = real_tools
     _, conv = await project(d, tmp_path)
-    d.backend.push({"tool_calls": [write_plan(d, conv)]}, {"tool_calls": [EXIT]}, {"text": "not reached"})
+    d.backend.push({"tool_calls": [write_plan(d, conv)]}, {"tool_calls": [EXIT]})
     await conv.send_message("plan", plan=True, unattended=True)
-    await wait_state(conv, "idle")
-    assert cards(conv)[-1].result == plans.NOBODY_TO_APPROVE
+    await wait_for(lambda: conv.info.state == "waiting" and not conv.running)
+    card = cards(conv)[-1]
+    assert card.result == plans.NOBODY_TO_APPROVE and card.state == "waiting"
     assert conv.info.plan.state == "proposed" and conv.info.end_reason == "plan_proposed"
     assert len(d.backend.turns) == 2
+    # The person approves it when they come: a run carries it out.
+    d.backend.push({"text": "Carried out later."})
+    await conv.approve(card.id, True)
+    await wait_for(lambda: conv.info.state == "idle" and not conv.running)
+    assert cards(conv)[-1].state == "done" and conv.items[-1].text == "Carried out later."
 
 
 async def test_a_proposed_plan_survives_a_restart_and_its_approval_starts_the_run(real_tools, tmp_path):
