@@ -221,12 +221,12 @@ def test_a_long_answer_of_small_chunks_takes_linear_time() -> None:
     # took about 25 s (quadratic); each is now kept and joined once.
     line = "data: " + json.dumps(delta({"content": "tok "}))
     s = ChatStream()
-    started = time.monotonic()
+    started = time.process_time()
     for _ in range(200_000):
         s.feed_line(line)
         s.feed_line("")
     assert len(s.result().text) == 800_000
-    assert time.monotonic() - started < 5.0
+    assert time.process_time() - started < 5.0
 
 
 def test_an_answer_that_does_not_stop_is_refused() -> None:

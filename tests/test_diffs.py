@@ -62,18 +62,18 @@ def test_a_small_change_in_a_large_repetitive_file_is_diffed_at_once() -> None:
     old = "".join(lines)
     lines[50_000] = "changed\n"
     new = "".join(lines)
-    started = time.monotonic()
+    started = time.process_time()
     diff = bounded_unified_diff(old, new, "f")
-    assert time.monotonic() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert diff is not None and "@@ -49998,7 +49998,7 @@" in diff and apply(old, diff) == new
 
 
 def test_a_large_change_gives_up_instead_of_taking_minutes() -> None:
     old = "".join(f"a{i % 150}\n" for i in range(MAX_DIFF_LINES))
     new = "".join(f"a{(i * 7) % 151}\n" for i in range(MAX_DIFF_LINES))
-    started = time.monotonic()
+    started = time.process_time()
     assert bounded_unified_diff(old, new, "f") is None
-    assert time.monotonic() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_an_acp_update_with_a_huge_diff_input_and_plan_stays_bounded() -> None:
@@ -85,9 +85,9 @@ def test_an_acp_update_with_a_huge_diff_input_and_plan_stays_bounded() -> None:
         "rawInput": {"content": "x" * (2 * MAX_ARGS_BYTES)},
         "content": [{"type": "diff", "path": "/ws/f.txt", "oldText": old, "newText": new}],
     }
-    started = time.monotonic()
+    started = time.process_time()
     fields = tool_fields(update, None, first=True)
-    assert time.monotonic() - started < 2.0  # before: difflib over 20,000 lines each way, minutes
+    assert time.process_time() - started < 2.0  # before: difflib over 20,000 lines each way, minutes
     assert "diff" not in fields
     assert len(json.dumps(fields["args"])) < 200 and "not kept" in json.dumps(fields["args"])
     small = tool_fields({**update, "rawInput": {"path": "f"}, "content": [

@@ -158,7 +158,7 @@ def test_concrete_globs(pattern: str, path: str, expected: bool) -> None:
 
 # ---- no glob takes long, whatever it holds ----
 
-GLOB_WITHIN_S = 1.0  # a match takes microseconds (a loaded machine aside); backtracking took hours
+GLOB_WITHIN_S = 1.0  # of CPU time: a match takes microseconds; backtracking took hours
 
 
 @settings(max_examples=300, deadline=None)
@@ -172,10 +172,10 @@ def test_a_glob_over_long_names_ends_at_once(comp: str, depth: int, lead: str, t
     name = "a" * 250 + tail
     pattern = lead + "/".join([comp] * depth) + "c"
     path = "x/" + "/".join([name] * depth)
-    started = time.monotonic()
+    started = time.process_time()
     glob_match(pattern, path)
     glob_match(comp + "c", name)
-    assert time.monotonic() - started < GLOB_WITHIN_S, pattern
+    assert time.process_time() - started < GLOB_WITHIN_S, pattern
 
 
 @settings(max_examples=200, deadline=None)
@@ -183,18 +183,18 @@ def test_a_glob_over_long_names_ends_at_once(comp: str, depth: int, lead: str, t
 def test_a_globstar_pattern_over_a_deep_path_ends_at_once(comps: list[str], depth: int) -> None:
     pattern = "/".join([*comps, "c"])
     path = "/".join(["a"] * depth) + "/b"
-    started = time.monotonic()
+    started = time.process_time()
     assert not glob_match(pattern, path)
-    assert time.monotonic() - started < GLOB_WITHIN_S, pattern
+    assert time.process_time() - started < GLOB_WITHIN_S, pattern
 
 
 def test_the_issues_glob_example_ends_at_once() -> None:
     pattern = "*a" * 12 + "*c"
-    started = time.monotonic()
+    started = time.process_time()
     assert not glob_match(pattern, "a" * 255)
     assert glob_match(pattern, "a" * 254 + "c")
     assert glob_match("**/" + pattern, "x/" * 1000 + "a" * 254 + "c")
-    assert time.monotonic() - started < GLOB_WITHIN_S
+    assert time.process_time() - started < GLOB_WITHIN_S
 
 
 def test_compile_is_cached() -> None:

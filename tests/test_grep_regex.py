@@ -115,7 +115,7 @@ def test_a_file_with_a_match_always_holds_one_of_the_texts_looked_for_first(
 
 NESTED_ATOMS = ["a", "b", "aa", ".", "[ab]", r"\w", "a?", "(?:a|aa)", "(?:a|a)"]
 LINE_BYTES = 10 * 1024
-MATCH_WITHIN_S = 2.0  # RE2's worst here is well under a second; Python's `re` never ends on many
+MATCH_WITHIN_S = 2.0  # of CPU time: RE2's worst here is well under a second; re never ends on many
 
 
 @settings(max_examples=300)
@@ -127,17 +127,17 @@ def test_any_pattern_over_a_10_kib_line_ends_within_a_bound(pattern: str, unit: 
         query = compile_query(pattern)
     except ToolError:
         return  # refused (too large for the engine) also ends at once
-    started = time.monotonic()
+    started = time.process_time()
     list(matching_lines(line * 2, query))
-    assert time.monotonic() - started < MATCH_WITHIN_S, (pattern, query.pattern)
+    assert time.process_time() - started < MATCH_WITHIN_S, (pattern, query.pattern)
 
 
 def test_the_issues_example_ends_at_once() -> None:
     query = compile_query("(a|aa)*c")
-    started = time.monotonic()
+    started = time.process_time()
     assert list(matching_lines(b"a" * 64 + b"\n", query)) == []
     assert list(matching_lines(b"a" * 64 + b"c\n", query)) == [(0, 65)]
-    assert time.monotonic() - started < 0.1
+    assert time.process_time() - started < 0.1
 
 
 def test_the_engine_lets_other_threads_run_while_it_matches() -> None:
@@ -166,9 +166,9 @@ def test_a_line_too_long_for_a_costly_pattern_is_left_out_and_counted() -> None:
     longest = LONG_LINE_UNITS // query.pattern.cost
     data = b"xc\n" + b"a" * (longest + 1) + b"c\n" + b"a" * 1000 + b"c\n"
     too_long: list[int] = []
-    started = time.monotonic()
+    started = time.process_time()
     lines, count, _ = grep_data(data, query, "f", budget=100, too_long=too_long)
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert lines == ["f:3:" + "a" * 400 + " [... 601 more characters]"] and count == 1
     assert too_long == [3]
 

@@ -137,11 +137,11 @@ def test_line_buffer_reads_a_line_fed_in_small_pieces_in_linear_time():
     # pieces was 137 GB of searching (many seconds on the event loop).
     line = b"x" * (4 * 1024 * 1024)
     buf = LineBuffer()
-    started = time.monotonic()
+    started = time.process_time()
     for i in range(0, len(line), 64):
         assert not buf.feed(line[i : i + 64])
     assert buf.feed(b"\r\nnext") == [line] and buf.pending == 4
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 @given(st.binary(max_size=200))
