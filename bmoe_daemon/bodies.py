@@ -63,6 +63,8 @@ def parse_json(raw: str | bytes) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"The body is not valid JSON: {exc}.") from None
+    except RecursionError:
+        raise BadRequest("The body nests too deeply to read; send plain JSON objects.") from None
     if not isinstance(data, dict):
         raise BadRequest("The body must be a JSON object.")
     return data
@@ -88,6 +90,9 @@ class NewWorkspace:
 class SeedItem:
     kind: Literal["user", "assistant"]
     text: str
+
+
+MAX_SEED_ITEMS = 2000  # messages a new conversation may start with
 
 
 @attrs.frozen

@@ -496,3 +496,12 @@ def test_check_host_accepts_this_daemon(host):
 def test_check_host_refuses_other_names(host):
     with pytest.raises(ForbiddenOrigin):
         access.check_host(host, "myhost")
+
+
+def test_deep_json_and_too_many_seed_items_are_400_not_500():
+    from bmoe_daemon.bodies import parse_json
+    from bmoe_daemon.errors import BadRequest
+
+    for raw in (b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000):
+        with pytest.raises(BadRequest, match="nests too deeply"):
+            parse_json(raw)

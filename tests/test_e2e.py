@@ -327,3 +327,13 @@ async def test_no_model_keeps_a_message_with_images(tmp_path):
         r = await c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": [
             {"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": {"url": image}}]}]})
         assert (r.status_code, r.json()["code"]) == (409, "no_model")
+
+
+async def test_a_conversation_cannot_start_with_too_many_messages(scripted):
+    async with scripted.client() as c:
+        items = [{"kind": "user", "text": "x"}] * 2001
+        r = await c.post("/api/conversations", json={"items": items})
+        assert r.status_code == 400 and "at most 2000" in r.json()["error"]
+        assert (await c.get("/api/conversations")).json() == []
+        r = await c.post("/api/conversations", content=b"[" * 100_000 + b"]" * 100_000)
+        assert r.status_code == 400 and r.json()["code"] == "bad_request"

@@ -217,3 +217,15 @@ async def test_a_device_behind_a_link_and_a_huge_sparse_file_are_not_read(ws):
 async def bounded_tool(tool, args, ws):
     with trio.fail_after(BOUND_S):
         return await tool.preview(args, ctx(ws)) if tool.name != "read_file" else await tool.run(args, ctx(ws))
+
+
+async def test_an_edit_of_a_huge_repetitive_file_gets_its_diff_at_once(ws):
+    """difflib alone took 26 s for this; the bounded diff compares only the changed part."""
+    import trio
+
+    (ws / "big.txt").write_text("same line\n" * 50_000 + "old\n" + "same line\n" * 50_000)
+    with trio.fail_after(10):
+        out = await EditFile().run({"path": "big.txt", "edits": [{"old_text": "old\n", "new_text": "new\n"}]}, ctx(ws))
+    assert "@@ -49998,7 +49998,7 @@\n" in out.diff and "-old\n+new\n" in out.diff  # the whole file's numbers
+    whole = await WriteFile().run({"path": "other.txt", "content": "x\n" * 9000}, ctx(ws))
+    assert "too large to show as a diff" in whole.diff

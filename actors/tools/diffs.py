@@ -13,8 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from actors.tools.files import DIFF_CONTEXT_LINES
-
+DIFF_CONTEXT_LINES = 3
 MAX_DIFF_LINES = 4000  # old and new lines left to compare: difflib's worst is ~0.3 s here
 _HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 

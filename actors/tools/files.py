@@ -10,7 +10,6 @@ file as it is then: a file changed meanwhile is never overwritten blind.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import platform
@@ -23,13 +22,13 @@ import trio
 
 from actors.atomic import write_atomic
 from actors.tools import args as args_
+from actors.tools.diffs import bounded_unified_diff
 from actors.tools.paths import NotRegularFile, file_kind, open_regular, read_fd, relative, resolve
 from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolError, ToolOutcome
 
 MAX_READ_BYTES = 8 * 1024 * 1024  # read_file refuses larger files
 MAX_WRITE_BYTES = 8 * 1024 * 1024  # write_file and edit_file refuse larger results
 BINARY_SNIFF_BYTES = 8 * 1024
-DIFF_CONTEXT_LINES = 3
 TITLE_CHARS = 60
 
 _limiter = trio.CapacityLimiter(4)
@@ -49,17 +48,13 @@ def _is_binary(head: bytes) -> bool:
 
 
 def unified_diff(old: str, new: str, rel: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{rel}",
-        tofile=f"b/{rel}",
-        n=DIFF_CONTEXT_LINES,
-    )
-    out = []
-    for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    """The change as a unified diff, its cost bounded (actors/tools/diffs.py); a change
+    too large to compare line by line is said in one line instead."""
+    diff = bounded_unified_diff(old, new, rel)
+    if diff is not None:
+        return diff
+    return (f"--- a/{rel}\n+++ b/{rel}\n[The change is too large to show as a diff: {old.count(chr(10))} lines "
+            f"before, {new.count(chr(10))} after.]\n")
 
 
 def write_whole(path: Path, data: bytes) -> None:

@@ -11,6 +11,7 @@ from actors.conversation import Conversation
 from actors.items import Item, new_id
 from bmoe_daemon import access
 from bmoe_daemon.bodies import (
+    MAX_SEED_ITEMS,
     Answer,
     Approval,
     EditMessage,
@@ -76,6 +77,8 @@ async def get_conversations() -> Response:
 @bp.post("/api/conversations")
 async def post_conversations() -> tuple[Response, int]:
     body = structure(await _body(), NewConversation)
+    if body.items is not None and len(body.items) > MAX_SEED_ITEMS:
+        raise BadRequest(f"A conversation can start with at most {MAX_SEED_ITEMS} messages (items).")
     check_route(body.route)
     access.check_settings(is_local(), workspace=body.workspace, route=body.route, mode=body.mode)
     _require_provider(body.route)
