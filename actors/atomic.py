@@ -13,6 +13,19 @@ import tempfile
 from pathlib import Path
 
 
+def read_own_file(path: Path, limit: int) -> bytes:
+    """A file the daemon keeps in its data folder (or a key file the person named), at
+    most `limit` bytes: a link is followed (a person may keep their settings elsewhere),
+    but a FIFO or a device is refused at once (never waited on), and a larger file is a
+    ValueError, not a read of gigabytes. Raises FileNotFoundError as open() does."""
+    from actors.tools.paths import read_regular
+
+    data = read_regular(path, limit + 1, follow=True)
+    if len(data) > limit:
+        raise ValueError(f"{path} is larger than {limit} bytes, more than it can be")
+    return data
+
+
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import attrs
 import trio
 
-from actors.atomic import write_atomic
+from actors.atomic import read_own_file, write_atomic
 from actors.items import new_id, now
 from actors.tools.paths import PathRefused, relative, resolve
 from actors.tools.shell_words import NotPlain, Word, split_pipeline
@@ -37,6 +37,7 @@ COMMAND_TOOLS = ("exec_shell_command",)
 PATH_TOOLS = ("write_file", "edit_file")
 MAX_RULES = 200  # per workspace
 MAX_RULE_CHARS = 200
+MAX_RULES_FILE_BYTES = 4 * 1024 * 1024
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+:@%,-")
 
 
@@ -139,7 +140,7 @@ class RuleBook:
 
     def _load(self) -> None:
         try:
-            data = json.loads(self._path.read_bytes())
+            data = json.loads(read_own_file(self._path, MAX_RULES_FILE_BYTES))
             for ws, rows in data.items():
                 self._rules[str(ws)] = [Rule(str(r["id"]), r["kind"], str(r["text"]), float(r["created"]))
                                         for r in rows if r.get("kind") in ("command", "path")]

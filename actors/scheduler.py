@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors.atomic import read_own_file
 from actors.base import ActorStats
 from actors.conversation import Conversation
 from actors.errors import Busy, Invalid, NotFound
@@ -45,6 +46,7 @@ MAX_SLEEP_S = 60.0
 CLEANUP_S = 5.0
 MAX_PROMPT_CHARS = 100_000
 MAX_TITLE_CHARS = 200
+MAX_TASKS_FILE_BYTES = 16 * 1024 * 1024
 OUTCOMES = ("running", "done", "error", "stopped")
 
 NOTICE_NO_WORKSPACE = (
@@ -197,9 +199,12 @@ class Scheduler:
         when the daemon stopped reads `stopped`). An unreadable file is moved aside,
         never overwritten."""
         try:
-            raw = self._path.read_bytes()
+            raw = read_own_file(self._path, MAX_TASKS_FILE_BYTES)
         except FileNotFoundError:
             return False
+        except OSError as exc:  # a FIFO, a device, a folder: moved aside as unreadable
+            raw = b""
+            log.warning("cannot read %s: %s", self._path, exc)
         try:
             rows = json.loads(raw)
             if not isinstance(rows, list):

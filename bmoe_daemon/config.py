@@ -8,9 +8,14 @@ from pathlib import Path
 import attrs
 import platformdirs
 
+from actors.atomic import read_own_file
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_CTX = 8192
+# RAM for the local model's saved prompt caches, one per conversation (the backend's
+# own default, actors/backends/prompt_cache.py, is the same 1 GiB).
+DEFAULT_PROMPT_CACHE_MIB = 1024
 
 
 @attrs.frozen
@@ -22,6 +27,7 @@ class Config:
     no_model: bool = False
     ctx_size: int = DEFAULT_CTX
     threads: int | None = None  # None: default_threads()
+    prompt_cache_mib: int = DEFAULT_PROMPT_CACHE_MIB  # 0: no conversation keeps its cache
     allowed_origins: tuple[str, ...] = ()  # normalised by access.normalize_origin
     api_key: str | None = attrs.field(default=None, repr=False)
     mcp_servers_config: Path | None = None
@@ -39,9 +45,12 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("bmoe", appauthor=False))
 
 
+MAX_KEY_FILE_BYTES = 64 * 1024
+
+
 def read_key_file(path: Path) -> str:
     """The key: the file's first line, stripped. Raises ValueError when empty."""
-    key = path.read_text(encoding="utf-8").strip().splitlines()
+    key = read_own_file(path, MAX_KEY_FILE_BYTES).decode("utf-8").strip().splitlines()
     if not key or not key[0].strip():
         raise ValueError(f"{path} holds no key")
     return key[0].strip()

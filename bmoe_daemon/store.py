@@ -16,12 +16,15 @@ from typing import Any
 
 import trio
 
-from actors.atomic import write_atomic
+from actors.atomic import read_own_file, write_atomic
 from actors.hub import Workspace
 from actors.items import ConversationRecord, Item
 
 log = logging.getLogger("bmoe.store")
 
+# What the files this store reads may hold at most (a conversation is written whole).
+MAX_CONVERSATION_FILE_BYTES = 1024 * 1024 * 1024
+MAX_SETTINGS_FILE_BYTES = 16 * 1024 * 1024
 # How many conversations keep their items' encodings between saves.
 ENCODED_CONVERSATIONS = 32
 
@@ -73,7 +76,7 @@ class Store:
         out: list[ConversationRecord] = []
         for path in sorted(self.conv_dir.glob("*.json")):
             try:
-                data = json.loads(path.read_bytes())
+                data = json.loads(read_own_file(path, MAX_CONVERSATION_FILE_BYTES))
                 out.append(ConversationRecord.from_json(data))
             except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
                 log.warning("skipping unreadable conversation file %s: %s", path, exc)
@@ -133,7 +136,7 @@ class Store:
     def load_workspaces(self) -> list[Workspace]:
         path = self.agent_dir / "workspaces.json"
         try:
-            data = json.loads(path.read_bytes())
+            data = json.loads(read_own_file(path, MAX_SETTINGS_FILE_BYTES))
         except FileNotFoundError:
             return []
         except (OSError, ValueError) as exc:

@@ -314,3 +314,15 @@ async def test_an_unreadable_tasks_file_is_moved_aside_not_overwritten(daemon, a
         await s.create(spec({"kind": "daily", "at": "23:00"}))
     aside = [p for p in tasks_path(daemon).parent.iterdir() if p.name.startswith("tasks.json.unreadable-")]
     assert len(aside) == 1 and aside[0].read_text() == "{not json"
+
+
+async def test_a_fifo_for_tasks_json_is_moved_aside_not_waited_on(daemon):
+    import os
+
+    path = tasks_path(daemon)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    with trio.fail_after(5):
+        async with scheduler(daemon) as s:
+            assert s.tasks() == []
+    assert list(path.parent.glob("tasks.json.unreadable-*"))

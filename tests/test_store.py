@@ -459,3 +459,22 @@ async def test_what_only_the_daemon_keeps_survives_a_save(tmp_path: Path) -> Non
     await store.save_conversation(ConversationRecord(info, ()))
     (loaded,) = store.load_conversations()
     assert loaded.info == attrs.evolve(info)
+
+
+def test_a_fifo_in_place_of_a_data_file_is_refused_at_once(tmp_path: Path) -> None:
+    """The files the daemon reads from its own folder (conversations, workspaces, tasks,
+    rules, a key file) are never waited on, however a FIFO got there."""
+    import os
+
+    from actors.rules import RuleBook
+    from bmoe_daemon.config import read_key_file
+
+    store = Store(tmp_path)
+    os.mkfifo(store.conv_dir / "c1.json")
+    os.mkfifo(store.agent_dir / "workspaces.json")
+    os.mkfifo(store.agent_dir / "permission-rules.json")
+    os.mkfifo(tmp_path / "key")
+    assert store.load_conversations() == [] and store.load_workspaces() == []
+    assert RuleBook(store.agent_dir / "permission-rules.json").listing("w") == []
+    with pytest.raises(OSError):
+        read_key_file(tmp_path / "key")
