@@ -225,7 +225,7 @@ class AgentRun(AssistantStream):
             if not compacted and self.compactor.too_long(messages, specs):
                 compacted = await self.compactor.compact(self.system, specs, self.workspace())
                 messages = tuple(history.messages(self.t.items, self.system))
-            turn = TurnInput(messages, specs, think=self.req.think)
+            turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id)
             route = self.t.info.route
             try:
                 if route == "local":

@@ -95,6 +95,9 @@ class TurnInput:
     tool_choice: str | None = None  # "auto" (default), "none" or "required"
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
     answer_schema: dict[str, Any] | None = None  # the answer is JSON of this schema (a grammar, or response_format)
+    # Whose prompt cache the local model keeps for this turn across other turns (the
+    # conversation's id); None: the turn keeps none (actors/backends/prompt_cache.py).
+    cache_key: str | None = None
 
 
 Emit = Callable[[Piece], Awaitable[None]]

@@ -9,7 +9,15 @@ from pathlib import Path
 
 from bmoe_daemon import __version__
 from bmoe_daemon.access import normalize_origin
-from bmoe_daemon.config import DEFAULT_CTX, DEFAULT_HOST, DEFAULT_PORT, Config, default_data_dir, read_key_file
+from bmoe_daemon.config import (
+    DEFAULT_CTX,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    DEFAULT_PROMPT_CACHE_MIB,
+    Config,
+    default_data_dir,
+    read_key_file,
+)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -31,6 +39,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--threads", type=int, default=None,
         help="threads for the local model (default: one less than the cores, so the daemon keeps one)",
+    )
+    s.add_argument(
+        "--prompt-cache-mib", type=int, default=DEFAULT_PROMPT_CACHE_MIB, metavar="MIB",
+        help="RAM for the local model's saved prompt caches, one per conversation, so a conversation's next "
+             "turn prefills only what is new after others' turns; the least recently used goes first; "
+             "0 keeps none (default %(default)s)",
     )
     s.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -64,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads is not None and not 1 <= args.threads <= 256:
         print("bmoe-daemon: --threads must be between 1 and 256", file=sys.stderr)
         return 2
+    if args.prompt_cache_mib < 0:
+        print("bmoe-daemon: --prompt-cache-mib must be 0 or more", file=sys.stderr)
+        return 2
     origins: list[str] = []
     for raw in args.allow_origin:
         origin = normalize_origin(raw)
@@ -87,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         no_model=args.no_model,
         ctx_size=args.ctx_size,
         threads=args.threads,
+        prompt_cache_mib=args.prompt_cache_mib,
         allowed_origins=tuple(origins),
         api_key=key,
         mcp_servers_config=args.mcp_servers_config,

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 import trio
 
@@ -26,10 +27,12 @@ class EvalLog:
     `create_completion` calls first with the prompt's tokens that are not in the KV cache
     yet, then once per sampled token. Each call is recorded as (tokens already in the
     cache, tokens given), from llama's own `n_tokens`, so a test checks the reuse that
-    happened, not only what the backend says it prefilled."""
+    happened, not only what the backend says it prefilled. `logits` keeps what the
+    model computed at the prompt's last token, to compare with another way there."""
 
     def __init__(self, llm: Any) -> None:
         self.calls: list[tuple[int, int]] = []
+        self.logits: np.ndarray | None = None
         self._llm = llm
 
     def __enter__(self) -> EvalLog:
@@ -38,6 +41,9 @@ class EvalLog:
         def eval_logged(tokens: Sequence[int]) -> None:
             self.calls.append((self._llm.n_tokens, len(tokens)))
             evaluate(tokens)
+            if self.logits is None:
+                out = self._llm._ctx.get_logits()
+                self.logits = np.ctypeslib.as_array(out, shape=(self._llm.n_vocab(),)).copy()
 
         self._llm.eval = eval_logged
         return self

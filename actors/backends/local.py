@@ -5,7 +5,10 @@ which is given the turn's `think` where it has a thinking switch.
 The KV cache keeps the previous turn's tokens, and a new turn that starts with them
 (the same system prompt, a conversation only appended to) prefills only what is new;
 to keep that true after a turn that called tools, the model's calls are given back
-as it wrote them (actors/backends/written.py).
+as it wrote them (actors/backends/written.py). Each conversation (a turn's
+`cache_key`) keeps its cache across other conversations' turns: it is saved when
+another takes the context and restored when its turn comes again
+(actors/backends/prompt_cache.py).
 
 Generation runs in a worker thread, one turn at a time. Its pieces go to the trio
 side through a bounded pipe (actors/backends/piece_pipe.py): the thread does not wait
@@ -31,6 +34,12 @@ from actors.backends.abort_callback import AbortCallback
 from actors.backends.chat_template import ChatTemplate, Rendered
 from actors.backends.generic_grammar import GenericGrammars
 from actors.backends.piece_pipe import PieceMapper, PiecePipe
+from actors.backends.prompt_cache import (
+    DEFAULT_PROMPT_CACHE_BYTES,
+    PromptCache,
+    common_prefix,
+    with_scratch_sequence,
+)
 from actors.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
 from actors.backends.written import WrittenReplies
 from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult
@@ -85,9 +94,13 @@ def default_threads() -> int:
 class LocalBackend:
     """See the module docstring. Construct with `await LocalBackend.load(...)`."""
 
-    def __init__(self, llm: Llama, path: Path, *, abort_callback: bool = True) -> None:
+    def __init__(
+        self, llm: Llama, path: Path, *, abort_callback: bool = True,
+        prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
+    ) -> None:
         """`abort_callback=False` is for benchmarks only: the bare llama.cpp loop they
-        compare with must run without the callback a stop relies on."""
+        compare with must run without the callback a stop relies on.
+        `prompt_cache_bytes`: RAM for the conversations' saved caches (0: none)."""
         self._llm = llm
         self.path = path
         self.model_id = path.name.removesuffix(".gguf")
@@ -104,10 +117,14 @@ class LocalBackend:
         self.last_prefill = 0
         self._grammars = GenericGrammars()
         self._written = WrittenReplies()
+        self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
 
     @classmethod
-    async def load(cls, path: Path, *, n_ctx: int, n_threads: int | None = None) -> LocalBackend:
+    async def load(
+        cls, path: Path, *, n_ctx: int, n_threads: int | None = None,
+        prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
+    ) -> LocalBackend:
         """Load the GGUF in a worker thread. Raises TurnFailed with a plain reason."""
 
         def _load() -> LocalBackend:
@@ -119,9 +136,11 @@ class LocalBackend:
                     model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                     verbose=False, logits_all=False,
                 )
+                if prompt_cache_bytes > 0:
+                    with_scratch_sequence(llm)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise TurnFailed(f"Could not load {path}: {exc}") from None
-            return cls(llm, path)
+            return cls(llm, path, prompt_cache_bytes=prompt_cache_bytes)
 
         if not await trio.Path(path).is_file():
             raise TurnFailed(f"There is no model file at {path}.")
@@ -182,7 +201,7 @@ class LocalBackend:
                 # thread, so one checkpoint, not two, comes before it starts.
                 done = await trio.to_thread.run_sync(
                     outcome.capture, self._generate_sync, rendered.prompt, rendered.stops, turn.max_tokens,
-                    temperature, pipe.send, abort, opened, grammar, parser, limiter=self._limiter,
+                    temperature, pipe.send, abort, opened, grammar, parser, turn.cache_key, limiter=self._limiter,
                 )
             finally:
                 pipe.close_from_trio()
@@ -207,15 +226,6 @@ class LocalBackend:
             )
         return tokens, min(room, max_tokens or DEFAULT_MAX_TOKENS)
 
-    def _cached_prefix(self, tokens: list[int]) -> int:
-        """How many of `tokens` the KV cache holds already (llama.cpp keeps those), in
-        one vectorised comparison: a loop over a long conversation's tokens in Python
-        took milliseconds on the way to the first token, holding the GIL."""
-        llm = self._llm
-        n = min(llm.n_tokens, len(tokens))
-        same = llm.input_ids[:n] == np.asarray(tokens[:n], dtype=llm.input_ids.dtype)
-        return n if bool(same.all()) else int(np.argmin(same))
-
     def _generate_sync(
         self,
         prompt: str,
@@ -227,14 +237,19 @@ class LocalBackend:
         opened: bool,
         grammar: LlamaGrammar | None = None,
         parser: ToolCallParser | None = None,
+        cache_key: str | None = None,
     ) -> tuple[TurnResult, str]:
         """In the worker thread: the turn's result, and the text the model wrote when
         it was parsed for tool calls ("" otherwise). `opened`: the prompt opened the
         reasoning block, so the answer starts inside it. `max_tokens` None: as many
-        as DEFAULT_MAX_TOKENS and the context allow."""
+        as DEFAULT_MAX_TOKENS and the context allow. `cache_key`: whose saved cache
+        the context takes first (see actors/backends/prompt_cache.py)."""
         llm = self._llm
         tokens, budget = self._fit(prompt, max_tokens)
-        common = self._cached_prefix(tokens)
+        wanted = np.asarray(tokens, dtype=llm.input_ids.dtype)
+        self.prompt_cache.switch(cache_key, wanted)
+        # What the KV cache holds already (llama.cpp keeps those) after the switch.
+        common = common_prefix(llm.input_ids[: llm.n_tokens], wanted)
         prefill = len(tokens) - common if common < len(tokens) else 1
         self.last_prefill = prefill
         splitter = ThinkSplitter(start_in_reasoning=opened)
@@ -302,6 +317,7 @@ class LocalBackend:
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
+            self.prompt_cache.clear()
             await trio.to_thread.run_sync(self._llm.close)
 
 
