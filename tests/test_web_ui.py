@@ -33,8 +33,19 @@ PAGE_BODY = "<h1>Hi</h1>\n" + "<p>A line of the page.</p>\n" * 30
 COMPACT_SUMMARY = ("## Goal\nStack the logs.\n## Done\nTwo logs stacked.\n## Files\nNone.\n"
                    "## Open work\nThe third log.\n## Next\nStack it.")
 
+def task(description, prompt, kind="explore"):
+    """A `task` call: a helper (actors/subagents.py) gets `prompt` as its own history."""
+    return {"name": "task", "arguments": {"description": description, "prompt": prompt, "subagent_type": kind}}
+
+
+GNOMES_ANSWER = "Gnome count: 3 (Alfred by the pond, Bertha under the apple tree, Cecil at the gate)."
+PLANK = "Stacked the {n} plank on the pile, square and level. "
+
 SCRIPT = {
     "token_delay": 0.002,
+    # A context of 8,000 tokens (4 characters a token), a small local model's: the context
+    # bar shows a share one can see, and no conversation here comes near compacting by itself.
+    "context_chars": 32_000,
     "rounds": [
         {
             "when": "hello there",
@@ -117,6 +128,25 @@ SCRIPT = {
         {"when": "stack the first log", "text": "Stacked the first log by the wall. " * 8},
         {"when": "stack the second log", "text": "Stacked the second log on the first. " * 8},
         {"when": "Person: stack the first log", "text": COMPACT_SUMMARY},
+        # Helpers: the parent hands a task over; the helper's rounds are keyed on words of
+        # its prompt (its own history), its answer streams slowly so it is seen working.
+        {"when": "survey the garden", "tool_calls": [task("Count the gnomes",
+                                                          "Count the garden gnomes listed in gnomes.txt")]},
+        {"when": "Count the garden gnomes", "tool_calls": [{"name": "read_file", "arguments": {"path": "gnomes.txt"}}]},
+        {"when": "Count the garden gnomes", "delay": 0.1, "text": GNOMES_ANSWER},
+        {"when": "survey the garden", "text": "The helper counted three gnomes."},
+        # A general helper's change waits on an approval inside its card.
+        {"when": "label the gnomes", "tool_calls": [task("Write the labels",
+                                                         "Write a label file for each garden gnome", "general")]},
+        {"when": "Write a label file", "tool_calls": [{"name": "note", "arguments": {"path": "labels.txt",
+                                                                                   "text": "Alfred, Bertha, Cecil"}}]},
+        {"when": "Write a label file", "text": "Wrote labels.txt."},
+        {"when": "label the gnomes", "text": "The helper wrote the labels."},
+        # The context bar: two long answers, a round only a stop ends, and the summary turn.
+        {"when": "stack the first plank", "text": PLANK.format(n="first") * 40},
+        {"when": "stack the second plank", "text": PLANK.format(n="second") * 40},
+        {"when": "hold the plank", "hang": True, "delay": 0.01},
+        {"when": "Person: stack the first plank", "text": COMPACT_SUMMARY.replace("logs", "planks")},
         # A call a hook blocks.
         {"when": "echo a greeting", "tool_calls": [{"name": "echo", "arguments": {"text": "hello"}}]},
         {"when": "echo a greeting", "text": "A hook said no."},
@@ -639,7 +669,7 @@ def test_the_todo_list_ticks_as_the_agent_works(open_page, daemon, tmp_path):
     assert [e.text_content() for e in entries.all()] == [
         "▸Wash the clothes (in progress)", "Dry the clothes (to do)", "Fold the clothes (to do)"]
     # it sits above the message box, not in the log
-    assert page.locator(".conv > .todos + .composer").count() == 1
+    assert page.locator(".conv > .todos + .context-bar + .composer").count() == 1
     # the second list arrives: the first entry ticks, the next one is in progress
     todos.get_by_text("1 of 3 done").wait_for()
     assert [e.get_attribute("data-status") for e in entries.all()] == ["completed", "in_progress", "pending"]
@@ -1181,3 +1211,169 @@ def test_a_compacted_conversation_shows_its_items_folded_under_the_notice(open_p
     screenshot(phone, "phone-compacted")
     hide.press("Enter")
     wait_until(lambda: shown() == ["notice", "Your message", "Answer"], what="the items folded again")
+
+
+# ---- helpers, the context bar, compaction on demand ----
+
+
+def helper_card(page, description):
+    return page.get_by_role("article", name=f"Helper: {description}")
+
+
+def test_a_helpers_work_streams_into_its_card_and_stays_there_after_a_reload(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Garden survey")
+    (tmp_path / "garden-survey" / "gnomes.txt").write_text("Alfred\nBertha\nCecil\n")
+    send(page, "survey the garden")
+    helper = helper_card(page, "Count the gnomes")
+    helper.wait_for()
+    wait_until(lambda: helper.get_attribute("data-task-state") == "running", what="the helper at work")
+    assert helper.locator(".helper-kind").inner_text() == "explore"
+    show = helper.get_by_role("button", name=re.compile("^Show the helper's work"))
+    show.focus()
+    page.keyboard.press("Enter")
+    log = helper.get_by_role("region", name="What the helper did: Count the gnomes")
+    assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"  # the keyboard stays
+    # its items, live: the task it was given, its call, then its answer as it is written
+    assert log.get_by_role("note", name="The helper's task").inner_text().endswith("listed in gnomes.txt")
+    log.get_by_role("article", name="Tool: Read gnomes.txt").wait_for()
+    answer = log.get_by_role("article", name="Answer")
+    answer.filter(has_text="Gnome count").wait_for()
+    assert helper.get_attribute("data-task-state") == "running"  # still writing it
+    assert answer.get_attribute("aria-busy") == "true"
+    # none of them is drawn as the conversation's own
+    own = page.locator(".log > [data-item]:not([hidden])")
+    assert own.evaluate_all("els => els.map(e => e.getAttribute('aria-label'))") == [
+        "Your message", "Helper: Count the gnomes"]
+    screenshot(page, "desktop-helper-working")
+
+    page.get_by_role("article", name="Answer").filter(has_text="The helper counted three gnomes.").wait_for()
+    assert helper.get_attribute("data-task-state") == "done"
+    assert helper.locator(":scope > .card-head .tool-state").inner_text() == "done"
+    assert helper.locator(".helper-rounds").inner_text() == "2 rounds"
+    assert log.get_by_role("article", name="Answer").inner_text().startswith(GNOMES_ANSWER)
+    conv = conversation(daemon, cid)
+    card_ = next(i for i in conv["items"] if i.get("tool") == "task")
+    assert [i["kind"] for i in card_["task"]["items"]] == ["user", "assistant", "tool", "assistant"]
+    assert [i["kind"] for i in conv["items"]] == ["user", "assistant", "tool", "assistant"]  # the parent's own
+    assert log.locator("[data-item]:not([hidden])").count() == 3  # not the empty answer that only called a tool
+    screenshot(page, "desktop-helper-done")
+
+    # read whole again: the same transcript from the card
+    page.reload()
+    page.get_by_role("status").filter(has_text="Live").wait_for()
+    helper.get_by_role("button", name="Show the helper's work (3 items)").click()
+    log.get_by_role("article", name="Tool: Read gnomes.txt").wait_for()
+    assert log.get_by_role("article", name="Answer").inner_text().startswith(GNOMES_ANSWER)
+    assert helper.get_attribute("data-task-state") == "done"
+    helper.get_by_role("button", name="Hide the helper's work").click()
+    log.wait_for(state="detached")
+    phone = open_conversation(open_page, cid, viewport=PHONE, color_scheme="dark")
+    phone_helper = helper_card(phone, "Count the gnomes")
+    phone_helper.get_by_role("button", name=re.compile("^Show the helper's work")).click()
+    phone_helper.get_by_role("article", name="Tool: Read gnomes.txt").wait_for()
+    phone_helper.evaluate("el => el.scrollIntoView({block: 'start'})")
+    screenshot(phone, "phone-helper-dark")
+
+
+def test_a_general_helpers_approval_is_answered_inside_its_card(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Gnome labels")
+    folder = tmp_path / "gnome-labels"
+    send(page, "label the gnomes")
+    helper = helper_card(page, "Write the labels")
+    waiting = helper.get_by_role("article", name="Tool: Write labels.txt")
+    approve = waiting.get_by_role("button", name="Approve")
+    approve.wait_for()  # the card opened by itself: something in it waits on the person
+    assert helper.locator(".helper-kind").inner_text() == "general"
+    assert helper.locator(":scope > .card-head .tool-state").inner_text() == "waiting for your answer"
+    assert page.get_by_role("article", name="Tool: Write labels.txt").count() == 1  # only inside the card
+    note = page.locator(".composer-note")
+    assert "A helper waits for your approval" in note.inner_text()
+    page.get_by_role("status", name="Conversation state").filter(has_text="waiting for you").wait_for()
+    screenshot(page, "desktop-helper-approval")
+    phone = open_conversation(open_page, cid, viewport=PHONE)
+    helper_card(phone, "Write the labels").get_by_role("button", name="Approve").wait_for()
+    helper_card(phone, "Write the labels").evaluate("el => el.scrollIntoView({block: 'start'})")
+    screenshot(phone, "phone-helper-approval")
+    assert not (folder / "labels.txt").exists()
+
+    # from the keyboard: the note leads to the helper's Approve
+    note.get_by_role("button", name="Go to the helper's card").click()
+    assert page.evaluate("document.activeElement.textContent") == "Approve"
+    page.keyboard.press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="The helper wrote the labels.").wait_for()
+    assert (folder / "labels.txt").read_text() == "Alfred, Bertha, Cecil"
+    assert waiting.get_attribute("data-state") == "done"
+    assert helper.get_attribute("data-task-state") == "done" and note.is_hidden()
+    card_ = next(i for i in conversation(daemon, cid)["items"] if i.get("tool") == "task")
+    assert card_["result"].startswith("Wrote labels.txt.")
+    helper_card(phone, "Write the labels").get_by_role("article", name="Tool: Write labels.txt").get_by_role(
+        "button", name="Approve").wait_for(state="detached")  # the other page followed
+
+
+def context_now(page):
+    meter = page.get_by_role("meter", name="Context used")
+    return int(meter.get_attribute("aria-valuenow") or 0), int(meter.get_attribute("aria-valuemax") or 0)
+
+
+def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, daemon, tmp_path):
+    # the refused compaction below is a 409 the browser logs; nothing else may be
+    page, cid = in_a_workspace(open_page, tmp_path, "Woodpile", allowed_errors=("status of 409",))
+    bar = page.get_by_role("group", name="Context")
+    assert bar.is_hidden()  # nothing to measure yet
+    send(page, "stack the first plank")
+    first = page.get_by_role("article", name="Answer").filter(has_text="Stacked the first plank")
+    first.locator(".usage").wait_for()
+    used, size = wait_until(lambda: context_now(page)[0] and context_now(page), what="the context measured")
+    assert size == 8_000 and conversation(daemon, cid)["context"] == {"used": used, "size": size}
+    usage = next(i for i in conversation(daemon, cid)["items"] if i["kind"] == "assistant")["usage"]
+    cached = f" ({usage['cached_tokens']:,} from the cache)" if usage["cached_tokens"] else ""
+    assert first.locator(".usage").text_content() == (
+        f"Tokens: {usage['prompt_tokens']:,} in{cached} · {usage['completion_tokens']:,} out")
+    assert bar.locator(".context-text").inner_text() == f"{used:,} of {size:,} tokens · {int(used * 100 / size + 0.5)}%"
+
+    # it fills as the conversation grows
+    send(page, "stack the second plank")
+    page.get_by_role("article", name="Answer").filter(has_text="Stacked the second plank").wait_for()
+    grown, _ = wait_until(lambda: context_now(page)[0] > used and context_now(page), what="the bar to grow")
+    assert grown - used > 400  # the first answer is in the prompt now
+    filled = """() => { const f = document.querySelector('.context-fill');
+        return f.getBoundingClientRect().width / f.parentElement.getBoundingClientRect().width; }"""
+    wait_until(lambda: abs(page.evaluate(filled) - grown / size) < 0.02, what="the bar filled to its share")
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    screenshot(page, "desktop-context")
+    phone = open_conversation(open_page, cid, viewport=PHONE, allowed_errors=("status of 409",))
+    phone.get_by_role("group", name="Context").get_by_role("meter").wait_for()
+    screenshot(phone, "phone-context")
+
+    # while a run is on the daemon refuses: its words beside the button
+    send(page, "hold the plank")
+    page.get_by_role("status", name="Conversation state").filter(has_text="running").wait_for()
+    compact = bar.get_by_role("button", name="Compact")
+    compact.focus()
+    page.keyboard.press("Enter")
+    bar.get_by_role("alert").filter(has_text="compact it once the run ends").wait_for()
+    assert page.evaluate("document.activeElement.textContent") == "Compact"
+    assert not any(i.get("compaction") for i in conversation(daemon, cid)["items"])
+    screenshot(page, "desktop-compact-refused")
+    phone_bar = phone.get_by_role("group", name="Context")
+    phone.get_by_role("status", name="Conversation state").filter(has_text="running").wait_for()
+    phone_bar.get_by_role("button", name="Compact").click()
+    phone_bar.get_by_role("alert").filter(has_text="compact it once the run ends").wait_for()
+    screenshot(phone, "phone-compact-refused")
+    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    assert bar.get_by_role("alert").is_hidden()  # it spoke of the run that ended
+
+    # idle: the daemon summarises what is before the last message, the notice folds it
+    compact.click()
+    notice = page.get_by_role("region", name="Earlier items summarised")
+    notice.get_by_role("button", name="Show the 4 summarised items").wait_for()
+    assert "As asked, 4 earlier items were summarised" in notice.inner_text()
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    assert compact.inner_text() == "Compact" and bar.get_by_role("alert").is_hidden()
+    conv = conversation(daemon, cid)
+    assert sum(1 for i in conv["items"] if i.get("compacted")) == 4 and conv["end_reason"] == "stopped"
+    screenshot(page, "desktop-compacted-on-demand")
+    dark = open_conversation(open_page, cid, viewport=PHONE, color_scheme="dark")
+    dark.get_by_role("region", name="Earlier items summarised").wait_for()
+    screenshot(dark, "phone-compacted-on-demand-dark")

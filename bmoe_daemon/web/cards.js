@@ -1,9 +1,10 @@
 // The items of a conversation: the person's messages (with Edit), the agent's
-// answers, and the cards of its calls and its notices: a tool card (its diff, command or
-// arguments; Approve, Always allow with the exact rule the daemon offers, Deny; the
-// rule that let it run without a card), the plan card (the plan in Markdown, its
-// revision, Approve, Reject with a feedback box) and a notice, with a compaction's
-// fold over the items it summarised.
+// answers (with what each cost in tokens), and the cards of its calls and its
+// notices: a tool card (its diff, command or arguments; Approve, Always allow with the
+// exact rule the daemon offers, Deny; the rule that let it run without a card), the
+// plan card (the plan in Markdown, its revision, Approve, Reject with a feedback box)
+// and a notice, with a compaction's fold over the items it summarised. A helper's
+// task card is helpers.js's.
 //
 // Pure drawing, as run.js: each function takes the item and what the view keeps for
 // it (an action on its way, the daemon's refusal, a draft) and answers an element.
@@ -89,6 +90,15 @@ export function renderUser(item, { editing, busy, onEdit, onCancel, onResend }) 
         "aria-label": "Edit this message and send it again", "data-focus": "edit" }, "Edit")));
 }
 
+// What an answer cost, as the backend counted it: a small line under it.
+function usageLine(usage) {
+  const n = (v) => (Number.isFinite(v) ? v : 0).toLocaleString("en");
+  const cached = usage.cached_tokens ? ` (${n(usage.cached_tokens)} from the cache)` : "";
+  return h("p.usage", { title: "Tokens: the prompt the model read for this answer, and what it wrote" },
+    h("span.visually-hidden", {}, "Tokens: "),
+    `${n(usage.prompt_tokens)} in${cached} · ${n(usage.completion_tokens)} out`);
+}
+
 export function renderAssistant(item) {
   if (!item.text && !item.reasoning && !item.streaming) return h("div.item.assistant.empty", { hidden: true });
   const streaming = Boolean(item.streaming);
@@ -100,7 +110,8 @@ export function renderAssistant(item) {
           h("div.reasoning-text", {}, item.reasoning))
       : null,
     item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
-    streaming ? h("span.cursor", { "aria-hidden": "true" }) : null);
+    streaming ? h("span.cursor", { "aria-hidden": "true" }) : null,
+    !streaming && item.usage ? usageLine(item.usage) : null);
 }
 
 // ---- tool cards ----

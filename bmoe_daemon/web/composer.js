@@ -1,6 +1,6 @@
 // The message box under a conversation: the text, images to send with it, the
 // plan-mode switch, a goal for the run, Stop and Send, a note while the agent waits on
-// a question or a plan, and the daemon's refusal of what was done here.
+// a question, a plan or a helper's approval, and the daemon's refusal of what was done here.
 //
 // It holds what is being written; the view (conversation.js) sends it and says how
 // the conversation stands with update().
@@ -14,8 +14,9 @@ const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 const NOTES = {
   question: "The agent asked you a question: answer it above, or stop the run. ",
   plan: "The agent's plan waits for you: approve or reject it above, or stop the run. ",
+  helper: "A helper waits for your approval: answer it in its card above, or stop the run. ",
 };
-const GO_TO = { question: "Go to the question", plan: "Go to the plan" };
+const GO_TO = { question: "Go to the question", plan: "Go to the plan", helper: "Go to the helper's card" };
 
 function readAsDataUrl(file) {
   return new Promise((resolve, reject) => {
@@ -111,8 +112,8 @@ export class Composer {
     this.textarea.focus();
   }
 
-  // `busy`: a run is on; `waiting`: what the agent waits on ("question", "plan" or
-  // null); `agentTools`: the built-in agent in a workspace (plan mode and goals apply).
+  // `busy`: a run is on; `waiting`: what the agent waits on ("question", "plan",
+  // "helper" or null); `agentTools`: the built-in agent in a workspace (plan mode and goals apply).
   update({ busy, sending, stopping, waiting, planMode, agentTools }) {
     this.stopBtn.hidden = !busy;
     this.stopBtn.disabled = stopping;

@@ -1,50 +1,32 @@
 // One conversation: its header (title, state, plan mode, goal, mode, model), its
-// items as they stream (cards.js draws the cards), why the last run ended (and
-// Resume), the todo list and the message box (composer.js).
+// items as they stream (items.js draws each, cards.js the cards), why the last run
+// ended (and Resume), the todo list, the context bar with Compact (context.js) and
+// the message box (composer.js).
 //
 // Items are upserted by id from `item` events; `delta` events grow a streaming answer.
-// A card keeps which of its folds are open and where the keyboard was when it is
-// drawn again, so a growing card does not snatch the person's place. Items a
-// compaction summarised are shown folded under its notice.
+// An event that names a `task` card is a helper's: its item goes to that card's
+// transcript (helpers.js), never among the conversation's own. A card keeps which of
+// its folds are open and where the keyboard was when it is drawn again, so a growing
+// card does not snatch the person's place. Items a compaction summarised are shown
+// folded under its notice.
 
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
-import {
-  isOpenPlan, PLAN_TOOL, renderAssistant, renderNotice, renderPlan, renderTool, renderUser,
-} from "./cards.js";
+import { isOpenPlan } from "./cards.js";
 import { Composer } from "./composer.js";
+import { ContextBar } from "./context.js";
 import { ConversationHeader } from "./header.js";
-import { ASK_USER, isOpenQuestion, newlyCompleted, renderQuestion, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
+import { HelperItems, isTask } from "./helpers.js";
+import { layoutOf, renderItem } from "./items.js";
+import { isOpenQuestion, newlyCompleted, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
 import { attempt, problem, shell, toast } from "./ui.js";
 
 const NEAR_BOTTOM_PX = 120;
 // What a conversation event carries besides its title, state and time.
-const INFO_KEYS = ["todos", "end_reason", "plan_mode", "plan", "goal"];
+const INFO_KEYS = ["todos", "end_reason", "plan_mode", "plan", "goal", "context"];
 
 function enc(s) {
   return encodeURIComponent(s);
-}
-
-// The items in the order they are shown: a compaction's notice heads the items it
-// summarised (`groups`: each such item's notice), which follow it folded.
-function layoutOf(items) {
-  const order = [];
-  const groups = new Map();
-  let pending = [];
-  for (const item of items) {
-    if (item.compacted) {
-      pending.push(item);
-    } else if (item.compaction && pending.length) {
-      order.push(item, ...pending);
-      for (const p of pending) groups.set(p.id, item.id);
-      pending = [];
-    } else {
-      order.push(...pending, item);
-      pending = [];
-    }
-  }
-  order.push(...pending);
-  return { order, groups };
 }
 
 export class ConversationView {
@@ -73,6 +55,8 @@ export class ConversationView {
     this.busy = new Set();
     this.errors = new Map();
     this.unfolded = new Set(); // compaction notices whose items are shown
+    this.helpers = new HelperItems(); // the helpers' items, by their task card
+    this.tasksOpen = new Set(); // task cards whose helper's items the person opened
     this.todosOpen = true;
     this.shownTodos = null;
     this.resuming = false;
@@ -139,6 +123,7 @@ export class ConversationView {
     }
     this.items = fresh;
     this.byId = new Map(this.items.map((i) => [i.id, i]));
+    this.helpers.sync(fresh, touched);
     this.renderHeader();
     this.renderAll();
     this.renderTodos();
@@ -156,9 +141,12 @@ export class ConversationView {
       this.flush();
       // A refusal of Resume speaks of the run as it was: a new state makes it stale.
       if (data.state !== this.info.state || data.end_reason !== this.info.end_reason) this.resumeError = "";
-      if (data.state !== this.info.state) this.composer.say(""); // so does one of the message box's
+      const moved = data.state !== this.info.state;
+      if (moved) this.composer.say(""); // so does one of the message box's
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();
+      if (moved) this.contextBar.stateChanged();
+      else this.contextBar.render();
       this.renderTodos();
       this.keepScroll(() => this.renderEnd());
       this.updateComposer();
@@ -168,7 +156,13 @@ export class ConversationView {
       this.renderHeader();
       this.updateComposer();
     } else if (name === "item" && data.conversation === this.conversationId) {
-      this.upsert(data.item);
+      if (data.task) this.upsertHelper(data.task, data.item);
+      else this.upsert(data.item);
+    } else if (name === "delta" && data.conversation === this.conversationId && data.task) {
+      const item = this.helpers.delta(data);
+      if (!item) return;
+      if (this.touched) this.touched.add(item.id);
+      this.schedule(data.task);
     } else if (name === "delta" && data.conversation === this.conversationId) {
       const item = this.byId.get(data.item);
       if (!item) return;
@@ -195,7 +189,25 @@ export class ConversationView {
       this.items.push(item);
     }
     this.byId.set(item.id, item);
+    if (isTask(item)) this.helpers.take(item); // the helper's items as the card now holds them
     this.schedule(item.id);
+  }
+
+  // One of a helper's items (`card`: its task card): drawn inside that card.
+  upsertHelper(card, item) {
+    if (this.touched) this.touched.add(item.id);
+    if (item.state !== "waiting") this.settle(item.id);
+    this.helpers.upsert(card, item);
+    this.schedule(card);
+  }
+
+  // The item to draw again for this one: itself, or a helper's item's card.
+  topOf(id) {
+    return this.helpers.owner(id) || id;
+  }
+
+  redraw(id) {
+    this.drawItem(this.byId.get(this.topOf(id)));
   }
 
   // Draws changed items once per frame, however many events came.
@@ -242,6 +254,7 @@ export class ConversationView {
     this.log = h("div.log", { role: "log", "aria-label": "Messages", "aria-live": "polite", tabindex: "0" });
     this.endEl = h("div.run-end-slot", { hidden: true });
     this.todosEl = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
+    this.contextBar = new ContextBar(this);
     this.composer = new Composer({
       onSend: () => this.send(),
       onStop: () => this.stop(),
@@ -250,7 +263,7 @@ export class ConversationView {
     });
     this.textarea = this.composer.textarea;
     clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" },
-      this.header.element, this.log, this.todosEl, this.composer.element));
+      this.header.element, this.log, this.todosEl, this.contextBar.element, this.composer.element));
   }
 
   // The built-in agent in a workspace: plan mode and goals apply.
@@ -282,10 +295,12 @@ export class ConversationView {
 
   updateComposer() {
     const busy = this.running;
-    const waiting = this.items.some(isOpenQuestion) ? "question" : this.items.some(isOpenPlan) ? "plan" : null;
+    const waiting = this.items.some(isOpenQuestion) ? "question" : this.items.some(isOpenPlan) ? "plan"
+      : this.helpers.waiting().length ? "helper" : null;
     this.composer.update({ busy, sending: this.sending, stopping: this.stopping, waiting,
       planMode: this.info && this.info.plan_mode, agentTools: this.agentTools });
     for (const btn of this.log.querySelectorAll("button.edit")) btn.disabled = busy;
+    this.contextBar.render();
   }
 
   // ---- the todo list and why the run ended ----
@@ -389,33 +404,42 @@ export class ConversationView {
     this.errors.delete(id);
   }
 
-  // Sends the person's answer to a waiting card (`route`: answer or approval). A
-  // refusal, or a daemon out of reach, is said in the card, which still waits; on
-  // success the card's item event ends the wait (it may have come already).
+  // A card's element; a helper's is inside its task card.
+  cardEl(id) {
+    const top = this.els.get(this.topOf(id));
+    return top && top.dataset.item !== id ? top.querySelector(`[data-item="${CSS.escape(id)}"]`) : top;
+  }
+
+  // Sends the person's answer to a waiting card (`route`: answer or approval; a
+  // helper's card is answered through this conversation too). A refusal, or a daemon
+  // out of reach, is said in the card, which still waits; on success the card's item
+  // event ends the wait (it may have come already).
   async act(item, route, body) {
     if (this.busy.has(item.id)) return;
-    const card = this.els.get(item.id);
-    const place = card && card.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
+    const top = () => this.els.get(this.topOf(item.id));
+    const place = top()?.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
     this.busy.add(item.id);
     this.errors.delete(item.id);
-    this.drawItem(this.byId.get(item.id));
+    this.redraw(item.id);
     try {
       await api("POST", `${this.path}/${route}`, { item: item.id, ...body });
     } catch (err) {
       if (this.closed) return;
       this.busy.delete(item.id);
       this.errors.set(item.id, problem(err));
-      this.drawItem(this.byId.get(item.id));
-      const again = this.els.get(item.id);
-      again?.querySelector("[role=alert]")?.scrollIntoView({ block: "nearest" });
+      this.redraw(item.id);
+      this.cardEl(item.id)?.querySelector("[role=alert]")?.scrollIntoView({ block: "nearest" });
+      const again = top();
       if (place && again && again.contains(document.activeElement)) again.querySelector(`[data-focus="${place}"]`)?.focus();
     }
   }
 
-  // The note under the message box leads to what waits: a question, else a plan.
+  // The note under the message box leads to what waits: a question, a plan, else a
+  // helper's card (its task card opens by itself while one waits).
   focusWaiting() {
-    const open = this.items.filter(isOpenQuestion).pop() || this.items.filter(isOpenPlan).pop();
-    const el = open && this.els.get(open.id);
+    const open = this.items.filter(isOpenQuestion).pop() || this.items.filter(isOpenPlan).pop()
+      || this.helpers.waiting().pop();
+    const el = open && this.cardEl(open.id);
     if (!el) return;
     el.scrollIntoView({ block: "nearest" });
     (el.querySelector("button.option, button.primary, input, button") || el).focus();
@@ -512,7 +536,7 @@ export class ConversationView {
       old.replaceWith(el);
       const again = focused ? el.querySelector(`[data-focus="${focused}"]`) : null;
       // the control the keyboard was on went (a card answered): stay on the card
-      if (again && !again.disabled) again.focus();
+      if (again && !again.disabled && !again.hidden) again.focus();
       else if (held && el.hasAttribute("tabindex")) el.focus();
     } else {
       this.log.querySelector(".empty-log")?.remove();
@@ -522,50 +546,13 @@ export class ConversationView {
   }
 
   renderItem(item) {
-    switch (item.kind) {
-      case "user":
-        return this.renderUser(item);
-      case "assistant":
-        return renderAssistant(item);
-      case "tool":
-        return this.renderCard(item);
-      case "notice":
-        return renderNotice(item, { count: item.compaction ? this.foldCount(item) : 0,
-          open: this.unfolded.has(item.id), onFold: () => this.toggleFold(item) });
-      default:
-        return h("div.item.muted", {}, `(${item.kind})`);
-    }
+    return renderItem(this, item);
   }
 
-  // How many items fold under this compaction notice.
-  foldCount(notice) {
-    const { groups } = layoutOf(this.items);
-    let n = 0;
-    for (const owner of groups.values()) if (owner === notice.id) n++;
-    return n;
-  }
-
-  renderCard(item) {
-    const kept = { draft: this.draftFor(item.id), busy: this.busy.has(item.id), error: this.errors.get(item.id) };
-    if (item.tool === ASK_USER) {
-      return renderQuestion(item, { ...kept, onAnswer: (answer) => this.act(item, "answer", { answer }),
-        onDraft: () => this.errors.delete(item.id) });
-    }
-    if (item.tool === PLAN_TOOL) {
-      return renderPlan(item, { ...kept, onDraft: () => this.redrawPlan(item),
-        onDecide: (decision, feedback) => this.act(item, "approval", feedback ? { decision, feedback } : { decision }) });
-    }
-    return renderTool(item, { ...kept, workspace: this.info && this.info.workspace,
-      onDecide: (decision) => this.act(item, "approval", { decision }), onPreview: (file) => this.preview(file) });
-  }
-
-  renderUser(item) {
-    return renderUser(item, { editing: this.editing === item.id, busy: this.running,
-      onEdit: () => this.startEdit(item),
-      onCancel: () => {
-        this.editing = null;
-        this.drawItem(item);
-      },
-      onResend: (text) => this.resend(item, text) });
+  // A task card's helper items, shown or hidden; the keyboard stays on the toggle.
+  toggleTask(item) {
+    if (this.tasksOpen.has(item.id)) this.tasksOpen.delete(item.id);
+    else this.tasksOpen.add(item.id);
+    this.keepScroll(() => this.drawItem(this.byId.get(item.id)));
   }
 }
