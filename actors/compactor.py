@@ -78,6 +78,7 @@ class Compactor:
         self.t.insert_before(items[cut].id, notice)
         after = compaction.estimate_tokens(history.messages(self.t.items, system), specs)
         self.t.update(notice.id, compaction={**record, "tokens_after": after})
+        self.t.set_info(context=(after, self.context_tokens()))  # an estimate until the next round counts
         return True
 
     async def summarise(self, text_in: str) -> str | None:
