@@ -24,7 +24,6 @@ import trio
 
 from actors.acp import AcpAgents, load_specs
 from actors.atomic import write_atomic
-from actors.backends.local import LocalBackend, bundled_model_path
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
 from actors.engine import Backend, Engine
@@ -76,6 +75,10 @@ async def load_backend(config: Config) -> Backend | None:
         return ScriptedBackend.from_file(str(config.scripted))
     if config.no_model:
         return None
+    # Imported here: the local backend brings numpy and llama.cpp's bindings, which a
+    # daemon without a model (or a test's scripted one) never needs to load.
+    from actors.backends.local import LocalBackend, bundled_model_path
+
     path = config.model or bundled_model_path()
     if path is None:
         raise StartupError(
@@ -84,7 +87,8 @@ async def load_backend(config: Config) -> Backend | None:
         )
     log.info("loading model %s (context %d tokens)", path, config.ctx_size)
     try:
-        return await LocalBackend.load(path, n_ctx=config.ctx_size, n_threads=config.threads)
+        return await LocalBackend.load(path, n_ctx=config.ctx_size, n_threads=config.threads,
+                                       prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024)
     except TurnFailed as exc:
         raise StartupError(str(exc)) from None
 
