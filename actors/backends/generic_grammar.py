@@ -37,16 +37,34 @@ def generic_schema(tools: tuple[ToolSpec, ...], *, required: bool, strict: bool)
     return {"oneOf": [call_branch, reply]}
 
 
+# Grammars kept: a /v1 client chooses its tools, so what is kept is bounded.
+MAX_GRAMMARS = 32
+
+
 class GenericGrammars:
-    """The grammars made so far, one per set of tools (converting a schema takes a while)."""
+    """The grammars made lately, one per set of tools (converting a schema takes a
+    while), the least recently used forgotten past MAX_GRAMMARS. A set of tools is
+    known by its whole specification, not its names: the same names with other
+    parameters make another grammar."""
 
     def __init__(self) -> None:
         self._made: dict[tuple[str, ...], LlamaGrammar] = {}
 
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def _keep(self, key: tuple[str, ...], made: LlamaGrammar) -> LlamaGrammar:
+        self._made.pop(key, None)
+        self._made[key] = made  # most recently used last
+        while len(self._made) > MAX_GRAMMARS:
+            self._made.pop(next(iter(self._made)))
+        return made
+
     def get(self, tools: tuple[ToolSpec, ...], *, required: bool) -> LlamaGrammar:
         """A llama.cpp grammar that lets the answer be only a well-formed tool call of
         one of `tools` or (unless `required`) a reply: the generic format's JSON."""
-        key = tuple(t.name for t in tools) + (("!required",) if required else ())
+        spec = json.dumps([[t.name, t.parameters] for t in tools], sort_keys=True, default=str)
+        key = ("!tools", spec) + (("!required",) if required else ())
         made = self._made.get(key)
         if made is None:
             from llama_cpp.llama_grammar import LlamaGrammar
@@ -57,8 +75,7 @@ class GenericGrammars:
             except Exception:  # a schema the converter cannot take: any object arguments
                 schema = generic_schema(tools, required=required, strict=False)
                 made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-            self._made[key] = made
-        return made
+        return self._keep(key, made)
 
     def for_schema(self, schema: dict[str, Any]) -> LlamaGrammar:
         """A llama.cpp grammar that holds the answer to JSON of `schema` (a turn's
@@ -69,5 +86,4 @@ class GenericGrammars:
             from llama_cpp.llama_grammar import LlamaGrammar
 
             made = LlamaGrammar.from_json_schema(key[1], verbose=False)
-            self._made[key] = made
-        return made
+        return self._keep(key, made)
