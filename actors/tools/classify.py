@@ -46,6 +46,7 @@ _GIT_REASON = (
     "(core.fsmonitor, a filter, diff.external)"
 )
 _DRIVE = re.compile(r"[A-Za-z]:")
+_GLUED_UP = re.compile(r"\.\.(?:[/\\]|$)")
 _PATH_SEPARATORS = re.compile(r"[/\\]")
 
 _RUNS = "runs a program"
@@ -393,10 +394,24 @@ def _check_paths(program: Program, word: Word) -> None:
         if problem:
             raise NotPlain(f"`{text}` {problem}")
     if program.glued_paths and text.startswith("-") and not text.startswith("--"):
-        for start in range(2, len(text)):
-            problem = _leaves_workspace(text[start:], drives=False)
-            if problem:
-                raise NotPlain(f"`{text}` {problem}")
+        problem = _glued_leaves(text[2:])
+        if problem:
+            raise NotPlain(f"`{text}` {problem}")
+
+
+def _glued_leaves(tail: str) -> str | None:
+    """`_leaves_workspace` of every suffix of `tail` (a value glued to a short option
+    may start anywhere in it), in one pass: a suffix starts with a separator or `~`
+    wherever one is, and starts with `..` wherever one is followed by a separator or
+    the end."""
+    for char in tail:
+        if char in "/\\":
+            return "is an absolute path, outside the workspace"
+        if char == "~":
+            return "names a home folder, outside the workspace"
+    if _GLUED_UP.search(tail):
+        return "goes up with `..`, which may leave the workspace"
+    return None
 
 
 def _leaves_workspace(path: str, *, drives: bool) -> str | None:
@@ -413,10 +428,14 @@ def _leaves_workspace(path: str, *, drives: bool) -> str | None:
 
 def _check_glob(program: Program, word: Word, *, options_ended: bool) -> None:
     text, globs = word.text, word.glob_at
+    at = sorted(globs)
+    i = 0  # the first glob position not yet before this component (one pass over both)
     start = 0
     for component in text.split("/"):
         end = start + len(component)
-        if any(start <= g < end for g in globs):
+        while i < len(at) and at[i] < start:
+            i += 1
+        if i < len(at) and at[i] < end:
             if component.startswith("."):
                 raise NotPlain(f"the pattern `{text}` can match `..`, the folder above")
             if start in globs and component.startswith("["):
