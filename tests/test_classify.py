@@ -930,4 +930,4 @@ def test_a_long_command_costs_its_length_not_its_square(line):
 
     start = time.process_time()
     is_read_only(line[:8192])
-    assert time.process_time() - start < 0.3
+    assert time.process_time() - start < 0.05  # one pass: about 0.004 s here; the old loops 0.12-0.19 s
