@@ -11,10 +11,10 @@ import attrs
 import trio
 
 from actors import compaction, history, notices
-from actors.engine import Piece, ToolSpec, TurnInput, direct_turn
+from actors.engine import ToolSpec, TurnInput
 from actors.env import Env
-from actors.errors import EngineError, NotFound
 from actors.items import notice_item
+from actors.side_turns import SideTurnFailed, side_turn
 from actors.tools.paths import read_workspace_text
 from actors.transcript import Transcript
 
@@ -87,20 +87,7 @@ class Compactor:
             ({"role": "system", "content": compaction.SUMMARY_PROMPT}, {"role": "user", "content": text_in}), (),
             max_tokens=compaction.SUMMARY_MAX_TOKENS, temperature=0.0,
         )
-        said: list[str] = []
-
-        async def keep(piece: Piece) -> None:
-            if piece.kind == "text":
-                said.append(piece.text)
-
-        route = self.t.info.route
         try:
-            if route == "local":
-                result = await self.env.engine.turn(turn, keep, owner=self.t.id)
-            elif self.env.providers is not None:
-                result = await direct_turn(self.env.providers.backend(route), turn, keep)
-            else:
-                return None
-        except (EngineError, NotFound):
+            return (await side_turn(self.env, self.t.info.route, self.t.id, turn)).strip() or None
+        except SideTurnFailed:
             return None
-        return (result.text or "".join(said)).strip() or None

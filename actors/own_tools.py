@@ -16,11 +16,11 @@ import attrs
 import trio
 
 from actors import goals, notices, plans, run_tools, subagents
-from actors.engine import Piece, ToolSpec, TurnInput, direct_turn
+from actors.engine import ToolSpec, TurnInput
 from actors.env import Env
-from actors.errors import EngineError, NotFound
 from actors.items import EndReason, Goal, PlanInfo, ToolState
 from actors.runs import RunRequest
+from actors.side_turns import SideTurnFailed, side_turn
 from actors.tools.registry import Tool, ToolContext, ToolError
 from actors.transcript import Transcript
 
@@ -222,24 +222,10 @@ class OwnTools:
         schema (a grammar on the local model, response_format on a provider)."""
         turn = TurnInput(tuple(goals.verifier_messages(goal.text, self.t.info.todos, self.t.items)), (),
                          max_tokens=goals.VERIFIER_MAX_TOKENS, temperature=0.0, answer_schema=goals.VERDICT_SCHEMA)
-        said: list[str] = []
-
-        async def keep(piece: Piece) -> None:
-            if piece.kind == "text":
-                said.append(piece.text)
-
-        route = self.t.info.route
         try:
-            if route == "local":
-                result = await self.env.engine.turn(turn, keep, owner=self.t.id)
-            elif self.env.providers is not None:
-                result = await direct_turn(self.env.providers.backend(route), turn, keep)
-            else:
-                raise NotFound("no providers")
-        except (EngineError, NotFound) as exc:
+            verdict = goals.parse_verdict(await side_turn(self.env, self.t.info.route, self.t.id, turn))
+        except SideTurnFailed as exc:
             verdict = goals.Verdict(False, (f"the check could not run ({exc})",))
-        else:
-            verdict = goals.parse_verdict(result.text or "".join(said))
         if verdict.complete:
             self.t.notice(notices.GOAL_CHECKED_COMPLETE, "info")
         else:
