@@ -277,6 +277,12 @@ async def test_answer_and_resume_over_http(tmp_path):
             assert r.status_code == 409 and "ended answered" in r.json()["error"]
             await c.post(f"/api/conversations/{cid}/messages", json={"text": "hang"})
             await wait_http_state(c, cid, "running")
+            with trio.fail_after(10):  # the hanging round has begun (a stop before it would leave it to the resume)
+                while True:
+                    tree = (await c.get("/api/debug/actors")).json()
+                    if any(ch["kind"] == "engine" and ch["state"] == "generating" for ch in tree["children"]):
+                        break
+                    await trio.sleep(0.02)
             r = await c.post(f"/api/conversations/{cid}/resume")
             assert r.status_code == 409 and r.json()["code"] == "busy"
             await c.post(f"/api/conversations/{cid}/stop")
