@@ -26,16 +26,3 @@ def test_the_cache_is_bounded_and_forgets_the_least_recently_used():
         grammars.get((spec("first", "string"),), required=True)  # kept in use
     assert grammars.get((spec("first", "string"),), required=True) is first
     assert len(grammars) == MAX_GRAMMARS
-
-
-def test_a_generic_answer_may_call_up_to_four_tools_and_each_is_read():
-    from actors.backends.generic_grammar import MAX_GENERIC_CALLS, generic_schema
-    from actors.toolcalls import ToolCallParser
-
-    schema = generic_schema((spec("t", "string"),), required=True, strict=True)
-    assert schema["properties"]["tool_calls"]["maxItems"] == MAX_GENERIC_CALLS == 4
-    parser = ToolCallParser("generic")
-    calls = ", ".join(f'{{"name": "t", "arguments": {{"x": "{n}"}}}}' for n in range(4))
-    parser.feed('{"tool_calls": [' + calls + "]}")
-    parser.finish()
-    assert [(c.name, c.arguments) for c in parser.result.calls] == [("t", f'{{"x": "{n}"}}') for n in range(4)]

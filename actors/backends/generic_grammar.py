@@ -13,10 +13,6 @@ if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a mo
     from llama_cpp.llama_grammar import LlamaGrammar
 
 
-# Calls one generic-format answer may make at once (they may run in parallel).
-MAX_GENERIC_CALLS = 4
-
-
 def generic_schema(tools: tuple[ToolSpec, ...], *, required: bool, strict: bool) -> dict[str, Any]:
     """The JSON schema of a generic-format answer: a call of one of `tools`, or a reply."""
     calls = [
@@ -32,8 +28,7 @@ def generic_schema(tools: tuple[ToolSpec, ...], *, required: bool, strict: bool)
     ]
     call_branch = {
         "type": "object",
-        "properties": {"tool_calls": {"type": "array", "items": {"oneOf": calls}, "minItems": 1,
-                                      "maxItems": MAX_GENERIC_CALLS}},
+        "properties": {"tool_calls": {"type": "array", "items": {"oneOf": calls}, "minItems": 1, "maxItems": 1}},
         "required": ["tool_calls"],
     }
     if required:
