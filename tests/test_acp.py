@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from actors import acp_map
 from actors.acp import CANCEL_WAIT_S
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
+from tests.waiting import saved_record
 
 AGENT = Path(__file__).with_name("acp_agent.py")
 # A hung agent's group is ended CANCEL_WAIT_S after the stop; the rest is room for a
@@ -357,7 +358,8 @@ async def test_a_restarted_daemon_resumes_the_session(tmp_path):
     async with acp_daemon(tmp_path) as s:
         cid = await s.create()
         await s.run(cid, "remember this")
-        sid = json.loads((tmp_path / "data" / "agent" / "conversations" / f"{cid}.json").read_text())["acp_session"]
+        path = tmp_path / "data" / "agent" / "conversations" / f"{cid}.json"
+        sid = (await saved_record(path, lambda r: r.get("acp_session")))["acp_session"]
         assert sid and sid.startswith("sess-")
     async with acp_daemon(tmp_path) as s:
         before = len((await s.conv(cid))["items"])

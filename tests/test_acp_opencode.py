@@ -27,6 +27,7 @@ import trio
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
 from tests.openai_stub import OpenAIStub, Received, answer, call_chunks, chunk
 from tests.peers import need_peer
+from tests.waiting import saved_record
 
 RUN_TIMEOUT_S = 120
 OFFLINE = {
@@ -185,8 +186,8 @@ async def test_a_prompt_to_opencode_streams_into_items(tmp_path):
         deltas = [e[2] for e in s.sse.events if e[1] == "delta" and e[2]["conversation"] == cid]
         assert ANSWER in "".join(d.get("text", "") for d in deltas)
         assert any(r.path.endswith("/chat/completions") for r in s.stub.received)
-        record = json.loads((tmp_path / "data" / "agent" / "conversations" / f"{cid}.json").read_text())
-        assert record["acp_session"]
+        path = tmp_path / "data" / "agent" / "conversations" / f"{cid}.json"
+        assert await saved_record(path, lambda r: r.get("acp_session"))
 
 
 async def test_an_opencode_edit_waits_for_approval(tmp_path):

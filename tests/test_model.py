@@ -210,6 +210,14 @@ async def _one_tool_run(d, c, sse, ws_id):
         data = e[2]
         return data.get("conversation") == cid or data.get("id") == cid
 
+    def started(e):
+        return mine(e) and e[1] == "conversation" and e[2]["state"] == "running"
+
+    # The idle `conversation` event of the creation may reach the stream after `mark`
+    # (the POST can answer first on a loaded machine): an end counts only after a start.
+    await sse.wait_for(started)
+    mark = next(i for i, e in enumerate(sse.events) if i >= mark and started(e))
+
     def seen(pred):
         return [e for e in sse.events[mark:] if mine(e) and pred(e)]
 

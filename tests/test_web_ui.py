@@ -147,6 +147,9 @@ SCRIPT = {
         {"when": "stack the second plank", "text": PLANK.format(n="second") * 40},
         {"when": "hold the plank", "hang": True, "delay": 0.01},
         {"when": "Person: stack the first plank", "text": COMPACT_SUMMARY.replace("logs", "planks")},
+        # The keyboard after a send (each entry answers once).
+        {"when": "say a short word", "text": "Word."},
+        {"when": "say a short word", "text": "Word again."},
         # A call a hook blocks.
         {"when": "echo a greeting", "tool_calls": [{"name": "echo", "arguments": {"text": "hello"}}]},
         {"when": "echo a greeting", "text": "A hook said no."},
@@ -657,6 +660,33 @@ def in_a_workspace(open_page, tmp_path, title, **page_kwargs):
     page = open_page(**page_kwargs)
     create_conversation(page, title, folder=folder, mode="ask")
     return page, page.url.rsplit("/", 1)[1]
+
+
+def test_a_sent_message_returns_the_keyboard_to_the_box_unless_the_person_moved_on(open_page, tmp_path):
+    page, _ = in_a_workspace(open_page, tmp_path, "Keyboard")
+    box = page.get_by_label("Message", exact=True)
+    held = []
+    page.route("**/messages", lambda route: held.append(route))
+
+    def answered_after_moving(move):
+        send(page, "say a short word")
+        for _ in range(400):  # the request is held here until the focus moved
+            if held:
+                break
+            page.wait_for_timeout(25)
+        move()
+        held.pop().continue_()
+        page.get_by_label("Message", exact=True).and_(page.locator(":enabled")).wait_for()
+        page.wait_for_timeout(200)  # the answer handled: the page chose where the keyboard goes
+        return page.evaluate("document.activeElement.getAttribute('aria-label') || document.activeElement.textContent")
+
+    # nothing else was chosen: back to the message box
+    assert answered_after_moving(lambda: None) == "Message"
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    # the person went to Compact while the message was on its way: the keyboard stays there
+    compact = page.get_by_role("group", name="Context").get_by_role("button", name="Compact")
+    assert answered_after_moving(compact.focus) == "Compact"
+    assert box.input_value() == ""
 
 
 def test_the_todo_list_ticks_as_the_agent_works(open_page, daemon, tmp_path):

@@ -3,7 +3,9 @@ one over HTTP. Each is bounded; running out of time fails the test there."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,4 +32,20 @@ async def wait_http_state(client: httpx.AsyncClient, cid: str, *states: str, tim
             body = (await client.get(f"/api/conversations/{cid}")).json()
             if body["state"] in states:
                 return body
+            await trio.sleep(0.02)
+
+
+async def saved_record(path: Path, pred: Callable[[dict], Any], timeout: float = 10) -> dict:
+    """The conversation's file on disk once `pred` holds for it. The daemon saves a
+    moment after a change (a state in memory is not yet a state on disk), so a test
+    that reads the file while the daemon runs waits for the save it expects."""
+    record: dict = {}
+    with trio.fail_after(timeout):
+        while True:
+            try:
+                record = json.loads(path.read_text())
+            except (FileNotFoundError, json.JSONDecodeError):
+                record = {}
+            if record and pred(record):
+                return record
             await trio.sleep(0.02)

@@ -379,7 +379,10 @@ export class ConversationView {
       this.log.scrollTop = this.log.scrollHeight;
     }
     this.updateComposer();
-    this.textarea.focus();
+    // Back to the message box, unless the person went elsewhere while the request was
+    // on its way (the run may show before the answer comes, and they may act on it).
+    const active = document.activeElement;
+    if (!active || active === document.body || this.composer.element.contains(active)) this.textarea.focus();
   }
 
   async stop() {
