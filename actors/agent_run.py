@@ -100,7 +100,8 @@ class AgentRun(AssistantStream):
         limit = self.req.max_rounds or MAX_ROUNDS
         while True:
             if self.rounds >= limit:
-                self.t.notice(notices.ROUNDS, "warn", "max_rounds")
+                # A plan that was never shown is said so: every round of it was a call.
+                self.t.notice(notices.PLAN_ROUNDS if self.must_call() else notices.ROUNDS, "warn", "max_rounds")
                 self.end_reason = "max_rounds"
                 return
             self.rounds += 1
@@ -215,6 +216,12 @@ class AgentRun(AssistantStream):
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
 
+    def must_call(self) -> bool:
+        """Planning ends only with exit_plan_mode or a question (the prompt says so), so
+        while those are offered each round must be a call: the local grammar then admits
+        only calls, a provider is sent tool_choice "required"."""
+        return self.planning() and plans.EXIT in self.own_names()
+
     async def ask(self) -> TurnResult | None:
         """One round with the model; shortens old results while the context is full.
         None when the run ends here (its notice is written)."""
@@ -225,7 +232,8 @@ class AgentRun(AssistantStream):
             if not compacted and self.compactor.too_long(messages, specs):
                 compacted = await self.compactor.compact(self.system, specs, self.workspace())
                 messages = tuple(history.messages(self.t.items, self.system))
-            turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id)
+            turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
+                             tool_choice="required" if self.must_call() else None)
             route = self.t.info.route
             try:
                 if route == "local":

@@ -21,6 +21,10 @@ ROUNDS = (
     f"The agent used its {MAX_ROUNDS} rounds for this message and stopped. "
     "Send another message to let it go on."
 )
+PLAN_ROUNDS = (
+    f"The agent planned for {MAX_ROUNDS} rounds without showing a plan or asking a question, and stopped. "
+    "Tell it what to plan, or switch plan mode off, and send again."
+)
 REPEATS = (
     "The same call failed the same way three times in a row, so the run stopped. "
     "Tell the agent what to do differently, or change the mode, and send again."

@@ -11,10 +11,11 @@ import attrs
 import pytest
 import trio
 
-from actors import plans
+from actors import notices, plans
 from actors.agent_run import AgentRun
 from actors.errors import Busy
 from actors.runs import RunRequest
+from actors.runstate import MAX_ROUNDS
 from actors.tools.registry import ToolContext, ToolOutcome
 from actors.transcript import restored
 from tests.waiting import wait_for, wait_state
@@ -60,6 +61,8 @@ async def test_a_plan_is_written_shown_approved_and_carried_out(real_tools, tmp_
         assert {"read_file", "grep_search", "exec_shell_command", "todo_write", "ask_user_question",
                 "exit_plan_mode", "write_file", "edit_file"} <= planned
         assert "enter_plan_mode" not in planned
+        # Planning ends with exit_plan_mode or a question: every round of it is a call.
+        assert [t.tool_choice for t in d.backend.turns] == ["required", "required"]
         assert "You are planning" in d.backend.turns[0].messages[0]["content"]
         assert plan_path(d, conv) in d.backend.turns[0].messages[0]["content"]
         card = cards(conv)[-1]
@@ -82,6 +85,7 @@ async def test_a_plan_is_written_shown_approved_and_carried_out(real_tools, tmp_
     assert cards(conv)[1].result == plans.APPROVED
     assert conv.info.plan_mode is False and conv.info.plan.state == "approved"
     assert "edit_file" in {t.name for t in d.backend.turns[2].tools}
+    assert d.backend.turns[2].tool_choice is None and d.backend.turns[3].tool_choice is None
     assert "You are planning" not in d.backend.turns[2].messages[0]["content"]
     states = [e.data["state"] for e in events if e.name == "plan"]
     assert states[0] == "drafting" and "proposed" in states and states[-1] == "approved"
@@ -157,6 +161,36 @@ async def test_a_write_outside_the_plan_file_is_refused_while_planning(real_tool
     await wait_state(conv, "idle")
     assert cards(conv)[0].state == "denied" and cards(conv)[0].result == plans.DENIED_IN_PLAN_MODE
     assert (folder / "app.py").read_text() == "x = 1\n"
+
+
+async def test_planning_that_never_shows_a_plan_ends_at_the_round_cap_and_says_so(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await project(d, tmp_path)
+    read = {"name": "read_file", "arguments": {"path": "app.py"}}
+    d.backend.push({"tool_calls": [read], "repeat": 100})
+    await conv.send_message("plan", plan=True)
+    await wait_state(conv, "idle")
+    assert len(d.backend.turns) == MAX_ROUNDS
+    assert {t.tool_choice for t in d.backend.turns} == {"required"}
+    assert conv.items[-1].kind == "notice" and conv.items[-1].text == notices.PLAN_ROUNDS
+    assert conv.info.end_reason == "max_rounds" and conv.info.plan_mode is True
+
+
+async def test_a_helper_or_a_narrowed_run_without_exit_plan_mode_may_answer(real_tools, tmp_path):
+    """A call is required only while exit_plan_mode is offered: without it an answer in
+    words is the only way a planning run can end."""
+    d = real_tools
+    _, conv = await project(d, tmp_path)
+    run = AgentRun(conv._t, d.hub.env, RunRequest(local=True))
+    await conv.patch({"plan_mode": True})
+    await run.prepare()
+    assert run.must_call()
+    run.narrowed = frozenset({"read_file", "todo_write"})
+    await run.prepare()
+    assert not run.must_call()
+    helper = AgentRun(conv._t, d.hub.env, RunRequest(local=True, helper="explore"))
+    await helper.prepare()
+    assert not helper.must_call()
 
 
 async def test_the_model_enters_plan_mode_and_cannot_show_an_empty_plan(real_tools, tmp_path):
