@@ -14,12 +14,10 @@ from actors import compaction, history, notices
 from actors.engine import ToolSpec, TurnInput
 from actors.env import Env
 from actors.items import notice_item
+from actors.providers import DEFAULT_CONTEXT_LENGTH
 from actors.side_turns import SideTurnFailed, side_turn
 from actors.tools.paths import read_workspace_text
 from actors.transcript import Transcript
-
-# A provider's context when its model does not say (most chat models today take this much).
-PROVIDER_CONTEXT_TOKENS = 128_000
 
 
 class Compactor:
@@ -30,10 +28,15 @@ class Compactor:
         self.env = env
 
     def context_tokens(self) -> int:
+        """The context of the conversation's route: the loaded model's, or the provider
+        model's saved `context_length` (DEFAULT_CONTEXT_LENGTH when it gives none)."""
+        route = self.t.info.route
         backend = self.env.engine.backend
-        if self.t.info.route == "local" and backend is not None:
-            return int(backend.n_ctx)
-        return PROVIDER_CONTEXT_TOKENS
+        if route == "local":
+            return int(backend.n_ctx) if backend is not None else DEFAULT_CONTEXT_LENGTH
+        if self.env.providers is not None:
+            return self.env.providers.context_length(route)
+        return DEFAULT_CONTEXT_LENGTH
 
     def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
         return compaction.estimate_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()

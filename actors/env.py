@@ -37,6 +37,10 @@ class Providers(Protocol):
         """The backend for a provider route; raises NotFound when it is not saved."""
         ...
 
+    def context_length(self, route: str) -> int:
+        """The context, in tokens, of the model a provider route names."""
+        ...
+
 
 HookName = Literal["session_start", "session_end", "pre_tool_use", "post_tool_use"]
 

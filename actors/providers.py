@@ -10,8 +10,9 @@ refused request is sent once more without it, and a provider that then accepts i
 not sent it again while the daemon runs.
 
 `ProviderDirectory` holds the saved providers, `{id, name, base_url, models}`, in
-`<data>/agent/providers.json`, and their keys in `<data>/credentials.json` (a JSON
-object id -> key). The credentials file is readable by this user only before any key
+`<data>/agent/providers.json` (a model is its name, or `{id, context_length}` when its
+context is not DEFAULT_CONTEXT_LENGTH tokens: compaction reads it), and their keys in
+`<data>/credentials.json` (a JSON object id -> key). The credentials file is readable by this user only before any key
 is in it: it is created 0600 (O_EXCL), an older one has its mode fixed first, and each
 write goes through a temporary file that `mkstemp` creates 0600 in the same folder
 before it is renamed over. A key is never returned by a listing (`has_key` only), and
@@ -56,6 +57,10 @@ MAX_NAME_CHARS = 100
 MAX_URL_CHARS = 2048
 MAX_MODELS = 500
 MAX_MODEL_CHARS = 256
+# A model's context, in tokens, when its entry does not give one (most chat models take this much).
+DEFAULT_CONTEXT_LENGTH = 128_000
+MIN_CONTEXT_LENGTH = 256
+MAX_CONTEXT_LENGTH = 16_777_216
 MAX_KEY_CHARS = 8192
 MAX_ID_CHARS = 40
 CREDENTIALS_MODE = 0o600
@@ -120,6 +125,10 @@ class ProviderBackend:
         body: dict[str, Any] = {"model": self.model_id, "messages": list(turn.messages), "stream": True}
         if turn.tools:
             body["tools"] = [t.to_openai() for t in turn.tools]
+            if turn.tool_choice in ("none", "required"):
+                body["tool_choice"] = turn.tool_choice
+            if not turn.parallel_calls:
+                body["parallel_tool_calls"] = False
         if turn.max_tokens is not None:
             body["max_tokens"] = turn.max_tokens
         if turn.temperature is not None:
@@ -365,15 +374,40 @@ def _clean(value: str, what: str, cap: int) -> str:
     return text
 
 
-def check_models(models: list[str]) -> tuple[str, ...]:
+def check_models(models: list[Any]) -> tuple[ProviderModel, ...]:
+    """The models as saved: each entry a name, or `{"id": name, "context_length": n}`
+    for a model whose context is not DEFAULT_CONTEXT_LENGTH. Invalid, in plain words,
+    for anything else; a name given twice is kept once (its first entry)."""
     if len(models) > MAX_MODELS:
         raise Invalid(f"A provider lists at most {MAX_MODELS} models.")
-    out: list[str] = []
-    for model in models:
-        name = _clean(model, "A model's name", MAX_MODEL_CHARS)
-        if name not in out:
-            out.append(name)
-    return tuple(out)
+    out: dict[str, ProviderModel] = {}
+    for entry in models:
+        model = _check_model(entry)
+        out.setdefault(model.id, model)
+    return tuple(out.values())
+
+
+def _check_model(entry: object) -> ProviderModel:
+    if isinstance(entry, str):
+        return ProviderModel(_clean(entry, "A model's name", MAX_MODEL_CHARS))
+    shape = 'A model is its name, or {"id": "name", "context_length": tokens}'
+    if not isinstance(entry, dict):
+        raise Invalid(f"{shape}; got {type(entry).__name__}.")
+    extra = sorted(set(entry) - {"id", "context_length"})
+    if extra:
+        raise Invalid(f"{shape}; {', '.join(map(str, extra))} is not a model's field.")
+    name = entry.get("id")
+    if not isinstance(name, str):
+        raise Invalid(f"{shape}: its id must be the model's name as a string.")
+    length = entry.get("context_length")
+    if length is not None:
+        if not isinstance(length, int) or isinstance(length, bool):
+            raise Invalid(f"The context_length of {name[:MAX_MODEL_CHARS]!r} must be a whole number of tokens.")
+        if not MIN_CONTEXT_LENGTH <= length <= MAX_CONTEXT_LENGTH:
+            raise Invalid(f"The context_length of {name[:MAX_MODEL_CHARS]!r} must be between {MIN_CONTEXT_LENGTH} "
+                          f"and {MAX_CONTEXT_LENGTH} tokens (the model's card says how many it takes); "
+                          f"leave it out for {DEFAULT_CONTEXT_LENGTH}.")
+    return ProviderModel(_clean(name, "A model's name", MAX_MODEL_CHARS), length)
 
 
 def check_key(key: str) -> str:
@@ -397,14 +431,32 @@ def slug(name: str) -> str:
 
 
 @attrs.frozen
+class ProviderModel:
+    """One model a provider offers; `context_length` None means DEFAULT_CONTEXT_LENGTH."""
+
+    id: str
+    context_length: int | None = None
+
+    def to_json(self) -> str | dict[str, Any]:
+        """As it was given: the bare name, or the object when it carries a context length."""
+        return self.id if self.context_length is None else {"id": self.id, "context_length": self.context_length}
+
+
+@attrs.frozen
 class Provider:
     id: str
     name: str
     base_url: str
-    models: tuple[str, ...]
+    models: tuple[ProviderModel, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "base_url": self.base_url, "models": list(self.models)}
+        return {"id": self.id, "name": self.name, "base_url": self.base_url,
+                "models": [m.to_json() for m in self.models]}
+
+    def context_length(self, model: str) -> int:
+        """The context of `model` in tokens (DEFAULT_CONTEXT_LENGTH for one not listed or not given)."""
+        found = next((m for m in self.models if m.id == model), None)
+        return found.context_length if found is not None and found.context_length else DEFAULT_CONTEXT_LENGTH
 
 
 def ensure_private_file(path: Path) -> None:
@@ -460,8 +512,8 @@ class ProviderDirectory:
         for row in rows if isinstance(rows, list) else []:
             try:
                 p = Provider(str(row["id"]), str(row["name"]), str(row["base_url"]),
-                             tuple(str(m) for m in row.get("models") or ()))
-            except (KeyError, TypeError, AttributeError):
+                             check_models(list(row.get("models") or ())))
+            except (KeyError, TypeError, AttributeError, Invalid):
                 continue
             if p.id and "/" not in p.id:
                 self._providers[p.id] = p
@@ -506,6 +558,13 @@ class ProviderDirectory:
             learned=self._learned.setdefault(provider_id, Learned()),
         )
 
+    def context_length(self, route: str) -> int:
+        """The context, in tokens, of the model a `<provider-id>/<model>` route names:
+        its saved `context_length`, else DEFAULT_CONTEXT_LENGTH (a provider not saved too)."""
+        provider_id, _, model = route.partition("/")
+        provider = self._providers.get(provider_id)
+        return provider.context_length(model) if provider is not None else DEFAULT_CONTEXT_LENGTH
+
     def _provider(self, provider_id: str) -> Provider:
         provider = self._providers.get(provider_id)
         if provider is None:
@@ -517,11 +576,11 @@ class ProviderDirectory:
 
     # ---- changing ----
 
-    async def add(self, name: str, base_url: str, models: list[str], api_key: str | None = None) -> dict[str, Any]:
+    async def add(self, name: str, base_url: str, models: list[Any], api_key: str | None = None) -> dict[str, Any]:
         """Save a new provider; its id is made from the name (`-2`, `-3` when taken)."""
         clean_name = _clean(name, "name", MAX_NAME_CHARS)
         url = check_base_url(base_url)
-        model_names = check_models(models)
+        checked = check_models(models)
         key = check_key(api_key) if api_key else ""
         async with self._lock:
             base = slug(clean_name)
@@ -529,7 +588,7 @@ class ProviderDirectory:
             while pid in self._providers:
                 n += 1
                 pid = f"{base}-{n}"
-            provider = Provider(pid, clean_name, url, model_names)
+            provider = Provider(pid, clean_name, url, checked)
             providers = {**self._providers, pid: provider}
             # The provider first, its key second: a crash between leaves no stray key.
             await self._save_providers(providers)
@@ -538,17 +597,17 @@ class ProviderDirectory:
         return self._public(provider)
 
     async def update(
-        self, provider_id: str, name: str, base_url: str, models: list[str], api_key: str | None = None
+        self, provider_id: str, name: str, base_url: str, models: list[Any], api_key: str | None = None
     ) -> dict[str, Any]:
         """Change a provider (its id stays). `api_key` None keeps the key, "" removes it."""
         self._provider(provider_id)
         clean_name = _clean(name, "name", MAX_NAME_CHARS)
         url = check_base_url(base_url)
-        model_names = check_models(models)
+        checked = check_models(models)
         key = None if api_key is None else (check_key(api_key) if api_key else "")
         async with self._lock:
             self._provider(provider_id)
-            provider = Provider(provider_id, clean_name, url, model_names)
+            provider = Provider(provider_id, clean_name, url, checked)
             providers = {**self._providers, provider_id: provider}
             await self._save_providers(providers)
             self._providers = providers

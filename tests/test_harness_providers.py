@@ -134,3 +134,40 @@ async def test_a_compaction_on_a_provider_route(tmp_path: Path, stub: OpenAIStub
         sent = stub.received[-1].body
         assert sent["messages"][0]["content"] == compaction.SUMMARY_PROMPT and "tools" not in sent
         assert "question 0" in sent["messages"][1]["content"]
+
+
+async def test_a_provider_model_s_context_length_sets_when_it_compacts(tmp_path: Path, stub: OpenAIStub) -> None:
+    """A model saved with `context_length` 4096: the conversation compacts by itself
+    once its prompt passes 85% of 4,096 tokens, far below the 128,000 a model without
+    one is given, and reports that size as its context."""
+    from actors import compaction, notices
+
+    size = 4096
+    summary = "\n".join(f"## {s}\nabout {s.lower()}" for s in compaction.SECTIONS)
+    stub.default = answer(summary)  # every answer, the summary's included, has the five sections
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    async with run_daemon(tmp_path / "data", "--scripted", str(script)) as d, d.client() as c:
+        r = await c.post("/api/providers", json={"name": "Stub", "base_url": stub.base_url,
+                                                 "models": [{"id": "m", "context_length": size}]})
+        assert r.status_code == 201 and r.json()["models"] == [{"id": "m", "context_length": size}]
+        cid = (await c.post("/api/conversations", json={"route": "stub/m"})).json()["id"]
+        sent = 0
+        body: dict = {}
+        while not any(i.get("compaction") for i in body.get("items", ())):
+            assert sent < 20, "no compaction after 20 messages of 300 tokens"
+            await c.post(f"/api/conversations/{cid}/messages", json={"text": f"question {sent}: " + "detail " * 170})
+            body = await wait_http_state(c, cid, "idle", "error")
+            assert body["state"] == "idle", body["items"][-1]
+            sent += 1
+        notice = next(i for i in body["items"] if i.get("compaction"))
+        assert notice["text"] == notices.COMPACTED.format(n=notice["compaction"]["items_summarised"])
+        before = notice["compaction"]["tokens_before"]
+        # Past 85% of the model's own context, and nowhere near 85% of the default.
+        assert compaction.TRIGGER * size < before < size + 1200 < compaction.TRIGGER * 128_000
+        assert body["context"]["size"] == size
+        # The summary turn was asked, then the round, with the summary in place of the items.
+        requests = [r.body for r in stub.received]
+        asked = next(n for n, b in enumerate(requests) if b["messages"][0]["content"] == compaction.SUMMARY_PROMPT)
+        assert asked == len(requests) - 2 and "tools" not in requests[asked]
+        assert requests[-1]["messages"][1]["content"].startswith("[A summary of the conversation so far]")

@@ -110,6 +110,16 @@ BAD = [
     json.dumps({**GOOD, "base_url": "http://api.example.com/v1"}).encode(),
     json.dumps({**GOOD, "base_url": "file:///etc/passwd"}).encode(),
     json.dumps({**GOOD, "api_key": "has space " + KEY}).encode(),
+    # a model's context_length: a whole number of tokens in a sane range, or left out
+    json.dumps({**GOOD, "models": [{"id": "m", "context_length": 0}]}).encode(),
+    json.dumps({**GOOD, "models": [{"id": "m", "context_length": -5}]}).encode(),
+    json.dumps({**GOOD, "models": [{"id": "m", "context_length": 10**12}]}).encode(),
+    json.dumps({**GOOD, "models": [{"id": "m", "context_length": "32k"}]}).encode(),
+    json.dumps({**GOOD, "models": [{"id": "m", "context_length": 4096.5}]}).encode(),
+    json.dumps({**GOOD, "models": [{"id": "m", "context_length": True}]}).encode(),
+    json.dumps({**GOOD, "models": [{"context_length": 4096}]}).encode(),
+    json.dumps({**GOOD, "models": [{"id": "m", "context": 4096}]}).encode(),
+    json.dumps({**GOOD, "models": [["m", 4096]]}).encode(),
 ]
 
 
@@ -150,3 +160,45 @@ async def test_a_conversation_route_must_name_a_saved_provider(app, daemon, prov
     for route in ("cloud/m", "nope/m"):
         status, got = await call("POST", "/api/conversations", NET, {"route": route})
         assert (status, got["code"]) == (403, "local_only")
+
+
+async def test_a_model_may_carry_its_context_length(app, providers, tmp_path: Path) -> None:
+    call = Client(app)
+    models = ["plain", {"id": "small", "context_length": 8192}, {"id": "given-default"}]
+    status, saved = await call("POST", "/api/providers", LOCAL, {**GOOD, "models": models})
+    # As given: a name stays a name; an object without a length is that name too.
+    assert status == 201 and saved["models"] == ["plain", {"id": "small", "context_length": 8192}, "given-default"]
+    assert (await call("GET", "/api/providers"))[1][0]["models"] == saved["models"]
+    assert providers.context_length("cloud/small") == 8192
+    assert providers.context_length("cloud/plain") == providers.context_length("cloud/unlisted") == 128_000
+    status, changed = await call("PUT", "/api/providers/cloud", LOCAL,
+                                 {**GOOD, "models": [{"id": "plain", "context_length": 32_000}]})
+    assert status == 200 and changed["models"] == [{"id": "plain", "context_length": 32_000}]
+    assert providers.context_length("cloud/plain") == 32_000 and providers.context_length("cloud/small") == 128_000
+    # Saved, and read back by a daemon started again.
+    again = ProviderDirectory(tmp_path / "data", write_file=write_atomic)
+    assert again.listing()[0]["models"] == [{"id": "plain", "context_length": 32_000}]
+    assert again.context_length("cloud/plain") == 32_000
+
+
+async def test_a_bad_context_length_says_what_to_give(app) -> None:
+    status, got = await Client(app)("POST", "/api/providers", LOCAL,
+                                    {**GOOD, "models": [{"id": "m", "context_length": 10}]})
+    assert (status, got["code"]) == (400, "bad_request")
+    assert "between 256 and 16777216 tokens" in got["error"] and "'m'" in got["error"]
+
+
+async def test_a_providers_file_of_plain_names_still_loads(tmp_path: Path) -> None:
+    """providers.json as older daemons wrote it (every model a string), and a row one
+    cannot use among good ones."""
+    path = tmp_path / "data" / "agent" / "providers.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps([
+        {"id": "old", "name": "Old", "base_url": "https://old.example/v1", "models": ["a", "b"]},
+        {"id": "bad", "name": "Bad", "base_url": "https://bad.example/v1",
+         "models": [{"id": "x", "context_length": 1}]},
+    ]))
+    loaded = ProviderDirectory(tmp_path / "data", write_file=write_atomic)
+    assert loaded.listing() == [{"id": "old", "name": "Old", "base_url": "https://old.example/v1",
+                                 "models": ["a", "b"], "has_key": False}]
+    assert loaded.context_length("old/a") == 128_000

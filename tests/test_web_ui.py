@@ -1407,3 +1407,39 @@ def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, d
     dark = open_conversation(open_page, cid, viewport=PHONE, color_scheme="dark")
     dark.get_by_role("region", name="Earlier items summarised").wait_for()
     screenshot(dark, "phone-compacted-on-demand-dark")
+
+
+def test_a_provider_model_s_context_length(open_page, daemon):
+    """The provider form has a context field for each model it lists (empty: the
+    default); what is typed is saved as that model's context_length, shown in the
+    list, and found again when the provider is edited."""
+    page = open_page()
+    page.get_by_role("link", name="Providers").click()
+    page.get_by_role("button", name="Add a provider").click()
+    form = page.locator(".provider-form")
+    form.get_by_label("Name", exact=True).fill("Sized AI")
+    form.get_by_label("Base URL").fill("https://sized.example.invalid/v1")
+    form.get_by_label("Models").fill("tiny-1, big-2")
+    form.get_by_label("Context of tiny-1").fill("8192")
+    assert form.get_by_label("Context of big-2").input_value() == ""
+    screenshot(page, "desktop-provider-context")
+    form.get_by_role("button", name="Add provider").click()
+    row = page.get_by_role("listitem", name="Sized AI")
+    row.get_by_text("tiny-1 (8,192 tokens), big-2").wait_for()
+    with api(daemon) as c:
+        saved = next(p for p in c.get("/api/providers").json() if p["name"] == "Sized AI")
+    assert saved["models"] == [{"id": "tiny-1", "context_length": 8192}, "big-2"]
+
+    # Edited: the length is shown again; a model dropped from the list takes its field along.
+    row.get_by_role("button", name="Edit Sized AI").click()
+    form = page.locator(".provider-form")
+    assert form.get_by_label("Context of tiny-1").input_value() == "8192"
+    form.get_by_label("Models").fill("big-2")
+    assert form.get_by_label("Context of tiny-1").count() == 0
+    form.get_by_label("Context of big-2").fill("32000")
+    form.get_by_role("button", name="Save provider").click()
+    row.get_by_text("big-2 (32,000 tokens)").wait_for()
+    with api(daemon) as c:
+        saved = next(p for p in c.get("/api/providers").json() if p["name"] == "Sized AI")
+        assert saved["models"] == [{"id": "big-2", "context_length": 32000}]
+        assert c.delete(f"/api/providers/{saved['id']}").status_code == 200

@@ -6,6 +6,8 @@ A provider's key is taken in a body and never given back: every answer carries
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 from quart import Blueprint, Response, jsonify, request
 
@@ -20,11 +22,12 @@ bp = Blueprint("providers", __name__)
 @attrs.frozen(repr=False)
 class ProviderBody:
     """`POST /api/providers` and `PUT /api/providers/<id>`: `api_key` absent (or
-    null) keeps the key, `""` removes it."""
+    null) keeps the key, `""` removes it. A model is its name or `{id, context_length}`
+    (actors/providers.check_models says what is refused, a 400)."""
 
     name: str
     base_url: str
-    models: list[str]
+    models: list[Any]
     api_key: str | None = None
 
     def __repr__(self) -> str:  # the key stays out of any log or traceback

@@ -6,7 +6,7 @@
 
 import { api } from "./api.js";
 import { alertLine, clear, field, h, select, when } from "./dom.js";
-import { attempt, attemptIn, MODE_OPTIONS, problem, routeOptions, toast, wsOptions } from "./ui.js";
+import { attempt, attemptIn, MODE_OPTIONS, modelName, problem, routeOptions, toast, wsOptions } from "./ui.js";
 
 function page(main, title, intro) {
   const body = h("div.page-body");
@@ -227,18 +227,47 @@ function tasksPage(main) {
 
 // ---- providers ----
 
+const DEFAULT_CONTEXT = 128000;
+
+// One number field per model named in `models`, for its context in tokens; a value
+// typed stays with its model's name while the list is edited.
+function contextFields(models, given) {
+  const typed = new Map(given);
+  const box = h("div.context-lengths");
+  const names = () => [...new Set(models.value.split(",").map((m) => m.trim()).filter(Boolean))];
+  const draw = () => {
+    for (const input of box.querySelectorAll("input")) typed.set(input.dataset.model, input.value);
+    clear(box, names().map((name) => {
+      const input = h("input", { type: "number", min: "256", max: "16777216", step: "1", inputmode: "numeric",
+        placeholder: String(DEFAULT_CONTEXT), value: typed.get(name) || "", "data-model": name });
+      return field(`Context of ${name}`, input, "Tokens; empty for 128,000.");
+    }));
+  };
+  models.addEventListener("input", draw);
+  draw();
+  // The models as the daemon takes them: a name, or {id, context_length}.
+  box.entries = () => names().map((name) => {
+    const input = [...box.querySelectorAll("input")].find((i) => i.dataset.model === name);
+    const value = input ? input.value.trim() : "";
+    return value ? { id: name, context_length: Number(value) } : name;
+  });
+  return box;
+}
+
 function providerForm(provider, done) {
   const name = h("input", { type: "text", value: provider ? provider.name : "", required: true, autocomplete: "off" });
   const base = h("input", { type: "url", value: provider ? provider.base_url : "", required: true,
     placeholder: "https://api.example.com/v1", autocomplete: "off" });
-  const models = h("input", { type: "text", value: provider ? provider.models.join(", ") : "", required: true,
-    placeholder: "model-a, model-b", autocomplete: "off" });
+  const models = h("input", { type: "text", value: provider ? provider.models.map(modelName).join(", ") : "",
+    required: true, placeholder: "model-a, model-b", autocomplete: "off" });
+  const contexts = contextFields(models, (provider ? provider.models : [])
+    .filter((m) => typeof m !== "string").map((m) => [m.id, String(m.context_length)]));
   // The key is never read back: the field starts empty; empty keeps the saved one.
   const key = h("input", { type: "password", value: "", autocomplete: "new-password",
     placeholder: provider && provider.has_key ? "saved: leave empty to keep it" : "" });
   const removeKey = h("input", { type: "checkbox" });
   const form = h("form.card.provider-form", { "aria-label": provider ? `Edit ${provider.name}` : "New provider" },
-    field("Name", name), field("Base URL", base), field("Models", models, "Separated by commas."),
+    field("Name", name), field("Base URL", base), field("Models", models, "Separated by commas."), contexts,
     field("API key", key, "Written once; the daemon never shows it again."),
     provider && provider.has_key ? h("label.inline", {}, removeKey, "Remove the saved key") : null,
     h("div.actions", {}, h("button.primary", { type: "submit" }, provider ? "Save provider" : "Add provider"),
@@ -248,7 +277,7 @@ function providerForm(provider, done) {
     const body = {
       name: name.value.trim(),
       base_url: base.value.trim(),
-      models: models.value.split(",").map((m) => m.trim()).filter(Boolean),
+      models: contexts.entries(),
     };
     if (key.value) body.api_key = key.value;
     else if (removeKey.checked) body.api_key = "";
@@ -259,6 +288,8 @@ function providerForm(provider, done) {
   });
   return form;
 }
+
+const modelLabel = (m) => (typeof m === "string" ? m : `${m.id} (${m.context_length.toLocaleString("en")} tokens)`);
 
 function providersPage(main) {
   const body = page(main, "Providers",
@@ -277,7 +308,7 @@ function providersPage(main) {
           h("div.row-main", {},
             h("strong", {}, p.name), " ", h("code.muted", {}, p.base_url),
             h("span.badge", {}, p.has_key ? "key saved" : "no key"),
-            h("p.small", {}, `Models: ${p.models.join(", ")}`)),
+            h("p.small", {}, `Models: ${p.models.map(modelLabel).join(", ")}`)),
           h("div.row-actions", {},
             h("button.quiet", { type: "button", "aria-label": `Edit ${p.name}`, onclick: () =>
               clear(editing, providerForm(p, (saved) => (saved ? load() : clear(editing)))) }, "Edit"),

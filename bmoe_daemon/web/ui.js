@@ -59,9 +59,14 @@ export function wsOptions(workspaces, current) {
   return out;
 }
 
+// A provider's model is its name, or {id, context_length} when its context is not the default.
+export const modelName = (m) => (typeof m === "string" ? m : m.id);
+
 export function routeOptions(providers, current) {
   const out = [["local", "The loaded model (local)"]];
-  for (const p of providers || []) for (const m of p.models || []) out.push([`${p.id}/${m}`, `${p.name}: ${m}`]);
+  for (const p of providers || []) {
+    for (const m of (p.models || []).map(modelName)) out.push([`${p.id}/${m}`, `${p.name}: ${m}`]);
+  }
   if (current && !out.some(([v]) => v === current)) out.push([current, current]);
   return out;
 }
