@@ -114,8 +114,9 @@ class OwnTools:
         self.t.publish_plan(await trio.to_thread.run_sync(self.env.plans.read, self.t.id))
         return Done("done", outcome.result, outcome.diff)
 
-    async def run_plan_tool(self, call: Call) -> Done:
-        """enter_plan_mode and exit_plan_mode (actors/plans.py)."""
+    async def run_plan_tool(self, call: Call, args: dict[str, Any]) -> Done:
+        """enter_plan_mode and exit_plan_mode (actors/plans.py); exit_plan_mode's `plan`,
+        when given, is written to the plan file before it is shown."""
         files = self.env.plans
         assert files is not None
         path = files.path(self.t.id)
@@ -130,6 +131,11 @@ class OwnTools:
             return Done("done", plans.ENTERED.format(path=path))
         if not self.t.info.plan_mode:
             return Done("error", plans.NOT_PLANNING)
+        given = args.get("plan")
+        if given is not None and (not isinstance(given, str) or len(given.encode()) > plans.MAX_PLAN_BYTES):
+            return Done("error", plans.BAD_PLAN.format(limit=plans.MAX_PLAN_BYTES))
+        if given is not None and given.strip():
+            await trio.to_thread.run_sync(files.write, self.t.id, given)
         text = await trio.to_thread.run_sync(files.read, self.t.id)
         if not text.strip():
             return Done("error", plans.NO_PLAN_YET.format(path=path))
@@ -164,7 +170,7 @@ class OwnTools:
     async def run(self, call: Call, args: dict[str, Any]) -> Done:
         """A tool the run carries out itself (actors/run_tools.py, plans.py, goals.py)."""
         if call.name in (plans.ENTER, plans.EXIT):
-            return await self.run_plan_tool(call)
+            return await self.run_plan_tool(call, args)
         if call.name == goals.UPDATE_GOAL:
             return await self.update_goal(call, args)
         if call.name in (subagents.TASK, subagents.SEND):

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from actors.atomic import write_atomic
 from actors.engine import ToolSpec
 from actors.items import PlanInfo, PlanState
 
@@ -32,13 +33,18 @@ ENTER_SPEC = ToolSpec(
 )
 EXIT_SPEC = ToolSpec(
     EXIT,
-    "Show the plan you wrote to the plan file to the person and wait for their approval. Approved, you carry it "
-    "out; rejected, you read why and revise the plan.",
-    {"type": "object", "properties": {}},
+    "Show the plan to the person and wait for their approval: give it as `plan`, or leave `plan` out to show "
+    "what you wrote to the plan file. Approved, you carry it out; rejected, you read why and revise the plan.",
+    {"type": "object", "properties": {
+        "plan": {"type": "string", "description": "The plan in Markdown; it replaces the plan file's text"},
+    }},
 )
 
 APPROVED = "The plan is approved; carry it out."
-NO_PLAN_YET = "The plan file is empty. Write the plan to {path} with write_file first, then call exit_plan_mode."
+NO_PLAN_YET = (
+    "The plan file is empty. Give the plan as exit_plan_mode's `plan`, or write it to {path} with write_file first."
+)
+BAD_PLAN = "`plan` is the plan's text in Markdown, a string of at most {limit} bytes; call exit_plan_mode again."
 NOT_PLANNING = "You are not planning now, so there is no plan to show; make the change, or call enter_plan_mode."
 ALREADY_PLANNING = "You are already planning. Write the plan to {path}, then call exit_plan_mode."
 ENTERED = (
@@ -65,8 +71,8 @@ def prompt_lines(path: Path) -> list[str]:
     return [
         "You are planning: nothing in the workspace may change now. Read and search as you need, keep a todo "
         "list, and ask the person when a choice is theirs.",
-        f"Write the plan to {path} with write_file or edit_file (the only file you may write), then end with "
-        "exit_plan_mode to show it, or with ask_user_question.",
+        f"Write the plan to {path} with write_file or edit_file (the only file you may write), or give it as "
+        "exit_plan_mode's `plan`; end with exit_plan_mode to show it, or with ask_user_question.",
     ]
 
 
@@ -98,6 +104,10 @@ class PlanFiles:
         finally:
             os.close(fd)
         return raw.decode("utf-8", errors="replace")
+
+    def write(self, conversation_id: str, text: str) -> None:
+        """Replace the plan's text, whole (the folder is made when missing)."""
+        write_atomic(self.path(conversation_id), text.encode("utf-8"))
 
     def remove(self, conversation_id: str) -> None:
         try:

@@ -91,6 +91,41 @@ async def test_a_plan_is_written_shown_approved_and_carried_out(real_tools, tmp_
     assert states[0] == "drafting" and "proposed" in states and states[-1] == "approved"
 
 
+async def test_exit_plan_mode_writes_the_plan_it_is_given_then_shows_it(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await project(d, tmp_path)
+    huge = "x" * (plans.MAX_PLAN_BYTES + 1)
+    given = "1. Add greet() to app.py\n"
+    d.backend.push({"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": 7}}]},
+                   {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": huge}}]},
+                   {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "  "}}]},
+                   {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": given}}]})
+    await conv.send_message("plan a greeting", plan=True)
+    await wait_state(conv, "waiting")
+    bad = plans.BAD_PLAN.format(limit=plans.MAX_PLAN_BYTES)
+    assert [(c.state, c.result) for c in cards(conv)[:2]] == [("error", bad), ("error", bad)]
+    assert cards(conv)[2].state == "error" and "plan file is empty" in cards(conv)[2].result
+    offered = next(t for t in d.backend.turns[0].tools if t.name == "exit_plan_mode")
+    assert offered.parameters["properties"]["plan"]["type"] == "string"
+    card = cards(conv)[-1]
+    assert card.state == "waiting" and card.args == {"plan": given, "revision": 1}
+    assert Path(plan_path(d, conv)).read_text() == given
+    assert await conv.plan_view() == {"text": given, "revision": 1, "state": "proposed", "plan_mode": True}
+    # A plan given again replaces the file's text; the file's own plan is shown when none is given.
+    d.backend.push({"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Other\n"}}]},
+                   {"tool_calls": [EXIT]})
+    await conv.approve(card.id, False, feedback="Another.")
+    await wait_for(lambda: conv.info.plan is not None and conv.info.plan.revision == 2)
+    await wait_state(conv, "waiting")
+    assert cards(conv)[-1].args == {"plan": "1. Other\n", "revision": 2}
+    await conv.approve(cards(conv)[-1].id, False)
+    await wait_for(lambda: conv.info.plan is not None and conv.info.plan.revision == 3)
+    await wait_state(conv, "waiting")
+    assert cards(conv)[-1].args == {"plan": "1. Other\n", "revision": 3}
+    await conv.stop()
+    assert (folder / "app.py").read_text() == "x = 1\n"
+
+
 async def test_a_rejected_plan_is_revised_with_the_feedback(real_tools, tmp_path):
     d = real_tools
     _, conv = await project(d, tmp_path)
