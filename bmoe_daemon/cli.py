@@ -11,9 +11,11 @@ from bmoe_daemon import __version__
 from bmoe_daemon.access import normalize_origin
 from bmoe_daemon.config import (
     DEFAULT_CTX,
+    DEFAULT_HELPERS,
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROMPT_CACHE_MIB,
+    MAX_HELPERS,
     Config,
     default_data_dir,
     read_key_file,
@@ -45,6 +47,11 @@ def parser() -> argparse.ArgumentParser:
         help="RAM for the local model's saved prompt caches, one per conversation, so a conversation's next "
              "turn prefills only what is new after others' turns; the least recently used goes first; "
              "0 keeps none (default %(default)s)",
+    )
+    s.add_argument(
+        "--helpers", type=int, default=DEFAULT_HELPERS, metavar="N",
+        help=f"helpers (subagents) that may run at once on the local model, 1 to {MAX_HELPERS}; more wait "
+             "for a free place (default %(default)s)",
     )
     s.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -81,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.prompt_cache_mib < 0:
         print("bmoe-daemon: --prompt-cache-mib must be 0 or more", file=sys.stderr)
         return 2
+    if not 1 <= args.helpers <= MAX_HELPERS:
+        print(f"bmoe-daemon: --helpers must be between 1 and {MAX_HELPERS}", file=sys.stderr)
+        return 2
     origins: list[str] = []
     for raw in args.allow_origin:
         origin = normalize_origin(raw)
@@ -105,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         ctx_size=args.ctx_size,
         threads=args.threads,
         prompt_cache_mib=args.prompt_cache_mib,
+        helpers=args.helpers,
         allowed_origins=tuple(origins),
         api_key=key,
         mcp_servers_config=args.mcp_servers_config,

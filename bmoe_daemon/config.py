@@ -16,6 +16,9 @@ DEFAULT_CTX = 8192
 # RAM for the local model's saved prompt caches, one per conversation (the backend's
 # own default, actors/backends/prompt_cache.py, is the same 1 GiB).
 DEFAULT_PROMPT_CACHE_MIB = 1024
+# Helpers (subagents, actors/subagents.py) running at once on the local model; more wait.
+DEFAULT_HELPERS = 2
+MAX_HELPERS = 16
 
 
 @attrs.frozen
@@ -28,6 +31,7 @@ class Config:
     ctx_size: int = DEFAULT_CTX
     threads: int | None = None  # None: default_threads()
     prompt_cache_mib: int = DEFAULT_PROMPT_CACHE_MIB  # 0: no conversation keeps its cache
+    helpers: int = DEFAULT_HELPERS  # 1..MAX_HELPERS
     allowed_origins: tuple[str, ...] = ()  # normalised by access.normalize_origin
     api_key: str | None = attrs.field(default=None, repr=False)
     mcp_servers_config: Path | None = None

@@ -54,7 +54,6 @@ from bmoe_daemon.store import Store
 log = logging.getLogger("bmoe")
 
 HTTP_GRACE_S = 2.0
-HELPERS_AT_ONCE = 2  # helpers (subagents) running at once on the local model
 SCHEDULER_STOP_S = 6.0
 HUB_STOP_S = 35.0  # a conversation waits up to 30 s for its run's stop, then saves
 MCP_STOP_S = 10.0
@@ -188,7 +187,7 @@ async def serve(
         plans=None if config.chat_only else PlanFiles(store.agent_dir / "plans"),
         diagnostics=lsp,
         rules=None if config.chat_only else RuleBook(store.agent_dir / "permission-rules.json"),
-        helpers=trio.CapacityLimiter(HELPERS_AT_ONCE),
+        helpers=trio.CapacityLimiter(config.helpers),
     )
     hub = Hub(env, store)
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.

@@ -3,12 +3,17 @@ run; limits, stops, continuation, and approvals through the parent."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import trio
 
 from actors import history, subagents
 from actors.transcript import restored
+from tests.daemon_proc import REPO, SSE, run_daemon
+from tests.test_e2e import write_script
 from tests.test_parallel import Meet
-from tests.waiting import wait_for, wait_state
+from tests.waiting import wait_for, wait_http_state, wait_state
 
 
 def task(prompt: str, kind: str = "explore") -> dict:
@@ -146,3 +151,53 @@ async def test_a_helper_working_at_a_restart_is_restored_stopped(daemon, tmp_pat
     card = [i for i in record.items if i.kind == "tool"][0]
     assert card.state == "error" and card.task["state"] == "stopped"
     assert all(i.get("state") in (None, "done", "denied", "error") for i in card.task["items"])
+
+
+async def test_a_daemon_started_with_one_helper_runs_one_at_a_time(tmp_path):
+    """`serve --helpers 1`: of two tasks of one round, one runs its rounds to the end
+    while the other's card says it waits; then the other runs."""
+    echo = {"name": "echo", "arguments": {"text": "x"}}
+    script = {"rounds": [
+        {"when": "two", "tool_calls": [task("one a"), task("one b")]},
+        *[r for x in "ab" for r in ({"when": f"one {x}", "tool_calls": [echo]},
+                                    {"when": f"one {x}", "text": f"done {x}"})],
+        {"when": "two", "text": "Both."},
+    ]}
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    args = ("--scripted", str(write_script(tmp_path, script)), "--helpers", "1")
+    async with run_daemon(tmp_path / "data", *args) as d, d.client() as c, trio.open_nursery() as nursery:
+        assert (await c.get("/api/agent")).json()["helpers"] == 1
+        sse = SSE(c)
+        await nursery.start(sse.run)
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+        cid = (await c.post("/api/conversations", json={"workspace": ws["id"], "mode": "ask"})).json()["id"]
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "two"})
+        body = await wait_http_state(c, cid, "idle")
+        nursery.cancel_scope.cancel()
+    tasks = [i for i in body["items"] if i["kind"] == "tool"]
+    assert sorted(t["result"].split("\n")[0] for t in tasks) == ["done a", "done b"]
+    assert [t["task"]["state"] for t in tasks] == ["done", "done"]
+    # The second waited, and its card said so while it did.
+    waited = [e[2]["item"] for e in sse.events if e[1] == "item" and e[2].get("conversation") == cid
+              and "task" not in e[2] and e[2]["item"].get("tool") == "task"
+              and e[2]["item"].get("result") == subagents.WAITING and e[2]["item"]["task"]["state"] == "waiting"]
+    assert len({w["id"] for w in waited}) == 1
+    # One at a time: the helpers' rounds (their answers, calls and streams, streamed as
+    # events naming their card) do not interleave. Each one's first message is put
+    # on its card before it waits for its place, so that is left out.
+    ran = [e[2]["task"] for e in sse.events if e[1] in ("item", "delta") and "task" in e[2]
+           and not (e[1] == "item" and e[2]["item"]["kind"] == "user")]
+    runs = [card for n, card in enumerate(ran) if n == 0 or ran[n - 1] != card]
+    assert sorted(runs) == sorted(t["id"] for t in tasks)
+
+
+def test_the_helpers_setting_is_checked_at_start(tmp_path):
+    for bad in ("0", "17"):
+        done = subprocess.run(
+            [sys.executable, "-m", "bmoe_daemon", "serve", "--no-model", "--port", "0",
+             "--data-dir", str(tmp_path / "data"), "--helpers", bad],
+            cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 2
+        assert done.stderr.strip() == "bmoe-daemon: --helpers must be between 1 and 16"
+        assert "listening" not in done.stdout

@@ -1,5 +1,6 @@
 """GET /api/agent: what conversations here may use: tools, commands, agents, MCP servers,
-the language servers whose diagnostics follow an edit.
+the language servers whose diagnostics follow an edit, and how many helpers (subagents)
+may run at once on the local model (`serve --helpers`).
 
 The MCP servers not started yet are started first (each at most its start limit), so
 the listing shows their tools as the model calls them. A client on the network gets
@@ -48,5 +49,6 @@ async def get_agent() -> Response:
             "agents": _agents(tools),
             "mcp": mcp,
             "lsp": lsp,
+            "helpers": d.config.helpers,
         }
     )
