@@ -223,14 +223,19 @@ class AgentRun(AssistantStream):
         return self.planning() and plans.EXIT in self.own_names()
 
     async def ask(self) -> TurnResult | None:
-        """One round with the model; shortens old results while the context is full.
-        None when the run ends here (its notice is written)."""
+        """One round with the model. While the context is full: shortens the oldest long
+        result or call arguments, then compacts once, then shortens a huge message of
+        the person's (history.oldest_long_item). None when the run ends here (its
+        notice is written)."""
         specs = self.env.registry.specs(self.offered) + self.run_specs
         compacted = False  # at most one compaction a round
         while True:
             messages = tuple(history.messages(self.t.items, self.system))
             if not compacted and self.compactor.too_long(messages, specs):
                 compacted = await self.compactor.compact(self.system, specs, self.workspace())
+                messages = tuple(history.messages(self.t.items, self.system))
+            # Still past the whole context by the estimate: a huge item is shortened first.
+            while self.compactor.past_context(messages, specs) and self.shorten(messages_too=True):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
                              tool_choice="required" if self.must_call() else None)
@@ -247,17 +252,15 @@ class AgentRun(AssistantStream):
                 return None
             except ContextFull:
                 self.abandon_round()
-                card = history.oldest_long_result(self.t.items)
-                if card is None:
-                    # Every result is short: what is before this message goes, summarised.
-                    if not compacted and await self.compactor.compact(self.system, specs, self.workspace()):
-                        compacted = True
-                        continue
+                if self.shorten():
+                    continue
+                # Every result and call is short: what is before this message goes, summarised.
+                if not compacted and await self.compactor.compact(self.system, specs, self.workspace()):
+                    compacted = True
+                    continue
+                if not self.shorten(messages_too=True):  # a huge message of the person's, last
                     self.fail(notices.CONTEXT_FULL)
                     return None
-                self.t.upsert(attrs.evolve(card, shortened=True), urgent=True)
-                if not self.t.has_notice(notices.SHORTENED):
-                    self.t.notice(notices.SHORTENED, "info")
             except NoModel as exc:
                 self.fail(str(exc))
                 return None
@@ -315,6 +318,17 @@ class AgentRun(AssistantStream):
             return tool.title(args)
         except Exception:
             return f"Call {name}"
+
+    def shorten(self, *, messages_too: bool = False) -> bool:
+        """Mark the next item to shorten for the model (history.oldest_long_item), the
+        record keeping it whole; False when nothing is left to shorten."""
+        item = history.oldest_long_item(self.t.items, messages_too=messages_too)
+        if item is None:
+            return False
+        self.t.upsert(attrs.evolve(item, shortened=True), urgent=True)
+        if not self.t.has_notice(notices.SHORTENED):
+            self.t.notice(notices.SHORTENED, "info")
+        return True
 
     def end_round(self, result: TurnResult) -> list[Call]:
         """Finish the streaming item; the calls to run, in order."""

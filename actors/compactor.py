@@ -41,6 +41,10 @@ class Compactor:
     def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
         return compaction.estimate_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()
 
+    def past_context(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
+        """Whether the estimate says the prompt would not fit the context at all."""
+        return compaction.estimate_tokens(messages, specs) > self.context_tokens()
+
     async def compact(
         self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None, *, asked: bool = False
     ) -> bool:

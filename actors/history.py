@@ -6,10 +6,15 @@ the order of the calls, before anything else. A call whose card ended without a 
 state (a run cut in the middle of a round, a card lost in a crash) reads as not run.
 OpenAI-compatible servers refuse a conversation with a call left unanswered, and a
 chat template may refuse one with an answer to no call, so neither is ever sent.
+
+When the context runs short, an item marked `shortened` is sent cut to its head with a
+marker that says how to get the rest: a tool result, a call's arguments (each long
+string value, the object still an object), a person's message. The record keeps it whole.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +28,16 @@ from actors.tools.registry import RESULT_CAP_BYTES, cap_text
 SHORT_RESULT_LINES = 8
 SHORT_RESULT_BYTES = 1024
 SHORTENED_TAIL = "\n[result shortened to fit the context; run the tool again for the rest]"
+# A call whose arguments the context cannot hold: each string value keeps its head.
+SHORT_ARGS_BYTES = 2048  # arguments shorter than this are never shortened
+SHORT_ARG_CHARS = 256
+ARG_TAIL = "\n[shortened to fit the context: {n} more characters not shown{how}]"
+ON_DISK = "; what the call wrote is on disk, read_file shows it as it is now"
+FILE_TOOLS = frozenset({"write_file", "edit_file"})
+# A person's message the context cannot hold, even alone: its head is sent.
+SHORT_MESSAGE_CHARS = 2048
+MESSAGE_TAIL = ("\n[this message was shortened to fit the context: {n} more characters not shown; "
+                "the person still sees it whole and can send the part that matters again]")
 
 Message = dict[str, Any]
 
@@ -48,11 +63,52 @@ def model_result(item: Item) -> str:
     return cap_text(text, RESULT_CAP_BYTES)
 
 
-def oldest_long_result(items: Sequence[Item]) -> Item | None:
-    """The card whose result is shortened next when the context runs short."""
+def _short_value(value: Any, how: str) -> Any:
+    if isinstance(value, str) and len(value) > SHORT_ARG_CHARS:
+        return value[:SHORT_ARG_CHARS] + ARG_TAIL.format(n=len(value) - SHORT_ARG_CHARS, how=how)
+    if isinstance(value, list):
+        return [_short_value(v, how) for v in value]
+    if isinstance(value, dict):
+        return {k: _short_value(v, how) for k, v in value.items()}
+    return value
+
+
+def short_args(name: str, raw: str) -> str:
+    """A call's arguments once shortened: still a JSON object, each string value longer
+    than SHORT_ARG_CHARS cut to its head with a marker that says how to get the rest
+    (`{}` for arguments that are not an object, as `shown_args`)."""
+    args, _ = parse_arguments(raw)
+    if args is None or not raw.strip():
+        return "{}"
+    return json.dumps(_short_value(args, ON_DISK if name in FILE_TOOLS else ""), ensure_ascii=False)
+
+
+def _long_args(item: Item) -> bool:
+    return any(len(c.arguments) > SHORT_ARGS_BYTES and len(short_args(c.name, c.arguments)) < len(c.arguments)
+               for c in item.tool_calls or ())
+
+
+def short_message(text: str) -> str:
+    return text[:SHORT_MESSAGE_CHARS] + MESSAGE_TAIL.format(n=len(text) - SHORT_MESSAGE_CHARS)
+
+
+def oldest_long_item(items: Sequence[Item], *, messages_too: bool = False) -> Item | None:
+    """What is shortened next when the context runs short: the oldest tool card with a
+    long result or assistant item with long call arguments; with `messages_too`, when
+    there is none, the oldest long message of the person's. Items a compaction
+    summarised are not sent, so never chosen."""
     for item in items:
-        if item.kind == "tool" and not item.shortened and item.result and is_long(item.result):
+        if item.shortened or item.compacted:
+            continue
+        if item.kind == "tool" and item.result and is_long(item.result):
             return item
+        if item.kind == "assistant" and _long_args(item):
+            return item
+    if messages_too:
+        for item in items:
+            if (item.kind == "user" and not (item.shortened or item.compacted)
+                    and len(item.text or "") > len(short_message(item.text or ""))):
+                return item
     return None
 
 
@@ -80,7 +136,8 @@ def messages(items: Sequence[Item], system: str | None = None) -> list[Message]:
             out.append({"role": "user", "content": compaction.model_text(item.compaction)})
             continue
         if item.kind == "user":
-            out.append({"role": "user", "content": user_content(item.text or "", item.images)})
+            text = short_message(item.text or "") if item.shortened else item.text or ""
+            out.append({"role": "user", "content": user_content(text, item.images)})
         elif item.kind == "assistant":
             calls = item.tool_calls or ()
             if not (item.text or calls):
@@ -88,7 +145,10 @@ def messages(items: Sequence[Item], system: str | None = None) -> list[Message]:
             msg: Message = {"role": "assistant", "content": item.text or ""}
             if calls:
                 msg["tool_calls"] = [
-                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": shown_args(c.arguments)}}
+                    {"id": c.id, "type": "function", "function": {
+                        "name": c.name,
+                        "arguments": short_args(c.name, c.arguments) if item.shortened else shown_args(c.arguments),
+                    }}
                     for c in calls
                 ]
             out.append(msg)

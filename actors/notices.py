@@ -30,10 +30,11 @@ REPEATS = (
     "Tell the agent what to do differently, or change the mode, and send again."
 )
 SHORTENED = (
-    "The context ran short, so older tool results are shortened for the model (you still see them whole)."
+    "The context ran short, so older tool results, call arguments or messages are shortened for the model "
+    "(you still see them whole)."
 )
 CONTEXT_FULL = (
-    "This conversation no longer fits the model's context, even with every tool result shortened. "
+    "This conversation no longer fits the model's context, even with every tool result, call and message shortened. "
     "Start a new conversation, or load the model with a larger --ctx-size."
 )
 PROVIDER_GONE = (

@@ -149,3 +149,65 @@ async def test_an_asked_compaction_says_it_was_asked(daemon):
     await wait_state(conv, "idle")
     notice = next(i for i in conv.items if i.compaction is not None)
     assert notice.text == notices.COMPACTED_ASKED.format(n=notice.compaction["items_summarised"])
+
+
+BIG_PAGE = "<p>a line of the page</p>\n" * 1600  # 41,600 characters, the context 12,000
+
+
+async def test_a_write_file_larger_than_the_context_is_shortened_and_the_run_goes_on(real_tools, tmp_path):
+    """The call's `content` alone is over three times the context: the round after it is
+    refused (context_full), its arguments are sent shortened, and the run answers."""
+    d = real_tools
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    ws = await d.hub.add_workspace(str(folder))
+    conv = await d.hub.create(workspace=ws.id, mode="full")
+    d.backend.context_chars = 12_000  # n_ctx stays large: only the engine's refusal says it is full
+    d.backend.push({"tool_calls": [{"name": "write_file", "arguments": {"path": "page.html", "content": BIG_PAGE}}]},
+                   {"text": "I wrote page.html."})
+    await conv.send_message("write the page")
+    await wait_state(conv, "idle", "error")
+    said = [i.text for i in conv.items if i.kind == "notice"]
+    assert conv.info.state == "idle" and conv.info.end_reason == "answered", said
+    assert notices.CONTEXT_FULL not in said and notices.SHORTENED in said
+    assert (folder / "page.html").read_text() == BIG_PAGE and conv.items[-1].text == "I wrote page.html."
+    # The record keeps the call whole; the model read its head and how to see the rest.
+    call = next(i for i in conv.items if i.kind == "assistant" and i.tool_calls)
+    assert call.shortened is True and json.loads(call.tool_calls[0].arguments)["content"] == BIG_PAGE
+    sent = next(m for m in d.backend.turns[-1].messages if m.get("tool_calls"))
+    shown = json.loads(sent["tool_calls"][0]["function"]["arguments"])
+    assert shown["path"] == "page.html" and shown["content"].startswith(BIG_PAGE[: history.SHORT_ARG_CHARS])
+    assert "read_file shows it" in shown["content"] and len(shown["content"]) < 1000
+    assert history.well_formed(d.backend.turns[-1].messages) is None
+
+
+async def test_the_estimate_shortens_a_huge_call_before_any_refusal(real_tools, tmp_path):
+    """A provider may not refuse a prompt that is too long (some cut it silently): when
+    the estimate says it cannot fit at all, the huge call is shortened beforehand."""
+    d = real_tools
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    ws = await d.hub.add_workspace(str(folder))
+    conv = await d.hub.create(workspace=ws.id, mode="full")
+    d.backend.n_ctx = 4_000  # the backend never refuses; the call alone is ~10,000 tokens
+    d.backend.push({"tool_calls": [{"name": "write_file", "arguments": {"path": "page.html", "content": BIG_PAGE}}]},
+                   {"text": "done"})
+    await conv.send_message("write the page")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.state == "idle" and conv.items[-1].text == "done"
+    assert len(d.backend.turns) == 2 and BIG_PAGE not in json.dumps(d.backend.turns[-1].messages)
+
+
+async def test_a_message_larger_than_the_context_is_shortened_last(daemon):
+    """Nothing before it to compact, no result or call to shorten: the person's message
+    is sent cut to its head, with a marker, and the run answers."""
+    text = "Please look at this log:\n" + "an error line of the log\n" * 2000
+    daemon.backend.context_chars = 12_000
+    daemon.backend.push({"text": "The log repeats one error."})
+    conv = await daemon.hub.create()
+    await conv.send_message(text)
+    await wait_state(conv, "idle", "error")
+    assert conv.info.state == "idle" and conv.items[-1].text == "The log repeats one error."
+    assert conv.items[0].text == text and conv.items[0].shortened is True
+    content = daemon.backend.turns[-1].messages[-1]["content"]
+    assert content.startswith(text[: history.SHORT_MESSAGE_CHARS]) and "was shortened to fit the context" in content

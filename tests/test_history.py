@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,3 +91,48 @@ def test_well_formed_names_what_is_wrong() -> None:
     assert "before the calls" in (
         history.well_formed([{"role": "assistant", "tool_calls": [call]}, {"role": "user", "content": "x"}]) or ""
     )
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=600),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+tool_names = st.sampled_from(["write_file", "edit_file", "echo", "mcp_tool"])
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    return []
+
+
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=5), tool_names)
+def test_shortened_arguments_are_always_an_object_with_the_same_keys(args: dict, name: str) -> None:
+    shown = json.loads(history.short_args(name, json.dumps(args)))
+    assert isinstance(shown, dict) and shown.keys() == args.keys()
+    for before, after in zip(_strings(args), _strings(shown), strict=True):
+        if len(before) <= history.SHORT_ARG_CHARS:
+            assert after == before
+        else:
+            assert after.startswith(before[: history.SHORT_ARG_CHARS]) and "more characters not shown" in after
+            assert len(after) < history.SHORT_ARG_CHARS + 200
+
+
+@given(st.text(max_size=300), tool_names)
+def test_shortened_arguments_of_any_text_are_an_object(raw: str, name: str) -> None:
+    assert isinstance(json.loads(history.short_args(name, raw)), dict)
+
+
+@given(item_lists(), st.data())
+def test_shortened_items_still_give_well_formed_messages(items: list[Item], data: st.DataObject) -> None:
+    marked = [attrs.evolve(i, shortened=data.draw(st.booleans())) for i in items]
+    msgs = history.messages(marked, "You are an agent.")
+    assert history.well_formed(msgs) is None
+    for msg in msgs:
+        for call in msg.get("tool_calls") or ():
+            assert isinstance(json.loads(call["function"]["arguments"]), dict)
