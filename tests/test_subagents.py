@@ -11,9 +11,11 @@ import trio
 from actors import history, subagents
 from actors.transcript import restored
 from tests.daemon_proc import REPO, SSE, run_daemon
+from tests.openai_stub import OpenAIStub, answer
 from tests.test_e2e import write_script
+from tests.test_harness_providers import call as provider_call
 from tests.test_parallel import Meet
-from tests.waiting import wait_for, wait_http_state, wait_state
+from tests.waiting import saved_record, wait_for, wait_http_state, wait_state
 
 
 def task(prompt: str, kind: str = "explore") -> dict:
@@ -201,3 +203,94 @@ def test_the_helpers_setting_is_checked_at_start(tmp_path):
         assert done.returncode == 2
         assert done.stderr.strip() == "bmoe-daemon: --helpers must be between 1 and 16"
         assert "listening" not in done.stdout
+
+
+async def provider_conversation(c, stub, folder) -> str:
+    r = await c.post("/api/providers", json={"name": "Stub", "base_url": stub.base_url, "models": ["m"]})
+    assert r.status_code == 201
+    ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+    body = {"workspace": ws["id"], "route": "stub/m", "mode": "ask"}
+    return str((await c.post("/api/conversations", json=body)).json()["id"])
+
+
+def names(request) -> set[str]:
+    return {t["function"]["name"] for t in request.body.get("tools") or ()}
+
+
+async def test_a_helper_on_a_provider_route(tmp_path):
+    """The parent's and the helper's rounds both go to the provider (a real HTTP
+    server); the helper's answer is the parent's result, its items are on the card."""
+    stub = OpenAIStub()
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "config.py").write_text("PORT = 8080\n")
+    ask = {"description": "find the port", "prompt": "Which port does config.py set?", "subagent_type": "explore"}
+    stub.replies += [provider_call("task", ask, "p1"),
+                     provider_call("read_file", {"path": "config.py"}, "h1"),
+                     answer("config.py sets PORT = 8080."),
+                     answer("The port is 8080.")]
+    script = write_script(tmp_path, {"rounds": [], "default": {"text": "Local scripted answer."}})
+    async with run_daemon(tmp_path / "data", "--scripted", str(script)) as d, d.client() as c, \
+            trio.open_nursery() as nursery:
+        await nursery.start(stub.run)
+        sse = SSE(c)
+        await nursery.start(sse.run)
+        cid = await provider_conversation(c, stub, folder)
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "what port?"})
+        body = await wait_http_state(c, cid, "idle")
+        nursery.cancel_scope.cancel()
+    parent_1, child_1, child_2, parent_2 = (r.body for r in stub.received)
+    assert "task" in names(stub.received[0]) and parent_1["messages"][-1]["content"] == "what port?"
+    # The helper's own history and tools: its prompt, nothing of the parent's; reads only.
+    assert [m["role"] for m in child_1["messages"]] == ["system", "user"]
+    assert subagents.HELPER_LINES["explore"] in child_1["messages"][0]["content"]
+    assert child_1["messages"][1]["content"] == ask["prompt"]
+    assert "read_file" in names(stub.received[1]) and not names(stub.received[1]) & {"task", "write_file"}
+    assert child_2["messages"][-1] == {"role": "tool", "tool_call_id": "h1", "content": "PORT = 8080\n"}
+    card = next(i for i in body["items"] if i["kind"] == "tool")
+    assert card["tool"] == "task" and card["state"] == "done"
+    assert card["result"] == f"config.py sets PORT = 8080.\n\n[task id: {card['id']}]"
+    assert parent_2["messages"][-1] == {"role": "tool", "tool_call_id": "p1", "content": card["result"]}
+    assert body["items"][-1]["text"] == "The port is 8080."
+    helper = card["task"]
+    assert helper["state"] == "done" and helper["rounds"] == 2 and helper["kind"] == "explore"
+    assert [(i["kind"], i.get("tool"), i.get("state")) for i in helper["items"]] == [
+        ("user", None, None), ("assistant", None, None), ("tool", "read_file", "done"), ("assistant", None, None)]
+    # Its items streamed as events naming the card, none among the conversation's own.
+    tagged = {e[2]["item"]["id"] for e in sse.events if e[1] == "item" and e[2].get("task") == card["id"]}
+    assert tagged == {i["id"] for i in helper["items"]}
+    assert not tagged & {i["id"] for i in body["items"]}
+
+
+async def test_a_stop_during_a_provider_helpers_round_ends_everything(tmp_path):
+    stub = OpenAIStub()
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    ask = {"description": "look", "prompt": "Look around.", "subagent_type": "explore"}
+    stub.replies += [provider_call("task", ask, "p1"), {"stall": 120}]
+    script = write_script(tmp_path, {"rounds": [], "default": {"text": "Local scripted answer."}})
+    async with run_daemon(tmp_path / "data", "--scripted", str(script)) as d, d.client() as c, \
+            trio.open_nursery() as nursery:
+        await nursery.start(stub.run)
+        cid = await provider_conversation(c, stub, folder)
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "look"})
+        with trio.fail_after(20):  # the helper's round is at the provider, which says nothing
+            while len(stub.received) < 2:
+                await trio.sleep(0.02)
+        body = (await c.get(f"/api/conversations/{cid}")).json()
+        assert body["state"] == "running" and body["items"][-1]["task"]["state"] == "running"
+        with trio.fail_after(5):
+            r = await c.post(f"/api/conversations/{cid}/stop")
+        assert r.json() == {"stopped": True}
+        body = await wait_http_state(c, cid, "idle", "error")
+        record = await saved_record(d.data_dir / "agent" / "conversations" / f"{cid}.json",
+                                    lambda r: r["state"] in ("idle", "error"))
+        nursery.cancel_scope.cancel()
+    assert len(stub.received) == 2  # nothing went on after the stop
+    for view in (body, record):
+        card = next(i for i in view["items"] if i["kind"] == "tool")
+        assert card["state"] in ("done", "error", "denied") and card["task"]["state"] == "stopped"
+        assert all(i.get("state") in (None, "done", "error", "denied") for i in view["items"])
+        assert all(not i.get("streaming") for i in view["items"])
+        assert all(i.get("state") in (None, "done", "error", "denied") and not i.get("streaming")
+                   for i in card["task"]["items"])
