@@ -180,10 +180,10 @@ class ChatStream:
             CallOut(c.call_id or new_id("call_"), c.name, "".join(c.args))
             for c in sorted(self._calls.values(), key=lambda c: c.index)
         )
-        if calls:
-            reason = "tool_calls"
-        elif self.finish_reason == "length":
+        if self.finish_reason == "length":  # cut by the token limit, a call half-written too
             reason = "length"
+        elif calls:
+            reason = "tool_calls"
         else:
             reason = "stop"
         return TurnResult(

@@ -93,6 +93,7 @@ class TurnInput:
     max_tokens: int | None = None
     temperature: float | None = None
     tool_choice: str | None = None  # "auto" (default), "none" or "required"
+    parallel_calls: bool = True  # the answer may make several calls (OpenAI's parallel_tool_calls)
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
     answer_schema: dict[str, Any] | None = None  # the answer is JSON of this schema (a grammar, or response_format)
     # Whose prompt cache the local model keeps for this turn across other turns (the

@@ -86,6 +86,15 @@ def test_tool_calls_assembled_by_index() -> None:
     assert r.finish_reason == "tool_calls"
 
 
+def test_a_call_cut_by_the_token_limit_ends_with_length() -> None:
+    s, _ = feed(sse(
+        delta({"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "read", "arguments": '{"pa'}}]}),
+        delta({}, "length"),
+    ))
+    r = s.result()
+    assert r.finish_reason == "length" and r.tool_calls[0].arguments == '{"pa'
+
+
 def test_a_call_is_held_back_until_its_name_arrives() -> None:
     s, pieces = feed(sse(
         delta({"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}),

@@ -72,7 +72,7 @@ async def test_tool_call_required_streaming_and_not(served):
 
     reply = await trio.to_thread.run_sync(
         lambda: client.chat.completions.create(
-            model="any", messages=messages, tools=TOOLS, tool_choice="required", max_tokens=60
+            model="any", messages=messages, tools=TOOLS, tool_choice="required", max_tokens=200
         )
     )
     call = reply.choices[0].message.tool_calls[0]
@@ -82,15 +82,63 @@ async def test_tool_call_required_streaming_and_not(served):
 
     def run():
         return list(client.chat.completions.create(
-            model="any", messages=messages, tools=TOOLS, tool_choice="required", max_tokens=60, stream=True
+            model="any", messages=messages, tools=TOOLS, tool_choice="required", max_tokens=200, stream=True
         ))
 
     chunks = await trio.to_thread.run_sync(run)
-    deltas = [tc for c in chunks if c.choices and c.choices[0].delta.tool_calls for tc in c.choices[0].delta.tool_calls]
-    assert deltas[0].id and deltas[0].function.name == "get_weather"
-    args = "".join(d.function.arguments or "" for d in deltas)
-    assert isinstance(json.loads(args), dict)
+    calls = streamed_calls(chunks)  # the model may make up to 4 calls at once
+    assert 1 <= len(calls) <= 4
+    for call_id, name, args in calls:
+        assert call_id and name == "get_weather"
+        assert isinstance(json.loads(args), dict)
     assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["tool_calls"]
+
+
+def streamed_calls(chunks) -> list[tuple[str, str, str]]:
+    """The calls of a stream as (id, name, arguments), each gathered by its index:
+    the first delta of an index names it, the later ones add to its arguments."""
+    calls: dict[int, list[str]] = {}
+    for c in chunks:
+        for tc in (c.choices[0].delta.tool_calls or []) if c.choices else []:
+            call = calls.setdefault(tc.index, ["", "", ""])
+            call[0] = call[0] or tc.id or ""
+            call[1] = call[1] or (tc.function.name if tc.function else "") or ""
+            call[2] += (tc.function.arguments if tc.function else "") or ""
+    return [(i, n, a) for i, n, a in (calls[k] for k in sorted(calls))]
+
+
+async def test_a_call_cut_by_max_tokens_ends_with_length(served):
+    client = openai.OpenAI(base_url=served.url + "/v1", api_key="unused")
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+    for stream in (False, True):
+        def run(stream=stream):
+            made = client.chat.completions.create(
+                model="any", messages=messages, tools=TOOLS, tool_choice="required", max_tokens=8, stream=stream)
+            return list(made) if stream else made
+
+        got = await trio.to_thread.run_sync(run)
+        reasons = ([c.choices[0].finish_reason for c in got if c.choices and c.choices[0].finish_reason]
+                   if stream else [got.choices[0].finish_reason])
+        assert reasons == ["length"]  # not "tool_calls": the call was never finished
+
+
+async def test_parallel_tool_calls_off_means_one_call(served):
+    client = openai.OpenAI(base_url=served.url + "/v1", api_key="unused")
+    messages = [{"role": "user", "content": "What is the weather in Paris, Rome, Oslo and Lima?"}]
+
+    def run():
+        return list(client.chat.completions.create(
+            model="any", messages=messages, tools=TOOLS, tool_choice="required", max_tokens=120, stream=True,
+            parallel_tool_calls=False,
+        ))
+
+    for _ in range(3):  # the grammar holds every sample to one call
+        calls = streamed_calls(await trio.to_thread.run_sync(run))
+        assert len(calls) == 1 and calls[0][1] == "get_weather"
+        assert isinstance(json.loads(calls[0][2]), dict)
+    async with httpx.AsyncClient(base_url=served.url, timeout=60) as c:
+        r = await c.post("/v1/chat/completions", json={"messages": messages, "parallel_tool_calls": "no"})
+        assert r.status_code == 400 and "parallel_tool_calls" in r.json()["error"]
 
 
 async def test_bad_requests_and_disconnect(served):

@@ -13,8 +13,16 @@ if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a mo
     from llama_cpp.llama_grammar import LlamaGrammar
 
 
-def generic_schema(tools: tuple[ToolSpec, ...], *, required: bool, strict: bool) -> dict[str, Any]:
-    """The JSON schema of a generic-format answer: a call of one of `tools`, or a reply."""
+# Calls one generic-format answer may make at once; the run carries out the reads
+# among them side by side (AgentRun.run_calls in actors/agent_run.py).
+MAX_GENERIC_CALLS = 4
+
+
+def generic_schema(
+    tools: tuple[ToolSpec, ...], *, required: bool, strict: bool, parallel: bool = True
+) -> dict[str, Any]:
+    """The JSON schema of a generic-format answer: calls of `tools` (one, or up to
+    MAX_GENERIC_CALLS when `parallel`), or a reply."""
     calls = [
         {
             "type": "object",
@@ -28,7 +36,8 @@ def generic_schema(tools: tuple[ToolSpec, ...], *, required: bool, strict: bool)
     ]
     call_branch = {
         "type": "object",
-        "properties": {"tool_calls": {"type": "array", "items": {"oneOf": calls}, "minItems": 1, "maxItems": 1}},
+        "properties": {"tool_calls": {"type": "array", "items": {"oneOf": calls}, "minItems": 1,
+                                      "maxItems": MAX_GENERIC_CALLS if parallel else 1}},
         "required": ["tool_calls"],
     }
     if required:
@@ -60,20 +69,21 @@ class GenericGrammars:
             self._made.pop(next(iter(self._made)))
         return made
 
-    def get(self, tools: tuple[ToolSpec, ...], *, required: bool) -> LlamaGrammar:
-        """A llama.cpp grammar that lets the answer be only a well-formed tool call of
-        one of `tools` or (unless `required`) a reply: the generic format's JSON."""
+    def get(self, tools: tuple[ToolSpec, ...], *, required: bool, parallel: bool = True) -> LlamaGrammar:
+        """A llama.cpp grammar that lets the answer be only well-formed tool calls of
+        `tools` (one unless `parallel`) or (unless `required`) a reply: the generic
+        format's JSON."""
         spec = json.dumps([[t.name, t.parameters] for t in tools], sort_keys=True, default=str)
-        key = ("!tools", spec) + (("!required",) if required else ())
+        key = ("!tools", spec) + (("!required",) if required else ()) + (("!parallel",) if parallel else ())
         made = self._made.get(key)
         if made is None:
             from llama_cpp.llama_grammar import LlamaGrammar
 
             try:
-                schema = generic_schema(tools, required=required, strict=True)
+                schema = generic_schema(tools, required=required, strict=True, parallel=parallel)
                 made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
             except Exception:  # a schema the converter cannot take: any object arguments
-                schema = generic_schema(tools, required=required, strict=False)
+                schema = generic_schema(tools, required=required, strict=False, parallel=parallel)
                 made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         return self._keep(key, made)
 

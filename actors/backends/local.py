@@ -168,9 +168,9 @@ class LocalBackend:
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 
-    def grammar(self, tools: tuple[ToolSpec, ...], *, required: bool) -> LlamaGrammar:
+    def grammar(self, tools: tuple[ToolSpec, ...], *, required: bool, parallel: bool = True) -> LlamaGrammar:
         """The grammar of a generic-format answer (see actors/backends/generic_grammar.py)."""
-        return self._grammars.get(tools, required=required)
+        return self._grammars.get(tools, required=required, parallel=parallel)
 
     # ---- generation ----
 
@@ -186,7 +186,7 @@ class LocalBackend:
         if turn.answer_schema is not None:
             grammar = self._grammars.for_schema(turn.answer_schema)
         elif tools and self.tool_format == "generic":
-            grammar = self.grammar(tools, required=turn.tool_choice == "required")
+            grammar = self.grammar(tools, required=turn.tool_choice == "required", parallel=turn.parallel_calls)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
         pipe = PiecePipe(emit, abort)
@@ -307,7 +307,8 @@ class LocalBackend:
             text="".join(text),
             reasoning="".join(reasoning),
             tool_calls=calls,
-            finish_reason="tool_calls" if calls else ("length" if finish == "length" else "stop"),
+            # A call cut by the token limit is not a finished call: the answer was cut.
+            finish_reason="length" if finish == "length" else ("tool_calls" if calls else "stop"),
             prompt_tokens=len(tokens),
             prefill_tokens=prefill,
             completion_tokens=produced,

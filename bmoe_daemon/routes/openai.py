@@ -176,7 +176,11 @@ def _turn_input(body: dict[str, Any]) -> tuple[TurnInput, bool, bool]:
     usage = bool(opts.get("include_usage", False))
     max_tokens = _number(body, "max_completion_tokens", int, 1, 1 << 20) or _number(body, "max_tokens", int, 1, 1 << 20)
     temperature = _number(body, "temperature", float, 0, 2)
-    turn = TurnInput(messages, tools, max_tokens=max_tokens, temperature=temperature, tool_choice=choice)
+    parallel = body.get("parallel_tool_calls", True)
+    if not isinstance(parallel, bool):
+        raise BadRequest("parallel_tool_calls must be true or false.")
+    turn = TurnInput(messages, tools, max_tokens=max_tokens, temperature=temperature, tool_choice=choice,
+                     parallel_calls=parallel)
     return turn, stream, usage
 
 
