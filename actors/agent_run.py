@@ -101,7 +101,9 @@ class AgentRun(AssistantStream):
         while True:
             if self.rounds >= limit:
                 # A plan that was never shown is said so: every round of it was a call.
-                self.t.notice(notices.PLAN_ROUNDS if self.must_call() else notices.ROUNDS, "warn", "max_rounds")
+                # A helper's limit is its own (subagents.HELPER_ROUNDS), not MAX_ROUNDS.
+                used = notices.ROUNDS_OF.format(n=limit)
+                self.t.notice(notices.PLAN_ROUNDS if self.must_call() else used, "warn", "max_rounds")
                 self.end_reason = "max_rounds"
                 return
             self.rounds += 1

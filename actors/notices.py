@@ -17,10 +17,11 @@ INTERNAL = (
     "Something went wrong inside the daemon and this run stopped; the log has the details. "
     "Send the message again to retry."
 )
-ROUNDS = (
-    f"The agent used its {MAX_ROUNDS} rounds for this message and stopped. "
+ROUNDS_OF = (
+    "The agent used its {n} rounds for this message and stopped. "
     "Send another message to let it go on."
 )
+ROUNDS = ROUNDS_OF.format(n=MAX_ROUNDS)
 PLAN_ROUNDS = (
     f"The agent planned for {MAX_ROUNDS} rounds without showing a plan or asking a question, and stopped. "
     "Tell it what to plan, or switch plan mode off, and send again."

@@ -8,7 +8,7 @@ import sys
 
 import trio
 
-from actors import history, subagents
+from actors import history, notices, subagents
 from actors.transcript import restored
 from tests.daemon_proc import REPO, SSE, run_daemon
 from tests.openai_stub import OpenAIStub, answer
@@ -154,6 +154,21 @@ async def test_a_helper_working_at_a_restart_is_restored_stopped(daemon, tmp_pat
     assert card.state == "error" and card.task["state"] == "stopped"
     assert all(i.get("state") in (None, "done", "denied", "error") for i in card.task["items"])
 
+
+async def test_a_helper_that_uses_its_rounds_says_its_own_limit(daemon, tmp_path):
+    _, conv = await conv_in(daemon, tmp_path)
+    daemon.backend.push(
+        {"when": "go", "tool_calls": [task("keep looking")]},
+        *[{"when": "keep looking", "tool_calls": [{"name": "echo", "arguments": {"text": str(n)}}]}
+          for n in range(subagents.HELPER_ROUNDS)],
+        {"when": "go", "text": "It found nothing."},
+    )
+    await conv.send_message("go")
+    await wait_state(conv, "idle", timeout=20)
+    card = cards(conv)[0]
+    assert card.task["rounds"] == subagents.HELPER_ROUNDS
+    said = notices.ROUNDS_OF.format(n=subagents.HELPER_ROUNDS)
+    assert card.result.startswith(f"The helper gave no answer: {said}")
 
 async def test_a_daemon_started_with_one_helper_runs_one_at_a_time(tmp_path):
     """`serve --helpers 1`: of two tasks of one round, one runs its rounds to the end
