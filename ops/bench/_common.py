@@ -49,6 +49,31 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else math.nan
 
 
+# ---- an in-process hub ----
+
+
+def scripted_hub(root: Path, resolve_workspace: Callable[[str], Path | None] = lambda _: None) -> tuple[Any, ...]:
+    """A Hub over a real Store in `root/data`, the scripted backend with no delay between
+    pieces and the test tools: (backend, engine, store, hub). Start the engine and the
+    hub in a nursery (`nursery.start(engine.run)`, then the hub's)."""
+    from actors.backends.scripted import ScriptedBackend
+    from actors.bus import EventBus
+    from actors.engine import Engine
+    from actors.env import Env
+    from actors.hub import Hub
+    from actors.plans import PlanFiles
+    from actors.tools.registry import Registry
+    from actors.tools.testing import test_tools
+    from bmoe_daemon.store import Store
+
+    backend = ScriptedBackend(default={"text": "Done."})
+    engine = Engine(backend)
+    store = Store(root / "data")
+    env = Env(engine=engine, bus=EventBus(), store=store, registry=Registry(test_tools()),
+              resolve_workspace=resolve_workspace, plans=PlanFiles(store.agent_dir / "plans"))
+    return backend, engine, store, Hub(env, store)
+
+
 # ---- the report ----
 
 

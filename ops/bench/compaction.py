@@ -37,7 +37,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, scripted_hub  # noqa: E402
 
 SUMMARY = (
     "## Goal\nA small word-count command-line tool in Python.\n"
@@ -95,17 +95,8 @@ def build_items(n: int) -> list[Any]:
 
 async def compaction_cost(sizes: list[int], reps: int) -> dict[int, dict[str, list[float]]]:
     from actors import compaction, history
-    from actors.backends.scripted import ScriptedBackend
-    from actors.bus import EventBus
     from actors.compactor import Compactor
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hub import Hub
-    from actors.plans import PlanFiles
     from actors.tools.paths import read_workspace_text
-    from actors.tools.registry import Registry
-    from actors.tools.testing import test_tools
-    from bmoe_daemon.store import Store
 
     async def fixed_summary(self: Any, text_in: str) -> str:
         return SUMMARY
@@ -118,12 +109,7 @@ async def compaction_cost(sizes: list[int], reps: int) -> dict[int, dict[str, li
         (ws_dir / "src").mkdir(parents=True)
         for n in range(FILES):
             (ws_dir / "src" / f"m{n}.py").write_text(FILE_TEXT)
-        backend = ScriptedBackend(default={"text": "Done."})
-        engine = Engine(backend)
-        store = Store(root / "data")
-        env = Env(engine=engine, bus=EventBus(), store=store, registry=Registry(test_tools()),
-                  resolve_workspace=lambda _: ws_dir, plans=PlanFiles(store.agent_dir / "plans"))
-        hub = Hub(env, store)
+        _backend, engine, store, hub = scripted_hub(root, lambda _: ws_dir)
         async with trio.open_nursery() as nursery:
             await nursery.start(engine.run)
             await nursery.start(hub.run)

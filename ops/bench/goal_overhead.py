@@ -30,7 +30,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, scripted_hub  # noqa: E402
 
 TARGET_MS = 2.0
 
@@ -68,26 +68,12 @@ async def one(hub: Any, backend: Any, ws: str, rounds: int, goal: bool) -> tuple
 
 
 async def main(args: argparse.Namespace) -> int:
-    from actors.backends.scripted import ScriptedBackend
-    from actors.bus import EventBus
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hub import Hub
-    from actors.plans import PlanFiles
-    from actors.tools.registry import Registry
-    from actors.tools.testing import test_tools
-    from bmoe_daemon.store import Store
 
     report = Report("goal_overhead", "what a goal, its todos and its verifier turn add to a scripted round")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "ws").mkdir()
-        backend = ScriptedBackend(default={"text": "Done."})
-        engine = Engine(backend)
-        store = Store(root / "data")
-        env = Env(engine=engine, bus=EventBus(), store=store, registry=Registry(test_tools()),
-                  resolve_workspace=lambda _: None, plans=PlanFiles(store.agent_dir / "plans"))
-        hub = Hub(env, store)
+        backend, engine, _store, hub = scripted_hub(root)
         plain: list[float] = []
         with_goal: list[float] = []
         turns = {"plain": 0, "goal": 0}
