@@ -44,8 +44,9 @@ TASK_SPEC = ToolSpec(
     {
         "type": "object",
         "properties": {
-            "description": {"type": "string", "description": "The task in a few words"},
-            "prompt": {"type": "string", "description": "What the helper is to do, in full"},
+            # minLength: the local model's grammar then cannot leave them empty.
+            "description": {"type": "string", "minLength": 1, "description": "The task in a few words"},
+            "prompt": {"type": "string", "minLength": 1, "description": "What the helper is to do, in full"},
             "subagent_type": {"type": "string", "enum": list(KINDS)},
         },
         "required": ["description", "prompt"],
@@ -56,7 +57,7 @@ SEND_SPEC = ToolSpec(
     "Go on with a helper that finished (its task id is in its result): send it another message.",
     {
         "type": "object",
-        "properties": {"task": {"type": "string"}, "message": {"type": "string"}},
+        "properties": {"task": {"type": "string", "minLength": 1}, "message": {"type": "string", "minLength": 1}},
         "required": ["task", "message"],
     },
 )
