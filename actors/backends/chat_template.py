@@ -61,18 +61,20 @@ class ChatTemplate:
         *,
         think: bool | None = None,
         as_written: tuple[dict[str, Any], ...] | None = None,
+        tools_chars: int | None = None,
     ) -> Rendered:
         """The prompt and stop strings for `messages` (tried first as `as_written`, the
         same messages with this model's recent calls as it wrote them, when given),
         with the thinking switch set to `think` where the template has one and `think`
-        is not None. Raises what the template raises when no form of the messages renders."""
+        is not None, and the generic format's tools in one line each past `tools_chars`.
+        Raises what the template raises when no form of the messages renders."""
         generic = bool(tools) and self.tool_format == "generic"
         given_tools = [t.to_openai() for t in tools] if tools and not generic else None
         switch = think if self.has_thinking_switch else None
         attempts: list[list[dict[str, Any]]] = []
         if as_written is not None:
-            attempts.append(template_messages(as_written, tools, self.tool_format))
-        attempts.append(template_messages(messages, tools, self.tool_format))
+            attempts.append(template_messages(as_written, tools, self.tool_format, tools_chars))
+        attempts.append(template_messages(messages, tools, self.tool_format, tools_chars))
         for msgs in attempts:
             try:
                 out = self._format(msgs, given_tools, switch)

@@ -68,6 +68,11 @@ __all__ = [
 ]
 
 MIN_REPLY_TOKENS = 256
+# The generic format lists the tools in the system message: past this share of the
+# context (at about this many characters a token, JSON being dense) they are listed
+# one line each, so a small context is left room for the conversation.
+GENERIC_TOOLS_SHARE = 0.25
+GENERIC_TOOLS_CHARS_PER_TOKEN = 3
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_TEMPERATURE = 0.3
 
@@ -163,7 +168,8 @@ class LocalBackend:
     def _render(
         self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], think: bool | None
     ) -> Rendered:
-        return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages))
+        return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages),
+                                     tools_chars=int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN))
 
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)

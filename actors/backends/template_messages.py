@@ -29,11 +29,13 @@ GENERIC_TOOLS_INTRO = (
 
 
 def template_messages(
-    messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], tool_format: str
+    messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], tool_format: str,
+    tools_chars: int | None = None,
 ) -> list[dict[str, Any]]:
-    """The messages as the chat template is given them (see `ChatTemplate.render`)."""
+    """The messages as the chat template is given them (see `ChatTemplate.render`).
+    `tools_chars`: past this length the generic format's tools are described tersely."""
     if tools and tool_format == "generic":
-        return _with_generic_tools(messages, tools)
+        return _with_generic_tools(messages, tools, tools_chars)
     return [_plain(m, tool_format) for m in messages]
 
 
@@ -108,15 +110,55 @@ def without_tool_roles(msg: dict[str, Any]) -> dict[str, Any]:
     return {"role": role, "content": content}
 
 
-def _with_generic_tools(messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
-    """The messages for a template with no tool syntax: the tools described in the
-    system message, earlier calls written as the JSON the model answers with, and
-    results as tool messages (user text where the template has no tool role)."""
+def generic_tools_text(tools: tuple[ToolSpec, ...], limit: int | None = None) -> str:
+    """The tools as the system message describes them in the generic format: each
+    with its description and its arguments' JSON schema; past `limit` characters
+    (a small context, where the whole listing would crowd out the conversation) each
+    as one line: its name, its arguments and their types, the description's first
+    sentence. The grammar holds the model's calls to the whole schema either way."""
     lines = [GENERIC_TOOLS_INTRO]
     for t in tools:
         schema = json.dumps(t.parameters, separators=(",", ":"))
         lines.append(f"- {t.name}: {t.description} Arguments (JSON schema): {schema}")
     described = "\n".join(lines)
+    if limit is None or len(described) <= limit:
+        return described
+    terse = [GENERIC_TOOLS_INTRO]
+    for t in tools:
+        terse.append(f"- {t.name}({_arguments_line(t.parameters)}): {_first_sentence(t.description)}")
+    return "\n".join(terse)
+
+
+def _first_sentence(text: str) -> str:
+    match = re.match(r"(.+?[.!?])(\s|$)", text.strip(), re.S)
+    return (match.group(1) if match else text.strip()).replace("\n", " ")
+
+
+def _arguments_line(schema: dict[str, Any]) -> str:
+    """`path: string, limit?: integer, mode: "a"|"b"`: optional ones marked `?`."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return ""
+    required = set(schema.get("required") or ())
+    parts = []
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        if isinstance(prop.get("enum"), list):
+            kind = "|".join(json.dumps(v) for v in prop["enum"])
+        else:
+            given = prop.get("type")
+            kind = given if isinstance(given, str) else "any"
+        parts.append(f"{name}{'' if name in required else '?'}: {kind}")
+    return ", ".join(parts)
+
+
+def _with_generic_tools(
+    messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], tools_chars: int | None = None
+) -> list[dict[str, Any]]:
+    """The messages for a template with no tool syntax: the tools described in the
+    system message, earlier calls written as the JSON the model answers with, and
+    results as tool messages (user text where the template has no tool role)."""
+    described = generic_tools_text(tools, tools_chars)
     out: list[dict[str, Any]] = []
     for m in messages:
         role = m["role"]
