@@ -1,13 +1,15 @@
 """Compaction: going on when a conversation outgrows the model's context. Pure parts.
 
 Before a round whose prompt would pass TRIGGER of the context, the items before the
-current message are summarised by one tool-free turn into five sections (Goal, Done,
-Files, Open work, Next). They stay in the record, marked `compacted` (the person still
+current message (or, when none is left, the earlier rounds of the current message's
+run) are summarised by one tool-free turn into five sections (Goal, Done, Files, Open
+work, Next). They stay in the record, marked `compacted` (the person still
 sees them, folded); a `notice` carrying the summary takes their place for the model,
 with the todo list, the plan and the files edited last as they were then. A summary
 that is empty, lacks a section, or is no shorter than what it replaces is not used: the
 items are dropped for the model instead (the notice says so). The run never ends with
-"start a new conversation" while anything before the current message could go.
+"start a new conversation" while anything but the current message and its last round
+could go.
 """
 
 from __future__ import annotations
@@ -54,6 +56,26 @@ def cut_point(items: Sequence[Item]) -> int | None:
     if not any(not i.compacted and i.kind in ("user", "assistant", "tool") for i in items[:last_user]):
         return None
     return last_user
+
+
+def cut_range(items: Sequence[Item]) -> tuple[int, int] | None:
+    """The items to summarise, as `items[start:end]`: those before the current message
+    (the last `user` item); when none of those is left, the earlier rounds of the
+    current message's own run, between the message and its last round (which is kept,
+    so the model sees what it just did), so a long task goes on too. None when
+    neither has anything left to summarise."""
+    cut = cut_point(items)
+    if cut is not None:
+        return 0, cut
+    last_user = next((i for i in range(len(items) - 1, -1, -1) if items[i].kind == "user"), None)
+    if last_user is None:
+        return None
+    last_round = next((i for i in range(len(items) - 1, last_user, -1) if items[i].kind == "assistant"), None)
+    if last_round is None:
+        return None
+    if not any(not i.compacted and i.kind in ("assistant", "tool") for i in items[last_user + 1 : last_round]):
+        return None
+    return last_user + 1, last_round
 
 
 def transcript_text(items: Sequence[Item], limit: int = TRANSCRIPT_CHARS) -> str:

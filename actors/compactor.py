@@ -48,13 +48,15 @@ class Compactor:
     async def compact(
         self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None, *, asked: bool = False
     ) -> bool:
-        """Summarise the items before the current message; False when there are none.
-        `asked`: the person asked for it (POST .../compact), the context was not full."""
+        """Summarise the items before the current message, or else the earlier rounds of
+        its run (compaction.cut_range); False when there are none. `asked`: the person
+        asked for it (POST .../compact), the context was not full."""
         items = self.t.items
-        cut = compaction.cut_point(items)
-        if cut is None:
+        where = compaction.cut_range(items)
+        if where is None:
             return False
-        old = [i for i in items[:cut] if not i.compacted]
+        start, cut = where
+        old = [i for i in items[start:cut] if not i.compacted]
         before = compaction.estimate_tokens(history.messages(items, system), specs)
         limit = min(compaction.TRANSCRIPT_CHARS, int(self.context_tokens() * compaction.CHARS_PER_TOKEN * 0.5))
         text_in = compaction.transcript_text(items[:cut], limit)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,55 @@ async def test_a_full_context_with_nothing_to_shorten_compacts_instead_of_failin
     assert conv.info.state == "idle" and conv.info.end_reason == "answered"
     assert any(i.compaction is not None for i in conv.items)
     assert notices.CONTEXT_FULL not in [i.text for i in conv.items]
+
+
+async def test_a_long_run_compacts_its_own_earlier_rounds_and_goes_on(daemon):
+    """One message whose run makes many rounds: with nothing before the message left to
+    summarise, its earlier rounds are, the message and the last round kept; the run
+    ends answered, never with CONTEXT_FULL."""
+    conv = await daemon.hub.create()
+    daemon.backend.n_ctx = 1500
+    rounds = 14  # each round's call and result take ~160 tokens: far past the context
+    daemon.backend.push(*[{"tool_calls": [{"name": "echo", "arguments": {"text": f"round {n} " + "r" * 600}}]}
+                          for n in range(rounds)])
+    daemon.backend.default = {"text": "All rounds done."}
+    await conv.send_message("echo many times")
+    await wait_state(conv, "idle", "error", timeout=30)
+    texts = [i.text for i in conv.items if i.kind == "notice"]
+    assert conv.info.state == "idle" and conv.info.end_reason == "answered", texts
+    assert notices.CONTEXT_FULL not in texts
+    notes = [i for i in conv.items if i.compaction is not None]
+    assert notes and all(n.compaction["summary"] is None for n in notes)  # the scripted summary is no summary
+    user = next(n for n, i in enumerate(conv.items) if i.kind == "user")
+    assert not conv.items[user].compacted  # the message itself is never summarised
+    # (the scripted backend plays a pushed round to each summary turn as well)
+    assert sum(1 for i in conv.items if i.kind == "tool" and i.state == "done") + len(notes) == rounds
+    for turn in daemon.backend.turns:  # every round's prompt fits and is well-formed
+        if turn.tools:
+            assert history.well_formed(turn.messages) is None
+            assert compaction.estimate_tokens(turn.messages, turn.tools) <= daemon.backend.n_ctx
+            assert any(m["role"] == "user" and m["content"] == "echo many times" for m in turn.messages)
+    # each compaction kept the round before it: its call and result were sent after it
+    last = daemon.backend.turns[-1].messages
+    assert last[-1]["role"] == "tool" and last[-1]["content"].startswith("round ")
+
+
+def test_the_cut_is_before_the_message_or_else_inside_its_run():
+    def call(n):
+        return Item(id=f"a{n}", kind="assistant", text="", tool_calls=(ToolCall(f"c{n}", "echo", "{}"),))
+
+    def result(n):
+        return Item(id=f"t{n}", kind="tool", call_id=f"c{n}", state="done", result="r")
+
+    before = [Item(id="u0", kind="user", text="first"), call(0), result(0)]
+    run = [Item(id="u1", kind="user", text="now"), call(1), result(1), call(2), result(2)]
+    assert compaction.cut_range(before + run) == (0, 3)
+    done = [attrs.evolve(i, compacted=True) for i in before]
+    assert compaction.cut_range(done + run) == (4, 6)  # after the message, before the last round
+    assert compaction.cut_range(done + run[:3]) is None  # only one round: nothing to summarise
+    assert compaction.cut_range(done + run[:1]) is None
+    inner = done + run[:1] + [attrs.evolve(i, compacted=True) for i in run[1:3]] + run[3:]
+    assert compaction.cut_range(inner) is None  # summarised already
 
 
 async def test_compact_on_demand(daemon):
