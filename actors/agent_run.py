@@ -233,11 +233,11 @@ class AgentRun(AssistantStream):
         compacted = False  # at most one compaction a round
         while True:
             messages = tuple(history.messages(self.t.items, self.system))
-            if not compacted and self.compactor.too_long(messages, specs):
+            if not compacted and await self.compactor.too_long(messages, specs):
                 compacted = await self.compactor.compact(self.system, specs, self.workspace())
                 messages = tuple(history.messages(self.t.items, self.system))
             # Still past the whole context by the estimate: a huge item is shortened first.
-            while self.compactor.past_context(messages, specs) and self.shorten(messages_too=True):
+            while await self.compactor.past_context(messages, specs) and self.shorten(messages_too=True):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
                              tool_choice="required" if self.must_call() else None)

@@ -11,7 +11,7 @@ import attrs
 import trio
 
 from actors import compaction, history, notices
-from actors.engine import ToolSpec, TurnInput
+from actors.engine import CountsTokens, ToolSpec, TurnInput
 from actors.env import Env
 from actors.items import notice_item
 from actors.providers import DEFAULT_CONTEXT_LENGTH
@@ -38,12 +38,24 @@ class Compactor:
             return self.env.providers.context_length(route)
         return DEFAULT_CONTEXT_LENGTH
 
-    def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
-        return compaction.estimate_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()
+    async def prompt_tokens(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> int:
+        """How long the prompt is: on the local model counted with its own template and
+        tokenizer once the estimate says it may matter (under half the trigger it does
+        not, and counting costs a render); elsewhere the estimate from characters."""
+        estimate = compaction.estimate_tokens(messages, specs)
+        backend = self.env.engine.backend
+        if (self.t.info.route != "local" or not isinstance(backend, CountsTokens)
+                or estimate < compaction.TRIGGER * self.context_tokens() / 2):
+            return estimate
+        return await backend.count_tokens(TurnInput(tuple(messages), tuple(specs)))
 
-    def past_context(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
-        """Whether the estimate says the prompt would not fit the context at all."""
-        return compaction.estimate_tokens(messages, specs) > self.context_tokens()
+    async def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
+        """Whether the prompt passes TRIGGER of the context: time to compact."""
+        return await self.prompt_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()
+
+    async def past_context(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
+        """Whether the prompt would not fit the context at all."""
+        return await self.prompt_tokens(messages, specs) > self.context_tokens()
 
     async def compact(
         self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None, *, asked: bool = False

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 import trio
@@ -120,6 +120,14 @@ class Backend(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class CountsTokens(Protocol):
+    """A backend that can say exactly how many tokens a turn's prompt takes (its own
+    template and tokenizer), where an estimate from characters would be rough."""
+
+    async def count_tokens(self, turn: TurnInput) -> int: ...
 
 
 class AbortFlag(threading.Event):

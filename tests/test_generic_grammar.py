@@ -8,7 +8,14 @@ import json
 import jsonschema
 import pytest
 
-from actors.backends.generic_grammar import MAX_GENERIC_CALLS, MAX_GRAMMARS, GenericGrammars, generic_schema
+from actors.backends.generic_grammar import (
+    MAX_BOUND,
+    MAX_GENERIC_CALLS,
+    MAX_GRAMMARS,
+    GenericGrammars,
+    generic_schema,
+    loosened,
+)
 from actors.engine import ToolSpec
 from actors.toolcalls import ToolCallParser
 
@@ -66,3 +73,37 @@ def test_the_generic_parser_reads_each_of_four_calls_in_order():
     parser.finish()
     assert [(c.name, json.loads(c.arguments)) for c in parser.result.calls] == [
         ("t", {"x": str(n)}) for n in range(4)]
+
+
+def test_bounds_llama_cpp_would_refuse_are_left_out_everywhere_in_a_schema():
+    big, small = MAX_BOUND + 1, MAX_BOUND
+    schema = {"type": "object", "properties": {
+        "text": {"type": "string", "maxLength": 5000, "minLength": 1},
+        "tags": {"type": "array", "maxItems": big, "minItems": small, "items": {"type": "string", "maxLength": big}},
+        "maxLength": {"type": "integer", "maximum": 10_000},  # a property so named stays
+        "flag": {"type": "boolean", "maxItems": True},  # not a number: left as it is
+    }, "anyOf": [{"maxProperties": 9_999}]}
+    assert loosened(schema) == {"type": "object", "properties": {
+        "text": {"type": "string", "minLength": 1},
+        "tags": {"type": "array", "minItems": small, "items": {"type": "string"}},
+        "maxLength": {"type": "integer", "maximum": 10_000},
+        "flag": {"type": "boolean", "maxItems": True},
+    }, "anyOf": [{}]}
+
+
+def test_a_grammar_llama_cpp_refuses_falls_back_to_any_object_then_fails_in_words():
+    refused: list[str] = []
+
+    def check(text: str) -> bool:  # refuses every grammar that holds the arguments to their schema
+        if '\\"x\\"' in text:  # the property's name, as the grammar quotes it
+            refused.append(text)
+            return False
+        return True
+
+    grammars = GenericGrammars(check)
+    grammars.get((spec("t", "string"),), required=True)
+    assert len(refused) == 1  # the strict one was refused, the loose one taken
+    with pytest.raises(Exception, match="could not be made into a grammar"):
+        GenericGrammars(lambda text: False).get((spec("t", "string"),), required=True)
+    with pytest.raises(Exception, match="answer's JSON schema"):
+        GenericGrammars(lambda text: False).for_schema({"type": "object"})

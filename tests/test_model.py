@@ -184,6 +184,34 @@ async def test_the_next_round_reuses_the_call_the_model_wrote(model_path):
         await backend.aclose()
 
 
+async def test_the_counted_prompt_is_the_prompt_generate_sends(model_path):
+    """count_tokens (what compaction measures a local prompt with) agrees with the
+    prompt generate evaluates, with tools listed whole (a roomy context) or one line
+    each (a small one), and without tools."""
+    from actors.tools.files import EditFile, ReadFile, WriteFile
+
+    tools: list[Any] = [ReadFile(), WriteFile(), EditFile()]
+    specs = Registry(tools).specs(tools)
+    system = system_prompt(workspace=None, mode="full", today=datetime.date(2026, 1, 5), tools=True)
+    messages = ({"role": "system", "content": system}, {"role": "user", "content": "Read notes.txt."})
+
+    async def emit(piece):
+        pass
+
+    for n_ctx in (2048, 8192):
+        backend = await LocalBackend.load(model_path, n_ctx=n_ctx)
+        try:
+            for turn in (TurnInput(messages, specs, max_tokens=2), TurnInput(messages, max_tokens=2)):
+                counted = await backend.count_tokens(turn)
+                sent = await backend.generate(turn, emit, threading.Event())
+                assert counted == sent.prompt_tokens
+            lengths = [await backend.count_tokens(TurnInput(messages, s)) for s in (specs, ())]
+            if n_ctx == 2048:  # the tools in one line each: a few hundred tokens at most
+                assert lengths[0] - lengths[1] < 2048 * 0.25
+        finally:
+            await backend.aclose()
+
+
 async def test_backend_flag_is_only_lent(model_path):
     backend = await LocalBackend.load(model_path, n_ctx=2048)
     flag = threading.Event()

@@ -122,6 +122,26 @@ async def test_a_call_cut_by_max_tokens_ends_with_length(served):
         assert reasons == ["length"]  # not "tool_calls": the call was never finished
 
 
+async def test_a_tool_schema_with_bounds_llama_cpp_refuses_is_served(served):
+    """llama.cpp refuses a grammar with a repetition past 2,000 (maxLength 5000), and a
+    sampler built from a refused one crashed the daemon: the bound is left to the tool."""
+    tools = [{"type": "function", "function": {"name": "save", "description": "Saves a note.", "parameters": {
+        "type": "object", "required": ["text", "tags"], "properties": {
+            "text": {"type": "string", "maxLength": 5000},
+            "tags": {"type": "array", "items": {"type": "integer"}, "maxItems": 3000}}}}}]
+    async with httpx.AsyncClient(base_url=served.url, timeout=120) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "messages": [{"role": "user", "content": "Save a note saying hi."}], "tools": tools,
+            "tool_choice": "required", "max_tokens": 200})
+        assert r.status_code == 200, r.text
+        choice = r.json()["choices"][0]
+        call = choice["message"]["tool_calls"][0]["function"]
+        assert call["name"] == "save"
+        if choice["finish_reason"] == "tool_calls":  # else the note ran past max_tokens
+            assert isinstance(json.loads(call["arguments"]), dict)
+        assert (await c.get("/health")).status_code == 200  # still there
+
+
 async def test_parallel_tool_calls_off_means_one_call(served):
     client = openai.OpenAI(base_url=served.url + "/v1", api_key="unused")
     messages = [{"role": "user", "content": "What is the weather in Paris, Rome, Oslo and Lima?"}]

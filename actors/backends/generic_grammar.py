@@ -5,9 +5,11 @@ reply, and llama.cpp's sampler is held to that shape."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from actors.engine import ToolSpec
+from actors.errors import TurnFailed
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -46,6 +48,29 @@ def generic_schema(
     return {"oneOf": [call_branch, reply]}
 
 
+# llama.cpp refuses a grammar whose repetitions pass 2,000 (`"maxLength": 5000` alone
+# does), and its sampler would then be built without one and crash. Bounds past this
+# many are left out of the grammar (the tool still checks its own arguments); what
+# llama.cpp still refuses falls back to any object for arguments.
+MAX_BOUND = 64
+_BOUNDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties"})
+
+
+def loosened(schema: Any) -> Any:
+    """`schema` without the bounds over MAX_BOUND (anywhere in it)."""
+    if isinstance(schema, dict):
+        return {
+            k: loosened(v) for k, v in schema.items()
+            if not (k in _BOUNDS and isinstance(v, int) and not isinstance(v, bool) and v > MAX_BOUND)
+        }
+    if isinstance(schema, list):
+        return [loosened(v) for v in schema]
+    return schema
+
+
+# Whether llama.cpp takes a grammar's text (the backend asks its own vocabulary).
+GrammarCheck = Callable[[str], bool]
+
 # Grammars kept: a /v1 client chooses its tools, so what is kept is bounded.
 MAX_GRAMMARS = 32
 
@@ -56,8 +81,22 @@ class GenericGrammars:
     known by its whole specification, not its names: the same names with other
     parameters make another grammar."""
 
-    def __init__(self) -> None:
+    def __init__(self, check: GrammarCheck | None = None) -> None:
         self._made: dict[tuple[str, ...], LlamaGrammar] = {}
+        self._check = check
+
+    def _make(self, schema: dict[str, Any]) -> LlamaGrammar | None:
+        """The grammar of `schema`'s loosened form, or None when the converter or
+        llama.cpp refuses it."""
+        from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+
+        try:
+            text = json_schema_to_gbnf(json.dumps(loosened(schema)))
+        except Exception:  # a schema the converter cannot take
+            return None
+        if self._check is not None and not self._check(text):
+            return None
+        return LlamaGrammar.from_string(text, verbose=False)
 
     def __len__(self) -> int:
         return len(self._made)
@@ -77,14 +116,12 @@ class GenericGrammars:
         key = ("!tools", spec) + (("!required",) if required else ()) + (("!parallel",) if parallel else ())
         made = self._made.get(key)
         if made is None:
-            from llama_cpp.llama_grammar import LlamaGrammar
-
-            try:
-                schema = generic_schema(tools, required=required, strict=True, parallel=parallel)
-                made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-            except Exception:  # a schema the converter cannot take: any object arguments
-                schema = generic_schema(tools, required=required, strict=False, parallel=parallel)
-                made = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            # The tools' own schemas; else (refused) any object for their arguments.
+            made = (self._make(generic_schema(tools, required=required, strict=True, parallel=parallel))
+                    or self._make(generic_schema(tools, required=required, strict=False, parallel=parallel)))
+            if made is None:
+                raise TurnFailed("The tools' names could not be made into a grammar for the local model; "
+                                 "offer fewer tools, or use a model whose template has tool syntax.")
         return self._keep(key, made)
 
     def for_schema(self, schema: dict[str, Any]) -> LlamaGrammar:
@@ -93,7 +130,8 @@ class GenericGrammars:
         key = ("!schema", json.dumps(schema, sort_keys=True))
         made = self._made.get(key)
         if made is None:
-            from llama_cpp.llama_grammar import LlamaGrammar
-
-            made = LlamaGrammar.from_json_schema(key[1], verbose=False)
+            made = self._make(schema)
+            if made is None:
+                raise TurnFailed("The answer's JSON schema could not be made into a grammar for the local "
+                                 "model; make it simpler (fewer nested bounds and choices).")
         return self._keep(key, made)

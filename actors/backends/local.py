@@ -120,7 +120,7 @@ class LocalBackend:
         self._template = ChatTemplate(source, eos=eos, bos=bos)
         self.tool_format = self._template.tool_format
         self.last_prefill = 0
-        self._grammars = GenericGrammars()
+        self._grammars = GenericGrammars(self._grammar_parses)
         self._written = WrittenReplies()
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
@@ -170,6 +170,29 @@ class LocalBackend:
     ) -> Rendered:
         return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages),
                                      tools_chars=int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN))
+
+    def _grammar_parses(self, text: str) -> bool:
+        """Whether llama.cpp takes the grammar `text`: a sampler built from one it refuses
+        would be no sampler at all, and using it would crash the process."""
+        import llama_cpp
+
+        vocab = self._llm._model.vocab
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), b"root")
+        if not sampler:
+            return False
+        llama_cpp.llama_sampler_free(sampler)
+        return True
+
+    async def count_tokens(self, turn: TurnInput) -> int:
+        """The prompt's length in tokens as `generate` would send it (engine.CountsTokens):
+        rendered and tokenised in a worker thread, beside any turn that runs (both only
+        read the vocabulary)."""
+        tools = () if turn.tool_choice == "none" else turn.tools
+
+        def count() -> int:
+            return len(self.tokenize(self._render(turn.messages, tools, turn.think).prompt))
+
+        return await trio.to_thread.run_sync(count)
 
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
