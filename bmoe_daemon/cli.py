@@ -64,49 +64,47 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--skills-dir", type=Path, default=None, help="the shipped skills folder to use instead")
     s.add_argument("--chat-only", action="store_true", help="plain chat: no tools, workspaces or tasks")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    v = sub.add_parser("service", help="run the daemon as a background service of this user (systemd, launchd)")
+    actions = v.add_subparsers(dest="action", required=True)
+    # install's own arguments are serve's options, passed through (main's parse_known_args).
+    actions.add_parser("install", allow_abbrev=False, usage="bmoe-daemon service install [serve options]",
+                       help="install and start it with the serve options given, e.g. --port 8765 --model FILE")
+    actions.add_parser("uninstall", help="stop it and remove it")
+    actions.add_parser("status", help="whether it runs, its address, version, model and log file")
+    actions.add_parser("logs", help="follow its log")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if args.command != "serve":
-        return 2
-    logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+class OptionError(ValueError):
+    """A serve option that cannot be used; the message says which and what to pass."""
+
+
+def serve_config(args: argparse.Namespace) -> Config:
+    """The daemon's Config from `serve`'s parsed options (reading the key file).
+    Raises OptionError, in plain words, for a value that cannot be used."""
     if not 0 <= args.port <= 65535:
-        print("bmoe-daemon: --port must be between 0 and 65535", file=sys.stderr)
-        return 2
+        raise OptionError("--port must be between 0 and 65535")
     if args.ctx_size < 512:
-        print("bmoe-daemon: --ctx-size must be at least 512", file=sys.stderr)
-        return 2
+        raise OptionError("--ctx-size must be at least 512")
     if args.threads is not None and not 1 <= args.threads <= 256:
-        print("bmoe-daemon: --threads must be between 1 and 256", file=sys.stderr)
-        return 2
+        raise OptionError("--threads must be between 1 and 256")
     if args.prompt_cache_mib < 0:
-        print("bmoe-daemon: --prompt-cache-mib must be 0 or more", file=sys.stderr)
-        return 2
+        raise OptionError("--prompt-cache-mib must be 0 or more")
     if not 1 <= args.helpers <= MAX_HELPERS:
-        print(f"bmoe-daemon: --helpers must be between 1 and {MAX_HELPERS}", file=sys.stderr)
-        return 2
+        raise OptionError(f"--helpers must be between 1 and {MAX_HELPERS}")
     origins: list[str] = []
     for raw in args.allow_origin:
         origin = normalize_origin(raw)
         if origin is None:
-            print(f"bmoe-daemon: --allow-origin takes an origin like http://localhost:5173, not {raw!r}",
-                  file=sys.stderr)
-            return 2
+            raise OptionError(f"--allow-origin takes an origin like http://localhost:5173, not {raw!r}")
         origins.append(origin)
     key = None
     if args.api_key_file is not None:
         try:
             key = read_key_file(args.api_key_file)
         except (OSError, ValueError) as exc:
-            print(f"bmoe-daemon: cannot read the key file: {exc}", file=sys.stderr)
-            return 2
-    config = Config(
+            raise OptionError(f"cannot read the key file: {exc}")
+    return Config(
         host=args.host,
         port=args.port,
         data_dir=args.data_dir or default_data_dir(),
@@ -125,6 +123,27 @@ def main(argv: list[str] | None = None) -> int:
         scripted=args.scripted,
         agents_file=args.agents_file,
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    args, rest = p.parse_known_args(argv)
+    if args.command == "service":
+        from bmoe_daemon.service.commands import service
+
+        return service(args, rest)
+    if rest:
+        p.error(f"unrecognized arguments: {' '.join(rest)}")
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        config = serve_config(args)
+    except OptionError as exc:
+        print(f"bmoe-daemon: {exc}", file=sys.stderr)
+        return 2
     from bmoe_daemon.server import run
 
     return run(config)

@@ -11,6 +11,7 @@ import pytest
 import trio
 import trio_websocket
 
+from bmoe_daemon import __version__
 from tests.daemon_proc import SSE, run_daemon
 from tests.waiting import wait_http_state
 
@@ -42,7 +43,7 @@ async def scripted(tmp_path):
 async def test_health_and_errors(scripted):
     async with scripted.client() as c:
         r = await c.get("/health")
-        assert r.status_code == 200 and r.json() == {"status": "ok", "model": "scripted"}
+        assert r.status_code == 200 and r.json() == {"status": "ok", "version": __version__, "model": "scripted"}
         r = await c.get("/api/nothing-here")
         assert r.status_code == 404 and r.json()["code"] == "not_found"
         for path in ("/api/conversations/nope", "/api/conversations/nope/messages", "/api/conversations/nope/stop"):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify
 
+from bmoe_daemon import __version__
 from bmoe_daemon.context import daemon
 
 bp = Blueprint("health", __name__)
@@ -9,4 +10,4 @@ bp = Blueprint("health", __name__)
 
 @bp.get("/health")
 async def health() -> Response:
-    return jsonify({"status": "ok", "model": daemon().engine.model_id})
+    return jsonify({"status": "ok", "version": __version__, "model": daemon().engine.model_id})
