@@ -58,6 +58,12 @@ def cut_point(items: Sequence[Item]) -> int | None:
     return last_user
 
 
+def summary_tokens(context: int) -> int:
+    """The summary turn's answer at most: SUMMARY_MAX_TOKENS, less in a small context
+    (an eighth of it), where a longer summary would take the room it is made to free."""
+    return max(64, min(SUMMARY_MAX_TOKENS, context // 8))
+
+
 def cut_range(items: Sequence[Item]) -> tuple[int, int] | None:
     """The items to summarise, as `items[start:end]`: those before the current message
     (the last `user` item); when none of those is left, the earlier rounds of the

@@ -106,7 +106,7 @@ class Compactor:
         """One tool-free turn on the conversation's route; None when it fails or does not fit."""
         turn = TurnInput(
             ({"role": "system", "content": compaction.SUMMARY_PROMPT}, {"role": "user", "content": text_in}), (),
-            max_tokens=compaction.SUMMARY_MAX_TOKENS, temperature=0.0,
+            max_tokens=compaction.summary_tokens(self.context_tokens()), temperature=0.0,
         )
         try:
             return (await side_turn(self.env, self.t.info.route, self.t.id, turn)).strip() or None

@@ -1,0 +1,52 @@
+"""Compaction on the bundled model (SmolLM2-135M via llama.cpp) at a small context: a
+long conversation goes on through its compactions, never ending in an error."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from actors import notices
+from tests.daemon_proc import run_daemon
+from tests.test_model import model_path  # noqa: F401 (a fixture)
+from tests.waiting import wait_http_state
+
+pytestmark = pytest.mark.model
+
+ROUNDS = 60
+CTX = 2048
+
+
+async def test_sixty_rounds_at_a_2048_token_context_compact_and_never_fail(tmp_path, model_path):  # noqa: F811
+    folder = tmp_path / "garden"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"bed{n}.txt").write_text(f"Bed {n} grows beans and {n + 2} rows of onions.\n" * 30)
+    no_skills = tmp_path / "no-skills"
+    no_skills.mkdir()
+    async with run_daemon(tmp_path / "data", "--ctx-size", str(CTX), "--skills-dir", str(no_skills)) as d:
+        async with d.client() as c:
+            ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+            cid = (await c.post("/api/conversations", json={"workspace": ws["id"], "mode": "read_only"})).json()["id"]
+            rounds, sent, body = 0, 0, {}
+            with trio.fail_after(20 * 60):
+                while rounds < ROUNDS:
+                    r = await c.post(f"/api/conversations/{cid}/messages",
+                                     json={"text": f"What grows in bed{sent % 3}.txt? Answer in one sentence."})
+                    assert r.status_code == 202, r.text
+                    sent += 1
+                    body = await wait_http_state(c, cid, "idle", "error", timeout=15 * 60)
+                    texts = [i["text"] for i in body["items"] if i["kind"] == "notice"]
+                    assert body["state"] == "idle" and body["end_reason"] != "error", texts[-3:]
+                    rounds = sum(1 for i in body["items"] if i["kind"] == "assistant")
+    items = body["items"]
+    texts = [i["text"] for i in items if i["kind"] == "notice"]
+    assert notices.CONTEXT_FULL not in texts
+    compactions = [i for i in items if i.get("compaction")]
+    assert compactions, "60 rounds at 2,048 tokens and no compaction"
+    for notice in compactions:
+        assert notice["compaction"]["tokens_after"] < notice["compaction"]["tokens_before"]
+    for item in items:  # every round's prompt fitted the context
+        if item["kind"] == "assistant" and item.get("usage"):
+            assert item["usage"]["prompt_tokens"] <= CTX
+    print(f"{rounds} rounds over {sent} messages, {len(compactions)} compactions")
