@@ -7,6 +7,12 @@ turn runs raises that turn's abort flag, which the backend observes at its
 cancellation points (between tokens, and inside llama.cpp's prefill through the abort
 callback). The flag belongs to the turn and is lent to the backend only for that
 generation, so it can never stop a later turn.
+
+Another model is loaded by a message on the same line (`switch`): the turn in progress
+finishes, the turns queued behind the switch wait, the old model is let go, the new
+one loaded, and the next turn runs on it. A model that does not load leaves the old
+one serving (loaded again with the loader that made it, since it was let go first:
+two models at once may not fit in the computer's memory).
 """
 
 from __future__ import annotations
@@ -163,6 +169,16 @@ class _Turn:
     started: bool = False
 
 
+# Loads a backend (in a worker thread); raises EngineError with a plain reason when it cannot.
+Loader = Callable[[], Awaitable["Backend"]]
+
+
+@attrs.define(eq=False)
+class _Switch:
+    load: Loader
+    reply: Reply[None] = attrs.field(factory=Reply)
+
+
 @attrs.frozen
 class EngineCounters:
     served: int
@@ -173,9 +189,15 @@ class EngineCounters:
 class Engine:
     """Serialises model turns; see the module docstring."""
 
-    def __init__(self, backend: Backend | None) -> None:
+    def __init__(self, backend: Backend | None, *, loader: Loader | None = None) -> None:
+        """`loader`: what loads `backend` again, should a switch to another model fail
+        after this one was let go (None: a switch loads the new model first)."""
         self._backend = backend
-        self._send, self._rx = trio.open_memory_channel[_Turn](MAILBOX_SIZE)
+        self._loader = loader
+        self._switching = False
+        # Told each model that begins to serve (a switch's), once it serves.
+        self.on_model: Callable[[Backend], object] | None = None
+        self._send, self._rx = trio.open_memory_channel[_Turn | _Switch](MAILBOX_SIZE)
         self._current: _Turn | None = None
         self._served = 0
         self._withdrawn = 0
@@ -198,15 +220,16 @@ class Engine:
         task_status.started()
         try:
             async with self._rx:
-                async for turn in self._rx:
-                    await self._serve(turn)
+                async for msg in self._rx:
+                    if isinstance(msg, _Switch):
+                        await self._switch(msg)
+                    else:
+                        await self._serve(msg)
         finally:
             self._running = False
             fail_pending(self._rx, "the engine stopped")
             if self._backend is not None:
-                with trio.move_on_after(BACKEND_CLOSE_S) as cs:
-                    cs.shield = True
-                    await self._backend.aclose()
+                await _close(self._backend)
             self._stopped.set()
 
     async def _serve(self, turn: _Turn) -> None:
@@ -246,6 +269,42 @@ class Engine:
             self._current = None
             turn.released.set()
 
+    async def _switch(self, msg: _Switch) -> None:
+        old, old_load = self._backend, self._loader
+        self._switching = True
+        try:
+            if old is not None and old_load is not None:
+                self._backend = None
+                await _close(old)
+            try:
+                new = await msg.load()
+            except EngineError as exc:
+                if old is not None and old_load is not None:
+                    try:
+                        self._backend = await old_load()
+                    except EngineError:
+                        self._loader = None  # neither loads: no model until another switch
+                msg.reply.fail(exc)
+                return
+            if old is not None and old_load is None:
+                await _close(old)
+            self._backend, self._loader = new, msg.load
+            msg.reply.set(None)
+            if self.on_model is not None:
+                self.on_model(new)
+        finally:
+            self._switching = False
+
+    async def switch(self, load: Loader) -> None:
+        """Load another model after the turns queued before this call; the turns queued
+        after it run on the new one. Raises what `load` raised when the new one does not
+        load (the old one then serves again). Cancelled: the switch still happens."""
+        if not self._running:
+            raise ActorGone("the engine is not running")
+        msg = _Switch(load)
+        await self._send.send(msg)
+        await msg.reply.wait()
+
     async def turn(self, turn_input: TurnInput, emit: Emit, *, owner: str = "") -> TurnResult:
         """Queue a turn and wait for its result.
 
@@ -253,7 +312,7 @@ class Engine:
         running: its abort flag is raised and this waits (shielded, at most
         ABORT_GRACE_S) for the backend to let go, so the next turn starts clean.
         """
-        if self._backend is None:
+        if self._backend is None and not self._switching:
             raise NoModel(NO_MODEL_TEXT)
         if not self._running:
             raise ActorGone("the engine is not running")
@@ -283,13 +342,21 @@ class Engine:
 
     def statistics(self) -> ActorStats:
         cur = self._current
+        idle = "switching" if self._switching else ("idle" if self._running else "stopped")
         return ActorStats(
             kind="engine",
             id=self.model_id or "none",
-            state="generating" if cur else ("idle" if self._running else "stopped"),
+            state="generating" if cur else idle,
             mailbox=mailbox_depth(self._rx),
             run=cur.owner if cur else None,
         )
+
+
+async def _close(backend: Backend) -> None:
+    """Let go of a backend's model, shielded, at most BACKEND_CLOSE_S."""
+    with trio.move_on_after(BACKEND_CLOSE_S) as cs:
+        cs.shield = True
+        await backend.aclose()
 
 
 async def direct_turn(backend: Backend, turn_input: TurnInput, emit: Emit) -> TurnResult:

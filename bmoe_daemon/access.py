@@ -169,6 +169,8 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("DELETE", "/api/tasks/<task_id>"): (Locality.LOCAL, "Deleting a task"),
     ("POST", "/api/tasks/<task_id>/run"): (Locality.LOCAL, "Running a task"),
     ("GET", "/api/hooks"): (Locality.LOCAL, "The list of hooks"),
+    ("GET", "/api/models"): (Locality.LOCAL, "The list of this computer's models"),
+    ("PUT", "/api/model"): (Locality.LOCAL, "Loading another model"),
 }
 
 

@@ -40,6 +40,7 @@ class Config:
     log_level: str = "info"
     scripted: Path | None = None
     agents_file: Path | None = None  # tests: more ACP agents, in clients.json's format
+    models_dirs: tuple[Path, ...] = ()  # more folders GET /api/models looks in
 
 
 def default_data_dir() -> Path:

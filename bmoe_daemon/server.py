@@ -26,7 +26,7 @@ from actors.acp import AcpAgents, load_specs
 from actors.atomic import write_atomic
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.engine import Backend, Engine
+from actors.engine import Backend, Engine, Loader
 from actors.env import Env
 from actors.errors import TurnFailed
 from actors.hooks import HOOKS_FILE, HookRunner
@@ -48,6 +48,7 @@ from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.models import ModelChoice, local_loader, remembered
 from bmoe_daemon.routes import events as events_route
 from bmoe_daemon.store import Store
 
@@ -78,6 +79,13 @@ async def load_backend(config: Config) -> Backend | None:
     # daemon without a model (or a test's scripted one) never needs to load.
     from actors.backends.local import LocalBackend, bundled_model_path
 
+    choice = remembered(config.data_dir) if config.model is None else None
+    if choice is not None:  # the person's last PUT /api/model; the bundled model if it no longer loads
+        log.info("loading the model chosen last time, %s", choice.path)
+        try:
+            return await local_loader(config, choice, keep=False)()
+        except TurnFailed as exc:
+            log.warning("the model chosen last time does not load (%s); starting with the bundled one", exc)
     path = config.model or bundled_model_path()
     if path is None:
         raise StartupError(
@@ -90,6 +98,14 @@ async def load_backend(config: Config) -> Backend | None:
                                        prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024)
     except TurnFailed as exc:
         raise StartupError(str(exc)) from None
+
+
+def _reloader(config: Config, backend: Backend | None) -> Loader | None:
+    """What loads the starting model again after a switch to one that did not load."""
+    path = getattr(backend, "path", None)
+    if not isinstance(path, Path):
+        return None  # scripted, or none: a switch then loads the new model first
+    return local_loader(config, ModelChoice(str(path), ctx_size=getattr(backend, "n_ctx", None)), keep=False)
 
 
 def build_skills(config: Config) -> SkillCatalog:
@@ -169,7 +185,8 @@ async def serve(
     store = Store(config.data_dir)
     backend = await load_backend(config)
     bus = EventBus()
-    engine = Engine(backend)
+    engine = Engine(backend, loader=_reloader(config, backend))
+    engine.on_model = lambda b: bus.publish("model", {"model": b.model_id, "n_ctx": b.n_ctx})
     providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
     skills = build_skills(config)
     mcp = build_mcp(config)

@@ -7,7 +7,7 @@ import trio
 
 from actors.backends.scripted import ScriptedBackend
 from actors.engine import Aborted, Engine, TurnInput
-from actors.errors import ActorGone, ContextFull, NoModel
+from actors.errors import ActorGone, ContextFull, NoModel, TurnFailed
 from tests.waiting import wait_for
 
 MSG = TurnInput(({"role": "user", "content": "hi"},))
@@ -126,3 +126,78 @@ async def test_emit_after_abort_raises_inside_the_backend():
     flag.set()
     with pytest.raises(Aborted):
         await backend.generate(TurnInput(({"role": "user", "content": "x"},)), _noop, flag)
+
+
+async def test_a_switch_waits_for_the_turn_in_progress_and_serves_the_next_on_the_new_model():
+    old = ScriptedBackend(default={"text": "from the old model", "delay": 0.01}, model_id="old")
+    new = ScriptedBackend(default={"text": "from the new"}, model_id="new")
+    closed: list[str] = []
+    for b in (old, new):
+        b.aclose = lambda b=b: _closed(closed, b.model_id)  # type: ignore[method-assign]
+    engine = Engine(old, loader=_loader(old))
+    told: list[str] = []
+    engine.on_model = lambda b: told.append(b.model_id)
+    results: dict[str, str] = {}
+
+    async def first() -> None:
+        results["first"] = (await engine.turn(MSG, _noop)).text
+
+    async def second() -> None:
+        results["second"] = (await engine.turn(MSG, _noop)).text
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        nursery.start_soon(first)
+        await wait_for(lambda: engine.statistics().state == "generating")
+
+        async def switch() -> None:
+            await engine.switch(_loader(new))
+            results["switched"] = engine.model_id or ""
+
+        nursery.start_soon(switch)
+        await wait_for(lambda: engine.statistics().mailbox == 1)
+        nursery.start_soon(second)  # queued behind the switch
+        await wait_for(lambda: len(results) == 3)
+        engine.close()
+    assert results == {"first": "from the old model", "switched": "new", "second": "from the new"}
+    assert closed[0] == "old" and told == ["new"]
+
+
+async def test_a_model_that_does_not_load_leaves_the_old_one_serving():
+    old = ScriptedBackend(default={"text": "still here"}, model_id="old")
+    loads: list[str] = []
+
+    async def reload() -> ScriptedBackend:
+        loads.append("old again")
+        return old
+
+    async def broken() -> ScriptedBackend:
+        loads.append("broken")
+        raise TurnFailed("Could not load broken.gguf: bad tensor data")
+
+    engine = Engine(old, loader=reload)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        with pytest.raises(TurnFailed, match="bad tensor"):
+            await engine.switch(broken)
+        assert loads == ["broken", "old again"] and engine.model_id == "old"
+        assert (await engine.turn(MSG, _noop)).text == "still here"
+        # Without a way to load the old one again, the new one is loaded before the old is let go.
+        engine2 = Engine(old)
+        await nursery.start(engine2.run)
+        with pytest.raises(TurnFailed):
+            await engine2.switch(broken)
+        assert engine2.model_id == "old"
+        engine.close()
+        engine2.close()
+
+
+def _loader(backend: ScriptedBackend):
+    async def load() -> ScriptedBackend:
+        return backend
+
+    return load
+
+
+async def _closed(closed: list[str], name: str) -> None:
+    closed.append(name)

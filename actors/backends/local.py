@@ -128,9 +128,10 @@ class LocalBackend:
     @classmethod
     async def load(
         cls, path: Path, *, n_ctx: int, n_threads: int | None = None,
-        prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
+        prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES, n_gpu_layers: int | None = None,
     ) -> LocalBackend:
-        """Load the GGUF in a worker thread. Raises TurnFailed with a plain reason."""
+        """Load the GGUF in a worker thread. Raises TurnFailed with a plain reason.
+        `n_gpu_layers`: layers offloaded to the GPU (-1 all; None: llama.cpp's default)."""
 
         def _load() -> LocalBackend:
             from llama_cpp import Llama
@@ -140,6 +141,7 @@ class LocalBackend:
                 llm = Llama(
                     model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                     verbose=False, logits_all=False,
+                    n_gpu_layers=0 if n_gpu_layers is None else n_gpu_layers,
                 )
                 if prompt_cache_bytes > 0:
                     with_scratch_sequence(llm)
