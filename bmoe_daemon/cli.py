@@ -63,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
                    help="MCP servers config (default: <data>/mcp.json)")
     s.add_argument("--skills-dir", type=Path, default=None, help="the shipped skills folder to use instead")
     s.add_argument("--chat-only", action="store_true", help="plain chat: no tools, workspaces or tasks")
+    s.add_argument("--models-dir", type=Path, action="append", default=[], metavar="DIR",
+                   help="a folder of GGUF models to list and offer beside <data>/models and other apps' "
+                        "(LM Studio, the Hugging Face cache, Ollama); repeatable")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     v = sub.add_parser("service", help="run the daemon as a background service of this user (systemd, launchd)")
     actions = v.add_subparsers(dest="action", required=True)
@@ -122,6 +125,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         log_level=args.log_level,
         scripted=args.scripted,
         agents_file=args.agents_file,
+        models_dirs=tuple(args.models_dir),
     )
 
 
