@@ -58,6 +58,24 @@ def cut_point(items: Sequence[Item]) -> int | None:
     return last_user
 
 
+def counted_since(items: Sequence[Item]) -> int | None:
+    """A provider's prompt length now: what its last answer's `usage` counted (its
+    prompt and its answer), and an estimate of the items after it. None when no answer
+    was counted, or a compaction or shortening since has changed what is sent."""
+    last = next((n for n in range(len(items) - 1, -1, -1)
+                 if items[n].kind == "assistant" and items[n].usage), None)
+    if last is None:
+        return None
+    usage = items[last].usage or {}
+    chars = 0
+    for item in items[last + 1 :]:
+        if item.compaction is not None or item.compacted or item.shortened:
+            return None
+        chars += len(item.text or "") + len(item.result or "")
+        chars += sum(len(c.arguments) for c in item.tool_calls or ())
+    return usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0) + chars // CHARS_PER_TOKEN + 1
+
+
 def summary_tokens(context: int) -> int:
     """The summary turn's answer at most: SUMMARY_MAX_TOKENS, less in a small context
     (an eighth of it), where a longer summary would take the room it is made to free."""

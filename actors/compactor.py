@@ -38,14 +38,20 @@ class Compactor:
             return self.env.providers.context_length(route)
         return DEFAULT_CONTEXT_LENGTH
 
-    async def prompt_tokens(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> int:
+    async def prompt_tokens(
+        self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec], *, counted: bool = True
+    ) -> int:
         """How long the prompt is: on the local model counted with its own template and
         tokenizer once the estimate says it may matter (under half the trigger it does
-        not, and counting costs a render); elsewhere the estimate from characters."""
+        not, and counting costs a render); on a provider, what its last round counted
+        and an estimate of what came after (compaction.counted_since); else the
+        estimate from characters."""
         estimate = compaction.estimate_tokens(messages, specs)
         backend = self.env.engine.backend
-        if (self.t.info.route != "local" or not isinstance(backend, CountsTokens)
-                or estimate < compaction.TRIGGER * self.context_tokens() / 2):
+        if self.t.info.route != "local":
+            since = compaction.counted_since(self.t.items) if counted else None
+            return estimate if since is None else since
+        if not isinstance(backend, CountsTokens) or estimate < compaction.TRIGGER * self.context_tokens() / 2:
             return estimate
         return await backend.count_tokens(TurnInput(tuple(messages), tuple(specs)))
 
@@ -54,8 +60,10 @@ class Compactor:
         return await self.prompt_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()
 
     async def past_context(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
-        """Whether the prompt would not fit the context at all."""
-        return await self.prompt_tokens(messages, specs) > self.context_tokens()
+        """Whether the prompt would not fit the context at all. (On a provider by the
+        estimate: this is asked again after each item shortened, which the last
+        round's count cannot see.)"""
+        return await self.prompt_tokens(messages, specs, counted=False) > self.context_tokens()
 
     async def compact(
         self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None, *, asked: bool = False

@@ -42,11 +42,17 @@ def call_chunks(index: int, call_id: str, name: str, arguments: str, size: int =
     return [head, *rest]
 
 
-def answer(text: str = "", *, reasoning: str = "", finish: str = "stop") -> dict[str, Any]:
-    """A reply: reasoning, then text, then the finish chunk and [DONE]."""
+def answer(
+    text: str = "", *, reasoning: str = "", finish: str = "stop", usage: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """A reply: reasoning, then text, then the finish chunk (then `usage`, as OpenAI
+    sends it: a chunk of no choices) and [DONE]."""
     chunks = [chunk({"role": "assistant"})]
     chunks += text_chunks(reasoning, key="reasoning_content") + text_chunks(text)
     chunks.append(chunk({}, finish))
+    if usage is not None:
+        chunks.append({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub-model",
+                       "choices": [], "usage": usage})
     return {"chunks": chunks}
 
 

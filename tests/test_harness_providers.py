@@ -171,3 +171,32 @@ async def test_a_provider_model_s_context_length_sets_when_it_compacts(tmp_path:
         asked = next(n for n, b in enumerate(requests) if b["messages"][0]["content"] == compaction.SUMMARY_PROMPT)
         assert asked == len(requests) - 2 and "tools" not in requests[asked]
         assert requests[-1]["messages"][1]["content"].startswith("[A summary of the conversation so far]")
+
+
+async def test_a_provider_s_own_count_of_the_prompt_decides_when_it_compacts(tmp_path: Path, stub: OpenAIStub) -> None:
+    """The provider counted 3,600 of the model's 4,096 tokens for a prompt whose text
+    the character estimate puts far lower (a tokenizer that spends more per word, or
+    images): the next message compacts first, on the provider's count."""
+    from actors import compaction
+
+    size = 4096
+    summary = "\n".join(f"## {s}\nabout {s.lower()}" for s in compaction.SECTIONS)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    async with run_daemon(tmp_path / "data", "--scripted", str(script)) as d, d.client() as c:
+        await c.post("/api/providers", json={"name": "Stub", "base_url": stub.base_url,
+                                             "models": [{"id": "m", "context_length": size}]})
+        cid = (await c.post("/api/conversations", json={"route": "stub/m"})).json()["id"]
+        for n, counted in enumerate((1800, 3600)):
+            stub.replies.append(answer(f"answer {n}", usage={"prompt_tokens": counted, "completion_tokens": 20,
+                                                              "total_tokens": counted + 20}))
+            await c.post(f"/api/conversations/{cid}/messages", json={"text": f"question {n}: " + "word " * 60})
+            body = await wait_http_state(c, cid, "idle")
+            assert not any(i.get("compaction") for i in body["items"])  # the estimate alone: ~150 tokens
+        assert body["items"][-1]["usage"]["prompt_tokens"] == 3600
+        stub.replies += [answer(summary), answer("answer 2")]
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "question 2"})
+        body = await wait_http_state(c, cid, "idle")
+        notice = next(i for i in body["items"] if i.get("compaction"))
+        assert notice["compaction"]["summary"] == summary
+        assert body["items"][-1]["text"] == "answer 2"
