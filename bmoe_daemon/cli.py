@@ -15,11 +15,13 @@ from bmoe_daemon.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     DEFAULT_PROMPT_CACHE_MIB,
+    LOG_MAX_BYTES,
     MAX_HELPERS,
     Config,
     default_data_dir,
     read_key_file,
 )
+from bmoe_daemon.startup import LOG_FORMAT
 
 
 def parser() -> argparse.ArgumentParser:
@@ -67,6 +69,10 @@ def parser() -> argparse.ArgumentParser:
                    help="a folder of GGUF models to list and offer beside <data>/models and other apps' "
                         "(LM Studio, the Hugging Face cache, Ollama); repeatable")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    s.add_argument("--log-file", type=Path, default=None, metavar="PATH",
+                   help="the log file, rotated at 10 MiB, 5 kept (default: <data>/logs/daemon.log)")
+    # For tests: the size the log file rotates at.
+    s.add_argument("--log-max-bytes", type=int, default=LOG_MAX_BYTES, help=argparse.SUPPRESS)
     v = sub.add_parser("service", help="run the daemon as a background service of this user (systemd, launchd)")
     actions = v.add_subparsers(dest="action", required=True)
     # install's own arguments are serve's options, passed through (main's parse_known_args).
@@ -93,6 +99,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         raise OptionError("--threads must be between 1 and 256")
     if args.prompt_cache_mib < 0:
         raise OptionError("--prompt-cache-mib must be 0 or more")
+    if args.log_max_bytes < 1:
+        raise OptionError("--log-max-bytes must be 1 or more")
     if not 1 <= args.helpers <= MAX_HELPERS:
         raise OptionError(f"--helpers must be between 1 and {MAX_HELPERS}")
     origins: list[str] = []
@@ -106,7 +114,9 @@ def serve_config(args: argparse.Namespace) -> Config:
         try:
             key = read_key_file(args.api_key_file)
         except (OSError, ValueError) as exc:
-            raise OptionError(f"cannot read the key file: {exc}")
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise OptionError(f"cannot read the key file {args.api_key_file}: {why}; "
+                              "pass --api-key-file a file whose first line is the key") from exc
     return Config(
         host=args.host,
         port=args.port,
@@ -126,6 +136,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         scripted=args.scripted,
         agents_file=args.agents_file,
         models_dirs=tuple(args.models_dir),
+        log_file=args.log_file,
+        log_max_bytes=args.log_max_bytes,
     )
 
 
@@ -140,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=LOG_FORMAT,
         stream=sys.stderr,
     )
     try:

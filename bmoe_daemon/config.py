@@ -19,6 +19,9 @@ DEFAULT_PROMPT_CACHE_MIB = 1024
 # Helpers (subagents, actors/subagents.py) running at once on the local model; more wait.
 DEFAULT_HELPERS = 2
 MAX_HELPERS = 16
+# The log file (<data>/logs/daemon.log unless --log-file) rotates at this size, keeping this many old files.
+LOG_MAX_BYTES = 10 * 1024 * 1024
+LOG_BACKUPS = 5
 
 
 @attrs.frozen
@@ -40,6 +43,8 @@ class Config:
     log_level: str = "info"
     scripted: Path | None = None
     agents_file: Path | None = None  # tests: more ACP agents, in clients.json's format
+    log_file: Path | None = None  # None: <data>/logs/daemon.log
+    log_max_bytes: int = LOG_MAX_BYTES  # tests lower it (the hidden --log-max-bytes)
     models_dirs: tuple[Path, ...] = ()  # more folders GET /api/models looks in
 
 

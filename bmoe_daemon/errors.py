@@ -22,7 +22,7 @@ through `from_actor`, into {"error": text, "code": code}:
     │   ├── TooLarge                    413 too_large: a body over the limit (named, in MiB)
     │   └── DiskFull                    507 disk_full: nothing could be saved
     ├── SettingsError                   connect.py: an app's settings file it cannot merge (answered SettingsConflict)
-    └── StartupError                    server.py: the daemon cannot start; the command line prints it and exits 2
+    └── StartupError                    startup.py: the daemon cannot start; the command line prints it and exits 2
 """
 
 from __future__ import annotations

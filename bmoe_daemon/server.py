@@ -19,8 +19,9 @@ from typing import Protocol
 
 import attrs
 import hypercorn.config
-import hypercorn.trio
 import trio
+from hypercorn.trio.run import worker_serve
+from hypercorn.utils import wrap_app
 
 from actors.acp import AcpAgents, load_specs
 from actors.atomic import write_atomic
@@ -46,10 +47,22 @@ from actors.tools.shell import ExecShellCommand, can_run_commands
 from actors.tools.skill_tool import UseSkill
 from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
-from bmoe_daemon.config import Config
+from bmoe_daemon.config import LOG_BACKUPS, Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.models import ModelChoice, local_loader, remembered
 from bmoe_daemon.routes import events as events_route
+from bmoe_daemon.startup import (
+    DataDirLock,
+    StartupError,
+    as_startup_error,
+    bind_sockets,
+    bound_address,
+    cannot_write,
+    close_sockets,
+    default_log_file,
+    hold_data_dir,
+    log_to_file,
+)
 from bmoe_daemon.store import Store
 
 log = logging.getLogger("bmoe")
@@ -64,10 +77,6 @@ HOOKS_STOP_S = 6.0  # the HTTP hooks' posts in flight, each at most 5 s
 ENGINE_STOP_S = HTTP_GRACE_S + 3
 # The skills the release ships: `skills/` beside the packages (the repo's, or site-packages').
 SHIPPED_SKILLS = Path(__file__).resolve().parent.parent / "skills"
-
-
-class StartupError(Exception):
-    """The daemon cannot start; the text says why and what to do."""
 
 
 async def load_backend(config: Config) -> Backend | None:
@@ -131,7 +140,8 @@ def build_acp(config: Config) -> AcpAgents:
     try:
         return AcpAgents(load_specs(files))
     except (OSError, ValueError) as exc:
-        raise StartupError(f"The agents' catalog cannot be read: {exc}") from None
+        raise StartupError(f"The agents' catalog cannot be read: {exc}; fix the file given with --agents-file, "
+                           "or reinstall bmoe-daemon if it is its own catalog/clients.json") from None
 
 
 def build_lsp(config: Config, in_use: Callable[[Path], bool]) -> LspManager | None:
@@ -178,11 +188,40 @@ async def serve(
     config: Config,
     *,
     stop_event: trio.Event | None = None,
+    data_lock: DataDirLock | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the daemon until a signal or `stop_event`; reports the address once serving."""
+    """Run the daemon until a signal or `stop_event`; reports the address once serving.
+    The port is bound before the model loads, so a port in use fails at once; `data_lock`
+    (run's hold on the data folder) is told the address once it is bound."""
     stop = stop_event if stop_event is not None else trio.Event()
-    store = Store(config.data_dir)
+    try:
+        store = Store(config.data_dir)
+    except OSError as exc:
+        raise cannot_write(config.data_dir, exc) from None
+    hconfig = hypercorn_config(config)
+    sockets = bind_sockets(hconfig, config.host, config.port)
+    try:
+        if data_lock is not None:
+            data_lock.record(bound_address(sockets))
+        await _serve_on(config, store, hconfig, sockets, stop, task_status)
+    finally:
+        close_sockets(sockets)
+
+
+def hypercorn_config(config: Config) -> hypercorn.config.Config:
+    hconfig = hypercorn.config.Config()
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    hconfig.bind = [f"{host}:{config.port}"]
+    hconfig.graceful_timeout = HTTP_GRACE_S
+    hconfig.accesslog = None
+    hconfig.errorlog = logging.getLogger("bmoe.hypercorn")
+    hconfig.keep_alive_timeout = 75
+    return hconfig
+
+
+async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Config, sockets: hypercorn.config.Sockets,
+                    stop: trio.Event, task_status: trio.TaskStatus[str]) -> None:
     backend = await load_backend(config)
     bus = EventBus()
     engine = Engine(backend, loader=_reloader(config, backend))
@@ -215,14 +254,6 @@ async def serve(
     app = create_app(ctx)
 
     http_send.install()  # each event frame is written before its task yields (see the module)
-    hconfig = hypercorn.config.Config()
-    host = f"[{config.host}]" if ":" in config.host else config.host
-    hconfig.bind = [f"{host}:{config.port}"]
-    hconfig.graceful_timeout = HTTP_GRACE_S
-    hconfig.accesslog = None
-    hconfig.errorlog = logging.getLogger("bmoe.hypercorn")
-    hconfig.keep_alive_timeout = 75
-
     http_stop = trio.Event()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_signals, stop)
@@ -237,8 +268,11 @@ async def serve(
         await nursery.start(hub.run)
         if scheduler is not None:
             await nursery.start(scheduler.run)
-        binds = await nursery.start(partial(hypercorn.trio.serve, app, hconfig, shutdown_trigger=http_stop.wait))
-        address = binds[0] if binds else f"http://{host}:{config.port}"
+        for sock in sockets.insecure_sockets:
+            sock.listen(hconfig.backlog)
+        await nursery.start(partial(worker_serve, wrap_app(app, hconfig.wsgi_max_body_size, "asgi"), hconfig,
+                                    sockets=sockets, shutdown_trigger=http_stop.wait))
+        address = bound_address(sockets)
         ctx.address = address
         print(f"listening on {address}", flush=True)
         log.info("serving on %s (model: %s)", address, engine.model_id or "none")
@@ -329,8 +363,22 @@ async def _watch_signals(stop: trio.Event) -> None:
 
 
 def run(config: Config) -> int:
+    """The daemon as a program: hold the data folder, log to the log file as well, serve.
+    A start-up failure is one line on stderr (and in the log file once it is open), and 2."""
     try:
-        trio.run(serve, config)
+        with hold_data_dir(config.data_dir) as lock, \
+                log_to_file(config.log_file or default_log_file(config.data_dir),
+                            max_bytes=config.log_max_bytes, backups=LOG_BACKUPS) as log_file:
+            try:
+                trio.run(partial(serve, config, data_lock=lock))
+            except BaseException as exc:
+                error = as_startup_error(exc)
+                if error is None:
+                    raise
+                # Into the file only: stderr gets the one line below.
+                log_file.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "cannot start: %s",
+                                               (error,), None))
+                raise error from None
     except StartupError as exc:
         print(f"bmoe-daemon: {exc}", file=sys.stderr)
         return 2

@@ -32,6 +32,10 @@ class DaemonProcess:
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")
 
+    def log_file(self) -> str:
+        """The daemon's log file (the default place, <data>/logs/daemon.log)."""
+        return (self.data_dir / "logs" / "daemon.log").read_text(errors="replace")
+
 
 @asynccontextmanager
 async def run_daemon(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[DaemonProcess]:

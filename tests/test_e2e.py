@@ -256,6 +256,7 @@ async def test_origin_and_key(tmp_path):
         proc_cmdline = await trio.Path(f"/proc/{d.proc.pid}/cmdline").read_bytes()
         assert b"s3cret" not in proc_cmdline
     assert "s3cret" not in d.stderr()
+    assert "serving on" in d.log_file() and "s3cret" not in d.log_file()
 
 
 async def test_sigterm_stops_runs_with_a_notice(tmp_path):

@@ -130,6 +130,6 @@ async def test_a_provider_conversation_end_to_end(tmp_path: Path, stub: OpenAISt
             assert r.json() == []
     assert KEY.encode() not in cmdline
     assert provider_bodies and not [b for b in provider_bodies if KEY in b]
-    log = d.stderr()
-    assert "chat/completions" in log  # the debug log did see the requests go out
-    assert KEY not in log
+    for log in (d.stderr(), d.log_file()):
+        assert "chat/completions" in log  # the debug log did see the requests go out
+        assert KEY not in log

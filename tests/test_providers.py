@@ -472,7 +472,7 @@ async def test_a_conversation_on_a_real_openai_server(tmp_path: Path) -> None:
         assert reply["kind"] == "assistant" and reply["text"].strip()
         streamed = "".join(e[2].get("text", "") for e in sse.events if e[1] == "delta")
         assert streamed == reply["text"] and len([e for e in sse.events if e[1] == "delta"]) > 1
-        assert KEY not in d.stderr()
+        assert KEY not in d.stderr() and KEY not in d.log_file()
     finally:
         proc.terminate()
         with trio.move_on_after(10) as cs:
