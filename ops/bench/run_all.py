@@ -2,7 +2,7 @@
 
 Each benchmark runs as its own process (`python ops/bench/<name>.py`), its output
 shown as it goes; its last line, `BENCH-RESULT {json}`, gives the summary rows. Run
-them one at a time: they measure wall time on a small machine. By default the eight
+them one at a time: they measure wall time on a small machine. By default the ones
 in ORDER run; --all adds any other script in the folder (a script that prints no
 result line is shown as having run).
 
@@ -29,7 +29,7 @@ REPO = HERE.parents[1]
 RESULT_PREFIX = "BENCH-RESULT "
 ORDER = [
     "startup", "store_save", "event_latency", "composing_latency", "concurrency", "prefix_reuse", "harness_overhead",
-    "first_token", "search_bench",
+    "first_token", "search_bench", "history_scale",
 ]
 
 
