@@ -1,8 +1,12 @@
 """The hub actor: the workspaces, and a supervisor for every conversation actor.
 
-It loads what the store holds at start (a conversation that was running reads
-`idle` with a notice), starts one actor per conversation in its nursery, and on
-shutdown closes each, which stops its run and saves it.
+At start it reads the store's index of conversations, not the conversations: each
+is a light entry (its ConversationInfo) until something needs its items (it is
+opened, messaged, answered, edited or deleted: `open`), and only then is its file
+read and its actor started in the hub's nursery. A conversation that was running
+when the daemon stopped is read at start (it reads `idle` with a notice, on disk
+before serving). On shutdown the hub closes each live actor, which stops its run and
+saves it, then writes the index a last time.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ log = logging.getLogger("bmoe.hub")
 
 AGENTS = ("builtin",)
 MAX_RESTARTS = 5
+INDEX_SAVE_S = 2.0  # the index is written at most this often while conversations change
+INDEX_STOP_S = 10.0
+# A conversation read at start whatever needs it: its last run was going when the daemon stopped.
+RESTORE_AT_START = ("running", "waiting")
 
 
 @attrs.frozen
@@ -40,7 +48,13 @@ class Workspace:
 
 
 class HubStore(Protocol):
-    def load_conversations(self) -> list[ConversationRecord]: ...
+    def load_index(self) -> list[ConversationInfo]: ...
+
+    def load_conversation(self, conversation_id: str) -> ConversationRecord: ...
+
+    async def save_index(self) -> None: ...
+
+    async def keep_index(self, every_s: float) -> None: ...
 
     def load_workspaces(self) -> list[Workspace]: ...
 
@@ -64,7 +78,9 @@ class Hub:
         self._store = store
         self._env = attrs.evolve(env, resolve_workspace=self.workspace_path)
         self._workspaces: dict[str, Workspace] = {}
-        self._convs: dict[str, Conversation] = {}
+        self._convs: dict[str, Conversation] = {}  # the live actors
+        self._asleep: dict[str, ConversationInfo] = {}  # the others: their items are on disk only
+        self._waking: dict[str, trio.Event] = {}  # conversations being read, set once they are live (or not)
         self._nursery: trio.Nursery | None = None
         self._state = "starting"
         self._closing = trio.Event()
@@ -77,24 +93,56 @@ class Hub:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         for ws in self._store.load_workspaces():
             self._workspaces[ws.id] = ws
-        loaded = self._store.load_conversations()
+        infos = await trio.to_thread.run_sync(self._store.load_index)
         try:
-            async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                for record in loaded:
-                    fixed = restored(record)
-                    conv = await nursery.start(self._supervise, fixed)
-                    if fixed is not record:
-                        await conv.flush()  # the restart notice is on disk before serving
-                self._state = "serving"
-                task_status.started()
-                await self._closing.wait()
-                for conv in self._convs.values():
-                    conv.close()
+            async with trio.open_nursery() as keeper:
+                keeper.start_soon(self._store.keep_index, INDEX_SAVE_S)
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    for info in infos:
+                        if info.state in RESTORE_AT_START:
+                            await self._wake(info.id)
+                        else:
+                            self._asleep[info.id] = info
+                    self._state = "serving"
+                    task_status.started()
+                    await self._closing.wait()
+                    for conv in self._convs.values():
+                        conv.close()
+                keeper.cancel_scope.cancel()
         finally:
             self._state = "stopped"
             self._nursery = None
+            with trio.move_on_after(INDEX_STOP_S) as cs:
+                cs.shield = True
+                try:
+                    await self._store.save_index()
+                except OSError as exc:
+                    log.error("could not write the conversation index at stop: %s", exc)
             self._stopped.set()
+
+    async def _wake(self, conversation_id: str) -> Conversation | None:
+        """Read a conversation's file and start its actor (restored, as at start, and
+        on disk so before it serves); None when its file cannot be read any more (named
+        in the log, left in place, and no longer listed)."""
+        assert self._nursery is not None
+        try:
+            record = await trio.to_thread.run_sync(self._store.load_conversation, conversation_id)
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            log.warning("conversation %s cannot be read: %s", conversation_id, exc)
+            self._asleep.pop(conversation_id, None)
+            return None
+        fixed = restored(record)
+        info = self._asleep.pop(conversation_id, None)  # listed by its actor from here on
+        try:
+            conv: Conversation = await self._nursery.start(self._supervise, fixed)
+        except BaseException:
+            if info is not None:
+                self._asleep[conversation_id] = info
+            raise
+        if fixed is not record:
+            await conv.flush()  # the restart notice is on disk before serving
+        return conv
 
     async def _supervise(
         self, record: ConversationRecord, *, task_status: trio.TaskStatus[Conversation] = trio.TASK_STATUS_IGNORED
@@ -170,13 +218,52 @@ class Hub:
     # ---- conversations ----
 
     def conversations(self) -> list[Conversation]:
+        """The live conversations (their actors started), newest first."""
         return sorted(self._convs.values(), key=lambda c: (c.info.updated, c.info.created), reverse=True)
 
+    def infos(self) -> list[ConversationInfo]:
+        """Every conversation, live or not, in no particular order."""
+        return [*self._asleep.values(), *(c.info for c in self._convs.values())]
+
     def get(self, conversation_id: str) -> Conversation:
+        """A live conversation; NotFound for one that is not (see `open`)."""
         conv = self._convs.get(conversation_id)
         if conv is None:
             raise NotFound("There is no such conversation.")
         return conv
+
+    def peek(self, conversation_id: str) -> ConversationInfo:
+        """A conversation's info, live or not, without reading its items."""
+        conv = self._convs.get(conversation_id)
+        if conv is not None:
+            return conv.info
+        info = self._asleep.get(conversation_id)
+        if info is None:
+            raise NotFound("There is no such conversation.")
+        return info
+
+    async def open(self, conversation_id: str) -> Conversation:
+        """The conversation, its actor started (its file read) if it was not live.
+        NotFound when there is none, or its file can no longer be read. Cancelled while
+        the file is read: the reading goes on for whoever asks next."""
+        while True:
+            conv = self._convs.get(conversation_id)
+            if conv is not None:
+                return conv
+            if conversation_id not in self._asleep:
+                raise NotFound("There is no such conversation.")
+            waking = self._waking.get(conversation_id)
+            if waking is not None:
+                await waking.wait()
+                continue
+            if self._nursery is None or self._state != "serving":
+                raise Invalid("The daemon is shutting down.")
+            waking = self._waking[conversation_id] = trio.Event()
+            try:
+                await self._wake(conversation_id)
+            finally:
+                del self._waking[conversation_id]
+                waking.set()
 
     async def create(
         self,
@@ -221,7 +308,7 @@ class Hub:
         return conv
 
     async def delete(self, conversation_id: str) -> None:
-        conv = self.get(conversation_id)
+        conv = await self.open(conversation_id)
         await conv.delete()
         self._convs.pop(conversation_id, None)
         if self._env.acp is not None:

@@ -245,6 +245,12 @@ class ConversationInfo:
     instructions_delivered: tuple[str, ...] = ()  # nested ones already given with a result
     context: tuple[int, int] | None = None  # (tokens the last round used, the context's size)
 
+    @property
+    def local_only(self) -> bool:
+        """Its events go to local subscribers only: it reaches this computer's files or
+        secrets (a workspace, a provider route)."""
+        return self.workspace is not None or self.route != "local"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,

@@ -84,9 +84,8 @@ class Transcript:
 
     @property
     def local_only(self) -> bool:
-        """Its events go to local subscribers only: it reaches this computer's files or
-        secrets (a workspace, a provider route)."""
-        return self._info.workspace is not None or self._info.route != "local"
+        """See ConversationInfo.local_only."""
+        return self._info.local_only
 
     def record(self) -> ConversationRecord:
         return ConversationRecord(self._info, tuple(self._items))

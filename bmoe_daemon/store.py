@@ -4,12 +4,22 @@ Every file is written whole to a temporary file in the same folder, fsynced, the
 renamed over the old one, so a crash at any moment leaves either the previous
 version or the new one, never a torn file. Writes run in a worker thread; one lock
 per file keeps them in order.
+
+The index (`agent/conversations-index.json`) lets the daemon start without reading
+every conversation: for each file, its name, the (inode, size, mtime) it had when the
+store last wrote or read it, and its head (everything but the items). Each save
+updates the entry in memory; `save_index` writes the whole index (atomically, like
+every file) when it changed. At start `load_index` takes an entry only while its
+file's (inode, size, mtime) still match, and reads any other file whole, so an index
+that is missing, damaged, or older than the files (a crash between a save and the
+next index write) is rebuilt from the files, as far as it must be.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,7 +28,7 @@ import trio
 
 from actors.atomic import read_own_file, write_atomic
 from actors.hub import Workspace
-from actors.items import ConversationRecord, Item
+from actors.items import ConversationInfo, ConversationRecord, Item
 
 log = logging.getLogger("bmoe.store")
 
@@ -27,12 +37,33 @@ MAX_CONVERSATION_FILE_BYTES = 1024 * 1024 * 1024
 MAX_SETTINGS_FILE_BYTES = 16 * 1024 * 1024
 # How many conversations keep their items' encodings between saves.
 ENCODED_CONVERSATIONS = 32
+INDEX_FILE = "conversations-index.json"
+INDEX_VERSION = 1
+MAX_INDEX_FILE_BYTES = 1024 * 1024 * 1024
 
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
 def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+Stamp = tuple[int, int, int]  # a file's (inode, size, mtime in ns): a new save is a new inode
+
+
+def _stamp(st: os.stat_result) -> Stamp:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _entry_bytes(name: str, stamp: Stamp, record: ConversationRecord) -> bytes:
+    return _dumps({"file": name, "stamp": list(stamp), "head": record.head_json()})
+
+
+def _unreadable(path: Path, exc: Exception) -> None:
+    log.warning("skipping unreadable conversation file %s: %s", path, exc)
+
+
+_READ_ERRORS = (OSError, ValueError, KeyError, TypeError, RecursionError)
 
 
 class Store:
@@ -47,6 +78,11 @@ class Store:
         self._encoded: dict[str, dict[str, tuple[Item, bytes]]] = {}
         self._encoded_lock = threading.Lock()
         self._limiter = trio.CapacityLimiter(4)
+        # The index: conversation id -> (file name, stamp, its encoded entry).
+        self._index: dict[str, tuple[str, Stamp, bytes]] = {}
+        self._index_version = 0  # counts changes to _index; _index_saved is the one on disk
+        self._index_saved = 0
+        self._index_changed = trio.Event()
         self._cleanup_temporaries()
 
     def _cleanup_temporaries(self) -> None:
@@ -76,11 +112,117 @@ class Store:
         out: list[ConversationRecord] = []
         for path in sorted(self.conv_dir.glob("*.json")):
             try:
-                data = json.loads(read_own_file(path, MAX_CONVERSATION_FILE_BYTES))
-                out.append(ConversationRecord.from_json(data))
-            except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-                log.warning("skipping unreadable conversation file %s: %s", path, exc)
+                out.append(self._read(path))
+            except _READ_ERRORS as exc:
+                _unreadable(path, exc)
         return out
+
+    def _read(self, path: Path) -> ConversationRecord:
+        return ConversationRecord.from_json(json.loads(read_own_file(path, MAX_CONVERSATION_FILE_BYTES)))
+
+    def load_conversation(self, conversation_id: str) -> ConversationRecord:
+        """One conversation whole, from the file the index names (blocking: call it in a
+        thread). NotFound-like KeyError when the index has no such conversation; a file
+        that cannot be read now raises as it does (OSError, ValueError, ...)."""
+        name = self._index[conversation_id][0]
+        record = self._read(self.conv_dir / name)
+        if record.info.id != conversation_id:
+            raise ValueError(f"{name} now holds conversation {record.info.id!r}")
+        return record
+
+    def load_index(self) -> list[ConversationInfo]:
+        """The head of every readable conversation, from the index where its entry still
+        matches the file, else from the file itself (a file that cannot be read is named
+        in the log and left in place, as load_conversations does). Writes the index
+        again when it was not exact. Blocking: runs once at start."""
+        kept: dict[str, tuple[Stamp, dict[str, Any]]] = {}  # file name -> its stamp and head, as the index says
+        try:
+            raw = json.loads(read_own_file(self.agent_dir / INDEX_FILE, MAX_INDEX_FILE_BYTES))
+            if raw.get("version") != INDEX_VERSION:
+                raise ValueError(f"version {raw.get('version')!r}")
+            for entry in raw["entries"]:
+                ino, size, mtime = entry["stamp"]
+                kept[str(entry["file"])] = ((int(ino), int(size), int(mtime)), dict(entry["head"]))
+        except FileNotFoundError:
+            log.info("no conversation index yet: reading every conversation file")
+        except (*_READ_ERRORS, AttributeError) as exc:
+            log.warning("the conversation index cannot be used (%s): reading every conversation file", exc)
+            kept = {}
+        infos: list[ConversationInfo] = []
+        index: dict[str, tuple[str, Stamp, bytes]] = {}
+        exact = True
+        with os.scandir(self.conv_dir) as it:
+            entries = sorted((e for e in it if e.name.endswith(".json") and not e.name.startswith(".")),
+                             key=lambda e: e.name)
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                stamp = _stamp(entry.stat(follow_symlinks=True))
+            except OSError as exc:
+                _unreadable(path, exc)
+                exact = False
+                continue
+            old = kept.pop(entry.name, None)
+            try:
+                if old is not None and old[0] == stamp:
+                    record = ConversationRecord.from_json({**old[1], "items": []})
+                else:
+                    exact = False
+                    record = self._read(path)
+                    record = ConversationRecord(record.info, ())
+            except _READ_ERRORS as exc:
+                _unreadable(path, exc)
+                exact = False
+                continue
+            if record.info.id in index:
+                _unreadable(path, ValueError(f"conversation {record.info.id!r} is also in {index[record.info.id][0]}"))
+                exact = False
+                continue
+            index[record.info.id] = (entry.name, stamp, _entry_bytes(entry.name, stamp, record))
+            infos.append(record.info)
+        self._index = index
+        if kept or not exact:
+            self._write_index()
+        return infos
+
+    def _index_bytes(self) -> bytes:
+        entries = b",".join(e[2] for e in self._index.values())
+        return b'{"version":%d,"entries":[%s]}' % (INDEX_VERSION, entries)
+
+    def _write_index(self) -> None:
+        write_atomic(self.agent_dir / INDEX_FILE, self._index_bytes())
+
+    def _index_set(self, conversation_id: str, value: tuple[str, Stamp, bytes] | None) -> None:
+        if value is None:
+            if self._index.pop(conversation_id, None) is None:
+                return
+        else:
+            self._index[conversation_id] = value
+        self._index_version += 1
+        self._index_changed.set()
+
+    async def save_index(self) -> None:
+        """Write the index when it changed since it was last written. Cancelled: a write
+        already started finishes in its thread."""
+        version = self._index_version
+        if version == self._index_saved:
+            return
+        data = self._index_bytes()  # a snapshot, taken in trio's thread
+        async with self._lock(INDEX_FILE):
+            await trio.to_thread.run_sync(write_atomic, self.agent_dir / INDEX_FILE, data, limiter=self._limiter)
+        self._index_saved = max(self._index_saved, version)
+
+    async def keep_index(self, every_s: float) -> None:
+        """Write the index at most every `every_s` seconds while conversations change;
+        runs until cancelled (then call save_index once more)."""
+        while True:
+            await self._index_changed.wait()
+            self._index_changed = trio.Event()
+            await trio.sleep(every_s)
+            try:
+                await self.save_index()
+            except OSError as exc:
+                log.error("could not write the conversation index: %s", exc)
 
     async def save_conversation(self, record: ConversationRecord, *, durable: bool = True) -> None:
         """Write the conversation whole. Cancelled: the write already started finishes
@@ -88,10 +230,12 @@ class Store:
         interim save while an item streams, without fsync (see write_atomic)."""
         path = self.conversation_path(record.info.id)
         async with self._lock(path.name):
-            await trio.to_thread.run_sync(self._write_record, path, record, durable, limiter=self._limiter)
+            stamp = await trio.to_thread.run_sync(self._write_record, path, record, durable, limiter=self._limiter)
+            self._index_set(record.info.id, (path.name, stamp, _entry_bytes(path.name, stamp, record)))
 
-    def _write_record(self, path: Path, record: ConversationRecord, durable: bool = True) -> None:
+    def _write_record(self, path: Path, record: ConversationRecord, durable: bool = True) -> Stamp:
         write_atomic(path, self.encode_record(record), durable=durable)
+        return _stamp(os.stat(path))
 
     def encode_record(self, record: ConversationRecord) -> bytes:
         """The record as the file's bytes. Items are immutable values, so each one's
@@ -130,6 +274,7 @@ class Store:
                 path.unlink()
             except FileNotFoundError:
                 pass
+            self._index_set(conversation_id, None)
 
     # ---- workspaces ----
 

@@ -117,7 +117,7 @@ async def test_unexpected_errors_are_500_internal_without_details(app, daemon, m
     def boom(self):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(type(daemon.hub), "conversations", boom)
+    monkeypatch.setattr(type(daemon.hub), "infos", boom)
     status, body = await call(app, "GET", "/api/conversations", LOCAL)
     assert status == 500 and body["code"] == "internal" and "secret" not in body["error"]
 

@@ -333,6 +333,8 @@ CHILD = textwrap.dedent(
             sys.stdout.flush()
             if via_store:
                 await store.save_conversation(record)
+                if size % 2:  # the index is written now and then, as the hub does
+                    await store.save_index()
             else:
                 write_atomic(store.conversation_path("crash"), data)
 
@@ -413,6 +415,9 @@ def test_random_upserts_and_crashes_never_leave_an_unreadable_file(ops: list, da
         assert list(conv_dir.glob(".*.tmp")) == []
         assert list(store.agent_dir.glob(".*.tmp")) == []
         assert store.load_conversations() == expected
+        # The index, whatever point of a save the kill came at, gives what the files hold.
+        assert store.load_index() == [r.info for r in expected]
+        assert Store(data_dir).load_index() == [r.info for r in expected]
 
 
 @settings(max_examples=60)
@@ -478,3 +483,67 @@ def test_a_fifo_in_place_of_a_data_file_is_refused_at_once(tmp_path: Path) -> No
     assert RuleBook(store.agent_dir / "permission-rules.json").listing("w") == []
     with pytest.raises(OSError):
         read_key_file(tmp_path / "key")
+
+
+# ---- the index ----
+
+
+async def _three(store: Store) -> list[ConversationRecord]:
+    records = [make_record(cid) for cid in ("a", "b", "c")]
+    for record in records:
+        await store.save_conversation(record)
+    await store.save_index()
+    return records
+
+
+async def test_the_index_gives_every_head_without_the_items(tmp_path: Path) -> None:
+    records = await _three(Store(tmp_path))
+    store = Store(tmp_path)
+    assert store.load_index() == [r.info for r in records]
+    assert store.load_conversation("b") == records[1]
+    with pytest.raises(KeyError):
+        store.load_conversation("zz")
+
+
+@pytest.mark.parametrize("damage", ["missing", b"", b"{not json", b'{"version":1,"entries":[{"file":"a.json"}]}',
+                                    b'{"version":99,"entries":[]}', b"[]", b'{"version":1,"entries":5}'])
+async def test_a_damaged_or_missing_index_is_rebuilt_from_the_files(tmp_path: Path, damage: object) -> None:
+    records = await _three(Store(tmp_path))
+    index = tmp_path / "agent" / store_module.INDEX_FILE
+    if damage == "missing":
+        index.unlink()
+    else:
+        assert isinstance(damage, bytes)
+        index.write_bytes(damage)
+    assert Store(tmp_path).load_index() == [r.info for r in records]
+    # ...and written again whole: the next start takes it as it is.
+    json.loads(index.read_bytes())
+    assert Store(tmp_path).load_index() == [r.info for r in records]
+
+
+async def test_the_index_follows_files_changed_added_or_removed_behind_it(tmp_path: Path, caplog) -> None:
+    import attrs
+
+    store = Store(tmp_path)
+    records = await _three(store)
+    changed = attrs.evolve(records[0], info=attrs.evolve(records[0].info, title="Renamed elsewhere"))
+    write_atomic(store.conversation_path("a"), store_module._dumps(changed.to_json()))  # not through the store
+    store.conversation_path("c").unlink()
+    (store.conv_dir / "d.json").write_bytes(store_module._dumps(make_record("d").to_json()))
+    (store.conv_dir / "broken.json").write_bytes(b'{"id": "broken", "items": [')
+    infos = Store(tmp_path).load_index()
+    assert infos == [changed.info, records[1].info, make_record("d").info]
+    assert "broken.json" in caplog.text and (store.conv_dir / "broken.json").exists()
+    caplog.clear()
+    Store(tmp_path).load_index()
+    assert "broken.json" in caplog.text  # named at every start, never dropped
+
+
+async def test_a_delete_leaves_the_index(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    records = await _three(store)
+    await store.delete_conversation("b")
+    await store.save_index()
+    index = json.loads((tmp_path / "agent" / store_module.INDEX_FILE).read_bytes())
+    assert [e["file"] for e in index["entries"]] == ["a.json", "c.json"]
+    assert Store(tmp_path).load_index() == [records[0].info, records[2].info]

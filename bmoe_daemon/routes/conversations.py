@@ -7,6 +7,7 @@ from typing import Any
 
 from quart import Blueprint, Response, jsonify, request
 
+from actors import listing
 from actors.conversation import Conversation
 from actors.items import Item, new_id
 from bmoe_daemon import access
@@ -29,10 +30,11 @@ from bmoe_daemon.errors import BadRequest, NoVision
 bp = Blueprint("conversations", __name__)
 
 
-def _conversation(conversation_id: str) -> Conversation:
-    conv = daemon().hub.get(conversation_id)
-    access.check_conversation(conv.local_only, is_local())
-    return conv
+async def _conversation(conversation_id: str) -> Conversation:
+    """The conversation, its items read if they were not (checked before they are)."""
+    hub = daemon().hub
+    access.check_conversation(hub.peek(conversation_id).local_only, is_local())
+    return await hub.open(conversation_id)
 
 
 def _require_provider(route: str) -> None:
@@ -70,8 +72,18 @@ async def _body() -> dict[str, Any]:
 
 @bp.get("/api/conversations")
 async def get_conversations() -> Response:
+    """Every conversation newest first; with `limit`, `before`, `q` or `task`, one page of
+    them, and the next page's cursor in X-Next-Before (none after the last page)."""
+    try:
+        query = listing.parse_query(request.args.to_dict())
+    except listing.BadPage as exc:
+        raise BadRequest(str(exc)) from None
     local = is_local()
-    return jsonify([c.info.to_json() for c in daemon().hub.conversations() if local or not c.local_only])
+    rows, after = listing.page((i for i in daemon().hub.infos() if local or not i.local_only), query)
+    response = jsonify([i.to_json() for i in rows])
+    if after is not None:
+        response.headers["X-Next-Before"] = after
+    return response
 
 
 @bp.post("/api/conversations")
@@ -92,12 +104,12 @@ async def post_conversations() -> tuple[Response, int]:
 
 @bp.get("/api/conversations/<conversation_id>")
 async def get_conversation(conversation_id: str) -> Response:
-    return jsonify(_conversation(conversation_id).to_json())
+    return jsonify((await _conversation(conversation_id)).to_json())
 
 
 @bp.patch("/api/conversations/<conversation_id>")
 async def patch_conversation(conversation_id: str) -> Response:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     changes = patch_fields(await _body())
     local = is_local()
     if "route" in changes:
@@ -119,7 +131,7 @@ async def patch_conversation(conversation_id: str) -> Response:
 
 @bp.delete("/api/conversations/<conversation_id>")
 async def delete_conversation(conversation_id: str) -> Response:
-    _conversation(conversation_id)
+    await _conversation(conversation_id)
     await daemon().hub.delete(conversation_id)
     return jsonify({"deleted": conversation_id})
 
@@ -136,7 +148,7 @@ def _check_send(conv: Conversation, images: list[str] | None) -> tuple[str, ...]
 
 @bp.post("/api/conversations/<conversation_id>/messages")
 async def post_messages(conversation_id: str) -> tuple[Response, int]:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     body = structure(await _body(), SendMessage)
     images = _check_send(conv, body.images)
     item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan,
@@ -146,7 +158,7 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
 
 @bp.post("/api/conversations/<conversation_id>/edit")
 async def post_edit(conversation_id: str) -> tuple[Response, int]:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     body = structure(await _body(), EditMessage)
     _check_send(conv, None)
     item = await conv.send_message(body.text, local=is_local(), edit_of=body.item, think=body.think)
@@ -155,7 +167,7 @@ async def post_edit(conversation_id: str) -> tuple[Response, int]:
 
 @bp.post("/api/conversations/<conversation_id>/approval")
 async def post_approval(conversation_id: str) -> Response:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     body = structure(await _body(), Approval)
     await conv.approve(body.item, body.decision != "deny", feedback=body.feedback, local=is_local(),
                        always=body.decision == "approve_always")
@@ -164,13 +176,13 @@ async def post_approval(conversation_id: str) -> Response:
 
 @bp.get("/api/conversations/<conversation_id>/plan")
 async def get_plan(conversation_id: str) -> Response:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     return jsonify(await conv.plan_view())
 
 
 @bp.post("/api/conversations/<conversation_id>/answer")
 async def post_answer(conversation_id: str) -> Response:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     body = structure(await _body(), Answer)
     await conv.answer(body.item, body.answer, local=is_local())
     return jsonify({"item": body.item, "answer": body.answer})
@@ -178,20 +190,20 @@ async def post_answer(conversation_id: str) -> Response:
 
 @bp.post("/api/conversations/<conversation_id>/compact")
 async def post_compact(conversation_id: str) -> tuple[Response, int]:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     await conv.compact(local=is_local())
     return jsonify(conv.info.to_json()), 202
 
 
 @bp.post("/api/conversations/<conversation_id>/resume")
 async def post_resume(conversation_id: str) -> tuple[Response, int]:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     await conv.resume(local=is_local())
     return jsonify(conv.info.to_json()), 202
 
 
 @bp.post("/api/conversations/<conversation_id>/stop")
 async def post_stop(conversation_id: str) -> Response:
-    conv = _conversation(conversation_id)
+    conv = await _conversation(conversation_id)
     stopped = await conv.stop()
     return jsonify({"stopped": stopped})

@@ -37,11 +37,11 @@ def _read(path: str) -> bytes:
 
 @bp.get("/api/conversations/<conversation_id>/file")
 async def get_conversation_file(conversation_id: str) -> Response:
-    conv = daemon().hub.get(conversation_id)
+    info = daemon().hub.peek(conversation_id)
     raw = request.args.get("path")
     if not raw:
         raise BadRequest("Give the file with ?path=<path relative to the workspace>.")
-    ws_id = conv.info.workspace
+    ws_id = info.workspace
     root = daemon().hub.workspace_path(ws_id) if ws_id else None
     if root is None:
         raise NotFoundError("This conversation has no workspace.")
