@@ -21,9 +21,9 @@ from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running
 
 pytestmark = pytest.mark.model
 
-# About one try in three gets there (7 of 21 measured here); most others write a todo
-# list that never ends, caught within about 40 s. Twelve tries fail together about once
-# in a hundred runs.
+# About one try in four gets there (8 of 28 measured here); most others write a todo
+# list that never ends, caught within about 40 s. Twelve tries all fail in about 3 runs
+# of 100 at that rate.
 TRIES = 12
 # One try's bounds. A try that gets there takes two to four calls (8-60 s here); one that
 # does not loops on one tool, so six calls without a plan end it, as does the time a
