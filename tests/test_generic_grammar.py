@@ -102,8 +102,26 @@ def test_a_grammar_llama_cpp_refuses_falls_back_to_any_object_then_fails_in_word
 
     grammars = GenericGrammars(check)
     grammars.get((spec("t", "string"),), required=True)
-    assert len(refused) == 1  # the strict one was refused, the loose one taken
+    assert len(refused) == 2  # the strict one, bounds and all, then loosened: refused; the loose one taken
     with pytest.raises(Exception, match="could not be made into a grammar"):
         GenericGrammars(lambda text: False).get((spec("t", "string"),), required=True)
     with pytest.raises(Exception, match="answer's JSON schema"):
         GenericGrammars(lambda text: False).for_schema({"type": "object"})
+
+
+def test_small_integer_ranges_become_choices_and_strings_exclude_control_characters():
+    from actors.backends.generic_grammar import MAX_INT_CHOICES, STRICT_CHAR, strict_strings, with_int_ranges
+
+    schema = {"type": "object", "properties": {
+        "n": {"type": "integer", "minimum": -2, "maximum": 2},
+        "big": {"type": "integer", "minimum": 0, "maximum": MAX_INT_CHOICES},
+        "given": {"type": "integer", "minimum": 0, "maximum": 3, "enum": [1]}}}
+    out = with_int_ranges(schema)["properties"]
+    assert out["n"]["enum"] == [-2, -1, 0, 1, 2]
+    assert "enum" not in out["big"]  # too many values: the tool checks it
+    assert out["given"]["enum"] == [1]
+    texts: list[str] = []
+    GenericGrammars(lambda text: texts.append(text) or True).get((spec("t", "string"),), required=True)
+    rules = [line for line in texts[0].splitlines() if line.startswith("char ::=")]
+    assert rules == [STRICT_CHAR] and "\\x00-\\x1F" in STRICT_CHAR
+    assert strict_strings("root ::= x\nchar ::= [^\"]") == "root ::= x\n" + STRICT_CHAR

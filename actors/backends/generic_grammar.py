@@ -5,6 +5,7 @@ reply, and llama.cpp's sampler is held to that shape."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,26 @@ MAX_BOUND = 64
 _BOUNDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties"})
 
 
+# llama.cpp's converter ignores an integer's minimum and maximum: a range of at most
+# this many values is given to it as the list of them (larger ones the tool checks).
+MAX_INT_CHOICES = 256
+
+
+def with_int_ranges(schema: Any) -> Any:
+    """`schema` with each small bounded integer range written as an `enum` of its values."""
+    if isinstance(schema, list):
+        return [with_int_ranges(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: with_int_ranges(v) for k, v in schema.items()}
+    low, high = out.get("minimum"), out.get("maximum")
+    if (out.get("type") == "integer" and "enum" not in out
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high))
+            and 0 <= high - low < MAX_INT_CHOICES):
+        out["enum"] = list(range(low, high + 1))
+    return out
+
+
 def loosened(schema: Any) -> Any:
     """`schema` without the bounds over MAX_BOUND (anywhere in it)."""
     if isinstance(schema, dict):
@@ -66,6 +87,18 @@ def loosened(schema: Any) -> Any:
     if isinstance(schema, list):
         return [loosened(v) for v in schema]
     return schema
+
+
+# A JSON string's character, as JSON has it: no raw control character (the converter's
+# own rule admits them, and `json.loads` then refuses the call: "Invalid control
+# character"), escapes only of the kinds JSON has.
+STRICT_CHAR = r'char ::= [^"\\\x00-\x1F\x7F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+_CHAR_RULE = re.compile(r"^char ::= .*$", re.MULTILINE)
+
+
+def strict_strings(grammar: str) -> str:
+    """`grammar` with its strings' character rule made JSON's."""
+    return _CHAR_RULE.sub(lambda _: STRICT_CHAR, grammar)
 
 
 # Whether llama.cpp takes a grammar's text (the backend asks its own vocabulary).
@@ -86,17 +119,21 @@ class GenericGrammars:
         self._check = check
 
     def _make(self, schema: dict[str, Any]) -> LlamaGrammar | None:
-        """The grammar of `schema`'s loosened form, or None when the converter or
-        llama.cpp refuses it."""
+        """The grammar of `schema` with every bound, or else its loosened form (the
+        only one tried without a check to ask); None when the converter or llama.cpp
+        refuses them."""
         from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
 
-        try:
-            text = json_schema_to_gbnf(json.dumps(loosened(schema)))
-        except Exception:  # a schema the converter cannot take
-            return None
-        if self._check is not None and not self._check(text):
-            return None
-        return LlamaGrammar.from_string(text, verbose=False)
+        schema = with_int_ranges(schema)
+        forms = [schema, loosened(schema)] if self._check is not None else [loosened(schema)]
+        for form in forms:
+            try:
+                text = strict_strings(json_schema_to_gbnf(json.dumps(form)))
+            except Exception:  # a schema the converter cannot take
+                continue
+            if self._check is None or self._check(text):
+                return LlamaGrammar.from_string(text, verbose=False)
+        return None
 
     def __len__(self) -> int:
         return len(self._made)

@@ -1,0 +1,107 @@
+"""The grammar a call is held to on the bundled model (SmolLM2-135M via llama.cpp): for
+random tool schemas, every call the model makes under it parses as strict JSON (no raw
+control character in a string) and validates against the tool's schema: required keys,
+types, enums and bounds."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from typing import Any
+
+import jsonschema
+import pytest
+
+from actors.backends.local import LocalBackend
+from actors.engine import ToolSpec, TurnInput
+from tests.test_model import model_path  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.model
+
+SCHEMAS = 12
+WORDS = ("path", "name", "count", "mode", "tags", "text", "force", "limit", "colour", "title")
+
+
+def random_property(rng: random.Random) -> dict[str, Any]:
+    kind = rng.choice(("string", "bounded string", "integer", "boolean", "enum", "array"))
+    if kind == "string":
+        return {"type": "string"}
+    if kind == "bounded string":
+        low = rng.randrange(0, 4)
+        return {"type": "string", "minLength": low, "maxLength": low + rng.randrange(1, 30)}
+    if kind == "integer":
+        low = rng.randrange(-50, 50)
+        return {"type": "integer", "minimum": low, "maximum": low + rng.randrange(1, 200)}
+    if kind == "boolean":
+        return {"type": "boolean"}
+    if kind == "enum":
+        choices = ["red", "green", "blue", "fast", "slow", "all"]
+        return {"type": "string", "enum": rng.sample(choices, rng.randrange(2, 5))}
+    return {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": rng.randrange(1, 4)}
+
+
+def random_schema(rng: random.Random) -> dict[str, Any]:
+    names = rng.sample(WORDS, rng.randrange(1, 5))
+    props = {n: random_property(rng) for n in names}
+    required = [n for n in names if rng.random() < 0.7]
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+async def test_every_call_under_the_grammar_is_strict_json_of_its_schema(model_path):  # noqa: F811
+    rng = random.Random(20261201)
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+
+    async def emit(piece):
+        pass
+
+    checked = 0
+    try:
+        for n in range(SCHEMAS):
+            schema = random_schema(rng)
+            tool = ToolSpec(f"tool_{n}", "Does the job with the arguments given.", schema)
+            messages = ({"role": "user", "content": "Call the tool. Write a line break\nand a tab\tin any text."},)
+            turn = TurnInput(messages, (tool,), max_tokens=160, temperature=1.3, tool_choice="required")
+            result = await backend.generate(turn, emit, threading.Event())
+            if result.finish_reason == "length":
+                continue  # cut by max_tokens: not a finished call to judge
+            assert result.finish_reason == "tool_calls", (schema, result)
+            for call in result.tool_calls:
+                assert call.name == tool.name
+                args = json.loads(call.arguments)  # strict: a raw control character fails here
+                jsonschema.validate(args, schema)
+                checked += 1
+    finally:
+        await backend.aclose()
+    assert checked >= SCHEMAS // 2, f"only {checked} calls finished within max_tokens"
+
+
+async def test_a_string_in_a_call_never_holds_a_raw_control_character(model_path):  # noqa: F811
+    """The model pushed hard towards a line break and a tab (their tokens' logits
+    raised) still writes them, inside a call's strings, only as JSON's escapes."""
+    import trio
+
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+    try:
+        tool = ToolSpec("note", "Writes a note.", {"type": "object", "properties": {"text": {"type": "string"}},
+                                                     "required": ["text"]})
+        grammar = backend.grammar((tool,), required=True)
+        llm = backend._llm
+        raw = [t for t in range(llm.n_vocab())
+               if any(ch in llm.detokenize([t]).decode("utf-8", "ignore") for ch in "\n\t\r")]
+        assert raw  # the vocabulary has such tokens: the bias below has something to push
+        prompt = backend.render(({"role": "user", "content": "Write a note of several lines."},), (tool,))[0]
+
+        def sample() -> str:
+            out = llm.create_completion(prompt, max_tokens=60, temperature=0.8, grammar=grammar,
+                                        logit_bias={t: 8.0 for t in raw})
+            return str(out["choices"][0]["text"])
+
+        for _ in range(3):
+            text = await trio.to_thread.run_sync(sample)
+            body = text[text.find('"text"'):]
+            assert not any(ch in body for ch in "\n\t\r"), repr(text)
+            if text.rstrip().endswith("}"):
+                json.loads(text)  # strict
+    finally:
+        await backend.aclose()
