@@ -70,9 +70,8 @@ def with_int_ranges(schema: Any) -> Any:
         return schema
     out = {k: with_int_ranges(v) for k, v in schema.items()}
     low, high = out.get("minimum"), out.get("maximum")
-    if (out.get("type") == "integer" and "enum" not in out
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high))
-            and 0 <= high - low < MAX_INT_CHOICES):
+    if (out.get("type") == "integer" and "enum" not in out and isinstance(low, int) and isinstance(high, int)
+            and not isinstance(low, bool) and not isinstance(high, bool) and 0 <= high - low < MAX_INT_CHOICES):
         out["enum"] = list(range(low, high + 1))
     return out
 
