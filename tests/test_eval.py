@@ -1,0 +1,191 @@
+"""The evaluation harness (ops/eval/): its checkers, and its runner against a real
+daemon process on the scripted backend, where the script does one job right, one wrong
+and one right after two malformed calls and a call to a tool that does not exist."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from ops.eval.tasks import BY_NAME, TASKS, Task
+
+REPO = Path(__file__).resolve().parent.parent
+RUNNER_TIMEOUT_S = 180
+
+
+def _sub(ws: Path, rel: str, old: str, new: str) -> None:
+    path = ws / rel
+    text = path.read_text()
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new))
+
+
+def _rename(ws: Path) -> None:
+    for rel in ("util.py", "main.py", "report.py"):
+        _sub(ws, rel, "calc_total", "sum_prices")
+
+
+def _json_edit(ws: Path) -> None:
+    data = json.loads((ws / "settings.json").read_text())
+    (ws / "settings.json").write_text(json.dumps({**data, "debug": True}))
+
+
+# What a right run does to each task's workspace, and its answer: every checker must
+# pass on it, as it must fail on the untouched fixture.
+SOLVED: dict[str, tuple[Any, str]] = {
+    "create_hello": (lambda ws: (ws / "hello.txt").write_text("hi\n"), "Done."),
+    "port_value": (None, "PORT is 8080."),
+    "change_port": (lambda ws: _sub(ws, "config.py", "8080", "9090"), "Changed."),
+    "where_greet": (None, "greet is defined in lib.py."),
+    "run_app": (None, "It prints:\nHello, world!\nserving on localhost:8080"),
+    "fix_test": (lambda ws: _sub(ws, "mathx.py", "a - b", "a + b"), "Fixed."),
+    "rename_function": (_rename, "Renamed."),
+    "add_cli_flag": (lambda ws: _sub(ws, "cli.py", "args = parser.parse_args()\n",
+                                     "parser.add_argument('--shout', action='store_true')\n"
+                                     "args = parser.parse_args()\nif args.shout:\n    args.name = args.name.upper()\n"
+                                     "    print(f'HELLO, {args.name}!')\n    raise SystemExit\n"), "Added."),
+    "find_setting": (None, "MAX_RETRIES is set in core/net.py (server.py imports it)."),
+    "count_lines": (None, "notes.txt has 17 lines."),
+    "list_files": (None, "alpha.py, beta.txt, delta.md and gamma.json"),
+    "append_line": (lambda ws: (ws / "todo.txt").write_text((ws / "todo.txt").read_text() + "buy milk\n"), "Done."),
+    "delete_file": (lambda ws: (ws / "old.log").unlink(), "Deleted."),
+    "json_value": (None, 'The server is named "bluefin".'),
+    "json_edit": (_json_edit, "Done."),
+    "add_function": (lambda ws: _sub(ws, "mathlib.py", "2 * x\n", "2 * x\n\n\ndef square(x):\n    return x * x\n"),
+                     "Added."),
+    "count_todos": (None, "There are 3 TODO comments."),
+    "fix_syntax": (lambda ws: _sub(ws, "calc.py", "half(n)\n", "half(n):\n"), "Fixed."),
+}
+
+
+def _fixture(tmp_path: Path, task: Task) -> Path:
+    ws = tmp_path / task.name
+    ws.mkdir()
+    task.write_fixture(ws)
+    return ws
+
+
+def test_tasks_cover_issue_19s_jobs_and_more():
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(TASKS)
+    firsts = {t.name: t.prompt for t in TASKS[:5]}
+    assert firsts == {
+        "create_hello": "Create a file hello.txt containing hi",
+        "port_value": "What is PORT in config.py?",
+        "change_port": "Change PORT in config.py to 9090",
+        "where_greet": "Which file defines greet?",
+        "run_app": "Run python3 app.py and say what it prints",
+    }
+    assert all(set(t.files) == {"config.py", "lib.py", "app.py"} for t in TASKS[:5])
+    assert all(t.mode == "full" for t in TASKS)
+    assert set(SOLVED) == set(BY_NAME)
+
+
+def test_every_checker_fails_on_the_untouched_fixture(tmp_path):
+    for task in TASKS:
+        ws = _fixture(tmp_path, task)
+        passed, reason = task.check(ws, "")
+        assert not passed, (task.name, reason)
+        assert reason
+
+
+def test_every_checker_passes_a_right_run(tmp_path):
+    for task in TASKS:
+        ws = _fixture(tmp_path, task)
+        change, answer = SOLVED[task.name]
+        if change is not None:
+            change(ws)
+        passed, reason = task.check(ws, answer)
+        assert passed, (task.name, reason)
+
+
+def test_checkers_refuse_near_misses(tmp_path):
+    near = {
+        "create_hello": (lambda ws: (ws / "hello.txt").write_text("hello"), ""),
+        "change_port": (lambda ws: _sub(ws, "config.py", "8080", "8080\nPORT = 9090"), ""),
+        "fix_test": (lambda ws: _sub(ws, "test_mathx.py", "add(2, 3) == 5", "add(2, 3) == -1"), ""),
+        "rename_function": (lambda ws: _sub(ws, "util.py", "calc_total", "sum_prices"), ""),
+        "delete_file": (lambda ws: [(ws / "old.log").unlink(), (ws / "keep.txt").unlink()], ""),
+        "where_greet": (None, "greet is in lib.py, config.py or app.py"),
+        "count_lines": (None, "It has 170 lines."),
+    }
+    for name, (change, answer) in near.items():
+        ws = _fixture(tmp_path, BY_NAME[name])
+        if change is not None:
+            change(ws)
+        passed, reason = BY_NAME[name].check(ws, answer)
+        assert not passed, (name, reason)
+
+
+def _rounds() -> list[dict[str, Any]]:
+    """One run of the three tasks, as the scripted backend plays it."""
+    hello = [
+        {"when": "hello.txt",
+         "tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi"}}]},
+        {"when": "hello.txt", "text": "I created hello.txt."},
+    ]
+    wrong = [{"when": "What is PORT", "text": "PORT is 1234."}]
+    port = [
+        {"when": "Change PORT", "tool_calls": [{"name": "edit_file", "arguments": '{"path": "config.py", '}]},
+        {"when": "Change PORT", "tool_calls": [{"name": "read_file", "arguments": {}},
+                                               {"name": "open_file", "arguments": {"path": "config.py"}}]},
+        {"when": "Change PORT", "tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "config.py", "edits": [{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}]}}]},
+        {"when": "Change PORT", "text": "PORT is 9090 now."},
+    ]
+    return hello + wrong + port
+
+
+async def test_runner_reports_pass_fail_and_malformed_calls(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"token_delay": 0.0, "rounds": _rounds() * 2}))
+    out = tmp_path / "out.json"
+    cmd = [sys.executable, str(REPO / "ops" / "eval" / "run.py"), "--scripted", str(script),
+           "--tasks", "create_hello,port_value,change_port", "--repeat", "2", "--json", str(out)]
+    with trio.fail_after(RUNNER_TIMEOUT_S):
+        done = await trio.run_process(cmd, capture_stdout=True, capture_stderr=True, check=False, cwd=str(REPO))
+    stdout = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    report = json.loads(out.read_text())
+    results = report["results"]
+    assert [(r["task"], r["run"]) for r in results] == [
+        (t, n) for n in (1, 2) for t in ("create_hello", "port_value", "change_port")]
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by_task.setdefault(r["task"], []).append(r)
+    for r in by_task["create_hello"]:
+        assert r["passed"] and r["reason"] == "hello.txt holds hi"
+        assert (r["rounds"], r["calls"], r["malformed"], r["end_reason"]) == (2, 1, 0, "answered")
+        assert r["tools"] == ["write_file"] and r["answer"] == "I created hello.txt."
+        assert r["prompt_tokens"] > 0 and r["completion_tokens"] > 0
+    for r in by_task["port_value"]:
+        assert not r["passed"] and r["reason"] == "the answer does not say 8080: PORT is 1234."
+        assert (r["rounds"], r["calls"], r["malformed"], r["end_reason"]) == (1, 0, 0, "answered")
+    for r in by_task["change_port"]:
+        assert r["passed"], r["reason"]
+        assert (r["rounds"], r["calls"], r["malformed"], r["unknown_tools"]) == (4, 4, 2, 1)
+        assert r["tools"] == ["edit_file", "read_file", "open_file", "edit_file"]
+    summary = report["summary"]
+    assert (summary["passed"], summary["total"], summary["malformed"], summary["calls"]) == (4, 6, 4, 10)
+    assert summary["pass_rates"] == {"create_hello": "2/2", "port_value": "0/2", "change_port": "2/2"}
+    assert summary["end_reasons"] == {"answered": 6}
+    assert re.search(r"^port_value\s+fail\s+1\s+0\s+0\s+answered\b.*the answer does not say 8080", stdout, re.M)
+    assert re.search(r"^change_port\s+PASS\s+4\s+4\s+2\s+answered\b", stdout, re.M)
+    assert "passed 4/6, mean rounds 2.33, calls 10 (malformed 4, unknown tool 2)" in stdout
+
+
+async def test_runner_stops_a_run_at_the_task_timeout(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rounds": [{"when": "What is PORT", "hang": True, "delay": 0.01}]}))
+    out = tmp_path / "out.json"
+    cmd = [sys.executable, str(REPO / "ops" / "eval" / "run.py"), "--scripted", str(script),
+           "--tasks", "port_value", "--task-timeout", "2", "--json", str(out)]
+    with trio.fail_after(RUNNER_TIMEOUT_S):
+        done = await trio.run_process(cmd, capture_stdout=True, capture_stderr=True, check=False, cwd=str(REPO))
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    (result,) = json.loads(out.read_text())["results"]
+    assert not result["passed"] and result["end_reason"] == "timeout" and result["reason"] == "no final answer"
