@@ -116,7 +116,9 @@ def compile_query(pattern: str, *, literal: bool = False, ignore_case: bool = Fa
     compiled = compile_line_pattern(pattern, ignore_case=ignore_case, literal=literal)
     needles = compiled.needles if compiled.needles and min(map(len, compiled.needles)) >= MIN_NEEDLE_CHARS else ()
     fold = compiled.fold and bool(needles)
-    prefilter = any_of(needles, fold=fold) if len(needles) > 1 or fold else None
+    # One RE2 pass even for one needle: RE2 lets go of the GIL while it scans (a `find`
+    # does not), so searches running side by side (parallel calls) use the cores.
+    prefilter = any_of(needles, fold=fold) if needles else None
     if prefilter is not None and prefilter.cost * MAX_GREP_FILE_BYTES > LONG_LINE_UNITS:
         prefilter = None  # one pass over a whole file must stay as bounded as a line's: `find`s instead
     return GrepQuery(
