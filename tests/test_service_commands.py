@@ -78,7 +78,10 @@ def expected_unit(m: Machine, *options: str) -> str:
         f"ExecStart={PROGRAM} serve {' '.join(options)} --data-dir {m.data}\n"
         f"WorkingDirectory={m.work}\n"
         f"StandardOutput=append:{m.data}/logs/service-output.log\n"
-        "StandardError=inherit\nRestart=on-failure\nRestartSec=3\nKillSignal=SIGTERM\nTimeoutStopSec=40\n\n"
+        "StandardError=inherit\nRestart=on-failure\nRestartSec=3\n"
+        "# Exit status 2 is a start-up refusal said in words (the data folder is held by another\n"
+        "# daemon, the port is taken, an option is wrong): starting again would only repeat it.\n"
+        "RestartPreventExitStatus=2\nKillSignal=SIGTERM\nTimeoutStopSec=40\n\n"
         "[Install]\nWantedBy=default.target\n"
     )
 

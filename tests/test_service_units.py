@@ -59,7 +59,10 @@ def test_the_unit_is_filled_in_and_systemd_reads_it_without_a_word(tmp_path: Pat
         "http://localhost:5173 --data-dir \"/tmp/a&b <c> ünï\" \"\"\n"
         "WorkingDirectory=/home/a b/work 100%%\n"
         "StandardOutput=append:/tmp/data $$x/logs/service-output.log\n"
-        "StandardError=inherit\nRestart=on-failure\nRestartSec=3\nKillSignal=SIGTERM\nTimeoutStopSec=40\n\n"
+        "StandardError=inherit\nRestart=on-failure\nRestartSec=3\n"
+        "# Exit status 2 is a start-up refusal said in words (the data folder is held by another\n"
+        "# daemon, the port is taken, an option is wrong): starting again would only repeat it.\n"
+        "RestartPreventExitStatus=2\nKillSignal=SIGTERM\nTimeoutStopSec=40\n\n"
         "[Install]\nWantedBy=default.target\n"
     )
     unit = tmp_path / "bmoe-daemon.service"
