@@ -24,11 +24,8 @@ from bmoe_daemon.config import (
 from bmoe_daemon.startup import LOG_FORMAT
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bmoe-daemon", description="Runs coding agents for the person at this computer.")
-    p.add_argument("--version", action="version", version=f"bmoe-daemon {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the daemon in the foreground")
+def place_options(s: argparse.ArgumentParser) -> argparse._MutuallyExclusiveGroup:
+    """--host, --port, --data-dir and the model's group (returned), for serve and doctor."""
     s.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default %(default)s)")
     s.add_argument("--port", type=int, default=DEFAULT_PORT, help="port; 0 picks a free one (default %(default)s)")
     s.add_argument("--data-dir", type=Path, default=None,
@@ -36,6 +33,15 @@ def parser() -> argparse.ArgumentParser:
     m = s.add_mutually_exclusive_group()
     m.add_argument("--model", type=Path, default=None, help="a GGUF file to load (default: the bundled SmolLM2-135M)")
     m.add_argument("--no-model", action="store_true", help="start without a model")
+    return m
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bmoe-daemon", description="Runs coding agents for the person at this computer.")
+    p.add_argument("--version", action="version", version=f"bmoe-daemon {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run the daemon in the foreground")
+    m = place_options(s)
     m.add_argument("--scripted", type=Path, default=None, help=argparse.SUPPRESS)
     # For tests: a catalog file in clients.json's format whose agents (rows with `acp`) are added.
     s.add_argument("--agents-file", type=Path, default=None, help=argparse.SUPPRESS)
@@ -81,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
     actions.add_parser("uninstall", help="stop it and remove it")
     actions.add_parser("status", help="whether it runs, its address, version, model and log file")
     actions.add_parser("logs", help="follow its log")
+    d = sub.add_parser("doctor", help="check what serve needs (given serve's options), each failure with what to do")
+    place_options(d)
+    d.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
+    d.add_argument("--mcp-servers-config", type=Path, default=None,
+                   help="MCP servers config (default: <data>/mcp.json)")
     return p
 
 
@@ -148,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         from bmoe_daemon.service.commands import service
 
         return service(args, rest)
+    if args.command == "doctor":
+        from bmoe_daemon.doctor import doctor
+
+        return doctor(args, rest)
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     logging.basicConfig(
