@@ -133,6 +133,7 @@ class Conversation:
         self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
         self._keep_reason: tuple[EndReason | None] | None = None  # see _compact
+        self._quiet_since = 0.0  # trio time of the last request or run end (see quiet_since)
         self.served = False  # True once the actor has started serving its mailbox
         self.last_outcome: str | None = None  # "done" | "error" | "stopped": how the last run ended
 
@@ -170,6 +171,23 @@ class Conversation:
     def record(self) -> ConversationRecord:
         return self._t.record()
 
+    def touch(self) -> None:
+        """Someone needed this conversation now (its idle time starts again)."""
+        self._quiet_since = trio.current_time()
+
+    def quiet_since(self) -> float | None:
+        """Since when (trio time) nothing keeps this actor: no run, no card waiting, no
+        request in its mailbox, everything saved; None while something does."""
+        if (not self.served or self._nursery is None or self.running or self._deleted
+                or self.info.state in ("running", "waiting") or mailbox_depth(self._rx)
+                or self._rx.statistics().tasks_waiting_send
+                or self._t.version != self._saved_version or self._save_error is not None
+                or (self._run_done is not None and not self._run_done.is_set())):
+            return None
+        if any(i.state == "waiting" for i in self._t.items):
+            return None
+        return self._quiet_since
+
     def to_json(self) -> dict[str, Any]:
         return self._t.to_json()
 
@@ -187,6 +205,7 @@ class Conversation:
                 self._nursery = nursery
                 nursery.start_soon(self._saver)
                 self.served = True
+                self.touch()
                 task_status.started()
                 async with self._rx:
                     async for msg in self._rx:
@@ -222,6 +241,7 @@ class Conversation:
         return await msg.reply.wait()
 
     def _handle(self, msg: Msg) -> None:
+        self.touch()
         if isinstance(msg, SendMsg):
             msg.reply.capture(self._start, msg)
         elif isinstance(msg, StopMsg):
@@ -562,6 +582,7 @@ class Conversation:
             with trio.move_on_after(CLEANUP_S) as cs:
                 cs.shield = True
                 await self.flush()
+            self.touch()
             done.set()
 
 

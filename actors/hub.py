@@ -3,7 +3,11 @@
 At start it reads the store's index of conversations, not the conversations: each
 is a light entry (its ConversationInfo) until something needs its items (it is
 opened, messaged, answered, edited or deleted: `open`), and only then is its file
-read and its actor started in the hub's nursery. A conversation that was running
+read and its actor started in the hub's nursery. An actor that nothing has needed
+for `idle_s` (no run, no card waiting, nothing unsaved, no request) is closed the
+way shutdown closes it, and its conversation is a light entry again until `open`
+reads it anew. (The event stream is one for every conversation, so a client that
+follows it does not keep one awake: a GET or a message wakes it.) A conversation that was running
 when the daemon stopped is read at start (it reads `idle` with a notice, on disk
 before serving). On shutdown the hub closes each live actor, which stops its run and
 saves it, then writes the index a last time.
@@ -33,6 +37,7 @@ AGENTS = ("builtin",)
 MAX_RESTARTS = 5
 INDEX_SAVE_S = 2.0  # the index is written at most this often while conversations change
 INDEX_STOP_S = 10.0
+SLEEP_CHECK_MAX_S = 30.0  # how often, at most, live actors are looked at for one to put to sleep
 # A conversation read at start whatever needs it: its last run was going when the daemon stopped.
 RESTORE_AT_START = ("running", "waiting")
 
@@ -74,13 +79,16 @@ def _readable_folder(path: str) -> str | None:
 class Hub:
     """See the module docstring."""
 
-    def __init__(self, env: Env, store: HubStore) -> None:
+    def __init__(self, env: Env, store: HubStore, *, idle_s: float = 0.0) -> None:
+        """`idle_s`: how long an actor nothing needs stays live (0: for good)."""
         self._store = store
+        self._idle_s = idle_s
         self._env = attrs.evolve(env, resolve_workspace=self.workspace_path)
         self._workspaces: dict[str, Workspace] = {}
         self._convs: dict[str, Conversation] = {}  # the live actors
         self._asleep: dict[str, ConversationInfo] = {}  # the others: their items are on disk only
         self._waking: dict[str, trio.Event] = {}  # conversations being read, set once they are live (or not)
+        self._sleeping: dict[str, trio.Event] = {}  # actors being closed for idleness, set once ended
         self._nursery: trio.Nursery | None = None
         self._state = "starting"
         self._closing = trio.Event()
@@ -105,6 +113,8 @@ class Hub:
                         else:
                             self._asleep[info.id] = info
                     self._state = "serving"
+                    if self._idle_s > 0:
+                        nursery.start_soon(self._put_idle_to_sleep)
                     task_status.started()
                     await self._closing.wait()
                     for conv in self._convs.values():
@@ -144,6 +154,36 @@ class Hub:
             await conv.flush()  # the restart notice is on disk before serving
         return conv
 
+    async def _put_idle_to_sleep(self) -> None:
+        """Until the hub closes: now and then, close every actor quiet for `idle_s`."""
+        every = min(self._idle_s / 4, SLEEP_CHECK_MAX_S)
+        while not self._closing.is_set():
+            with trio.move_on_after(every):
+                await self._closing.wait()
+            if self._closing.is_set() or self._nursery is None:
+                return
+            t = trio.current_time()
+            for conv in list(self._convs.values()):
+                quiet = conv.quiet_since()
+                if quiet is not None and t - quiet >= self._idle_s:
+                    self._nursery.start_soon(self._sleep, conv)
+
+    async def _sleep(self, conv: Conversation) -> None:
+        """Close an idle actor through its own close (which saves it) and keep its info
+        only; `open` meanwhile waits for it to end, then reads it again."""
+        if self._convs.get(conv.id) is not conv:
+            return
+        done = self._sleeping[conv.id] = trio.Event()
+        del self._convs[conv.id]
+        self._asleep[conv.id] = conv.info
+        try:
+            conv.close()  # nothing runs and its mailbox is empty: no notice, nothing lost
+            await conv.wait_stopped()
+            log.debug("conversation %s asleep", conv.id)
+        finally:
+            del self._sleeping[conv.id]
+            done.set()
+
     async def _supervise(
         self, record: ConversationRecord, *, task_status: trio.TaskStatus[Conversation] = trio.TASK_STATUS_IGNORED
     ) -> None:
@@ -164,8 +204,10 @@ class Hub:
                 status = None
                 log.exception("conversation %s failed; starting it again", conv.id)
                 restarts += 1
-                if self._closing.is_set() or conv.deleted or restarts > MAX_RESTARTS:
-                    self._convs.pop(conv.id, None)
+                asleep = self._convs.get(conv.id) is not conv  # put to sleep: `open` starts it again
+                if self._closing.is_set() or conv.deleted or asleep or restarts > MAX_RESTARTS:
+                    if not asleep:
+                        self._convs.pop(conv.id, None)
                     return
                 record = restored(attrs.evolve(conv.record(), info=attrs.evolve(conv.info, state="running")))
 
@@ -249,10 +291,11 @@ class Hub:
         while True:
             conv = self._convs.get(conversation_id)
             if conv is not None:
+                conv.touch()
                 return conv
             if conversation_id not in self._asleep:
                 raise NotFound("There is no such conversation.")
-            waking = self._waking.get(conversation_id)
+            waking = self._waking.get(conversation_id) or self._sleeping.get(conversation_id)
             if waking is not None:
                 await waking.wait()
                 continue

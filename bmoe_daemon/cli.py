@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from bmoe_daemon.config import (
     DEFAULT_CTX,
     DEFAULT_HELPERS,
     DEFAULT_HOST,
+    DEFAULT_IDLE_ACTOR_MINUTES,
     DEFAULT_PORT,
     DEFAULT_PROMPT_CACHE_MIB,
     LOG_MAX_BYTES,
@@ -55,6 +57,11 @@ def parser() -> argparse.ArgumentParser:
         help="RAM for the local model's saved prompt caches, one per conversation, so a conversation's next "
              "turn prefills only what is new after others' turns; the least recently used goes first; "
              "0 keeps none (default %(default)s)",
+    )
+    s.add_argument(
+        "--idle-actor-minutes", type=float, default=DEFAULT_IDLE_ACTOR_MINUTES, metavar="M",
+        help="a conversation nothing has needed for M minutes (no run, no card waiting) leaves memory until "
+             "it is opened again; 0 keeps every one opened (default %(default)s)",
     )
     s.add_argument(
         "--helpers", type=int, default=DEFAULT_HELPERS, metavar="N",
@@ -112,6 +119,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         raise OptionError("--prompt-cache-mib must be 0 or more")
     if args.log_max_bytes < 1:
         raise OptionError("--log-max-bytes must be 1 or more")
+    if not 0 <= args.idle_actor_minutes < math.inf:
+        raise OptionError("--idle-actor-minutes must be 0 or more minutes")
     if not 1 <= args.helpers <= MAX_HELPERS:
         raise OptionError(f"--helpers must be between 1 and {MAX_HELPERS}")
     origins: list[str] = []
@@ -138,6 +147,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         threads=args.threads,
         prompt_cache_mib=args.prompt_cache_mib,
         helpers=args.helpers,
+        idle_actor_minutes=args.idle_actor_minutes,
         allowed_origins=tuple(origins),
         api_key=key,
         mcp_servers_config=args.mcp_servers_config,

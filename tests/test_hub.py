@@ -4,12 +4,16 @@ disk, read at first need) answer as live ones do, and the list pages."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+import trio
 
-from tests.daemon_proc import run_daemon
+from tests.daemon_proc import REPO, run_daemon
 from tests.waiting import wait_http_state
 
 SCRIPT = {"token_delay": 0.0, "default": {"text": "Done."}}
@@ -69,3 +73,67 @@ async def test_a_conversation_not_yet_read_answers_as_a_live_one(tmp_path: Path)
         assert set(again) == {a, e, x} and again[x]["title"] == "renamed"
         assert (await c.post(f"/api/conversations/{x}/messages", json={"text": "hi"})).status_code == 202
         assert len((await _idle(c, x))["items"]) == len(before[x]["items"]) + 2
+
+
+async def _wait_live(c: httpx.AsyncClient, pred: Callable[[set[str]], bool], timeout: float = 30) -> set[str]:
+    """The live conversations once `pred` holds for them."""
+    with trio.fail_after(timeout):
+        while not pred(live := _live((await c.get("/api/debug/actors")).json())):
+            await trio.sleep(0.05)
+    return live
+
+
+async def test_an_idle_actor_sleeps_and_wakes_with_its_items_but_a_run_or_a_card_keeps_it(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({**SCRIPT, "rounds": [
+        {"when": "hold on", "hang": True},
+        {"when": "run it", "tool_calls": [{"name": "exec_shell_command", "arguments": {"command": "true"}}]},
+    ]}))
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    # 0.6 s of quiet and an actor leaves memory.
+    async with run_daemon(tmp_path / "data", "--scripted", str(script), "--idle-actor-minutes", "0.01") as d, \
+            d.client() as c:
+        quiet = (await c.post("/api/conversations", json={})).json()["id"]
+        await c.post(f"/api/conversations/{quiet}/messages", json={"text": "hi"})
+        before = await _idle(c, quiet)
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()["id"]
+        held = (await c.post("/api/conversations", json={"workspace": ws, "mode": "ask"})).json()["id"]
+        await c.post(f"/api/conversations/{held}/messages", json={"text": "run it"})
+        card = (await wait_http_state(c, held, "waiting"))["items"][-1]
+        going = (await c.post("/api/conversations", json={})).json()["id"]
+        await c.post(f"/api/conversations/{going}/messages", json={"text": "hold on"})
+        await wait_http_state(c, going, "running")
+        witness = (await c.post("/api/conversations", json={})).json()["id"]
+        # Nothing touched `held` and `going` since before `witness` was made: once it
+        # sleeps, only their card and their run keep them.
+        live = await _wait_live(c, lambda live: not live & {quiet, witness})
+        assert {held, going} <= live
+        held_view = (await c.get(f"/api/conversations/{held}")).json()
+        assert held_view["state"] == "waiting" and held_view["items"][-1]["id"] == card["id"]
+        assert (await c.get(f"/api/conversations/{going}")).json()["state"] == "running"
+        assert (await c.get(f"/api/conversations/{quiet}")).json() == before
+        assert quiet in _live((await c.get("/api/debug/actors")).json())
+        # Once the card is answered and the run stopped, the asleep one wakes and runs.
+        r = await c.post(f"/api/conversations/{held}/approval", json={"item": card["id"], "decision": "deny"})
+        assert r.status_code == 200
+        assert (await c.post(f"/api/conversations/{going}/stop")).json()["stopped"] is True
+        assert (await c.post(f"/api/conversations/{quiet}/messages", json={"text": "again"})).status_code == 202
+        after = await _idle(c, quiet)
+        assert after["items"][: len(before["items"])] == before["items"] and len(after["items"]) == len(
+            before["items"]) + 2
+        # They all sleep in turn, and wake as they were.
+        ended = {cid: await wait_http_state(c, cid, "idle") for cid in (held, going, quiet)}
+        await _wait_live(c, lambda live: not live & {held, going, quiet})
+        for cid, view in ended.items():
+            assert (await c.get(f"/api/conversations/{cid}")).json() == view
+
+
+def test_the_idle_minutes_are_checked_at_start(tmp_path: Path) -> None:
+    for bad in ("-1", "inf", "nan", "soon"):
+        done = subprocess.run(
+            [sys.executable, "-m", "bmoe_daemon", "serve", "--no-model", "--port", "0",
+             "--data-dir", str(tmp_path / "data"), "--idle-actor-minutes", bad],
+            cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 2, bad
+        assert "--idle-actor-minutes" in done.stderr and "listening" not in done.stdout, bad
