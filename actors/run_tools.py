@@ -17,10 +17,8 @@ from actors.engine import ToolSpec
 from actors.items import TODO_STATUSES, Todo
 from actors.tools.registry import ToolError
 
-# A todo list's bounds, in its schema too: a local model's grammar then cannot write a
-# list or a step that never ends (a small model does, unbounded).
-MAX_TODOS = 20
-MAX_TODO_CHARS = 200
+MAX_TODOS = 50
+MAX_TODO_CHARS = 500
 MAX_OPTIONS = 6
 MAX_QUESTION_CHARS = 2000
 MAX_OPTION_CHARS = 200
@@ -41,8 +39,7 @@ TODO_SPEC = ToolSpec(
                 "items": {
                     "type": "object",
                     "properties": {
-                        "content": {"type": "string", "minLength": 1, "maxLength": MAX_TODO_CHARS - 1,
-                                    "description": "The step, in a few words"},
+                        "content": {"type": "string", "description": "The step, in a few words"},
                         "status": {"type": "string", "enum": list(TODO_STATUSES)},
                     },
                     "required": ["content", "status"],
