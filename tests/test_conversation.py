@@ -15,7 +15,7 @@ from actors.notices import ROUNDS as NOTICE_ROUNDS
 from actors.notices import SHORTENED as NOTICE_SHORTENED
 from actors.prompt import PROMPT_CAP_CHARS, system_prompt
 from actors.runstate import MAX_ROUNDS
-from tests.waiting import wait_for, wait_state
+from tests.waiting import drained, wait_for, wait_state
 
 NOTE_HI = {"name": "note", "arguments": {"path": "a.txt", "text": "hi"}}
 
@@ -42,12 +42,7 @@ async def test_reply_streams_and_is_saved(daemon):
     with daemon.bus.subscribe() as sub:
         await conv.send_message("hi")
         await wait_state(conv, "idle")
-        events = []
-        while True:
-            try:
-                events.append(sub.receive_nowait())
-            except trio.WouldBlock:
-                break
+        events = drained(sub)
     assert kinds(conv) == ["user", "assistant"]
     reply = conv.items[1]
     assert reply.text == "Hello there, person."
@@ -293,12 +288,7 @@ async def test_stop_while_composing_ends_the_card_live_only(daemon):
         await conv.send_message("go")
         await wait_for(lambda: any(i.kind == "tool" and (i.bytes or 0) > 20 for i in conv.items))
         await conv.stop()
-        events = []
-        while True:
-            try:
-                events.append(sub.receive_nowait())
-            except trio.WouldBlock:
-                break
+        events = drained(sub)
     cards = [e.data["item"] for e in events if e.name == "item" and e.data["item"]["kind"] == "tool"]
     assert cards[-1]["state"] == "denied"
     assert all(i.kind != "tool" for i in conv.items)  # the record keeps what a round decided

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from actors.tools.classify import PROGRAMS
 from actors.tools.shell import ExecShellCommand, arguments_stay_inside
 from tests.test_conversation import tool_items
-from tests.waiting import wait_state
+from tests.waiting import drained, wait_state
 
 CONTENT = "content-marker-5b1e"
 NAME = "name-marker-9c3d"
@@ -209,12 +209,7 @@ def run_sh(ws: Path, command: str) -> str:
 
 
 def _drain(sub) -> list[str]:
-    out = []
-    while True:
-        try:
-            out.append(sub.receive_nowait().data_json())
-        except trio.WouldBlock:
-            return out
+    return [e.data_json() for e in drained(sub)]
 
 
 def _assert_no_marker(*texts: str) -> None:

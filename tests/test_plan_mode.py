@@ -18,7 +18,7 @@ from actors.runs import RunRequest
 from actors.runstate import MAX_ROUNDS
 from actors.tools.registry import ToolContext, ToolOutcome
 from actors.transcript import restored
-from tests.waiting import wait_for, wait_state
+from tests.waiting import drained, wait_for, wait_state
 
 PLAN = "1. Read app.py\n2. Change x to 10\n"
 
@@ -75,12 +75,7 @@ async def test_a_plan_is_written_shown_approved_and_carried_out(real_tools, tmp_
         await wait_for(lambda: cards(conv)[-1].tool == "edit_file" and cards(conv)[-1].state == "waiting")
         await conv.approve(cards(conv)[-1].id, True)
         await wait_state(conv, "idle")
-        events = []
-        while True:
-            try:
-                events.append(sub.receive_nowait())
-            except trio.WouldBlock:
-                break
+        events = drained(sub)
     assert (folder / "app.py").read_text() == "x = 10\n"
     assert cards(conv)[1].result == plans.APPROVED
     assert conv.info.plan_mode is False and conv.info.plan.state == "approved"

@@ -12,7 +12,7 @@ from actors.errors import Busy, Invalid, NotFound, NothingToResume
 from actors.items import Todo
 from actors.tools.registry import ToolError
 from actors.transcript import restored
-from tests.waiting import wait_for, wait_state
+from tests.waiting import drained, wait_for, wait_state
 
 
 def todo(content: str, status: str) -> dict[str, str]:
@@ -78,12 +78,7 @@ async def test_todo_write_replaces_the_list_and_events_carry_it(daemon, tmp_path
     with daemon.bus.subscribe() as sub:
         await conv.send_message("plan it")
         await wait_state(conv, "idle")
-        events = []
-        while True:
-            try:
-                events.append(sub.receive_nowait())
-            except trio.WouldBlock:
-                break
+        events = drained(sub)
     assert conv.info.todos == (Todo("look", "completed"),)
     assert conv.to_json()["todos"] == [{"content": "look", "status": "completed"}]
     seen = [e.data["todos"] for e in events if e.name == "conversation" and e.data["todos"]]

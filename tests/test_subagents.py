@@ -15,7 +15,7 @@ from tests.openai_stub import OpenAIStub, answer
 from tests.test_e2e import write_script
 from tests.test_harness_providers import call as provider_call
 from tests.test_parallel import Meet
-from tests.waiting import saved_record, wait_for, wait_http_state, wait_state
+from tests.waiting import drained, saved_record, wait_for, wait_http_state, wait_state
 
 
 def task(prompt: str, kind: str = "explore") -> dict:
@@ -44,12 +44,7 @@ async def test_a_helper_works_with_its_own_history_and_the_parent_reads_its_answ
     with daemon.bus.subscribe() as sub:
         await conv.send_message("look around")
         await wait_state(conv, "idle")
-        events = []
-        while True:
-            try:
-                events.append(sub.receive_nowait())
-            except trio.WouldBlock:
-                break
+        events = drained(sub)
     card = cards(conv)[0]
     assert card.state == "done" and card.result.startswith("It is config.py.")
     assert f"[task id: {card.id}]" in card.result

@@ -7,7 +7,7 @@ from pathlib import Path
 import trio
 
 from tests.test_conversation import tool_items
-from tests.waiting import wait_state
+from tests.waiting import drained, wait_state
 
 
 async def make_ws(daemon, tmp_path: Path):
@@ -125,12 +125,7 @@ async def test_outside_path_is_an_error_result_without_outside_content(real_tool
     with real_tools.bus.subscribe() as sub:
         await conv.send_message("read it")
         await wait_state(conv, "idle")
-        events = []
-        while True:
-            try:
-                events.append(sub.receive_nowait())
-            except trio.WouldBlock:
-                break
+        events = drained(sub)
     card = tool_items(conv)[0]
     assert card.state == "error" and "outside the workspace" in card.result
     assert all("TOP SECRET" not in e.data_json() for e in events)

@@ -49,3 +49,13 @@ async def saved_record(path: Path, pred: Callable[[dict], Any], timeout: float =
             if record and pred(record):
                 return record
             await trio.sleep(0.02)
+
+
+def drained(sub: Any) -> list[Any]:
+    """Every event a bus subscription holds now, without waiting for more."""
+    out = []
+    while True:
+        try:
+            out.append(sub.receive_nowait())
+        except trio.WouldBlock:
+            return out
