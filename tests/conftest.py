@@ -9,6 +9,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, settings
 
+from actors.atomic import write_atomic
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
 from actors.engine import Engine
@@ -75,7 +76,8 @@ class NoteTool:
         if args.get("sleep"):
             await trio.sleep(float(args["sleep"]))
         assert ctx.workspace is not None
-        (ctx.workspace / str(args.get("path", "note.txt"))).write_text(str(args.get("text", "")))
+        # Whole, as the daemon's own tools write: a test that sees the file sees all of it.
+        write_atomic(ctx.workspace / str(args.get("path", "note.txt")), str(args.get("text", "")).encode())
         return ToolOutcome(f"wrote {args.get('path')}", file=str(args.get("path")))
 
 

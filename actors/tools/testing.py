@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors.atomic import write_atomic
 from actors.tools.registry import Tool, ToolContext, ToolError, ToolOutcome
 
 MAX_PAUSE_S = 120.0
@@ -101,7 +102,8 @@ class Note:
         target = Path(ctx.workspace) / name
         if target.is_symlink():
             raise ToolError("path is a symbolic link; it was not written.")
-        await trio.Path(target).write_text(str(args.get("text", "")), encoding="utf-8")
+        # Whole, as every tool writes (actors/atomic.py): a reader never sees it half written.
+        await trio.to_thread.run_sync(write_atomic, target, str(args.get("text", "")).encode("utf-8"))
         return ToolOutcome(f"wrote {name}", file=name)
 
 
