@@ -13,6 +13,7 @@ whole.
 from __future__ import annotations
 
 import datetime
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import attrs
 import trio
 
 from actors import goals, history, instructions, notices, plans, run_tools, subagents
+from actors.backends.repeats import shown_unit
 from actors.compactor import Compactor
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
 from actors.env import Env, HookEvent, HookName
@@ -43,6 +45,9 @@ DIAGNOSED = ("write_file", "edit_file")
 HOOK_END_S = 5.0
 # How many calls that change nothing run at once within a round.
 PARALLEL_CALLS = 4
+# Answers in a row cut where the model repeated itself (actors/backends/repeats.py)
+# before the run ends `stuck`: the ones before are told to the model, which tries again.
+LOOPS_IN_A_ROW = 3
 
 
 class AgentRun(AssistantStream):
@@ -74,6 +79,9 @@ class AgentRun(AssistantStream):
         self.own.owner = self
         self.compactor = Compactor(transcript, env)
         self.nudges = 0  # answers in a row without a call while the goal is open
+        self.loops = 0  # answers in a row cut where the model repeated itself
+        # The last round's calls that failed, or the todo list just written (TurnInput.avoid).
+        self.avoid: list[tuple[str, Any]] = []
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -111,7 +119,13 @@ class AgentRun(AssistantStream):
             if result is None:
                 return
             self.pending = self.end_round(result)
+            if result.repeated is None:
+                self.loops = 0
             if not self.pending:
+                if result.repeated is not None:
+                    if self.looped(result.repeated):
+                        continue
+                    return
                 if self.goal_open() and self.nudge():
                     continue
                 return
@@ -124,6 +138,8 @@ class AgentRun(AssistantStream):
             if self.own.settled is not None:
                 self.end_reason = self.own.settled  # a goal reached or blocked, a plan nobody can approve
                 return
+            if result.repeated is not None and not self.looped(result.repeated):
+                return  # the calls made before the loop ran; then the model looped once too often
             if self.own.replan:
                 # Planning began or ended with this round: the tools and the prompt
                 # are those of the new phase from the next round on.
@@ -215,6 +231,19 @@ class AgentRun(AssistantStream):
                       urgent=True)
         return True
 
+    def looped(self, unit: str) -> bool:
+        """The round was cut where the model began to repeat `unit` without end: tell it
+        (and the person) and ask again (True), or end the run `stuck` when its answers
+        loop LOOPS_IN_A_ROW times in a row."""
+        self.loops += 1
+        if self.loops >= LOOPS_IN_A_ROW:
+            self.t.notice(notices.LOOPING_STUCK.format(n=self.loops, unit=shown_unit(unit)), "warn", "stuck")
+            self.end_reason = "stuck"
+            return False
+        self.t.upsert(attrs.evolve(notice_item(notices.LOOPED.format(unit=shown_unit(unit)), "warn"), for_model=True),
+                      urgent=True)
+        return True
+
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
 
@@ -240,7 +269,8 @@ class AgentRun(AssistantStream):
             while await self.compactor.past_context(messages, specs) and self.shorten(messages_too=True):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
-                             tool_choice="required" if self.must_call() else None)
+                             tool_choice="required" if self.must_call() else None, stop_repeats=True,
+                             avoid=tuple(self.avoid))
             route = self.t.info.route
             try:
                 if route == "local":
@@ -388,6 +418,8 @@ class AgentRun(AssistantStream):
         call before it has ended; so two calls that touch one path never overlap. The
         model reads the results in the order of the calls. True when the run must stop
         for repeats (the calls after the one that made it are not run)."""
+        self.avoid = []
+        listed = True  # every call of the round wrote the todo list
         while self.pending:
             batch = await self.next_batch()
             done: dict[str, Done] = {}
@@ -400,9 +432,26 @@ class AgentRun(AssistantStream):
                         nursery.start_soon(self.call_into, call, done, limit)
             for call in batch:
                 self.pending.remove(call)
+                self.avoid_again(call, done[call.card].state)
+                listed = listed and call.name == run_tools.TODO_WRITE and done[call.card].state == "done"
                 if self.streak.record(call.name, call.raw, done[call.card].state, done[call.card].result):
                     return True
+        if listed:
+            # A list just written is not written again before anything else is done.
+            self.avoid.append((run_tools.TODO_WRITE, None))
         return False
+
+    def avoid_again(self, call: Call, state: str) -> None:
+        """A call that failed or was denied is one the next round must not make the same
+        again (a local model's grammar rules it out: TurnInput.avoid)."""
+        if state not in ("error", "denied"):
+            return
+        try:
+            args = json.loads(call.raw)
+        except (json.JSONDecodeError, TypeError):
+            return  # not JSON: the grammar cannot write it anyway
+        if isinstance(args, dict):
+            self.avoid.append((call.name, args))
 
     async def call_into(self, call: Call, done: dict[str, Done], limit: trio.CapacityLimiter) -> None:
         async with limit:

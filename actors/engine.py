@@ -90,6 +90,9 @@ class TurnResult:
     prompt_tokens: int = 0
     prefill_tokens: int = 0
     completion_tokens: int = 0
+    # The unit the model repeated without end, when the turn was cut for it
+    # (TurnInput.stop_repeats; finish_reason is then "length").
+    repeated: str | None = None
 
 
 @attrs.frozen
@@ -105,6 +108,14 @@ class TurnInput:
     # Whose prompt cache the local model keeps for this turn across other turns (the
     # conversation's id); None: the turn keeps none (actors/backends/prompt_cache.py).
     cache_key: str | None = None
+    # Cut the answer where it starts to repeat one short unit without end (a local
+    # model's loop, actors/backends/repeats.py); the agent's rounds ask for it.
+    stop_repeats: bool = False
+    # Calls (tool name, parsed arguments) the answer must not make again: the last
+    # round's that failed. A local model's grammar rules them out where their schema
+    # can say so (actors/backends/generic_grammar.excluding); a provider is not held.
+    # Arguments None: no call of that tool this round (the todo list just written).
+    avoid: tuple[tuple[str, Any], ...] = ()
 
 
 Emit = Callable[[Piece], Awaitable[None]]

@@ -113,6 +113,14 @@ GOAL_BLOCKED = "The goal is blocked: {why}"
 GOAL_STUCK = (
     "The agent answered {n} times in a row without reaching its goal, so the run stopped. Send a message, or resume."
 )
+LOOPED = (
+    'The answer was cut: it kept repeating "{unit}" (a call it was writing was not run). '
+    "Write it again, shorter, without repeating."
+)
+LOOPING_STUCK = (
+    'The model kept repeating itself ("{unit}"; {n} answers in a row were cut), so the run stopped. '
+    "Rephrase the request, or use a larger model."
+)
 GOAL_UNCHECKED = "The goal was checked {n} times already this message, so this completion was not checked again."
 GOAL_CHECKED_COMPLETE = "Checked the goal: it is reached."
 GOAL_CHECKED_GAPS = "Checked the goal: not reached yet ({gaps})."

@@ -178,8 +178,11 @@ class OwnTools:
         try:
             if call.name == run_tools.TODO_WRITE:
                 todos = run_tools.parse_todos(args)
+                if todos == self.t.info.todos:
+                    raise ToolError(run_tools.todo_unchanged(todos))
                 self.t.set_info(todos=todos)
-                return Done("done", run_tools.todo_summary(todos))
+                summary = run_tools.todo_summary(todos)
+                return Done("done", f"{summary}\n{plans.AFTER_TODOS}" if self.planning() else summary)
             question = run_tools.parse_question(args)
         except ToolError as exc:
             return Done("error", str(exc))

@@ -45,6 +45,8 @@ NO_PLAN_YET = (
     "The plan file is empty. Give the plan as exit_plan_mode's `plan`, or write it to {path} with write_file first."
 )
 BAD_PLAN = "`plan` is the plan's text in Markdown, a string of at most {limit} bytes; call exit_plan_mode again."
+# Said after the todo list is written while planning: what ends the planning.
+AFTER_TODOS = "You are planning: when the plan is ready, call exit_plan_mode with it as `plan`."
 NOT_PLANNING = "You are not planning now, so there is no plan to show; make the change, or call enter_plan_mode."
 ALREADY_PLANNING = "You are already planning. Write the plan to {path}, then call exit_plan_mode."
 ENTERED = (

@@ -39,7 +39,8 @@ TODO_SPEC = ToolSpec(
                 "items": {
                     "type": "object",
                     "properties": {
-                        "content": {"type": "string", "description": "The step, in a few words"},
+                        # Not empty, as parse_todos checks (the grammar then cannot write "").
+                        "content": {"type": "string", "minLength": 1, "description": "The step, in a few words"},
                         "status": {"type": "string", "enum": list(TODO_STATUSES)},
                     },
                     "required": ["content", "status"],
@@ -94,6 +95,14 @@ def parse_todos(args: dict[str, Any]) -> tuple[Todo, ...]:
     if len(working) > 1:
         raise ToolError(f"{len(working)} entries are in_progress ({'; '.join(working)}); at most one may be.")
     return tuple(out)
+
+
+def todo_unchanged(todos: tuple[Todo, ...]) -> str:
+    """The refusal of a list that is the list already (a small model writes one list
+    over and over): nothing to change, so the call fails and is not made again."""
+    if not todos:
+        return "The todo list is empty already. Write the steps of the task, or go on without a list."
+    return "The todo list is exactly this already; nothing changed. Go on with the step in progress."
 
 
 def todo_summary(todos: tuple[Todo, ...]) -> str:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from actors import compaction, history, notices
 from actors.items import Item, ToolCall
+from tests.filler import numbered
 from tests.waiting import wait_state
 
 SUMMARY = "\n".join(f"## {s}\nshort {s.lower()}" for s in compaction.SECTIONS)
@@ -30,7 +31,7 @@ async def talk(daemon, conv, n: int) -> None:
 
 async def test_a_long_conversation_is_summarised_and_goes_on(daemon):
     conv = await daemon.hub.create()
-    daemon.backend.default = {"text": "ok " * 100}
+    daemon.backend.default = {"text": numbered("ok ", 100)}
     await talk(daemon, conv, 3)
     daemon.backend.n_ctx = 1500  # the next round would pass 85% of it
     daemon.backend.push(summary_round())
@@ -54,7 +55,7 @@ async def test_a_long_conversation_is_summarised_and_goes_on(daemon):
 
 async def test_a_summary_without_its_sections_drops_the_items_instead(daemon):
     conv = await daemon.hub.create()
-    daemon.backend.default = {"text": "ok " * 100}
+    daemon.backend.default = {"text": numbered("ok ", 100)}
     await talk(daemon, conv, 3)
     daemon.backend.n_ctx = 1500
     daemon.backend.push(summary_round("I summarised it, trust me."))
@@ -88,7 +89,7 @@ async def test_a_long_run_compacts_its_own_earlier_rounds_and_goes_on(daemon):
     conv = await daemon.hub.create()
     daemon.backend.n_ctx = 1500
     rounds = 14  # each round's call and result take ~160 tokens: far past the context
-    daemon.backend.push(*[{"tool_calls": [{"name": "echo", "arguments": {"text": f"round {n} " + "r" * 600}}]}
+    daemon.backend.push(*[{"tool_calls": [{"name": "echo", "arguments": {"text": f"round {n} " + numbered("r ", 150)}}]}
                           for n in range(rounds)])
     daemon.backend.default = {"text": "All rounds done."}
     await conv.send_message("echo many times")
@@ -201,7 +202,7 @@ async def test_an_asked_compaction_says_it_was_asked(daemon):
     assert notice.text == notices.COMPACTED_ASKED.format(n=notice.compaction["items_summarised"])
 
 
-BIG_PAGE = "<p>a line of the page</p>\n" * 1600  # 41,600 characters, the context 12,000
+BIG_PAGE = "".join(f"<p>line {n:04d} of the page</p>\n" for n in range(1600))  # 49,600 characters, the context 12,000
 
 
 async def test_a_write_file_larger_than_the_context_is_shortened_and_the_run_goes_on(real_tools, tmp_path):

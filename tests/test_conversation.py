@@ -15,6 +15,7 @@ from actors.notices import ROUNDS as NOTICE_ROUNDS
 from actors.notices import SHORTENED as NOTICE_SHORTENED
 from actors.prompt import PROMPT_CAP_CHARS, system_prompt
 from actors.runstate import MAX_ROUNDS
+from tests.filler import numbered
 from tests.waiting import drained, wait_for, wait_state
 
 NOTE_HI = {"name": "note", "arguments": {"path": "a.txt", "text": "hi"}}
@@ -267,7 +268,7 @@ async def test_stop_while_waiting_denies_the_card(daemon, tmp_path):
 
 
 async def test_stop_mid_stream_then_next_message_works(daemon):
-    daemon.backend.push({"text": "a long answer " * 50, "delay": 0.01}, {"text": "fresh"})
+    daemon.backend.push({"text": numbered("a long answer ", 50), "delay": 0.01}, {"text": "fresh"})
     conv = await daemon.hub.create()
     await conv.send_message("one")
     await wait_for(lambda: len(conv.items) >= 2 and len(conv.items[1].text or "") > 10)
@@ -282,7 +283,7 @@ async def test_stop_mid_stream_then_next_message_works(daemon):
 
 
 async def test_stop_while_composing_ends_the_card_live_only(daemon):
-    daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": {"text": "y" * 400}}], "delay": 0.01})
+    daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": {"text": numbered("y", 100)}}], "delay": 0.01})
     conv = await daemon.hub.create()
     with daemon.bus.subscribe() as sub:
         await conv.send_message("go")
@@ -368,7 +369,7 @@ async def test_edit_drops_the_item_and_what_follows(daemon):
 
 
 async def test_context_full_shortens_oldest_long_result_one_at_a_time(daemon):
-    big = "line\n" * 400
+    big = "".join(f"{n:04d}\n" for n in range(400))  # 2,000 characters, and not a loop
     daemon.backend.push(
         {"tool_calls": [{"name": "echo", "arguments": {"text": big}}]},
         {"tool_calls": [{"name": "echo", "arguments": {"text": big}}]},
@@ -455,6 +456,9 @@ async def test_restart_marks_running_conversation_idle(tmp_path):
     assert out.items[-1].kind == "notice" and out.items[-1].text == NOTICE_RESTARTED
 
 
+WORDS = numbered("word ", 60)
+
+
 async def test_streaming_saves_are_interim_and_the_end_is_durable(daemon, monkeypatch):
     saves: list[tuple[int, bool]] = []
     real = daemon.store.save_conversation
@@ -464,7 +468,7 @@ async def test_streaming_saves_are_interim_and_the_end_is_durable(daemon, monkey
         await real(record, durable=durable)
 
     monkeypatch.setattr(daemon.store, "save_conversation", recording)
-    daemon.backend.push({"text": "word " * 60, "delay": 0.02})
+    daemon.backend.push({"text": WORDS, "delay": 0.02})
     conv = await daemon.hub.create()
     await conv.send_message("talk")
     await wait_state(conv, "idle", timeout=20)
@@ -473,9 +477,9 @@ async def test_streaming_saves_are_interim_and_the_end_is_durable(daemon, monkey
     # The reply streams for about 1.2 s: a few interim saves of the growing text, none fsynced.
     assert len(interim) >= 2 and interim == sorted(interim)
     # The last save, with the whole reply and the idle state, is durable.
-    assert saves[-1] == (len("word " * 60), True)
+    assert saves[-1] == (len(WORDS), True)
     saved = json.loads((daemon.data / "agent" / "conversations" / f"{conv.id}.json").read_text())
-    assert saved["items"][-1]["text"] == "word " * 60 and saved["state"] == "idle"
+    assert saved["items"][-1]["text"] == WORDS and saved["state"] == "idle"
 
 
 def test_the_prompt_cap_keeps_whole_lines():

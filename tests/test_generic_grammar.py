@@ -7,12 +7,15 @@ import json
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from actors.backends.generic_grammar import (
     MAX_BOUND,
     MAX_GENERIC_CALLS,
     MAX_GRAMMARS,
     GenericGrammars,
+    excluding,
     generic_schema,
     loosened,
 )
@@ -125,3 +128,83 @@ def test_small_integer_ranges_become_choices_and_strings_exclude_control_charact
     rules = [line for line in texts[0].splitlines() if line.startswith("char ::=")]
     assert rules == [STRICT_CHAR] and "\\x00-\\x1F" in STRICT_CHAR
     assert strict_strings("root ::= x\nchar ::= [^\"]") == "root ::= x\n" + STRICT_CHAR
+
+
+# ---- excluding: the call a failed round made is ruled out of the next ----
+
+TODO_LIKE = {
+    "type": "object",
+    "properties": {
+        "todos": {"type": "array", "maxItems": 50, "items": {"type": "object", "properties": {
+            "content": {"type": "string", "minLength": 1}, "status": {"enum": ["pending", "done"]}},
+            "required": ["content", "status"]}},
+        "path": {"type": "string"},
+        "force": {"type": "boolean"},
+        "mode": {"enum": ["a", "b", "c"]},
+    },
+    "required": ["todos"],
+}
+
+todo = st.fixed_dictionaries(
+    {"content": st.text(min_size=1, max_size=5), "status": st.sampled_from(["pending", "done"])})
+todo_args = st.fixed_dictionaries(
+    {"todos": st.lists(todo, max_size=4)},
+    optional={"path": st.text(max_size=6), "force": st.booleans(), "mode": st.sampled_from(["a", "b", "c"])},
+)
+
+
+def fits(schema: dict, value: object) -> bool:
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError:
+        return False
+    return True
+
+
+@given(avoided=todo_args, other=todo_args)
+def test_excluding_rules_out_the_call_and_keeps_calls_that_differ_in_shape(avoided, other):
+    narrowed = excluding(TODO_LIKE, avoided)
+    assert narrowed is not None
+    assert fits(TODO_LIKE, avoided) and not fits(narrowed, avoided)
+    # A call that differs in what a grammar can tell (a list's length, a string's
+    # length, a boolean, a choice, an optional argument given) still fits.
+    differs = (len(other["todos"]) != len(avoided["todos"])
+               or any(k not in avoided for k in other)
+               or any(k in other and other[k] != avoided[k] and not isinstance(other[k], str)
+                      for k in ("force", "mode"))
+               or ("path" in other and "path" in avoided and len(other["path"]) != len(avoided["path"])))
+    if differs:
+        assert fits(narrowed, other), (avoided, other)
+    assert not fits(narrowed, avoided)
+
+
+def test_excluding_what_it_cannot_say_keeps_the_schema():
+    assert excluding({"type": "number"}, 3) is None
+    assert excluding({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 1}) is None
+    assert excluding({"anyOf": [{"type": "string"}]}, "x") is None
+    assert excluding({"enum": ["a"]}, "a") is None  # nothing else is left
+
+
+def test_a_failed_calls_exclusion_is_in_the_grammar_and_falls_back_when_it_cannot_be():
+    tool = ToolSpec("todo_write", "", TODO_LIKE)
+    schema = generic_schema((tool,), required=True, strict=True, avoid=(("todo_write", {"todos": []}),))
+    empty = {"tool_calls": [{"name": "todo_write", "arguments": {"todos": []}}]}
+    one = {"tool_calls": [{"name": "todo_write", "arguments": {"todos": [{"content": "a", "status": "done"}]}}]}
+    assert not fits(schema, empty) and fits(schema, one)
+    assert fits(generic_schema((tool,), required=True, strict=True), empty)
+    grammars = GenericGrammars()
+    plain = grammars.get((tool,), required=True)
+    assert grammars.get((tool,), required=True, avoid=(("todo_write", {"todos": []}),)) is not plain
+    # A number cannot be ruled out: the grammar is the tool's own.
+    counted = ToolSpec("count", "", {"type": "object", "properties": {"n": {"type": "integer"}}})
+    assert fits(generic_schema((counted,), required=True, strict=True, avoid=(("count", {"n": 1}),)),
+                {"tool_calls": [{"name": "count", "arguments": {"n": 1}}]})
+
+
+def test_a_tool_avoided_whole_is_left_out_unless_it_is_the_only_one():
+    a, b = spec("a", "string"), spec("b", "string")
+    call_a = {"tool_calls": [{"name": "a", "arguments": {"x": "1"}}]}
+    call_b = {"tool_calls": [{"name": "b", "arguments": {"x": "1"}}]}
+    schema = generic_schema((a, b), required=True, strict=True, avoid=(("a", None),))
+    assert not fits(schema, call_a) and fits(schema, call_b)
+    assert fits(generic_schema((a,), required=True, strict=True, avoid=(("a", None),)), call_a)

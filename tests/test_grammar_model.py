@@ -85,7 +85,7 @@ async def test_a_string_in_a_call_never_holds_a_raw_control_character(model_path
     try:
         tool = ToolSpec("note", "Writes a note.", {"type": "object", "properties": {"text": {"type": "string"}},
                                                      "required": ["text"]})
-        grammar = backend.grammar((tool,), required=True)
+        grammar = backend.grammars.get((tool,), required=True)
         llm = backend._llm
         raw = [t for t in range(llm.n_vocab())
                if any(ch in llm.detokenize([t]).decode("utf-8", "ignore") for ch in "\n\t\r")]
@@ -105,3 +105,44 @@ async def test_a_string_in_a_call_never_holds_a_raw_control_character(model_path
                 json.loads(text)  # strict
     finally:
         await backend.aclose()
+
+
+async def test_a_call_to_avoid_is_never_made_again_under_the_grammar(model_path):  # noqa: F811
+    """The last round's failed call, ruled out (TurnInput.avoid): the model's next call
+    under the grammar is another one, still valid for the tool's schema. The todo list's
+    empty list, which SmolLM2 in plan mode wrote over and over, is one of them."""
+    from actors.backends.generic_grammar import excluding
+    from actors.run_tools import TODO_SPEC
+
+    rng = random.Random(20261202)
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+
+    async def emit(piece):
+        pass
+
+    cases: list[tuple[ToolSpec, dict[str, Any]]] = [(TODO_SPEC, {"todos": []})] * 3
+    while len(cases) < 3 + SCHEMAS:
+        schema = random_schema(rng)
+        tool = ToolSpec(f"tool_{len(cases)}", "Does the job with the arguments given.", schema)
+        args = {k: ([] if p.get("type") == "array" else True if p.get("type") == "boolean"
+                    else p["enum"][0] if "enum" in p else "a" * p.get("minLength", 1) if p.get("type") == "string"
+                    else p.get("minimum", 0)) for k, p in schema["properties"].items() if k in schema["required"]}
+        if excluding(schema, args) is not None:
+            cases.append((tool, args))
+    checked = 0
+    try:
+        for tool, avoided in cases:
+            messages = ({"role": "user", "content": f"Call {tool.name} with these arguments: {json.dumps(avoided)}"},)
+            turn = TurnInput(messages, (tool,), max_tokens=160, temperature=1.0, tool_choice="required",
+                             avoid=((tool.name, avoided),))
+            result = await backend.generate(turn, emit, threading.Event())
+            if result.finish_reason == "length":
+                continue
+            for call in result.tool_calls:
+                args = json.loads(call.arguments)
+                assert args != avoided, (tool.parameters, avoided)
+                jsonschema.validate(args, tool.parameters)
+                checked += 1
+    finally:
+        await backend.aclose()
+    assert checked >= len(cases) // 2, f"only {checked} calls finished within max_tokens"

@@ -36,6 +36,7 @@ from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.store import Store
 from tests.conftest import EchoTool, NoteTool
 from tests.daemon_proc import run_daemon
+from tests.filler import numbered
 from tests.waiting import wait_for, wait_http_state, wait_state
 
 SECRET = "sk-test-provider-key-0123456789"
@@ -255,7 +256,7 @@ async def test_a_hook_gets_the_event_in_variables_and_on_stdin_without_the_provi
     command = f"{tell} {shlex.quote(str(out))}"
     hooked.configure({event: [{"command": command}] for event in
                       ("session_start", "pre_tool_use", "post_tool_use", "session_end")})
-    long_text = "x" * 2500 + "END"
+    long_text = numbered("x", 500) + "END"
     conv = await run_message(hooked, [{"name": "echo", "arguments": {"text": long_text}}])
     assert cards(conv)[0].state == "done"
 

@@ -24,6 +24,7 @@ import psutil
 import trio
 
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
+from tests.filler import numbered
 from tests.test_e2e import write_script
 from tests.waiting import wait_http_state
 
@@ -40,7 +41,7 @@ LONG_NAME = "a" * 200
 HEALTH_EVERY_S = 0.1
 HEALTH_WITHIN_S = 1.0  # /health answers in milliseconds; a second is far beyond usual
 STREAM_GAP_S = 1.0  # the other conversation's pieces come every 0.02 s
-STREAM_TEXT = "tick " * 100  # 125 pieces of 4 characters: 2.5 s at 0.02 s a piece
+STREAM_TEXT = numbered("tick ", 70)  # 137 pieces of 4 characters: 2.7 s at 0.02 s a piece
 STOP_WITHIN_S = 5.0
 IDLE_WITHIN_S = 5.0
 IDLE_CPU_PERCENT = 15.0  # of one core, over a quarter of a second

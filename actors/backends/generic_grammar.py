@@ -22,17 +22,32 @@ MAX_GENERIC_CALLS = 4
 
 
 def generic_schema(
-    tools: tuple[ToolSpec, ...], *, required: bool, strict: bool, parallel: bool = True
+    tools: tuple[ToolSpec, ...],
+    *,
+    required: bool,
+    strict: bool,
+    parallel: bool = True,
+    avoid: tuple[tuple[str, Any], ...] = (),
 ) -> dict[str, Any]:
     """The JSON schema of a generic-format answer: calls of `tools` (one, or up to
-    MAX_GENERIC_CALLS when `parallel`), or a reply."""
+    MAX_GENERIC_CALLS when `parallel`), or a reply. `avoid`: (tool name, arguments)
+    calls the answer must not make again (`excluding`), where the schema can say so;
+    arguments None: no call of that tool (unless that leaves no tool)."""
+    avoided = dict(reversed(avoid))  # a tool's first call to avoid, when it has several
+    kept = tuple(t for t in tools if t.name not in avoided or avoided[t.name] is not None)
+    tools = kept or tools
+
+    def arguments(t: ToolSpec) -> dict[str, Any]:
+        if not strict:
+            return {"type": "object"}
+        if avoided.get(t.name) is not None:
+            return excluding(t.parameters, avoided[t.name]) or t.parameters
+        return t.parameters
+
     calls = [
         {
             "type": "object",
-            "properties": {
-                "name": {"const": t.name},
-                "arguments": t.parameters if strict else {"type": "object"},
-            },
+            "properties": {"name": {"const": t.name}, "arguments": arguments(t)},
             "required": ["name", "arguments"],
         }
         for t in tools
@@ -47,6 +62,63 @@ def generic_schema(
         return call_branch
     reply = {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}
     return {"oneOf": [call_branch, reply]}
+
+
+# Alternatives `excluding` writes at most, so a large object's grammar stays small.
+MAX_EXCLUDING_CHOICES = 8
+
+
+def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
+    """`schema` narrowed so that `value` no longer fits it, while every value that
+    differs from it in a way a grammar can tell still fits: a list or a string of
+    another length, another member of an enum, the other boolean, an object with one
+    property so changed or an optional one added. None when no such narrowing is
+    known (a number; a schema of alternatives): the caller keeps `schema` whole.
+    It is a grammar's aid, not a check: a string of the same length but other
+    characters is also ruled out, which a model meets by changing one more thing."""
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema:
+        rest = [v for v in schema["enum"] if v != value]
+        return {**schema, "enum": rest} if rest and len(rest) < len(schema["enum"]) else None
+    if "const" in schema or any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "not")):
+        return None
+    kind = schema.get("type")
+    if isinstance(value, bool):
+        return {**schema, "const": not value} if kind == "boolean" else None
+    if isinstance(value, (list, str)) and kind in ("array", "string"):
+        if (kind == "array") != isinstance(value, list):
+            return None
+        low, high = ("minItems", "maxItems") if kind == "array" else ("minLength", "maxLength")
+        n = len(value)
+        choices = []
+        if n + 1 <= schema.get(high, n + 1):
+            choices.append({**schema, low: max(n + 1, schema.get(low, 0))})
+        if n >= 1 and schema.get(low, 0) <= n - 1:
+            choices.append({**schema, high: min(n - 1, schema.get(high, n - 1))})
+        return _one_of(choices)
+    if isinstance(value, dict) and kind == "object" and isinstance(schema.get("properties"), dict):
+        props: dict[str, Any] = schema["properties"]
+        required = list(schema.get("required", []))
+        choices = []
+        for key, sub in props.items():
+            if len(choices) >= MAX_EXCLUDING_CHOICES:
+                break
+            if key in value:
+                other = excluding(sub, value[key])
+                if other is not None:
+                    choices.append({**schema, "properties": {**props, key: other},
+                                    "required": required + [key] if key not in required else required})
+            elif key not in required:
+                choices.append({**schema, "required": required + [key]})  # an optional one given now
+        return _one_of(choices)
+    return None
+
+
+def _one_of(choices: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not choices:
+        return None
+    return choices[0] if len(choices) == 1 else {"anyOf": choices}
 
 
 # llama.cpp refuses a grammar whose repetitions pass 2,000 (`"maxLength": 5000` alone
@@ -144,16 +216,28 @@ class GenericGrammars:
             self._made.pop(next(iter(self._made)))
         return made
 
-    def get(self, tools: tuple[ToolSpec, ...], *, required: bool, parallel: bool = True) -> LlamaGrammar:
+    def get(
+        self,
+        tools: tuple[ToolSpec, ...],
+        *,
+        required: bool,
+        parallel: bool = True,
+        avoid: tuple[tuple[str, Any], ...] = (),
+    ) -> LlamaGrammar:
         """A llama.cpp grammar that lets the answer be only well-formed tool calls of
         `tools` (one unless `parallel`) or (unless `required`) a reply: the generic
-        format's JSON."""
+        format's JSON; not the calls of `avoid` again, where their schemas can say so."""
         spec = json.dumps([[t.name, t.parameters] for t in tools], sort_keys=True, default=str)
         key = ("!tools", spec) + (("!required",) if required else ()) + (("!parallel",) if parallel else ())
+        if avoid:
+            key += ("!avoid", json.dumps(avoid, sort_keys=True, default=str))
         made = self._made.get(key)
         if made is None:
-            # The tools' own schemas; else (refused) any object for their arguments.
-            made = (self._make(generic_schema(tools, required=required, strict=True, parallel=parallel))
+            # The tools' own schemas (the calls to avoid ruled out; else not); else
+            # (refused) any object for their arguments.
+            made = ((avoid and self._make(generic_schema(tools, required=required, strict=True, parallel=parallel,
+                                                         avoid=avoid)))
+                    or self._make(generic_schema(tools, required=required, strict=True, parallel=parallel))
                     or self._make(generic_schema(tools, required=required, strict=False, parallel=parallel)))
             if made is None:
                 raise TurnFailed("The tools' names could not be made into a grammar for the local model; "

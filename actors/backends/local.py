@@ -40,6 +40,7 @@ from actors.backends.prompt_cache import (
     common_prefix,
     with_scratch_sequence,
 )
+from actors.backends.repeats import RepeatWatch
 from actors.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
 from actors.backends.written import WrittenReplies
 from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult
@@ -199,9 +200,10 @@ class LocalBackend:
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 
-    def grammar(self, tools: tuple[ToolSpec, ...], *, required: bool, parallel: bool = True) -> LlamaGrammar:
-        """The grammar of a generic-format answer (see actors/backends/generic_grammar.py)."""
-        return self._grammars.get(tools, required=required, parallel=parallel)
+    @property
+    def grammars(self) -> GenericGrammars:
+        """The grammars of generic-format answers (see actors/backends/generic_grammar.py)."""
+        return self._grammars
 
     # ---- generation ----
 
@@ -217,7 +219,8 @@ class LocalBackend:
         if turn.answer_schema is not None:
             grammar = self._grammars.for_schema(turn.answer_schema)
         elif tools and self.tool_format == "generic":
-            grammar = self.grammar(tools, required=turn.tool_choice == "required", parallel=turn.parallel_calls)
+            grammar = self._grammars.get(tools, required=turn.tool_choice == "required",
+                                         parallel=turn.parallel_calls, avoid=turn.avoid)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
         pipe = PiecePipe(emit, abort)
@@ -232,7 +235,8 @@ class LocalBackend:
                 # thread, so one checkpoint, not two, comes before it starts.
                 done = await trio.to_thread.run_sync(
                     outcome.capture, self._generate_sync, rendered.prompt, rendered.stops, turn.max_tokens,
-                    temperature, pipe.send, abort, opened, grammar, parser, turn.cache_key, limiter=self._limiter,
+                    temperature, pipe.send, abort, opened, grammar, parser, turn.cache_key, turn.stop_repeats,
+                    limiter=self._limiter,
                 )
             finally:
                 pipe.close_from_trio()
@@ -269,12 +273,14 @@ class LocalBackend:
         grammar: LlamaGrammar | None = None,
         parser: ToolCallParser | None = None,
         cache_key: str | None = None,
+        stop_repeats: bool = False,
     ) -> tuple[TurnResult, str]:
         """In the worker thread: the turn's result, and the text the model wrote when
         it was parsed for tool calls ("" otherwise). `opened`: the prompt opened the
         reasoning block, so the answer starts inside it. `max_tokens` None: as many
         as DEFAULT_MAX_TOKENS and the context allow. `cache_key`: whose saved cache
-        the context takes first (see actors/backends/prompt_cache.py)."""
+        the context takes first (see actors/backends/prompt_cache.py). `stop_repeats`:
+        the generation ends where it loops (actors/backends/repeats.py)."""
         llm = self._llm
         tokens, budget = self._fit(prompt, max_tokens)
         wanted = np.asarray(tokens, dtype=llm.input_ids.dtype)
@@ -290,6 +296,8 @@ class LocalBackend:
         produced = 0
         pieces = PieceMapper(send)
         raw: list[str] = []
+        watch = RepeatWatch() if stop_repeats else None
+        repeated: str | None = None
 
         def take(piece_text: str) -> None:
             if parser is not None:
@@ -314,6 +322,9 @@ class LocalBackend:
                         if piece:
                             produced += 1
                             take(piece)
+                            if watch is not None and (repeated := watch.feed(piece)) is not None:
+                                finish = "length"  # cut, as by the token limit: a call in it is not kept
+                                break
                         reason = choice.get("finish_reason")
                         if reason:
                             finish = reason
@@ -343,6 +354,7 @@ class LocalBackend:
             prompt_tokens=len(tokens),
             prefill_tokens=prefill,
             completion_tokens=produced,
+            repeated=repeated,
         )
         return result, "".join(raw)
 

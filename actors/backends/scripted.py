@@ -25,10 +25,20 @@ from typing import Any
 
 import trio
 
+from actors.backends.repeats import RepeatWatch
 from actors.engine import Aborted, CallOut, Emit, Piece, TurnInput, TurnResult
 from actors.errors import ContextFull, TurnFailed
 
 PIECE_CHARS = 4
+
+
+class _Looped(Exception):
+    """What was played repeats one unit without end (TurnInput.stop_repeats)."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__(unit)
+        self.unit = unit
+
 CHARS_PER_TOKEN = 4
 
 
@@ -122,6 +132,8 @@ class ScriptedBackend:
         delay = float(rnd.get("delay", self.token_delay))
         produced = 0
 
+        watch = RepeatWatch() if turn.stop_repeats else None
+
         async def play(piece: Piece) -> None:
             nonlocal produced
             if abort.is_set():
@@ -134,32 +146,45 @@ class ScriptedBackend:
                 raise Aborted()
             produced += 1
             await emit(piece)
+            if watch is not None and (unit := watch.feed(piece.text)) is not None:
+                raise _Looped(unit)
 
         if rnd.get("hang"):
             # A round that never ends on its own: only a stop ends it.
             while True:
                 await play(Piece("text", ""))
         reasoning = str(rnd.get("reasoning") or "")
-        for chunk in pieces_of(reasoning):
-            await play(Piece("reasoning", chunk))
         text = str(rnd.get("text") or "")
-        for chunk in pieces_of(text):
-            await play(Piece("text", chunk))
-        if rnd.get("fail"):
-            raise TurnFailed(str(rnd["fail"]))
         calls: list[CallOut] = []
-        for index, call in enumerate(rnd.get("tool_calls") or ()):
-            self._calls += 1
-            call_id = str(call.get("id") or f"call_{self._calls}")
-            args = call.get("arguments", {})
-            raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-            name = str(call["name"])
-            first = True
-            for chunk in pieces_of(raw) if raw else [""]:
-                await play(Piece("tool_call", chunk, index=index, call_id=call_id if first else None,
-                                 name=name if first else None))
-                first = False
-            calls.append(CallOut(call_id, name, raw))
+        played = {"reasoning": "", "text": ""}
+        try:
+            for chunk in pieces_of(reasoning):
+                played["reasoning"] += chunk
+                await play(Piece("reasoning", chunk))
+            for chunk in pieces_of(text):
+                played["text"] += chunk
+                await play(Piece("text", chunk))
+            if rnd.get("fail"):
+                raise TurnFailed(str(rnd["fail"]))
+            for index, call in enumerate(rnd.get("tool_calls") or ()):
+                self._calls += 1
+                call_id = str(call.get("id") or f"call_{self._calls}")
+                args = call.get("arguments", {})
+                raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+                name = str(call["name"])
+                first = True
+                for chunk in pieces_of(raw) if raw else [""]:
+                    await play(Piece("tool_call", chunk, index=index, call_id=call_id if first else None,
+                                     name=name if first else None))
+                    first = False
+                calls.append(CallOut(call_id, name, raw))
+        except _Looped as looped:
+            # Cut where it loops, as the local backend cuts: a call being written is not kept.
+            return TurnResult(
+                text=played["text"], reasoning=played["reasoning"], tool_calls=tuple(calls), finish_reason="length",
+                prompt_tokens=len(prompt) // CHARS_PER_TOKEN, prefill_tokens=prefill, completion_tokens=produced,
+                repeated=looped.unit,
+            )
         return TurnResult(
             text=text,
             reasoning=reasoning,

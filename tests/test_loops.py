@@ -1,0 +1,105 @@
+"""A model that loops, and calls that failed (actors/agent_run.py): an answer that
+repeats one unit without end is cut, told to the model and asked again, a few times at
+most; a failed call is one the next round's grammar rules out; a todo list written
+again unchanged is refused."""
+
+from __future__ import annotations
+
+from actors import notices, plans, run_tools
+from actors.agent_run import LOOPS_IN_A_ROW
+from actors.backends.repeats import MIN_SPAN
+from tests.test_plan_mode import cards, project
+from tests.waiting import wait_state
+
+LOOPING_ARGS = {"text": "1." * 400}
+
+
+def notice_texts(conv) -> list[str]:
+    return [i.text for i in conv.items if i.kind == "notice"]
+
+
+async def test_a_call_that_loops_is_cut_told_to_the_model_and_the_run_asks_again(daemon):
+    daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": LOOPING_ARGS}]},
+                        {"tool_calls": [{"name": "echo", "arguments": {"text": "short"}}]},
+                        {"text": "Echoed."})
+    conv = await daemon.hub.create()
+    await conv.send_message("echo a lot")
+    await wait_state(conv, "idle", "error")
+    turns = daemon.backend.turns
+    assert len(turns) == 3 and all(t.stop_repeats for t in turns)
+    assert daemon.echo.calls == [{"text": "short"}]  # the looping call never ran
+    told = notices.LOOPED.format(unit="1.")
+    assert told in notice_texts(conv)
+    notice = next(i for i in conv.items if i.kind == "notice" and i.text == told)
+    assert notice.for_model and notice.level == "warn"
+    assert told in turns[1].messages[-1]["content"]  # the model reads it before its next round
+    assert [c.state for c in cards(conv)] == ["done"]  # the cut call's card is not kept
+    assert conv.info.end_reason == "answered" and conv.items[-1].text == "Echoed."
+
+
+async def test_answers_that_loop_round_after_round_end_the_run_stuck(daemon):
+    daemon.backend.push(*[{"text": "ha" * 300}] * (LOOPS_IN_A_ROW + 1))
+    conv = await daemon.hub.create()
+    await conv.send_message("laugh")
+    await wait_state(conv, "idle", "error")
+    assert len(daemon.backend.turns) == LOOPS_IN_A_ROW
+    assert conv.info.end_reason == "stuck"
+    assert notices.LOOPING_STUCK.format(n=LOOPS_IN_A_ROW, unit="ha") in notice_texts(conv)
+    # Each cut answer keeps what was written up to the cut, far less than asked.
+    answers = [i.text for i in conv.items if i.kind == "assistant"]
+    assert len(answers) == LOOPS_IN_A_ROW and all(MIN_SPAN <= len(a) < MIN_SPAN + 8 for a in answers), answers
+
+
+async def test_a_loop_between_good_rounds_does_not_count_towards_stuck(daemon):
+    loop = {"tool_calls": [{"name": "echo", "arguments": LOOPING_ARGS}]}
+    good = {"tool_calls": [{"name": "echo", "arguments": {"text": "ok"}}]}
+    daemon.backend.push(*([loop] * (LOOPS_IN_A_ROW - 1) + [good]) * 2, {"text": "Done."})
+    conv = await daemon.hub.create()
+    await conv.send_message("go")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "answered" and len(daemon.echo.calls) == 2
+
+
+async def test_a_failed_call_is_the_one_the_next_round_must_not_make_again(daemon):
+    failing = {"text": "x", "fail": "no such thing"}
+    daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": failing},
+                                        {"name": "echo", "arguments": {"text": "fine"}}]},
+                        {"tool_calls": [{"name": "echo", "arguments": {"text": "again"}}]},
+                        {"text": "Done."})
+    conv = await daemon.hub.create()
+    await conv.send_message("go")
+    await wait_state(conv, "idle", "error")
+    avoid = [t.avoid for t in daemon.backend.turns]
+    assert avoid == [(), (("echo", failing),), ()]  # only the failed one, only the round after it
+
+
+async def test_the_todo_list_written_again_unchanged_is_refused_and_avoided(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await project(d, tmp_path)
+    todos = {"todos": [{"content": "Read app.py", "status": "in_progress"}]}
+    write = {"name": "todo_write", "arguments": todos}
+    empty = {"name": "todo_write", "arguments": {"todos": []}}
+    d.backend.push({"tool_calls": [empty]}, {"tool_calls": [write]}, {"tool_calls": [write]}, {"text": "Listed."})
+    await conv.send_message("list it")
+    await wait_state(conv, "idle", "error")
+    states = [(c.state, c.result) for c in cards(conv)]
+    assert states[0] == ("error", run_tools.todo_unchanged(()))  # empty, and empty already
+    assert states[1][0] == "done"
+    assert states[2] == ("error", run_tools.todo_unchanged(conv.info.todos))
+    # After the list is written, the next round may not write one at all (a local
+    # grammar leaves the tool out); after the refusal, not that list again.
+    assert [t.avoid for t in d.backend.turns] == [(), (("todo_write", {"todos": []}),), (("todo_write", None),),
+                                                  (("todo_write", todos),)]
+    assert plans.AFTER_TODOS not in states[1][1]  # not planning
+
+
+async def test_while_planning_the_written_list_says_what_ends_the_planning(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await project(d, tmp_path)
+    write = {"name": "todo_write", "arguments": {"todos": [{"content": "Read app.py", "status": "pending"}]}}
+    propose = {"name": "exit_plan_mode", "arguments": {"plan": "1. Read"}}
+    d.backend.push({"tool_calls": [write]}, {"tool_calls": [propose]})
+    await conv.send_message("plan it", plan=True)
+    await wait_state(conv, "waiting")
+    assert cards(conv)[0].result.endswith(plans.AFTER_TODOS)
+    assert d.backend.turns[1].avoid == (("todo_write", None),)

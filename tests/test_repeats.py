@@ -1,0 +1,71 @@
+"""actors/backends/repeats.py: a model's loop is noticed wherever its pieces break,
+and text people write is not taken for one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from actors.backends.repeats import MAX_UNIT, MIN_REPEATS, MIN_SPAN, RepeatWatch, shown_unit, smallest_unit, span_for
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fed(text: str, cuts: list[int]) -> tuple[str | None, int]:
+    """The watch's answer fed `text` cut at `cuts`, and how many characters it had taken then."""
+    watch, taken, start = RepeatWatch(), 0, 0
+    for end in sorted({c for c in cuts if 0 < c < len(text)} | {len(text)}):
+        taken = end
+        unit = watch.feed(text[start:end])
+        if unit is not None:
+            return unit, taken
+        start = end
+    return None, taken
+
+
+units = st.text(st.characters(codec="utf-8"), min_size=1, max_size=MAX_UNIT)
+
+
+@given(prefix=st.text(max_size=50), unit=units, cuts=st.lists(st.integers(0, 3000), max_size=40))
+def test_a_loop_is_caught_within_its_span_wherever_the_pieces_break(prefix, unit, cuts):
+    looping = prefix + unit * (3000 // len(unit) + 2)
+    found, taken = fed(looping, cuts)
+    assert found is not None
+    # The unit, at its shortest, starting wherever the loop stood when it was caught.
+    core = smallest_unit(unit)
+    assert len(found) == len(core) and found in core * 2
+    # Caught once the loop fills its span: by then at most one piece more was taken.
+    bounds = sorted(cuts)
+    last_piece = max((b - a for a, b in zip([0, *bounds], [*bounds, len(looping)], strict=True)), default=0)
+    assert taken <= len(prefix) + span_for(len(unit)) + MAX_UNIT + last_piece
+
+
+@given(st.text(max_size=MIN_SPAN - 1))
+def test_text_shorter_than_the_span_is_never_a_loop(text):
+    assert fed(text, [])[0] is None
+
+
+def test_fewer_repeats_than_the_span_are_not_a_loop():
+    unit = "x" * MAX_UNIT
+    assert MIN_REPEATS * MAX_UNIT >= MIN_SPAN
+    near = "".join(f"{n:02d}" + unit[2:] for n in range(MIN_REPEATS - 1))  # each a little different
+    assert fed(near, [])[0] is None
+    assert fed(unit * MIN_REPEATS, [])[0] == "x"
+
+
+def test_the_projects_own_code_and_docs_are_no_loop():
+    """Real text a model is asked for (code, prose, Markdown tables), fed as tokens come."""
+    files = [p for p in ROOT.glob("**/*") if p.suffix in (".py", ".md", ".js", ".css", ".html", ".toml")
+             and ".venv" not in p.parts and "node_modules" not in p.parts and p.is_file()]
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found, _ = fed(text, list(range(0, len(text), 3)))
+        assert found is None, f"{path} read as a loop of {found!r}"
+
+
+def test_smallest_unit_and_how_a_notice_shows_one():
+    assert smallest_unit("abab") == "ab" and smallest_unit("abc") == "abc" and smallest_unit("aaaa") == "a"
+    assert shown_unit("1.") == "1." and shown_unit("a\n") == "a\\n" and shown_unit(" ") == "' '"
