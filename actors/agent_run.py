@@ -32,7 +32,7 @@ from actors.policy import ModeWatch, decide
 from actors.prompt import system_prompt
 from actors.rules import PATH_TOOLS, offered_rule
 from actors.runs import RunEnd, RunRequest
-from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, parse_arguments
+from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, call_key, parse_arguments
 from actors.streaming import AssistantStream
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolError, ToolOutcome, cap_text
 from actors.transcript import Transcript
@@ -82,6 +82,7 @@ class AgentRun(AssistantStream):
         self.loops = 0  # answers in a row cut where the model repeated itself
         # The last round's calls that failed, or the todo list just written (TurnInput.avoid).
         self.avoid: list[tuple[str, Any]] = []
+        self.copies: set[str] = set()  # cards of calls this round's answer had made already
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -420,6 +421,15 @@ class AgentRun(AssistantStream):
         for repeats (the calls after the one that made it are not run)."""
         self.avoid = []
         listed = True  # every call of the round wrote the todo list
+        # A call the answer made twice runs once: the copies are refused (a small
+        # model writes one call four times over in a parallel answer).
+        seen: set[tuple[str, str]] = set()
+        self.copies = set()
+        for call in self.pending:
+            key = call_key(call.name, call.raw)
+            if key in seen:
+                self.copies.add(call.card)
+            seen.add(key)
         while self.pending:
             batch = await self.next_batch()
             done: dict[str, Done] = {}
@@ -432,6 +442,8 @@ class AgentRun(AssistantStream):
                         nursery.start_soon(self.call_into, call, done, limit)
             for call in batch:
                 self.pending.remove(call)
+                if call.card in self.copies:
+                    continue  # neither a failure of its own nor a call to avoid: its first is
                 self.avoid_again(call, done[call.card].state)
                 listed = listed and call.name == run_tools.TODO_WRITE and done[call.card].state == "done"
                 if self.streak.record(call.name, call.raw, done[call.card].state, done[call.card].result):
@@ -494,6 +506,8 @@ class AgentRun(AssistantStream):
         note = self.modes.note(self.t.info.mode)
         if args is None:
             done = Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
+        elif call.card in self.copies:
+            done = Done("error", notices.SAME_CALL_IN_ANSWER)
         elif call.name in self.own_names():
             self.t.update(call.card, state="running")  # as any card: a question or a plan then waits
             done = await self.own.run(call, args)

@@ -43,6 +43,15 @@ def parse_partial(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def call_key(name: str, arguments: str) -> tuple[str, str]:
+    """What makes two calls the same call: the tool, and its arguments as JSON with
+    sorted keys (as written when they are not JSON)."""
+    try:
+        return name, json.dumps(json.loads(arguments), sort_keys=True)
+    except (json.JSONDecodeError, TypeError):
+        return name, arguments
+
+
 @attrs.define
 class FailureStreak:
     """Counts the same call failing the same way in a row."""
@@ -55,11 +64,7 @@ class FailureStreak:
         if state not in ("error", "denied"):
             self._key, self._count = None, 0
             return False
-        try:
-            norm = json.dumps(json.loads(arguments), sort_keys=True)
-        except (json.JSONDecodeError, TypeError):
-            norm = arguments
-        key = (name, norm, result)
+        key = (*call_key(name, arguments), result)
         if key == self._key:
             self._count += 1
         else:

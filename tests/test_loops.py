@@ -103,3 +103,21 @@ async def test_while_planning_the_written_list_says_what_ends_the_planning(real_
     await wait_state(conv, "waiting")
     assert cards(conv)[0].result.endswith(plans.AFTER_TODOS)
     assert d.backend.turns[1].avoid == (("todo_write", None),)
+
+
+async def test_a_call_made_twice_in_one_answer_runs_once(daemon):
+    same = {"name": "echo", "arguments": {"text": "hi"}}
+    failing = {"name": "echo", "arguments": {"fail": "no"}}
+    daemon.backend.push({"tool_calls": [same, same, {"name": "echo", "arguments": {"text": "other"}}, same]},
+                        {"tool_calls": [failing] * 4}, {"text": "Done."})
+    conv = await daemon.hub.create()
+    await conv.send_message("go")
+    await wait_state(conv, "idle", "error")
+    assert daemon.echo.calls == [{"text": "hi"}, {"text": "other"}, {"fail": "no"}]
+    states = [(c.state, c.result) for c in cards(conv)]
+    copy = ("error", notices.SAME_CALL_IN_ANSWER)
+    assert states[:4] == [("done", "hi"), copy, ("done", "other"), copy]
+    # Four copies of one failing call are one failure, not the three in a row that stop a run.
+    assert states[4:] == [("error", "no"), copy, copy, copy]
+    assert conv.info.end_reason == "answered"
+    assert daemon.backend.turns[2].avoid == (("echo", {"fail": "no"}),)

@@ -7,15 +7,16 @@ two-core machine spent on nothing. The agent's rounds ask the backend to watch f
 repeated, the generation stops there and the result says what repeated, so the run
 can tell the model (and the person) and ask again.
 
-The bounds keep text people write out of it: a unit of at most MAX_UNIT characters
-repeated over at least MIN_SPAN characters and MIN_REPEATS times. A Markdown rule or a
-table's separator line is far shorter than MIN_SPAN; a row of 240 dashes is not text
-anyone asked a model for.
+The bounds keep text people write out of it: a unit of at most MAX_UNIT characters (a
+line of code, a todo entry in JSON) repeated over at least MIN_SPAN characters and
+MIN_REPEATS times. A Markdown rule or a table's separator line is far shorter than
+MIN_SPAN; a row of 240 dashes, or one line eight times over, is not text anyone asked
+a model for (a file of identical lines is a command's job, not a model's).
 """
 
 from __future__ import annotations
 
-MAX_UNIT = 32
+MAX_UNIT = 80
 MIN_SPAN = 240
 MIN_REPEATS = 8
 # The tail kept: enough for the longest unit's span.
