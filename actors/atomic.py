@@ -26,6 +26,21 @@ def read_own_file(path: Path, limit: int) -> bytes:
     return data
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it (Linux says it in /proc); else
+    set and put back, which another thread creating a file at that instant could see."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -45,7 +60,9 @@ def write_atomic(
 
     `mode`: the new file's exact permission bits, set on the temporary file before any
     byte is written (a private file is never readable by others, even for a moment).
-    `keep_mode`: the new file keeps the mode of the one it replaces (a workspace file).
+    `keep_mode`: the new file keeps the mode of the one it replaces (a workspace file);
+    with none to replace, it gets what a program creating it would give it: 0666 less
+    the umask (the temporary file's own mode is private, for the daemon's secrets).
     `durable=False` skips both fsyncs: still whole for every reader and across a crash
     of this process, but a power cut may lose the new version (interim saves only).
     """
@@ -54,7 +71,7 @@ def write_atomic(
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
-            pass
+            mode = 0o666 & ~current_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     try:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -86,6 +87,30 @@ async def test_write_file_creates_and_replaces(ws):
     assert "-two" in out.diff and "+TWO" in out.diff
     assert "TWO" not in out.result  # the effect, not the content
     assert tool.title({"path": "page.html"}) == "Write page.html"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+async def test_a_file_the_agent_creates_gets_the_mode_the_umask_gives_as_any_program(ws, tmp_path, umask):
+    """write_file, edit_file's new files and an ACP agent's writes share write_whole; the
+    daemon's own files (rules, credentials) stay private by their own mode."""
+    from actors.atomic import current_umask, write_atomic
+    from actors.tools.files import write_whole
+
+    old = os.umask(umask)
+    try:
+        assert current_umask() == umask
+        await WriteFile().run({"path": "new/made.txt", "content": "x\n"}, ctx(ws))
+        write_whole(ws / "by-acp.txt", b"y\n")
+        (ws / "by-hand.txt").write_text("z\n")  # what a program gives a new file
+        secret = tmp_path / "secret.json"
+        write_atomic(secret, b"{}", mode=0o600)
+    finally:
+        os.umask(old)
+    expected = stat.S_IMODE((ws / "by-hand.txt").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    for made in (ws / "new" / "made.txt", ws / "by-acp.txt"):
+        assert stat.S_IMODE(made.stat().st_mode) == expected, made
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
 
 
 async def test_write_file_keeps_mode_and_refuses_outside(ws, tmp_path):

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.atomic import write_atomic
+from actors.tools.files import write_whole
 from actors.tools.registry import Tool, ToolContext, ToolError, ToolOutcome
 
 MAX_PAUSE_S = 120.0
@@ -102,8 +102,8 @@ class Note:
         target = Path(ctx.workspace) / name
         if target.is_symlink():
             raise ToolError("path is a symbolic link; it was not written.")
-        # Whole, as every tool writes (actors/atomic.py): a reader never sees it half written.
-        await trio.to_thread.run_sync(write_atomic, target, str(args.get("text", "")).encode("utf-8"))
+        # Whole, as the file tools write (actors/tools/files.py): never seen half written.
+        await trio.to_thread.run_sync(write_whole, target, str(args.get("text", "")).encode("utf-8"))
         return ToolOutcome(f"wrote {name}", file=name)
 
 
