@@ -45,6 +45,8 @@ DIAGNOSED = ("write_file", "edit_file")
 HOOK_END_S = 5.0
 # How many calls that change nothing run at once within a round.
 PARALLEL_CALLS = 4
+# The run's latest failed calls a local model's grammar rules out of its next rounds.
+AVOIDED_CALLS = 4
 # Answers in a row cut where the model repeated itself (actors/backends/repeats.py)
 # before the run ends `stuck`: the ones before are told to the model, which tries again.
 LOOPS_IN_A_ROW = 3
@@ -80,8 +82,8 @@ class AgentRun(AssistantStream):
         self.compactor = Compactor(transcript, env)
         self.nudges = 0  # answers in a row without a call while the goal is open
         self.loops = 0  # answers in a row cut where the model repeated itself
-        # The last round's calls that failed, or the todo list just written (TurnInput.avoid).
-        self.avoid: list[tuple[str, Any]] = []
+        self.failed: list[tuple[str, Any]] = []  # the run's latest failed calls (TurnInput.avoid)
+        self.avoid: list[tuple[str, Any]] = []  # what the next round may not call at all
         self.copies: set[str] = set()  # cards of calls this round's answer had made already
 
     def workspace(self) -> Path | None:
@@ -271,7 +273,7 @@ class AgentRun(AssistantStream):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
                              tool_choice="required" if self.must_call() else None, stop_repeats=True,
-                             avoid=tuple(self.avoid))
+                             avoid=tuple(self.failed + self.avoid))
             route = self.t.info.route
             try:
                 if route == "local":
@@ -450,12 +452,13 @@ class AgentRun(AssistantStream):
                     return True
         if listed:
             # A list just written is not written again before anything else is done.
-            self.avoid.append((run_tools.TODO_WRITE, None))
+            self.avoid = [(run_tools.TODO_WRITE, None)]
         return False
 
     def avoid_again(self, call: Call, state: str) -> None:
-        """A call that failed or was denied is one the next round must not make the same
-        again (a local model's grammar rules it out: TurnInput.avoid)."""
+        """A call that failed or was denied is one the rest of the run must not make the
+        same again (a local model's grammar rules out the last AVOIDED_CALLS of them:
+        TurnInput.avoid)."""
         if state not in ("error", "denied"):
             return
         try:
@@ -463,7 +466,8 @@ class AgentRun(AssistantStream):
         except (json.JSONDecodeError, TypeError):
             return  # not JSON: the grammar cannot write it anyway
         if isinstance(args, dict):
-            self.avoid.append((call.name, args))
+            failed = (call.name, args)
+            self.failed = [f for f in self.failed if f != failed][-(AVOIDED_CALLS - 1):] + [failed]
 
     async def call_into(self, call: Call, done: dict[str, Done], limit: trio.CapacityLimiter) -> None:
         async with limit:

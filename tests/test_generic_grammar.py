@@ -7,7 +7,7 @@ import json
 
 import jsonschema
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.backends.generic_grammar import (
@@ -181,7 +181,8 @@ def test_excluding_rules_out_the_call_and_keeps_calls_that_differ_in_shape(avoid
 def test_excluding_what_it_cannot_say_keeps_the_schema():
     assert excluding({"type": "number"}, 3) is None
     assert excluding({"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": 1}) is None
-    assert excluding({"anyOf": [{"type": "string"}]}, "x") is None
+    assert excluding({"oneOf": [{"type": "string"}]}, "x") is None
+    assert excluding({"anyOf": [{"type": "number"}, {"type": "boolean"}]}, 1) is None
     assert excluding({"enum": ["a"]}, "a") is None  # nothing else is left
 
 
@@ -208,3 +209,15 @@ def test_a_tool_avoided_whole_is_left_out_unless_it_is_the_only_one():
     schema = generic_schema((a, b), required=True, strict=True, avoid=(("a", None),))
     assert not fits(schema, call_a) and fits(schema, call_b)
     assert fits(generic_schema((a,), required=True, strict=True, avoid=(("a", None),)), call_a)
+
+
+@settings(max_examples=60)
+@given(first=todo_args, second=todo_args)
+def test_several_calls_of_one_tool_are_all_ruled_out(first, second):
+    tool = ToolSpec("todo_write", "", TODO_LIKE)
+    schema = generic_schema((tool,), required=True, strict=True,
+                            avoid=(("todo_write", first), ("todo_write", second)))
+    for avoided in (first, second):
+        assert not fits(schema, {"tool_calls": [{"name": "todo_write", "arguments": avoided}]})
+    # Bounded, however many: at most 2 * MAX_EXCLUDING_CHOICES alternatives of the tool's schema.
+    assert len(json.dumps(schema)) < 40 * len(json.dumps(TODO_LIKE))

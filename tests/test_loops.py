@@ -6,7 +6,7 @@ again unchanged is refused."""
 from __future__ import annotations
 
 from actors import notices, plans, run_tools
-from actors.agent_run import LOOPS_IN_A_ROW
+from actors.agent_run import AVOIDED_CALLS, LOOPS_IN_A_ROW
 from actors.backends.repeats import MIN_SPAN
 from tests.test_plan_mode import cards, project
 from tests.waiting import wait_state
@@ -60,7 +60,7 @@ async def test_a_loop_between_good_rounds_does_not_count_towards_stuck(daemon):
     assert conv.info.end_reason == "answered" and len(daemon.echo.calls) == 2
 
 
-async def test_a_failed_call_is_the_one_the_next_round_must_not_make_again(daemon):
+async def test_a_failed_call_is_one_the_rest_of_the_run_must_not_make_again(daemon):
     failing = {"text": "x", "fail": "no such thing"}
     daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": failing},
                                         {"name": "echo", "arguments": {"text": "fine"}}]},
@@ -70,7 +70,7 @@ async def test_a_failed_call_is_the_one_the_next_round_must_not_make_again(daemo
     await conv.send_message("go")
     await wait_state(conv, "idle", "error")
     avoid = [t.avoid for t in daemon.backend.turns]
-    assert avoid == [(), (("echo", failing),), ()]  # only the failed one, only the round after it
+    assert avoid == [(), (("echo", failing),), (("echo", failing),)]  # the failed one, for the rest of the run
 
 
 async def test_the_todo_list_written_again_unchanged_is_refused_and_avoided(real_tools, tmp_path):
@@ -88,8 +88,9 @@ async def test_the_todo_list_written_again_unchanged_is_refused_and_avoided(real
     assert states[2] == ("error", run_tools.todo_unchanged(conv.info.todos))
     # After the list is written, the next round may not write one at all (a local
     # grammar leaves the tool out); after the refusal, not that list again.
-    assert [t.avoid for t in d.backend.turns] == [(), (("todo_write", {"todos": []}),), (("todo_write", None),),
-                                                  (("todo_write", todos),)]
+    empty_list = ("todo_write", {"todos": []})
+    assert [t.avoid for t in d.backend.turns] == [(), (empty_list,), (empty_list, ("todo_write", None)),
+                                                  (empty_list, ("todo_write", todos))]
     assert plans.AFTER_TODOS not in states[1][1]  # not planning
 
 
@@ -121,3 +122,13 @@ async def test_a_call_made_twice_in_one_answer_runs_once(daemon):
     assert states[4:] == [("error", "no"), copy, copy, copy]
     assert conv.info.end_reason == "answered"
     assert daemon.backend.turns[2].avoid == (("echo", {"fail": "no"}),)
+
+
+async def test_the_calls_to_avoid_are_the_runs_latest_few(daemon):
+    failing = [{"name": "echo", "arguments": {"fail": f"no {n}"}} for n in range(AVOIDED_CALLS + 2)]
+    daemon.backend.push(*[{"tool_calls": [call]} for call in failing], {"text": "Done."})
+    conv = await daemon.hub.create()
+    await conv.send_message("go")
+    await wait_state(conv, "idle", "error")
+    last = daemon.backend.turns[-1].avoid
+    assert last == tuple(("echo", c["arguments"]) for c in failing[-AVOIDED_CALLS:])

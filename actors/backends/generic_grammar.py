@@ -33,16 +33,17 @@ def generic_schema(
     MAX_GENERIC_CALLS when `parallel`), or a reply. `avoid`: (tool name, arguments)
     calls the answer must not make again (`excluding`), where the schema can say so;
     arguments None: no call of that tool (unless that leaves no tool)."""
-    avoided = dict(reversed(avoid))  # a tool's first call to avoid, when it has several
-    kept = tuple(t for t in tools if t.name not in avoided or avoided[t.name] is not None)
-    tools = kept or tools
+    whole = {name for name, args in avoid if args is None}
+    tools = tuple(t for t in tools if t.name not in whole) or tools
 
     def arguments(t: ToolSpec) -> dict[str, Any]:
         if not strict:
             return {"type": "object"}
-        if avoided.get(t.name) is not None:
-            return excluding(t.parameters, avoided[t.name]) or t.parameters
-        return t.parameters
+        schema = t.parameters
+        for name, args in avoid:
+            if name == t.name and args is not None:
+                schema = excluding(schema, args) or schema  # each that the schema can still rule out
+        return schema
 
     calls = [
         {
@@ -81,6 +82,9 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
     if "enum" in schema:
         rest = [v for v in schema["enum"] if v != value]
         return {**schema, "enum": rest} if rest and len(rest) < len(schema["enum"]) else None
+    if isinstance(schema.get("anyOf"), list) and len(schema) == 1:
+        # Each alternative without it (one that cannot say so is left out).
+        return _one_of([c for c in (excluding(choice, value) for choice in schema["anyOf"]) if c is not None])
     if "const" in schema or any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "not")):
         return None
     kind = schema.get("type")
@@ -116,9 +120,16 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
 
 
 def _one_of(choices: list[dict[str, Any]]) -> dict[str, Any] | None:
-    if not choices:
+    """The alternatives as one schema, nested ones flattened and at most
+    MAX_EXCLUDING_CHOICES * 2 kept: a grammar holding fewer still rules the value out."""
+    flat: list[dict[str, Any]] = []
+    for choice in choices:
+        inner = choice.get("anyOf")
+        flat.extend(inner if isinstance(inner, list) and len(choice) == 1 else [choice])
+    flat = flat[: MAX_EXCLUDING_CHOICES * 2]
+    if not flat:
         return None
-    return choices[0] if len(choices) == 1 else {"anyOf": choices}
+    return flat[0] if len(flat) == 1 else {"anyOf": flat}
 
 
 # llama.cpp refuses a grammar whose repetitions pass 2,000 (`"maxLength": 5000` alone
