@@ -269,6 +269,11 @@ class OwnTools:
                 helper, rounds = found, subagents.CONTINUE_ROUNDS
         except ToolError as exc:
             return Done("error", str(exc))
+        if helper.kind == "general" and self.planning():
+            # A general helper works with the parent's tools under its mode: while
+            # planning, that would change what the plan has not been approved for.
+            self.helpers.pop(call.card, None)
+            return Done("denied", notices.NO_GENERAL_HELPER_WHILE_PLANNING)
         answer = await helper.work(message, rounds)
         state: ToolState = "error" if helper.state == "error" else "done"
         return Done(state, f"{answer}\n\n[task id: {helper.card}]")

@@ -304,3 +304,40 @@ async def test_a_stop_during_a_provider_helpers_round_ends_everything(tmp_path):
         assert all(not i.get("streaming") for i in view["items"])
         assert all(i.get("state") in (None, "done", "error", "denied") and not i.get("streaming")
                    for i in card["task"]["items"])
+
+
+async def test_while_planning_a_helper_may_only_explore(daemon, tmp_path):
+    """A general helper works with the parent's tools under its mode (here full, no
+    card): while planning that would change the workspace before any plan is approved,
+    so a new one and a finished one sent a message are both refused; exploring runs."""
+    folder, conv = await conv_in(daemon, tmp_path, mode="full")
+    note = {"name": "note", "arguments": {"path": "n.txt", "text": "changed"}}
+    daemon.backend.push(
+        {"when": "write it", "tool_calls": [task("write the note", "general")]},
+        {"when": "write the note", "tool_calls": [{"name": "note", "arguments": {"path": "n.txt", "text": "first"}}]},
+        {"when": "write the note", "text": "Written."},
+        {"when": "write it", "text": "Done."},
+    )
+    await conv.send_message("write it")
+    await wait_state(conv, "idle")
+    assert (folder / "n.txt").read_text() == "first"
+    general = cards(conv)[0].id
+    await conv.patch({"plan_mode": True})
+    daemon.backend.push(
+        {"when": "plan it", "tool_calls": [task("change the note", "general")]},
+        {"when": "change the note", "tool_calls": [note]},
+        {"when": "plan it", "tool_calls": [{"name": "send_subagent_message",
+                                            "arguments": {"task": general, "message": "change the note"}}]},
+        {"when": "plan it", "tool_calls": [task("look around")]},
+        {"when": "look around", "text": "One note, n.txt."},
+        {"when": "plan it", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Change n.txt"}}]},
+    )
+    await conv.send_message("plan it")
+    await wait_state(conv, "waiting")
+    planned = cards(conv)[1:]
+    assert [(c.tool, c.state, c.result) for c in planned[:2]] == [
+        ("task", "denied", notices.NO_GENERAL_HELPER_WHILE_PLANNING),
+        ("send_subagent_message", "denied", notices.NO_GENERAL_HELPER_WHILE_PLANNING)]
+    assert planned[2].state == "done" and planned[2].result.startswith("One note, n.txt.")
+    assert (folder / "n.txt").read_text() == "first"
+    assert len(daemon.note.calls) == 1
