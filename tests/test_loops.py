@@ -5,6 +5,8 @@ again unchanged is refused."""
 
 from __future__ import annotations
 
+import json
+
 from actors import notices, plans, run_tools
 from actors.agent_run import AVOIDED_CALLS, LOOPS_IN_A_ROW
 from actors.backends.repeats import MIN_SPAN
@@ -114,7 +116,9 @@ async def test_a_call_made_twice_in_one_answer_runs_once(daemon):
     conv = await daemon.hub.create()
     await conv.send_message("go")
     await wait_state(conv, "idle", "error")
-    assert daemon.echo.calls == [{"text": "hi"}, {"text": "other"}, {"fail": "no"}]
+    # The reads of one answer run side by side: in either order.
+    ran = [json.dumps(c, sort_keys=True) for c in daemon.echo.calls]
+    assert sorted(ran[:2]) == ['{"text": "hi"}', '{"text": "other"}'] and ran[2:] == ['{"fail": "no"}']
     states = [(c.state, c.result) for c in cards(conv)]
     copy = ("error", notices.SAME_CALL_IN_ANSWER)
     assert states[:4] == [("done", "hi"), copy, ("done", "other"), copy]

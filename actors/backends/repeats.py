@@ -10,15 +10,15 @@ can tell the model (and the person) and ask again.
 The bounds keep text people write out of it: a unit of at most MAX_UNIT characters (a
 line of code, a todo entry in JSON) repeated over at least MIN_SPAN characters and
 MIN_REPEATS times. A Markdown rule or a table's separator line is far shorter than
-MIN_SPAN; a row of 240 dashes, or one line eight times over, is not text anyone asked
-a model for (a file of identical lines is a command's job, not a model's).
+MIN_SPAN; a row of 240 dashes, or one long line six times over, is not text anyone
+asked a model for (a file of identical lines is a command's job, not a model's).
 """
 
 from __future__ import annotations
 
-MAX_UNIT = 80
+MAX_UNIT = 200
 MIN_SPAN = 240
-MIN_REPEATS = 8
+MIN_REPEATS = 6
 # The tail kept: enough for the longest unit's span.
 WINDOW = max(MIN_SPAN, MIN_REPEATS * MAX_UNIT)
 
@@ -39,10 +39,13 @@ class RepeatWatch:
         if not text:
             return None
         self.tail = (self.tail + text)[-WINDOW:]
+        last = self.tail[-1]
         for unit in range(1, MAX_UNIT + 1):
             span = span_for(unit)
             if len(self.tail) < span:
                 break  # spans only grow with the unit
+            if self.tail[-1 - unit] != last:
+                continue  # not this period: the cheap test first
             tail = self.tail[-span:]
             # Periodic with period `unit`: the tail equals itself shifted by one unit.
             if tail[unit:] == tail[:-unit]:
