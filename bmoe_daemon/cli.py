@@ -23,6 +23,7 @@ from bmoe_daemon.config import (
     default_data_dir,
     read_key_file,
 )
+from bmoe_daemon.models import MAX_GPU_LAYERS
 from bmoe_daemon.startup import LOG_FORMAT
 
 
@@ -51,6 +52,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--threads", type=int, default=None,
         help="threads for the local model (default: one less than the cores, so the daemon keeps one)",
+    )
+    s.add_argument(
+        "--n-gpu-layers", type=int, default=None, metavar="N",
+        help="layers of the local model to put on the GPU: -1 every layer, 0 none (default: every layer when "
+             "this llama.cpp build can offload to a GPU, else none)",
     )
     s.add_argument(
         "--prompt-cache-mib", type=int, default=DEFAULT_PROMPT_CACHE_MIB, metavar="MIB",
@@ -115,6 +121,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         raise OptionError("--ctx-size must be at least 512")
     if args.threads is not None and not 1 <= args.threads <= 256:
         raise OptionError("--threads must be between 1 and 256")
+    if args.n_gpu_layers is not None and not -1 <= args.n_gpu_layers <= MAX_GPU_LAYERS:
+        raise OptionError("--n-gpu-layers must be -1 (every layer), 0 (none) or a number of layers")
     if args.prompt_cache_mib < 0:
         raise OptionError("--prompt-cache-mib must be 0 or more")
     if args.log_max_bytes < 1:
@@ -145,6 +153,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         no_model=args.no_model,
         ctx_size=args.ctx_size,
         threads=args.threads,
+        n_gpu_layers=args.n_gpu_layers,
         prompt_cache_mib=args.prompt_cache_mib,
         helpers=args.helpers,
         idle_actor_minutes=args.idle_actor_minutes,

@@ -35,6 +35,7 @@ class Config:
     no_model: bool = False
     ctx_size: int = DEFAULT_CTX
     threads: int | None = None  # None: default_threads()
+    n_gpu_layers: int | None = None  # None: every layer when llama.cpp can offload, else none
     prompt_cache_mib: int = DEFAULT_PROMPT_CACHE_MIB  # 0: no conversation keeps its cache
     helpers: int = DEFAULT_HELPERS  # 1..MAX_HELPERS
     idle_actor_minutes: float = DEFAULT_IDLE_ACTOR_MINUTES  # 0: a conversation's actor stays live for good

@@ -104,7 +104,8 @@ async def load_backend(config: Config) -> Backend | None:
     log.info("loading model %s (context %d tokens)", path, config.ctx_size)
     try:
         return await LocalBackend.load(path, n_ctx=config.ctx_size, n_threads=config.threads,
-                                       prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024)
+                                       prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024,
+                                       n_gpu_layers=config.n_gpu_layers)
     except TurnFailed as exc:
         raise StartupError(str(exc)) from None
 
@@ -114,7 +115,8 @@ def _reloader(config: Config, backend: Backend | None) -> Loader | None:
     path = getattr(backend, "path", None)
     if not isinstance(path, Path):
         return None  # scripted, or none: a switch then loads the new model first
-    return local_loader(config, ModelChoice(str(path), ctx_size=getattr(backend, "n_ctx", None)), keep=False)
+    return local_loader(config, ModelChoice(str(path), ctx_size=getattr(backend, "n_ctx", None),
+                                            n_gpu_layers=getattr(backend, "n_gpu_layers", None)), keep=False)
 
 
 def build_skills(config: Config) -> SkillCatalog:

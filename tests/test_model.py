@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import trio
 
-from actors.backends.local import LocalBackend, bundled_model_path
+from actors.backends.local import LocalBackend, bundled_model_path, gpu_offload_supported
 from actors.engine import Aborted, Engine, TurnInput
 from actors.prompt import system_prompt
 from actors.tools.registry import Registry
@@ -71,6 +71,10 @@ async def test_daemon_streams_a_real_reply_through_events(tmp_path, model_path):
         async with d.client() as c, trio.open_nursery() as nursery:
             health = (await c.get("/health")).json()
             assert health["model"] == model_path.name.removesuffix(".gguf")
+            # Where it runs: every layer on the GPU by default where this build can offload.
+            supported = gpu_offload_supported()
+            assert health["device"] == {"runs_on": "gpu" if supported else "cpu", "gpu_layers": -1 if supported else 0,
+                                        "gpu_layers_asked": -1 if supported else 0, "gpu_offload_supported": supported}
             sse = SSE(c)
             await nursery.start(sse.run)
             conv = (await c.post("/api/conversations", json={})).json()

@@ -29,11 +29,12 @@ async def test_a_switch_while_a_conversation_streams_then_refusals_then_the_next
     shutil.copyfile(bundled, outside)
     old_id = bundled.name.removesuffix(".gguf")
     env = {"HOME": str(home)}
-    async with run_daemon(tmp_path / "data", "--ctx-size", "2048", env=env) as d:
+    async with run_daemon(tmp_path / "data", "--ctx-size", "2048", "--n-gpu-layers", "5", env=env) as d:
         async with d.client() as c, trio.open_nursery() as nursery:
             listed = (await c.get("/api/models")).json()
             assert str(other) in [m["path"] for m in listed["models"]]
             assert listed["loaded"]["model"] == old_id
+            assert (await c.get("/health")).json()["device"]["gpu_layers_asked"] == 5  # --n-gpu-layers
             sse = SSE(c)
             await nursery.start(sse.run)
             conv = (await c.post("/api/conversations", json={})).json()
@@ -42,7 +43,7 @@ async def test_a_switch_while_a_conversation_streams_then_refusals_then_the_next
             assert r.status_code == 202
             await sse.wait_for(lambda e: e[1] == "delta", timeout=120)  # the turn streams on the old model
             with trio.fail_after(300):
-                r = await c.put("/api/model", json={"path": str(other)}, timeout=None)
+                r = await c.put("/api/model", json={"path": str(other), "n_gpu_layers": 3}, timeout=None)
             assert r.status_code == 200, r.text
             assert r.json()["model"] == "smol-copy"
             # The turn that streamed finished before the switch: its conversation went idle
@@ -52,7 +53,11 @@ async def test_a_switch_while_a_conversation_streams_then_refusals_then_the_next
             assert idle[0] < model[0] and model[2]["model"] == "smol-copy"
             body = (await c.get(f"/api/conversations/{conv['id']}")).json()
             assert body["items"][1]["kind"] == "assistant" and body["items"][1]["text"].strip()
-            assert (await c.get("/health")).json()["model"] == "smol-copy"
+            health = (await c.get("/health")).json()
+            assert health["model"] == "smol-copy"
+            # The layers asked for are what the new model was loaded with; where it runs is the build's say.
+            assert health["device"]["gpu_layers_asked"] == 3
+            assert health["device"]["runs_on"] == ("gpu" if health["device"]["gpu_offload_supported"] else "cpu")
             assert [m["id"] for m in (await c.get("/v1/models")).json()["data"]] == ["smol-copy"]
             # The next turn runs on the new model.
             r = await c.post("/v1/chat/completions", json={

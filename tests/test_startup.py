@@ -143,6 +143,8 @@ FAILURES: dict[str, tuple[Case, str]] = {
         "cannot write the log file"),
     "a log file that is a folder": (
         lambda t: (t / "data", ["--log-file", str(t)]), "cannot write the log file"),
+    "a number of GPU layers below -1": (
+        lambda t: (t / "data", ["--n-gpu-layers", "-2"]), "--n-gpu-layers must be -1 (every layer), 0 (none)"),
 }
 
 

@@ -125,6 +125,7 @@ class LocalBackend:
         self._written = WrittenReplies()
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
+        self.n_gpu_layers = 0  # as loaded (LocalBackend.load sets it)
 
     @classmethod
     async def load(
@@ -132,27 +133,38 @@ class LocalBackend:
         prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES, n_gpu_layers: int | None = None,
     ) -> LocalBackend:
         """Load the GGUF in a worker thread. Raises TurnFailed with a plain reason.
-        `n_gpu_layers`: layers offloaded to the GPU (-1 all; None: llama.cpp's default)."""
+        `n_gpu_layers`: layers offloaded to the GPU (-1 all, 0 none; None: every layer
+        when this build of llama.cpp can offload, else none)."""
 
         def _load() -> LocalBackend:
             from llama_cpp import Llama
 
             threads = n_threads or default_threads()
+            layers = (-1 if gpu_offload_supported() else 0) if n_gpu_layers is None else n_gpu_layers
             try:
                 llm = Llama(
                     model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                    verbose=False, logits_all=False,
-                    n_gpu_layers=0 if n_gpu_layers is None else n_gpu_layers,
+                    verbose=False, logits_all=False, n_gpu_layers=layers,
                 )
                 if prompt_cache_bytes > 0:
                     with_scratch_sequence(llm)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise TurnFailed(f"Could not load {path}: {exc}") from None
-            return cls(llm, path, prompt_cache_bytes=prompt_cache_bytes)
+            backend = cls(llm, path, prompt_cache_bytes=prompt_cache_bytes)
+            backend.n_gpu_layers = layers
+            return backend
 
         if not await trio.Path(path).is_file():
             raise TurnFailed(f"There is no model file at {path}.")
         return await trio.to_thread.run_sync(_load)
+
+    def device(self) -> dict[str, Any]:
+        """Where the model runs, as /health says it: on the GPU when this build can
+        offload and any layer was asked for (-1 is every layer), else on the CPU."""
+        supported = gpu_offload_supported()
+        offloaded = self.n_gpu_layers if supported else 0
+        return {"runs_on": "gpu" if offloaded != 0 else "cpu", "gpu_layers": offloaded,
+                "gpu_layers_asked": self.n_gpu_layers, "gpu_offload_supported": supported}
 
     @property
     def native_abort(self) -> bool:
@@ -363,6 +375,13 @@ class LocalBackend:
             self._closed = True
             self.prompt_cache.clear()
             await trio.to_thread.run_sync(self._llm.close)
+
+
+def gpu_offload_supported() -> bool:
+    """Whether this build of llama.cpp can put layers on a GPU (CUDA, Metal, Vulkan, ...)."""
+    import llama_cpp
+
+    return bool(llama_cpp.llama_supports_gpu_offload())
 
 
 def _completion_stream(

@@ -10,4 +10,9 @@ bp = Blueprint("health", __name__)
 
 @bp.get("/health")
 async def health() -> Response:
-    return jsonify({"status": "ok", "version": __version__, "model": daemon().engine.model_id})
+    engine = daemon().engine
+    # Where a local model runs (GPU or CPU, and how many layers are offloaded); None
+    # for no model or one that is not llama.cpp's (a test's scripted one).
+    where = getattr(engine.backend, "device", None)
+    return jsonify({"status": "ok", "version": __version__, "model": engine.model_id,
+                    "device": where() if callable(where) else None})
