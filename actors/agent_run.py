@@ -83,7 +83,6 @@ class AgentRun(AssistantStream):
         self.nudges = 0  # answers in a row without a call while the goal is open
         self.loops = 0  # answers in a row cut where the model repeated itself
         self.failed: list[tuple[str, Any]] = []  # the run's latest failed calls (TurnInput.avoid)
-        self.avoid: list[tuple[str, Any]] = []  # what the next round may not call at all
         self.copies: set[str] = set()  # cards of calls this round's answer had made already
 
     def workspace(self) -> Path | None:
@@ -273,7 +272,7 @@ class AgentRun(AssistantStream):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
                              tool_choice="required" if self.must_call() else None, stop_repeats=True,
-                             avoid=tuple(self.failed + self.avoid))
+                             avoid=tuple(self.failed) + self.paused())
             route = self.t.info.route
             try:
                 if route == "local":
@@ -421,8 +420,6 @@ class AgentRun(AssistantStream):
         call before it has ended; so two calls that touch one path never overlap. The
         model reads the results in the order of the calls. True when the run must stop
         for repeats (the calls after the one that made it are not run)."""
-        self.avoid = []
-        listed = True  # every call of the round wrote the todo list
         # A call the answer made twice runs once: the copies are refused (a small
         # model writes one call four times over in a parallel answer).
         seen: set[tuple[str, str]] = set()
@@ -447,13 +444,22 @@ class AgentRun(AssistantStream):
                 if call.card in self.copies:
                     continue  # neither a failure of its own nor a call to avoid: its first is
                 self.avoid_again(call, done[call.card].state)
-                listed = listed and call.name == run_tools.TODO_WRITE and done[call.card].state == "done"
                 if self.streak.record(call.name, call.raw, done[call.card].state, done[call.card].result):
                     return True
-        if listed:
-            # A list just written is not written again before anything else is done.
-            self.avoid = [(run_tools.TODO_WRITE, None)]
         return False
+
+    def paused(self) -> tuple[tuple[str, None], ...]:
+        """The tools a local model's grammar leaves out of the next round (TurnInput.avoid,
+        arguments None), from the record as it stands: the todo list's when the last
+        call wrote it (nothing was done since that it could record), and while planning,
+        exit_plan_mode until the todo list has a step (a plan is shown with its steps)."""
+        out: list[tuple[str, None]] = []
+        last = next((i for i in reversed(self.t.items) if i.kind == "tool"), None)
+        if last is not None and last.tool == run_tools.TODO_WRITE and last.state == "done":
+            out.append((run_tools.TODO_WRITE, None))
+        if self.planning() and not self.t.info.todos:
+            out.append((plans.EXIT, None))
+        return tuple(out)
 
     def avoid_again(self, call: Call, state: str) -> None:
         """A call that failed or was denied is one the rest of the run must not make the

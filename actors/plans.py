@@ -73,6 +73,7 @@ def prompt_lines(path: Path) -> list[str]:
     return [
         "You are planning: nothing in the workspace may change now. Read and search as you need, keep a todo "
         "list, and ask the person when a choice is theirs.",
+        "Write the plan's steps with todo_write first.",
         f"Write the plan to {path} with write_file or edit_file (the only file you may write), or give it as "
         "exit_plan_mode's `plan`; end with exit_plan_mode to show it, or with ask_user_question.",
     ]

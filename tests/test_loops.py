@@ -136,3 +136,21 @@ async def test_the_calls_to_avoid_are_the_runs_latest_few(daemon):
     await wait_state(conv, "idle", "error")
     last = daemon.backend.turns[-1].avoid
     assert last == tuple(("echo", c["arguments"]) for c in failing[-AVOIDED_CALLS:])
+
+
+async def test_the_todo_list_rests_after_it_is_written_and_a_plan_waits_for_its_steps(real_tools, tmp_path):
+    """What a local grammar leaves out, read from the record: todo_write while the last
+    call wrote the list (a new message too), exit_plan_mode while planning with no step."""
+    d = real_tools
+    _, conv = await project(d, tmp_path)
+    write = {"name": "todo_write", "arguments": {"todos": [{"content": "Read app.py", "status": "pending"}]}}
+    read = {"name": "read_file", "arguments": {"path": "app.py"}}
+    propose = {"name": "exit_plan_mode", "arguments": {"plan": "1. Read"}}
+    d.backend.push({"tool_calls": [read]}, {"tool_calls": [write]}, {"text": "Listed."},
+                   {"tool_calls": [read]}, {"tool_calls": [propose]})
+    await conv.send_message("plan it", plan=True)
+    await wait_state(conv, "idle", "waiting")
+    await conv.send_message("now show it", plan=True)
+    await wait_state(conv, "waiting")
+    rest, no_plan = ("todo_write", None), ("exit_plan_mode", None)
+    assert [t.avoid for t in d.backend.turns] == [(no_plan,), (no_plan,), (rest,), (rest,), ()]
