@@ -43,7 +43,8 @@ async def scripted(tmp_path):
 async def test_health_and_errors(scripted):
     async with scripted.client() as c:
         r = await c.get("/health")
-        assert r.status_code == 200 and r.json() == {"status": "ok", "version": __version__, "model": "scripted"}
+        assert r.status_code == 200 and r.json() == {"status": "ok", "version": __version__, "model": "scripted",
+                                                     "device": None}  # a scripted model runs nowhere
         r = await c.get("/api/nothing-here")
         assert r.status_code == 404 and r.json()["code"] == "not_found"
         for path in ("/api/conversations/nope", "/api/conversations/nope/messages", "/api/conversations/nope/stop"):
