@@ -86,9 +86,8 @@ DENIED_NOT_REACHED_REPEATS = "Not run: the run stopped because the same call fai
 DENIED_PARTIAL_STOPPED = "Stopped before this call was complete; it was not run."
 ERROR_RUNNING_STOPPED = "Stopped before it finished."
 ERROR_NOT_REACHED_FAILED = "Not run: the run stopped on an error before this call."
-NO_GENERAL_HELPER_WHILE_PLANNING = (
-    "Not run: while planning, a helper may only explore (subagent_type explore); one that works with your "
-    "tools waits until the plan is approved."
+NO_HELPER_WHILE_PLANNING = (
+    "Not run: no helper runs while planning. Read and search yourself; helpers can work once the plan is approved."
 )
 SAME_CALL_IN_ANSWER = "Not run: this answer made the same call earlier; its result is above."
 ERROR_ANSWER_ENDED = "The answer ended before this call was complete; it was not run."

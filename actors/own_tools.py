@@ -66,7 +66,11 @@ class OwnTools:
     def specs(self, *, planning: bool, mode: str) -> tuple[ToolSpec, ...]:
         """The run's own tools for this phase (the run offers them with a workspace)."""
         goal = self.t.info.goal
-        specs = run_tools.SPECS + subagents.SPECS + ((goals.UPDATE_SPEC,) if goal and goal.state == "active" else ())
+        # Planning offers reads, the todo list, questions and the plan, no helper: a
+        # general one would work under the conversation's mode, and an explore one takes
+        # the local model's turns for minutes while nothing is planned.
+        helpers = () if planning else subagents.SPECS
+        specs = run_tools.SPECS + helpers + ((goals.UPDATE_SPEC,) if goal and goal.state == "active" else ())
         if planning:
             specs += (plans.EXIT_SPEC,)
         elif mode != "read_only" and self.env.plans is not None:
@@ -269,11 +273,12 @@ class OwnTools:
                 helper, rounds = found, subagents.CONTINUE_ROUNDS
         except ToolError as exc:
             return Done("error", str(exc))
-        if helper.kind == "general" and self.planning():
-            # A general helper works with the parent's tools under its mode: while
-            # planning, that would change what the plan has not been approved for.
+        if self.planning():
+            # Not offered while planning (specs); called anyway (planning began after
+            # the tools were chosen, or a bug offered it): refused. A general helper
+            # works with the parent's tools under its mode, before any plan is approved.
             self.helpers.pop(call.card, None)
-            return Done("denied", notices.NO_GENERAL_HELPER_WHILE_PLANNING)
+            return Done("denied", notices.NO_HELPER_WHILE_PLANNING)
         answer = await helper.work(message, rounds)
         state: ToolState = "error" if helper.state == "error" else "done"
         return Done(state, f"{answer}\n\n[task id: {helper.card}]")

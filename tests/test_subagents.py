@@ -306,10 +306,11 @@ async def test_a_stop_during_a_provider_helpers_round_ends_everything(tmp_path):
                    for i in card["task"]["items"])
 
 
-async def test_while_planning_a_helper_may_only_explore(daemon, tmp_path):
+async def test_no_helper_runs_while_planning(daemon, tmp_path):
     """A general helper works with the parent's tools under its mode (here full, no
-    card): while planning that would change the workspace before any plan is approved,
-    so a new one and a finished one sent a message are both refused; exploring runs."""
+    card), so while planning it would change the workspace before any plan is approved.
+    Planning offers no helper; one called anyway (a new one, or a finished one sent a
+    message) is refused, the explore kind too."""
     folder, conv = await conv_in(daemon, tmp_path, mode="full")
     note = {"name": "note", "arguments": {"path": "n.txt", "text": "changed"}}
     daemon.backend.push(
@@ -329,15 +330,31 @@ async def test_while_planning_a_helper_may_only_explore(daemon, tmp_path):
         {"when": "plan it", "tool_calls": [{"name": "send_subagent_message",
                                             "arguments": {"task": general, "message": "change the note"}}]},
         {"when": "plan it", "tool_calls": [task("look around")]},
-        {"when": "look around", "text": "One note, n.txt."},
         {"when": "plan it", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Change n.txt"}}]},
     )
     await conv.send_message("plan it")
     await wait_state(conv, "waiting")
-    planned = cards(conv)[1:]
-    assert [(c.tool, c.state, c.result) for c in planned[:2]] == [
-        ("task", "denied", notices.NO_GENERAL_HELPER_WHILE_PLANNING),
-        ("send_subagent_message", "denied", notices.NO_GENERAL_HELPER_WHILE_PLANNING)]
-    assert planned[2].state == "done" and planned[2].result.startswith("One note, n.txt.")
+    offered = {t.name for t in daemon.backend.turns[-1].tools}
+    assert "exit_plan_mode" in offered and not offered & {"task", "send_subagent_message"}
+    planned = cards(conv)[1:4]
+    assert [(c.tool, c.state) for c in planned] == [("task", "error"), ("send_subagent_message", "error"),
+                                                    ("task", "error")]
+    assert all(c.result.startswith("There is no tool named") for c in planned)
     assert (folder / "n.txt").read_text() == "first"
     assert len(daemon.note.calls) == 1
+
+
+async def test_a_helper_called_in_the_answer_that_began_planning_is_refused(daemon, tmp_path):
+    """The tools were chosen before planning began (enter_plan_mode earlier in the same
+    answer): the helper's call is refused when it comes, not run."""
+    folder, conv = await conv_in(daemon, tmp_path, mode="full")
+    daemon.backend.push(
+        {"when": "go", "tool_calls": [{"name": "enter_plan_mode", "arguments": {}}, task("write the note", "general")]},
+        {"when": "write the note", "tool_calls": [{"name": "note", "arguments": {"path": "n.txt", "text": "x"}}]},
+        {"when": "go", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Write n.txt"}}]},
+    )
+    await conv.send_message("go")
+    await wait_state(conv, "idle", "error", "waiting")
+    helper = next(c for c in cards(conv) if c.tool == "task")
+    assert (helper.state, helper.result) == ("denied", notices.NO_HELPER_WHILE_PLANNING)
+    assert not (folder / "n.txt").exists() and daemon.note.calls == []
