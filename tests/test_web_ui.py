@@ -27,8 +27,9 @@ from tests.browser import (
     screenshot,
     write_script,
 )
+from tests.filler import numbered
 
-PAGE_BODY = "<h1>Hi</h1>\n" + "<p>A line of the page.</p>\n" * 30
+PAGE_BODY = "<h1>Hi</h1>\n" + "".join(f"<p>Line {n} of the page.</p>\n" for n in range(1, 31))
 
 COMPACT_SUMMARY = ("## Goal\nStack the logs.\n## Done\nTwo logs stacked.\n## Files\nNone.\n"
                    "## Open work\nThe third log.\n## Next\nStack it.")
@@ -125,8 +126,8 @@ SCRIPT = {
         {"when": "touch the second file", "text": "Touched second.txt without asking."},
         # A conversation compacted on demand: long answers, then the summary turn (its
         # message is the transcript, "Person: ..." lines).
-        {"when": "stack the first log", "text": "Stacked the first log by the wall. " * 8},
-        {"when": "stack the second log", "text": "Stacked the second log on the first. " * 8},
+        {"when": "stack the first log", "text": numbered("Stacked the first log by the wall. ", 8)},
+        {"when": "stack the second log", "text": numbered("Stacked the second log on the first. ", 8)},
         {"when": "Person: stack the first log", "text": COMPACT_SUMMARY},
         # Helpers: the parent hands a task over; the helper's rounds are keyed on words of
         # its prompt (its own history), its answer streams slowly so it is seen working.
@@ -143,8 +144,8 @@ SCRIPT = {
         {"when": "Write a label file", "text": "Wrote labels.txt."},
         {"when": "label the gnomes", "text": "The helper wrote the labels."},
         # The context bar: two long answers, a round only a stop ends, and the summary turn.
-        {"when": "stack the first plank", "text": PLANK.format(n="first") * 40},
-        {"when": "stack the second plank", "text": PLANK.format(n="second") * 40},
+        {"when": "stack the first plank", "text": numbered(PLANK.format(n="first"), 40)},
+        {"when": "stack the second plank", "text": numbered(PLANK.format(n="second"), 40)},
         {"when": "hold the plank", "hang": True, "delay": 0.01},
         {"when": "Person: stack the first plank", "text": COMPACT_SUMMARY.replace("logs", "planks")},
         # The keyboard after a send (each entry answers once).
