@@ -256,7 +256,10 @@ async def _one_tool_run(d, c, sse, ws_id):
     with trio.fail_after(400):
         while True:
             tools = seen(lambda e: e[1] == "item" and e[2]["item"]["kind"] == "tool")
-            finished = [t for t in tools if t[2]["item"]["state"] in ("done", "error", "denied")]
+            # A call that ran and ended (one cut where the model looped ends without running).
+            ran = {t[2]["item"]["id"] for t in tools if t[2]["item"]["state"] == "running"}
+            finished = [t for t in tools if t[2]["item"]["id"] in ran
+                        and t[2]["item"]["state"] in ("done", "error", "denied")]
             assistants = {e[2]["item"]["id"]
                           for e in seen(lambda e: e[1] == "item" and e[2]["item"]["kind"] == "assistant")}
             ended = seen(lambda e: e[1] == "conversation" and e[2]["state"] in ("idle", "error"))
@@ -266,6 +269,8 @@ async def _one_tool_run(d, c, sse, ws_id):
             if (ended or words > 60) and not tools:  # it answered in words: try again
                 await c.post(f"/api/conversations/{cid}/stop")
                 return None
+            if ended:  # it ended with no call that ran (each cut, say): the caller tries again
+                break
             await trio.sleep(0.1)
     await c.post(f"/api/conversations/{cid}/stop")
     return tools
@@ -286,17 +291,20 @@ async def test_real_model_calls_a_tool_in_a_run(tmp_path, model_path):
             sse = SSE(c)
             await nursery.start(sse.run)
             ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
-            tools = None
-            for _ in range(3):  # sampling is random: a tiny model may answer in words
+            tools, first = None, None
+            for _ in range(4):  # sampling is random: a tiny model may answer in words
                 tools = await _one_tool_run(d, c, sse, ws["id"])
-                if tools:
+                # The first card that ran: one before it may have been cut where the model
+                # looped (actors/backends/repeats.py), an error that never ran.
+                first = next((t[2]["item"]["id"] for t in tools or () if t[2]["item"]["state"] == "running"), None)
+                if first is not None:
                     break
-            assert tools, "the model never called a tool in three tries"
-            states = [t[2]["item"]["state"] for t in tools]
+            seen_cards = {(t[2]["item"]["tool"], t[2]["item"]["state"], str(t[2]["item"].get("result"))[:80])
+                          for t in tools or ()}
+            assert tools and first, ("the model never made a call that ran in four tries", sorted(seen_cards))
             card_ids = {t[2]["item"]["id"] for t in tools}
-            assert states[0] == "composing"
-            first = tools[0][2]["item"]["id"]
             same = [t[2]["item"] for t in tools if t[2]["item"]["id"] == first]
+            assert same[0]["state"] == "composing"
             assert [s["state"] for s in same][-1] in ("done", "error")
             assert any(s["state"] == "running" for s in same)
             growth = [s["bytes"] for s in same if s["state"] == "composing"]
