@@ -66,6 +66,9 @@ SCRIPT = {
         {"when": "note it later", "tool_calls": [{"name": "note", "arguments": {"path": "later.txt",
                                                                                "text": "answered after a reload"}}]},
         {"when": "note it later", "text": "Noted after the reload."},
+        {"when": "count me waiting", "repeat": 2, "tool_calls": [{"name": "note", "arguments": {
+            "path": "waiting.txt", "text": "counted"}}]},
+        {"when": "count me waiting", "repeat": 2, "text": "Counted."},
         {"when": "hello from the phone", "text": "Hello, phone:\n\n```sh\n# list the files\nls -la \"$HOME\"\n```"},
         {"when": "phone screenshot", "reasoning": "Write the file, then say so.", "tool_calls": [
             {"name": "write_file", "arguments": {"path": "notes.md", "content": "# Notes\n\n- first\n- second\n"}}]},
@@ -375,6 +378,26 @@ def test_reload_while_an_approval_waits(open_page, daemon, tmp_path):
     wait_until(lambda: (folder / "later.txt").exists(), what="later.txt")
     assert (folder / "later.txt").read_text() == "answered after a reload"
     page.get_by_role("article", name="Answer").filter(has_text="Noted after the reload.").wait_for()
+
+
+def test_the_page_title_counts_the_conversations_waiting_for_the_person(open_page, daemon, tmp_path):
+    folder = tmp_path / "counted"
+    folder.mkdir()
+    page = open_page()
+    for title in ("First to answer", "Second to answer"):
+        create_conversation(page, title, folder=folder, mode="ask")
+        send(page, "count me waiting")
+        card(page, "Write waiting.txt").get_by_role("button", name="Approve").wait_for()
+    wait_until(lambda: page.title() == "(2 waiting) Second to answer · bmoe", what="two waiting in the title")
+    page.goto(page.url.split("#")[0] + "#/")  # another view: its own title, the count kept
+    wait_until(lambda: page.title() == "(2 waiting) bmoe", what="the count on the home view")
+    page.go_back()
+    card(page, "Write waiting.txt").get_by_role("button", name="Approve").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Counted.").wait_for()
+    wait_until(lambda: page.title() == "(1 waiting) Second to answer · bmoe", what="one waiting in the title")
+    page.get_by_role("link", name="First to answer").click()
+    card(page, "Write waiting.txt").get_by_role("button", name="Approve").click()
+    wait_until(lambda: page.title() == "First to answer · bmoe", what="none waiting in the title")
 
 
 def test_reconnect_replays_what_was_missed(open_page, daemon):

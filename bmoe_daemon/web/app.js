@@ -10,7 +10,8 @@ import { EventStream } from "./events.js";
 import { ConversationView } from "./conversation.js";
 import { PAGES } from "./pages.js";
 import { workspacesPage } from "./workspaces.js";
-import { attempt, MODE_OPTIONS, routeOptions, shell, STATE_LABELS, toast, wsOptions } from "./ui.js";
+import { attempt, MODE_OPTIONS, pageTitle, routeOptions, shell, STATE_LABELS, toast, waitingConversations,
+  wsOptions } from "./ui.js";
 
 const ALL_PAGES = { ...PAGES, workspaces: workspacesPage };
 
@@ -51,6 +52,7 @@ function renderList() {
   const list = document.getElementById("conv-list");
   const current = app.view && app.view.conversationId;
   document.getElementById("conv-empty").hidden = app.convs.length > 0;
+  waitingConversations(app.convs.filter((c) => c.state === "waiting").length);
   clear(
     list,
     app.convs.map((c) =>
@@ -172,6 +174,7 @@ async function route() {
     a.setAttribute("aria-current", a.getAttribute("href") === `#/${head}` ? "page" : "false");
   let view;
   try {
+    if (head !== "c") pageTitle("bmoe"); // a conversation's view names itself
     if (head === "c" && rest[0]) {
       view = new ConversationView(main, rest.join("/"));
       app.view = view;

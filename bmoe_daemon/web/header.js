@@ -8,7 +8,7 @@
 import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
 import { renderGoal } from "./run.js";
-import { attempt, MODE_OPTIONS, problem, routeOptions, shell, STATE_LABELS, wsOptions } from "./ui.js";
+import { attempt, MODE_OPTIONS, pageTitle, problem, routeOptions, shell, STATE_LABELS, wsOptions } from "./ui.js";
 
 export class ConversationHeader {
   constructor(view) {
@@ -76,7 +76,7 @@ export class ConversationHeader {
       this.rulesLink.setAttribute("aria-label", `Always-allow rules of ${found.name}`);
     }
     this.renderGoal();
-    document.title = `${info.title || "New conversation"} · bmoe`;
+    pageTitle(`${info.title || "New conversation"} · bmoe`);
   }
 
   renderGoal() {

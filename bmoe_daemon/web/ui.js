@@ -12,6 +12,20 @@ export const MODE_OPTIONS = [
 // Filled by app.js: refreshList(), forgetConversation(id), conversationInfo(id).
 export const shell = {};
 
+// The page's title: what is shown (a conversation's title, else "bmoe"), after how many
+// conversations wait for the person, so a tab in the background says so.
+const title = { base: "bmoe", waiting: 0 };
+
+export function pageTitle(base) {
+  if (base !== undefined) title.base = base;
+  document.title = (title.waiting ? `(${title.waiting} waiting) ` : "") + title.base;
+}
+
+export function waitingConversations(n) {
+  title.waiting = n;
+  pageTitle();
+}
+
 let toastTimer = null;
 export function toast(message, kind = "error") {
   const el = document.getElementById("toast");
