@@ -400,6 +400,21 @@ def test_the_page_title_counts_the_conversations_waiting_for_the_person(open_pag
     wait_until(lambda: page.title() == "First to answer · bmoe", what="none waiting in the title")
 
 
+def test_slash_puts_the_keyboard_in_the_message_box_from_anywhere_but_a_field(open_page, daemon, tmp_path):
+    page = open_page()
+    create_conversation(page, "Jump here", folder=tmp_path)
+    box = page.get_by_label("Message", exact=True)
+    page.get_by_role("button", name="Send", exact=True).focus()  # a button has the keyboard
+    page.keyboard.press("/")
+    wait_until(lambda: box.evaluate("el => el === document.activeElement"), what="the message box focused")
+    assert box.input_value() == ""  # the key moved the keyboard; it typed nothing
+    page.keyboard.type("a/b")  # in the box, "/" is a character
+    assert box.input_value() == "a/b"
+    page.get_by_label("Mode", exact=True).focus()
+    page.keyboard.press("/")  # a select keeps the keyboard
+    assert not box.evaluate("el => el === document.activeElement")
+
+
 def test_reconnect_replays_what_was_missed(open_page, daemon):
     relay = Relay(daemon.url)  # the page's network, which the test can drop
     try:

@@ -216,6 +216,19 @@ function onStatus(connected) {
   el.classList.toggle("conn-live", connected);
 }
 
+// "/" from anywhere but a place one types in puts the keyboard in the open
+// conversation's message box (as in many chat and code tools).
+function jumpToComposer(ev) {
+  if (ev.key !== "/" || ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+  const at = document.activeElement;
+  if (at && (at.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName))) return;
+  if (document.querySelector("dialog[open]")) return;
+  const box = document.querySelector("#main textarea[aria-label='Message']");
+  if (!box || box.disabled) return;
+  ev.preventDefault();
+  box.focus();
+}
+
 function start() {
   Object.assign(shell, { refreshList, forgetConversation, conversationInfo, renderList });
   const preview = document.getElementById("preview-dialog");
@@ -226,6 +239,7 @@ function start() {
     frame.removeAttribute("src");
   });
   window.addEventListener("hashchange", route);
+  document.addEventListener("keydown", jumpToComposer);
   app.stream = new EventStream({ onEvent, onResync, onStatus });
   app.stream.start();
   route();
