@@ -24,6 +24,7 @@ from actors.errors import Busy, Invalid, NotFound
 from actors.schedule import parse_schedule
 from actors.scheduler import NOTICE_NO_WORKSPACE, Scheduler, TaskSpec
 from bmoe_daemon.store import write_atomic
+from tests.waiting import drained
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # Saturday 2024-03-30 12:00 in Berlin: the night after is the spring-forward one.
@@ -67,15 +68,6 @@ def spec(schedule: dict[str, Any], prompt: str = "Summarise the news.", **kw: An
     return TaskSpec(prompt=prompt, schedule=parse_schedule(schedule), **kw)
 
 
-def drain(sub) -> list:
-    out = []
-    while True:
-        try:
-            out.append(sub.receive_nowait())
-        except trio.WouldBlock:
-            return out
-
-
 async def task_event(sub, pred) -> dict[str, Any]:
     with trio.fail_after(LONG):
         while True:
@@ -105,7 +97,7 @@ async def test_a_due_task_runs_as_a_read_only_conversation_and_says_so_on_local_
         assert conv.info.mode == "read_only" and conv.info.workspace is None
         assert [i.kind for i in conv.items] == ["user", "assistant"]
         assert conv.items[0].text == "Summarise the news." and conv.items[1].text == "Done."
-        assert [e for e in drain(remote) if e.name == "task"] == []
+        assert [e for e in drained(remote) if e.name == "task"] == []
     saved = json.loads(tasks_path(daemon).read_text())
     assert saved[0]["last_run"]["outcome"] == "done" and saved[0]["id"] == task["id"]
 
@@ -121,8 +113,8 @@ async def test_task_events_after_each_save_and_at_each_runs_start_and_end(daemon
             await s.update(task["id"], {"title": "Headlines"})
             await task_event(local, lambda t: t["last_run"] and t["last_run"]["outcome"] == "done")
             await s.delete(task["id"])
-        events = [e for e in drain(everything) if e.name == "task"]
-        assert [e.name for e in drain(remote) if e.name == "task"] == []
+        events = [e for e in drained(everything) if e.name == "task"]
+        assert [e.name for e in drained(remote) if e.name == "task"] == []
     assert all(e.local_only for e in events)
     assert [state(e.data) for e in events] == [
         ("News", False, None, False),  # saved: created
@@ -260,7 +252,7 @@ async def test_a_scheduled_ask_run_refuses_a_write_and_counts_the_refusal(daemon
             task = await s.create(spec({"kind": "once", "at": "2024-03-30T12:10"}, prompt="Write the note.",
                                        workspace=ws.id, mode="ask"))
             ended = await task_event(sub, lambda t: t["last_run"] and t["last_run"]["outcome"] not in ("running",))
-            events = drain(sub)
+            events = drained(sub)
     assert ended["last_run"]["outcome"] == "done"
     assert not (folder / "out.txt").exists() and daemon.note.calls == []
     conv = daemon.hub.get(ended["last_run"]["conversation"])
