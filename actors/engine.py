@@ -13,11 +13,18 @@ finishes, the turns queued behind the switch wait, the old model is let go, the 
 one loaded, and the next turn runs on it. A model that does not load leaves the old
 one serving (loaded again with the loader that made it, since it was let go first:
 two models at once may not fit in the computer's memory).
+
+A model nobody has used for `idle_unload_s` (no turn queued) is let go, so a
+background service does not hold gigabytes while the person is away; the engine keeps
+what it knew of it (`Unloaded`: its name, context, path and device) and loads it again,
+with the same loader, when the next turn reaches the front of the line. Clients are
+told each change (`on_state`): asleep, loading, loaded.
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -25,6 +32,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import attrs
 import trio
 
+from actors.backends.memory import release_idle_memory
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.errors import ActorGone, EngineError, NoModel, TurnFailed
 
@@ -191,23 +199,79 @@ class _Switch:
 
 
 @attrs.frozen
+class Unloaded:
+    """What the engine remembers of a model it let go for idleness: enough to describe
+    it (/health, the models page, a conversation's context size) without holding it.
+    Not a model: the engine loads the real one again before a turn reaches it."""
+
+    model_id: str
+    n_ctx: int
+    path: Any = None  # the GGUF's Path, for a local model
+    n_gpu_layers: int = 0
+    where: dict[str, Any] | None = None  # its device() as last loaded
+
+    @classmethod
+    def of(cls, backend: Backend) -> Unloaded:
+        where = getattr(backend, "device", None)
+        return cls(backend.model_id, int(backend.n_ctx), getattr(backend, "path", None),
+                   int(getattr(backend, "n_gpu_layers", 0) or 0), where() if callable(where) else None)
+
+    def device(self) -> dict[str, Any] | None:
+        return self.where
+
+    async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:
+        raise TurnFailed("The model is not in memory; the engine loads it before a turn.")
+
+    async def aclose(self) -> None:
+        return None
+
+
+ModelStateName = Literal["loaded", "loading", "asleep"]
+
+
+@attrs.frozen
+class ModelState:
+    """What clients are told of the model: which one, its context, and whether it is
+    in memory (`loaded`), being loaded for a waiting turn, or let go for idleness."""
+
+    model: str
+    n_ctx: int
+    state: ModelStateName
+
+    @property
+    def loaded(self) -> bool:
+        return self.state == "loaded"
+
+
+@attrs.frozen
 class EngineCounters:
     served: int
     withdrawn: int
     aborted: int
+    unloads: int = 0  # models let go for idleness
+    reloads: int = 0  # and loaded again for a turn
 
 
 class Engine:
     """Serialises model turns; see the module docstring."""
 
-    def __init__(self, backend: Backend | None, *, loader: Loader | None = None) -> None:
+    def __init__(self, backend: Backend | None, *, loader: Loader | None = None, idle_unload_s: float = 0) -> None:
         """`loader`: what loads `backend` again, should a switch to another model fail
-        after this one was let go (None: a switch loads the new model first)."""
+        after this one was let go, or after it was let go for idleness (None: a switch
+        loads the new model first, and the model is never let go for idleness).
+        `idle_unload_s`: let the model go after this long with no turn (0: never)."""
         self._backend = backend
         self._loader = loader
+        self._asleep: Unloaded | None = None
+        self._waking = False
+        self.idle_unload_s = idle_unload_s
         self._switching = False
+        self._unloads = 0
+        self._reloads = 0
         # Told each model that begins to serve (a switch's), once it serves.
         self.on_model: Callable[[Backend], object] | None = None
+        # Told each change of the model's state (asleep, loading, loaded again).
+        self.on_state: Callable[[ModelState], object] | None = None
         self._send, self._rx = trio.open_memory_channel[_Turn | _Switch](MAILBOX_SIZE)
         self._current: _Turn | None = None
         self._served = 0
@@ -219,19 +283,40 @@ class Engine:
         self.keep_order = False
 
     @property
-    def backend(self) -> Backend | None:
-        return self._backend
+    def backend(self) -> Backend | Unloaded | None:
+        """The model that serves: the loaded one, or what is remembered of one let go
+        for idleness (an `Unloaded`, loaded again for the next turn)."""
+        return self._backend if self._backend is not None else self._asleep
 
     @property
     def model_id(self) -> str | None:
-        return self._backend.model_id if self._backend else None
+        backend = self.backend
+        return backend.model_id if backend is not None else None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether a model is in memory now."""
+        return self._backend is not None
+
+    def model_state(self) -> ModelState | None:
+        """The model as clients are told of it; None when there is none."""
+        backend = self.backend
+        if backend is None:
+            return None
+        state: ModelStateName = "loaded" if self._backend is not None else ("loading" if self._waking else "asleep")
+        return ModelState(backend.model_id, int(backend.n_ctx), state)
+
+    def _tell_state(self) -> None:
+        state = self.model_state()
+        if self.on_state is not None and state is not None:
+            self.on_state(state)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         self._running = True
         task_status.started()
         try:
             async with self._rx:
-                async for msg in self._rx:
+                while (msg := await self._next()) is not None:
                     if isinstance(msg, _Switch):
                         await self._switch(msg)
                     else:
@@ -243,12 +328,70 @@ class Engine:
                 await _close(self._backend)
             self._stopped.set()
 
+    async def _next(self) -> _Turn | _Switch | None:
+        """The next message (None once the line is closed), letting the model go when
+        none comes for idle_unload_s."""
+        while True:
+            can_sleep = self.idle_unload_s > 0 and self._backend is not None and self._loader is not None
+            with trio.move_on_after(self.idle_unload_s if can_sleep else math.inf):
+                try:
+                    return await self._rx.receive()
+                except trio.EndOfChannel:
+                    return None
+            await self._sleep()
+
+    async def _sleep(self) -> None:
+        """Let the model go for idleness, remembering what it was."""
+        backend = self._backend
+        if backend is None:
+            return
+        self._asleep = Unloaded.of(backend)
+        self._backend = None
+        await _close(backend)
+        # Inline: a few milliseconds once per idle spell, with nothing else queued.
+        release_idle_memory()
+        self._unloads += 1
+        self._tell_state()
+
+    async def _wake(self) -> None:
+        """Load the model let go for idleness again. Raises what its loader raised (the
+        model stays asleep, and the next turn tries again)."""
+        loader = self._loader
+        if self._asleep is None or loader is None:
+            return
+        self._waking = True
+        self._tell_state()
+        try:
+            backend = await loader()
+        finally:
+            self._waking = False
+        self._backend, self._asleep = backend, None
+        self._reloads += 1
+        self._tell_state()
+
     async def _serve(self, turn: _Turn) -> None:
         if turn.withdrawn:
             self._withdrawn += 1
             turn.reply.fail(ActorGone("turn withdrawn"))
             turn.released.set()
             return
+        if self._asleep is not None:
+            self._current = turn  # waiting for its model: counted as this turn's time
+            turn.started = True
+            try:
+                await self._wake()
+            except EngineError as exc:
+                self._tell_state()
+                turn.reply.fail(exc)
+                turn.released.set()
+                return
+            finally:
+                self._current = None
+            if turn.abort.is_set():  # its caller left while the model loaded
+                self._aborted += 1
+                turn.reply.fail(Aborted())
+                turn.released.set()
+                return
         backend = self._backend
         if backend is None:
             turn.reply.fail(NoModel(NO_MODEL_TEXT))
@@ -281,6 +424,9 @@ class Engine:
             turn.released.set()
 
     async def _switch(self, msg: _Switch) -> None:
+        if self._asleep is not None:
+            await self._switch_asleep(msg)
+            return
         old, old_load = self._backend, self._loader
         self._switching = True
         try:
@@ -306,6 +452,23 @@ class Engine:
         finally:
             self._switching = False
 
+    async def _switch_asleep(self, msg: _Switch) -> None:
+        """A switch while the model is let go: nothing to free; a new model that does
+        not load leaves the old one asleep (loaded again for the next turn)."""
+        self._switching = True
+        try:
+            try:
+                new = await msg.load()
+            except EngineError as exc:
+                msg.reply.fail(exc)
+                return
+            self._backend, self._loader, self._asleep = new, msg.load, None
+            msg.reply.set(None)
+            if self.on_model is not None:
+                self.on_model(new)
+        finally:
+            self._switching = False
+
     async def switch(self, load: Loader) -> None:
         """Load another model after the turns queued before this call; the turns queued
         after it run on the new one. Raises what `load` raised when the new one does not
@@ -323,7 +486,7 @@ class Engine:
         running: its abort flag is raised and this waits (shielded, at most
         ABORT_GRACE_S) for the backend to let go, so the next turn starts clean.
         """
-        if self._backend is None and not self._switching:
+        if self.backend is None and not self._switching:
             raise NoModel(NO_MODEL_TEXT)
         if not self._running:
             raise ActorGone("the engine is not running")
@@ -349,11 +512,12 @@ class Engine:
         await self._stopped.wait()
 
     def counters(self) -> EngineCounters:
-        return EngineCounters(self._served, self._withdrawn, self._aborted)
+        return EngineCounters(self._served, self._withdrawn, self._aborted, self._unloads, self._reloads)
 
     def statistics(self) -> ActorStats:
         cur = self._current
-        idle = "switching" if self._switching else ("idle" if self._running else "stopped")
+        idle = "switching" if self._switching else ("loading" if self._waking else (
+            "asleep" if self._asleep is not None else ("idle" if self._running else "stopped")))
         return ActorStats(
             kind="engine",
             id=self.model_id or "none",

@@ -15,6 +15,7 @@ from bmoe_daemon.config import (
     DEFAULT_HELPERS,
     DEFAULT_HOST,
     DEFAULT_IDLE_ACTOR_MINUTES,
+    DEFAULT_IDLE_UNLOAD_MINUTES,
     DEFAULT_PORT,
     DEFAULT_PROMPT_CACHE_MIB,
     LOG_MAX_BYTES,
@@ -68,6 +69,11 @@ def parser() -> argparse.ArgumentParser:
         "--idle-actor-minutes", type=float, default=DEFAULT_IDLE_ACTOR_MINUTES, metavar="M",
         help="a conversation nothing has needed for M minutes (no run, no card waiting) leaves memory until "
              "it is opened again; 0 keeps every one opened (default %(default)s)",
+    )
+    s.add_argument(
+        "--idle-unload", type=float, default=DEFAULT_IDLE_UNLOAD_MINUTES, metavar="MINUTES",
+        help="let the local model go from memory after MINUTES with no turn, and load it again for the next "
+             "(its first answer then waits for the load); 0 keeps it loaded (default %(default)s)",
     )
     s.add_argument(
         "--helpers", type=int, default=DEFAULT_HELPERS, metavar="N",
@@ -129,6 +135,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         raise OptionError("--log-max-bytes must be 1 or more")
     if not 0 <= args.idle_actor_minutes < math.inf:
         raise OptionError("--idle-actor-minutes must be 0 or more minutes")
+    if not 0 <= args.idle_unload < math.inf:
+        raise OptionError("--idle-unload must be 0 (keep the model loaded) or more minutes")
     if not 1 <= args.helpers <= MAX_HELPERS:
         raise OptionError(f"--helpers must be between 1 and {MAX_HELPERS}")
     origins: list[str] = []
@@ -157,6 +165,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         prompt_cache_mib=args.prompt_cache_mib,
         helpers=args.helpers,
         idle_actor_minutes=args.idle_actor_minutes,
+        idle_unload_minutes=args.idle_unload,
         allowed_origins=tuple(origins),
         api_key=key,
         mcp_servers_config=args.mcp_servers_config,

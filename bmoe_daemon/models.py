@@ -18,7 +18,7 @@ import cattrs
 import trio
 
 from actors.atomic import read_own_file, write_atomic
-from actors.engine import Backend, Engine, Loader
+from actors.engine import Backend, Engine, Loader, ModelState
 from actors.model_scan import inside_places, places
 from bmoe_daemon.config import Config
 
@@ -77,6 +77,12 @@ def remember(data_dir: Path, choice: ModelChoice) -> None:
     """Keep `choice` for the next start (whole or not at all)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(data_dir / CHOICE_FILE, json.dumps(_converter.unstructure(choice), indent=1).encode())
+
+
+def model_event(state: ModelState) -> dict[str, object]:
+    """The `model` event: which model, its context, and whether it is in memory
+    (`state`: loaded, loading for a waiting turn, or asleep after --idle-unload)."""
+    return {"model": state.model, "n_ctx": state.n_ctx, "loaded": state.loaded, "state": state.state}
 
 
 def model_places(config: Config) -> list[Path]:

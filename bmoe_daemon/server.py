@@ -27,7 +27,7 @@ from actors.acp import AcpAgents, load_specs
 from actors.atomic import write_atomic
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.engine import Backend, Engine, Loader
+from actors.engine import Backend, Engine, Loader, ModelState
 from actors.env import Env
 from actors.errors import TurnFailed
 from actors.hooks import HOOKS_FILE, HookRunner
@@ -49,7 +49,7 @@ from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import LOG_BACKUPS, Config
 from bmoe_daemon.context import DaemonContext
-from bmoe_daemon.models import ModelChoice, local_loader, remembered
+from bmoe_daemon.models import ModelChoice, local_loader, model_event, remembered
 from bmoe_daemon.routes import events as events_route
 from bmoe_daemon.startup import (
     DataDirLock,
@@ -226,8 +226,13 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
                     stop: trio.Event, task_status: trio.TaskStatus[str]) -> None:
     backend = await load_backend(config)
     bus = EventBus()
-    engine = Engine(backend, loader=_reloader(config, backend))
-    engine.on_model = lambda b: bus.publish("model", {"model": b.model_id, "n_ctx": b.n_ctx})
+    engine = Engine(backend, loader=_reloader(config, backend), idle_unload_s=config.idle_unload_minutes * 60)
+
+    def tell_model(state: ModelState) -> None:
+        bus.publish("model", model_event(state))
+
+    engine.on_state = tell_model
+    engine.on_model = lambda b: tell_model(ModelState(b.model_id, int(b.n_ctx), "loaded"))
     providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
     skills = build_skills(config)
     mcp = build_mcp(config)

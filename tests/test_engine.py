@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import pytest
 import trio
 
@@ -201,3 +204,139 @@ def _loader(backend: ScriptedBackend):
 
 async def _closed(closed: list[str], name: str) -> None:
     closed.append(name)
+
+
+# ---- letting the model go when idle (--idle-unload) ----
+
+
+class _Loads:
+    """A model's loader that counts its loads and closes, each a fresh scripted model."""
+
+    def __init__(self, text: str = "awake", *, fail: bool = False) -> None:
+        self.loads = 0
+        self.closes = 0
+        self.text = text
+        self.fail = fail
+
+    def make(self) -> ScriptedBackend:
+        backend = ScriptedBackend(default={"text": self.text}, model_id="m")
+        backend.n_ctx = 4096
+
+        async def aclose() -> None:
+            self.closes += 1
+
+        backend.aclose = aclose  # type: ignore[method-assign]
+        return backend
+
+    async def load(self) -> ScriptedBackend:
+        self.loads += 1
+        await trio.sleep(2)  # a load takes time; a turn waits for it
+        if self.fail:
+            raise TurnFailed("Could not load m.gguf: the file went away")
+        return self.make()
+
+
+@asynccontextmanager
+async def _let_go(loads: _Loads) -> AsyncIterator[Engine]:
+    """A running engine whose model was let go (5 s idle), closed on the way out."""
+    engine = Engine(loads.make(), loader=loads.load, idle_unload_s=5)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        await trio.sleep(6)
+        assert not engine.loaded
+        yield engine
+        engine.close()
+
+
+async def test_the_model_is_let_go_after_the_idle_time_and_loaded_again_for_the_next_turn(autojump_clock):
+    loads = _Loads()
+    engine = Engine(loads.make(), loader=loads.load, idle_unload_s=600)
+    states: list[tuple[str, str, int]] = []
+    engine.on_state = lambda s: states.append((s.state, s.model, s.n_ctx))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        assert (await engine.turn(MSG, _noop)).text == "awake"
+        await trio.sleep(599)
+        assert engine.loaded and loads.closes == 0  # not yet idle long enough
+        assert (await engine.turn(MSG, _noop)).text == "awake"  # a turn starts the idle time again
+        await trio.sleep(599)
+        assert engine.loaded
+        await trio.sleep(2)
+        assert not engine.loaded and loads.closes == 1 and loads.loads == 0
+        # What it was is still known: its name and context, for /health and the models page.
+        assert engine.model_id == "m" and engine.backend is not None and engine.backend.n_ctx == 4096
+        assert engine.statistics().state == "asleep"
+        assert engine.model_state() is not None and engine.model_state().state == "asleep"
+        start = trio.current_time()
+        assert (await engine.turn(MSG, _noop)).text == "awake"
+        assert trio.current_time() - start >= 2  # the turn waited for the load
+        assert engine.loaded and loads.loads == 1
+        assert engine.counters().unloads == 1 and engine.counters().reloads == 1
+        engine.close()
+    assert states == [("asleep", "m", 4096), ("loading", "m", 4096), ("loaded", "m", 4096)]
+
+
+async def test_no_turn_queued_means_no_unload_while_turns_keep_coming(autojump_clock):
+    loads = _Loads()
+    engine = Engine(loads.make(), loader=loads.load, idle_unload_s=10)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        for _ in range(20):  # a turn every 9 s for three minutes: never 10 s idle
+            await engine.turn(MSG, _noop)
+            await trio.sleep(9)
+        assert engine.loaded and loads.closes == 0
+        await trio.sleep(2)
+        assert not engine.loaded
+        engine.close()
+
+
+async def test_idle_unload_zero_or_no_loader_keeps_the_model(autojump_clock):
+    loads = _Loads()
+    kept = Engine(loads.make(), loader=loads.load, idle_unload_s=0)
+    no_loader = Engine(loads.make(), idle_unload_s=5)  # nothing could load it again
+    async with trio.open_nursery() as nursery:
+        await nursery.start(kept.run)
+        await nursery.start(no_loader.run)
+        await trio.sleep(3600)
+        assert kept.loaded and no_loader.loaded and loads.closes == 0
+        kept.close()
+        no_loader.close()
+
+
+async def test_a_reload_that_fails_fails_only_that_turn_and_the_next_tries_again(autojump_clock):
+    loads = _Loads()
+    async with _let_go(loads) as engine:
+        loads.fail = True
+        with pytest.raises(TurnFailed, match="went away"):
+            await engine.turn(MSG, _noop)
+        assert not engine.loaded and engine.model_state().state == "asleep"
+        loads.fail = False
+        assert (await engine.turn(MSG, _noop)).text == "awake"
+        assert loads.loads == 2
+
+
+async def test_a_turn_cancelled_while_its_model_loads_is_not_run_and_the_model_stays(autojump_clock):
+    async with _let_go(_Loads()) as engine:
+        with trio.move_on_after(1):  # the load takes 2 s
+            await engine.turn(MSG, _noop)
+        await wait_for(lambda: engine.loaded)
+        assert engine.counters().served == 0 and engine.counters().aborted == 1
+        assert (await engine.turn(MSG, _noop)).text == "awake"
+
+
+async def test_a_switch_while_asleep_loads_the_new_model_and_a_bad_one_leaves_the_old_asleep(autojump_clock):
+    loads = _Loads()
+    told: list[str] = []
+
+    async def broken() -> ScriptedBackend:
+        raise TurnFailed("Could not load broken.gguf: bad tensor data")
+
+    async with _let_go(loads) as engine:
+        engine.on_model = lambda b: told.append(b.model_id)
+        with pytest.raises(TurnFailed, match="bad tensor"):
+            await engine.switch(broken)
+        assert not engine.loaded and engine.model_id == "m" and loads.loads == 0
+        other = ScriptedBackend(default={"text": "the other"}, model_id="other")
+        await engine.switch(_loader(other))
+        assert engine.loaded and engine.model_id == "other" and told == ["other"]
+        assert (await engine.turn(MSG, _noop)).text == "the other"

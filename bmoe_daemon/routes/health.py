@@ -14,5 +14,8 @@ async def health() -> Response:
     # Where a local model runs (GPU or CPU, and how many layers are offloaded); None
     # for no model or one that is not llama.cpp's (a test's scripted one).
     where = getattr(engine.backend, "device", None)
+    state = engine.model_state()
+    # `loaded`: the model is in memory now (--idle-unload lets it go; the next turn loads it again).
     return jsonify({"status": "ok", "version": __version__, "model": engine.model_id,
-                    "device": where() if callable(where) else None})
+                    "device": where() if callable(where) else None,
+                    "loaded": engine.loaded, "model_state": state.state if state is not None else None})
