@@ -358,6 +358,29 @@ class Hub:
             # Its agent's program (if one ran) ends with it, its whole group.
             await self._env.acp.discard(conversation_id)
 
+    def held(self, info: ConversationInfo) -> bool:
+        """Whether something holds a conversation (a task's old run is then not deleted):
+        a client has it open (its actor is live: read or messaged within the idle
+        time), its run goes on, or a card waits for the person."""
+        cid = info.id
+        return (cid in self._convs or cid in self._waking or cid in self._sleeping
+                or info.state in ("running", "waiting"))
+
+    async def prune_runs(self, task_id: str, keep: int) -> list[str]:
+        """Delete the task's runs (conversations whose `task` is it) beyond the newest
+        `keep`, except the ones something holds (`held`); the ids deleted."""
+        runs = sorted((i for i in self.infos() if i.task == task_id), key=lambda i: (i.created, i.id), reverse=True)
+        gone: list[str] = []
+        for info in runs[keep:]:
+            if self.held(info) or self._state != "serving":
+                continue
+            try:
+                await self.delete(info.id)
+            except NotFound:  # deleted meanwhile, or its file no longer reads
+                continue
+            gone.append(info.id)
+        return gone
+
     def statistics(self) -> ActorStats:
         return ActorStats(
             kind="hub",

@@ -14,6 +14,12 @@ the engine's turn line like any other. `last_run` records its start, conversatio
 outcome (`running`, then `done`, `error` or `stopped`); a `once` task switches itself
 off when its scheduled run starts. A second run of a task while one runs is `Busy`.
 
+A task keeps its last `keep_runs` runs (DEFAULT_KEEP_RUNS unless the person sets
+another number): after each run's start and end, and at start, older runs are deleted
+with their files, except a run a client has open (its actor is live: read or messaged
+in the last idle minutes), one running, and one waiting on a card (the hub's
+`prune_runs`); those go at a later pass, once nothing holds them.
+
 Every save, and every run's start and end, publishes a `task` event to local streams
 only. The local time zone, the wall clock and the longest sleep are parameters, so
 tests drive them from trio's autojump clock.
@@ -48,6 +54,8 @@ MAX_PROMPT_CHARS = 100_000
 MAX_TITLE_CHARS = 200
 MAX_TASKS_FILE_BYTES = 16 * 1024 * 1024
 OUTCOMES = ("running", "done", "error", "stopped")
+DEFAULT_KEEP_RUNS = 100  # a task's runs kept, newest first; older ones are deleted
+MAX_KEEP_RUNS = 100_000
 
 NOTICE_NO_WORKSPACE = (
     "This task's workspace was forgotten, so the task did not run. Add the folder again "
@@ -76,6 +84,7 @@ class TaskSpec:
     mode: Mode = "read_only"
     route: str = "local"
     enabled: bool = True
+    keep_runs: int = DEFAULT_KEEP_RUNS
 
 
 @attrs.frozen
@@ -92,6 +101,7 @@ class Task:
     last_run: LastRun | None = None
     # Slots are counted from here: the later of the last change and the last run's start.
     since: float = 0.0
+    keep_runs: int = DEFAULT_KEEP_RUNS
 
     def record(self) -> dict[str, object]:
         """The task as tasks.json keeps it."""
@@ -99,7 +109,7 @@ class Task:
             "id": self.id, "title": self.title, "prompt": self.prompt, "workspace": self.workspace,
             "mode": self.mode, "route": self.route, "schedule": self.schedule.to_json(), "enabled": self.enabled,
             "created": self.created, "last_run": self.last_run.to_json() if self.last_run else None,
-            "since": self.since,
+            "since": self.since, "keep_runs": self.keep_runs,
         }
 
     @classmethod
@@ -114,12 +124,15 @@ class Task:
                                outcome if outcome in OUTCOMES else "error")
         created = float(data["created"])
         mode = data.get("mode")
+        keep = data.get("keep_runs")
+        keep_runs = keep if isinstance(keep, int) and not isinstance(keep, bool) and 1 <= keep <= MAX_KEEP_RUNS \
+            else DEFAULT_KEEP_RUNS
         return cls(
             id=str(data["id"]), title=str(data.get("title") or ""), prompt=str(data["prompt"]),
             workspace=data.get("workspace"), mode=next((m for m in MODES if m == mode), "read_only"),
             route=str(data.get("route") or "local"), schedule=parse_schedule(data["schedule"]),
             enabled=bool(data.get("enabled", True)), created=created, last_run=last_run,
-            since=float(data.get("since") or created),
+            since=float(data.get("since") or created), keep_runs=keep_runs,
         )
 
 
@@ -169,6 +182,8 @@ class Scheduler:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._timer)
+                for task_id in list(self._tasks):  # runs beyond the bounds kept while the daemon was stopped
+                    nursery.start_soon(self._prune, task_id)
                 self._state = "serving"
                 task_status.started()
                 await self._closing.wait()
@@ -328,8 +343,10 @@ class Scheduler:
         if outcome != "running":
             self._running.discard(task.id)
         view = await self._commit(task.id, self.to_json(updated))
-        if outcome == "running" and self._nursery is not None:
-            self._nursery.start_soon(self._watch, task.id, conv)
+        if self._nursery is not None:
+            if outcome == "running":
+                self._nursery.start_soon(self._watch, task.id, conv)
+            self._nursery.start_soon(self._prune, task.id)
         assert view is not None
         return view
 
@@ -354,6 +371,21 @@ class Scheduler:
             await self._commit(task_id)
         except OSError as err:  # the next save writes it; the daemon goes on
             log.error("cannot save the tasks: %s", err)
+        await self._prune(task_id)
+
+    async def _prune(self, task_id: str) -> None:
+        """Delete the task's runs beyond its `keep_runs` that nothing holds (see the
+        module docstring). A failure is logged: the next pass tries again."""
+        task = self._tasks.get(task_id)
+        if task is None:
+            return
+        try:
+            gone = await self._hub.prune_runs(task_id, task.keep_runs)
+        except Exception:  # a run that cannot be deleted now must not end the scheduler
+            log.exception("cannot delete task %s's old runs", task_id)
+            return
+        if gone:
+            log.info("task %s: deleted %d old run(s), keeping the last %d", task_id, len(gone), task.keep_runs)
 
     def _set_outcome(self, task_id: str, conversation: str | None, outcome: str) -> None:
         task = self._tasks.get(task_id)
@@ -370,7 +402,7 @@ class Scheduler:
             "id": task.id, "title": task.title, "prompt": task.prompt, "workspace": task.workspace,
             "mode": task.mode, "route": task.route, "schedule": task.schedule.to_json(), "enabled": task.enabled,
             "created": task.created, "last_run": task.last_run.to_json() if task.last_run else None,
-            "next_run": self.next_run(task), "running": task.id in self._running,
+            "next_run": self.next_run(task), "running": task.id in self._running, "keep_runs": task.keep_runs,
         }
 
     def tasks(self) -> list[dict[str, object]]:
@@ -397,6 +429,8 @@ class Scheduler:
             raise Invalid(f"Unknown mode {spec.mode!r}.")
         if spec.workspace is not None and self._hub.workspace_path(spec.workspace) is None:
             raise Invalid("There is no such workspace; add the folder first.")
+        if not 1 <= spec.keep_runs <= MAX_KEEP_RUNS:
+            raise Invalid(f"A task keeps between 1 and {MAX_KEEP_RUNS} of its runs (keep_runs).")
 
     async def create(self, spec: TaskSpec) -> dict[str, object]:
         self._check(spec)
@@ -404,7 +438,7 @@ class Scheduler:
         task = Task(
             id=new_id("t"), title=(spec.title or "").strip() or _title_from(spec.prompt), prompt=spec.prompt,
             workspace=spec.workspace, mode=spec.mode, route=spec.route, schedule=spec.schedule,
-            enabled=spec.enabled, created=t, since=t,
+            enabled=spec.enabled, created=t, since=t, keep_runs=spec.keep_runs,
         )
         self._tasks[task.id] = task
         view = await self._commit(task.id)
@@ -422,16 +456,19 @@ class Scheduler:
             prompt=changes.get("prompt", task.prompt), schedule=changes.get("schedule", task.schedule),
             title=changes.get("title", task.title), workspace=changes.get("workspace", task.workspace),
             mode=changes.get("mode", task.mode), route=changes.get("route", task.route),
-            enabled=changes.get("enabled", task.enabled),
+            enabled=changes.get("enabled", task.enabled), keep_runs=changes.get("keep_runs", task.keep_runs),
         )
         self._check(spec)
         self._tasks[task_id] = attrs.evolve(
             task, title=(spec.title or "").strip() or _title_from(spec.prompt), prompt=spec.prompt,
             workspace=spec.workspace, mode=spec.mode, route=spec.route, schedule=spec.schedule,
             enabled=spec.enabled, since=max(self._clock(), task.last_run.at if task.last_run else 0.0),
+            keep_runs=spec.keep_runs,
         )
         view = await self._commit(task_id)
         assert view is not None
+        if spec.keep_runs < task.keep_runs:
+            await self._prune(task_id)
         return view
 
     async def delete(self, task_id: str) -> None:
@@ -450,4 +487,4 @@ class Scheduler:
                           run=",".join(sorted(self._running)) or None)
 
 
-__all__ = ["LastRun", "Scheduler", "Task", "TaskSpec"]
+__all__ = ["DEFAULT_KEEP_RUNS", "MAX_KEEP_RUNS", "LastRun", "Scheduler", "Task", "TaskSpec"]

@@ -59,7 +59,8 @@ async def test_create_list_change_and_delete(served, daemon, tmp_path):
                                                                    "workspace": ws.id})
     assert status == 201
     assert set(task) == {"id", "title", "prompt", "workspace", "mode", "route", "schedule", "enabled", "created",
-                         "last_run", "next_run", "running"}
+                         "last_run", "next_run", "running", "keep_runs"}
+    assert task["keep_runs"] == 100
     assert task["mode"] == "read_only" and task["route"] == "local" and task["enabled"] is True
     assert task["schedule"] == {"kind": "daily", "at": "04:00", "every_minutes": None, "weekdays": None}
     assert task["title"] == "Review the changes." and task["last_run"] is None and task["running"] is False
@@ -74,6 +75,8 @@ async def test_create_list_change_and_delete(served, daemon, tmp_path):
     assert changed["schedule"]["weekdays"] == [1, 5] and changed["workspace"] == ws.id
     status, changed = await call(served, "PUT", f"/api/tasks/{task['id']}", json={"workspace": None, "enabled": False})
     assert status == 200 and changed["workspace"] is None and changed["next_run"] is None
+    status, changed = await call(served, "PUT", f"/api/tasks/{task['id']}", json={"keep_runs": 7})
+    assert status == 200 and changed["keep_runs"] == 7 and changed["title"] == "Nightly review"
 
     assert await call(served, "DELETE", f"/api/tasks/{task['id']}") == (200, {"deleted": task["id"]})
     assert await call(served, "GET", "/api/tasks") == (200, [])
@@ -99,6 +102,11 @@ BAD_TASKS = [
     {"prompt": "x", "schedule": DAILY, "workspace": "w-nope"},
     {"prompt": "x", "schedule": DAILY, "route": "nope"},
     {"prompt": "x", "schedule": DAILY, "route": "prov/model"},
+    {"prompt": "x", "schedule": DAILY, "keep_runs": 0},
+    {"prompt": "x", "schedule": DAILY, "keep_runs": 100_001},
+    {"prompt": "x", "schedule": DAILY, "keep_runs": "10"},
+    {"prompt": "x", "schedule": DAILY, "keep_runs": 2.5},
+    {"prompt": "x", "schedule": DAILY, "keep_runs": True},
 ]
 
 
@@ -119,7 +127,7 @@ async def test_bad_bodies_and_changes_are_400_and_change_nothing(served, daemon)
     before = tasks_file(daemon).read_bytes()
     for change in ({"schedule": {"kind": "daily", "at": "noon"}}, {"schedule": {"kind": "weekly", "at": "09:00"}},
                    {"schedule": {"kind": "interval", "every_minutes": 1}}, {"mode": 3}, {"workspace": "w-nope"},
-                   {"prompt": ""}, {"colour": "red"}, {"route": "nope/x"}):
+                   {"prompt": ""}, {"colour": "red"}, {"route": "nope/x"}, {"keep_runs": 0}, {"keep_runs": None}):
         status, err = await call(served, "PUT", f"/api/tasks/{task['id']}", json=change)
         assert (status, err["code"]) == (400, "bad_request"), change
     assert tasks_file(daemon).read_bytes() == before

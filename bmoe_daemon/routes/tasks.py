@@ -10,7 +10,7 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors.items import Mode
 from actors.schedule import InvalidSchedule, parse_schedule
-from actors.scheduler import Scheduler, TaskSpec
+from actors.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
 from bmoe_daemon.bodies import check_route, parse_json, structure
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest
@@ -29,6 +29,7 @@ class TaskBody:
     mode: Mode = "read_only"
     route: str = "local"
     enabled: bool = True
+    keep_runs: int = DEFAULT_KEEP_RUNS  # the runs kept, newest first; older ones are deleted
 
 
 _FIELD_TYPES: dict[str, Any] = {f.name: f.type for f in attrs.fields(TaskBody)}
@@ -72,7 +73,7 @@ async def post_tasks() -> tuple[Response, int]:
     schedule = _schedule(body.schedule)
     _check_route(body.route)
     spec = TaskSpec(prompt=body.prompt, schedule=schedule, title=body.title, workspace=body.workspace,
-                    mode=body.mode, route=body.route, enabled=body.enabled)
+                    mode=body.mode, route=body.route, enabled=body.enabled, keep_runs=body.keep_runs)
     return jsonify(await scheduler.create(spec)), 201
 
 
