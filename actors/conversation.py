@@ -152,6 +152,10 @@ class Conversation:
         return self._t.items
 
     @property
+    def item_count(self) -> int:
+        return self._t.count
+
+    @property
     def deleted(self) -> bool:
         return self._deleted
 

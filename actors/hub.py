@@ -7,7 +7,11 @@ read and its actor started in the hub's nursery. An actor that nothing has neede
 for `idle_s` (no run, no card waiting, nothing unsaved, no request) is closed the
 way shutdown closes it, and its conversation is a light entry again until `open`
 reads it anew. (The event stream is one for every conversation, so a client that
-follows it does not keep one awake: a GET or a message wakes it.) A conversation that was running
+follows it does not keep one awake: a GET or a message wakes it.) Memory is bounded
+too: when the live actors hold more than `max_live_items` items together, the quiet
+ones go to sleep sooner, the longest quiet first, until they hold at most
+LIVE_ITEMS_AFTER of the bound (an actor a run, a card or a request keeps is never
+put to sleep, so the bound can be passed while those last). A conversation that was running
 when the daemon stopped is read at start (it reads `idle` with a notice, on disk
 before serving). On shutdown the hub closes each live actor, which stops its run and
 saves it, then writes the index a last time.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,6 +43,7 @@ MAX_RESTARTS = 5
 INDEX_SAVE_S = 2.0  # the index is written at most this often while conversations change
 INDEX_STOP_S = 10.0
 SLEEP_CHECK_MAX_S = 30.0  # how often, at most, live actors are looked at for one to put to sleep
+LIVE_ITEMS_AFTER = 0.8  # past the bound, quiet actors sleep until the live ones hold this share of it
 # A conversation read at start whatever needs it: its last run was going when the daemon stopped.
 RESTORE_AT_START = ("running", "waiting")
 
@@ -79,10 +85,13 @@ def _readable_folder(path: str) -> str | None:
 class Hub:
     """See the module docstring."""
 
-    def __init__(self, env: Env, store: HubStore, *, idle_s: float = 0.0) -> None:
-        """`idle_s`: how long an actor nothing needs stays live (0: for good)."""
+    def __init__(self, env: Env, store: HubStore, *, idle_s: float = 0.0, max_live_items: int = 0) -> None:
+        """`idle_s`: how long an actor nothing needs stays live (0: for good).
+        `max_live_items`: the items the live actors may hold together before quiet
+        ones sleep sooner (0: no bound)."""
         self._store = store
         self._idle_s = idle_s
+        self._max_live_items = max_live_items
         self._env = attrs.evolve(env, resolve_workspace=self.workspace_path)
         self._workspaces: dict[str, Workspace] = {}
         self._convs: dict[str, Conversation] = {}  # the live actors
@@ -113,7 +122,7 @@ class Hub:
                         else:
                             self._asleep[info.id] = info
                     self._state = "serving"
-                    if self._idle_s > 0:
+                    if self._idle_s > 0 or self._max_live_items > 0:
                         nursery.start_soon(self._put_idle_to_sleep)
                     task_status.started()
                     await self._closing.wait()
@@ -155,18 +164,50 @@ class Hub:
         return conv
 
     async def _put_idle_to_sleep(self) -> None:
-        """Until the hub closes: now and then, close every actor quiet for `idle_s`."""
-        every = min(self._idle_s / 4, SLEEP_CHECK_MAX_S)
+        """Until the hub closes: now and then, close every actor quiet for `idle_s`,
+        and the quietest while the live ones hold more than the bound."""
+        every = min(self._idle_s / 4, SLEEP_CHECK_MAX_S) if self._idle_s > 0 else SLEEP_CHECK_MAX_S
         while not self._closing.is_set():
             with trio.move_on_after(every):
                 await self._closing.wait()
             if self._closing.is_set() or self._nursery is None:
                 return
             t = trio.current_time()
-            for conv in list(self._convs.values()):
-                quiet = conv.quiet_since()
-                if quiet is not None and t - quiet >= self._idle_s:
-                    self._nursery.start_soon(self._sleep, conv)
+            idle = [c for c in self._convs.values()
+                    if self._idle_s > 0 and (q := c.quiet_since()) is not None and t - q >= self._idle_s]
+            for conv in [*idle, *self.past_bound(leaving=idle)]:
+                self._nursery.start_soon(self._sleep, conv)
+
+    def _make_room(self, newcomer: str) -> None:
+        """A conversation's items came into memory: past the bound, others go to sleep."""
+        if self._nursery is not None:
+            for conv in self.past_bound(keep=newcomer):
+                self._nursery.start_soon(self._sleep, conv)
+
+    def live_items(self) -> int:
+        """The items the live actors hold together."""
+        return sum(c.item_count for c in self._convs.values())
+
+    def past_bound(self, *, leaving: Sequence[Conversation] = (), keep: str | None = None) -> list[Conversation]:
+        """The quiet actors to put to sleep, longest quiet first, so the live ones hold
+        at most LIVE_ITEMS_AFTER of `max_live_items` (none while within the bound).
+        `leaving`: actors already going; `keep`: one not to put to sleep (just opened)."""
+        if self._max_live_items <= 0:
+            return []
+        going = {c.id for c in leaving}
+        total = sum(c.item_count for c in self._convs.values() if c.id not in going)
+        if total <= self._max_live_items:
+            return []
+        quiet = sorted(((q, c) for c in self._convs.values()
+                        if c.id not in going and c.id != keep and (q := c.quiet_since()) is not None),
+                       key=lambda qc: qc[0])
+        out: list[Conversation] = []
+        for _, conv in quiet:
+            if total <= self._max_live_items * LIVE_ITEMS_AFTER:
+                break
+            out.append(conv)
+            total -= conv.item_count
+        return out
 
     async def _sleep(self, conv: Conversation) -> None:
         """Close an idle actor through its own close (which saves it) and keep its info
@@ -307,6 +348,7 @@ class Hub:
             finally:
                 del self._waking[conversation_id]
                 waking.set()
+            self._make_room(conversation_id)
 
     async def create(
         self,
@@ -348,6 +390,7 @@ class Hub:
             ) from None
         conv: Conversation = await self._nursery.start(self._supervise, record)
         self._env.bus.publish("conversation", info_event(info), local_only=conv.local_only)
+        self._make_room(conv.id)
         return conv
 
     async def delete(self, conversation_id: str) -> None:

@@ -83,6 +83,11 @@ class Transcript:
         return tuple(self._items)
 
     @property
+    def count(self) -> int:
+        """How many items (without copying them)."""
+        return len(self._items)
+
+    @property
     def local_only(self) -> bool:
         """See ConversationInfo.local_only."""
         return self._info.local_only

@@ -16,6 +16,7 @@ from bmoe_daemon.config import (
     DEFAULT_HOST,
     DEFAULT_IDLE_ACTOR_MINUTES,
     DEFAULT_IDLE_UNLOAD_MINUTES,
+    DEFAULT_LIVE_ITEMS,
     DEFAULT_PORT,
     DEFAULT_PROMPT_CACHE_MIB,
     LOG_MAX_BYTES,
@@ -69,6 +70,11 @@ def parser() -> argparse.ArgumentParser:
         "--idle-actor-minutes", type=float, default=DEFAULT_IDLE_ACTOR_MINUTES, metavar="M",
         help="a conversation nothing has needed for M minutes (no run, no card waiting) leaves memory until "
              "it is opened again; 0 keeps every one opened (default %(default)s)",
+    )
+    s.add_argument(
+        "--live-items", type=int, default=DEFAULT_LIVE_ITEMS, metavar="N",
+        help="items the open conversations may hold in memory together; past it the ones quiet longest leave "
+             "memory before their idle minutes (a run or a card keeps one); 0: no bound (default %(default)s)",
     )
     s.add_argument(
         "--idle-unload", type=float, default=DEFAULT_IDLE_UNLOAD_MINUTES, metavar="MINUTES",
@@ -135,6 +141,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         raise OptionError("--log-max-bytes must be 1 or more")
     if not 0 <= args.idle_actor_minutes < math.inf:
         raise OptionError("--idle-actor-minutes must be 0 or more minutes")
+    if args.live_items < 0:
+        raise OptionError("--live-items must be 0 (no bound) or more items")
     if not 0 <= args.idle_unload < math.inf:
         raise OptionError("--idle-unload must be 0 (keep the model loaded) or more minutes")
     if not 1 <= args.helpers <= MAX_HELPERS:
@@ -166,6 +174,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         helpers=args.helpers,
         idle_actor_minutes=args.idle_actor_minutes,
         idle_unload_minutes=args.idle_unload,
+        live_items=args.live_items,
         allowed_origins=tuple(origins),
         api_key=key,
         mcp_servers_config=args.mcp_servers_config,

@@ -24,6 +24,9 @@ LOG_MAX_BYTES = 10 * 1024 * 1024
 LOG_BACKUPS = 5
 
 DEFAULT_IDLE_ACTOR_MINUTES = 10.0
+# Items the live conversations may hold in memory together (about 2-3 KB each in Python)
+# before the quietest go to sleep sooner than their idle minutes.
+DEFAULT_LIVE_ITEMS = 20_000
 # The local model is let go after this many minutes with no turn, and loaded again for the next.
 DEFAULT_IDLE_UNLOAD_MINUTES = 10.0
 
@@ -41,6 +44,7 @@ class Config:
     prompt_cache_mib: int = DEFAULT_PROMPT_CACHE_MIB  # 0: no conversation keeps its cache
     helpers: int = DEFAULT_HELPERS  # 1..MAX_HELPERS
     idle_actor_minutes: float = DEFAULT_IDLE_ACTOR_MINUTES  # 0: a conversation's actor stays live for good
+    live_items: int = DEFAULT_LIVE_ITEMS  # 0: no bound but the idle minutes
     idle_unload_minutes: float = DEFAULT_IDLE_UNLOAD_MINUTES  # 0: the model stays loaded for good
     allowed_origins: tuple[str, ...] = ()  # normalised by access.normalize_origin
     api_key: str | None = attrs.field(default=None, repr=False)

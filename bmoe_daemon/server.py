@@ -252,7 +252,7 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         rules=None if config.chat_only else RuleBook(store.agent_dir / "permission-rules.json"),
         helpers=trio.CapacityLimiter(config.helpers),
     )
-    hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60)
+    hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60, max_live_items=config.live_items)
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,

@@ -137,3 +137,39 @@ def test_the_idle_minutes_are_checked_at_start(tmp_path: Path) -> None:
             cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 2, bad
         assert "--idle-actor-minutes" in done.stderr and "listening" not in done.stdout, bad
+
+
+async def test_past_the_live_items_bound_the_quietest_sleep_first_but_a_run_or_a_card_keeps_one(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({**SCRIPT, "rounds": [
+        {"when": "hold on", "hang": True},
+        {"when": "run it", "tool_calls": [{"name": "exec_shell_command", "arguments": {"command": "true"}}]},
+    ]}))
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    seed = [{"kind": "user" if i % 2 == 0 else "assistant", "text": f"line {i}"} for i in range(40)]
+    # No idle sleep at all: only the bound (100 items) puts actors to sleep.
+    async with run_daemon(tmp_path / "data", "--scripted", str(script), "--idle-actor-minutes", "0",
+                          "--live-items", "100") as d, d.client() as c:
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()["id"]
+        held = (await c.post("/api/conversations", json={"workspace": ws, "mode": "ask", "items": seed})).json()["id"]
+        await c.post(f"/api/conversations/{held}/messages", json={"text": "run it"})
+        await wait_http_state(c, held, "waiting")
+        going = (await c.post("/api/conversations", json={"items": seed})).json()["id"]
+        await c.post(f"/api/conversations/{going}/messages", json={"text": "hold on"})
+        await wait_http_state(c, going, "running")
+        # 80-odd items held; each quiet one beyond makes the one quiet longest leave memory.
+        quiet = []
+        for _ in range(3):
+            quiet.append((await c.post("/api/conversations", json={"items": seed})).json()["id"])
+            await trio.sleep(0.05)
+        live = await _wait_live(c, lambda live: not live & set(quiet[:2]))
+        assert {held, going, quiet[2]} <= live
+        # Opened again, the first comes back whole and the quiet one longest goes.
+        first = (await c.get(f"/api/conversations/{quiet[0]}")).json()
+        assert [i["text"] for i in first["items"]] == [s["text"] for s in seed]
+        live = await _wait_live(c, lambda live: quiet[2] not in live)
+        assert {held, going, quiet[0]} <= live
+        assert (await c.get(f"/api/conversations/{held}")).json()["state"] == "waiting"
+        assert (await c.get(f"/api/conversations/{going}")).json()["state"] == "running"
+        assert (await c.post(f"/api/conversations/{going}/stop")).json()["stopped"] is True
