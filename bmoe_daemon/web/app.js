@@ -9,11 +9,12 @@ import { clear, field, h, select, timeAgo } from "./dom.js";
 import { EventStream } from "./events.js";
 import { ConversationView } from "./conversation.js";
 import { PAGES } from "./pages.js";
+import { modelsPage } from "./models.js";
 import { workspacesPage } from "./workspaces.js";
 import { attempt, MODE_OPTIONS, pageTitle, routeOptions, shell, STATE_LABELS, toast, waitingConversations,
   wsOptions } from "./ui.js";
 
-const ALL_PAGES = { ...PAGES, workspaces: workspacesPage };
+const ALL_PAGES = { ...PAGES, workspaces: workspacesPage, models: modelsPage };
 
 const app = {
   convs: [], // the list, newest first, as GET /api/conversations gives it

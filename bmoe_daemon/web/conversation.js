@@ -44,6 +44,7 @@ export class ConversationView {
     this.closed = false;
     this.providers = [];
     this.workspaces = null;
+    this.model = null; // the loaded model: {model, n_ctx, loaded?, state?} (GET /api/model, /health, events)
     this.sending = false;
     this.stopping = false;
     this.touched = null; // ids events touched while a refresh travels
@@ -83,6 +84,18 @@ export class ConversationView {
     await this.refresh();
   }
 
+  // The loaded model, its context, and whether it is in memory now; null when there is
+  // none or the daemon cannot say. A `model` event that comes meanwhile wins.
+  async readModel() {
+    const seen = this.modelSerial || 0;
+    const [model, health] = await Promise.all([
+      api("GET", "/api/model").catch(() => null),
+      api("GET", "/health").catch(() => null),
+    ]);
+    if (seen !== (this.modelSerial || 0) || !model) return;
+    this.model = { ...model, loaded: health ? health.loaded : undefined, state: health ? health.model_state : undefined };
+  }
+
   // Reads the conversation whole (on opening, after an edit, after a gap in the stream).
   //
   // The answer may be older than events that arrive while it travels (the stream and
@@ -95,7 +108,7 @@ export class ConversationView {
     const serial = (this.serial = (this.serial || 0) + 1);
     let conv;
     try {
-      conv = await api("GET", this.path);
+      [conv] = await Promise.all([api("GET", this.path), this.readModel()]);
     } catch (err) {
       if (serial === this.serial) this.touched = null;
       if (this.closed) return;
@@ -132,7 +145,11 @@ export class ConversationView {
 
   onEvent(name, data) {
     if (this.closed) return;
-    if (name === "conversation" && data.id === this.conversationId) {
+    if (name === "model") {
+      this.modelSerial = (this.modelSerial || 0) + 1;
+      this.model = { model: data.model, n_ctx: data.n_ctx, loaded: data.loaded, state: data.state };
+      if (this.info) this.header.renderModel();
+    } else if (name === "conversation" && data.id === this.conversationId) {
       if (this.touched) this.touched.add(":conversation");
       this.infoSerial++;
       this.latestInfo = { title: data.title, state: data.state, updated: data.updated };

@@ -1,6 +1,7 @@
 // A conversation's header: its title (rename, delete), its state, "Planning" while
 // plan mode is on, the workspace (with a way to its always-allow rules), mode and
-// model, and the goal with where it stands.
+// model (the route, and the model it runs on with its context size: the loaded one's
+// for the local route, whichever is loaded now), and the goal with where it stands.
 //
 // It reads and changes the conversation through its view (conversation.js): the
 // view's `info` is what it shows, and a change it makes is applied to it.
@@ -8,7 +9,8 @@
 import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
 import { renderGoal } from "./run.js";
-import { attempt, MODE_OPTIONS, pageTitle, problem, routeOptions, shell, STATE_LABELS, wsOptions } from "./ui.js";
+import { attempt, memoryText, MODE_OPTIONS, pageTitle, problem, routeModel, routeOptions, shell, STATE_LABELS, tokensText,
+  wsOptions } from "./ui.js";
 
 export class ConversationHeader {
   constructor(view) {
@@ -30,6 +32,7 @@ export class ConversationHeader {
     this.modeSelect.addEventListener("change", () => this.patch({ mode: this.modeSelect.value }));
     this.routeSelect = select({ "aria-label": "Model", class: "route-select" }, [["local", "local"]], "local");
     this.routeSelect.addEventListener("change", () => this.patch({ route: this.routeSelect.value }));
+    this.modelEl = h("span.model-info", { role: "status", "aria-label": "Model and context size" });
     this.renameBtn = h("button.quiet", { type: "button", onclick: () => this.startRename() }, "Rename");
     this.deleteBtn = h("button.quiet.danger", { type: "button", onclick: () => this.askDelete() }, "Delete");
     this.goalEl = h("div.conv-head-goal", { hidden: true });
@@ -41,7 +44,7 @@ export class ConversationHeader {
       h("div.conv-head-bottom", {},
         this.stateEl, this.planningEl, this.wsEl, this.wsPicker, this.rulesLink,
         h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
-        h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect)),
+        h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl),
       this.goalEl);
   }
 
@@ -75,8 +78,26 @@ export class ConversationHeader {
       this.rulesLink.href = `#/workspaces/${encodeURIComponent(found.id)}`;
       this.rulesLink.setAttribute("aria-label", `Always-allow rules of ${found.name}`);
     }
+    this.renderModel();
     this.renderGoal();
     pageTitle(`${info.title || "New conversation"} · bmoe`);
+  }
+
+  // The model the route runs on and its context; the loaded model's state when it is
+  // not in memory. Another agent (ACP) runs on a model of its own: nothing is said.
+  renderModel() {
+    const { info, providers, model } = this.view;
+    const builtin = (info.agent || "builtin") === "builtin";
+    const runs = builtin ? routeModel(info.route, providers, model) : null;
+    const local = info.route === "local";
+    const memory = local && model ? memoryText(model.state, model.loaded) : null;
+    this.modelEl.hidden = !builtin;
+    clear(this.modelEl,
+      runs ? h("span.model-name", {}, runs.name) : builtin ? h("span.muted", {}, "No model loaded") : null,
+      runs && runs.n_ctx ? h("span.model-ctx.muted", {}, ` · ${tokensText(runs.n_ctx)} of context`) : null,
+      memory ? h("span.badge.model-asleep", {}, memory) : null);
+    this.modelEl.title = runs && runs.n_ctx
+      ? `${local ? "The loaded model" : "The provider's model"}, ${runs.name}, holds ${tokensText(runs.n_ctx)} of context.` : "";
   }
 
   renderGoal() {

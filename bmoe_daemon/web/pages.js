@@ -1,14 +1,16 @@
 // The settings pages: skills, tasks, providers, connect, and the agent (its MCP
-// servers and the person's hooks). The workspaces page is workspaces.js.
+// servers and the person's hooks). The workspaces page is workspaces.js, the models
+// page models.js.
 //
 // Each page is `{load, refresh, onEvent?}` over <main>; every change goes through the
 // public API and the page is read again after it.
 
 import { api } from "./api.js";
 import { alertLine, clear, field, h, select, when } from "./dom.js";
-import { attempt, attemptIn, MODE_OPTIONS, modelName, problem, routeOptions, toast, wsOptions } from "./ui.js";
+import { attempt, attemptIn, DEFAULT_CONTEXT, MODE_OPTIONS, modelName, problem, routeOptions, toast, wsOptions }
+  from "./ui.js";
 
-function page(main, title, intro) {
+export function page(main, title, intro) {
   const body = h("div.page-body");
   clear(main, h("section.page", { "aria-labelledby": "page-title" },
     h("a.back", { href: "#/" }, "‹ Conversations"),
@@ -226,8 +228,6 @@ function tasksPage(main) {
 }
 
 // ---- providers ----
-
-const DEFAULT_CONTEXT = 128000;
 
 // One number field per model named in `models`, for its context in tokens; a value
 // typed stays with its model's name while the list is edited.

@@ -75,6 +75,18 @@ export function wsOptions(workspaces, current) {
 
 // A provider's model is its name, or {id, context_length} when its context is not the default.
 export const modelName = (m) => (typeof m === "string" ? m : m.id);
+export const DEFAULT_CONTEXT = 128000; // a provider's model's, unless it says
+
+// What a conversation's route runs on: `{name, n_ctx}` (n_ctx null when not known).
+// `model`: the loaded model, as GET /api/model or a `model` event says (null: none).
+export function routeModel(route, providers, model) {
+  if (route === "local") return model ? { name: model.model, n_ctx: model.n_ctx } : null;
+  const provider = (providers || []).find((p) => route.startsWith(`${p.id}/`));
+  if (!provider) return { name: route, n_ctx: null };
+  const id = route.slice(provider.id.length + 1);
+  const m = (provider.models || []).find((x) => modelName(x) === id);
+  return { name: `${provider.name}/${id}`, n_ctx: m && typeof m !== "string" ? m.context_length : DEFAULT_CONTEXT };
+}
 
 export function routeOptions(providers, current) {
   const out = [["local", "The loaded model (local)"]];
@@ -83,4 +95,16 @@ export function routeOptions(providers, current) {
   }
   if (current && !out.some(([v]) => v === current)) out.push([current, current]);
   return out;
+}
+
+export function tokensText(n) {
+  return `${Number(n).toLocaleString("en")} tokens`;
+}
+
+// Whether the model is in memory, as /health (`loaded`, `model_state`) or a `model`
+// event (`loaded`, `state`) says; a daemon that says neither always holds it.
+export function memoryText(state, loaded) {
+  if (state === "loading") return "loading into memory…";
+  if (loaded === false || state === "asleep") return "not in memory (loads on the next message)";
+  return null;
 }

@@ -1,0 +1,209 @@
+// The models page: the GGUF files on this computer (GET /api/models: the daemon's
+// models folder, each --models-dir, LM Studio's, the Hugging Face cache, Ollama's),
+// each with its size and what its header says, the one that serves marked, where it
+// runs (/health's `device`), and Load (PUT /api/model, with an optional context size).
+//
+// A load answers once the new model serves, or 400 with the daemon's words, the old
+// model still serving; either way the page is read again. A `model` event (a load from
+// anywhere, the model let go after idle minutes or loaded again) reads it again too.
+
+import { api } from "./api.js";
+import { alertLine, clear, field, h, sizeText } from "./dom.js";
+import { page } from "./pages.js";
+import { memoryText, problem, tokensText } from "./ui.js";
+
+// As PUT /api/model takes it (bmoe_daemon/models.py, MIN_CTX and MAX_CTX).
+const MIN_CTX = 512;
+const MAX_CTX = 1024 * 1024;
+
+// Where the listing found a model (actors/model_scan.py's sources).
+const SOURCES = {
+  data: "In the daemon's models folder",
+  folder: "In a --models-dir folder",
+  lmstudio: "From LM Studio",
+  huggingface: "In the Hugging Face cache",
+  ollama: "From Ollama",
+  bundled: "Shipped with the daemon",
+  given: "Given with --model",
+  loaded: "The model serving now",
+};
+
+const TOOL_FORMATS = { hermes: "Hermes", mistral: "Mistral", llama3: "Llama 3" };
+
+// 134,515,008 -> "135M", 7,241,732,096 -> "7.2B"
+export function parametersText(n) {
+  if (!n) return null;
+  if (n >= 1e9) return `${(n / 1e9).toFixed(n >= 1e10 ? 0 : 1)}B`;
+  if (n >= 1e6) return `${Math.round(n / 1e6)}M`;
+  return `${Math.round(n / 1e3)}K`;
+}
+
+// /health's `device`: "on the CPU", "on the GPU (all layers)", with why not the GPU.
+function deviceText(device) {
+  if (!device) return null;
+  if (device.runs_on === "gpu") {
+    const layers = device.gpu_layers < 0 ? "every layer" : `${device.gpu_layers} layers`;
+    return `Runs on the GPU (${layers} offloaded).`;
+  }
+  if (device.gpu_layers_asked !== 0 && !device.gpu_offload_supported)
+    return "Runs on the CPU: this build of llama.cpp cannot use a GPU.";
+  return "Runs on the CPU.";
+}
+
+function facts(m) {
+  const out = [sizeText(m.size)];
+  if (m.architecture) out.push(m.architecture);
+  const params = parametersText(m.parameters);
+  if (params) out.push(`${params} parameters`);
+  if (m.quantization) out.push(m.quantization);
+  if (m.context_length) out.push(`context ${tokensText(m.context_length)}`);
+  if (!m.error) out.push(m.tool_calls ? `tool calls: ${TOOL_FORMATS[m.tool_format] || m.tool_format}` : "no tool calls");
+  if (m.vision) out.push("vision");
+  return out;
+}
+
+function emptyState() {
+  return h("div.card.models-empty", { role: "note" },
+    h("p", {}, h("strong", {}, "No GGUF models found on this computer.")),
+    h("p", {}, "Put a model's .gguf file in the ", h("code", {}, "models"),
+      " folder inside the daemon's data folder, or start the daemon with ", h("code", {}, "--models-dir"),
+      " naming the folder where you keep them. Models downloaded with LM Studio or Ollama, and those in the "
+      + "Hugging Face cache, are found by themselves. Then open this page again."));
+}
+
+export function modelsPage(main) {
+  const body = page(main, "Models",
+    "The GGUF models on this computer, read from their files. Loading one waits for the turn running to "
+    + "finish; then every conversation on the local model uses it.");
+  const state = {
+    listing: null, // GET /api/models
+    health: null, // GET /health
+    loading: null, // the model a load from this page waits for
+    status: "", // what the last load did
+    error: "", // the daemon's refusal of the last load
+    serial: 0, // an older read's answer is not shown
+    memory: null, // the latest `model` event's {loaded, state}
+  };
+  const ctx = h("input", { type: "number", min: String(MIN_CTX), max: String(MAX_CTX), step: "1",
+    inputmode: "numeric", placeholder: "as the daemon was started", autocomplete: "off" });
+  const ctxField = field("Context size", ctx, "Tokens the model may hold, for the next load; empty: the daemon's --ctx-size.");
+  const statusEl = h("p.models-status", { role: "status", "aria-live": "polite" });
+  const errorEl = alertLine("");
+  const loadedEl = h("section.card.model-now", { "aria-labelledby": "model-now-title" });
+  const noticesEl = h("div.model-notices");
+  const listEl = h("ul.rows.models", { "aria-label": "Models" });
+  clear(body, loadedEl, ctxField, statusEl, errorEl, noticesEl, listEl);
+
+  const render = () => {
+    const { listing, health, loading } = state;
+    if (!listing) return;
+    const loaded = listing.loaded;
+    // The keyboard's place: a row's button is drawn again whole.
+    const focused = listEl.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
+    const memory = state.memory || (health ? { loaded: health.loaded, state: health.model_state } : {});
+    const inMemory = loaded ? memoryText(memory.state, memory.loaded) : null;
+    clear(loadedEl,
+      h("h2#model-now-title", {}, "Loaded now"),
+      loaded
+        ? [h("p.model-now-name", {}, h("strong", {}, loaded.model), " · ", tokensText(loaded.n_ctx), " of context",
+            inMemory ? h("span.badge.model-asleep", {}, inMemory) : null),
+           h("p.small", {}, deviceText(health && health.device) || "Where it runs is not known (not a llama.cpp model)."),
+           loaded.path ? h("p.small.muted", {}, h("code.model-path", {}, loaded.path)) : null]
+        : h("p", {}, "No model is loaded: conversations on the local model cannot answer. Load one below."));
+    statusEl.textContent = loading ? `Loading ${loading.name}… The turn running finishes first; a big model takes a while.`
+      : state.status;
+    errorEl.textContent = state.error;
+    errorEl.hidden = !state.error;
+    ctx.readOnly = Boolean(loading);
+    clear(noticesEl, listing.notices.length
+      ? [h("h2", {}, "Skipped while looking"),
+         h("ul.small.model-notice-list", { "aria-label": "Skipped while looking" }, listing.notices.map((n) => h("li", {}, n)))]
+      : null);
+    listEl.hidden = !listing.models.length;
+    clear(listEl, listing.models.map((m) => {
+      const isLoaded = Boolean(loaded && loaded.path && loaded.path === m.path);
+      const busy = Boolean(loading);
+      const button = m.error ? null : h(isLoaded ? "button.quiet" : "button", {
+        type: "button", "aria-label": isLoaded ? `Load ${m.name} again` : `Load ${m.name}`,
+        // Not `disabled`: the keyboard stays on the button pressed while its model loads.
+        "aria-disabled": busy ? "true" : "false", "data-focus": `load:${m.path}`,
+        onclick: () => loadModel(m),
+      }, loading && loading.path === m.path ? "Loading…" : isLoaded ? "Load again" : "Load");
+      return h(`li.row.model${isLoaded ? ".model-loaded" : ""}`, { "aria-label": m.name },
+        h("div.row-main", {},
+          h("strong.model-name", {}, m.name),
+          isLoaded ? h("span.badge.state-running", {}, "loaded") : null,
+          h("p.small.model-facts", {}, facts(m).map((f, i) => [i ? " · " : "", h("span", {}, f)])),
+          m.error ? h("p.small.error-text", {}, `It cannot be loaded: ${m.error}.`) : null,
+          h("p.small.muted", {}, `${SOURCES[m.source] || m.source}: `, h("code.model-path", {}, m.path))),
+        h("div.row-actions", {}, button));
+    }));
+    body.querySelector(".models-empty")?.remove();
+    if (!listing.models.length) listEl.after(emptyState());
+    if (focused) listEl.querySelector(`[data-focus="${CSS.escape(focused)}"]`)?.focus();
+  };
+
+  // Reads the listing and /health again (the listing walks the folders: a second or two).
+  const load = async () => {
+    const serial = ++state.serial;
+    const [listing, health] = await Promise.all([api("GET", "/api/models"), api("GET", "/health").catch(() => null)]);
+    if (serial !== state.serial) return;
+    state.listing = listing;
+    state.health = health;
+    state.memory = null;
+    render();
+  };
+
+  const loadModel = async (m) => {
+    if (state.loading) return;
+    const wanted = ctx.value.trim();
+    if (ctx.validity.badInput || (wanted && !ctx.checkValidity())) {
+      state.error = `The context size must be a whole number of tokens from ${MIN_CTX.toLocaleString("en")} `
+        + `to ${MAX_CTX.toLocaleString("en")}, or empty for the daemon's own.`;
+      render();
+      ctx.focus();
+      return;
+    }
+    state.loading = m;
+    state.error = "";
+    state.status = "";
+    render();
+    const payload = { path: m.path };
+    if (wanted) payload.ctx_size = Number(wanted);
+    try {
+      const got = await api("PUT", "/api/model", payload);
+      state.status = `${got.model} is loaded, with ${tokensText(got.n_ctx)} of context.`;
+    } catch (err) {
+      state.error = `${m.name} was not loaded. ${problem(err)}`;
+    }
+    state.loading = null;
+    try {
+      await load();
+    } catch (err) {
+      state.error = [state.error, problem(err)].filter(Boolean).join(" ");
+      render();
+    }
+  };
+
+  let timer = null;
+  return {
+    name: "page",
+    load,
+    refresh: load,
+    close: () => clearTimeout(timer),
+    onEvent(name, data) {
+      if (name !== "model") return;
+      // Said at once; the listing (which file it is) is read again after.
+      if (state.listing && state.listing.loaded) {
+        Object.assign(state.listing.loaded, { model: data.model, n_ctx: data.n_ctx });
+        if ("loaded" in data || "state" in data) state.memory = { loaded: data.loaded, state: data.state };
+        render();
+      }
+      // This page's load reads it all when it answers; a model let go or loaded again
+      // for a turn (`state`) is the same file.
+      if (state.loading || (data.state && data.state !== "loaded")) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => load().catch(() => {}), 200);
+    },
+  };
+}
