@@ -251,6 +251,31 @@ class ConversationInfo:
         secrets (a workspace, a provider route)."""
         return self.workspace is not None or self.route != "local"
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ConversationInfo:
+        """The conversation as a file's head (or the index's entry) holds it."""
+        return cls(
+            id=str(data["id"]),
+            title=str(data.get("title") or ""),
+            workspace=data.get("workspace"),
+            mode=_one_of(data.get("mode") or "ask", MODES, "mode"),
+            route=str(data.get("route") or "local"),
+            agent=str(data.get("agent") or "builtin"),
+            state=_one_of(data.get("state") or "idle", CONVERSATION_STATES, "conversation state"),
+            created=float(data.get("created") or 0),
+            updated=float(data.get("updated") or 0),
+            task=data.get("task"),
+            acp_session=data.get("acp_session"),
+            todos=tuple(Todo.from_json(t) for t in data.get("todos") or ()),
+            end_reason=_one_of(data["end_reason"], END_REASONS, "end reason") if data.get("end_reason") else None,
+            plan_mode=bool(data.get("plan_mode")),
+            plan=PlanInfo.from_json(data["plan"]) if data.get("plan") else None,
+            goal=Goal.from_json(data["goal"]) if data.get("goal") else None,
+            instructions=tuple(str(p) for p in data.get("instructions") or ()),
+            instructions_delivered=tuple(str(p) for p in data.get("instructions_delivered") or ()),
+            context=(int(data["context"]["used"]), int(data["context"]["size"])) if data.get("context") else None,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -295,26 +320,6 @@ class ConversationRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ConversationRecord:
-        info = ConversationInfo(
-            id=str(data["id"]),
-            title=str(data.get("title") or ""),
-            workspace=data.get("workspace"),
-            mode=_one_of(data.get("mode") or "ask", MODES, "mode"),
-            route=str(data.get("route") or "local"),
-            agent=str(data.get("agent") or "builtin"),
-            state=_one_of(data.get("state") or "idle", CONVERSATION_STATES, "conversation state"),
-            created=float(data.get("created") or 0),
-            updated=float(data.get("updated") or 0),
-            task=data.get("task"),
-            acp_session=data.get("acp_session"),
-            todos=tuple(Todo.from_json(t) for t in data.get("todos") or ()),
-            end_reason=_one_of(data["end_reason"], END_REASONS, "end reason") if data.get("end_reason") else None,
-            plan_mode=bool(data.get("plan_mode")),
-            plan=PlanInfo.from_json(data["plan"]) if data.get("plan") else None,
-            goal=Goal.from_json(data["goal"]) if data.get("goal") else None,
-            instructions=tuple(str(p) for p in data.get("instructions") or ()),
-            instructions_delivered=tuple(str(p) for p in data.get("instructions_delivered") or ()),
-            context=(int(data["context"]["used"]), int(data["context"]["size"])) if data.get("context") else None,
-        )
-        items = tuple(Item.from_json(i) for i in data.get("items") or ())
-        return cls(info, items)
+        info = ConversationInfo.from_json(data)  # first: it checks `data` is a conversation's
+        return cls(info, tuple(Item.from_json(i) for i in data.get("items") or ()))
+

@@ -13,6 +13,11 @@ every file) when it changed. At start `load_index` takes an entry only while its
 file's (inode, size, mtime) still match, and reads any other file whole, so an index
 that is missing, damaged, or older than the files (a crash between a save and the
 next index write) is rebuilt from the files, as far as it must be.
+
+The index is a line of its own header (`{"version":2}`), then one entry a line, so
+an entry the files still match is kept as the very bytes it was read as: a start
+parses each head once and writes nothing back (version 1, one JSON document, is still
+read, and written again in the new form).
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ MAX_SETTINGS_FILE_BYTES = 16 * 1024 * 1024
 # How many conversations keep their items' encodings between saves.
 ENCODED_CONVERSATIONS = 32
 INDEX_FILE = "conversations-index.json"
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+INDEX_HEADER = b'{"version":2}'
 MAX_INDEX_FILE_BYTES = 1024 * 1024 * 1024
 
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
@@ -57,6 +63,34 @@ def _stamp(st: os.stat_result) -> Stamp:
 
 def _entry_bytes(name: str, stamp: Stamp, record: ConversationRecord) -> bytes:
     return _dumps({"file": name, "stamp": list(stamp), "head": record.head_json()})
+
+
+def _read_index(raw: bytes) -> dict[str, tuple[Stamp, dict[str, Any], bytes | None]]:
+    """An index file's entries by file name: each one's stamp, head and (version 2)
+    the bytes of its line. Raises what a damaged file makes json or the reading raise."""
+    header, _, body = raw.partition(b"\n")
+    head = json.loads(header)
+    version = head.get("version")
+    out: dict[str, tuple[Stamp, dict[str, Any], bytes | None]] = {}
+    if version == 1:  # one document, as written before the line form
+        for entry in head["entries"]:
+            ino, size, mtime = entry["stamp"]
+            out[str(entry["file"])] = ((int(ino), int(size), int(mtime)), dict(entry["head"]), None)
+        return out
+    if version != INDEX_VERSION:
+        raise ValueError(f"version {version!r}")
+    if body and not body.endswith(b"\n"):
+        raise ValueError("the index ends in the middle of an entry")
+    lines = [line for line in body.split(b"\n") if line]
+    # One parse for every line (a parse per line costs several times more); an entry
+    # that is not one JSON value with no line break in it fails this whole parse.
+    entries = json.loads(b"[" + b",".join(lines) + b"]")
+    if len(entries) != len(lines):
+        raise ValueError("an index line holds more than one entry")
+    for line, entry in zip(lines, entries, strict=True):
+        ino, size, mtime = entry["stamp"]
+        out[str(entry["file"])] = ((int(ino), int(size), int(mtime)), dict(entry["head"]), line)
+    return out
 
 
 def _unreadable(path: Path, exc: Exception) -> None:
@@ -135,14 +169,10 @@ class Store:
         matches the file, else from the file itself (a file that cannot be read is named
         in the log and left in place, as load_conversations does). Writes the index
         again when it was not exact. Blocking: runs once at start."""
-        kept: dict[str, tuple[Stamp, dict[str, Any]]] = {}  # file name -> its stamp and head, as the index says
+        # file name -> its stamp, head and (version 2) the entry's bytes, as the index says
+        kept: dict[str, tuple[Stamp, dict[str, Any], bytes | None]] = {}
         try:
-            raw = json.loads(read_own_file(self.agent_dir / INDEX_FILE, MAX_INDEX_FILE_BYTES))
-            if raw.get("version") != INDEX_VERSION:
-                raise ValueError(f"version {raw.get('version')!r}")
-            for entry in raw["entries"]:
-                ino, size, mtime = entry["stamp"]
-                kept[str(entry["file"])] = ((int(ino), int(size), int(mtime)), dict(entry["head"]))
+            kept = _read_index(read_own_file(self.agent_dir / INDEX_FILE, MAX_INDEX_FILE_BYTES))
         except FileNotFoundError:
             log.info("no conversation index yet: reading every conversation file")
         except (*_READ_ERRORS, AttributeError) as exc:
@@ -155,39 +185,41 @@ class Store:
             entries = sorted((e for e in it if e.name.endswith(".json") and not e.name.startswith(".")),
                              key=lambda e: e.name)
         for entry in entries:
-            path = Path(entry.path)
             try:
                 stamp = _stamp(entry.stat(follow_symlinks=True))
             except OSError as exc:
-                _unreadable(path, exc)
+                _unreadable(Path(entry.path), exc)
                 exact = False
                 continue
             old = kept.pop(entry.name, None)
+            line: bytes | None = None
             try:
                 if old is not None and old[0] == stamp:
-                    record = ConversationRecord.from_json({**old[1], "items": []})
+                    info = ConversationInfo.from_json(old[1])
+                    line = old[2]
                 else:
                     exact = False
-                    record = self._read(path)
-                    record = ConversationRecord(record.info, ())
+                    info = self._read(Path(entry.path)).info
             except _READ_ERRORS as exc:
-                _unreadable(path, exc)
+                _unreadable(Path(entry.path), exc)
                 exact = False
                 continue
-            if record.info.id in index:
-                _unreadable(path, ValueError(f"conversation {record.info.id!r} is also in {index[record.info.id][0]}"))
+            if info.id in index:
+                _unreadable(Path(entry.path), ValueError(f"conversation {info.id!r} is also in {index[info.id][0]}"))
                 exact = False
                 continue
-            index[record.info.id] = (entry.name, stamp, _entry_bytes(entry.name, stamp, record))
-            infos.append(record.info)
+            if line is None:
+                exact = False  # read from the file, or from a version 1 index: written again
+                line = _entry_bytes(entry.name, stamp, ConversationRecord(info, ()))
+            index[info.id] = (entry.name, stamp, line)
+            infos.append(info)
         self._index = index
         if kept or not exact:
             self._write_index()
         return infos
 
     def _index_bytes(self) -> bytes:
-        entries = b",".join(e[2] for e in self._index.values())
-        return b'{"version":%d,"entries":[%s]}' % (INDEX_VERSION, entries)
+        return b"\n".join((INDEX_HEADER, *(e[2] for e in self._index.values()))) + b"\n"
 
     def _write_index(self) -> None:
         write_atomic(self.agent_dir / INDEX_FILE, self._index_bytes())

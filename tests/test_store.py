@@ -488,6 +488,13 @@ def test_a_fifo_in_place_of_a_data_file_is_refused_at_once(tmp_path: Path) -> No
 # ---- the index ----
 
 
+def _index_entries(raw: bytes) -> list[dict]:
+    """The entries of an index file in the line form (a header line, an entry a line)."""
+    header, *lines = raw.decode().splitlines()
+    assert json.loads(header) == {"version": store_module.INDEX_VERSION}
+    return [json.loads(line) for line in lines]
+
+
 async def _three(store: Store) -> list[ConversationRecord]:
     records = [make_record(cid) for cid in ("a", "b", "c")]
     for record in records:
@@ -505,8 +512,17 @@ async def test_the_index_gives_every_head_without_the_items(tmp_path: Path) -> N
         store.load_conversation("zz")
 
 
-@pytest.mark.parametrize("damage", ["missing", b"", b"{not json", b'{"version":1,"entries":[{"file":"a.json"}]}',
-                                    b'{"version":99,"entries":[]}', b"[]", b'{"version":1,"entries":5}'])
+_A = b'{"file":"a.json","stamp":[1,2,3],"head":{"id":"a"}}'
+
+
+@pytest.mark.parametrize("damage", [
+    "missing", b"", b"{not json", b'{"version":1,"entries":[{"file":"a.json"}]}',
+    b'{"version":99,"entries":[]}', b"[]", b'{"version":1,"entries":5}',
+    # The line form: cut in the middle of an entry, two entries on a line, a line that is
+    # no entry, a stamp that is not one, a bare header with a broken next line.
+    b'{"version":2}\n' + _A[:30], b'{"version":2}\n' + _A + b"," + _A + b"\n", b'{"version":2}\n5\n',
+    b'{"version":2}\n{"file":"a.json","stamp":"x","head":{}}\n', b'{"version":2}\n]\n[\n',
+])
 async def test_a_damaged_or_missing_index_is_rebuilt_from_the_files(tmp_path: Path, damage: object) -> None:
     records = await _three(Store(tmp_path))
     index = tmp_path / "agent" / store_module.INDEX_FILE
@@ -517,8 +533,22 @@ async def test_a_damaged_or_missing_index_is_rebuilt_from_the_files(tmp_path: Pa
         index.write_bytes(damage)
     assert Store(tmp_path).load_index() == [r.info for r in records]
     # ...and written again whole: the next start takes it as it is.
-    json.loads(index.read_bytes())
+    assert [e["file"] for e in _index_entries(index.read_bytes())] == ["a.json", "b.json", "c.json"]
     assert Store(tmp_path).load_index() == [r.info for r in records]
+
+
+async def test_an_index_that_matches_is_kept_as_read_and_a_version_1_one_is_written_anew(tmp_path: Path) -> None:
+    records = await _three(Store(tmp_path))
+    index = tmp_path / "agent" / store_module.INDEX_FILE
+    before = index.stat()
+    assert Store(tmp_path).load_index() == [r.info for r in records]
+    after = index.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # nothing written
+    # The one-document form written before the line form: read, then written as lines.
+    entries = _index_entries(index.read_bytes())
+    index.write_bytes(json.dumps({"version": 1, "entries": entries}).encode())
+    assert Store(tmp_path).load_index() == [r.info for r in records]
+    assert _index_entries(index.read_bytes()) == entries
 
 
 async def test_the_index_follows_files_changed_added_or_removed_behind_it(tmp_path: Path, caplog) -> None:
@@ -544,6 +574,6 @@ async def test_a_delete_leaves_the_index(tmp_path: Path) -> None:
     records = await _three(store)
     await store.delete_conversation("b")
     await store.save_index()
-    index = json.loads((tmp_path / "agent" / store_module.INDEX_FILE).read_bytes())
-    assert [e["file"] for e in index["entries"]] == ["a.json", "c.json"]
+    entries = _index_entries((tmp_path / "agent" / store_module.INDEX_FILE).read_bytes())
+    assert [e["file"] for e in entries] == ["a.json", "c.json"]
     assert Store(tmp_path).load_index() == [records[0].info, records[2].info]
