@@ -29,6 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import jiter
 import trio
 
 from actors.atomic import read_own_file, write_atomic
@@ -65,31 +66,32 @@ def _entry_bytes(name: str, stamp: Stamp, record: ConversationRecord) -> bytes:
     return _dumps({"file": name, "stamp": list(stamp), "head": record.head_json()})
 
 
-def _read_index(raw: bytes) -> dict[str, tuple[Stamp, dict[str, Any], bytes | None]]:
-    """An index file's entries by file name: each one's stamp, head and (version 2)
-    the bytes of its line. Raises what a damaged file makes json or the reading raise."""
+def _read_index(raw: bytes) -> dict[str, tuple[Stamp, ConversationInfo, bytes | None]]:
+    """An index file's entries by file name: each one's stamp, conversation (its head)
+    and (version 2) the bytes of its line. Raises what a damaged file makes the parse
+    or the reading raise."""
     header, _, body = raw.partition(b"\n")
     head = json.loads(header)
     version = head.get("version")
-    out: dict[str, tuple[Stamp, dict[str, Any], bytes | None]] = {}
+    out: dict[str, tuple[Stamp, ConversationInfo, bytes | None]] = {}
     if version == 1:  # one document, as written before the line form
         for entry in head["entries"]:
             ino, size, mtime = entry["stamp"]
-            out[str(entry["file"])] = ((int(ino), int(size), int(mtime)), dict(entry["head"]), None)
+            info = ConversationInfo.from_json(entry["head"])
+            out[str(entry["file"])] = ((int(ino), int(size), int(mtime)), info, None)
         return out
     if version != INDEX_VERSION:
         raise ValueError(f"version {version!r}")
     if body and not body.endswith(b"\n"):
         raise ValueError("the index ends in the middle of an entry")
-    lines = [line for line in body.split(b"\n") if line]
-    # One parse for every line (a parse per line costs several times more); an entry
-    # that is not one JSON value with no line break in it fails this whole parse.
-    entries = json.loads(b"[" + b",".join(lines) + b"]")
-    if len(entries) != len(lines):
-        raise ValueError("an index line holds more than one entry")
-    for line, entry in zip(lines, entries, strict=True):
+    for line in body.split(b"\n"):
+        if not line:
+            continue
+        # jiter: a third of json's time a line here, and each parsed entry is let go
+        # before the next (a start's peak memory stays near what it keeps).
+        entry = jiter.from_json(line)
         ino, size, mtime = entry["stamp"]
-        out[str(entry["file"])] = ((int(ino), int(size), int(mtime)), dict(entry["head"]), line)
+        out[str(entry["file"])] = ((int(ino), int(size), int(mtime)), ConversationInfo.from_json(entry["head"]), line)
     return out
 
 
@@ -170,7 +172,7 @@ class Store:
         in the log and left in place, as load_conversations does). Writes the index
         again when it was not exact. Blocking: runs once at start."""
         # file name -> its stamp, head and (version 2) the entry's bytes, as the index says
-        kept: dict[str, tuple[Stamp, dict[str, Any], bytes | None]] = {}
+        kept: dict[str, tuple[Stamp, ConversationInfo, bytes | None]] = {}
         try:
             kept = _read_index(read_own_file(self.agent_dir / INDEX_FILE, MAX_INDEX_FILE_BYTES))
         except FileNotFoundError:
@@ -195,8 +197,7 @@ class Store:
             line: bytes | None = None
             try:
                 if old is not None and old[0] == stamp:
-                    info = ConversationInfo.from_json(old[1])
-                    line = old[2]
+                    info, line = old[1], old[2]
                 else:
                     exact = False
                     info = self._read(Path(entry.path)).info
