@@ -364,7 +364,8 @@ class Hub:
         if workspace is not None and self._env.chat_only:
             raise Invalid(CHAT_ONLY_NO_WORKSPACE)
         if workspace is not None and workspace not in self._workspaces:
-            raise NotFound("There is no such workspace; add the folder first.")
+            # A body's field, not the path's id: 400, as a PATCH or a task naming it answers.
+            raise Invalid("There is no such workspace; add the folder first.")
         if mode not in MODES:
             raise Invalid(f"Unknown mode {mode!r}.")
         if agent not in AGENTS and (self._env.acp is None or not self._env.acp.knows(agent)):

@@ -124,6 +124,7 @@ _CONV = "/api/conversations/<conversation_id>"
 # computer's files, processes, secrets or settings; the text says what was refused.
 _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", "/health"): (Locality.OPEN, ""),
+    ("GET", "/openapi.json"): (Locality.OPEN, ""),  # the routes' description: nothing of this computer's
     ("GET", "/"): (Locality.OPEN, ""),
     ("GET", "/static/<name>"): (Locality.OPEN, ""),
     ("GET", "/v1/models"): (Locality.OPEN, ""),

@@ -19,6 +19,7 @@ from bmoe_daemon.context import EXTENSION, DaemonContext
 from bmoe_daemon.errors import ApiError, MethodNotAllowed, TooLarge, from_actor
 from bmoe_daemon.routes import (
     agent,
+    api_doc,
     connect,
     conversations,
     debug,
@@ -43,11 +44,16 @@ MAX_BODY_BYTES = 64 * MIB
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden_origin", 404: "not_found", 409: "busy"}
 
 
+def _has_body() -> bool:
+    """Whether the current request carries a body."""
+    return (request.headers.get("Content-Length", "0") not in ("", "0") or
+            "chunked" in request.headers.get("Transfer-Encoding", ""))
+
+
 def _error(status: int, code: str, text: str) -> Response:
     resp = jsonify({"error": text, "code": code})
     resp.status_code = status
-    if has_request_context() and (request.headers.get("Content-Length", "0") not in ("", "0") or
-                    "chunked" in request.headers.get("Transfer-Encoding", "")):
+    if has_request_context() and _has_body():
         # The body may be unread (a refusal comes before it is needed): close the
         # connection rather than leave those bytes in front of the next request.
         resp.headers["Connection"] = "close"
@@ -59,14 +65,15 @@ def _api_error(err: ApiError) -> Response:
 
 
 def create_app(ctx: DaemonContext) -> QuartTrio:
-    app = QuartTrio("bmoe_daemon")
+    # No static folder of Quart's own: the UI's files are routes/web.py's, under /static/<name>.
+    app = QuartTrio("bmoe_daemon", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.config["BODY_TIMEOUT"] = 60
     app.config["RESPONSE_TIMEOUT"] = None
     app.extensions[EXTENSION] = ctx
 
     for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp, agent.bp,
-               skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, openai.bp, web.bp):
+               skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, openai.bp, web.bp, api_doc.bp):
         app.register_blueprint(bp)
 
     def guard(path: str, headers: Any, method: str, rule: Any, remote: str | None) -> None:
@@ -86,6 +93,16 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
     @app.before_websocket
     async def before_websocket() -> None:
         guard(websocket.path, websocket.headers, "WEBSOCKET", websocket.url_rule, websocket.remote_addr)
+
+    @app.after_request
+    async def whole_body(resp: Response) -> Response:
+        # A body the route never read (a GET's, an OPTIONS', a route that needs none)
+        # is taken whole before the answer goes: an answer that left before its
+        # request's last bytes arrived stalled the next request on that connection in
+        # hypercorn's HTTP/1.1 (Schemathesis found it). Refusals close instead (_error).
+        if _has_body() and resp.headers.get("Connection") != "close":
+            await request.get_data()
+        return resp
 
     @app.after_request
     async def cors(resp: Response) -> Response:
