@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import attrs
 import trio
 
+from actors import listing
 from actors.base import ActorStats
 from actors.conversation import Conversation, save_problem
 from actors.env import Env
@@ -95,7 +96,7 @@ class Hub:
         self._env = attrs.evolve(env, resolve_workspace=self.workspace_path)
         self._workspaces: dict[str, Workspace] = {}
         self._convs: dict[str, Conversation] = {}  # the live actors
-        self._asleep: dict[str, ConversationInfo] = {}  # the others: their items are on disk only
+        self._asleep = listing.Shelf()  # the others, in list order: their items are on disk only
         self._waking: dict[str, trio.Event] = {}  # conversations being read, set once they are live (or not)
         self._sleeping: dict[str, trio.Event] = {}  # actors being closed for idleness, set once ended
         self._nursery: trio.Nursery | None = None
@@ -116,11 +117,10 @@ class Hub:
                 keeper.start_soon(self._store.keep_index, INDEX_SAVE_S)
                 async with trio.open_nursery() as nursery:
                     self._nursery = nursery
+                    self._asleep.fill(i for i in infos if i.state not in RESTORE_AT_START)
                     for info in infos:
                         if info.state in RESTORE_AT_START:
                             await self._wake(info.id)
-                        else:
-                            self._asleep[info.id] = info
                     self._state = "serving"
                     if self._idle_s > 0 or self._max_live_items > 0:
                         nursery.start_soon(self._put_idle_to_sleep)
@@ -149,15 +149,15 @@ class Hub:
             record = await trio.to_thread.run_sync(self._store.load_conversation, conversation_id)
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
             log.warning("conversation %s cannot be read: %s", conversation_id, exc)
-            self._asleep.pop(conversation_id, None)
+            self._asleep.pop(conversation_id)
             return None
         fixed = restored(record)
-        info = self._asleep.pop(conversation_id, None)  # listed by its actor from here on
+        info = self._asleep.pop(conversation_id)  # listed by its actor from here on
         try:
             conv: Conversation = await self._nursery.start(self._supervise, fixed)
         except BaseException:
             if info is not None:
-                self._asleep[conversation_id] = info
+                self._asleep.put(info)
             raise
         if fixed is not record:
             await conv.flush()  # the restart notice is on disk before serving
@@ -216,7 +216,7 @@ class Hub:
             return
         done = self._sleeping[conv.id] = trio.Event()
         del self._convs[conv.id]
-        self._asleep[conv.id] = conv.info
+        self._asleep.put(conv.info)
         try:
             conv.close()  # nothing runs and its mailbox is empty: no notice, nothing lost
             await conv.wait_stopped()
@@ -307,6 +307,11 @@ class Hub:
     def infos(self) -> list[ConversationInfo]:
         """Every conversation, live or not, in no particular order."""
         return [*self._asleep.values(), *(c.info for c in self._convs.values())]
+
+    def newest_first(self, before: listing.Key | None = None) -> Iterator[ConversationInfo]:
+        """Every conversation in list order (actors/listing.py), after `before`: the
+        asleep ones from their sorted shelf, the live ones sorted as they are now."""
+        return listing.merged_newest_first(self._asleep, (c.info for c in self._convs.values()), before)
 
     def get(self, conversation_id: str) -> Conversation:
         """A live conversation; NotFound for one that is not (see `open`)."""

@@ -10,8 +10,9 @@ top, as it does in the whole list.)
 
 from __future__ import annotations
 
+import bisect
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
@@ -74,19 +75,90 @@ def parse_query(args: dict[str, str]) -> PageQuery:
 
 def page(infos: Iterable[ConversationInfo], query: PageQuery) -> tuple[list[ConversationInfo], str | None]:
     """The rows of the page, newest first, and the cursor of the next page (None when
-    this one is the last)."""
-    rows: Iterable[ConversationInfo] = infos
-    if query.task is not None:
-        rows = (i for i in rows if i.task == query.task)
-    if query.q is not None:
-        needle = query.q
-        rows = (i for i in rows if needle in i.title.casefold())
-    if query.before is not None:
-        before = query.before
-        rows = (i for i in rows if key(i) < before)
-    if query.limit is None:
-        return sorted(rows, key=key, reverse=True), None
-    top = heapq.nlargest(query.limit + 1, rows, key=key)
-    if len(top) <= query.limit:
-        return top, None
-    return top[: query.limit], cursor(top[query.limit - 1])
+    this one is the last), from rows in any order."""
+    shelf = Shelf()
+    shelf.fill(infos)
+    return page_of_ordered(shelf.newest_first(query.before), query)
+
+
+def page_of_ordered(
+    rows: Iterable[ConversationInfo], query: PageQuery, visible: Callable[[ConversationInfo], bool] = lambda _: True,
+) -> tuple[list[ConversationInfo], str | None]:
+    """As `page`, from rows already newest first and after `query.before` (a Shelf's
+    `newest_first`): the walk ends once the page and one more row are found, so the
+    first page costs what it holds, not what the history holds."""
+    out: list[ConversationInfo] = []
+    want = None if query.limit is None else query.limit + 1
+    for info in rows:
+        if query.task is not None and info.task != query.task:
+            continue
+        if query.q is not None and query.q not in info.title.casefold():
+            continue
+        if not visible(info):
+            continue
+        out.append(info)
+        if want is not None and len(out) == want:
+            break
+    if query.limit is None or len(out) <= query.limit:
+        return out, None
+    return out[: query.limit], cursor(out[query.limit - 1])
+
+
+class Shelf:
+    """Conversations kept in list order (their keys sorted), for the ones that do not
+    change while they rest (the hub's asleep ones): a page walks from the newest
+    without sorting the rest. Pure: no I/O."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, ConversationInfo] = {}
+        self._keys: list[Key] = []  # ascending
+
+    def fill(self, infos: Iterable[ConversationInfo]) -> None:
+        """Put many at once (one sort)."""
+        for info in infos:
+            old = self._by_id.get(info.id)
+            if old is not None:
+                self._keys.remove(key(old))
+            self._by_id[info.id] = info
+        self._keys = sorted(key(i) for i in self._by_id.values())
+
+    def put(self, info: ConversationInfo) -> None:
+        self.pop(info.id)
+        self._by_id[info.id] = info
+        bisect.insort(self._keys, key(info))
+
+    def pop(self, conversation_id: str) -> ConversationInfo | None:
+        info = self._by_id.pop(conversation_id, None)
+        if info is not None:
+            k = key(info)
+            i = bisect.bisect_left(self._keys, k)
+            if i < len(self._keys) and self._keys[i] == k:
+                del self._keys[i]
+        return info
+
+    def get(self, conversation_id: str) -> ConversationInfo | None:
+        return self._by_id.get(conversation_id)
+
+    def __contains__(self, conversation_id: object) -> bool:
+        return conversation_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def values(self) -> Iterable[ConversationInfo]:
+        return self._by_id.values()
+
+    def newest_first(self, before: Key | None = None) -> Iterator[ConversationInfo]:
+        """Newest first, from the first row strictly after `before` in list order."""
+        end = len(self._keys) if before is None else bisect.bisect_left(self._keys, before)
+        for i in range(end - 1, -1, -1):
+            yield self._by_id[self._keys[i][2]]
+
+
+def merged_newest_first(
+    shelf: Shelf, others: Iterable[ConversationInfo], before: Key | None = None,
+) -> Iterator[ConversationInfo]:
+    """The shelf's rows and `others` (a few, in any order: the live ones) as one list,
+    newest first, after `before`."""
+    live = sorted((i for i in others if before is None or key(i) < before), key=key, reverse=True)
+    return heapq.merge(shelf.newest_first(before), live, key=key, reverse=True)

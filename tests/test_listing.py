@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,3 +73,31 @@ def test_bad_parameters_are_refused_with_what_to_send(args: dict[str, str]) -> N
 def test_a_cursor_round_trips() -> None:
     row = info(7, 1700000000.123456, 1699999999.5)
     assert listing.parse_cursor(listing.cursor(row)) == listing.key(row)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_times, _times), min_size=1, max_size=25),
+    moves=st.lists(st.tuples(st.integers(0, 24), st.booleans(), _times), max_size=30),
+    before_at=st.integers(0, 30),
+)
+def test_a_shelf_and_the_live_ones_merge_into_the_list_order_as_they_come_and_go(rows, moves, before_at) -> None:
+    """The hub's asleep conversations on a Shelf and its live ones (whose `updated`
+    changes) give the same order as sorting them all, after any wakes and sleeps."""
+    infos = {f"c{n}": info(n, u, c) for n, (u, c) in enumerate(rows)}
+    shelf = listing.Shelf()
+    shelf.fill(infos.values())
+    live: dict[str, ConversationInfo] = {}
+    for n, wake, updated in moves:
+        cid = f"c{n % len(rows)}"
+        if wake and cid in shelf:
+            live[cid] = shelf.pop(cid)
+        elif not wake and cid in live:  # it changed while live, then went to sleep
+            changed = attrs.evolve(live.pop(cid), updated=updated + 10)
+            infos[cid] = changed
+            shelf.put(changed)
+        assert len(shelf) + len(live) == len(infos)
+    everything = sorted(infos.values(), key=listing.key, reverse=True)
+    before = listing.key(everything[before_at]) if before_at < len(everything) else None
+    merged = list(listing.merged_newest_first(shelf, live.values(), before))
+    assert merged == [i for i in everything if before is None or listing.key(i) < before]

@@ -79,7 +79,8 @@ async def get_conversations() -> Response:
     except listing.BadPage as exc:
         raise BadRequest(str(exc)) from None
     local = is_local()
-    rows, after = listing.page((i for i in daemon().hub.infos() if local or not i.local_only), query)
+    rows, after = listing.page_of_ordered(daemon().hub.newest_first(query.before), query,
+                                          lambda i: local or not i.local_only)
     response = jsonify([i.to_json() for i in rows])
     if after is not None:
         response.headers["X-Next-Before"] = after
