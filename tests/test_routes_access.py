@@ -114,10 +114,10 @@ async def test_private_conversation_events_never_reach_network_streams(app, daem
 
 
 async def test_unexpected_errors_are_500_internal_without_details(app, daemon, monkeypatch):
-    def boom(self):
+    def boom(self, before=None):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(type(daemon.hub), "infos", boom)
+    monkeypatch.setattr(type(daemon.hub), "newest_first", boom)
     status, body = await call(app, "GET", "/api/conversations", LOCAL)
     assert status == 500 and body["code"] == "internal" and "secret" not in body["error"]
 
