@@ -138,11 +138,14 @@ def scan(place_list: list[Place], *, extra: tuple[tuple[Path, str], ...] = (),
          budget_s: float = SCAN_BUDGET_S) -> Listing:
     """Every model in `place_list` (a missing place is silently empty, an unreadable one
     a notice), after `extra` (a file and its source: the bundled model, the one given
-    with --model). A file found twice (a link) is listed once."""
+    with --model, the one serving). A file found twice (a link) is listed once; an
+    `extra` file that a place holds too is listed as that place finds it (its source,
+    name and vision projector), where the extra stood."""
     budget = _Budget(time.monotonic() + budget_s)
     models: list[ModelFile] = []
     notices: list[str] = []
     seen: set[Path] = set()
+    extra_at: dict[Path, int] = {}  # an extra's real path -> its row, until a place finds it
 
     def add(entry: ModelFile, real: Path) -> None:
         if real in seen:
@@ -153,7 +156,10 @@ def scan(place_list: list[Place], *, extra: tuple[tuple[Path, str], ...] = (),
 
     for path, source in extra:
         if budget.more() and path.is_file():
-            add(describe(path, name=path.name.removesuffix(".gguf"), source=source), path.resolve())
+            real = path.resolve()
+            if real not in seen:
+                extra_at[real] = len(models)
+            add(describe(path, name=path.name.removesuffix(".gguf"), source=source), real)
     for place in place_list:
         if not budget.more():
             break
@@ -176,7 +182,9 @@ def scan(place_list: list[Place], *, extra: tuple[tuple[Path, str], ...] = (),
                 real = path.resolve(strict=True)
             except (OSError, RuntimeError):
                 continue
-            if real not in seen:
+            if real in extra_at:
+                models[extra_at.pop(real)] = describe(path, name=name, source=source, size=size, vision=vision)
+            elif real not in seen:
                 add(describe(path, name=name, source=source, size=size, vision=vision), real)
     if budget.stopped:
         notices.append(budget.stopped)

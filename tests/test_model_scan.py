@@ -229,3 +229,16 @@ def test_inside_places_follows_links(tmp_path):
     assert inside_places(root / "in.gguf", [Place("folder", root)])
     assert not inside_places(root / "link.gguf", [Place("folder", root)])
     assert not inside_places(root / ".." / "elsewhere.gguf", [Place("folder", root)])
+
+
+def test_the_model_serving_from_a_folder_is_listed_as_its_folder_finds_it(tmp_path, bundled):
+    """The one loaded (an `extra` row) keeps its place first, but with the folder's
+    source, name and vision projector, not as an anonymous 'loaded' file."""
+    home = tmp_path / "home"
+    paths = lay_out_home(home, bundled)
+    gemma = paths["ollama"]
+    listing = scan(places(home, tmp_path / "data", ()), extra=((bundled, "bundled"), (gemma, "loaded")))
+    assert [m.source for m in listing.models[:2]] == ["bundled", "ollama"]
+    row = listing.models[1]
+    assert (row.name, row.vision, row.path) == ("gemma3:4b", True, str(gemma))
+    assert [m.path for m in listing.models].count(str(gemma)) == 1
