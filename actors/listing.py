@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from actors.items import ConversationInfo
+from actors.items import CONVERSATION_STATES, ConversationInfo, ConversationState
 
 MAX_PAGE = 1000
 MAX_QUERY_CHARS = 200
@@ -34,6 +34,7 @@ class PageQuery:
     before: Key | None = None
     q: str | None = None  # a part of the title, any case
     task: str | None = None
+    state: ConversationState | None = None  # only the conversations in this state (`waiting`: the person's turn)
 
 
 def key(info: ConversationInfo) -> Key:
@@ -70,7 +71,10 @@ def parse_query(args: dict[str, str]) -> PageQuery:
     task = args.get("task")
     if task is not None and not task:
         raise BadPage("`task` names a task (its id); leave it out to list every conversation.")
-    return PageQuery(limit, before, q.casefold() if q else None, task)
+    state = next((s for s in CONVERSATION_STATES if s == args.get("state")), None)
+    if state is None and "state" in args:
+        raise BadPage(f"`state` is one of {', '.join(CONVERSATION_STATES)}; leave it out to list every state.")
+    return PageQuery(limit, before, q.casefold() if q else None, task, state)
 
 
 def page(infos: Iterable[ConversationInfo], query: PageQuery) -> tuple[list[ConversationInfo], str | None]:
@@ -93,6 +97,8 @@ def page_of_ordered(
         if query.task is not None and info.task != query.task:
             continue
         if query.q is not None and query.q not in info.title.casefold():
+            continue
+        if query.state is not None and info.state != query.state:
             continue
         if not visible(info):
             continue

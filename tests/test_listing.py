@@ -61,9 +61,18 @@ def test_q_searches_titles_in_any_case() -> None:
     assert [i.id for i in got] == ["c3", "c1"]
 
 
+def test_state_lists_the_conversations_in_that_state_only() -> None:
+    waiting = [attrs.evolve(info(int(n), n, n), state="waiting") for n in (1.0, 3.0)]
+    rows = [waiting[0], info(2, 2.0, 2.0), waiting[1]]
+    got, after = listing.page(rows, listing.parse_query({"state": "waiting", "limit": "1"}))
+    assert [i.id for i in got] == ["c3"] and after is not None
+    got, _ = listing.page(rows, listing.parse_query({"state": "waiting", "before": after}))
+    assert [i.id for i in got] == ["c1"]
+
+
 @pytest.mark.parametrize("args", [{"limit": "0"}, {"limit": "-1"}, {"limit": "x"}, {"limit": "1001"}, {"limit": ""},
                                   {"before": "nope"}, {"before": "1.0_2.0_"}, {"before": "a_b_c"}, {"task": ""},
-                                  {"q": "x" * 201}])
+                                  {"q": "x" * 201}, {"state": "asleep"}, {"state": ""}])
 def test_bad_parameters_are_refused_with_what_to_send(args: dict[str, str]) -> None:
     with pytest.raises(listing.BadPage) as exc:
         listing.parse_query(args)

@@ -1680,3 +1680,93 @@ def test_a_model_let_go_for_idleness_is_said_not_in_memory(browser, tmp_path):
             ctx.close()
     for w in watches:
         w.check()
+
+
+LIST_SCRIPT = {"rounds": [
+    {"when": "wait for me", "tool_calls": [{"name": "note", "arguments": {"path": "wait.txt", "text": "waited"}}]},
+    {"when": "wait for me", "text": "Noted."},
+]}
+
+
+def sidebar_titles(page):
+    return page.locator("#conv-list .conv-title").all_inner_texts()
+
+
+def test_the_conversation_list_pages_searches_and_follows_events(browser, tmp_path):
+    """A daemon with 120 conversations: the sidebar reads 50, the next 50 when scrolled
+    to its end and the last 20 from "Load more"; the search finds one on no page read;
+    events put a new and a changed conversation on top once; and the title counts a
+    conversation waiting that is on no page read."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    script = write_script(tmp_path / "script.json", LIST_SCRIPT)
+    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, api(d) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
+        old = c.post("/api/conversations", json={"title": "Old one waiting", "workspace": ws["id"]}).json()["id"]
+        assert c.post(f"/api/conversations/{old}/messages", json={"text": "wait for me"}).status_code == 202
+        wait_until(lambda: c.get(f"/api/conversations/{old}").json()["state"] == "waiting", what="the card to wait")
+        seeded = [c.post("/api/conversations", json={"title": f"Seeded {n:03}"}).json()["id"] for n in range(119)]
+        ctx = browser.new_context(viewport=DESKTOP)
+        try:
+            page = ctx.new_page()
+            watch = PageWatch(page, {d.netloc})
+            page.set_default_timeout(WAIT_MS)
+            page.goto(d.url + "/")
+            page.get_by_role("status").filter(has_text="Live").wait_for()
+            rows = page.locator("#conv-list > li")
+            wait_until(lambda: rows.count() == 50, what="the first page")
+            titles = sidebar_titles(page)
+            assert titles[0] == "Seeded 118" and titles[-1] == "Seeded 069", titles
+            # The waiting conversation is on no page read; the title counts it all the same.
+            wait_until(lambda: page.title() == "(1 waiting) bmoe", what="the waiting one counted")
+            more = page.get_by_role("button", name="Load more")
+            assert more.is_visible()
+
+            # Scrolled to its end, the list reads the next page.
+            page.locator(".conv-nav").hover()
+            page.mouse.wheel(0, 10_000)
+            wait_until(lambda: rows.count() == 100, what="the second page on scrolling")
+            assert sidebar_titles(page)[-1] == "Seeded 019"
+            time.sleep(0.5)
+            assert rows.count() == 100  # the sentinel is out of view again: no third page by itself
+            # "Load more" (pressed without scrolling to it) reads the last page.
+            more.dispatch_event("click")
+            wait_until(lambda: rows.count() == 120, what="the last page from the button")
+            titles = sidebar_titles(page)
+            assert titles[-1] == "Old one waiting" and len(set(titles)) == 120
+            more.wait_for(state="hidden")
+
+            # The search asks the daemon: a title on no page read after a reload.
+            page.reload()
+            page.get_by_role("status").filter(has_text="Live").wait_for()
+            wait_until(lambda: rows.count() == 50, what="the first page again")
+            search = page.get_by_role("searchbox", name="Search conversations")
+            search.fill("old ONE")
+            wait_until(lambda: sidebar_titles(page) == ["Old one waiting"], what="the search's one row")
+            assert more.is_hidden()
+            search.fill("zebra")
+            page.get_by_role("status").filter(has_text="No conversation has “zebra” in its title.").wait_for()
+            assert rows.count() == 0
+            search.fill("")
+            wait_until(lambda: rows.count() == 50, what="the whole list again")
+
+            # Another client: a new conversation comes on top, once; a changed one not
+            # loaded (Seeded 000) and one loaded (Seeded 100) move to the top, once each.
+            c.post("/api/conversations", json={"title": "From another client"})
+            wait_until(lambda: sidebar_titles(page)[:1] == ["From another client"], what="the new one on top")
+            assert c.patch(f"/api/conversations/{seeded[0]}", json={"title": "Seeded 000 renamed"}).status_code == 200
+            wait_until(lambda: sidebar_titles(page)[:1] == ["Seeded 000 renamed"], what="the renamed one on top")
+            assert c.patch(f"/api/conversations/{seeded[100]}", json={"title": "Seeded 100 again"}).status_code == 200
+            wait_until(lambda: sidebar_titles(page)[:1] == ["Seeded 100 again"], what="the loaded one moved up")
+            time.sleep(0.5)  # the top rows read again after an unknown conversation's event have come
+            titles = sidebar_titles(page)
+            assert titles[:3] == ["Seeded 100 again", "Seeded 000 renamed", "From another client"], titles[:5]
+            assert len(titles) == len(set(titles)) == 52 and "Seeded 100" not in titles
+            # The card answered elsewhere: nobody waits.
+            item = next(i for i in c.get(f"/api/conversations/{old}").json()["items"] if i.get("state") == "waiting")
+            c.post(f"/api/conversations/{old}/approval", json={"item": item["id"], "decision": "approve"})
+            wait_until(lambda: page.title() == "bmoe", what="the count gone")
+        finally:
+            ctx.close()
+    watch.check()
+

@@ -65,6 +65,12 @@ export function askKey(wrong) {
 // Sends a request; the body (an object) goes as JSON. Answers the parsed JSON, or
 // throws an ApiError carrying the daemon's {error, code}.
 export async function api(method, path, body) {
+  return (await request(method, path, body)).data;
+}
+
+// As api(), answering the response's headers too: `{data, headers}` (a page of the
+// conversation list names the next in X-Next-Before).
+export async function request(method, path, body) {
   for (let attempt = 0; ; attempt++) {
     const headers = authHeaders(body !== undefined ? { "Content-Type": "application/json" } : {});
     const resp = await fetch(path, {
@@ -88,7 +94,7 @@ export async function api(method, path, body) {
       const message = (data && data.error) || `The daemon answered ${resp.status}.`;
       throw new ApiError(resp.status, (data && data.code) || "internal", message);
     }
-    return data;
+    return { data, headers: resp.headers };
   }
 }
 

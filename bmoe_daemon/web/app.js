@@ -1,94 +1,27 @@
-// The web UI's shell: the conversation list, the router, the event stream.
+// The web UI's shell: the router and the event stream; the conversation list is
+// sidebar.js's.
 //
 // It uses only the public API and /api/events. Views are plain functions that fill
 // <main>; the open view may take events (`view.onEvent`) and be re-read whole after a
 // gap in the stream (`view.refresh`).
 
-import { api, ApiError } from "./api.js";
-import { clear, field, h, select, timeAgo } from "./dom.js";
+import { api } from "./api.js";
+import { clear, field, h, select } from "./dom.js";
 import { EventStream } from "./events.js";
 import { ConversationView } from "./conversation.js";
 import { PAGES } from "./pages.js";
 import { modelsPage } from "./models.js";
 import { workspacesPage } from "./workspaces.js";
-import { attempt, MODE_OPTIONS, pageTitle, routeOptions, shell, STATE_LABELS, toast, waitingConversations,
-  wsOptions } from "./ui.js";
+import { conversationChanged, conversationInfo, forgetConversation, onConversationEvent, refreshList, refreshWaiting,
+  renderList, setCurrent, startList } from "./sidebar.js";
+import { attempt, MODE_OPTIONS, pageTitle, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
 const ALL_PAGES = { ...PAGES, workspaces: workspacesPage, models: modelsPage };
 
 const app = {
-  convs: [], // the list, newest first, as GET /api/conversations gives it
   view: null,
   stream: null,
-  listTimer: null,
 };
-
-// ---- the conversation list ----
-
-function conversationInfo(id) {
-  return app.convs.find((c) => c.id === id);
-}
-
-async function refreshList() {
-  try {
-    app.convs = await api("GET", "/api/conversations");
-  } catch (err) {
-    if (err instanceof ApiError) toast(err.message);
-    return;
-  }
-  renderList();
-}
-
-function refreshListSoon() {
-  clearTimeout(app.listTimer);
-  app.listTimer = setTimeout(refreshList, 150);
-}
-
-function forgetConversation(id) {
-  app.convs = app.convs.filter((c) => c.id !== id);
-  renderList();
-}
-
-function renderList() {
-  const list = document.getElementById("conv-list");
-  const current = app.view && app.view.conversationId;
-  document.getElementById("conv-empty").hidden = app.convs.length > 0;
-  waitingConversations(app.convs.filter((c) => c.state === "waiting").length);
-  clear(
-    list,
-    app.convs.map((c) =>
-      h(
-        "li",
-        {},
-        h(
-          "a.conv-link",
-          { href: `#/c/${encodeURIComponent(c.id)}`, "aria-current": c.id === current ? "page" : null },
-          h("span.conv-title", {}, c.title || "New conversation"),
-          h("span.conv-meta", {},
-            h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
-            c.mode !== "ask" ? h("span.badge.mode", {}, c.mode === "full" ? "full access" : "read only") : null,
-            h("time.muted", { datetime: new Date(c.updated * 1000).toISOString() }, timeAgo(c.updated)),
-          ),
-        ),
-      ),
-    ),
-  );
-}
-
-function onConversationEvent(data) {
-  const idx = app.convs.findIndex((c) => c.id === data.id);
-  if (idx < 0) {
-    refreshListSoon(); // a conversation this page has not seen: read the list (it has mode, route...)
-    return;
-  }
-  const conv = { ...app.convs[idx], title: data.title, state: data.state, updated: data.updated };
-  app.convs.splice(idx, 1);
-  // newest first: by updated, then created
-  let at = app.convs.findIndex((c) => c.updated < conv.updated || (c.updated === conv.updated && c.created < conv.created));
-  if (at < 0) at = app.convs.length;
-  app.convs.splice(at, 0, conv);
-  renderList();
-}
 
 // ---- views ----
 
@@ -154,8 +87,7 @@ async function newConversationView(main) {
     if (tools && agents.length > 1) body.agent = agent.value;
     const conv = await attempt(() => api("POST", "/api/conversations", body));
     if (!conv) return;
-    if (!conversationInfo(conv.id)) app.convs.unshift(conv);
-    renderList();
+    conversationChanged(conv);
     location.hash = `#/c/${encodeURIComponent(conv.id)}`;
   });
   return { name: "new" };
@@ -179,7 +111,7 @@ async function route() {
     if (head === "c" && rest[0]) {
       view = new ConversationView(main, rest.join("/"));
       app.view = view;
-      renderList();
+      setCurrent(view.conversationId);
       await view.load();
     } else if (head === "new") {
       app.view = { name: "new" };
@@ -196,7 +128,7 @@ async function route() {
     return;
   }
   if (app.view === null) app.view = view;
-  renderList();
+  setCurrent(app.view && app.view.conversationId);
 }
 
 // ---- events ----
@@ -208,6 +140,7 @@ function onEvent(name, data) {
 
 function onResync() {
   refreshList();
+  refreshWaiting();
   if (app.view && app.view.refresh) app.view.refresh();
 }
 
@@ -231,7 +164,8 @@ function jumpToComposer(ev) {
 }
 
 function start() {
-  Object.assign(shell, { refreshList, forgetConversation, conversationInfo, renderList });
+  Object.assign(shell, { refreshList, forgetConversation, conversationInfo, conversationChanged, renderList });
+  startList();
   const preview = document.getElementById("preview-dialog");
   preview.querySelector(".preview-close").addEventListener("click", () => preview.close());
   preview.addEventListener("close", () => {

@@ -134,7 +134,7 @@ export class ConversationHeader {
     const info = await attempt(() => api("PATCH", this.view.path, changes));
     if (info) {
       Object.assign(this.view.info, info);
-      shell.refreshList();
+      shell.conversationChanged(info);
     }
     this.render();
   }

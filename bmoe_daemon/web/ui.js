@@ -9,7 +9,8 @@ export const MODE_OPTIONS = [
   ["full", "Full access"],
 ];
 
-// Filled by app.js: refreshList(), forgetConversation(id), conversationInfo(id).
+// Filled by app.js (sidebar.js's): refreshList(), forgetConversation(id), conversationInfo(id),
+// conversationChanged(info), renderList().
 export const shell = {};
 
 // The page's title: what is shown (a conversation's title, else "bmoe"), after how many
