@@ -1770,3 +1770,56 @@ def test_the_conversation_list_pages_searches_and_follows_events(browser, tmp_pa
             ctx.close()
     watch.check()
 
+
+def test_a_task_keeps_its_last_runs_and_lists_them(open_page, daemon):
+    """The task form's "Keep the last N runs": a number the daemon refuses is said in its
+    words and nothing is saved, a good one is; the task's runs fold lists its runs (20,
+    then "Load more runs") and each opens its conversation."""
+    with api(daemon) as c:
+        tid = c.post("/api/tasks", json={"title": "Count the sheep", "prompt": "Count the sheep",
+                                         "schedule": {"kind": "daily", "at": "06:00"}}).json()["id"]
+
+        def task():
+            return next(t for t in c.get("/api/tasks").json() if t["id"] == tid)
+
+        assert task()["keep_runs"] == 100
+        for _ in range(21):  # real runs of the scripted model, one after another
+            assert c.post(f"/api/tasks/{tid}/run", json={}).status_code == 202
+            wait_until(lambda: not task()["running"], what="the run to end")
+        runs = c.get("/api/conversations", params={"task": tid}).json()
+    assert len(runs) == 21
+
+    page = open_page(allowed_errors=("status of 400",))
+    page.get_by_role("link", name="Tasks").click()
+    row = page.get_by_role("listitem", name="Count the sheep")
+    row.get_by_role("button", name="Edit Count the sheep").click()
+    form = page.get_by_role("form", name="Edit Count the sheep")
+    keep = form.get_by_label("Keep the last N runs")
+    assert keep.input_value() == "100"
+    keep.fill("0")
+    form.get_by_role("button", name="Save task").click()
+    form.get_by_role("alert").filter(has_text="keeps between 1 and 100000 of its runs").wait_for()
+    with api(daemon) as c:
+        assert task()["keep_runs"] == 100
+    keep.fill("2.5")
+    form.get_by_role("button", name="Save task").click()
+    form.get_by_role("alert").filter(has_text="whole number").wait_for()
+    keep.fill("50")
+    form.get_by_role("button", name="Save task").click()
+    form.wait_for(state="detached")
+    with api(daemon) as c:
+        assert task()["keep_runs"] == 50
+
+    row.locator("summary", has_text="Runs (the last 50 are kept)").click()
+    links = row.get_by_role("list", name="Runs of Count the sheep").get_by_role("link")
+    wait_until(lambda: links.count() == 20, what="the first 20 runs")
+    row.get_by_role("button", name="Load more runs of Count the sheep").click()
+    wait_until(lambda: links.count() == 21, what="the 21st run")
+    assert row.get_by_role("button", name="Load more runs of Count the sheep").is_hidden()
+    hrefs = [links.nth(i).get_attribute("href") for i in range(21)]
+    assert hrefs == [f"#/c/{r['id']}" for r in runs]  # newest first, as the daemon lists them
+    screenshot(page, "desktop-task-runs")
+    links.first.click()
+    page.get_by_role("heading", name="Count the sheep").wait_for()
+    assert page.url.endswith(f"#/c/{runs[0]['id']}")
+    page.get_by_role("article", name="Answer").first.wait_for()

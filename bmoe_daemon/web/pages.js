@@ -5,10 +5,10 @@
 // Each page is `{load, refresh, onEvent?}` over <main>; every change goes through the
 // public API and the page is read again after it.
 
-import { api } from "./api.js";
+import { api, request } from "./api.js";
 import { alertLine, clear, field, h, select, when } from "./dom.js";
-import { attempt, attemptIn, DEFAULT_CONTEXT, MODE_OPTIONS, modelName, problem, routeOptions, toast, wsOptions }
-  from "./ui.js";
+import { attempt, attemptIn, DEFAULT_CONTEXT, MODE_OPTIONS, modelName, problem, routeOptions, STATE_LABELS, toast,
+  wsOptions } from "./ui.js";
 
 export function page(main, title, intro) {
   const body = h("div.page-body");
@@ -103,6 +103,10 @@ function scheduleText(s) {
 }
 
 const NEW_SCHEDULE = { kind: "daily", at: "09:00", every_minutes: 60, weekdays: [1, 2, 3, 4, 5] };
+// As the daemon takes `keep_runs` (actors/scheduler.py, DEFAULT_KEEP_RUNS and MAX_KEEP_RUNS).
+const DEFAULT_KEEP_RUNS = 100;
+const MAX_KEEP_RUNS = 100000;
+const RUNS_PAGE = 20;
 
 // A new task (`task` null) or an existing one's fields; `done(saved)` closes it. A
 // refusal stays in the form, in the daemon's words, with what was typed.
@@ -118,6 +122,13 @@ function taskForm(task, workspaces, providers, done) {
   const every = h("input", { type: "number", min: "5", value: String(s.every_minutes || NEW_SCHEDULE.every_minutes) });
   const weekdays = s.weekdays || NEW_SCHEDULE.weekdays;
   const days = DAYS.map((d, i) => h("label.inline", {}, h("input", { type: "checkbox", value: String(i), checked: weekdays.includes(i) }), d));
+  // No min, and any step: the browser would stop the form with words of its own. A whole
+  // number is checked here; its range is the daemon's to say.
+  const keep = h("input", { type: "number", step: "any", inputmode: "numeric", autocomplete: "off",
+    value: String(task ? task.keep_runs ?? DEFAULT_KEEP_RUNS : DEFAULT_KEEP_RUNS) });
+  const keepField = field("Keep the last N runs", keep,
+    "Each run is a conversation. After a run, older ones beyond this many are deleted (one you have open, "
+    + `or one that waits for you, stays). From 1 to ${MAX_KEEP_RUNS.toLocaleString("en")}.`);
   const everyField = field("Every (minutes)", every);
   const daysField = h("fieldset.days", {}, h("legend", {}, "Days"), days);
   const error = alertLine("");
@@ -130,7 +141,7 @@ function taskForm(task, workspaces, providers, done) {
   const form = h("form.card.task-form", { "aria-label": task ? `Edit ${task.title}` : "New task" },
     field("Title", title, task ? "Empty: named after the prompt." : null), field("Prompt", prompt),
     field("Workspace", ws), field("Mode", mode), field("Model", route),
-    field("Schedule", kind), field("At", at), everyField, daysField, error,
+    field("Schedule", kind), field("At", at), everyField, daysField, keepField, error,
     h("div.actions", {}, h("button.primary", { type: "submit" }, task ? "Save task" : "Add task"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
   form.addEventListener("submit", async (ev) => {
@@ -139,7 +150,14 @@ function taskForm(task, workspaces, providers, done) {
     if (at.value.trim()) schedule.at = at.value.trim();
     if (kind.value === "interval") schedule.every_minutes = Number(every.value);
     if (kind.value === "weekly") schedule.weekdays = days.map((l) => l.querySelector("input")).filter((c) => c.checked).map((c) => Number(c.value));
-    const body = { prompt: prompt.value, schedule, mode: mode.value, route: route.value };
+    const kept = keep.value.trim();
+    if (keep.validity.badInput || !/^-?\d+$/.test(kept)) {
+      error.textContent = "Say how many runs to keep as a whole number, such as 100.";
+      error.hidden = false;
+      keep.focus();
+      return;
+    }
+    const body = { prompt: prompt.value, schedule, mode: mode.value, route: route.value, keep_runs: Number(kept) };
     if (task) {
       // A change sends every field: an emptied title or workspace is a change too.
       body.title = title.value.trim() || null;
@@ -151,13 +169,64 @@ function taskForm(task, workspaces, providers, done) {
     const saved = await attemptIn(error, () =>
       task ? api("PUT", `/api/tasks/${encodeURIComponent(task.id)}`, body) : api("POST", "/api/tasks", body));
     if (saved) done(true);
+    else if (/keep/i.test(error.textContent)) keep.focus();
   });
   return form;
+}
+
+// A task's runs, newest first, folded until opened (`open`: the task ids whose list
+// is open, kept across the page's reads): each a link to its conversation, with its
+// state and when it started, 20 at a time.
+function taskRuns(t, open) {
+  const list = h("ul.task-runs-list", { "aria-label": `Runs of ${t.title}` });
+  const status = h("p.small.muted", { role: "status" });
+  const more = h("button.quiet", { type: "button", hidden: true, "aria-label": `Load more runs of ${t.title}` },
+    "Load more runs");
+  let next = null;
+  let busy = false;
+  let asked = false; // read once the fold is open (a fold made open says so with a toggle event too)
+  const read = async (before) => {
+    if (busy) return;
+    busy = true;
+    asked = true;
+    more.setAttribute("aria-disabled", "true");
+    const qs = new URLSearchParams({ task: t.id, limit: String(RUNS_PAGE) });
+    if (before) qs.set("before", before);
+    try {
+      const { data, headers } = await request("GET", `/api/conversations?${qs}`);
+      if (!before) clear(list);
+      list.append(...data.map((c) => h("li.task-run", {},
+        h("a", { href: `#/c/${encodeURIComponent(c.id)}` }, `Run of ${when(c.created)}`),
+        " ", h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
+        c.end_reason ? h("span.small.muted", {}, ` ${c.end_reason.replace(/_/g, " ")}`) : null)));
+      next = headers.get("X-Next-Before");
+      status.textContent = list.children.length ? "" : "No runs kept: Run now starts one.";
+    } catch (err) {
+      status.textContent = problem(err);
+    }
+    busy = false;
+    more.setAttribute("aria-disabled", "false");
+    more.hidden = !next;
+  };
+  more.addEventListener("click", () => read(next));
+  const details = h("details.task-runs", { open: open.has(t.id) },
+    h("summary", {}, `Runs (the last ${t.keep_runs ?? DEFAULT_KEEP_RUNS} are kept)`), list, status, more);
+  details.addEventListener("toggle", () => {
+    if (details.open) {
+      open.add(t.id);
+      if (!asked) read(null);
+    } else {
+      open.delete(t.id);
+    }
+  });
+  if (details.open) read(null);
+  return details;
 }
 
 function tasksPage(main) {
   const body = page(main, "Tasks", "Prompts that run as a conversation on a schedule, with nobody at the screen: a question is answered no.");
   let stale = false; // a task event came while a form was open
+  const runsOpen = new Set(); // the tasks whose runs are shown
   // `quiet`: read because of an event, so a form opened meanwhile is kept (stale).
   const load = async (quiet) => {
     stale = false;
@@ -196,7 +265,8 @@ function tasksPage(main) {
               last ? [when(last.at), ` (${last.outcome})`, last.conversation
                 ? [" · ", h("a", { href: `#/c/${encodeURIComponent(last.conversation)}` }, "open its conversation")] : null]
                 : "never",
-              " · Next: ", t.next_run ? when(t.next_run) : "not scheduled")),
+              " · Next: ", t.next_run ? when(t.next_run) : "not scheduled"),
+            taskRuns(t, runsOpen)),
           h("div.row-actions", {},
             h("label.switch", {}, toggle, h("span", {}, "On")),
             h("button", { type: "button", disabled: t.running, "aria-label": `Run ${t.title} now`, onclick: async () => {
