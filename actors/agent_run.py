@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import goals, history, instructions, notices, plans, run_tools, subagents
+from actors import goals, history, instructions, names, notices, plans, run_tools, subagents
 from actors.backends.repeats import shown_unit
 from actors.compactor import Compactor
 from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
@@ -76,6 +76,7 @@ class AgentRun(AssistantStream):
         self.run_specs: tuple[ToolSpec, ...] = ()  # the tools the run carries out itself
         self.nested_known: set[str] | None = None  # every nested instruction file, when the index is whole
         self.narrowed: frozenset[str] | None = None  # a loaded skill's allowed-tools, for the rest of the run
+        self.skill_names: tuple[str, ...] = ()  # the switched-on skills (use_skill's real names)
         self.rounds = 0
         self.own = OwnTools(transcript, env, request)  # the tools the run carries out itself
         self.own.owner = self
@@ -177,6 +178,10 @@ class AgentRun(AssistantStream):
             self.offered = [t for t in self.offered if t.name in self.narrowed]
             specs = tuple(s for s in specs if s.name in self.narrowed)
         self.run_specs = specs
+        self.skill_names = tuple(name for name, _ in skills)
+        # The workspace's files, shown to a local model (its prompt's index): read once
+        # a run, so the prompt stays the same from round to round (its cache holds).
+        files = await self.workspace_files() if local else None
         goal = self.t.info.goal
         self.system = system_prompt(
             workspace=ws, mode=mode, today=self.today, tools=bool(self.offered), skills=skills or None,
@@ -184,7 +189,22 @@ class AgentRun(AssistantStream):
             planning=plans.prompt_lines(self.env.plans.path(self.t.id)) if planning and self.env.plans else None,
             goal=goal.text if goal and goal.state == "active" and goals.UPDATE_SPEC in specs else None,
             helper=subagents.HELPER_LINES[self.req.helper] if self.req.helper else None,
+            files=names.prompt_index(files) if files else None,
         )
+
+    async def workspace_files(self) -> tuple[str, ...] | None:
+        """The workspace's files when an offered tool names existing ones (actors/names.py)."""
+        ws = self.workspace()
+        if ws is None or not any(getattr(t, "existing_file_args", ()) for t in self.offered):
+            return None
+        return await trio.to_thread.run_sync(names.workspace_files, ws)
+
+    async def call_names(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+        """This round's real names for a local model's grammar (TurnInput.names): the
+        files as they are now (the last round may have made one), the skills."""
+        if self.t.info.route != "local":
+            return ()
+        return names.call_names(self.offered, await self.workspace_files(), self.skill_names)
 
     async def instructions(self, ws: Path) -> str | None:
         """The project's instruction files for the prompt; the conversation records
@@ -272,7 +292,7 @@ class AgentRun(AssistantStream):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
                              tool_choice="required" if self.must_call() else None, stop_repeats=True,
-                             avoid=tuple(self.failed) + self.paused())
+                             avoid=tuple(self.failed) + self.paused(), names=await self.call_names())
             route = self.t.info.route
             try:
                 if route == "local":

@@ -124,6 +124,10 @@ class TurnInput:
     # can say so (actors/backends/generic_grammar.excluding); a provider is not held.
     # Arguments None: no call of that tool this round (the todo list just written).
     avoid: tuple[tuple[str, Any], ...] = ()
+    # (tool, argument, the only values it may take): the real names where an argument
+    # must name something that exists (actors/names.py); a local model's grammar holds
+    # the argument to them, a provider is not held.
+    names: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
 
 Emit = Callable[[Piece], Awaitable[None]]

@@ -53,9 +53,11 @@ def system_prompt(
     planning: list[str] | None = None,
     goal: str | None = None,
     helper: str | None = None,
+    files: str | None = None,
 ) -> str:
     """The base prompt (capped) plus the project's instruction files (actors/instructions.py).
-    `planning`: the lines that say the conversation plans (actors/plans.py)."""
+    `planning`: the lines that say the conversation plans (actors/plans.py). `files`:
+    the line that lists the workspace's files (actors/names.py `prompt_index`)."""
     lines = [
         "You are a coding agent working for the person at this computer.",
         f"Platform: {platform_name()}. Date: {today.isoformat()}.",
@@ -64,6 +66,8 @@ def system_prompt(
         lines.append(f"Workspace (your working directory): {workspace}")
         lines.append("Every path you use is inside the workspace; paths outside it are refused.")
         lines.append(f"Mode: {mode}. {_MODES.get(mode, '')}")
+        if files:
+            lines.append(files)
         if tools:
             lines.append(
                 "Use the tools to look before you answer: read files rather than guess their content. "

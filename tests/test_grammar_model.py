@@ -146,3 +146,60 @@ async def test_a_call_to_avoid_is_never_made_again_under_the_grammar(model_path)
     finally:
         await backend.aclose()
     assert checked >= len(cases) // 2, f"only {checked} calls finished within max_tokens"
+
+
+async def test_a_path_that_must_exist_can_only_name_a_file_of_the_workspace(model_path, tmp_path):  # noqa: F811
+    """read_file and edit_file under the grammar with the workspace's real names
+    (TurnInput.names, from actors/names.py): asked for a file that is not there, or
+    with a placeholder, the model can only name one that is; write_file, whose path
+    is a new name, stays free; a failed read of one file rules that one out next."""
+    from actors.names import call_names, workspace_files
+    from actors.tools.files import EditFile, ReadFile, WriteFile
+
+    for rel in ("config.py", "lib.py", "app.py", "docs/notes.md"):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    files = workspace_files(tmp_path)
+    assert files == ("app.py", "config.py", "lib.py", "docs/notes.md")
+    tools = (ReadFile(), EditFile(), WriteFile())
+    specs = tuple(ToolSpec(t.name, t.description, t.parameters) for t in tools)
+    names = call_names(tools, files)
+    assert [(tool, arg) for tool, arg, _ in names] == [("read_file", "path"), ("edit_file", "path")]
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+
+    async def emit(piece):
+        pass
+
+    asks = ["Read the file data.txt.", "Read path.file please", "Show me src/main.rs", "Edit path_to_file to say hi",
+            "Read the config", "Write hello.txt containing hi", "Open README.md"]
+    seen: dict[str, set[str]] = {"read_file": set(), "edit_file": set(), "write_file": set()}
+    try:
+        for ask in asks:
+            turn = TurnInput(({"role": "user", "content": ask},), specs, max_tokens=200, temperature=1.0,
+                             tool_choice="required", names=names)
+            result = await backend.generate(turn, emit, threading.Event())
+            if result.finish_reason == "length":  # a write's content cut short: no whole call to read
+                continue
+            for call in result.tool_calls:
+                path = json.loads(call.arguments).get("path")
+                seen[call.name].add(path)
+                if call.name in ("read_file", "edit_file"):
+                    assert path in files, (ask, call.name, path)
+        # A failed read of config.py is not made again: the call changes (another real
+        # file, or a range of lines added), and still names a real file.
+        turn = TurnInput(({"role": "user", "content": "Read config.py"},), specs[:1], max_tokens=200,
+                         temperature=1.0, tool_choice="required", names=names,
+                         avoid=(("read_file", {"path": "config.py"}),))
+        again = 0
+        for _ in range(6):
+            result = await backend.generate(turn, emit, threading.Event())
+            if result.finish_reason == "length":
+                continue
+            for call in result.tool_calls:
+                again += 1
+                args = json.loads(call.arguments)
+                assert args != {"path": "config.py"} and args.get("path") in files, args
+        assert again >= 2, "the read after a failure never finished within max_tokens"
+    finally:
+        await backend.aclose()
+    assert seen["read_file"] or seen["edit_file"], "the model made no call of a file tool"

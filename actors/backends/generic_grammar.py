@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from actors.engine import ToolSpec
 from actors.errors import TurnFailed
+from actors.names import with_names
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -28,18 +29,20 @@ def generic_schema(
     strict: bool,
     parallel: bool = True,
     avoid: tuple[tuple[str, Any], ...] = (),
+    names: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
 ) -> dict[str, Any]:
     """The JSON schema of a generic-format answer: calls of `tools` (one, or up to
     MAX_GENERIC_CALLS when `parallel`), or a reply. `avoid`: (tool name, arguments)
     calls the answer must not make again (`excluding`), where the schema can say so;
-    arguments None: no call of that tool (unless that leaves no tool)."""
+    arguments None: no call of that tool (unless that leaves no tool). `names`: (tool,
+    argument, values) arguments held to the real names (actors/names.py), when strict."""
     whole = {name for name, args in avoid if args is None}
     tools = tuple(t for t in tools if t.name not in whole) or tools
 
     def arguments(t: ToolSpec) -> dict[str, Any]:
         if not strict:
             return {"type": "object"}
-        schema = t.parameters
+        schema = with_names(t.parameters, {arg: values for tool, arg, values in names if tool == t.name})
         for name, args in avoid:
             if name == t.name and args is not None:
                 schema = excluding(schema, args) or schema  # each that the schema can still rule out
@@ -234,6 +237,7 @@ class GenericGrammars:
         required: bool,
         parallel: bool = True,
         avoid: tuple[tuple[str, Any], ...] = (),
+        names: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
     ) -> LlamaGrammar:
         """A llama.cpp grammar that lets the answer be only well-formed tool calls of
         `tools` (one unless `parallel`) or (unless `required`) a reply: the generic
@@ -242,12 +246,14 @@ class GenericGrammars:
         key = ("!tools", spec) + (("!required",) if required else ()) + (("!parallel",) if parallel else ())
         if avoid:
             key += ("!avoid", json.dumps(avoid, sort_keys=True, default=str))
+        if names:
+            key += ("!names", json.dumps(names))
         made = self._made.get(key)
         if made is None:
             # The tools' own schemas (the calls to avoid ruled out; else not); else
             # (refused) any object for their arguments.
-            made = ((avoid and self._make(generic_schema(tools, required=required, strict=True, parallel=parallel,
-                                                         avoid=avoid)))
+            made = (((avoid or names) and self._make(generic_schema(
+                        tools, required=required, strict=True, parallel=parallel, avoid=avoid, names=names)))
                     or self._make(generic_schema(tools, required=required, strict=True, parallel=parallel))
                     or self._make(generic_schema(tools, required=required, strict=False, parallel=parallel)))
             if made is None:

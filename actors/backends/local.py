@@ -232,7 +232,7 @@ class LocalBackend:
             grammar = self._grammars.for_schema(turn.answer_schema)
         elif tools and self.tool_format == "generic":
             grammar = self._grammars.get(tools, required=turn.tool_choice == "required",
-                                         parallel=turn.parallel_calls, avoid=turn.avoid)
+                                         parallel=turn.parallel_calls, avoid=turn.avoid, names=turn.names)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
         pipe = PiecePipe(emit, abort)

@@ -15,7 +15,7 @@ import os
 import platform
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import trio
@@ -142,6 +142,8 @@ def read_lines(path: Path, rel: str, start: int, end: int | None, append_loc: bo
 
 @attrs.frozen
 class ReadFile:
+    # Arguments that name an existing file: a local model's grammar offers the real names (actors/names.py).
+    existing_file_args: ClassVar[tuple[str, ...]] = ("path",)
     name: str = "read_file"
     description: str = (
         "Read a text file of the workspace, or a range of its lines (1-based, inclusive). "
@@ -362,6 +364,7 @@ def _edits_arg(args: dict[str, Any]) -> list[tuple[str, str]]:
 
 @attrs.frozen
 class EditFile:
+    existing_file_args: ClassVar[tuple[str, ...]] = ("path",)
     name: str = "edit_file"
     description: str = (
         "Edit a file of the workspace by exact text replacement. Each edits[].old_text must occur exactly once "

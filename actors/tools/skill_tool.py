@@ -8,7 +8,7 @@ and is offered only when at least one skill is on (`needs_skill`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -18,6 +18,8 @@ from actors.tools.registry import ToolContext, ToolError, ToolOutcome
 
 @attrs.frozen
 class UseSkill:
+    # Its argument names a switched-on skill: a local model's grammar offers those names (actors/names.py).
+    skill_args: ClassVar[tuple[str, ...]] = ("name",)
     catalog: SkillCatalog = attrs.field(repr=False, eq=False)
     name: str = "use_skill"
     description: str = (
