@@ -38,14 +38,21 @@ class DaemonProcess:
 
 
 @asynccontextmanager
-async def run_daemon(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[DaemonProcess]:
-    """Start `bmoe-daemon serve --port 0 ...`; SIGTERM it on exit (SIGKILL if it hangs)."""
+async def run_daemon(data_dir: Path, *args: str, env: dict[str, str] | None = None,
+                     program: list[str] | None = None, cwd: Path = REPO) -> AsyncIterator[DaemonProcess]:
+    """Start `bmoe-daemon serve --port 0 ...`; SIGTERM it on exit (SIGKILL if it hangs).
+    It is this checkout's, unless `program` names another installed `bmoe-daemon`: that
+    one runs in exactly `env`, with nothing leading here."""
     data_dir.mkdir(parents=True, exist_ok=True)
     stderr_path = data_dir.parent / f"{data_dir.name}.stderr.log"
-    cmd = [sys.executable, "-m", "bmoe_daemon", "serve", "--port", "0", "--data-dir", str(data_dir), *args]
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    options = ["serve", "--port", "0", "--data-dir", str(data_dir), *args]
+    if program is None:
+        cmd = [sys.executable, "-m", "bmoe_daemon", *options]
+        full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    else:
+        cmd, full_env = [*program, *options], dict(env or {})
     with open(stderr_path, "ab") as err:
-        proc = await trio.lowlevel.open_process(cmd, stdout=subprocess.PIPE, stderr=err, env=full_env, cwd=str(REPO))
+        proc = await trio.lowlevel.open_process(cmd, stdout=subprocess.PIPE, stderr=err, env=full_env, cwd=str(cwd))
     assert proc.stdout is not None
     url = None
     buf = b""
