@@ -146,8 +146,8 @@ class ReadFile:
     existing_file_args: ClassVar[tuple[str, ...]] = ("path",)
     name: str = "read_file"
     description: str = (
-        "Read a text file of the workspace, or a range of its lines (1-based, inclusive). "
-        "With append_loc, each line starts with its number and an arrow (\"12\u2192...\")."
+        "Read a text file of the workspace, whole or lines start_line to end_line. "
+        'Example: {"path": "README.md"}'
     )
     parameters: dict[str, Any] = attrs.field(
         factory=lambda: _schema(
@@ -250,8 +250,8 @@ def plan_write(path: Path, rel: str, content: str) -> WritePlan:
 class WriteFile:
     name: str = "write_file"
     description: str = (
-        "Create or replace a file of the workspace with the given content; missing folders are created. "
-        "Answers with what it did, not the content. Use edit_file to change part of a file."
+        "Create or replace a whole file with the given content. To change part of a file, use edit_file. "
+        'Example: {"path": "notes/todo.md", "content": "- tidy the docs\\n"}'
     )
     parameters: dict[str, Any] = attrs.field(
         factory=lambda: _schema(
@@ -367,9 +367,8 @@ class EditFile:
     existing_file_args: ClassVar[tuple[str, ...]] = ("path",)
     name: str = "edit_file"
     description: str = (
-        "Edit a file of the workspace by exact text replacement. Each edits[].old_text must occur exactly once "
-        "in the file and is matched against the original content; edits must not overlap (merge nearby "
-        "changes into one edit). Answers with the diff. Use write_file to replace a whole file."
+        "Change a file by replacing exact text; each old_text must occur once in the file. Answers with the diff. "
+        'Example: {"path": "notes/todo.md", "edits": [{"old_text": "tidy", "new_text": "rewrite"}]}'
     )
     parameters: dict[str, Any] = attrs.field(
         factory=lambda: _schema(

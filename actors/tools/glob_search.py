@@ -102,11 +102,9 @@ class FileGlobSearch:
     limiter: trio.CapacityLimiter | None = None
     name: str = "file_glob_search"
     description: str = (
-        "Find files (or folders) under a folder whose paths match a glob. `*` and `?` match inside one name, "
-        "`**` matches across folders. A pattern with no '/' (e.g. \"*.py\") matches the name at any depth; "
-        "a pattern with '/' (e.g. \"src/**/*.py\") matches the path relative to the folder searched. "
-        ".git, node_modules, build, dist and the like are listed but not searched inside; "
-        ".gitignore is not consulted. Folders end with '/' in the result."
+        "List the files whose path matches a glob (`*` inside a name, `**` across folders; no '/' matches "
+        "the name at any depth). Dependency and build folders are not searched inside. "
+        'Example: {"include": "*.py"}'
     )
     parameters: dict[str, Any] = attrs.field(
         factory=lambda: {

@@ -431,13 +431,9 @@ class GrepSearch:
     limiter: trio.CapacityLimiter | None = None
     name: str = "grep_search"
     description: str = (
-        "Search file contents for a regular expression (or, with literal, the text as written) in a file or "
-        "under a folder (Python regex syntax, without backreferences or lookaround). Returns matching lines as "
-        "path:line:text, paths relative to the workspace, "
-        f"at most {MAX_GREP_MATCHES}. include/exclude: a glob with no '/' matches the file name at any depth, "
-        "one with '/' the path relative to the folder searched. Files over "
-        f"{MAX_GREP_FILE_BYTES // (1024 * 1024)} MiB and binary files are skipped; .git, node_modules, build, "
-        "dist and the like are not searched inside; .gitignore is not consulted."
+        "Search the files' text for a regular expression (with literal, the text as written); answers "
+        f"path:line:text, at most {MAX_GREP_MATCHES} lines. "
+        'Example: {"pattern": "TODO", "include": "*.md"}'
     )
     parameters: dict[str, Any] = attrs.field(
         factory=lambda: {

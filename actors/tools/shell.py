@@ -117,8 +117,8 @@ async def run_command(
 class ExecShellCommand:
     name: str = "exec_shell_command"
     description: str = (
-        "Run a shell command (/bin/sh -c) in the workspace and return its output, stdout and stderr together, "
-        "then [exit code: N]."
+        "Run a shell command in the workspace; answers its output, then [exit code: N]. "
+        'Example: {"command": "ls -l"}'
     )
     parameters: dict[str, Any] = attrs.field(
         factory=lambda: {
