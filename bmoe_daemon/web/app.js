@@ -14,6 +14,7 @@ import { modelsPage } from "./models.js";
 import { workspacesPage } from "./workspaces.js";
 import { conversationChanged, conversationInfo, forgetConversation, onConversationEvent, refreshList, refreshWaiting,
   renderList, setCurrent, startList } from "./sidebar.js";
+import { readModelMemory, takeModelEvent } from "./modelstate.js";
 import { attempt, MODE_OPTIONS, pageTitle, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
 const ALL_PAGES = { ...PAGES, workspaces: workspacesPage, models: modelsPage };
@@ -135,12 +136,14 @@ async function route() {
 
 function onEvent(name, data) {
   if (name === "conversation") onConversationEvent(data);
+  if (name === "model") takeModelEvent(data);
   if (app.view && app.view.onEvent) app.view.onEvent(name, data);
 }
 
 function onResync() {
   refreshList();
   refreshWaiting();
+  readModelMemory();
   if (app.view && app.view.refresh) app.view.refresh();
 }
 

@@ -99,11 +99,26 @@ function usageLine(usage) {
     `${n(usage.prompt_tokens)} in${cached} · ${n(usage.completion_tokens)} out`);
 }
 
-export function renderAssistant(item) {
+// What waits for the model while it is loaded again (let go after idle minutes): said
+// in the answer's place, so the person knows why the first word is slow to come.
+function loadingLine() {
+  return h("p.loading-model", { role: "status" }, "Loading the model…",
+    h("span.small.muted", {}, " It was let go after idle minutes; the answer starts once it is in memory."));
+}
+
+// An answer the daemon has not begun yet, while the model loads.
+export function renderLoadingAnswer() {
+  return h("article.item.assistant.streaming", { "aria-label": "Answer", "aria-busy": "true" },
+    loadingLine(), h("span.cursor", { "aria-hidden": "true" }));
+}
+
+// `loadingModel`: the model is being loaded for this answer (it has no words yet).
+export function renderAssistant(item, { loadingModel } = {}) {
   if (!item.text && !item.reasoning && !item.streaming) return h("div.item.assistant.empty", { hidden: true });
   const streaming = Boolean(item.streaming);
   return h("article.item.assistant", { "aria-label": "Answer", "aria-busy": streaming ? "true" : "false",
     class: streaming ? "streaming" : "" },
+    streaming && !item.text && loadingModel ? loadingLine() : null,
     item.reasoning
       ? h("details.reasoning", { "data-key": "reasoning" },
           h("summary", {}, streaming && !item.text ? "Thinking…" : "Reasoning"),

@@ -12,12 +12,13 @@
 
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
-import { isOpenPlan } from "./cards.js";
+import { isOpenPlan, renderLoadingAnswer } from "./cards.js";
 import { Composer } from "./composer.js";
 import { ContextBar } from "./context.js";
 import { ConversationHeader } from "./header.js";
 import { HelperItems, isTask } from "./helpers.js";
 import { layoutOf, renderItem } from "./items.js";
+import { modelMemory, watchModelMemory } from "./modelstate.js";
 import { isOpenQuestion, newlyCompleted, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
 import { attempt, problem, shell, toast } from "./ui.js";
 
@@ -44,7 +45,7 @@ export class ConversationView {
     this.closed = false;
     this.providers = [];
     this.workspaces = null;
-    this.model = null; // the loaded model: {model, n_ctx, loaded?, state?} (GET /api/model, /health, events)
+    this.model = null; // the loaded model: {model, n_ctx} (GET /api/model, events); in memory: modelstate.js
     this.sending = false;
     this.stopping = false;
     this.touched = null; // ids events touched while a refresh travels
@@ -71,6 +72,31 @@ export class ConversationView {
   close() {
     this.closed = true;
     cancelAnimationFrame(this.frame);
+    if (this.unwatch) this.unwatch();
+  }
+
+  // The local model is being loaded again (let go after idle minutes) for the turn
+  // this run waits on: its answer says so until the first word.
+  get loadingModel() {
+    return this.running && this.info.route === "local" && (this.info.agent || "builtin") === "builtin"
+      && modelMemory().state === "loading";
+  }
+
+  // The model came into memory, or began to: the header and a waiting answer say so.
+  memoryChanged() {
+    if (this.closed || !this.info) return;
+    this.header.renderModel();
+    for (const item of this.items) if (item.kind === "assistant" && item.streaming && !item.text) this.schedule(item.id);
+    this.keepScroll(() => this.renderPending());
+  }
+
+  // An answer on its way that the daemon has not begun (no item yet): while the model
+  // loads, a card says so where the answer will be.
+  renderPending() {
+    const begun = this.items.some((i) => i.kind === "assistant" && i.streaming);
+    const show = this.loadingModel && !begun;
+    this.pendingEl.hidden = !show;
+    clear(this.pendingEl, show ? renderLoadingAnswer() : null);
   }
 
   async load() {
@@ -84,16 +110,13 @@ export class ConversationView {
     await this.refresh();
   }
 
-  // The loaded model, its context, and whether it is in memory now; null when there is
-  // none or the daemon cannot say. A `model` event that comes meanwhile wins.
+  // The loaded model and its context; null when there is none or the daemon cannot
+  // say. A `model` event that comes meanwhile wins.
   async readModel() {
     const seen = this.modelSerial || 0;
-    const [model, health] = await Promise.all([
-      api("GET", "/api/model").catch(() => null),
-      api("GET", "/health").catch(() => null),
-    ]);
+    const model = await api("GET", "/api/model").catch(() => null);
     if (seen !== (this.modelSerial || 0) || !model) return;
-    this.model = { ...model, loaded: health ? health.loaded : undefined, state: health ? health.model_state : undefined };
+    this.model = { model: model.model, n_ctx: model.n_ctx };
   }
 
   // Reads the conversation whole (on opening, after an edit, after a gap in the stream).
@@ -147,7 +170,7 @@ export class ConversationView {
     if (this.closed) return;
     if (name === "model") {
       this.modelSerial = (this.modelSerial || 0) + 1;
-      this.model = { model: data.model, n_ctx: data.n_ctx, loaded: data.loaded, state: data.state };
+      this.model = { model: data.model, n_ctx: data.n_ctx };
       if (this.info) this.header.renderModel();
     } else if (name === "conversation" && data.id === this.conversationId) {
       if (this.touched) this.touched.add(":conversation");
@@ -257,6 +280,7 @@ export class ConversationView {
     this.updateComposer();
   }
 
+
   keepScroll(draw) {
     const log = this.log;
     const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < NEAR_BOTTOM_PX;
@@ -270,6 +294,8 @@ export class ConversationView {
     this.header = new ConversationHeader(this);
     this.log = h("div.log", { role: "log", "aria-label": "Messages", "aria-live": "polite", tabindex: "0" });
     this.endEl = h("div.run-end-slot", { hidden: true });
+    this.pendingEl = h("div.pending-answer-slot", { hidden: true });
+    this.unwatch = watchModelMemory(() => this.memoryChanged());
     this.todosEl = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
     this.contextBar = new ContextBar(this);
     this.composer = new Composer({
@@ -337,6 +363,7 @@ export class ConversationView {
   }
 
   renderEnd() {
+    this.renderPending();
     const info = this.info;
     const resumable = Boolean(info) && RESUMABLE.has(info.end_reason) && (info.agent || "builtin") === "builtin"
       && !this.items.some(isOpenQuestion);
@@ -501,7 +528,7 @@ export class ConversationView {
   // ---- items ----
 
   renderAll() {
-    clear(this.log, this.endEl);
+    clear(this.log, this.pendingEl, this.endEl);
     this.els.clear();
     if (!this.items.length)
       this.log.prepend(h("p.muted.empty-log", {}, "Nothing here yet. Write a message below."));
@@ -560,7 +587,7 @@ export class ConversationView {
       else if (held && el.hasAttribute("tabindex")) el.focus();
     } else {
       this.log.querySelector(".empty-log")?.remove();
-      this.log.insertBefore(el, this.endEl);
+      this.log.insertBefore(el, this.pendingEl);
     }
     this.els.set(item.id, el);
   }

@@ -8,6 +8,7 @@
 
 import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
+import { modelMemory } from "./modelstate.js";
 import { renderGoal } from "./run.js";
 import { attempt, memoryText, MODE_OPTIONS, pageTitle, problem, routeModel, routeOptions, shell, STATE_LABELS, tokensText,
   wsOptions } from "./ui.js";
@@ -90,7 +91,8 @@ export class ConversationHeader {
     const builtin = (info.agent || "builtin") === "builtin";
     const runs = builtin ? routeModel(info.route, providers, model) : null;
     const local = info.route === "local";
-    const memory = local && model ? memoryText(model.state, model.loaded) : null;
+    const inMemory = modelMemory();
+    const memory = local && model ? memoryText(inMemory.state, inMemory.loaded) : null;
     this.modelEl.hidden = !builtin;
     clear(this.modelEl,
       runs ? h("span.model-name", {}, runs.name) : builtin ? h("span.muted", {}, "No model loaded") : null,

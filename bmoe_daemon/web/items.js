@@ -50,7 +50,7 @@ export function renderItem(view, item) {
         },
         onResend: (text) => view.resend(item, text) });
     case "assistant":
-      return renderAssistant(item);
+      return renderAssistant(item, { loadingModel: view.loadingModel });
     case "tool":
       return renderCard(view, item);
     case "notice":

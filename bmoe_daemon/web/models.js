@@ -10,6 +10,7 @@
 import { api } from "./api.js";
 import { alertLine, clear, field, h, sizeText } from "./dom.js";
 import { page } from "./pages.js";
+import { modelMemory, watchModelMemory } from "./modelstate.js";
 import { memoryText, problem, tokensText } from "./ui.js";
 
 // As PUT /api/model takes it (bmoe_daemon/models.py, MIN_CTX and MAX_CTX).
@@ -82,7 +83,6 @@ export function modelsPage(main) {
     status: "", // what the last load did
     error: "", // the daemon's refusal of the last load
     serial: 0, // an older read's answer is not shown
-    memory: null, // the latest `model` event's {loaded, state}
   };
   const ctx = h("input", { type: "number", min: String(MIN_CTX), max: String(MAX_CTX), step: "1",
     inputmode: "numeric", placeholder: "as the daemon was started", autocomplete: "off" });
@@ -100,7 +100,7 @@ export function modelsPage(main) {
     const loaded = listing.loaded;
     // The keyboard's place: a row's button is drawn again whole.
     const focused = listEl.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
-    const memory = state.memory || (health ? { loaded: health.loaded, state: health.model_state } : {});
+    const memory = modelMemory();
     const inMemory = loaded ? memoryText(memory.state, memory.loaded) : null;
     clear(loadedEl,
       h("h2#model-now-title", {}, "Loaded now"),
@@ -150,7 +150,6 @@ export function modelsPage(main) {
     if (serial !== state.serial) return;
     state.listing = listing;
     state.health = health;
-    state.memory = null;
     render();
   };
 
@@ -186,17 +185,20 @@ export function modelsPage(main) {
   };
 
   let timer = null;
+  const unwatch = watchModelMemory(render); // in memory or not, as every view says it
   return {
     name: "page",
     load,
     refresh: load,
-    close: () => clearTimeout(timer),
+    close: () => {
+      clearTimeout(timer);
+      unwatch();
+    },
     onEvent(name, data) {
       if (name !== "model") return;
       // Said at once; the listing (which file it is) is read again after.
       if (state.listing && state.listing.loaded) {
         Object.assign(state.listing.loaded, { model: data.model, n_ctx: data.n_ctx });
-        if ("loaded" in data || "state" in data) state.memory = { loaded: data.loaded, state: data.state };
         render();
       }
       // This page's load reads it all when it answers; a model let go or loaded again
