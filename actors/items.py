@@ -72,6 +72,8 @@ _L = TypeVar("_L", bound=str)
 
 def _one_of(value: Any, allowed: tuple[_L, ...], what: str) -> _L:
     """`value` when it is one of `allowed`; ValueError otherwise (a damaged file)."""
+    if value.__class__ is str and value in allowed:
+        return value
     for choice in allowed:
         if value == choice:
             return choice
@@ -253,27 +255,34 @@ class ConversationInfo:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ConversationInfo:
-        """The conversation as a file's head (or the index's entry) holds it."""
+        """The conversation as a file's head (or the index's entry) holds it. Written
+        for speed as well as checks: a start with a long history makes one per
+        conversation (the optional parts are read only when present)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a conversation is a JSON object, not {type(data).__name__}")
+        get = data.get
+        todos, plan, goal, context = get("todos"), get("plan"), get("goal"), get("context")
+        instructions, delivered, end_reason = get("instructions"), get("instructions_delivered"), get("end_reason")
         return cls(
             id=str(data["id"]),
-            title=str(data.get("title") or ""),
-            workspace=data.get("workspace"),
-            mode=_one_of(data.get("mode") or "ask", MODES, "mode"),
-            route=str(data.get("route") or "local"),
-            agent=str(data.get("agent") or "builtin"),
-            state=_one_of(data.get("state") or "idle", CONVERSATION_STATES, "conversation state"),
-            created=float(data.get("created") or 0),
-            updated=float(data.get("updated") or 0),
-            task=data.get("task"),
-            acp_session=data.get("acp_session"),
-            todos=tuple(Todo.from_json(t) for t in data.get("todos") or ()),
-            end_reason=_one_of(data["end_reason"], END_REASONS, "end reason") if data.get("end_reason") else None,
-            plan_mode=bool(data.get("plan_mode")),
-            plan=PlanInfo.from_json(data["plan"]) if data.get("plan") else None,
-            goal=Goal.from_json(data["goal"]) if data.get("goal") else None,
-            instructions=tuple(str(p) for p in data.get("instructions") or ()),
-            instructions_delivered=tuple(str(p) for p in data.get("instructions_delivered") or ()),
-            context=(int(data["context"]["used"]), int(data["context"]["size"])) if data.get("context") else None,
+            title=str(get("title") or ""),
+            workspace=get("workspace"),
+            mode=_one_of(get("mode") or "ask", MODES, "mode"),
+            route=str(get("route") or "local"),
+            agent=str(get("agent") or "builtin"),
+            state=_one_of(get("state") or "idle", CONVERSATION_STATES, "conversation state"),
+            created=float(get("created") or 0),
+            updated=float(get("updated") or 0),
+            task=get("task"),
+            acp_session=get("acp_session"),
+            todos=tuple(Todo.from_json(t) for t in todos) if todos else (),
+            end_reason=_one_of(end_reason, END_REASONS, "end reason") if end_reason else None,
+            plan_mode=bool(get("plan_mode")),
+            plan=PlanInfo.from_json(plan) if plan else None,
+            goal=Goal.from_json(goal) if goal else None,
+            instructions=tuple(str(p) for p in instructions) if instructions else (),
+            instructions_delivered=tuple(str(p) for p in delivered) if delivered else (),
+            context=(int(context["used"]), int(context["size"])) if context else None,
         )
 
     def to_json(self) -> dict[str, Any]:
