@@ -343,6 +343,9 @@ class Conversation:
     async def delete(self) -> None:
         await self.request(DeleteMsg(Reply()))
         await self._env.store.delete_conversation(self.id)
+        # Every client's list drops it (one deleted elsewhere, or a task's old run the
+        # scheduler let go), to the streams that could see it.
+        self._env.bus.publish("conversation_deleted", {"id": self.id}, local_only=self.local_only)
         if self._env.plans is not None:
             await trio.to_thread.run_sync(self._env.plans.remove, self.id)
 

@@ -504,3 +504,16 @@ def test_a_card_that_waited_when_the_daemon_died_is_restored_denied():
     assert [(i.state, i.result) for i in out.items[:4]] == [
         ("denied", DENIED_RESTARTED), ("error", ERROR_RESTARTED), ("error", ERROR_RESTARTED), ("done", None)
     ]
+
+
+async def test_a_delete_is_told_to_the_streams_that_could_see_the_conversation(daemon, tmp_path):
+    ws = await workspace(daemon, tmp_path)
+    plain = await daemon.hub.create()
+    private = await daemon.hub.create(workspace=ws.id)
+    with daemon.bus.subscribe(local=True) as local, daemon.bus.subscribe(local=False) as remote:
+        await daemon.hub.delete(plain.id)
+        await daemon.hub.delete(private.id)
+        told_local = [e.data for e in drained(local) if e.name == "conversation_deleted"]
+        told_remote = [e.data for e in drained(remote) if e.name == "conversation_deleted"]
+    assert told_local == [{"id": plain.id}, {"id": private.id}]
+    assert told_remote == [{"id": plain.id}]  # a workspace's conversation is this computer's alone

@@ -1775,6 +1775,14 @@ def test_the_conversation_list_pages_searches_and_follows_events(browser, tmp_pa
             item = next(i for i in c.get(f"/api/conversations/{old}").json()["items"] if i.get("state") == "waiting")
             c.post(f"/api/conversations/{old}/approval", json={"item": item["id"], "decision": "approve"})
             wait_until(lambda: page.title() == "bmoe", what="the count gone")
+            # Deleted by another client: its row goes, and the page that shows it says so.
+            page.goto(f"{d.url}/#/c/{seeded[100]}")
+            page.get_by_role("heading", name="Seeded 100 again").wait_for()
+            assert c.delete(f"/api/conversations/{seeded[100]}").status_code == 200
+            assert c.delete(f"/api/conversations/{seeded[99]}").status_code == 200
+            page.get_by_role("heading", name="This conversation is gone").wait_for()
+            wait_until(lambda: not {"Seeded 100 again", "Seeded 099"} & set(sidebar_titles(page)),
+                       what="the deleted rows gone")
         finally:
             ctx.close()
     watch.check()

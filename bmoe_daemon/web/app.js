@@ -136,6 +136,7 @@ async function route() {
 
 function onEvent(name, data) {
   if (name === "conversation") onConversationEvent(data);
+  if (name === "conversation_deleted") forgetConversation(data.id);
   if (name === "model") takeModelEvent(data);
   if (app.view && app.view.onEvent) app.view.onEvent(name, data);
 }

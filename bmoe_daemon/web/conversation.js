@@ -119,6 +119,16 @@ export class ConversationView {
     this.model = { model: model.model, n_ctx: model.n_ctx };
   }
 
+  // The conversation was deleted (here, elsewhere, or never existed): the page says so.
+  gone() {
+    clear(this.main, h("section.page", {},
+      h("h1", {}, "This conversation is gone"),
+      h("p", {}, "It was deleted, or never existed here."),
+      h("a.button", { href: "#/" }, "Back to the conversations")));
+    shell.forgetConversation(this.conversationId);
+    this.closed = true;
+  }
+
   // Reads the conversation whole (on opening, after an edit, after a gap in the stream).
   //
   // The answer may be older than events that arrive while it travels (the stream and
@@ -136,12 +146,7 @@ export class ConversationView {
       if (serial === this.serial) this.touched = null;
       if (this.closed) return;
       if (err instanceof ApiError && err.status === 404) {
-        clear(this.main, h("section.page", {},
-          h("h1", {}, "This conversation is gone"),
-          h("p", {}, "It was deleted, or never existed here."),
-          h("a.button", { href: "#/" }, "Back to the conversations")));
-        shell.forgetConversation(this.conversationId);
-        this.closed = true;
+        this.gone();
         return;
       }
       toast(err.message || String(err));
@@ -172,6 +177,8 @@ export class ConversationView {
       this.modelSerial = (this.modelSerial || 0) + 1;
       this.model = { model: data.model, n_ctx: data.n_ctx };
       if (this.info) this.header.renderModel();
+    } else if (name === "conversation_deleted" && data.id === this.conversationId) {
+      this.gone();
     } else if (name === "conversation" && data.id === this.conversationId) {
       if (this.touched) this.touched.add(":conversation");
       this.infoSerial++;
