@@ -397,7 +397,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         query=(Param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, "The most rows to answer."),
                Param("before", {"type": "string"}, "The X-Next-Before of the page before."),
                Param("q", {"type": "string", "maxLength": MAX_QUERY_CHARS}, "A part of the title, any case."),
-               Param("task", {"type": "string", "minLength": 1}, "Only the conversations of this task."))),
+               Param("task", {"type": "string", "minLength": 1}, "Only the conversations of this task."),
+               Param("state", {"enum": list(get_args(ConversationState))}, "Only the conversations in this state."))),
     ("POST", "/api/conversations"): Op(
         "Start a conversation.", _conversation, status=201, body=NewConversation, errors=(400, 403, 409, 507),
         links=_conversation_links()),
