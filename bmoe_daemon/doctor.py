@@ -14,7 +14,6 @@ import argparse
 import errno
 import fcntl
 import os
-import platform
 import socket
 import sys
 import tempfile
@@ -55,9 +54,9 @@ class Check:
 # ---- the checks ----
 
 
-def check_python() -> Check:
-    version = platform.python_version()
-    if sys.version_info[:2] < MIN_PYTHON:
+def check_python(version_info: tuple[int, ...] = tuple(sys.version_info[:3])) -> Check:
+    version = ".".join(map(str, version_info[:3]))
+    if tuple(version_info[:2]) < MIN_PYTHON:
         return Check("Python", False, f"{version} is older than {'.'.join(map(str, MIN_PYTHON))}",
                      "install Python 3.11 or newer and make the virtualenv again with it (ops/install.sh)")
     return Check("Python", True, f"{version} ({sys.executable})")
@@ -67,7 +66,7 @@ def check_llama() -> list[Check]:
     """llama-cpp-python's version and how its llama.cpp was built."""
     try:
         import llama_cpp
-    except ImportError as exc:
+    except Exception as exc:  # not installed (ImportError), or its library would not load (RuntimeError, OSError)
         return [Check("llama-cpp-python", False, f"cannot be imported ({exc})",
                       "pip install llama-cpp-python in the daemon's virtualenv (ops/install.sh does)")]
     try:
@@ -77,10 +76,15 @@ def check_llama() -> list[Check]:
     info = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
     features = [f.split("=")[0].strip() for f in info.replace("CPU :", "").split("|")
                 if f.strip().endswith("= 1")]
+    from actors.backends.local import avoid_amx_repack, ggml_backends
+
     gpu = bool(llama_cpp.llama_supports_gpu_offload())
     where = "GPU offload supported" if gpu else "CPU only (this build cannot offload to a GPU)"
+    backends = ", ".join(ggml_backends()) or "not reported"
+    amx = "; AMX weight repacking off (it crashes llama.cpp, ggml-org/llama.cpp#20824)" if avoid_amx_repack() else ""
     return [Check("llama-cpp-python", True, version),
-            Check("llama.cpp build", True, f"{where}; CPU features {' '.join(features) or 'none reported'}")]
+            Check("llama.cpp build", True, f"{where}; backends {backends}; "
+                                           f"CPU features {' '.join(features) or 'none reported'}{amx}")]
 
 
 def check_data_dir(data_dir: Path) -> Check:

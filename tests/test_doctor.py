@@ -16,11 +16,15 @@ from tests.daemon_proc import REPO, run_daemon
 MCP_SERVER = REPO / "tests" / "mcp_server.py"
 
 
-async def doctor(tmp_path: Path, *args: str) -> tuple[int, list[str]]:
-    """Runs `python -m bmoe_daemon doctor ARGS` with HOME in tmp_path (no service installed)."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(home)}
+async def doctor(tmp_path: Path, *args: str, pythonpath: Path | None = None, home: Path | None = None,
+                 env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Runs `python -m bmoe_daemon doctor ARGS` with HOME in tmp_path (no service installed,
+    unless `home` is one that has it); `pythonpath` goes before the checkout."""
+    if home is None:
+        home = tmp_path / "home"
+        home.mkdir(exist_ok=True)
+    path = os.pathsep.join([*([str(pythonpath)] if pythonpath else []), str(REPO)])
+    env = {**os.environ, **(env or {}), "PYTHONPATH": path, "HOME": str(home)}
     done = await trio.run_process([sys.executable, "-m", "bmoe_daemon", "doctor", *args], env=env,
                                   capture_stdout=True, capture_stderr=True, check=False, cwd=str(REPO))
     return done.returncode, done.stdout.decode().splitlines()
@@ -119,3 +123,95 @@ async def test_a_running_daemon_holding_the_folder(tmp_path):
     assert todo is None
     port_line, _ = line(lines, "port")
     assert port_line.startswith("ok") and "served by this daemon" in port_line
+
+
+def broken_llama(tmp_path: Path) -> Path:
+    """A folder whose `llama_cpp` fails to import as a broken build does: its shared
+    library will not load (llama-cpp-python raises RuntimeError then)."""
+    folder = tmp_path / "broken"
+    (folder / "llama_cpp").mkdir(parents=True)
+    (folder / "llama_cpp" / "__init__.py").write_text(
+        'raise RuntimeError("Failed to load shared library \'libllama.so\': libggml.so: cannot open shared object")\n')
+    return folder
+
+
+async def test_a_llama_cpp_python_that_will_not_load(tmp_path):
+    code, lines = await doctor(tmp_path, "--data-dir", str(tmp_path / "data"), "--port", "0",
+                               pythonpath=broken_llama(tmp_path))
+    assert code == 1, lines
+    text, todo = line(lines, "llama-cpp-python")
+    assert text.startswith("FAIL") and "cannot be imported (Failed to load shared library" in text
+    assert todo == "what to do: pip install llama-cpp-python in the daemon's virtualenv (ops/install.sh does)"
+    model, model_todo = line(lines, "model")
+    assert model.startswith("FAIL") and "does not load: llama-cpp-python cannot be loaded" in model
+    assert model_todo is not None
+
+
+async def test_a_gguf_that_does_not_load(tmp_path):
+    from tests.test_model_scan import write_gguf
+
+    header_only = tmp_path / "tiny.gguf"
+    write_gguf(header_only)  # a real GGUF's header and one tensor: not a model llama.cpp can run
+    code, lines = await doctor(tmp_path, "--data-dir", str(tmp_path / "data"), "--port", "0",
+                               "--model", str(header_only))
+    assert code == 1, lines
+    text, todo = line(lines, "model")
+    assert text.startswith("FAIL") and f"{header_only} (--model) does not load" in text
+    assert todo == "what to do: pass --model a GGUF file (a chat model)"
+    assert not any(t.split(" ", 1)[-1].lstrip().startswith("model speed:") for t in lines)
+
+
+async def test_a_remembered_model_that_is_gone(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    gone = tmp_path / "deleted.gguf"
+    (data / "model.json").write_text(json.dumps({"path": str(gone)}))
+    code, lines = await doctor(tmp_path, "--data-dir", str(data), "--port", "0")
+    assert code == 1, lines
+    text, todo = line(lines, "model")
+    assert text.startswith("FAIL") and f"{gone} (chosen last time ({data / 'model.json'})) cannot be read" in text
+    assert todo is not None and "models page, or delete model.json" in todo
+
+
+async def test_a_data_folder_that_cannot_be_written(tmp_path):
+    from tests.test_startup import unwritable_folder
+
+    folder = unwritable_folder(tmp_path)
+    code, lines = await doctor(tmp_path, "--data-dir", str(folder), "--port", "0", "--no-model")
+    assert code == 1, lines
+    text, todo = line(lines, "data folder")
+    assert text.startswith("FAIL") and f"cannot write in {folder}" in text
+    assert todo == "what to do: fix its permissions or pass --data-dir a folder you can write to"
+
+
+async def test_a_host_that_does_not_resolve(tmp_path):
+    code, lines = await doctor(tmp_path, "--data-dir", str(tmp_path / "data"), "--port", "8765",
+                               "--host", "no-such-host.invalid", "--no-model")
+    assert code == 1, lines
+    text, todo = line(lines, "port")
+    assert text.startswith("FAIL") and "--host no-such-host.invalid is not an address" in text
+    assert todo is not None and "--host 127.0.0.1" in todo
+
+
+async def test_a_service_installed_but_not_running(tmp_path):
+    from tests.test_service_commands import UNIT, Machine
+
+    (tmp_path / "machine").mkdir()
+    m = Machine(tmp_path / "machine")
+    m.answer({"--user is-active bmoe-daemon": [3, "failed\n", ""]})
+    (m.home / UNIT).parent.mkdir(parents=True)
+    (m.home / UNIT).write_text("[Service]\n")
+    code, lines = await doctor(tmp_path, "--data-dir", str(tmp_path / "data"), "--port", "0", "--no-model",
+                               home=m.home, env={k: v for k, v in m.env().items() if k != "HOME"})
+    assert code == 1, lines
+    text, todo = line(lines, "service")
+    assert text.startswith("FAIL") and "installed" in text and "but not running (systemd says 'failed')" in text
+    assert todo is not None and "bmoe-daemon service logs shows why" in todo
+
+
+def test_a_python_too_old():
+    from bmoe_daemon.doctor import check_python
+
+    old = check_python((3, 10, 14))
+    assert not old.ok and old.detail == "3.10.14 is older than 3.11" and "Python 3.11 or newer" in old.todo
+    assert check_python().ok

@@ -43,8 +43,9 @@ async def scripted(tmp_path):
 async def test_health_and_errors(scripted):
     async with scripted.client() as c:
         r = await c.get("/health")
+        # A scripted model runs nowhere (no device) and is never let go for idleness.
         assert r.status_code == 200 and r.json() == {"status": "ok", "version": __version__, "model": "scripted",
-                                                     "device": None}  # a scripted model runs nowhere
+                                                     "device": None, "loaded": True, "model_state": "loaded"}
         r = await c.get("/api/nothing-here")
         assert r.status_code == 404 and r.json()["code"] == "not_found"
         for path in ("/api/conversations/nope", "/api/conversations/nope/messages", "/api/conversations/nope/stop"):

@@ -311,3 +311,27 @@ async def test_real_model_calls_a_tool_in_a_run(tmp_path, model_path):
             assert growth == sorted(growth) and growth[-1] > 0
             assert len(card_ids) >= 1
             nursery.cancel_scope.cancel()
+
+
+async def test_a_cpu_with_amx_loads_without_the_repacking_that_crashes(model_path):
+    """On a CPU with AMX, llama.cpp's AMX repacking segfaults on the first token
+    (ggml-org/llama.cpp#20824): every load goes without the extra buffer types there,
+    and only there. Either way the model writes tokens, in this process."""
+    import llama_cpp.llama_cpp as bindings
+
+    from actors.backends.local import avoid_amx_repack
+
+    amx = b"AMX_INT8 = 1" in bindings.llama_print_system_info()
+    backend = await LocalBackend.load(model_path, n_ctx=512, prompt_cache_bytes=0)
+    try:
+        assert avoid_amx_repack() is amx
+        assert bindings.llama_model_default_params().use_extra_bufts is (not amx)
+        tokens = backend._llm.tokenize(b"Hello")
+        made = 0
+        for _ in backend._llm.generate(tokens, temp=0.0):  # the crash came here, at the first token
+            made += 1
+            if made == 4:
+                break
+        assert made == 4
+    finally:
+        await backend.aclose()

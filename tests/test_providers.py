@@ -28,6 +28,7 @@ from tests.peers import need_modules
 
 KEY = "sk-test-Zq8v1Kx9-secret"
 # What `python -m llama_cpp.server` imports beyond llama_cpp (its `server` extra).
+LLAMA_SERVER = Path(__file__).resolve().parent / "llama_server.py"  # llama_cpp.server, guarded
 LLAMA_SERVER_MODULES = ("llama_cpp.server", "fastapi", "uvicorn", "sse_starlette", "starlette_context",
                         "pydantic_settings", "yaml")
 
@@ -445,7 +446,7 @@ async def test_a_conversation_on_a_real_openai_server(tmp_path: Path) -> None:
     port = free_port()
     log = open(tmp_path / "llama-server.log", "wb")  # noqa: SIM115 - closed below
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+        [sys.executable, str(LLAMA_SERVER), "--model", str(gguf), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "2048"],
         stdout=log, stderr=subprocess.STDOUT,
     )

@@ -69,3 +69,33 @@ def test_the_projects_own_code_and_docs_are_no_loop():
 def test_smallest_unit_and_how_a_notice_shows_one():
     assert smallest_unit("abab") == "ab" and smallest_unit("abc") == "abc" and smallest_unit("aaaa") == "a"
     assert shown_unit("1.") == "1." and shown_unit("a\n") == "a\\n" and shown_unit(" ") == "' '"
+
+
+def every_period(tail: str) -> str | None:
+    """The rule read plainly, for comparison: the smallest unit whose span at the end
+    of `tail` is periodic with it."""
+    for unit in range(1, MAX_UNIT + 1):
+        span = span_for(unit)
+        if len(tail) < span:
+            return None
+        window = tail[-span:]
+        if window[unit:] == window[:-unit]:
+            return smallest_unit(window[-unit:])
+    return None
+
+
+# Text with near-loops: a few units, each repeated a few times, in any order and with noise.
+near_loops = st.lists(
+    st.tuples(st.text("ab1. \n", min_size=1, max_size=30), st.integers(1, 12)), min_size=1, max_size=30,
+).map(lambda parts: "".join(u * n for u, n in parts))
+
+
+@given(text=near_loops, cuts=st.lists(st.integers(0, 3000), max_size=40))
+def test_the_watch_answers_as_trying_every_period_would(text, cuts):
+    watch, start = RepeatWatch(), 0
+    for end in sorted({c for c in cuts if 0 < c < len(text)} | {len(text)}):
+        found = watch.feed(text[start:end])
+        assert found == every_period(text[:end][-len(watch.tail):]), end
+        if found is not None:
+            return
+        start = end

@@ -20,13 +20,15 @@ from tests.daemon_proc import REPO, run_daemon
 FAIL_TIMEOUT_S = 60
 
 
-async def start_failing(data_dir: Path, *args: str) -> tuple[int, str]:
-    """Run `serve` expecting it to refuse; its exit status and stderr."""
+async def start_failing(data_dir: Path, *args: str, pythonpath: Path | None = None) -> tuple[int, str]:
+    """Run `serve` expecting it to refuse; its exit status and stderr. `pythonpath` goes
+    before the checkout."""
     cmd = [sys.executable, "-m", "bmoe_daemon", "serve", "--port", "0", "--data-dir", str(data_dir),
            "--log-level", "warning", *args]
+    path = os.pathsep.join([*([str(pythonpath)] if pythonpath else []), str(REPO)])
     with trio.fail_after(FAIL_TIMEOUT_S):
         done = await trio.run_process(cmd, capture_stdout=True, capture_stderr=True, check=False,
-                                      env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=str(REPO))
+                                      env={**os.environ, "PYTHONPATH": path}, cwd=str(REPO))
     assert done.returncode is not None
     return done.returncode, done.stderr.decode(errors="replace")
 
@@ -156,6 +158,16 @@ async def test_a_start_up_failure_is_one_plain_line(tmp_path: Path, case: str) -
     status, stderr = await start_failing(data, *model, *args)
     assert status == 2
     assert says in one_line(stderr)
+
+
+async def test_a_llama_cpp_python_that_will_not_load(tmp_path: Path) -> None:
+    from tests.test_doctor import broken_llama
+
+    status, stderr = await start_failing(tmp_path / "data", pythonpath=broken_llama(tmp_path))
+    assert status == 2
+    line = one_line(stderr)
+    assert "llama-cpp-python cannot be loaded (Failed to load shared library" in line
+    assert "install it again" in line
 
 
 async def test_a_port_in_use_by_another_program(tmp_path: Path) -> None:

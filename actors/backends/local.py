@@ -137,8 +137,13 @@ class LocalBackend:
         when this build of llama.cpp can offload, else none)."""
 
         def _load() -> LocalBackend:
-            from llama_cpp import Llama
+            try:
+                from llama_cpp import Llama
+            except Exception as exc:  # a missing package, or its library failing to load (RuntimeError, OSError)
+                raise TurnFailed(f"llama-cpp-python cannot be loaded ({exc}); install it again in the "
+                                 "daemon's environment (ops/install.sh does)") from None
 
+            avoid_amx_repack()
             threads = n_threads or default_threads()
             layers = (-1 if gpu_offload_supported() else 0) if n_gpu_layers is None else n_gpu_layers
             try:
@@ -382,6 +387,58 @@ def gpu_offload_supported() -> bool:
     import llama_cpp
 
     return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def avoid_amx_repack() -> bool:
+    """On a CPU with AMX (Intel Xeon Sapphire Rapids and later) llama.cpp repacks the
+    weights into its AMX buffer type and, in the builds we meet, crashes the process
+    (SIGSEGV in ggml_backend_amx_mul_mat) on the first token: ggml-org/llama.cpp#20824.
+    There, every model llama-cpp-python loads afterwards in this process is loaded
+    without the extra buffer types (the AMX one and the CPU repacking), which costs some
+    speed and nothing else. True when the CPU has AMX (the guard is in place); idempotent."""
+    import llama_cpp.llama_cpp as bindings
+
+    if getattr(bindings.llama_model_default_params, "without_extra_buffers", False):
+        return True
+    if b"AMX_INT8 = 1" not in bindings.llama_print_system_info():
+        return False
+    original = bindings.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    without_extra_buffers.without_extra_buffers = True  # type: ignore[attr-defined]
+    # llama_cpp.Llama builds its parameters from this function at load and offers no
+    # argument for the field, so the function is wrapped where Llama looks it up.
+    bindings.llama_model_default_params = without_extra_buffers
+    return True
+
+
+def ggml_backends() -> list[str]:
+    """The compute backends this build of llama.cpp registered ("CPU", "CUDA", "Metal",
+    "Vulkan", ...), as ggml names them; empty when its library cannot be asked (a build
+    whose libggml is not beside libllama, or one too old to have the registry)."""
+    import ctypes
+
+    import llama_cpp
+
+    folder = Path(llama_cpp.__file__).parent / "lib"
+    found = sorted(folder.glob("libggml.so*")) + sorted(folder.glob("libggml.dylib")) + sorted(folder.glob("ggml.dll"))
+    if not found:
+        return []
+    try:
+        ggml = ctypes.CDLL(str(found[0]))  # already loaded with libllama: the same copy
+        ggml.ggml_backend_reg_count.restype = ctypes.c_size_t
+        ggml.ggml_backend_reg_get.restype = ctypes.c_void_p
+        ggml.ggml_backend_reg_get.argtypes = [ctypes.c_size_t]
+        ggml.ggml_backend_reg_name.restype = ctypes.c_char_p
+        ggml.ggml_backend_reg_name.argtypes = [ctypes.c_void_p]
+    except (OSError, AttributeError):
+        return []
+    names = (ggml.ggml_backend_reg_name(ggml.ggml_backend_reg_get(i)) for i in range(ggml.ggml_backend_reg_count()))
+    return [name.decode("utf-8", errors="replace") for name in names if name]
 
 
 def _completion_stream(

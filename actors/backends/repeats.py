@@ -28,9 +28,16 @@ def span_for(unit: int) -> int:
     return max(MIN_SPAN, MIN_REPEATS * unit)
 
 
+# The last KEY characters, looked for again up to MAX_UNIT characters back: any period
+# the tail could have shows there first (every span is longer than KEY), so only where
+# they recur is a period tried. Ordinary text has no such recurrence in most pieces.
+KEY = 8
+
+
 class RepeatWatch:
     """Fed the text a model writes, piece by piece; `feed` answers the repeated unit
-    once the tail is a loop, else None."""
+    once the tail is a loop, else None. It runs for every piece a model writes: a piece
+    costs a few searches in C, not a loop over every period."""
 
     def __init__(self) -> None:
         self.tail = ""
@@ -38,18 +45,24 @@ class RepeatWatch:
     def feed(self, text: str) -> str | None:
         if not text:
             return None
-        self.tail = (self.tail + text)[-WINDOW:]
-        last = self.tail[-1]
-        for unit in range(1, MAX_UNIT + 1):
+        tail = self.tail = (self.tail + text)[-WINDOW:]
+        end = len(tail)
+        if end < MIN_SPAN:
+            return None  # shorter than every span
+        key = tail[-KEY:]
+        first = max(0, end - KEY - MAX_UNIT)
+        # Occurrences of the key ending before the end, nearest first: the smallest period first.
+        at = tail.rfind(key, first, end - 1)
+        while at != -1:
+            unit = end - KEY - at
             span = span_for(unit)
-            if len(self.tail) < span:
-                break  # spans only grow with the unit
-            if self.tail[-1 - unit] != last:
-                continue  # not this period: the cheap test first
-            tail = self.tail[-span:]
+            if end < span:
+                return None  # spans only grow with the unit
+            window = tail[-span:]
             # Periodic with period `unit`: the tail equals itself shifted by one unit.
-            if tail[unit:] == tail[:-unit]:
-                return smallest_unit(tail[-unit:])
+            if window[unit:] == window[:-unit]:
+                return smallest_unit(window[-unit:])
+            at = tail.rfind(key, first, at + KEY - 1)
         return None
 
 

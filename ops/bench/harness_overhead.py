@@ -151,6 +151,9 @@ async def daemon_round(address: str, text: str, limit_s: float) -> dict[str, Any
 def load_bare(path: Path, threads: int | None = None) -> Any:
     from llama_cpp import Llama
 
+    from actors.backends.local import avoid_amx_repack
+
+    avoid_amx_repack()  # as LocalBackend.load does
     threads = threads or default_threads()  # what LocalBackend.load picks
     return Llama(
         model_path=str(path),
