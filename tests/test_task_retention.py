@@ -191,3 +191,33 @@ async def test_lowering_the_bound_deletes_at_once_and_the_bound_is_checked_and_k
         await nursery.start(s2.run)
         assert s2.get(task["id"])["keep_runs"] == DEFAULT_KEEP_RUNS
         s2.close()
+
+
+async def test_a_run_that_is_running_is_never_deleted(sleepy, autojump_clock, tmp_path):
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    ws = await sleepy.hub.add_workspace(str(folder))
+    s = _scheduler(sleepy)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(s.run)
+        task = await s.create(_spec(keep_runs=1, workspace=ws.id, mode="full"))
+        first = await _run_and_end(sleepy, s, task["id"])
+        await trio.sleep(IDLE_S * 2)
+        assert first not in sleepy.hub._convs  # asleep: no live actor
+        # The person messages the old run, asleep: it wakes, and its call runs for an hour.
+        conv = await sleepy.hub.open(first)
+        slow = {"name": "note", "arguments": {"path": "a.txt", "text": "hi", "sleep": 3600}}
+        sleepy.backend.push({"when": "keep going", "tool_calls": [slow]}, {"when": "keep going", "text": "ok"})
+        await conv.send_message("keep going")
+        await wait_for(lambda: any(i.kind == "tool" and i.state == "running" for i in conv.items))
+        for _ in range(3):
+            newest = await _run_and_end(sleepy, s, task["id"])
+            await trio.sleep(IDLE_S * 3)  # quiet long past the idle bound, but running
+        assert _runs(sleepy, task["id"]) == [first, newest]  # the runs between went
+        assert _file(sleepy, first).exists() and sleepy.hub.peek(first).state == "running"
+        await wait_state(conv, "idle", timeout=7200)  # the call ends; the run answers
+        assert (folder / "a.txt").read_text() == "hi"
+        await trio.sleep(IDLE_S * 2)
+        last = await _run_and_end(sleepy, s, task["id"])  # now nothing holds it
+        assert _runs(sleepy, task["id"]) == [last] and not _file(sleepy, first).exists()
+        s.close()

@@ -242,7 +242,8 @@ def main() -> int:
     small, big = results.get(100), results.get(10_000)
     if small is not None and big is not None:
         for key, label in (("second_start", "start"), ("second_rss", "idle RSS"), ("page", "first page"),
-                           ("open_first", "open")):
+                           ("open_first", "open"), ("send_accepted", "message -> 202"),
+                           ("send_done", "message -> its run ended")):
             if key in small and key in big:
                 rep.target(f"10,000 / 100: {label}", big[key] / small[key], "<=", TARGET_RATIO, "x", "{:.2f}")
     return rep.finish()
