@@ -331,7 +331,9 @@ class AgentRun(AssistantStream):
     # ---- what the model writes ----
 
     async def on_piece(self, piece: Piece) -> None:
-        if piece.kind == "tool_call":
+        if piece.kind == "prefill":
+            self.t.prefill(piece.done, piece.total)
+        elif piece.kind == "tool_call":
             self.ensure_assistant()
             self.on_call_piece(piece)
         elif piece.kind == "retract":

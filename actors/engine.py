@@ -65,7 +65,7 @@ class ToolSpec:
 
 # What a piece is: answer text, reasoning, part of a tool call, or a correction of
 # the text and reasoning shown so far.
-PieceKind = Literal["text", "reasoning", "tool_call", "retract"]
+PieceKind = Literal["text", "reasoning", "tool_call", "retract", "prefill"]
 
 
 @attrs.frozen
@@ -78,6 +78,10 @@ class Piece:
     call_id: str | None = None
     name: str | None = None
     reasoning: str = ""  # for "retract": the whole corrected reasoning so far
+    # For "prefill": how far the model has read the prompt's new tokens (before it writes
+    # anything), `done` of `total`. Only a prompt longer than a batch reports it.
+    done: int = 0
+    total: int = 0
 
 
 @attrs.frozen

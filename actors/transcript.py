@@ -168,6 +168,12 @@ class Transcript:
         """Send an `item` event without storing the item (a card ended live only)."""
         self._bus.publish("item", {"conversation": self.id, "item": item.to_json()}, local_only=self.local_only)
 
+    def prefill(self, done: int, total: int) -> None:
+        """How far the model has read the round's prompt, before it writes: a `prefill`
+        event, not stored (the next `delta` or `item` supersedes it)."""
+        self._bus.publish("prefill", {"conversation": self.id, "done": done, "total": total},
+                          local_only=self.local_only)
+
     def delta(self, item_id: str, *, text: str = "", reasoning: str = "") -> None:
         data: dict[str, Any] = {"conversation": self.id, "item": item_id}
         if text:

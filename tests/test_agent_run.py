@@ -203,3 +203,21 @@ async def test_the_shortening_notice_is_said_once_per_conversation(daemon):
     shortened = [i for i in conv.items if i.kind == "tool" and i.shortened]
     assert shortened, "the context was meant to run short"
     assert [i.text for i in conv.items if i.kind == "notice"].count(notices.SHORTENED) == 1
+
+
+async def test_reading_a_long_prompt_is_told_before_the_answer_streams(daemon):
+    from tests.waiting import drained
+
+    daemon.backend.push({"prefill": 1300, "text": "Read it."}, {"text": "Short."})
+    conv = await daemon.hub.create()
+    with daemon.bus.subscribe() as sub:
+        await conv.send_message("a long one")
+        await wait_state(conv, "idle")
+        await conv.send_message("a short one")
+        await wait_state(conv, "idle")
+        events = [e for e in drained(sub) if isinstance(e, Event) and e.name in ("prefill", "delta")]
+    reads = [e.data for e in events if e.name == "prefill"]
+    assert reads == [{"conversation": conv.id, "done": n, "total": 1300} for n in (512, 1024, 1300)]
+    # Every report comes before the first piece of the answer, and the short prompt has none.
+    assert [e.name for e in events[:3]] == ["prefill"] * 3 and events[3].name == "delta"
+    assert not any(e.name == "prefill" for e in events[4:])

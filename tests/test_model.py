@@ -24,38 +24,46 @@ pytestmark = pytest.mark.model
 
 class EvalLog:
     """What llama.cpp itself was given to decode: wraps the Llama's `eval`, which
-    `create_completion` calls first with the prompt's tokens that are not in the KV cache
-    yet, then once per sampled token. Each call is recorded as (tokens already in the
-    cache, tokens given), from llama's own `n_tokens`, so a test checks the reuse that
-    happened, not only what the backend says it prefilled. `logits` keeps what the
-    model computed at the prompt's last token, to compare with another way there."""
+    `create_completion` calls with the prompt's tokens that are not in the KV cache yet
+    (the local backend decodes a long prompt a batch at a time first, each batch a call
+    of its own), then once per sampled token. Each call is recorded as (tokens already
+    in the cache, tokens given), from llama's own `n_tokens`, so a test checks the reuse
+    that happened, not only what the backend says it prefilled. The prompt's calls are
+    those before the first `sample`; `logits` keeps what the model computed at the
+    prompt's last token then, to compare with another way there."""
 
     def __init__(self, llm: Any) -> None:
         self.calls: list[tuple[int, int]] = []
         self.logits: np.ndarray | None = None
+        self.prompt_calls: int | None = None  # how many of `calls` read the prompt
         self._llm = llm
 
     def __enter__(self) -> EvalLog:
-        evaluate = self._llm.eval
+        evaluate, sample = self._llm.eval, self._llm.sample
 
         def eval_logged(tokens: Sequence[int]) -> None:
             self.calls.append((self._llm.n_tokens, len(tokens)))
             evaluate(tokens)
-            if self.logits is None:
+
+        def sample_logged(*args: Any, **kwargs: Any) -> Any:
+            if self.prompt_calls is None:
+                self.prompt_calls = len(self.calls)
                 out = self._llm._ctx.get_logits()
                 self.logits = np.ctypeslib.as_array(out, shape=(self._llm.n_vocab(),)).copy()
+            return sample(*args, **kwargs)
 
-        self._llm.eval = eval_logged
+        self._llm.eval, self._llm.sample = eval_logged, sample_logged
         return self
 
     def __exit__(self, *exc: object) -> None:
-        del self._llm.eval  # the class's own method again
+        del self._llm.eval, self._llm.sample  # the class's own methods again
 
     @property
     def prompt(self) -> tuple[int, int]:
         """(tokens kept in the cache, tokens decoded) for the turn's prompt."""
         assert self.calls, "llama.cpp decoded nothing"
-        return self.calls[0]
+        reading = self.calls[: self.prompt_calls]
+        return reading[0][0], sum(n for _, n in reading)
 
 
 @pytest.fixture(scope="module")
@@ -335,3 +343,45 @@ async def test_a_cpu_with_amx_loads_without_the_repacking_that_crashes(model_pat
         assert made == 4
     finally:
         await backend.aclose()
+
+
+async def test_a_long_prompt_is_read_a_batch_at_a_time_and_says_how_far(model_path):
+    """A prompt longer than a batch is decoded batch by batch, each batch told as a
+    "prefill" piece before the answer's first piece; the reading is llama.cpp's own
+    (EvalLog), the answer as it would be read at once, and a short prompt tells nothing."""
+    backend = await LocalBackend.load(model_path, n_ctx=4096, prompt_cache_bytes=0)
+    engine = Engine(backend)
+    pieces: list[Any] = []
+
+    async def emit(piece):
+        pieces.append(piece)
+
+    long = ({"role": "user", "content": " ".join(f"line {n} of the log." for n in range(300))
+             + "\nWhat is the first line?"},)
+    n_batch = backend._llm.n_batch
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        with EvalLog(backend._llm) as evals:
+            one = await engine.turn(TurnInput(long, max_tokens=8, temperature=0.0), emit)
+        reads = [(p.done, p.total) for p in pieces if p.kind == "prefill"]
+        assert one.prefill_tokens > 2 * n_batch
+        total = one.prefill_tokens
+        # A batch at a time, then the whole: 512, 1024, ..., and the total last.
+        assert {t for _, t in reads} == {total} and reads[-1][0] == total, reads
+        assert [d for d, _ in reads[:-1]] == list(range(n_batch, n_batch * len(reads), n_batch)), reads
+        assert total - n_batch <= reads[-2][0] < total
+        first_other = next(i for i, p in enumerate(pieces) if p.kind != "prefill")
+        assert all(p.kind == "prefill" for p in pieces[:first_other]) and first_other == len(reads)
+        assert evals.prompt == (0, total)  # every token of it decoded once, in batches
+        assert [n for _, n in evals.calls[: len(reads)]][:-1] == [n_batch] * (len(reads) - 1)
+        # The same prompt read whole in one go (a fresh context) answers the same.
+        backend._llm.reset()
+        backend._llm._ctx.kv_cache_clear()
+        whole = backend._llm.create_completion(prompt=backend.tokenize(backend.render(long)[0]), max_tokens=8,
+                                               temperature=0.0)
+        assert whole["choices"][0]["text"] == one.text
+        pieces.clear()
+        short = ({"role": "user", "content": "Say hi."},)
+        await engine.turn(TurnInput(short, max_tokens=4, temperature=0.0), emit)
+        assert not any(p.kind == "prefill" for p in pieces)
+        engine.close()

@@ -329,6 +329,8 @@ class LocalBackend:
             try:
                 if abort.is_set():
                     raise Aborted()
+                if prefill > llm.n_batch:
+                    _prefill_in_batches(llm, tokens, common, send, abort)
                 stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar)
                 try:
                     for chunk in stream:
@@ -439,6 +441,27 @@ def ggml_backends() -> list[str]:
         return []
     names = (ggml.ggml_backend_reg_name(ggml.ggml_backend_reg_get(i)) for i in range(ggml.ggml_backend_reg_count()))
     return [name.decode("utf-8", errors="replace") for name in names if name]
+
+
+def _prefill_in_batches(
+    llm: Llama, tokens: list[int], common: int, send: Callable[[Piece], None], abort: threading.Event,
+) -> None:
+    """In the worker thread: the prompt's tokens from `common` (what the KV cache holds)
+    to all but the last, decoded a batch at a time, with a "prefill" piece after each
+    (a long conversation takes a small machine tens of seconds to read, and the person
+    sees how far it is) and the stop looked at between batches. The completion then
+    finds them in the cache and decodes only the last token, as llama-cpp-python does
+    for any prefix it holds."""
+    end = len(tokens) - 1
+    total = len(tokens) - common
+    llm.n_tokens = common  # eval() drops what the cache holds past this first
+    for start in range(common, end, llm.n_batch):
+        if abort.is_set():
+            raise Aborted()
+        stop = min(end, start + llm.n_batch)
+        llm.eval(tokens[start:stop])
+        # The last token is the completion's to decode, a moment's work: read, as said.
+        send(Piece("prefill", done=total if stop == end else stop - common, total=total))
 
 
 def _completion_stream(

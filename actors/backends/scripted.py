@@ -9,7 +9,7 @@ A script is JSON::
     {"token_delay": 0.0, "context_chars": null, "default": {"text": "Done."},
      "rounds": [{"when": "deploy", "reasoning": "...", "text": "...",
                  "tool_calls": [{"name": "echo", "arguments": {"text": "hi"}}],
-                 "delay": 0.01, "fail": null, "repeat": 1}]}
+                 "delay": 0.01, "fail": null, "repeat": 1, "prefill": 0}]}
 
 A round is taken by the first turn whose last user message contains its `when` (or
 any turn when it has none); `repeat` plays it that many times. When no round fits,
@@ -30,6 +30,7 @@ from actors.engine import Aborted, CallOut, Emit, Piece, TurnInput, TurnResult
 from actors.errors import ContextFull, TurnFailed
 
 PIECE_CHARS = 4
+PREFILL_BATCH = 512  # as llama.cpp's default n_batch
 
 
 class _Looped(Exception):
@@ -153,6 +154,13 @@ class ScriptedBackend:
             # A round that never ends on its own: only a stop ends it.
             while True:
                 await play(Piece("text", ""))
+        # "prefill": N plays the reading of N prompt tokens, a batch at a time, first.
+        to_read = int(rnd.get("prefill") or 0)
+        for done in range(PREFILL_BATCH, to_read + PREFILL_BATCH, PREFILL_BATCH) if to_read > 0 else ():
+            if abort.is_set():
+                raise Aborted()
+            await (trio.sleep(delay) if delay else trio.lowlevel.checkpoint())
+            await emit(Piece("prefill", done=min(done, to_read), total=to_read))
         reasoning = str(rnd.get("reasoning") or "")
         text = str(rnd.get("text") or "")
         calls: list[CallOut] = []

@@ -69,16 +69,35 @@ LONG_FILLER = "The quick brown fox jumps over the lazy dog near the river bank. 
 
 
 class EvalCounter:
-    """Wraps the Llama's eval to record how many tokens each call decodes."""
+    """Wraps the Llama's eval to record how many tokens each call decodes, and its
+    sample to mark where the prompt's calls end (the backend decodes a long prompt a
+    batch at a time, a call each): `prompt` is the tokens decoded before the first sample."""
 
     def __init__(self, llm: Any) -> None:
         self.calls: list[int] = []
-        self._eval = llm.eval
+        self.prompt_calls: int | None = None
+        self._eval, self._sample = llm.eval, llm.sample
         llm.eval = self
+
+        def sample(*args: Any, **kwargs: Any) -> Any:
+            if self.prompt_calls is None:
+                self.prompt_calls = len(self.calls)
+            return self._sample(*args, **kwargs)
+
+        llm.sample = sample
 
     def __call__(self, tokens: Any) -> Any:
         self.calls.append(len(tokens))
         return self._eval(tokens)
+
+    @property
+    def prompt(self) -> int:
+        return sum(self.calls[: self.prompt_calls])
+
+    def reset(self) -> None:
+        """Before the next turn."""
+        self.calls.clear()
+        self.prompt_calls = None
 
 
 async def one_turn(
@@ -157,7 +176,7 @@ async def scenario(path: Path, kind: str, user: str, max_tokens: int) -> dict[st
             "tok1": tok1,
             "tok2": tok2,
             "added": tok2 - tok1,
-            "decoded": counter.calls[0] if counter.calls else 0,
+            "decoded": counter.prompt,
             "ttft1": ttft1,
             "ttft2": ttft2,
             "calls": [f"{c.name} {c.arguments}" for c in r1.tool_calls],
@@ -254,10 +273,10 @@ async def taking_turns(
 
         for _ in range(rounds):
             for k, msgs in convs.items():
-                counter.calls.clear()
+                counter.reset()
                 turn = TurnInput(tuple(msgs), max_tokens=max_tokens, temperature=0.0, cache_key=k)
                 r = await backend.generate(turn, emit, threading.Event())
-                turns[k].append((r.prompt_tokens, r.prefill_tokens, counter.calls[0] if counter.calls else 0))
+                turns[k].append((r.prompt_tokens, r.prefill_tokens, counter.prompt))
                 if backend.prompt_cache.last_switch is not None:
                     switches.append(backend.prompt_cache.last_switch)
                 msgs += [{"role": "assistant", "content": r.text}, {"role": "user", "content": NEXT_USER}]
