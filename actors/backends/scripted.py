@@ -159,7 +159,10 @@ class ScriptedBackend:
         for done in range(PREFILL_BATCH, to_read + PREFILL_BATCH, PREFILL_BATCH) if to_read > 0 else ():
             if abort.is_set():
                 raise Aborted()
-            await (trio.sleep(delay) if delay else trio.lowlevel.checkpoint())
+            if delay:
+                await trio.sleep(delay)
+            else:
+                await trio.lowlevel.checkpoint()
             await emit(Piece("prefill", done=min(done, to_read), total=to_read))
         reasoning = str(rnd.get("reasoning") or "")
         text = str(rnd.get("text") or "")
