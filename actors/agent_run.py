@@ -129,6 +129,11 @@ class AgentRun(AssistantStream):
                     if self.looped(result.repeated):
                         continue
                     return
+                if result.finish_reason == "length" and self.req.helper is None:
+                    # Cut by the token limit, not finished: said, and Resume goes on with it.
+                    self.t.notice(notices.CUT_OFF, "warn", "cut_off")
+                    self.end_reason = "cut_off"
+                    return
                 if self.goal_open() and self.nudge():
                     continue
                 return

@@ -27,7 +27,7 @@ from actors import notices, plans
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.env import Env
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
-from actors.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, PlanInfo, user_item
+from actors.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, PlanInfo, notice_item, user_item
 from actors.rules import kind_of
 from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
 from actors.runs import Run, RunRequest, new_run
@@ -42,7 +42,7 @@ SAVE_RETRY_FIRST_S = 0.5
 SAVE_RETRY_MAX_S = 30.0
 TITLE_CHARS = 60
 # How a run may have ended for `resume` to go on with it.
-RESUMABLE = ("stopped", "error", "max_rounds", "stuck")
+RESUMABLE = ("stopped", "error", "max_rounds", "stuck", "cut_off")
 
 
 # Messages of the mailbox.
@@ -459,6 +459,9 @@ class Conversation:
         if reason not in RESUMABLE:
             why = "no run has ended here yet" if reason is None else f"the last run ended {reason}"
             raise NothingToResume(f"There is nothing to resume: {why}. Send a message instead.")
+        if reason == "cut_off":
+            # The model reads why it is asked again with no new message: to go on.
+            self._t.upsert(attrs.evolve(notice_item(notices.CONTINUE_CUT, "info"), for_model=True), urgent=True)
         self._launch(RunRequest(local=msg.local))
 
     def _request_stop(self) -> trio.Event | None:

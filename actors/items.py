@@ -23,7 +23,8 @@ PlanState = Literal["drafting", "proposed", "approved", "rejected"]
 GoalState = Literal["active", "complete", "blocked"]
 # Why a run ended (`end_reason`): on the conversation and on the notice that ends it.
 EndReason = Literal[
-    "answered", "max_rounds", "stuck", "stopped", "error", "goal_complete", "goal_blocked", "plan_proposed", "question"
+    "answered", "max_rounds", "stuck", "stopped", "error", "goal_complete", "goal_blocked", "plan_proposed", "question",
+    "cut_off",
 ]
 
 KINDS: tuple[ItemKind, ...] = get_args(ItemKind)

@@ -121,6 +121,11 @@ LOOPED = (
     'The answer was cut: it kept repeating "{unit}" (a call it was writing was not run). '
     "Write it again, shorter, without repeating."
 )
+CUT_OFF = "The answer was cut off: it reached the token limit. Continue lets the model go on from where it stopped."
+CONTINUE_CUT = (
+    "Your last answer was cut off at the token limit. Go on from exactly where it stopped, "
+    "without writing again what it already says."
+)
 LOOPING_STUCK = (
     'The model kept repeating itself ("{unit}"; {n} answers in a row were cut), so the run stopped. '
     "Rephrase the request, or use a larger model."

@@ -318,3 +318,25 @@ async def test_stop_anywhere_then_resume_goes_on_with_a_whole_history(daemon, tm
     await wait_state(conv, "idle")
     assert conv.items[-1].text == "Going on." and conv.info.end_reason == "answered"
     assert history.well_formed(daemon.backend.turns[-1].messages) is None
+
+
+async def test_an_answer_cut_at_the_token_limit_is_said_and_continue_goes_on(daemon):
+    conv = await daemon.hub.create()
+    daemon.backend.push({"text": "Step 1: open the file. Step 2: find", "cut": True},
+                        {"text": " the line, and change it."})
+    await conv.send_message("how do I change a setting?")
+    await wait_state(conv, "idle")
+    assert conv.info.end_reason == "cut_off"
+    notice = conv.items[-1]
+    assert notice.kind == "notice" and notice.text == notices.CUT_OFF and notice.end_reason == "cut_off"
+    await conv.resume()  # the UI's Continue
+    await wait_state(conv, "idle")
+    assert conv.info.end_reason == "answered"
+    assert [i.kind for i in conv.items].count("user") == 1  # no new message from the person
+    sent = daemon.backend.turns[-1].messages
+    # The model reads its cut answer, then why it is asked again.
+    assert sent[-2]["role"] == "assistant" and sent[-2]["content"].endswith("Step 2: find")
+    assert notices.CONTINUE_CUT in sent[-1]["content"]
+    assert conv.items[-1].text == " the line, and change it."
+    with pytest.raises(NothingToResume, match="ended answered"):
+        await conv.resume()

@@ -9,7 +9,8 @@ A script is JSON::
     {"token_delay": 0.0, "context_chars": null, "default": {"text": "Done."},
      "rounds": [{"when": "deploy", "reasoning": "...", "text": "...",
                  "tool_calls": [{"name": "echo", "arguments": {"text": "hi"}}],
-                 "delay": 0.01, "fail": null, "repeat": 1, "prefill": 0}]}
+                 "delay": 0.01, "fail": null, "repeat": 1, "prefill": 0,
+                 "cut": false}]}
 
 A round is taken by the first turn whose last user message contains its `when` (or
 any turn when it has none); `repeat` plays it that many times. When no round fits,
@@ -200,7 +201,8 @@ class ScriptedBackend:
             text=text,
             reasoning=reasoning,
             tool_calls=tuple(calls),
-            finish_reason="tool_calls" if calls else "stop",
+            # "cut": the answer ended at the token limit, as a model's does.
+            finish_reason="length" if rnd.get("cut") else "tool_calls" if calls else "stop",
             prompt_tokens=len(prompt) // CHARS_PER_TOKEN,
             prefill_tokens=prefill,
             completion_tokens=produced,

@@ -11,7 +11,7 @@ import { alertLine, h } from "./dom.js";
 export const ASK_USER = "ask_user_question";
 
 // How a run may have ended for POST .../resume to go on with it (actors/conversation.py).
-export const RESUMABLE = new Set(["stopped", "error", "max_rounds", "stuck"]);
+export const RESUMABLE = new Set(["stopped", "error", "max_rounds", "stuck", "cut_off"]);
 
 const END_TEXT = {
   answered: "Run finished: the agent answered.",
@@ -23,6 +23,7 @@ const END_TEXT = {
   goal_blocked: "Run ended: the goal is blocked.",
   plan_proposed: "Run ended: a plan waits for your approval.",
   question: "Run ended: a question waits for your answer.",
+  cut_off: "Run ended: the answer was cut off at the token limit.",
 };
 
 const TODO_MARKS = { completed: "✓", in_progress: "▸", pending: "" };
@@ -177,9 +178,12 @@ export function renderRunEnd(info, { resumable, busy, error, onResume }) {
   return h(`div.run-end.reason-${reason}`, { "data-reason": reason },
     h("p.run-end-text", { id: textId }, END_TEXT[reason] || `Run ended: ${reason.replaceAll("_", " ")}.`),
     // Not `disabled` while busy: the keyboard stays on it until the run goes on.
+    // An answer cut at the token limit goes on where it stopped: Continue.
     resumable
       ? h("button.resume", { type: "button", "aria-disabled": busy ? "true" : null, "aria-describedby": textId,
-          title: "Go on where the run was, without a new message", onclick: onResume }, busy ? "Resuming…" : "Resume")
+          title: reason === "cut_off" ? "Let the model go on with its answer from where it was cut"
+            : "Go on where the run was, without a new message", onclick: onResume },
+        busy ? (reason === "cut_off" ? "Continuing…" : "Resuming…") : reason === "cut_off" ? "Continue" : "Resume")
       : null,
     alertLine(error));
 }
