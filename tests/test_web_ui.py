@@ -7,6 +7,7 @@ to any host but the daemon. The screenshots land in docs/screenshots/.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -41,6 +42,29 @@ def task(description, prompt, kind="explore"):
     return {"name": "task", "arguments": {"description": description, "prompt": prompt, "subagent_type": kind}}
 
 
+RICH_ANSWER = """## Garden report
+
+| Bed | Plants | Watered |
+|:----|-------:|:-------:|
+| North | 12 | yes |
+| South | 7 | no |
+
+- [x] weed the beds
+- [ ] water the south bed
+  - before noon
+  - with the can, not the hose
+
+1. Fill the can:
+
+   ```sh
+   # one full can
+   fill --litres 10 can_1
+   ```
+
+2. Carry it to the [south bed](https://example.com/_beds_/south_(bed)).
+
+Mind 2 \\* 3 \\* 4 beds, `raw_name`: see <https://example.com/a_b> and ![the plan](https://images.example/plan.png)."""
+STREAMED_CODE = "```python\nprint('hi')  # say it\n```\n\n"
 GNOMES_ANSWER = "Gnome count: 3 (Alfred by the pond, Bertha under the apple tree, Cecil at the gate)."
 PLANK = "Stacked the {n} plank on the pile, square and level. "
 
@@ -159,6 +183,13 @@ SCRIPT = {
         # A call a hook blocks.
         {"when": "echo a greeting", "tool_calls": [{"name": "echo", "arguments": {"text": "hello"}}]},
         {"when": "echo a greeting", "text": "A hook said no."},
+        # Answers in Markdown (tests below `test_markdown_renders_hostile_text_inert`).
+        {"when": "show a rich answer", "text": RICH_ANSWER},
+        {"when": "link the notes", "text": "See [the notes](notes/todo.md), or [this section](#usage)."},
+        {"when": "stream some code", "delay": 0.02, "text": STREAMED_CODE + numbered("More words after it. ", 30)},
+        {"when": "warm up first", "text": "Warmed up."},
+        {"when": "tell a joke", "text": "Why did the **gnome** cross the road? To get to the *other* garden."},
+        {"when": "tell a joke", "text": "A second joke, regenerated."},
     ],
 }
 
@@ -911,11 +942,24 @@ def test_static_files_and_their_headers(tmp_path):
             r = c.get(f"/static/{name}")
             assert r.status_code == 200 and r.headers["content-type"].startswith(ctype), name
             assert r.headers["content-security-policy"] == csp
-        # every module the page imports is served (no build step, nothing from elsewhere)
-        for module in re.findall(r'from "\./([\w-]+\.js)"', c.get("/static/app.js").text):
-            assert c.get(f"/static/{module}").status_code == 200, module
+        # every module the page imports is served as JavaScript, the vendored ones too (no
+        # build step, nothing from elsewhere)
+        seen, todo = set(), ["app.js"]
+        while todo:
+            module = todo.pop()
+            r = c.get(f"/static/{module}")
+            assert r.status_code == 200 and r.headers["content-type"] == "text/javascript; charset=utf-8", module
+            seen.add(module)
+            for imported in re.findall(r'^import [^;]*?from "\./([\w/.-]+\.m?js)"', r.text, re.M):
+                path = (Path(module).parent / imported).as_posix()
+                if path not in seen:
+                    todo.append(path)
+        assert {"markdown.js", "vendor/marked/marked.esm.js", "vendor/dompurify/purify.es.mjs",
+                "vendor/highlight/core.js", "vendor/highlight/languages/python.min.js"} <= seen
         for bad in ("/static/..%2Fapp.py", "/static/.hidden.js", "/static/routes", "/static/nothing.js",
-                    "/static/web.py", "/static/"):
+                    "/static/web.py", "/static/", "/static/vendor/..%2F..%2Froutes%2Fweb.py",
+                    "/static/vendor/%2E%2E/app.js", "/static/vendor//marked/marked.esm.js",
+                    "/static/vendor/.hidden/x.js", "/static/vendor/README.md", "/static/vendor/marked/LICENSE"):
             r = c.get(bad)
             assert r.status_code == 404 and r.json()["code"] == "not_found", bad
         # nothing in the UI names another host
@@ -923,6 +967,32 @@ def test_static_files_and_their_headers(tmp_path):
             text = c.get("/" if name == "index.html" else f"/static/{name}").text
             assert not re.search(r"(src|href)=\"(https?:)?//", text), name
             assert "@import" not in text and "fonts.googleapis" not in text, name
+
+
+VENDOR = Path(__file__).resolve().parent.parent / "bmoe_daemon" / "web" / "vendor"
+VENDORED = {"marked": "18.2.1", "dompurify": "3.5.0", "@highlightjs/cdn-assets": "11.12.0"}
+
+
+def test_the_vendored_modules_are_the_files_their_notes_name():
+    """Without a browser: web/vendor/README.md names every vendored file with its SHA-256
+    and each package's version, so a file changed, added or left unnamed there fails."""
+    notes = (VENDOR / "README.md").read_text()
+    named = {path: digest for digest, path in re.findall(r"^([0-9a-f]{64})  (\S+)$", notes, re.M)}
+    here = {p.relative_to(VENDOR).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in VENDOR.rglob("*") if p.is_file() and p.name != "README.md"}
+    assert here == named
+    for package, version in VENDORED.items():
+        assert f"| {package} " in notes and f" | {version} | " in notes, package
+    heads = {path: (VENDOR / path).read_text()[:300] for path in ("marked/marked.esm.js", "dompurify/purify.es.mjs",
+                                                                  "highlight/core.js")}
+    assert f"marked v{VENDORED['marked']}" in heads["marked/marked.esm.js"]
+    assert f"DOMPurify {VENDORED['dompurify']}" in heads["dompurify/purify.es.mjs"]
+    assert f"Highlight.js v{VENDORED['@highlightjs/cdn-assets']}" in heads["highlight/core.js"]
+    grammars = sorted(VENDOR.glob("highlight/languages/*.js"))
+    assert grammars and all(f"Highlight.js {VENDORED['@highlightjs/cdn-assets']} */" in p.read_text()[:200]
+                            for p in grammars)
+    # each package's licence beside it
+    assert {p.parent.name for p in VENDOR.glob("*/LICENSE")} == {"marked", "dompurify", "highlight"}
 
 
 def test_the_daemon_key_is_asked_once(browser, tmp_path):
@@ -965,6 +1035,16 @@ HOSTILE = [
     "- <iframe src=//evil>\n- _<a href=x>_",
     '# <style>body{display:none}</style>',
     "https://ok.example/?q=<script>",
+    "![x](https://evil.example/t.png)",
+    "![x](javascript:alert(1))",
+    "![x](data:image/svg+xml;base64,PHN2Zz4=)",
+    "[x](//evil.example/)",
+    "[x](vbscript:msgbox(1))",
+    "[x](<java\tscript:alert(1)>)",
+    "[x](file:///etc/passwd)",
+    '<a href="javascript:alert(1)">x</a>',
+    '| <img src=x onerror=alert(1)> | b |\n|---|---|\n| [x](javascript:alert(1)) | c |',
+    "- [ ] <button onclick=alert(1)>x</button>",
 ]
 
 
@@ -976,7 +1056,10 @@ def test_markdown_renders_hostile_text_inert(open_page):
         """async (inputs) => {
           const md = await import("/static/markdown.js");
           const allowed = new Set(["P", "BR", "STRONG", "EM", "DEL", "CODE", "PRE", "SPAN", "A", "UL", "OL", "LI",
-                                   "H3", "H4", "H5", "H6", "BLOCKQUOTE", "HR"]);
+                                   "H3", "H4", "H5", "H6", "BLOCKQUOTE", "HR", "TABLE", "THEAD", "TBODY", "TR", "TH",
+                                   "TD", "INPUT", "DIV", "BUTTON"]);
+          const attributes = ["class", "href", "target", "rel", "data-lang", "data-file", "title", "type", "disabled",
+                              "checked", "aria-label", "align", "start"];
           const bad = [];
           for (const text of inputs) {
             const t = document.createElement("template");
@@ -984,21 +1067,238 @@ def test_markdown_renders_hostile_text_inert(open_page):
             for (const el of t.content.querySelectorAll("*")) {
               if (!allowed.has(el.tagName)) bad.push([text, el.tagName]);
               for (const a of el.attributes) {
-                if (!["class", "href", "target", "rel", "data-lang"].includes(a.name)) bad.push([text, a.name]);
+                if (!attributes.includes(a.name)) bad.push([text, a.name]);
               }
               const href = el.getAttribute("href");
               if (el.tagName === "A" && !/^https?:/.test(href)) bad.push([text, href]);
               if (el.tagName === "A" && !/noopener/.test(el.getAttribute("rel"))) bad.push([text, "rel"]);
+              if (el.tagName !== "A" && el.hasAttribute("href")) bad.push([text, el.tagName, "href"]);
+              if (el.tagName === "INPUT" && (el.type !== "checkbox" || !el.disabled)) bad.push([text, "input"]);
+              if (el.tagName === "BUTTON" && el.type !== "button") bad.push([text, "button type"]);
+              const file = el.getAttribute("data-file");
+              const scheme = /^[a-z][a-z0-9+.-]*:|^\\/\\//i;
+              if (file !== null && scheme.test(file.replace(/\\s/g, ""))) bad.push([text, file]);
             }
           }
           const sample = md.renderMarkdown("```python\\ndef f():  # note\\n    return 'x'\\n```");
-          return { bad, sample };
+          const shown = md.renderMarkdown("<script>alert(1)</script> and <b>bold</b>");
+          return { bad, sample, shown };
         }""",
         HOSTILE,
     )
     assert report["bad"] == []
     assert '<span class="tok-keyword">def</span>' in report["sample"]
     assert '<span class="tok-comment"># note</span>' in report["sample"]
+    # raw HTML is shown as the text it is, not dropped
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report["shown"] and "&lt;b&gt;bold&lt;/b&gt;" in report["shown"]
+
+
+SAMPLE_ID = "md-sample"
+
+
+def rendered(page, text):
+    """`text` as markdown.js renders it, put into the live page (where an image in it would
+    be fetched, and a link followed): a locator on what it became."""
+    page.evaluate(
+        """async ([text, id]) => {
+          const md = await import("/static/markdown.js");
+          document.getElementById(id)?.remove();
+          const box = document.createElement("div");
+          box.id = id;
+          box.className = "markdown";
+          box.innerHTML = md.renderMarkdown(text);
+          document.getElementById("main").prepend(box);
+        }""",
+        [text, SAMPLE_ID],
+    )
+    return page.locator(f"#{SAMPLE_ID}")
+
+
+def test_markdown_a_link_keeps_the_underscores_of_its_address(open_page):
+    box = rendered(open_page(), "Read [the docs](https://example.com/_foo_/bar_baz) first.")
+    link = box.get_by_role("link", name="the docs")
+    assert link.get_attribute("href") == "https://example.com/_foo_/bar_baz"
+    assert link.get_attribute("target") == "_blank" and link.get_attribute("rel") == "noopener noreferrer"
+    assert box.locator("em").count() == 0
+    assert box.inner_text() == "Read the docs first."
+
+
+def test_markdown_a_bare_address_keeps_its_underscores(open_page):
+    box = rendered(open_page(), "It lives at https://example.com/_private_/c_d now, and _this_ is stressed.")
+    link = box.get_by_role("link")
+    assert link.get_attribute("href") == "https://example.com/_private_/c_d"
+    assert link.inner_text() == "https://example.com/_private_/c_d"
+    assert box.locator("em").all_inner_texts() == ["this"]
+
+
+def test_markdown_an_address_with_parentheses_is_kept_whole(open_page):
+    box = rendered(open_page(), "See [Foo](https://en.wikipedia.org/wiki/Foo_(bar)) or "
+                                "https://en.wikipedia.org/wiki/Baz_(qux) (either).")
+    hrefs = box.get_by_role("link").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    assert hrefs == ["https://en.wikipedia.org/wiki/Foo_(bar)", "https://en.wikipedia.org/wiki/Baz_(qux)"]
+    assert box.inner_text().endswith("(either).")
+
+
+def test_markdown_a_table_is_a_table(open_page):
+    box = rendered(open_page(), "Sizes:\n\n| Name | Size |\n|:-----|-----:|\n| a.txt | 12 |\n| b.txt | 7 |\n")
+    table = box.get_by_role("table")
+    assert table.get_by_role("columnheader").all_inner_texts() == ["Name", "Size"]
+    assert table.get_by_role("cell").all_inner_texts() == ["a.txt", "12", "b.txt", "7"]
+    assert table.locator("td").nth(1).get_attribute("align") == "right"
+    assert "|" not in box.inner_text()
+
+
+def test_markdown_a_nested_list_nests(open_page):
+    box = rendered(open_page(), "- fruit\n  - apple\n  - pear\n    1. ripe\n- bread\n")
+    outer = box.locator(":scope > ul > li")
+    assert outer.count() == 2
+    inner = outer.first.locator(":scope > ul > li")
+    assert inner.evaluate_all("els => els.map(e => e.firstChild.textContent.trim())") == ["apple", "pear"]
+    assert inner.nth(1).locator(":scope > ol > li").inner_text() == "ripe"
+
+
+def test_markdown_a_numbered_list_goes_on_after_a_code_block(open_page):
+    page = open_page()
+    # a fenced block inside an item: one list, its numbers unbroken
+    box = rendered(page, "1. Make the folder:\n\n   ```sh\n   mkdir out\n   ```\n\n2. Go in.\n3. Build.\n")
+    assert box.locator("ol").count() == 1
+    assert box.locator("ol > li").count() == 3
+    assert box.locator("ol > li").first.locator("pre code").inner_text() == "mkdir out"
+    # a block between two lists: the second starts at the number written
+    box = rendered(page, "1. Make the folder.\n\n```sh\nmkdir out\n```\n\n2. Go in.\n3. Build.\n")
+    assert box.locator("ol").evaluate_all("els => els.map(e => [e.start, e.children.length])") == [[1, 1], [2, 2]]
+
+
+def test_markdown_a_backslash_escape_is_taken_literally(open_page):
+    box = rendered(open_page(), "Use 2 \\* 3 \\* 4, \\_not stressed\\_, and \\# not a heading.")
+    assert box.inner_text() == "Use 2 * 3 * 4, _not stressed_, and # not a heading."
+    assert box.locator("em, strong, h3").count() == 0
+
+
+def test_markdown_task_list_items_have_disabled_checkboxes(open_page):
+    box = rendered(open_page(), "- [x] dig\n- [ ] plant\n- not a task\n")
+    boxes = box.get_by_role("checkbox")
+    assert boxes.count() == 2
+    assert [boxes.nth(i).is_checked() for i in range(2)] == [True, False]
+    assert all(boxes.nth(i).is_disabled() for i in range(2))
+    assert "[ ]" not in box.inner_text() and "[x]" not in box.inner_text()
+
+
+def test_markdown_an_address_in_angle_brackets_is_a_link(open_page):
+    box = rendered(open_page(), "Mail <gnome@example.com> or open <https://example.com/a_b?x=1&y=2>.")
+    hrefs = box.get_by_role("link").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    assert hrefs == ["mailto:gnome@example.com", "https://example.com/a_b?x=1&y=2"]
+    assert box.inner_text() == "Mail gnome@example.com or open https://example.com/a_b?x=1&y=2."
+
+
+def test_markdown_an_image_is_never_fetched(open_page):
+    page = open_page()
+    box = rendered(page, "![a cat](https://images.example/cat.png) ![a dot](data:image/png;base64,iVBORw0KGgo=) "
+                         "![the plot](out/plot.png)")
+    page.wait_for_timeout(300)  # time for an image to be asked for, were there one
+    assert box.locator("img").count() == 0
+    cat = box.get_by_role("link", name="Image: a cat")
+    assert cat.get_attribute("href") == "https://images.example/cat.png" and cat.get_attribute("target") == "_blank"
+    assert box.get_by_role("button", name="Image: the plot").get_attribute("data-file") == "out/plot.png"
+    assert "a dot" in box.inner_text()
+    # the page fixture fails the test on any request to another host
+
+
+def test_an_answers_relative_link_opens_the_workspace_files_preview(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Linked notes")
+    (tmp_path / "linked-notes" / "notes").mkdir()
+    (tmp_path / "linked-notes" / "notes" / "todo.md").write_text("Buy more gnomes.\n")
+    send(page, "link the notes")
+    answer = page.get_by_role("article", name="Answer").filter(has_text="See the notes")
+    answer.wait_for()
+    at = page.url
+    answer.get_by_role("button", name="the notes").click()
+    dialog = page.locator("#preview-dialog")
+    dialog.get_by_role("heading", name="notes/todo.md").wait_for()
+    page.frame_locator("#preview-dialog iframe").get_by_text("Buy more gnomes.").wait_for()
+    assert dialog.locator("iframe").get_attribute("src").endswith("/file?path=notes%2Ftodo.md")
+    page.get_by_role("button", name="Close preview").click()
+    # a fragment stays in the answer: the page does not go elsewhere
+    answer.get_by_role("link", name="this section").click()
+    page.wait_for_timeout(200)
+    assert page.url == at
+
+
+def clipboard(page):
+    return page.evaluate("navigator.clipboard.readText()")
+
+
+def allow_clipboard(page, daemon):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=daemon.url)
+
+
+def test_a_code_block_shows_its_language_and_copies_while_the_answer_streams(open_page, daemon, tmp_path):
+    page, _ = in_a_workspace(open_page, tmp_path, "Streamed code")
+    allow_clipboard(page, daemon)
+    send(page, "stream some code")
+    answer = page.get_by_role("article", name="Answer").last
+    block = answer.locator(".code-block")
+    answer.filter(has_text="More words").wait_for()  # the block is closed, the answer goes on
+    assert answer.get_attribute("aria-busy") == "true"
+    assert block.locator(".code-lang").inner_text() == "python"
+    copy = block.get_by_role("button", name="Copy the python code")
+    copy.evaluate("b => { b.probe = 'kept'; }")  # the same button, or a new one drawn since
+    copy.click()
+    assert clipboard(page) == "print('hi')  # say it"
+    assert copy.inner_text() == "Copied"
+    length = len(answer.inner_text())
+    wait_until(lambda: len(answer.inner_text()) > length + 40, what="more of the answer")
+    assert answer.get_attribute("aria-busy") == "true"
+    # the finished block was not drawn again as the answer grew: the same button, still saying so
+    assert copy.evaluate("b => b.probe") == "kept"
+    answer.and_(page.locator("[aria-busy='false']")).wait_for()
+    assert copy.evaluate("b => b.probe") == "kept"
+    assert block.locator("pre.code .tok-keyword, pre.code .tok-built_in").count() >= 1
+
+
+def test_an_answer_is_copied_and_the_last_one_regenerated(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Jokes")
+    allow_clipboard(page, daemon)
+    send(page, "warm up first")
+    page.get_by_role("article", name="Answer").filter(has_text="Warmed up.").wait_for()
+    send(page, "tell a joke")
+    joke = page.get_by_role("article", name="Answer").filter(has_text="cross the road")
+    joke.get_by_role("button", name="Regenerate this answer").wait_for()
+    first = page.get_by_role("article", name="Answer").first
+    assert first.get_by_role("button", name="Copy this answer").is_visible()
+    assert first.get_by_role("button", name="Regenerate this answer").count() == 0 or \
+        first.get_by_role("button", name="Regenerate this answer").is_hidden()
+    joke.get_by_role("button", name="Copy this answer").click()
+    assert clipboard(page) == "Why did the **gnome** cross the road? To get to the *other* garden."  # the Markdown
+    joke.get_by_role("button", name="Regenerate this answer").click()
+    page.get_by_role("article", name="Answer").filter(has_text="A second joke, regenerated.").wait_for()
+    wait_until(lambda: page.get_by_role("article", name="Answer").filter(has_text="cross the road").count() == 0,
+               what="the old answer to go")
+    items = [(i["kind"], i.get("text")) for i in conversation(daemon, cid)["items"]]
+    assert items[-2:] == [("user", "tell a joke"), ("assistant", "A second joke, regenerated.")]
+    assert [k for k, _ in items].count("user") == 2  # an edit of the message, not a new one
+    regenerate = page.get_by_role("button", name="Regenerate this answer")
+    wait_until(lambda: regenerate.count() == 1 and regenerate.is_enabled(), what="Regenerate on the new answer")
+
+
+def test_a_rich_answer_in_the_conversation(open_page, daemon, tmp_path):
+    page, _ = in_a_workspace(open_page, tmp_path, "Garden report")
+    send(page, "show a rich answer")
+    answer = page.get_by_role("article", name="Answer").filter(has_text="Garden report")
+    answer.and_(page.locator("[aria-busy='false']")).wait_for()
+    assert answer.get_by_role("heading", name="Garden report").evaluate("h => h.tagName") == "H4"
+    assert answer.get_by_role("table").get_by_role("row").count() == 3
+    assert [answer.get_by_role("checkbox").nth(i).is_checked() for i in range(2)] == [True, False]
+    assert answer.locator("ul ul > li").count() == 2
+    assert answer.locator("ol > li").count() == 2 and answer.locator("ol > li pre.code").count() == 1
+    assert answer.locator(".code-lang").inner_text() == "sh"
+    assert answer.get_by_role("link", name="south bed").get_attribute("href") == \
+        "https://example.com/_beds_/south_(bed)"
+    assert answer.get_by_role("link", name="https://example.com/a_b").count() == 1
+    assert answer.get_by_role("link", name="Image: the plan").count() == 1 and answer.locator("img").count() == 0
+    assert "2 * 3 * 4 beds" in answer.inner_text()
+    answer.scroll_into_view_if_needed()
+    screenshot(page, "desktop-rich-answer")
 
 
 # ---- plans, goals, always-allow rules, hooks, compaction ----
@@ -1058,7 +1358,8 @@ def test_a_plan_is_approved_from_its_card_and_the_run_goes_on(open_page, daemon,
     page.get_by_role("article", name="Answer").filter(has_text="Carrying out the plan: the garden is tidy.").wait_for()
     assert plan.get_attribute("data-state") == "done"
     assert plan.locator(".plan-outcome").inner_text() == "You approved it: the agent carries it out."
-    assert plan.get_by_role("button").count() == 0
+    # nothing left to decide: only the plan's code block's Copy
+    assert plan.get_by_role("button").all_inner_texts() == ["Copy"]
     assert page.locator(".composer [role=alert]").is_hidden()  # the refusal spoke of the run before
     planning.wait_for(state="hidden")
     assert not switch.is_checked()

@@ -1,4 +1,5 @@
-"""The web UI: `/` and `/static/<file>`, plain files from bmoe_daemon/web/.
+"""The web UI: `/` and `/static/<path>`, plain files from bmoe_daemon/web/ (the
+third-party modules it imports under web/vendor/, see its README.md).
 
 The UI uses only the public API and `/api/events`, so it needs nothing the routes do
 not give any client. Its pages run under a strict Content-Security-Policy: script,
@@ -29,6 +30,7 @@ UI_CSP = (
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",  # DOMPurify's ES module build is named so
     ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml",
     ".png": "image/png",
@@ -46,11 +48,13 @@ def _headers(resp: Response) -> Response:
 
 
 def _file(name: str) -> Path:
-    """A file directly in the web folder: no folders, no dots that lead out, a known type."""
-    if not name or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
+    """A file of the web folder, in a subfolder or not: no part empty or starting with a
+    dot (so none leads out), no backslash or NUL, a known type, nothing behind a link."""
+    parts = name.split("/")
+    if any(not part or part.startswith(".") or "\\" in part or "\0" in part for part in parts):
         raise NotFoundError("There is no such file in the web UI.")
-    path = WEB_DIR / name
-    if path.suffix not in CONTENT_TYPES or not path.is_file():
+    path = WEB_DIR.joinpath(*parts)
+    if path.suffix not in CONTENT_TYPES or not path.is_file() or not path.resolve().is_relative_to(WEB_DIR):
         raise NotFoundError("There is no such file in the web UI.")
     return path
 
@@ -65,6 +69,6 @@ async def get_index() -> Response:
     return await _serve(_file("index.html"))
 
 
-@bp.get("/static/<name>")
+@bp.get("/static/<path:name>")
 async def get_static(name: str) -> Response:
     return await _serve(_file(name))

@@ -1,10 +1,10 @@
 // The items of a conversation: the person's messages (with Edit), the agent's
-// answers (with what each cost in tokens), and the cards of its calls and its
-// notices: a tool card (its diff, command or arguments; Approve, Always allow with the
-// exact rule the daemon offers, Deny; the rule that let it run without a card), the
-// plan card (the plan in Markdown, its revision, Approve, Reject with a feedback box)
-// and a notice, with a compaction's fold over the items it summarised. A helper's
-// task card is helpers.js's.
+// answers (with Copy, Regenerate on the last one, and what each cost in tokens), and
+// the cards of its calls and its notices: a tool card (its diff, command or
+// arguments; Approve, Always allow with the exact rule the daemon offers, Deny; the
+// rule that let it run without a card), the plan card (the plan in Markdown, its
+// revision, Approve, Reject with a feedback box) and a notice, with a compaction's
+// fold over the items it summarised. A helper's task card is helpers.js's.
 //
 // Pure drawing, as run.js: each function takes the item and what the view keeps for
 // it (an action on its way, the daemon's refusal, a draft) and answers an element.
@@ -112,8 +112,19 @@ export function renderLoadingAnswer() {
     loadingLine(), h("span.cursor", { "aria-hidden": "true" }));
 }
 
-// `loadingModel`: the model is being loaded for this answer (it has no words yet).
-export function renderAssistant(item, { loadingModel } = {}) {
+// A finished answer's Copy (its Markdown) and, on the conversation's last answer,
+// Regenerate. `onRegenerate`: null where there is none (a helper's answer).
+function answerActions({ onCopy, onRegenerate, last, busy }) {
+  return h("div.item-actions.answer-actions", {},
+    onCopy ? h("button.quiet.copy-answer", { type: "button", "aria-label": "Copy this answer", "data-focus": "copy",
+      onclick: (ev) => onCopy(ev.currentTarget) }, "Copy") : null,
+    onRegenerate ? h("button.quiet.regenerate", { type: "button", "aria-label": "Regenerate this answer",
+      "data-focus": "regenerate", disabled: busy, hidden: !last, onclick: onRegenerate }, "Regenerate") : null);
+}
+
+// `loadingModel`: the model is being loaded for this answer (it has no words yet);
+// `onCopy(button)`, `onRegenerate()`, `last` and `busy`: answerActions'.
+export function renderAssistant(item, { loadingModel, ...actions } = {}) {
   if (!item.text && !item.reasoning && !item.streaming) return h("div.item.assistant.empty", { hidden: true });
   const streaming = Boolean(item.streaming);
   return h("article.item.assistant", { "aria-label": "Answer", "aria-busy": streaming ? "true" : "false",
@@ -126,6 +137,7 @@ export function renderAssistant(item, { loadingModel } = {}) {
       : null,
     item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
     streaming ? h("span.cursor", { "aria-hidden": "true" }) : null,
+    !streaming && item.text ? answerActions(actions) : null,
     !streaming && item.usage ? usageLine(item.usage) : null);
 }
 

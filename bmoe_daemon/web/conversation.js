@@ -19,6 +19,7 @@ import { ConversationHeader } from "./header.js";
 import { HelperItems, isTask } from "./helpers.js";
 import { layoutOf, renderItem } from "./items.js";
 import { modelMemory, watchModelMemory } from "./modelstate.js";
+import { keepRenderedIn, onRenderedClick } from "./rendered.js";
 import { isOpenQuestion, newlyCompleted, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
 import { attempt, problem, shell, toast } from "./ui.js";
 
@@ -282,6 +283,7 @@ export class ConversationView {
     this.keepScroll(() => {
       ids.forEach((i) => this.drawItem(this.byId.get(i)));
       if (ids.some((i) => this.byId.get(i)?.compacted || this.byId.get(i)?.compaction)) this.layout();
+      this.markLastAnswer();
       this.renderEnd();
     });
     this.updateComposer();
@@ -300,6 +302,8 @@ export class ConversationView {
   build() {
     this.header = new ConversationHeader(this);
     this.log = h("div.log", { role: "log", "aria-label": "Messages", "aria-live": "polite", tabindex: "0" });
+    // rendered Markdown's own clicks: a code block's Copy, a workspace file's link
+    this.log.addEventListener("click", (ev) => onRenderedClick(ev, { preview: (file) => this.preview(file) }));
     this.endEl = h("div.run-end-slot", { hidden: true });
     this.pendingEl = h("div.pending-answer-slot", { hidden: true });
     this.unwatch = watchModelMemory(() => this.memoryChanged());
@@ -349,7 +353,7 @@ export class ConversationView {
       : this.helpers.waiting().length ? "helper" : null;
     this.composer.update({ busy, sending: this.sending, stopping: this.stopping, waiting,
       planMode: this.info && this.info.plan_mode, agentTools: this.agentTools });
-    for (const btn of this.log.querySelectorAll("button.edit")) btn.disabled = busy;
+    for (const btn of this.log.querySelectorAll("button.edit, button.regenerate")) btn.disabled = busy;
     this.contextBar.render();
   }
 
@@ -496,7 +500,9 @@ export class ConversationView {
     const el = open && this.cardEl(open.id);
     if (!el) return;
     el.scrollIntoView({ block: "nearest" });
-    (el.querySelector("button.option, button.primary, input, button") || el).focus();
+    // its own controls, not a button inside the Markdown it shows (a code block's Copy)
+    const controls = [...el.querySelectorAll("button.option, button.primary, input, button")];
+    (controls.find((c) => !c.closest(".markdown")) || el).focus();
   }
 
   // The plan card's feedback box opened or closed: the keyboard goes with it.
@@ -509,6 +515,32 @@ export class ConversationView {
   startEdit(item) {
     this.editing = item.id;
     this.drawItem(item);
+  }
+
+  // The answer Regenerate offers: the last of the conversation's own, unless the person
+  // wrote since. Tool cards and notices after it do not count.
+  lastAnswerId() {
+    for (let at = this.items.length - 1; at >= 0; at--) {
+      const item = this.items[at];
+      if (item.kind === "user") return null;
+      if (item.kind === "assistant" && item.text && !item.streaming) return item.id;
+    }
+    return null;
+  }
+
+  // Regenerate shows on the last answer only: the one before a new answer hides it.
+  markLastAnswer() {
+    const last = this.lastAnswerId();
+    for (const btn of this.log.querySelectorAll("button.regenerate"))
+      btn.hidden = btn.closest("[data-item]")?.dataset.item !== last;
+  }
+
+  // A new answer in place of `answer`: the message it answered sent again as it was
+  // (an edit: that answer and everything after it go).
+  regenerate(answer) {
+    const at = this.items.indexOf(answer);
+    const asked = this.items.slice(0, Math.max(at, 0)).reverse().find((i) => i.kind === "user");
+    if (asked) this.resend(asked, asked.text || "");
   }
 
   async resend(item, text) {
@@ -541,6 +573,7 @@ export class ConversationView {
       this.log.prepend(h("p.muted.empty-log", {}, "Nothing here yet. Write a message below."));
     for (const item of this.items) this.drawItem(item);
     this.layout();
+    this.markLastAnswer();
     this.renderEnd();
     this.log.scrollTop = this.log.scrollHeight;
   }
@@ -585,12 +618,14 @@ export class ConversationView {
         const same = el.querySelector(`details[data-key="${d.dataset.key}"]`);
         if (same) same.open = true;
       }
-      const held = old.contains(document.activeElement);
-      const focused = held ? document.activeElement.dataset.focus : null;
+      const held = old.contains(document.activeElement) ? document.activeElement : null;
+      const focused = held ? held.dataset.focus : null;
+      keepRenderedIn(old, el); // what a streaming answer finished stays as it was (a code block's Copy)
       old.replaceWith(el);
       const again = focused ? el.querySelector(`[data-focus="${focused}"]`) : null;
+      if (held && el.contains(held)) held.focus({ preventScroll: true });
       // the control the keyboard was on went (a card answered): stay on the card
-      if (again && !again.disabled && !again.hidden) again.focus();
+      else if (again && !again.disabled && !again.hidden) again.focus();
       else if (held && el.hasAttribute("tabindex")) el.focus();
     } else {
       this.log.querySelector(".empty-log")?.remove();

@@ -8,6 +8,7 @@
 import { h } from "./dom.js";
 import { PLAN_TOOL, renderAssistant, renderNotice, renderPlan, renderTool, renderUser } from "./cards.js";
 import { renderTask, renderTaskMessage, scoped, TASK_TOOL } from "./helpers.js";
+import { copyFrom } from "./rendered.js";
 import { ASK_USER, renderQuestion } from "./run.js";
 
 // The items in the order they are shown: a compaction's notice heads the items it
@@ -50,7 +51,11 @@ export function renderItem(view, item) {
         },
         onResend: (text) => view.resend(item, text) });
     case "assistant":
-      return renderAssistant(item, { loadingModel: view.loadingModel });
+      return renderAssistant(item, { loadingModel: view.loadingModel,
+        onCopy: (button) => copyFrom(button, item.text || ""),
+        // the conversation's own answers; a helper's is not the person's to regenerate
+        onRegenerate: view.byId.get(item.id) === item ? () => view.regenerate(item) : null,
+        last: view.lastAnswerId() === item.id, busy: view.running });
     case "tool":
       return renderCard(view, item);
     case "notice":

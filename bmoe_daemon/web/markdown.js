@@ -1,10 +1,42 @@
-// A small, safe Markdown renderer and code highlighter.
+// Markdown to safe HTML (answers, plans, summaries), the code highlighter, and diffs.
 //
-// Safety: every character of the input is HTML-escaped before any markup is added,
-// and the only markup added is a fixed set of tags without style or event
-// attributes. A link keeps only http(s), mailto, a fragment or a relative path, and
-// opens with rel="noopener noreferrer". The page's Content-Security-Policy forbids
-// inline script besides.
+// CommonMark with GitHub's extensions (tables, task lists, strikethrough, bare
+// addresses) is marked's; code is highlighted by highlight.js's core with the
+// languages below; DOMPurify then sanitizes what came out, a second line behind the
+// renderer's own rules, which are:
+// - raw HTML in the text is shown as the text it is, never taken as markup;
+// - a link keeps an href only for http(s) (a new tab, rel="noopener noreferrer"),
+//   mailto and a fragment; a relative one names a workspace file: a button
+//   (data-file) that rendered.js opens in the file preview, since the daemon has no
+//   page at that address; any other scheme (javascript:, data:, file:) leaves the text;
+// - an image is never loaded (the page's Content-Security-Policy lets images come only
+//   from the daemon, and a model's image address could be anywhere): it is a link to
+//   the image, a file button, or its alt text.
+// What the rendered HTML does once on the page (Copy, the file preview, a fragment) is
+// rendered.js's. The vendored modules, their versions and licences: vendor/README.md.
+
+import { Marked } from "./vendor/marked/marked.esm.js";
+import DOMPurify from "./vendor/dompurify/purify.es.mjs";
+import hljs from "./vendor/highlight/core.js";
+import bash from "./vendor/highlight/languages/bash.min.js";
+import c from "./vendor/highlight/languages/c.min.js";
+import cpp from "./vendor/highlight/languages/cpp.min.js";
+import csharp from "./vendor/highlight/languages/csharp.min.js";
+import css from "./vendor/highlight/languages/css.min.js";
+import diff from "./vendor/highlight/languages/diff.min.js";
+import go from "./vendor/highlight/languages/go.min.js";
+import ini from "./vendor/highlight/languages/ini.min.js";
+import java from "./vendor/highlight/languages/java.min.js";
+import javascript from "./vendor/highlight/languages/javascript.min.js";
+import json from "./vendor/highlight/languages/json.min.js";
+import markdown from "./vendor/highlight/languages/markdown.min.js";
+import python from "./vendor/highlight/languages/python.min.js";
+import rust from "./vendor/highlight/languages/rust.min.js";
+import shell from "./vendor/highlight/languages/shell.min.js";
+import sql from "./vendor/highlight/languages/sql.min.js";
+import typescript from "./vendor/highlight/languages/typescript.min.js";
+import xml from "./vendor/highlight/languages/xml.min.js";
+import yaml from "./vendor/highlight/languages/yaml.min.js";
 
 export function escapeHtml(text) {
   return String(text)
@@ -17,181 +49,183 @@ export function escapeHtml(text) {
 
 // ---- code highlighting ----
 
-const KEYWORDS = {
-  js: "async await break case catch class const continue debugger default delete do else export extends false finally for from function if import in instanceof let new null of return static super switch this throw true try typeof undefined var void while with yield",
-  py: "and as assert async await break class continue def del elif else except False finally for from global if import in is lambda None nonlocal not or pass raise return self True try while with yield match case",
-  c: "auto bool break case char class const constexpr continue default delete do double else enum explicit extern false float for friend goto if inline int long namespace new nullptr operator private protected public return short signed sizeof static struct switch template this throw true try typedef typename union unsigned using virtual void volatile while include define",
-  rs: "as async await break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while",
-  go: "break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var nil true false",
-  sh: "if then else elif fi for while until do done case esac in function return local export set unset echo exit",
-  java: "abstract boolean break byte case catch char class const continue default do double else enum extends final finally float for if implements import instanceof int interface long new null package private protected public return short static super switch this throw throws true false try void volatile while",
-  sql: "select from where insert into values update set delete create table drop alter index join left right inner outer on group by order having limit as and or not null primary key",
-};
+const LANGUAGES = { bash, c, cpp, csharp, css, diff, go, ini, java, javascript, json, markdown, python, rust, shell,
+  sql, typescript, xml, yaml };
+for (const [name, grammar] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, grammar);
+// Names models write that the grammars do not list themselves.
+hljs.registerAliases(["py3", "python3"], { languageName: "python" });
+hljs.registerAliases(["jsonc", "json5"], { languageName: "json" });
+hljs.registerAliases(["kotlin", "kt"], { languageName: "java" });
+hljs.configure({ classPrefix: "tok-" }); // the style sheet's token colours
 
-const ALIASES = {
-  javascript: "js", ts: "js", typescript: "js", jsx: "js", tsx: "js", mjs: "js", json: "js",
-  python: "py", py3: "py",
-  cpp: "c", "c++": "c", h: "c", hpp: "c", cc: "c", csharp: "java", cs: "java", kotlin: "java", kt: "java",
-  rust: "rs", golang: "go", bash: "sh", shell: "sh", zsh: "sh", console: "sh",
-};
-
-const HASH_COMMENT = new Set(["py", "sh"]);
-const SQL_COMMENT = new Set(["sql"]);
+// A streaming answer is drawn again for each few words: the blocks it finished are
+// highlighted once, not each time.
+const HIGHLIGHTED_KEPT = 64;
+const highlighted = new Map();
 
 function languageOf(lang) {
   const key = String(lang || "").toLowerCase().trim();
-  const name = ALIASES[key] || key;
-  return KEYWORDS[name] ? name : null;
+  return key && hljs.getLanguage(key) ? key : null;
 }
 
-// Highlights `code` (raw text) and returns safe HTML: spans around comments,
-// strings, numbers and keywords, every piece escaped.
+// Highlights `code` (raw text) and returns safe HTML: the code escaped, with spans
+// (class "tok-<kind>") around its tokens. A language not known here is only escaped.
 export function highlight(code, lang) {
   const name = languageOf(lang);
-  if (!name) return escapeHtml(code);
-  const words = new Set(KEYWORDS[name].split(" "));
-  const comment = HASH_COMMENT.has(name) ? "#[^\\n]*" : SQL_COMMENT.has(name) ? "--[^\\n]*" : "\\/\\/[^\\n]*|\\/\\*[\\s\\S]*?\\*\\/";
-  const strings = name === "py" ? '"""[\\s\\S]*?"""|\'\'\'[\\s\\S]*?\'\'\'|' : name === "js" ? "`(?:\\\\[\\s\\S]|[^`\\\\])*`|" : "";
-  const re = new RegExp(
-    `(${comment})|(${strings}"(?:\\\\.|[^"\\\\\\n])*"|'(?:\\\\.|[^'\\\\\\n])*')|(\\b\\d[\\d_.]*(?:e[+-]?\\d+)?\\b|\\b0x[0-9a-f]+\\b)|([A-Za-z_$][\\w$]*)`,
-    "gi",
-  );
-  let out = "";
-  let last = 0;
-  for (const m of code.matchAll(re)) {
-    out += escapeHtml(code.slice(last, m.index));
-    const [whole, com, str, num, word] = m;
-    if (com) out += `<span class="tok-comment">${escapeHtml(com)}</span>`;
-    else if (str) out += `<span class="tok-string">${escapeHtml(str)}</span>`;
-    else if (num) out += `<span class="tok-number">${escapeHtml(num)}</span>`;
-    else if (word && (words.has(word) || (name === "sql" && words.has(word.toLowerCase()))))
-      out += `<span class="tok-keyword">${escapeHtml(word)}</span>`;
-    else out += escapeHtml(whole);
-    last = m.index + whole.length;
+  const text = String(code);
+  if (!name) return escapeHtml(text);
+  const key = `${name}\n${text}`;
+  let html = highlighted.get(key);
+  if (html === undefined) {
+    try {
+      html = hljs.highlight(text, { language: name, ignoreIllegals: true }).value;
+    } catch {
+      html = escapeHtml(text); // a grammar's fault shows the code plain, never loses it
+    }
+    if (highlighted.size >= HIGHLIGHTED_KEPT) highlighted.delete(highlighted.keys().next().value);
+  } else {
+    highlighted.delete(key); // kept as the newest
   }
-  return out + escapeHtml(code.slice(last));
+  highlighted.set(key, html);
+  return html;
+}
+
+// ---- links and images ----
+
+// What a link's address is: "web", "mail", "fragment", "file" (a path, relative or
+// not, in the workspace), or null for anything else. A scheme is looked for as a
+// browser reads it, with the tabs and newlines it ignores taken out.
+function linkKind(raw) {
+  const url = String(raw || "").trim();
+  const bare = url.replace(/[\u0000-\u0020\u007f]/g, "");
+  if (!bare) return null;
+  if (/^https?:\/\//i.test(url)) return "web";
+  if (/^mailto:/i.test(url)) return "mail";
+  if (url.startsWith("#")) return "fragment";
+  if (/^[a-z][a-z0-9+.-]*:/i.test(bare) || bare.startsWith("//") || bare.includes("\\")) return null;
+  return "file";
+}
+
+// The workspace path a relative link names: no query or fragment, percent-escapes read.
+function filePath(url) {
+  const path = String(url).trim().split(/[?#]/)[0];
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path; // a stray % is part of the name
+  }
+}
+
+// An address as an href: what is not allowed in one is percent-encoded, an escape
+// already there kept. Null for one that cannot be (a lone surrogate).
+function hrefOf(url) {
+  try {
+    return encodeURI(String(url).trim()).replace(/%25([0-9a-f]{2})/gi, "%$1");
+  } catch {
+    return null;
+  }
+}
+
+function fileButton(path, inner, cls = "file-link") {
+  return `<button type="button" class="link ${cls}" data-file="${escapeHtml(path)}" `
+    + `title="Preview ${escapeHtml(path)}">${inner}</button>`;
+}
+
+// `inner`: the link's text, already rendered.
+function renderLink(url, title, inner) {
+  const kind = linkKind(url);
+  const href = kind && kind !== "file" ? hrefOf(url) : null;
+  const titled = title ? ` title="${escapeHtml(title)}"` : "";
+  if (kind === "web" && href)
+    return `<a href="${escapeHtml(href)}"${titled} target="_blank" rel="noopener noreferrer">${inner}</a>`;
+  if ((kind === "mail" || kind === "fragment") && href)
+    return `<a href="${escapeHtml(href)}"${titled} rel="noopener noreferrer">${inner}</a>`;
+  if (kind === "file" && filePath(url)) return fileButton(filePath(url), inner);
+  return inner;
+}
+
+function renderImage(url, alt, inLink) {
+  if (inLink) return escapeHtml(alt); // the link around it is what opens
+  const kind = linkKind(url);
+  const label = escapeHtml(`Image: ${alt || url}`);
+  const href = kind === "web" ? hrefOf(url) : null;
+  if (href) return `<a href="${escapeHtml(href)}" class="image-link" target="_blank" rel="noopener noreferrer">${label}</a>`;
+  if (kind === "file" && filePath(url)) return fileButton(filePath(url), label, "file-link image-link");
+  return `<span class="image-alt">${escapeHtml(alt)}</span>`;
 }
 
 // ---- Markdown ----
 
-function safeHref(raw) {
-  const url = raw.trim();
-  if (/^(https?:|mailto:)/i.test(url)) return url;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(url)) return null; // javascript:, data:, anything else
-  if (url.startsWith("//")) return null;
-  return url; // a fragment or a relative path
+function codeBlock(code, lang) {
+  const label = lang || "text";
+  const tag = lang ? ` data-lang="${escapeHtml(lang)}"` : "";
+  return `<div class="code-block"><div class="code-head"><span class="code-lang">${escapeHtml(label)}</span>`
+    + `<button type="button" class="quiet copy-code" aria-label="Copy the ${escapeHtml(label)} code">Copy</button>`
+    + `</div><pre class="code"${tag}><code>${highlight(code, lang)}</code></pre></div>\n`;
 }
 
-// Inline markup on one escaped line. Inline code is cut out first so nothing inside
-// it is taken for markup.
-function inline(raw) {
-  const parts = raw.split(/(`+[^`]*`+)/);
-  return parts
-    .map((part, i) => {
-      if (i % 2 === 1) {
-        const code = part.replace(/^`+|`+$/g, "");
-        return `<code>${escapeHtml(code)}</code>`;
+let linkDepth = 0; // inside a link's text while it is rendered: an image there is only its alt text
+
+const md = new Marked({
+  gfm: true,
+  breaks: true, // a single newline is a line break, as in GitHub's comments and in chat
+  renderer: {
+    html({ text, block }) {
+      const shown = escapeHtml(text.replace(/\n+$/, ""));
+      return block ? `<p>${shown.replace(/\n/g, "<br>")}</p>\n` : shown;
+    },
+    heading({ tokens, depth }) {
+      const level = Math.min(depth + 2, 6); // h3..h6 inside a message
+      return `<h${level}>${this.parser.parseInline(tokens)}</h${level}>\n`;
+    },
+    code({ text, lang }) {
+      return codeBlock(text, (String(lang || "").match(/^\S*/) || [""])[0]);
+    },
+    link({ href, title, tokens }) {
+      linkDepth++;
+      try {
+        return renderLink(href, title, this.parser.parseInline(tokens));
+      } finally {
+        linkDepth--;
       }
-      let s = escapeHtml(part);
-      s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (m, label, href) => {
-        const url = safeHref(href.replace(/&amp;/g, "&"));
-        if (url === null) return label;
-        return `<a href="${escapeHtml(url)}" target="_blank" rel="noopener noreferrer">${label}</a>`;
-      });
-      s = s.replace(/(^|[\s(])(https?:\/\/[^\s<)]+)/g, (m, pre, url) =>
-        `${pre}<a href="${url}" target="_blank" rel="noopener noreferrer">${url}</a>`);
-      s = s.replace(/\*\*([^*]+)\*\*|__([^_]+)__/g, (m, a, b) => `<strong>${a || b}</strong>`);
-      s = s.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, (m, pre, a) => `${pre}<em>${a}</em>`);
-      s = s.replace(/(^|[^_\w])_([^_\s][^_]*)_(?!\w)/g, (m, pre, a) => `${pre}<em>${a}</em>`);
-      s = s.replace(/~~([^~]+)~~/g, "<del>$1</del>");
-      return s;
-    })
-    .join("");
-}
+    },
+    image({ href, text, tokens }) {
+      const alt = tokens ? this.parser.parseInline(tokens, this.parser.textRenderer) : text;
+      return renderImage(href, alt, linkDepth > 0);
+    },
+  },
+});
 
-// Renders Markdown text to safe HTML: fenced code (highlighted), headings, lists,
-// quotes, rules, paragraphs, and the inline markup above. An unclosed fence (the
-// model is still writing it) renders as code to the end.
+// What may come out, whatever went in: the renderer's tags and attributes only, and an
+// href only of the kinds above. The attributes named URI-safe hold plain words (DOMPurify
+// would test them against the address pattern otherwise).
+const PURIFY = {
+  ALLOWED_TAGS: ["a", "blockquote", "br", "button", "code", "del", "div", "em", "h3", "h4", "h5", "h6", "hr", "input",
+    "li", "ol", "p", "pre", "span", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul"],
+  ALLOWED_ATTR: ["align", "aria-label", "checked", "class", "data-file", "data-lang", "disabled", "href", "rel", "start",
+    "target", "title", "type"],
+  ADD_URI_SAFE_ATTR: ["align", "aria-label", "data-file", "data-lang", "rel", "start", "target", "type"],
+  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i,
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+};
+
+// Renders Markdown text to safe HTML. Text still being written renders as far as it
+// goes: an unclosed fence is code to the end.
 export function renderMarkdown(text) {
-  const lines = String(text || "").replace(/\r\n?/g, "\n").split("\n");
-  const out = [];
-  let para = [];
-  let list = null; // {tag, items}
-  const flushPara = () => {
-    if (para.length) out.push(`<p>${para.map(inline).join("<br>")}</p>`);
-    para = [];
-  };
-  const flushList = () => {
-    if (list) out.push(`<${list.tag}>${list.items.map((t) => `<li>${inline(t)}</li>`).join("")}</${list.tag}>`);
-    list = null;
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = line.match(/^\s*(```+|~~~+)\s*([\w+#.-]*)/);
-    if (fence) {
-      flushPara();
-      flushList();
-      const code = [];
-      i++;
-      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) code.push(lines[i++]);
-      const lang = fence[2] || "";
-      const label = lang ? ` data-lang="${escapeHtml(lang)}"` : "";
-      out.push(`<pre class="code"${label}><code>${highlight(code.join("\n"), lang)}</code></pre>`);
-      continue;
-    }
-    const heading = line.match(/^(#{1,6})\s+(.*)$/);
-    if (heading) {
-      flushPara();
-      flushList();
-      const level = Math.min(heading[1].length + 2, 6); // h3..h6 inside a message
-      out.push(`<h${level}>${inline(heading[2])}</h${level}>`);
-      continue;
-    }
-    if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
-      flushPara();
-      flushList();
-      out.push("<hr>");
-      continue;
-    }
-    const bullet = line.match(/^\s*[-*+]\s+(.*)$/);
-    const numbered = line.match(/^\s*\d+[.)]\s+(.*)$/);
-    if (bullet || numbered) {
-      flushPara();
-      const tag = bullet ? "ul" : "ol";
-      if (!list || list.tag !== tag) {
-        flushList();
-        list = { tag, items: [] };
-      }
-      list.items.push((bullet || numbered)[1]);
-      continue;
-    }
-    const quote = line.match(/^\s*>\s?(.*)$/);
-    if (quote) {
-      flushPara();
-      flushList();
-      out.push(`<blockquote>${inline(quote[1])}</blockquote>`);
-      continue;
-    }
-    if (!line.trim()) {
-      flushPara();
-      flushList();
-      continue;
-    }
-    if (list && /^\s{2,}\S/.test(line)) {
-      list.items[list.items.length - 1] += " " + line.trim();
-      continue;
-    }
-    flushList();
-    para.push(line);
+  const source = String(text || "");
+  let html;
+  try {
+    html = md.parse(source);
+  } catch {
+    html = `<p>${escapeHtml(source).replace(/\n/g, "<br>")}</p>`; // never an answer lost to a parser's fault
   }
-  flushPara();
-  flushList();
-  return out.join("\n");
+  return DOMPurify.sanitize(html, PURIFY);
 }
 
 // A unified diff as safe HTML, one line a span coloured by its kind.
-export function renderDiff(diff) {
-  return String(diff || "")
+export function renderDiff(text) {
+  return String(text || "")
     .split("\n")
     .map((line) => {
       let cls = "";
