@@ -364,7 +364,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
                             "device": {"type": ["object", "null"]}})),
     ("GET", "/openapi.json"): Op("This document.", lambda c: {"type": "object", "required": ["openapi", "paths"]}),
     ("GET", "/"): Op("The web UI's page.", media={"text/html": {"type": "string"}}, errors=(404,)),
-    ("GET", "/static/<name>"): Op(
+    ("GET", "/static/<path:name>"): Op(
         "A file of the web UI.", errors=(404,),
         media={t: {"type": "string"} for t in ("text/javascript", "text/css", "text/html", "image/svg+xml",
                                                  "image/png")}),

@@ -74,6 +74,11 @@ SCRIPT = {
     # bar shows a share one can see, and no conversation here comes near compacting by itself.
     "context_chars": 32_000,
     "rounds": [
+        # A long prompt read a batch at a time, slowly enough to be seen; then the answer.
+        {"when": "read the long log", "prefill": 3000, "delay": 0.25, "text": "The log ends well."},
+        # An answer cut at the token limit, then what Continue gets.
+        {"when": "list the planets", "text": "Mercury, Venus, Earth, Mars,", "cut": True},
+        {"when": "cut off at the token limit", "text": " Jupiter, Saturn, Uranus and Neptune."},
         {
             "when": "hello there",
             "reasoning": "The person greets me; answer with a little code.",
@@ -2190,3 +2195,47 @@ def test_an_answer_waiting_for_the_model_to_load_says_loading_the_model(browser,
         finally:
             ctx.close()
     watch.check()
+
+
+def test_reading_a_long_prompt_shows_how_far_then_the_answer(open_page, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Long log")
+    # Every reading line the page shows, as it shows it.
+    page.evaluate("""() => {
+      window.readings = [];
+      new MutationObserver(() => {
+        for (const el of document.querySelectorAll(".reading-prompt")) {
+          const text = el.textContent;
+          if (window.readings[window.readings.length - 1] !== text) window.readings.push(text);
+        }
+      }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    }""")
+    send(page, "read the long log")
+    reading = page.get_by_role("status").filter(has_text="Reading the conversation…")
+    reading.filter(has_text="/ 3,000 tokens").wait_for()
+    bar = page.locator("progress.reading-progress")
+    assert bar.get_attribute("max") == "3000" and 512 <= int(bar.get_attribute("value")) <= 3000
+    screenshot(page, "desktop-reading-prompt")
+    page.get_by_role("article", name="Answer").filter(has_text="The log ends well.").wait_for()
+    assert reading.count() == 0  # gone once the model writes
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    seen = page.evaluate("window.readings")
+    assert seen == [f"Reading the conversation… {n:,} / 3,000 tokens" for n in (512, 1024, 1536, 2048, 2560, 3000)]
+    assert page.locator(".reading").count() == 0
+
+
+def test_an_answer_cut_at_the_token_limit_says_so_and_continue_goes_on(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Planets")
+    send(page, "list the planets")
+    end = page.locator(".run-end")
+    end.filter(has_text="the answer was cut off at the token limit").wait_for()
+    page.get_by_role("note").filter(has_text="cut off").first.wait_for(state="attached")
+    go_on = end.get_by_role("button", name="Continue")
+    assert go_on.is_visible() and end.get_by_role("button", name="Resume").count() == 0
+    assert conversation(daemon, cid)["end_reason"] == "cut_off"
+    screenshot(page, "desktop-cut-off")
+    go_on.click()
+    page.get_by_role("article", name="Answer").filter(has_text="Jupiter, Saturn, Uranus and Neptune.").wait_for()
+    end.filter(has_text="Run finished: the agent answered.").wait_for()
+    conv = conversation(daemon, cid)
+    assert conv["end_reason"] == "answered"
+    assert [i["text"] for i in conv["items"] if i["kind"] == "user"] == ["list the planets"]

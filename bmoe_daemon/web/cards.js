@@ -106,6 +106,15 @@ function loadingLine() {
     h("span.small.muted", {}, " It was let go after idle minutes; the answer starts once it is in memory."));
 }
 
+// The model reads the conversation before it writes (a long prompt takes a small
+// machine tens of seconds): how far, from the daemon's `prefill` events.
+export function renderReadingAnswer({ done, total }) {
+  const words = `Reading the conversation… ${done.toLocaleString("en")} / ${total.toLocaleString("en")} tokens`;
+  return h("article.item.assistant.streaming.reading", { "aria-label": "Answer", "aria-busy": "true" },
+    h("p.reading-prompt", { role: "status" }, words),
+    h("progress.reading-progress", { max: String(total), value: String(done), "aria-label": "Read so far" }));
+}
+
 // An answer the daemon has not begun yet, while the model loads.
 export function renderLoadingAnswer() {
   return h("article.item.assistant.streaming", { "aria-label": "Answer", "aria-busy": "true" },

@@ -12,7 +12,7 @@
 
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
-import { isOpenPlan, renderLoadingAnswer } from "./cards.js";
+import { isOpenPlan, renderLoadingAnswer, renderReadingAnswer } from "./cards.js";
 import { Composer } from "./composer.js";
 import { ContextBar } from "./context.js";
 import { ConversationHeader } from "./header.js";
@@ -93,11 +93,13 @@ export class ConversationView {
 
   // An answer on its way that the daemon has not begun (no item yet): while the model
   // loads, a card says so where the answer will be.
+  // While the model reads a long prompt (`prefill` events), the same place says how far.
   renderPending() {
     const begun = this.items.some((i) => i.kind === "assistant" && i.streaming);
-    const show = this.loadingModel && !begun;
+    const reading = this.running && !begun && !this.loadingModel ? this.reading : null;
+    const show = (this.loadingModel && !begun) || Boolean(reading);
     this.pendingEl.hidden = !show;
-    clear(this.pendingEl, show ? renderLoadingAnswer() : null);
+    clear(this.pendingEl, !show ? null : reading ? renderReadingAnswer(reading) : renderLoadingAnswer());
   }
 
   async load() {
@@ -174,7 +176,15 @@ export class ConversationView {
 
   onEvent(name, data) {
     if (this.closed) return;
-    if (name === "model") {
+    if (data && data.conversation === this.conversationId && !data.task && this.reading
+        && (name === "delta" || (name === "item" && ["assistant", "tool"].includes(data.item.kind)))) {
+      this.reading = null; // the model began to write: what it read is behind it
+      this.keepScroll(() => this.renderPending());
+    }
+    if (name === "prefill" && data.conversation === this.conversationId) {
+      this.reading = { done: data.done, total: data.total };
+      this.keepScroll(() => this.renderPending());
+    } else if (name === "model") {
       this.modelSerial = (this.modelSerial || 0) + 1;
       this.model = { model: data.model, n_ctx: data.n_ctx };
       if (this.info) this.header.renderModel();
@@ -190,6 +200,7 @@ export class ConversationView {
       // A refusal of Resume speaks of the run as it was: a new state makes it stale.
       if (data.state !== this.info.state || data.end_reason !== this.info.end_reason) this.resumeError = "";
       const moved = data.state !== this.info.state;
+      if (moved) this.reading = null; // a run began or ended: no reading of its prompt yet
       if (moved) this.composer.say(""); // so does one of the message box's
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();
