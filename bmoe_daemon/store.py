@@ -62,8 +62,18 @@ def _stamp(st: os.stat_result) -> Stamp:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+# A head's field that says nothing (None, False, an empty list, an empty title: what
+# ConversationInfo.from_json reads a missing field as) is left out of the index's lines,
+# which a start parses by the hundred thousand and the daemon keeps in memory.
+def _says_nothing(key: str, value: object) -> bool:
+    # An empty text reads back as itself only where its default is one (the title);
+    # elsewhere (a workspace, a task, a session) it is not None and stays.
+    return value is None or value is False or value == [] or (key == "title" and value == "")
+
+
 def _entry_bytes(name: str, stamp: Stamp, record: ConversationRecord) -> bytes:
-    return _dumps({"file": name, "stamp": list(stamp), "head": record.head_json()})
+    head = {k: v for k, v in record.head_json().items() if k == "id" or not _says_nothing(k, v)}
+    return _dumps({"file": name, "stamp": list(stamp), "head": head})
 
 
 def _read_index(raw: bytes) -> dict[str, tuple[Stamp, ConversationInfo, bytes | None]]:

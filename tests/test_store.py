@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from actors import atomic as atomic_module
 from actors.hub import Workspace
-from actors.items import ConversationInfo, ConversationRecord, Item, ToolCall
+from actors.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, Todo, ToolCall
 from bmoe_daemon import store as store_module
 from bmoe_daemon.store import Store, write_atomic
 
@@ -577,3 +577,33 @@ async def test_a_delete_leaves_the_index(tmp_path: Path) -> None:
     entries = _index_entries((tmp_path / "agent" / store_module.INDEX_FILE).read_bytes())
     assert [e["file"] for e in entries] == ["a.json", "c.json"]
     assert Store(tmp_path).load_index() == [records[0].info, records[2].info]
+
+
+texts = st.one_of(st.just(""), st.text(max_size=12))
+conversation_heads = st.builds(
+    ConversationInfo,
+    id=st.text("abc123", min_size=1, max_size=8), title=texts, workspace=st.one_of(st.none(), texts),
+    mode=st.sampled_from(["ask", "read_only", "full"]), route=st.sampled_from(["local", "p1/m"]),
+    agent=st.sampled_from(["builtin", "opencode"]), state=st.sampled_from(["idle", "running", "waiting", "error"]),
+    created=st.floats(0, 2e9), updated=st.floats(0, 2e9), task=st.one_of(st.none(), texts),
+    acp_session=st.one_of(st.none(), texts),
+    todos=st.lists(st.builds(Todo, content=st.text(min_size=1, max_size=6),
+                             status=st.sampled_from(["pending", "in_progress", "completed"])), max_size=2).map(tuple),
+    end_reason=st.one_of(st.none(), st.sampled_from(["answered", "stopped", "cut_off"])), plan_mode=st.booleans(),
+    plan=st.one_of(st.none(), st.builds(PlanInfo, revision=st.integers(0, 5),
+                                        state=st.sampled_from(["drafting", "proposed", "approved"]))),
+    goal=st.one_of(st.none(), st.builds(Goal, text=st.text(min_size=1, max_size=6))),
+    instructions=st.lists(st.text(max_size=6), max_size=2).map(tuple),
+    instructions_delivered=st.lists(st.text(max_size=6), max_size=2).map(tuple),
+    context=st.one_of(st.none(), st.tuples(st.integers(0, 10_000), st.integers(0, 10_000))),
+)
+
+
+@given(conversation_heads)
+def test_an_index_line_reads_back_as_the_conversation_it_was_made_from(info):
+    """The index's lines leave out the fields that say nothing; read back, each is the
+    conversation whole (ConversationInfo.from_json's defaults are those fields' values)."""
+    line = store_module._entry_bytes(f"{info.id}.json", (1, 2, 3), ConversationRecord(info, ()))
+    [(name, (stamp, read, kept))] = store_module._read_index(store_module.INDEX_HEADER + b"\n" + line + b"\n").items()
+    assert (name, stamp, kept) == (f"{info.id}.json", (1, 2, 3), line)
+    assert read == info
