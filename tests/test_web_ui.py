@@ -2097,7 +2097,8 @@ def test_the_conversation_list_pages_searches_and_follows_events(browser, tmp_pa
 def test_a_task_keeps_its_last_runs_and_lists_them(open_page, daemon):
     """The task form's "Keep the last N runs": a number the daemon refuses is said in its
     words and nothing is saved, a good one is; the task's runs fold lists its runs (20,
-    then "Load more runs") and each opens its conversation."""
+    then "Load more runs") and each opens its conversation; the page read again keeps
+    the runs loaded (issue 20), with a new run at the top and a deleted one gone."""
     with api(daemon) as c:
         tid = c.post("/api/tasks", json={"title": "Count the sheep", "prompt": "Count the sheep",
                                          "schedule": {"kind": "daily", "at": "06:00"}}).json()["id"]
@@ -2142,9 +2143,39 @@ def test_a_task_keeps_its_last_runs_and_lists_them(open_page, daemon):
     hrefs = [links.nth(i).get_attribute("href") for i in range(21)]
     assert hrefs == [f"#/c/{r['id']}" for r in runs]  # newest first, as the daemon lists them
     screenshot(page, "desktop-task-runs")
+
+    # The page read again (a `task` event: the task saved elsewhere) keeps the runs
+    # loaded, the one with the focus and where the page was scrolled to; a new run
+    # comes at the top, and the ones retention deletes go.
+    links.last.focus()
+    main = page.locator("#main")
+    scrolled = main.evaluate("m => m.scrollTop")
+    with api(daemon) as c:
+        assert c.put(f"/api/tasks/{tid}", json={"keep_runs": 60}).status_code == 200
+    row.locator("summary", has_text="Runs (the last 60 are kept)").wait_for()
+    assert links.count() == 21
+    assert [links.nth(i).get_attribute("href") for i in range(21)] == hrefs
+    assert links.last.evaluate("a => a === document.activeElement")
+    assert main.evaluate("m => m.scrollTop") == scrolled
+    with api(daemon) as c:
+        assert c.post(f"/api/tasks/{tid}/run", json={}).status_code == 202
+        wait_until(lambda: not task()["running"], what="the 22nd run to end")
+        newest = c.get("/api/conversations", params={"task": tid}).json()
+    assert [r["id"] for r in newest[1:]] == [r["id"] for r in runs]
+    hrefs = [f"#/c/{r['id']}" for r in newest]
+    wait_until(lambda: [a.get_attribute("href") for a in links.all()] == hrefs, what="the new run at the top")
+    with api(daemon) as c:  # the oldest deleted, as retention would once its actor sleeps
+        assert c.delete(f"/api/conversations/{runs[-1]['id']}").status_code == 200
+    wait_until(lambda: [a.get_attribute("href") for a in links.all()] == hrefs[:21], what="the oldest run gone")
+    with api(daemon) as c:
+        assert c.put(f"/api/tasks/{tid}", json={"keep_runs": 50}).status_code == 200
+    row.locator("summary", has_text="Runs (the last 50 are kept)").wait_for()
+    assert [a.get_attribute("href") for a in links.all()] == hrefs[:21]
+    assert row.get_by_role("button", name="Load more runs of Count the sheep").is_hidden()
+
     links.first.click()
     page.get_by_role("heading", name="Count the sheep").wait_for()
-    assert page.url.endswith(f"#/c/{runs[0]['id']}")
+    assert page.url.endswith(f"#/c/{newest[0]['id']}")
     page.get_by_role("article", name="Answer").first.wait_for()
 
 

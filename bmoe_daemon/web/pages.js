@@ -174,67 +174,195 @@ function taskForm(task, workspaces, providers, done) {
   return form;
 }
 
-// A task's runs, newest first, folded until opened (`open`: the task ids whose list
-// is open, kept across the page's reads): each a link to its conversation, with its
-// state and when it started, 20 at a time.
-function taskRuns(t, open) {
-  const list = h("ul.task-runs-list", { "aria-label": `Runs of ${t.title}` });
+// As the daemon pages conversations (actors/listing.py MAX_PAGE): the most in one read.
+const MAX_RUNS_READ = 1000;
+
+// How two conversations stand in the daemon's list, newest first by (updated, created,
+// id) (actors/listing.py): > 0 when `a` comes before `b`, 0 for the same place.
+function listOrder(a, b) {
+  if (a.updated !== b.updated) return a.updated - b.updated;
+  if (a.created !== b.created) return a.created - b.created;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+// A task's runs, newest first, folded until opened: each a link to its conversation,
+// with its state and when it started, 20 at a time. The page makes one fold per task
+// and keeps it while it is open (`update` with the task as read again), so reading the
+// page again keeps the fold open, the runs loaded with "Load more runs" and the focus
+// in it: `update` reads the runs again down to the oldest one shown, a new run coming
+// at the top and a deleted one going. `gone`: the runs deleted while the page is open
+// (a read already under way may still list them); `drop` takes one away at once.
+function runsFold(task, gone) {
+  let t = task;
+  const summary = h("summary");
+  const list = h("ul.task-runs-list");
   const status = h("p.small.muted", { role: "status" });
-  const more = h("button.quiet", { type: "button", hidden: true, "aria-label": `Load more runs of ${t.title}` },
-    "Load more runs");
-  let next = null;
+  const more = h("button.quiet", { type: "button", hidden: true }, "Load more runs");
+  const details = h("details.task-runs", {}, summary, list, status, more);
+  let rows = []; // the runs shown, as the daemon answered them, newest first
+  let next = null; // the cursor of the runs after the last one shown; null: none (or nothing read)
+  let read = false; // the runs were read at least once
+  let stale = false; // the task was read again while the fold was shut: read the runs on opening
   let busy = false;
-  let asked = false; // read once the fold is open (a fold made open says so with a toggle event too)
-  const read = async (before) => {
-    if (busy) return;
-    busy = true;
-    asked = true;
-    more.setAttribute("aria-disabled", "true");
-    const qs = new URLSearchParams({ task: t.id, limit: String(RUNS_PAGE) });
+  let again = false; // a read again asked while another read was under way
+  const items = new Map(); // run id -> its <li>, kept across reads (a focused link stays)
+
+  const named = () => {
+    summary.textContent = `Runs (the last ${t.keep_runs ?? DEFAULT_KEEP_RUNS} are kept)`;
+    list.setAttribute("aria-label", `Runs of ${t.title}`);
+    more.setAttribute("aria-label", `Load more runs of ${t.title}`);
+  };
+  const item = (c) => {
+    let li = items.get(c.id);
+    if (!li) {
+      li = h("li.task-run", {}, h("a", { href: `#/c/${encodeURIComponent(c.id)}` }, `Run of ${when(c.created)}`),
+        " ", h("span"));
+      items.set(c.id, li);
+    }
+    clear(li.lastElementChild, h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
+      c.end_reason ? h("span.small.muted", {}, ` ${c.end_reason.replace(/_/g, " ")}`) : null);
+    return li;
+  };
+  // The list as `rows`, moving only the items whose place changed.
+  const draw = () => {
+    const focused = list.contains(document.activeElement) ? document.activeElement : null;
+    const want = rows.map(item);
+    want.forEach((li, i) => {
+      if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
+    });
+    while (list.children.length > want.length) list.lastElementChild.remove();
+    const shown = new Set(rows.map((c) => c.id));
+    for (const id of items.keys()) if (!shown.has(id)) items.delete(id);
+    more.hidden = !next;
+    if (focused && focused.isConnected && document.activeElement !== focused) focused.focus({ preventScroll: true });
+  };
+  const page = async (before, limit) => {
+    const qs = new URLSearchParams({ task: t.id, limit: String(limit) });
     if (before) qs.set("before", before);
+    const { data, headers } = await request("GET", `/api/conversations?${qs}`);
+    return { data: data.filter((c) => !gone.has(c.id)), next: headers.get("X-Next-Before") };
+  };
+  // The runs from the newest down to the oldest one shown (all of them when every run
+  // was shown; the first page when none was read).
+  const readAgain = async () => {
+    if (!read) return page(null, RUNS_PAGE);
+    const oldest = next ? rows[rows.length - 1] : null; // null: read to the end
+    const got = [];
+    let cursor = null;
+    let limit = Math.max(RUNS_PAGE, rows.length);
+    for (;;) {
+      const p = await page(cursor, Math.min(limit, MAX_RUNS_READ));
+      got.push(...p.data);
+      cursor = p.next;
+      if (!cursor) break;
+      if (oldest && (!got.length || listOrder(got[got.length - 1], oldest) <= 0)) break;
+      const seen = new Set(got.map((c) => c.id));
+      const unseen = rows.filter((c) => !seen.has(c.id)).length; // the shown runs not read yet
+      limit = oldest ? Math.max(1, unseen) : Math.max(RUNS_PAGE, unseen);
+    }
+    return { data: got, next: cursor };
+  };
+  // `before`: the next page after the runs shown; without it the runs read again.
+  const load = async (before) => {
+    if (busy) {
+      if (!before) again = true;
+      return;
+    }
+    busy = true;
+    more.setAttribute("aria-disabled", "true");
     try {
-      const { data, headers } = await request("GET", `/api/conversations?${qs}`);
-      if (!before) clear(list);
-      list.append(...data.map((c) => h("li.task-run", {},
-        h("a", { href: `#/c/${encodeURIComponent(c.id)}` }, `Run of ${when(c.created)}`),
-        " ", h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
-        c.end_reason ? h("span.small.muted", {}, ` ${c.end_reason.replace(/_/g, " ")}`) : null)));
-      next = headers.get("X-Next-Before");
-      status.textContent = list.children.length ? "" : "No runs kept: Run now starts one.";
+      const p = before ? await page(before, RUNS_PAGE) : await readAgain();
+      if (before) {
+        const shown = new Set(rows.map((c) => c.id));
+        rows = rows.concat(p.data.filter((c) => !shown.has(c.id)));
+      } else {
+        rows = p.data;
+      }
+      next = p.next;
+      read = true;
+      stale = false;
+      draw();
+      status.textContent = rows.length ? "" : "No runs kept: Run now starts one.";
     } catch (err) {
       status.textContent = problem(err);
     }
     busy = false;
     more.setAttribute("aria-disabled", "false");
-    more.hidden = !next;
-  };
-  more.addEventListener("click", () => read(next));
-  const details = h("details.task-runs", { open: open.has(t.id) },
-    h("summary", {}, `Runs (the last ${t.keep_runs ?? DEFAULT_KEEP_RUNS} are kept)`), list, status, more);
-  details.addEventListener("toggle", () => {
-    if (details.open) {
-      open.add(t.id);
-      if (!asked) read(null);
-    } else {
-      open.delete(t.id);
+    if (again) {
+      again = false;
+      load(null);
     }
+  };
+  more.addEventListener("click", () => {
+    if (next) load(next);
   });
-  if (details.open) read(null);
-  return details;
+  details.addEventListener("toggle", () => {
+    if (details.open && (!read || stale)) load(null);
+  });
+  named();
+  return {
+    element: details,
+    update(task) {
+      t = task;
+      named();
+      if (details.open) load(null);
+      else stale = true;
+    },
+    drop(id) {
+      if (!rows.some((c) => c.id === id)) return;
+      rows = rows.filter((c) => c.id !== id);
+      draw();
+      if (!rows.length) status.textContent = "No runs kept: Run now starts one.";
+    },
+    // A `conversation` event: a run shown says its new state (its place waits for a read).
+    changed(info) {
+      const c = rows.find((r) => r.id === info.id);
+      if (!c || (c.state === info.state && c.end_reason === info.end_reason)) return;
+      c.state = info.state;
+      c.end_reason = info.end_reason;
+      item(c);
+    },
+  };
+}
+
+// Where the focus is in the page, to put it back once the page is drawn again: the
+// element itself when it is drawn again (a runs fold's), else the one like it in the
+// same task's row.
+function focusSpot(body) {
+  const el = document.activeElement;
+  if (!el || el === body || !body.contains(el)) return null;
+  const row = el.closest("li.row");
+  return { el, task: row ? row.dataset.task : null, label: el.getAttribute("aria-label"), text: el.textContent };
+}
+
+function refocus(body, spot) {
+  if (!spot || (document.activeElement && document.activeElement !== document.body)) return;
+  let el = spot.el.isConnected && body.contains(spot.el) ? spot.el : null;
+  if (!el) {
+    const row = spot.task ? [...body.querySelectorAll("li.row")].find((r) => r.dataset.task === spot.task) : body;
+    el = row ? [...row.querySelectorAll(spot.el.tagName)].find((e) =>
+      spot.label ? e.getAttribute("aria-label") === spot.label : e.textContent === spot.text) : null;
+  }
+  if (el) el.focus({ preventScroll: true });
 }
 
 function tasksPage(main) {
   const body = page(main, "Tasks", "Prompts that run as a conversation on a schedule, with nobody at the screen: a question is answered no.");
   let stale = false; // a task event came while a form was open
-  const runsOpen = new Set(); // the tasks whose runs are shown
+  const folds = new Map(); // task id -> its runs fold, kept across the page's reads
+  const gone = new Set(); // the conversations deleted while the page is open
   // `quiet`: read because of an event, so a form opened meanwhile is kept (stale).
+  let reads = 0;
+  let drawn = 0; // the read last drawn: one that ends after a later one is not drawn
   const load = async (quiet) => {
     stale = false;
+    const read = ++reads;
     const [tasks, workspaces, providers] = await Promise.all([
       api("GET", "/api/tasks"),
       api("GET", "/api/workspaces").catch(() => []),
       api("GET", "/api/providers").catch(() => []),
     ]);
+    if (read < drawn) return;
     if (quiet === true && body.querySelector("form")) {
       stale = true;
       return;
@@ -242,6 +370,16 @@ function tasksPage(main) {
     // A form closed: read the page again when it was saved or events came meanwhile.
     const closer = (holder) => (saved) => (saved || stale ? load() : clear(holder));
     const adding = h("div");
+    for (const id of folds.keys()) if (!tasks.some((t) => t.id === id)) folds.delete(id);
+    const fold = (t) => {
+      if (!folds.has(t.id)) folds.set(t.id, runsFold(t, gone));
+      else folds.get(t.id).update(t);
+      return folds.get(t.id).element;
+    };
+    drawn = read;
+    // Drawn again whole, the page stays where it was scrolled to, with the focus where it was.
+    const scrolled = main.scrollTop;
+    const spot = focusSpot(body);
     clear(body,
       h("button.primary", { type: "button", onclick: () =>
         clear(adding, taskForm(null, workspaces, providers, closer(adding))) }, "New task"),
@@ -255,7 +393,7 @@ function tasksPage(main) {
         });
         const last = t.last_run;
         const editing = h("div");
-        return h("li.row", { "aria-label": t.title },
+        return h("li.row", { "aria-label": t.title, dataset: { task: t.id } },
           h("div.row-main", {},
             h("strong", {}, t.title), " ", h("span.badge", {}, scheduleText(t.schedule)),
             t.running ? h("span.badge.state-running", {}, "running") : null,
@@ -266,7 +404,7 @@ function tasksPage(main) {
                 ? [" · ", h("a", { href: `#/c/${encodeURIComponent(last.conversation)}` }, "open its conversation")] : null]
                 : "never",
               " · Next: ", t.next_run ? when(t.next_run) : "not scheduled"),
-            taskRuns(t, runsOpen)),
+            fold(t)),
           h("div.row-actions", {},
             h("label.switch", {}, toggle, h("span", {}, "On")),
             h("button", { type: "button", disabled: t.running, "aria-label": `Run ${t.title} now`, onclick: async () => {
@@ -282,10 +420,24 @@ function tasksPage(main) {
             } }, "Delete")),
           editing);
       })));
+    main.scrollTop = scrolled;
+    refocus(body, spot);
   };
   const v = view(load);
+  // After a gap in the events: read again as for an event, keeping a form open.
+  v.refresh = () => load(true).catch(() => {});
   let timer = null;
-  v.onEvent = (name) => {
+  v.close = () => clearTimeout(timer);
+  v.onEvent = (name, data) => {
+    if (name === "conversation_deleted") {
+      gone.add(data.id);
+      for (const f of folds.values()) f.drop(data.id);
+      return;
+    }
+    if (name === "conversation") {
+      for (const f of folds.values()) f.changed(data);
+      return;
+    }
     if (name !== "task") return;
     clearTimeout(timer);
     timer = setTimeout(() => {
