@@ -392,8 +392,12 @@ class AgentRun(AssistantStream):
         return True
 
     def end_round(self, result: TurnResult) -> list[Call]:
-        """Finish the streaming item; the calls to run, in order."""
+        """Finish the streaming item; the calls to run, in order. An answer cut where it
+        looped keeps the calls it had finished; the one it was writing is not a call
+        (whatever backend handed it over): its card ends live, as the notice says."""
         calls = result.tool_calls
+        if result.repeated is not None:
+            calls = tuple(c for c in calls if _whole_object(c.arguments))
         if self.assistant is None and (calls or result.text or result.reasoning):
             self.ensure_assistant()
         if self.assistant is not None:
@@ -724,3 +728,11 @@ async def is_change(tool: Tool, args: dict[str, Any], ws: Path | None) -> bool:
 
 def _preview_fields(shown: ToolOutcome | None) -> dict[str, Any]:
     return {} if shown is None else {"diff": shown.diff, "file": shown.file}
+
+
+def _whole_object(arguments: str) -> bool:
+    """Whether a call's arguments are a finished JSON object (not one cut mid-way)."""
+    try:
+        return isinstance(json.loads(arguments or "{}"), dict)
+    except ValueError:
+        return False

@@ -154,3 +154,21 @@ async def test_the_todo_list_rests_after_it_is_written_and_a_plan_waits_for_its_
     await wait_state(conv, "waiting")
     rest, no_plan = ("todo_write", None), ("exit_plan_mode", None)
     assert [t.avoid for t in d.backend.turns] == [(no_plan,), (no_plan,), (rest,), (rest,), ()]
+
+
+async def test_the_call_a_loop_cut_mid_way_is_not_run_nor_a_failure(daemon):
+    """The local backend hands over the call it was writing when the loop was cut, its
+    arguments unfinished: the run keeps the calls finished before it and drops that one
+    (no 'not valid JSON' card, no failure to avoid), as the notice says."""
+    cut = '{"text": "hi, hi, hi, h'  # unfinished: where the loop (told as "hi, ") was cut
+    daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": {"text": "first"}},
+                                        {"name": "echo", "arguments": cut}], "repeated": "hi, "},
+                        {"text": "Done."})
+    conv = await daemon.hub.create()
+    await conv.send_message("echo twice")
+    await wait_state(conv, "idle", "error")
+    assert daemon.echo.calls == [{"text": "first"}]
+    assert [c.state for c in cards(conv)] == ["done"]  # the cut call's card is not kept, nor an error
+    assert notices.LOOPED.format(unit="hi, ") in notice_texts(conv)
+    assert daemon.backend.turns[1].avoid == ()  # nothing failed: nothing to rule out
+    assert conv.info.end_reason == "answered"

@@ -10,7 +10,7 @@ A script is JSON::
      "rounds": [{"when": "deploy", "reasoning": "...", "text": "...",
                  "tool_calls": [{"name": "echo", "arguments": {"text": "hi"}}],
                  "delay": 0.01, "fail": null, "repeat": 1, "prefill": 0,
-                 "cut": false}]}
+                 "cut": false, "repeated": null}]}
 
 A round is taken by the first turn whose last user message contains its `when` (or
 any turn when it has none); `repeat` plays it that many times. When no round fits,
@@ -196,6 +196,14 @@ class ScriptedBackend:
                 text=played["text"], reasoning=played["reasoning"], tool_calls=tuple(calls), finish_reason="length",
                 prompt_tokens=len(prompt) // CHARS_PER_TOKEN, prefill_tokens=prefill, completion_tokens=produced,
                 repeated=looped.unit,
+            )
+        if rnd.get("repeated"):
+            # "repeated": the round ends as a loop cut it, its calls handed over as given
+            # (a backend that cut mid-call hands that call over unfinished).
+            return TurnResult(
+                text=text, reasoning=reasoning, tool_calls=tuple(calls), finish_reason="length",
+                prompt_tokens=len(prompt) // CHARS_PER_TOKEN, prefill_tokens=prefill, completion_tokens=produced,
+                repeated=str(rnd["repeated"]),
             )
         return TurnResult(
             text=text,
