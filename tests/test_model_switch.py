@@ -77,6 +77,15 @@ async def test_a_switch_while_a_conversation_streams_then_refusals_then_the_next
     async with run_daemon(tmp_path / "data", "--ctx-size", "2048", env=env) as d:
         async with d.client() as c:
             assert (await c.get("/health")).json()["model"] == "smol-copy"
+    # Unless --model says otherwise: that start serves the one it names, and the choice stays.
+    bundled = bundled_model_path()
+    assert bundled is not None
+    async with run_daemon(tmp_path / "data", "--ctx-size", "2048", "--model", str(bundled), env=env) as d:
+        async with d.client() as c:
+            assert (await c.get("/health")).json()["model"] == bundled.name.removesuffix(".gguf")
+    async with run_daemon(tmp_path / "data", "--ctx-size", "2048", env=env) as d:
+        async with d.client() as c:
+            assert (await c.get("/health")).json()["model"] == "smol-copy"
 
 
 async def test_an_idle_model_is_let_go_and_loaded_again_for_the_next_message(tmp_path):
