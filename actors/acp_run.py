@@ -185,8 +185,8 @@ class AcpRun(AssistantStream):
         if answer is None:
             self.t.update(card_id, state="denied", result=notices.DENIED_WAITING_STOPPED)
             return dict(CANCELLED)
-        if not answer:
-            self.t.update(card_id, state="denied", result=notices.DENIED_BY_PERSON)
+        if not answer.approve:
+            self.t.update(card_id, state="denied", result=notices.denied_by_person(answer.feedback))
             return selected(pick_option(options, False))
         self.t.update(card_id, state="running")
         return selected(pick_option(options, True))

@@ -646,8 +646,8 @@ class AgentRun(AssistantStream):
             answer = await self.t.wait_approval(card_id)
             if answer is None:
                 return Done("denied", notices.DENIED_WAITING_STOPPED)
-            if not answer:
-                return Done("denied", notices.DENIED_BY_PERSON)
+            if not answer.approve:
+                return Done("denied", notices.denied_by_person(answer.feedback))
             if shown is None or not getattr(tool, "redraw_if_changed", True):
                 return None
             try:

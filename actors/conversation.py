@@ -304,10 +304,13 @@ class Conversation:
     async def approve(
         self, item_id: str, approve: bool, *, feedback: str | None = None, local: bool = True, always: bool = False,
     ) -> None:
-        """Answer an approval card; for a plan card (`exit_plan_mode`), `feedback` goes
-        with a rejection. A plan card answered after a restart starts a run. `always`
-        (a local client's yes for good) also keeps the rule the card offers, for the
-        conversation's workspace; Invalid when it offers none."""
+        """Answer an approval card; `feedback` goes with a no (a plan's rejection, a
+        call's denial: the model reads it), Invalid past MAX_FEEDBACK_CHARS. A plan card
+        answered after a restart starts a run. `always` (a local client's yes for good)
+        also keeps the rule the card offers, for the conversation's workspace; Invalid
+        when it offers none."""
+        if feedback is not None and len(feedback) > plans.MAX_FEEDBACK_CHARS:
+            raise Invalid(f"The feedback is {len(feedback)} characters; at most {plans.MAX_FEEDBACK_CHARS} are taken.")
         keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always))
         if keep is not None and self._env.rules is not None:
             await self._env.rules.add(*keep)
@@ -397,7 +400,7 @@ class Conversation:
         """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
         card = self._t.find(msg.item)
         is_plan = card is not None and card.tool == plans.EXIT
-        value: object = plans.Decision(msg.approve, msg.feedback) if is_plan else msg.approve
+        value = plans.Decision(msg.approve, None if msg.approve else msg.feedback)
         keep = None
         if msg.always:
             ws_id = self.info.workspace

@@ -80,6 +80,7 @@ DENIED_UNATTENDED = (
     "Do not try it again; say in your answer what you would have changed instead."
 )
 DENIED_BY_PERSON = "The person denied this call; it was not run. Ask them what to do instead."
+DENIED_BY_PERSON_SAYING = "The person denied this call: {why}\nIt was not run. Go on as they said."
 DENIED_WAITING_STOPPED = "Stopped while waiting for approval; it was not run."
 DENIED_NOT_REACHED = "Stopped before this call ran; it was not run."
 DENIED_NOT_REACHED_REPEATS = "Not run: the run stopped because the same call failed three times in a row."
@@ -141,6 +142,12 @@ FILE_CHANGED = (
 FILE_KEEPS_CHANGING = (
     "The file kept changing while this card waited, so nothing was written. Read the file again and retry."
 )
+
+
+def denied_by_person(why: str | None) -> str:
+    """A denied card's result: what the person said with their no, when they said something."""
+    said = (why or "").strip()
+    return DENIED_BY_PERSON_SAYING.format(why=said) if said else DENIED_BY_PERSON
 
 
 def mode_switched(mode: str) -> str:

@@ -21,6 +21,8 @@ from actors.engine import ToolSpec
 from actors.items import PlanInfo, PlanState
 
 MAX_PLAN_BYTES = 256 * 1024
+# What the person may say with a rejection or a denial (the model reads it whole).
+MAX_FEEDBACK_CHARS = 4000
 
 ENTER = "enter_plan_mode"
 EXIT = "exit_plan_mode"
@@ -81,7 +83,8 @@ def prompt_lines(path: Path) -> list[str]:
 
 @attrs.frozen
 class Decision:
-    """The person's answer to a plan card."""
+    """The person's answer to an approval card, a plan's or a call's: yes or no, and
+    with a no, what they said (`feedback`, None or blank when they said nothing)."""
 
     approve: bool
     feedback: str | None = None

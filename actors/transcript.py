@@ -234,10 +234,13 @@ class Transcript:
                 self.set_info(state="running")
         return slot.answered, slot.answer
 
-    async def wait_approval(self, card_id: str) -> bool | None:
-        """An approval's answer: True (yes), False (no), None (ended without one)."""
+    async def wait_approval(self, card_id: str) -> plans.Decision | None:
+        """An approval's answer (yes or no, and what the person said with a no), or None
+        when the wait ended without one."""
         answered, answer = await self.wait_answer(card_id, "approval")
-        return bool(answer) if answered else None
+        if not answered:
+            return None
+        return answer if isinstance(answer, plans.Decision) else plans.Decision(bool(answer))
 
     def answer(self, card_id: str, value: object, kind: WaitKind = "approval") -> None:
         """The person's answer; NotFound when that card is not waiting for one of `kind`."""

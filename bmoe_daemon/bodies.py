@@ -149,7 +149,7 @@ class NewRule:
 class Approval:
     item: str
     decision: Literal["approve", "approve_always", "deny"]
-    feedback: str | None = None  # with a plan's rejection: what to change
+    feedback: str | None = None  # with a deny (a plan's or a call's): what the model reads; actors/plans.py bounds it
 
 
 _PATCH_TYPES: dict[str, Any] = {

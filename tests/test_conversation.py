@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.errors import Busy, NotFound
+from actors.errors import Busy, Invalid, NotFound
 from actors.notices import CONTEXT_FULL as NOTICE_CONTEXT_FULL
+from actors.notices import DENIED_BY_PERSON
 from actors.notices import REPEATS as NOTICE_REPEATS
 from actors.notices import ROUNDS as NOTICE_ROUNDS
 from actors.notices import SHORTENED as NOTICE_SHORTENED
+from actors.plans import MAX_FEEDBACK_CHARS
 from actors.prompt import PROMPT_CAP_CHARS, system_prompt
 from actors.runstate import MAX_ROUNDS
 from tests.filler import numbered
@@ -220,6 +222,45 @@ async def test_deny_is_read_by_the_model(daemon, tmp_path):
     assert card.state == "denied"
     assert not (tmp_path / "ws" / "a.txt").exists()
     assert any(m["role"] == "tool" and "denied" in m["content"] for m in daemon.backend.turns[1].messages)
+
+
+async def waiting_on_a_note(daemon, tmp_path, *after):
+    """A conversation in ask mode whose run waits on NOTE_HI's approval; `after`: the rounds after it."""
+    ws = await workspace(daemon, tmp_path)
+    daemon.backend.push({"tool_calls": [NOTE_HI]}, *after)
+    conv = await daemon.hub.create(workspace=ws.id, mode="ask")
+    await conv.send_message("write")
+    await wait_state(conv, "waiting")
+    return conv
+
+
+async def test_a_deny_reason_is_read_by_the_model_in_plain_words(daemon, tmp_path):
+    conv = await waiting_on_a_note(daemon, tmp_path, {"text": "ok"})
+    card = tool_items(conv)[0]
+    with pytest.raises(Invalid):  # too long to take: refused, and the card still waits
+        await conv.approve(card.id, False, feedback="x" * (MAX_FEEDBACK_CHARS + 1))
+    assert tool_items(conv)[0].state == "waiting"
+    await conv.approve(card.id, False, feedback="  Write it to b.txt instead.  ")
+    await wait_state(conv, "idle")
+    card = tool_items(conv)[0]
+    said = "The person denied this call: Write it to b.txt instead."
+    assert card.state == "denied" and card.result.startswith(said)
+    assert not (tmp_path / "ws" / "a.txt").exists()
+    results = [m["content"] for m in daemon.backend.turns[1].messages if m["role"] == "tool"]
+    assert len(results) == 1 and results[0].startswith(said)
+
+
+async def test_a_blank_deny_reason_or_one_sent_with_a_yes_says_nothing_more(daemon, tmp_path):
+    note_b = {"name": "note", "arguments": {"path": "b.txt", "text": "hi"}}
+    conv = await waiting_on_a_note(daemon, tmp_path, {"tool_calls": [note_b]}, {"text": "ok"})
+    await conv.approve(tool_items(conv)[0].id, False, feedback="   ")
+    await wait_for(lambda: len(tool_items(conv)) == 2 and tool_items(conv)[1].state == "waiting")
+    await conv.approve(tool_items(conv)[1].id, True, feedback="never read")
+    await wait_state(conv, "idle")
+    first, second = tool_items(conv)
+    assert first.state == "denied" and first.result == DENIED_BY_PERSON
+    assert second.state == "done" and (tmp_path / "ws" / "b.txt").read_text() == "hi"
+    assert "never read" not in json.dumps(daemon.backend.turns[-1].messages)
 
 
 async def test_mode_change_while_waiting_applies_to_the_next_call(daemon, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 import trio
 import trio_websocket
 
+from actors.plans import MAX_FEEDBACK_CHARS
 from bmoe_daemon import __version__
 from tests.daemon_proc import SSE, run_daemon
 from tests.waiting import wait_http_state
@@ -196,6 +197,29 @@ async def test_workspace_approval_and_edit_over_http(scripted, tmp_path):
         # forgetting the workspace touches no file
         r = await c.delete(f"/api/workspaces/{ws['id']}")
         assert r.status_code == 200 and (folder / "out.txt").exists()
+
+
+async def test_a_denied_calls_reason_over_http(scripted, tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    async with scripted.client() as c:
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+        cid = (await c.post("/api/conversations", json={"workspace": ws["id"], "mode": "ask"})).json()["id"]
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "write please"})
+        card = (await wait_http_state(c, cid, "waiting"))["items"][-1]
+        for bad in (7, ["no"], "x" * (MAX_FEEDBACK_CHARS + 1)):
+            r = await c.post(f"/api/conversations/{cid}/approval",
+                             json={"item": card["id"], "decision": "deny", "feedback": bad})
+            assert r.status_code == 400 and r.json()["code"] == "bad_request", bad
+        assert (await c.get(f"/api/conversations/{cid}")).json()["items"][-1]["state"] == "waiting"
+        r = await c.post(f"/api/conversations/{cid}/approval",
+                         json={"item": card["id"], "decision": "deny", "feedback": "Not in this folder."})
+        assert r.status_code == 200
+        body = await wait_http_state(c, cid, "idle")
+        denied = next(i for i in body["items"] if i["id"] == card["id"])
+        assert denied["state"] == "denied"
+        assert denied["result"].startswith("The person denied this call: Not in this folder.")
+        assert not (folder / "out.txt").exists()
 
 
 async def test_websocket_carries_the_same_events(scripted):

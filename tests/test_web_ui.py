@@ -37,6 +37,11 @@ PAGE_BODY = "<h1>Hi</h1>\n" + "".join(f"<p>Line {n} of the page.</p>\n" for n in
 COMPACT_SUMMARY = ("## Goal\nStack the logs.\n## Done\nTwo logs stacked.\n## Files\nNone.\n"
                    "## Open work\nThe third log.\n## Next\nStack it.")
 
+def note_call(path):
+    """A `note` call (the scripted daemon's own change tool): its card is "Write <path>"."""
+    return {"name": "note", "arguments": {"path": path, "text": f"noted in {path}"}}
+
+
 def task(description, prompt, kind="explore"):
     """A `task` call: a helper (actors/subagents.py) gets `prompt` as its own history."""
     return {"name": "task", "arguments": {"description": description, "prompt": prompt, "subagent_type": kind}}
@@ -195,6 +200,20 @@ SCRIPT = {
         {"when": "warm up first", "text": "Warmed up."},
         {"when": "tell a joke", "text": "Why did the **gnome** cross the road? To get to the *other* garden."},
         {"when": "tell a joke", "text": "A second joke, regenerated."},
+        # The approval pinned above the message box (tests after
+        # `test_a_general_helpers_approval_is_answered_inside_its_card`).
+        {"when": "tidy the notes", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "index.md", "content": "# Notes\n\n- shelf\n- garden\n"}},
+            {"name": "exec_shell_command", "arguments": {"command": "rm -r old-notes"}}]},
+        {"when": "tidy the notes", "text": "I kept old-notes and wrote the index."},
+        {"when": "note it by keys", "tool_calls": [note_call("keys-1.txt"), note_call("keys-2.txt")]},
+        {"when": "note it by keys", "text": "Wrote keys-1.txt only."},
+        {"when": "three notes in turn", "tool_calls": [note_call(f"turn-{n}.txt") for n in (1, 2, 3)]},
+        {"when": "three notes in turn", "text": "Done with the notes."},
+        {"when": "note it while away", "tool_calls": [note_call("away.txt")]},
+        {"when": "note it while away", "text": "Noted while you were away."},
+        {"when": "note it while here", "tool_calls": [note_call("here.txt")]},
+        {"when": "note it while here", "text": "Noted while you were here."},
     ],
 }
 
@@ -776,7 +795,7 @@ def test_the_todo_list_ticks_as_the_agent_works(open_page, daemon, tmp_path):
     assert [e.text_content() for e in entries.all()] == [
         "▸Wash the clothes (in progress)", "Dry the clothes (to do)", "Fold the clothes (to do)"]
     # it sits above the message box, not in the log
-    assert page.locator(".conv > .todos + .context-bar + .composer").count() == 1
+    assert page.locator(".conv > .todos + .context-bar + .pinned-approval[hidden] + .composer").count() == 1
     # the second list arrives: the first entry ticks, the next one is in progress
     todos.get_by_text("1 of 3 done").wait_for()
     assert [e.get_attribute("data-status") for e in entries.all()] == ["completed", "in_progress", "pending"]
@@ -1685,6 +1704,227 @@ def test_a_general_helpers_approval_is_answered_inside_its_card(open_page, daemo
     assert card_["result"].startswith("Wrote labels.txt.")
     helper_card(phone, "Write the labels").get_by_role("article", name="Tool: Write labels.txt").get_by_role(
         "button", name="Approve").wait_for(state="detached")  # the other page followed
+
+
+def pinned(page):
+    """The approval pinned above the message box (shown while a call waits)."""
+    return page.get_by_role("region", name=re.compile("^Waiting for your approval"))
+
+
+# Where the keyboard is: "pinned:<control>", "<card's title>:<control>", "Message", "log", "body" or the tag.
+FOCUSED = """() => {
+  const at = document.activeElement;
+  if (!at || at === document.body) return "body";
+  if (at.closest(".pinned-approval")) return "pinned:" + at.dataset.focus;
+  const card = at.closest(".card.tool");
+  if (card) return card.querySelector(".tool-title").textContent + ":" + (at.dataset.focus || "card");
+  if (at.getAttribute("role") === "log") return "log";
+  return at.getAttribute("aria-label") || at.tagName;
+}"""
+
+# Counts the frames in which the keyboard is on the page's top (nowhere).
+COUNT_BODY_FRAMES = """() => {
+  window.__atBody = 0;
+  const tick = () => {
+    if (document.activeElement === document.body) window.__atBody++;
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
+
+
+def test_a_waiting_call_is_pinned_above_the_message_box_and_denied_there_with_a_reason(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Tidy notes")
+    folder = tmp_path / "tidy-notes"
+    (folder / "old-notes").mkdir()
+    box = pinned(page)
+    assert box.count() == 0  # nothing waits
+    send(page, "tidy the notes")
+    box.wait_for()
+    assert box.locator(".tool-title").inner_text() == "Write index.md"
+    assert box.locator(".pinned-what").inner_text() == "The change: 4 lines added, 0 lines removed"
+    # right above the message box; the card in the log stays as it is, buttons and all
+    assert page.evaluate("document.querySelector('.pinned-approval').nextElementSibling.matches('form.composer')")
+    assert card(page, "Write index.md").get_by_role("button", name="Approve").is_visible()
+    approve, deny = box.get_by_role("button", name="Approve"), box.get_by_role("button", name="Deny")
+    assert approve.get_attribute("aria-keyshortcuts") == "Alt+Shift+A" and "Alt+Shift+A" in approve.inner_text()
+    assert deny.get_attribute("aria-keyshortcuts") == "Alt+Shift+D" and "Alt+Shift+D" in deny.inner_text()
+    screenshot(page, "desktop-pinned-approval")
+    page.evaluate(COUNT_BODY_FRAMES)
+    approve.click()
+    wait_until(lambda: (folder / "index.md").exists(), what="index.md written")
+    # the next call waits in its place, and the keyboard is on its Approve
+    box.locator(".tool-title", has_text="Run rm -r old-notes").wait_for()
+    assert box.locator(".pinned-what").inner_text() == "$ rm -r old-notes"
+    wait_until(lambda: page.evaluate(FOCUSED) == "pinned:approve", what="the keyboard on the next Approve")
+    phone = open_conversation(open_page, cid, viewport=PHONE)
+    pinned(phone).locator(".tool-title", has_text="Run rm -r old-notes").wait_for()
+    screenshot(phone, "phone-pinned-approval")
+
+    # Deny with a reason: Enter in the reason sends it; the agent reads it
+    reason = "Keep old-notes; move it to archive/ instead."
+    box.get_by_label("Reason").fill(reason)
+    box.get_by_label("Reason").press("Enter")
+    page.get_by_role("article", name="Answer").filter(has_text="I kept old-notes and wrote the index.").wait_for()
+    assert box.count() == 0 and (folder / "old-notes").is_dir()
+    wait_until(lambda: page.evaluate(FOCUSED) == "Message", what="the keyboard in the message box")
+    assert page.evaluate("window.__atBody") == 0  # never on the page's top on the way
+    items = conversation(daemon, cid)["items"]
+    denied = next(i for i in items if i.get("tool") == "exec_shell_command")
+    assert denied["state"] == "denied"
+    assert denied["result"].startswith(f"The person denied this call: {reason}")
+    # the model's next round, which reads the denied card's result, came after the denial
+    assert items[-1]["kind"] == "assistant" and items.index(denied) < len(items) - 1
+    card(page, "Run rm -r old-notes").locator("summary", has_text="Why").click()
+    assert reason in card(page, "Run rm -r old-notes").locator(".result pre").inner_text()
+    pinned(phone).wait_for(state="detached")  # the other page followed
+
+
+def test_alt_shift_a_and_d_answer_the_pinned_call_but_not_from_a_text_field(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Keys")
+    folder = tmp_path / "keys"
+    message = page.get_by_label("Message", exact=True)
+    send(page, "note it by keys")
+    title = pinned(page).locator(".tool-title")
+    title.filter(has_text="Write keys-1.txt").wait_for()
+    # in the message box the keys are the box's
+    message.focus()
+    page.keyboard.press("Alt+Shift+KeyA")
+    page.wait_for_timeout(300)
+    assert card(page, "Write keys-1.txt").get_attribute("data-state") == "waiting"
+    assert not (folder / "keys-1.txt").exists()
+    # anywhere else: approved, and the keyboard stays where it was
+    page.locator(".log").focus()
+    page.keyboard.press("Alt+Shift+KeyA")
+    wait_until(lambda: (folder / "keys-1.txt").exists(), what="keys-1.txt written")
+    title.filter(has_text="Write keys-2.txt").wait_for()
+    assert page.evaluate(FOCUSED) == "log"
+    page.keyboard.press("Alt+Shift+KeyD")
+    page.get_by_role("article", name="Answer").filter(has_text="Wrote keys-1.txt only.").wait_for()
+    assert pinned(page).count() == 0 and not (folder / "keys-2.txt").exists()
+    cards_ = {i["title"]: i for i in conversation(daemon, cid)["items"] if i["kind"] == "tool"}
+    assert cards_["Write keys-1.txt"]["state"] == "done"
+    assert cards_["Write keys-2.txt"]["state"] == "denied"
+    assert cards_["Write keys-2.txt"]["result"].startswith("The person denied this call; it was not run.")
+    assert message.input_value() == ""  # the keys typed nothing
+
+
+def test_after_approve_or_deny_the_keyboard_goes_to_the_next_card_or_the_message_box(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Three notes")
+    send(page, "three notes in turn")
+    first = card(page, "Write turn-1.txt")
+    first.get_by_role("button", name="Approve").wait_for()
+    page.evaluate(COUNT_BODY_FRAMES)
+    first.get_by_role("button", name="Approve").click()
+    # approved in the log: the next card that waits, on its Approve
+    wait_until(lambda: page.evaluate(FOCUSED) == "Write turn-2.txt:approve", what="the keyboard on the second card")
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED) == "Write turn-2.txt:deny"
+    page.keyboard.press("Enter")
+    wait_until(lambda: page.evaluate(FOCUSED) == "Write turn-3.txt:approve", what="the keyboard on the third card")
+    assert card(page, "Write turn-2.txt").get_attribute("data-state") == "denied"
+    # the last denied from the pinned copy: nothing waits, and once the run ends the message box has it
+    pinned(page).get_by_role("button", name="Deny").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Done with the notes.").wait_for()
+    wait_until(lambda: page.evaluate(FOCUSED) == "Message", what="the keyboard in the message box")
+    assert page.evaluate("window.__atBody") == 0
+    states = [i["state"] for i in conversation(daemon, cid)["items"] if i["kind"] == "tool"]
+    assert states == ["done", "denied", "denied"]
+
+
+def test_the_skip_link_goes_to_the_messages_and_stays_in_the_conversation(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Skip here")
+    skip = page.get_by_role("link", name="Skip to the content")
+    skip.focus()
+    assert skip.is_visible()
+    page.keyboard.press("Enter")
+    assert page.evaluate(FOCUSED) == "log"
+    assert page.url.endswith(f"#/c/{cid}")
+    page.get_by_role("heading", name="Skip here").wait_for()
+    page.locator(".settings-nav").get_by_role("link", name="Models").click()
+    skip.focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main" and page.url.endswith("#/models")
+
+
+# Watches the page's notifications (the real API under it) and lets a test say the tab is hidden.
+NOTIFY_WATCH = """
+window.__asked = 0;
+window.__shown = [];
+const Real = window.Notification;
+class Watched extends Real {
+  constructor(title, options) {
+    super(title, options);
+    window.__shown.push({ title, body: options && options.body });
+  }
+}
+Object.defineProperty(Watched, "permission", { get: () => Real.permission });
+Watched.requestPermission = (...args) => {
+  window.__asked++;
+  return Real.requestPermission(...args);
+};
+window.Notification = Watched;
+let hidden = false;
+Object.defineProperty(Document.prototype, "visibilityState", { get: () => (hidden ? "hidden" : "visible") });
+window.__hide = (on) => { hidden = on; };
+"""
+
+
+def watched_page(open_page, daemon, *, granted):
+    page = open_page()
+    if granted:
+        page.context.grant_permissions(["notifications"], origin=daemon.url)
+    page.context.add_init_script(NOTIFY_WATCH)
+    page.reload()
+    page.get_by_role("status").filter(has_text="Live").wait_for()
+    return page
+
+
+def test_notifications_are_asked_for_by_the_switch_only(open_page, daemon, tmp_path):
+    page = watched_page(open_page, daemon, granted=False)
+    switch = page.get_by_role("switch", name="Notifications")
+    create_conversation(page, "Ask me nothing", folder=tmp_path, mode="ask")
+    assert not switch.is_checked()
+    assert page.evaluate("[Notification.permission, window.__asked]") == ["default", 0]  # nothing asked on load
+    switch.click()
+    # headless Chromium says no to the prompt: the switch stays off and says why
+    page.locator("#notify-hint").filter(has_text="Blocked in this browser's settings").wait_for()
+    assert page.evaluate("[Notification.permission, window.__asked]") == ["denied", 1]
+    assert not switch.is_checked() and switch.is_disabled()
+
+
+def test_a_hidden_tab_is_notified_of_a_waiting_card_and_a_run_that_ended(open_page, daemon, tmp_path):
+    page = watched_page(open_page, daemon, granted=True)
+    switch = page.get_by_role("switch", name="Notifications")
+    assert not switch.is_checked() and page.evaluate("window.__asked") == 0  # granted, but not turned on
+    switch.click()
+    assert switch.is_checked()
+    folder = tmp_path / "away"
+    folder.mkdir()
+    with api(daemon) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()["id"]
+        cid = c.post("/api/conversations", json={"workspace": ws, "mode": "ask", "title": "While away"}).json()["id"]
+        page.evaluate("window.__hide(true)")
+        c.post(f"/api/conversations/{cid}/messages", json={"text": "note it while away"})
+        wait_until(lambda: page.evaluate("window.__shown.length") == 1, what="a notification of the waiting card")
+        item = next(i for i in conversation(daemon, cid)["items"] if i["kind"] == "tool")
+        c.post(f"/api/conversations/{cid}/approval", json={"item": item["id"], "decision": "approve"})
+        wait_until(lambda: page.evaluate("window.__shown.length") == 2, what="a notification of the run's end")
+        assert page.evaluate("window.__shown") == [
+            {"title": "Waiting for you: While away", "body": "The agent waits for your answer."},
+            {"title": "Run finished: While away", "body": "The agent is done."}]
+        # shown: nothing more
+        page.evaluate("window.__hide(false)")
+        c.post(f"/api/conversations/{cid}/messages", json={"text": "note it while here"})
+        page.get_by_role("link", name=re.compile("While away")).get_by_text("waiting for you").wait_for()
+        item = [i for i in conversation(daemon, cid)["items"] if i["kind"] == "tool"][-1]
+        c.post(f"/api/conversations/{cid}/approval", json={"item": item["id"], "decision": "approve"})
+        page.get_by_role("link", name=re.compile("While away")).get_by_text("idle").wait_for()
+    assert page.evaluate("window.__shown.length") == 2 and page.evaluate("window.__asked") == 0
+    # turned off, it stays off for the next load
+    switch.click()
+    page.reload()
+    assert not page.get_by_role("switch", name="Notifications").is_checked()
 
 
 def context_now(page):

@@ -15,6 +15,7 @@ import { workspacesPage } from "./workspaces.js";
 import { conversationChanged, conversationInfo, forgetConversation, onConversationEvent, refreshList, refreshWaiting,
   renderList, setCurrent, startList } from "./sidebar.js";
 import { readModelMemory, takeModelEvent } from "./modelstate.js";
+import { noteConversation, notifySwitch } from "./notify.js";
 import { attempt, MODE_OPTIONS, pageTitle, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
 const ALL_PAGES = { ...PAGES, workspaces: workspacesPage, models: modelsPage };
@@ -135,7 +136,10 @@ async function route() {
 // ---- events ----
 
 function onEvent(name, data) {
-  if (name === "conversation") onConversationEvent(data);
+  if (name === "conversation") {
+    noteConversation(data, conversationInfo(data.id)?.state); // before the list takes the new state
+    onConversationEvent(data);
+  }
   if (name === "conversation_deleted") forgetConversation(data.id);
   if (name === "model") takeModelEvent(data);
   if (app.view && app.view.onEvent) app.view.onEvent(name, data);
@@ -167,9 +171,20 @@ function jumpToComposer(ev) {
   box.focus();
 }
 
+// The skip link goes to the content: the open conversation's messages, else the view.
+// Followed as a link it would change the route (#main), and leave the conversation.
+function skipToContent(ev) {
+  ev.preventDefault();
+  const to = document.querySelector("#main .log") || document.getElementById("main");
+  to.focus();
+}
+
 function start() {
   Object.assign(shell, { refreshList, forgetConversation, conversationInfo, conversationChanged, renderList });
   startList();
+  document.querySelector("a.skip").addEventListener("click", skipToContent);
+  const notify = notifySwitch();
+  if (notify) document.querySelector(".settings-nav").after(notify);
   const preview = document.getElementById("preview-dialog");
   preview.querySelector(".preview-close").addEventListener("click", () => preview.close());
   preview.addEventListener("close", () => {

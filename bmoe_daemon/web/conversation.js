@@ -19,6 +19,7 @@ import { ConversationHeader } from "./header.js";
 import { HelperItems, isTask } from "./helpers.js";
 import { layoutOf, renderItem } from "./items.js";
 import { modelMemory, watchModelMemory } from "./modelstate.js";
+import { isOpenApproval, PinnedApproval, shortcutOf } from "./pinned.js";
 import { keepRenderedIn, onRenderedClick } from "./rendered.js";
 import { isOpenQuestion, newlyCompleted, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
 import { attempt, problem, shell, toast } from "./ui.js";
@@ -57,6 +58,8 @@ export class ConversationView {
     this.drafts = new Map();
     this.busy = new Set();
     this.errors = new Map();
+    this.answered = new Set(); // cards answered from this page, the answer on its way
+    this.moveOn = null; // {id, pinned}: a card answered with the keyboard on it, until the keyboard goes on
     this.unfolded = new Set(); // compaction notices whose items are shown
     this.helpers = new HelperItems(); // the helpers' items, by their task card
     this.tasksOpen = new Set(); // task cards whose helper's items the person opened
@@ -74,6 +77,7 @@ export class ConversationView {
     this.closed = true;
     cancelAnimationFrame(this.frame);
     if (this.unwatch) this.unwatch();
+    document.removeEventListener("keydown", this.onShortcut);
   }
 
   // The local model is being loaded again (let go after idle minutes) for the turn
@@ -267,6 +271,7 @@ export class ConversationView {
 
   redraw(id) {
     this.drawItem(this.byId.get(this.topOf(id)));
+    this.renderPinned();
   }
 
   // Draws changed items once per frame, however many events came.
@@ -327,8 +332,14 @@ export class ConversationView {
       onGoTo: () => this.focusWaiting(),
     });
     this.textarea = this.composer.textarea;
+    this.pinned = new PinnedApproval({
+      onDecide: (item, decision, reason) => this.act(item, "approval", reason ? { decision, feedback: reason } : { decision }),
+      onShow: (item) => this.showCard(item),
+    });
+    this.onShortcut = (ev) => this.shortcut(ev);
+    document.addEventListener("keydown", this.onShortcut);
     clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" },
-      this.header.element, this.log, this.todosEl, this.contextBar.element, this.composer.element));
+      this.header.element, this.log, this.todosEl, this.contextBar.element, this.pinned.element, this.composer.element));
   }
 
   // The built-in agent in a workspace: plan mode and goals apply.
@@ -366,6 +377,7 @@ export class ConversationView {
       planMode: this.info && this.info.plan_mode, agentTools: this.agentTools });
     for (const btn of this.log.querySelectorAll("button.edit, button.regenerate")) btn.disabled = busy;
     this.contextBar.render();
+    this.renderPinned();
   }
 
   // ---- the todo list and why the run ended ----
@@ -466,8 +478,17 @@ export class ConversationView {
     return this.drafts.get(id);
   }
 
-  // A card no longer waits: what was kept for its answer goes.
+  // A card no longer waits: what was kept for its answer goes. The keyboard was on it
+  // (or on the pinned copy), or it was answered here and the keyboard is nowhere: it
+  // goes on to what waits next (goOn).
   settle(id) {
+    const was = this.byId.get(id) || this.helpers.find(id);
+    if (was && was.kind === "tool" && was.state === "waiting") {
+      const at = document.activeElement;
+      const nowhere = !at || at === document.body;
+      const pinned = this.pinned.holds(at) || (this.answered.delete(id) && nowhere);
+      if (pinned || this.cardEl(id)?.contains(at)) this.moveOn = { id, pinned };
+    }
     this.drafts.delete(id);
     this.busy.delete(id);
     this.errors.delete(id);
@@ -488,12 +509,14 @@ export class ConversationView {
     const top = () => this.els.get(this.topOf(item.id));
     const place = top()?.contains(document.activeElement) ? document.activeElement.dataset.focus : null;
     this.busy.add(item.id);
+    this.answered.add(item.id);
     this.errors.delete(item.id);
     this.redraw(item.id);
     try {
       await api("POST", `${this.path}/${route}`, { item: item.id, ...body });
     } catch (err) {
       if (this.closed) return;
+      this.answered.delete(item.id);
       this.busy.delete(item.id);
       this.errors.set(item.id, problem(err));
       this.redraw(item.id);
@@ -508,12 +531,78 @@ export class ConversationView {
   focusWaiting() {
     const open = this.items.filter(isOpenQuestion).pop() || this.items.filter(isOpenPlan).pop()
       || this.helpers.waiting().pop();
-    const el = open && this.cardEl(open.id);
+    this.focusCard(open && this.cardEl(open.id));
+  }
+
+  // A card in the log, on its first control.
+  focusCard(el) {
     if (!el) return;
     el.scrollIntoView({ block: "nearest" });
     // its own controls, not a button inside the Markdown it shows (a code block's Copy)
     const controls = [...el.querySelectorAll("button.option, button.primary, input, button")];
-    (controls.find((c) => !c.closest(".markdown")) || el).focus();
+    (controls.find((c) => !c.closest(".markdown") && !c.disabled) || el).focus();
+  }
+
+  // ---- the approval pinned above the message box ----
+
+  // The calls that wait on the person's approval, the conversation's own first.
+  approvals() {
+    return [...this.items.filter(isOpenApproval), ...this.helpers.waiting().filter(isOpenApproval)];
+  }
+
+  renderPinned() {
+    const held = this.pinned.holds();
+    const cards = this.approvals();
+    const first = cards[0];
+    this.pinned.render(cards, first ? { draft: this.draftFor(first.id), busy: this.busy.has(first.id),
+      error: this.errors.get(first.id) } : null);
+    // the pinned card went with the keyboard on it (read again whole, say): never to the page's top
+    if (held && !this.pinned.holds() && !this.moveOn) this.moveOn = { id: null, pinned: true };
+    this.goOn();
+  }
+
+  // The keyboard after an answer (`moveOn`): to the next card that waits (the pinned
+  // one, when the answer was given there), else to the message box once the run has
+  // ended; until then it waits on the card answered. Moved on by the person
+  // meanwhile, it stays where they put it.
+  goOn() {
+    const move = this.moveOn;
+    if (!move) return;
+    const at = document.activeElement;
+    const answered = move.id === null ? null : this.cardEl(move.id);
+    if (at && at !== document.body && !this.pinned.holds(at) && !answered?.contains(at)) {
+      this.moveOn = null;
+      return;
+    }
+    const next = this.items.find((i) => i.kind === "tool" && i.state === "waiting" && !isTask(i))
+      || this.helpers.waiting()[0];
+    if (next && move.pinned && this.pinned.item) {
+      this.moveOn = null;
+      this.pinned.focus();
+    } else if (next) {
+      const el = this.cardEl(next.id);
+      if (!el) return; // not drawn yet: the next frame's
+      this.moveOn = null;
+      this.focusCard(el);
+    } else if (this.running && answered) {
+      // the run goes on, and a card may come to wait yet
+      if (!answered.contains(at)) answered.focus({ preventScroll: true });
+    } else {
+      this.moveOn = null;
+      this.textarea.focus();
+    }
+  }
+
+  // The pinned card's "Show the card": the card in the log, on its Approve.
+  showCard(item) {
+    this.focusCard(this.cardEl(item.id));
+  }
+
+  shortcut(ev) {
+    const decision = this.closed || !this.pinned.item ? null : shortcutOf(ev);
+    if (!decision) return;
+    ev.preventDefault();
+    this.pinned.decide(decision);
   }
 
   // The plan card's feedback box opened or closed: the keyboard goes with it.
