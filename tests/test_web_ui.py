@@ -13,6 +13,7 @@ import re
 import shutil
 import time
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -214,6 +215,9 @@ SCRIPT = {
         {"when": "note it while away", "text": "Noted while you were away."},
         {"when": "note it while here", "tool_calls": [note_call("here.txt")]},
         {"when": "note it while here", "text": "Noted while you were here."},
+        # Message times (`test_messages_and_answers_say_when_they_were_written`).
+        {"when": "stamp the note", "tool_calls": [note_call("stamp.txt")]},
+        {"when": "stamp the note", "text": "Noted, and the time is on it."},
     ],
 }
 
@@ -2510,3 +2514,177 @@ def test_an_answer_cut_at_the_token_limit_says_so_and_continue_goes_on(open_page
     conv = conversation(daemon, cid)
     assert conv["end_reason"] == "answered"
     assert [i["text"] for i in conv["items"] if i["kind"] == "user"] == ["list the planets"]
+
+
+# ---- always show what is happening (issue 18): times, Jump to latest, the growing box, drafts ----
+
+def at_bottom(log):
+    return log.evaluate("el => el.scrollHeight - el.scrollTop - el.clientHeight < 2")
+
+
+def focused_label(page):
+    return page.evaluate("document.activeElement && document.activeElement.getAttribute('aria-label')")
+
+
+def test_messages_and_answers_say_when_they_were_written(open_page, daemon, tmp_path):
+    """Each message and finished answer shows a short local time in a <time> whose
+    datetime is the item's `created`; the tool card between them shows none."""
+    folder = tmp_path / "stamped"
+    folder.mkdir()
+    page = open_page()
+    create_conversation(page, "Stamped", folder=folder, mode="full")
+    send(page, "stamp the note")
+    page.get_by_role("article", name="Answer").filter(has_text="Noted, and the time is on it.").wait_for()
+    cid = page.url.rsplit("/", 1)[1]
+    items = conversation(daemon, cid)["items"]
+    assert [i["kind"] for i in items] == ["user", "assistant", "tool", "assistant"], items
+    # the answer that only carried the call has no text, so nothing is shown for it
+    stamped = [i for i in items if i["kind"] == "user" or (i["kind"] == "assistant" and i.get("text"))]
+    assert len(stamped) == 2
+    wait_until(lambda: page.locator(".log time.stamp").count() == 2, what="two times in the log")
+    for item in stamped:
+        stamp = page.locator(f'[data-item="{item["id"]}"] time.stamp')
+        iso = stamp.get_attribute("datetime")
+        at = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        assert abs(at.timestamp() - item["created"]) < 0.002, (iso, item["created"])
+        assert stamp.inner_text() == datetime.fromtimestamp(item["created"]).strftime("%H:%M")  # today: the clock
+        assert str(at.year) in stamp.get_attribute("title")  # the full date on hovering
+    assert card(page, "Write stamp.txt").locator("time").count() == 0  # the log stays calm
+    # older times name the day, and the year when it is not this one
+    shown = page.evaluate("""async () => {
+      const { shortTime } = await import("/static/dom.js");
+      const now = new Date(2026, 6, 20, 9, 0);
+      const at = (...a) => new Date(...a).getTime() / 1000;
+      return [shortTime(at(2026, 6, 20, 14, 5), now), shortTime(at(2026, 2, 3, 14, 5), now),
+              shortTime(at(2025, 11, 31, 8, 7), now)];
+    }""")
+    assert shown == ["14:05", "Mar 3, 14:05", "Dec 31 2025, 08:07"]
+
+
+def test_jump_to_latest_shows_only_while_scrolled_up_as_items_come(open_page, daemon):
+    with api(daemon) as c:
+        cid = c.post("/api/conversations", json={"title": "A long talk"}).json()["id"]
+
+        def say(n):
+            answer = c.post(f"/api/conversations/{cid}/messages", json={"text": f"line {n} of the talk"})
+            assert answer.status_code == 202
+            wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["state"] == "idle", what=f"answer {n}")
+
+        for n in range(18):
+            say(n)
+        page = open_conversation(open_page, cid)
+        log = page.get_by_role("log", name="Messages")
+        answers = page.get_by_role("article", name="Answer")
+        jump = page.get_by_role("button", name="Jump to latest")
+        wait_until(lambda: answers.count() == 18, what="the answers")
+        assert log.evaluate("el => el.scrollHeight > 2 * el.clientHeight")  # long enough to scroll
+        box = page.get_by_label("Message", exact=True)
+        box.focus()
+
+        # at the bottom, new items keep it there: no button
+        say(18)
+        wait_until(lambda: answers.count() == 19, what="answer 18 shown")
+        page.wait_for_timeout(100)
+        assert jump.is_hidden() and at_bottom(log)
+
+        # scrolled up, new items leave the place alone and the button shows, the keyboard untouched
+        log.evaluate("el => { el.scrollTop = 0; }")
+        page.wait_for_timeout(100)
+        assert jump.is_hidden()  # scrolling up alone is no news
+        say(19)
+        jump.wait_for()
+        assert log.evaluate("el => el.scrollTop") == 0
+        assert focused_label(page) == "Message"
+        jump_box, composer = jump.bounding_box(), page.locator("form.composer").bounding_box()
+        log_box = log.bounding_box()
+        assert jump_box["y"] + jump_box["height"] <= composer["y"]  # above the message box
+        assert jump_box["x"] > log_box["x"] + log_box["width"] / 2  # on the right
+        jump.click()
+        jump.wait_for(state="hidden")
+        assert at_bottom(log)
+        assert focused_label(page) == "Message"  # the click took no focus
+
+        # scrolled down again by the person: the button goes by itself
+        log.evaluate("el => { el.scrollTop = 0; }")
+        say(20)
+        jump.wait_for()
+        log.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+        jump.wait_for(state="hidden")
+
+        # from the keyboard: the keyboard goes to the log, not to the page's top
+        log.evaluate("el => { el.scrollTop = 0; }")
+        say(21)
+        jump.wait_for()
+        jump.focus()
+        page.keyboard.press("Enter")
+        jump.wait_for(state="hidden")
+        assert at_bottom(log)
+        assert focused_label(page) == "Messages"
+
+
+def test_the_message_box_grows_with_its_text_up_to_half_the_screen(open_page, daemon, tmp_path):
+    page, _ = in_a_workspace(open_page, tmp_path, "Tall box")
+    box = page.get_by_label("Message", exact=True)
+    size = "el => [el.offsetHeight, el.scrollHeight, el.clientHeight]"
+    empty, _, _ = box.evaluate(size)
+    box.fill("one\ntwo\nthree\nfour\nfive")
+    five, scrolled, client = box.evaluate(size)
+    assert five > empty + 40 and scrolled <= client  # all five lines shown, nothing to scroll
+    box.fill("\n".join(f"line {n}" for n in range(80)))
+    tall, scrolled, client = box.evaluate(size)
+    half = page.viewport_size["height"] / 2
+    assert abs(tall - half) <= 1, (tall, half)  # capped at half the screen
+    assert scrolled > client  # the rest scrolls
+    box.fill("")
+    assert box.evaluate(size)[0] == empty  # and shrinks back
+    # a kept draft is shown at its size when the conversation opens again
+    box.fill("one\ntwo\nthree\nfour\nfive")
+    page.reload()
+    page.get_by_role("status").filter(has_text="Live").wait_for()
+    box = page.get_by_label("Message", exact=True)
+    wait_until(lambda: box.input_value().startswith("one"), what="the draft back")
+    assert box.evaluate(size)[0] == five
+
+
+def draft_in_storage(page, cid):
+    return page.evaluate("cid => localStorage.getItem('bmoe.draft.' + cid)", cid)
+
+
+def test_a_draft_survives_switching_conversations_and_a_reload_and_goes_when_sent(open_page, daemon, tmp_path):
+    for name in ("draft-a", "draft-b"):
+        (tmp_path / name).mkdir()
+    page = open_page()
+    create_conversation(page, "Draft A", folder=tmp_path / "draft-a")
+    a = page.url.rsplit("/", 1)[1]
+    box = page.get_by_label("Message", exact=True)
+    box.fill("half a thought\nand a second line")
+    create_conversation(page, "Draft B", folder=tmp_path / "draft-b")
+    b = page.url.rsplit("/", 1)[1]
+    box = page.get_by_label("Message", exact=True)
+    assert box.input_value() == ""  # each conversation its own draft
+    box.fill("what B was going to say")
+
+    page.locator(".sidebar").get_by_role("link", name=re.compile("Draft A")).click()
+    page.get_by_role("heading", name="Draft A").wait_for()
+    box = page.get_by_label("Message", exact=True)
+    assert box.input_value() == "half a thought\nand a second line"
+    page.reload()
+    page.get_by_role("heading", name="Draft A").wait_for()
+    box = page.get_by_label("Message", exact=True)
+    assert box.input_value() == "half a thought\nand a second line"
+    assert draft_in_storage(page, b) == "what B was going to say"
+
+    # sent: the draft goes, and stays gone after a reload
+    box.press("Enter")
+    page.get_by_role("article", name="Your message").filter(has_text="half a thought").wait_for()
+    wait_until(lambda: box.input_value() == "", what="the box emptied")
+    assert draft_in_storage(page, a) is None
+    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    page.reload()
+    page.get_by_role("heading", name="Draft A").wait_for()
+    assert page.get_by_label("Message", exact=True).input_value() == ""
+
+    # a conversation deleted (here by another client): its draft goes with it
+    with api(daemon) as c:
+        assert c.delete(f"/api/conversations/{b}").status_code == 200
+    wait_until(lambda: draft_in_storage(page, b) is None, what="B's draft gone")

@@ -9,6 +9,7 @@ import { api } from "./api.js";
 import { clear, field, h, select } from "./dom.js";
 import { EventStream } from "./events.js";
 import { ConversationView } from "./conversation.js";
+import { forgetDraft } from "./composer.js";
 import { PAGES } from "./pages.js";
 import { modelsPage } from "./models.js";
 import { workspacesPage } from "./workspaces.js";
@@ -140,7 +141,10 @@ function onEvent(name, data) {
     noteConversation(data, conversationInfo(data.id)?.state); // before the list takes the new state
     onConversationEvent(data);
   }
-  if (name === "conversation_deleted") forgetConversation(data.id);
+  if (name === "conversation_deleted") {
+    forgetConversation(data.id);
+    forgetDraft(data.id);
+  }
   if (name === "model") takeModelEvent(data);
   if (app.view && app.view.onEvent) app.view.onEvent(name, data);
 }

@@ -9,7 +9,7 @@
 // Pure drawing, as run.js: each function takes the item and what the view keeps for
 // it (an action on its way, the daemon's refusal, a draft) and answers an element.
 
-import { alertLine, h, sizeText } from "./dom.js";
+import { alertLine, h, sizeText, timeStamp } from "./dom.js";
 import { renderDiff, renderMarkdown } from "./markdown.js";
 
 export const PLAN_TOOL = "exit_plan_mode";
@@ -86,6 +86,7 @@ export function renderUser(item, { editing, busy, onEdit, onCancel, onResend }) 
         ? h("div.images", {}, item.images.map((src, i) => h("img", { src, alt: `Image ${i + 1}` })))
         : null),
     h("div.item-actions", {},
+      timeStamp(item.created),
       h("button.quiet.edit", { type: "button", disabled: busy, onclick: onEdit,
         "aria-label": "Edit this message and send it again", "data-focus": "edit" }, "Edit")));
 }
@@ -121,10 +122,11 @@ export function renderLoadingAnswer() {
     loadingLine(), h("span.cursor", { "aria-hidden": "true" }));
 }
 
-// A finished answer's Copy (its Markdown) and, on the conversation's last answer,
-// Regenerate. `onRegenerate`: null where there is none (a helper's answer).
-function answerActions({ onCopy, onRegenerate, last, busy }) {
+// A finished answer's time, its Copy (its Markdown) and, on the conversation's last
+// answer, Regenerate. `onRegenerate`: null where there is none (a helper's answer).
+function answerActions(item, { onCopy, onRegenerate, last, busy }) {
   return h("div.item-actions.answer-actions", {},
+    timeStamp(item.created),
     onCopy ? h("button.quiet.copy-answer", { type: "button", "aria-label": "Copy this answer", "data-focus": "copy",
       onclick: (ev) => onCopy(ev.currentTarget) }, "Copy") : null,
     onRegenerate ? h("button.quiet.regenerate", { type: "button", "aria-label": "Regenerate this answer",
@@ -146,7 +148,7 @@ export function renderAssistant(item, { loadingModel, ...actions } = {}) {
       : null,
     item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
     streaming ? h("span.cursor", { "aria-hidden": "true" }) : null,
-    !streaming && item.text ? answerActions(actions) : null,
+    !streaming && item.text ? answerActions(item, actions) : null,
     !streaming && item.usage ? usageLine(item.usage) : null);
 }
 

@@ -3,7 +3,11 @@
 // a question, a plan or a helper's approval, and the daemon's refusal of what was done here.
 //
 // It holds what is being written; the view (conversation.js) sends it and says how
-// the conversation stands with update().
+// the conversation stands with update(). The box grows with its text up to half the
+// screen (the stylesheet's cap), then scrolls. Text typed and not sent is kept as the
+// conversation's draft in this browser's localStorage: it comes back after switching
+// conversations or reloading, goes once sent, and goes with the conversation
+// (forgetDraft, on its conversation_deleted event).
 
 import { alertLine, clear, h } from "./dom.js";
 import { toast } from "./ui.js";
@@ -18,6 +22,34 @@ const NOTES = {
 };
 const GO_TO = { question: "Go to the question", plan: "Go to the plan", helper: "Go to the helper's card" };
 
+const DRAFT_PREFIX = "bmoe.draft.";
+
+function draftKey(conversationId) {
+  return DRAFT_PREFIX + conversationId;
+}
+
+function readDraft(conversationId) {
+  try {
+    return localStorage.getItem(draftKey(conversationId)) || "";
+  } catch {
+    return ""; // storage off: no drafts kept
+  }
+}
+
+function keepDraft(conversationId, text) {
+  try {
+    if (text.trim()) localStorage.setItem(draftKey(conversationId), text);
+    else localStorage.removeItem(draftKey(conversationId));
+  } catch {
+    /* storage off or full: the draft lives in the box only */
+  }
+}
+
+// The conversation is gone: so is its draft.
+export function forgetDraft(conversationId) {
+  keepDraft(conversationId, "");
+}
+
 function readAsDataUrl(file) {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
@@ -28,13 +60,20 @@ function readAsDataUrl(file) {
 }
 
 export class Composer {
-  // `onSend()`, `onStop()`, `onPlanMode(on)` (answers true when the daemon took it),
-  // `onGoTo()` (to what waits: the note's button).
-  constructor({ onSend, onStop, onPlanMode, onGoTo }) {
+  // `conversationId`: whose draft the box keeps; `onSend()`, `onStop()`,
+  // `onPlanMode(on)` (answers true when the daemon took it), `onGoTo()` (to what
+  // waits: the note's button).
+  constructor({ conversationId, onSend, onStop, onPlanMode, onGoTo }) {
+    this.conversationId = conversationId;
     this.images = [];
     this.goalOpen = false;
     this.textarea = h("textarea", {
       "aria-label": "Message", rows: "2", placeholder: "Message: Enter sends, Shift+Enter starts a new line",
+      value: readDraft(conversationId),
+    });
+    this.textarea.addEventListener("input", () => {
+      keepDraft(this.conversationId, this.textarea.value);
+      this.fit();
     });
     this.textarea.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
@@ -112,6 +151,15 @@ export class Composer {
     this.textarea.focus();
   }
 
+  // The box as tall as its text (the stylesheet caps it at half the screen, where it
+  // scrolls); call it once the box is on the page, and after its text is set.
+  fit() {
+    const box = this.textarea;
+    box.style.height = "auto";
+    if (!box.isConnected) return;
+    box.style.height = `${box.scrollHeight + box.offsetHeight - box.clientHeight}px`;
+  }
+
   // `busy`: a run is on; `waiting`: what the agent waits on ("question", "plan",
   // "helper" or null); `agentTools`: the built-in agent in a workspace (plan mode and goals apply).
   update({ busy, sending, stopping, waiting, planMode, agentTools }) {
@@ -160,6 +208,8 @@ export class Composer {
   // The message went: the box starts afresh (the goal now shows in the header).
   sent() {
     this.textarea.value = "";
+    forgetDraft(this.conversationId);
+    this.fit();
     this.images = [];
     this.renderAttachments();
     this.goalInput.value = "";

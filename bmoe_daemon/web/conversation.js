@@ -8,7 +8,8 @@
 // transcript (helpers.js), never among the conversation's own. A card keeps which of
 // its folds are open and where the keyboard was when it is drawn again, so a growing
 // card does not snatch the person's place. Items a compaction summarised are shown
-// folded under its notice.
+// folded under its notice. Scrolled up while items come, the person keeps their place
+// and "Jump to latest" offers the way down (keepScroll).
 
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
@@ -306,11 +307,31 @@ export class ConversationView {
   }
 
 
-  keepScroll(draw) {
+  get nearBottom() {
     const log = this.log;
-    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < NEAR_BOTTOM_PX;
+    return log.scrollHeight - log.scrollTop - log.clientHeight < NEAR_BOTTOM_PX;
+  }
+
+  // Draws, keeping the log at its bottom when it was there. Scrolled up, the person
+  // keeps their place, and "Jump to latest" shows when what was drawn grew the log
+  // (`news`: false for a change they made themselves, such as opening a card).
+  keepScroll(draw, news = true) {
+    const log = this.log;
+    const atBottom = this.nearBottom;
+    const before = log.scrollHeight;
     draw();
     if (atBottom) log.scrollTop = log.scrollHeight;
+    else if (news && log.scrollHeight > before) this.jumpBtn.hidden = false;
+  }
+
+  // "Jump to latest": to the bottom of the log. Clicked, it takes no focus (the keyboard
+  // stays where it was); pressed from the keyboard, the keyboard goes to the log rather
+  // than to the page's top when the button hides.
+  jumpToLatest() {
+    const held = this.jumpBtn.contains(document.activeElement);
+    this.log.scrollTop = this.log.scrollHeight;
+    this.jumpBtn.hidden = true;
+    if (held) this.log.focus({ preventScroll: true });
   }
 
   // ---- the frame: header, log, composer ----
@@ -320,12 +341,19 @@ export class ConversationView {
     this.log = h("div.log", { role: "log", "aria-label": "Messages", "aria-live": "polite", tabindex: "0" });
     // rendered Markdown's own clicks: a code block's Copy, a workspace file's link
     this.log.addEventListener("click", (ev) => onRenderedClick(ev, { preview: (file) => this.preview(file) }));
+    this.jumpBtn = h("button.jump-latest", { type: "button", hidden: true,
+      onmousedown: (ev) => ev.preventDefault(), onclick: () => this.jumpToLatest() }, "Jump to latest");
+    // back at the bottom by their own scrolling: the button has nothing left to offer
+    this.log.addEventListener("scroll", () => {
+      if (!this.jumpBtn.hidden && this.nearBottom) this.jumpBtn.hidden = true;
+    }, { passive: true });
     this.endEl = h("div.run-end-slot", { hidden: true });
     this.pendingEl = h("div.pending-answer-slot", { hidden: true });
     this.unwatch = watchModelMemory(() => this.memoryChanged());
     this.todosEl = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
     this.contextBar = new ContextBar(this);
     this.composer = new Composer({
+      conversationId: this.conversationId,
       onSend: () => this.send(),
       onStop: () => this.stop(),
       onPlanMode: (on) => this.setPlanMode(on),
@@ -339,7 +367,9 @@ export class ConversationView {
     this.onShortcut = (ev) => this.shortcut(ev);
     document.addEventListener("keydown", this.onShortcut);
     clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" },
-      this.header.element, this.log, this.todosEl, this.contextBar.element, this.pinned.element, this.composer.element));
+      this.header.element, h("div.log-wrap", {}, this.log, this.jumpBtn), this.todosEl, this.contextBar.element,
+      this.pinned.element, this.composer.element));
+    this.composer.fit(); // a draft kept from before is shown whole
   }
 
   // The built-in agent in a workspace: plan mode and goals apply.
@@ -455,6 +485,7 @@ export class ConversationView {
       if (body.goal) this.header.setGoal({ text: body.goal, state: "active", reason: null, verify: body.verify });
       this.upsert(answer.item);
       this.log.scrollTop = this.log.scrollHeight;
+      this.jumpBtn.hidden = true;
     }
     this.updateComposer();
     // Back to the message box, unless the person went elsewhere while the request was
@@ -676,6 +707,7 @@ export class ConversationView {
     this.markLastAnswer();
     this.renderEnd();
     this.log.scrollTop = this.log.scrollHeight;
+    this.jumpBtn.hidden = true;
   }
 
   // Puts a compaction's notice before the items it summarised and folds them unless
@@ -742,6 +774,6 @@ export class ConversationView {
   toggleTask(item) {
     if (this.tasksOpen.has(item.id)) this.tasksOpen.delete(item.id);
     else this.tasksOpen.add(item.id);
-    this.keepScroll(() => this.drawItem(this.byId.get(item.id)));
+    this.keepScroll(() => this.drawItem(this.byId.get(item.id)), false);
   }
 }

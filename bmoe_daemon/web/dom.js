@@ -67,6 +67,26 @@ export function when(seconds) {
   return seconds ? new Date(seconds * 1000).toLocaleString() : "never";
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+// A short local time for a message: "14:05" today, "Mar 3, 14:05" earlier this year,
+// "Mar 3 2025, 14:05" before it. `now` is injectable for tests.
+export function shortTime(seconds, now = new Date()) {
+  const d = new Date(seconds * 1000);
+  const clock = `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+  if (d.toDateString() === now.toDateString()) return clock;
+  const year = d.getFullYear() === now.getFullYear() ? "" : ` ${d.getFullYear()}`;
+  return `${MONTHS[d.getMonth()]} ${d.getDate()}${year}, ${clock}`;
+}
+
+// When an item was written, as a <time> with the full date in its title; nothing for
+// an item that carries no time.
+export function timeStamp(seconds) {
+  if (!Number.isFinite(seconds) || seconds <= 0) return null;
+  const d = new Date(seconds * 1000);
+  return h("time.stamp", { datetime: d.toISOString(), title: d.toLocaleString() }, shortTime(seconds));
+}
+
 export function sizeText(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
