@@ -79,6 +79,13 @@ def _file(d: Daemon, cid: str) -> Path:
     return d.data / "agent" / "conversations" / f"{cid}.json"
 
 
+async def _workspace(d: Daemon, tmp_path: Path) -> tuple[Path, str]:
+    """A folder added as a workspace: it and the workspace's id."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder, (await d.hub.add_workspace(str(folder))).id
+
+
 async def _run_and_end(d: Daemon, s: Scheduler, task_id: str) -> str:
     ran = await s.run_now(task_id)
     cid = str(ran["last_run"]["conversation"])
@@ -140,13 +147,11 @@ async def test_a_run_open_in_a_client_is_kept_until_it_is_let_go(sleepy, autojum
 
 
 async def test_a_run_waiting_on_a_card_is_never_deleted(sleepy, autojump_clock, tmp_path):
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    ws = await sleepy.hub.add_workspace(str(folder))
+    _, ws_id = await _workspace(sleepy, tmp_path)
     s = _scheduler(sleepy)
     async with trio.open_nursery() as nursery:
         await nursery.start(s.run)
-        task = await s.create(_spec(keep_runs=1, workspace=ws.id, mode="ask"))
+        task = await s.create(_spec(keep_runs=1, workspace=ws_id, mode="ask"))
         first = await _run_and_end(sleepy, s, task["id"])
         # The person answers in the run's conversation, and the agent asks to write a file.
         conv = await sleepy.hub.open(first)
@@ -194,13 +199,11 @@ async def test_lowering_the_bound_deletes_at_once_and_the_bound_is_checked_and_k
 
 
 async def test_a_run_that_is_running_is_never_deleted(sleepy, autojump_clock, tmp_path):
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    ws = await sleepy.hub.add_workspace(str(folder))
+    folder, ws_id = await _workspace(sleepy, tmp_path)
     s = _scheduler(sleepy)
     async with trio.open_nursery() as nursery:
         await nursery.start(s.run)
-        task = await s.create(_spec(keep_runs=1, workspace=ws.id, mode="full"))
+        task = await s.create(_spec(keep_runs=1, workspace=ws_id, mode="full"))
         first = await _run_and_end(sleepy, s, task["id"])
         await trio.sleep(IDLE_S * 2)
         assert first not in sleepy.hub._convs  # asleep: no live actor

@@ -136,14 +136,17 @@ class ScriptedBackend:
 
         watch = RepeatWatch() if turn.stop_repeats else None
 
-        async def play(piece: Piece) -> None:
-            nonlocal produced
+        async def pause() -> None:
             if abort.is_set():
                 raise Aborted()
             if delay:
                 await trio.sleep(delay)
             else:
                 await trio.lowlevel.checkpoint()
+
+        async def play(piece: Piece) -> None:
+            nonlocal produced
+            await pause()
             if abort.is_set():
                 raise Aborted()
             produced += 1
@@ -158,12 +161,7 @@ class ScriptedBackend:
         # "prefill": N plays the reading of N prompt tokens, a batch at a time, first.
         to_read = int(rnd.get("prefill") or 0)
         for done in range(PREFILL_BATCH, to_read + PREFILL_BATCH, PREFILL_BATCH) if to_read > 0 else ():
-            if abort.is_set():
-                raise Aborted()
-            if delay:
-                await trio.sleep(delay)
-            else:
-                await trio.lowlevel.checkpoint()
+            await pause()
             await emit(Piece("prefill", done=min(done, to_read), total=to_read))
         reasoning = str(rnd.get("reasoning") or "")
         text = str(rnd.get("text") or "")
