@@ -2000,17 +2000,23 @@ def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, d
     screenshot(dark, "phone-compacted-on-demand-dark")
 
 
+def new_provider_form(page, name, base_url, models):
+    """The Providers page's form for a new provider, filled in (not yet sent)."""
+    page.get_by_role("link", name="Providers").click()
+    page.get_by_role("button", name="Add a provider").click()
+    form = page.locator(".provider-form")
+    form.get_by_label("Name", exact=True).fill(name)
+    form.get_by_label("Base URL").fill(base_url)
+    form.get_by_label("Models").fill(models)
+    return form
+
+
 def test_a_provider_model_s_context_length(open_page, daemon):
     """The provider form has a context field for each model it lists (empty: the
     default); what is typed is saved as that model's context_length, shown in the
     list, and found again when the provider is edited."""
     page = open_page()
-    page.get_by_role("link", name="Providers").click()
-    page.get_by_role("button", name="Add a provider").click()
-    form = page.locator(".provider-form")
-    form.get_by_label("Name", exact=True).fill("Sized AI")
-    form.get_by_label("Base URL").fill("https://sized.example.invalid/v1")
-    form.get_by_label("Models").fill("tiny-1, big-2")
+    form = new_provider_form(page, "Sized AI", "https://sized.example.invalid/v1", "tiny-1, big-2")
     form.get_by_label("Context of tiny-1").fill("8192")
     assert form.get_by_label("Context of big-2").input_value() == ""
     screenshot(page, "desktop-provider-context")
@@ -2688,3 +2694,191 @@ def test_a_draft_survives_switching_conversations_and_a_reload_and_goes_when_sen
     with api(daemon) as c:
         assert c.delete(f"/api/conversations/{b}").status_code == 200
     wait_until(lambda: draft_in_storage(page, b) is None, what="B's draft gone")
+
+
+def field_error(form, label):
+    """The error said beside the field `label` names, checked to be tied to it: the
+    control is aria-invalid and described by it. Answers its text."""
+    control = form.get_by_label(label, exact=True)
+    wait_until(lambda: control.get_attribute("aria-invalid") == "true", what=f"{label} marked invalid")
+    ids = (control.get_attribute("aria-describedby") or "").split()
+    error = next(i for i in ids if i.endswith("-error"))
+    line = form.locator(f"#{error}")
+    assert line.is_visible() and line.get_attribute("role") == "alert"
+    return line.inner_text()
+
+
+def test_task_form_says_errors_beside_their_field(open_page, daemon):
+    """Issue 18: the daemon's refusal of a task is said beside the field it concerns, in
+    words for a person (never `schedule.at`), and nothing is saved."""
+    page = open_page(allowed_errors=("status of 400",))
+    page.get_by_role("link", name="Tasks").click()
+    page.get_by_role("button", name="New task").click()
+    form = page.get_by_role("form", name="New task")
+    form.get_by_label("Prompt").fill("Water the plants")
+    form.get_by_label("At", exact=True).fill("9.30")
+    form.get_by_role("button", name="Add task").click()
+    assert field_error(form, "At") == "The time must be like 09:30."
+    assert "schedule." not in form.inner_text()
+    assert page.evaluate("document.activeElement.placeholder").startswith("HH:MM")  # the field has the focus
+    form.get_by_label("Schedule").select_option("weekly")
+    for day in ("Mon", "Tue", "Wed", "Thu", "Fri"):
+        form.get_by_label(day, exact=True).uncheck()
+    form.get_by_label("At", exact=True).fill("09:30")
+    form.get_by_role("button", name="Add task").click()
+    form.locator(".days [role=alert]").filter(has_text="Pick at least one day.").wait_for()
+    assert form.get_by_label("At", exact=True).get_attribute("aria-invalid") is None  # its error went
+    with api(daemon) as c:
+        assert not [t for t in c.get("/api/tasks").json() if t["prompt"] == "Water the plants"]
+
+
+def test_switching_the_schedule_kind_resets_the_hidden_fields_and_their_errors(open_page, daemon):
+    """Issue 18: a minutes field the daemon refused, then hidden by another kind, is put
+    back and its error goes with it, so it cannot silently block Add."""
+    page = open_page(allowed_errors=("status of 400",))
+    page.get_by_role("link", name="Tasks").click()
+    page.get_by_role("button", name="New task").click()
+    form = page.get_by_role("form", name="New task")
+    form.get_by_label("Prompt").fill("Tidy the desk")
+    form.get_by_label("Schedule").select_option("interval")
+    form.get_by_label("Every (minutes)").fill("2")
+    form.get_by_label("At", exact=True).fill("")
+    form.get_by_role("button", name="Add task").click()
+    assert field_error(form, "Every (minutes)") == "Runs are at least 5 minutes apart."
+    form.get_by_label("Schedule").select_option("daily")
+    assert form.get_by_label("Every (minutes)").is_hidden()
+    assert form.locator(".field-error").count() == 0
+    form.get_by_label("Schedule").select_option("interval")
+    every = form.get_by_label("Every (minutes)")
+    assert every.input_value() == "60" and every.get_attribute("aria-invalid") is None
+    form.get_by_label("Every (minutes)").fill("2")
+    form.get_by_label("Schedule").select_option("daily")
+    form.get_by_label("At", exact=True).fill("08:00")
+    form.get_by_role("button", name="Add task").click()
+    page.get_by_role("listitem", name="Tidy the desk").get_by_text("every day at 08:00").wait_for()
+    with api(daemon) as c:
+        [saved] = [t for t in c.get("/api/tasks").json() if t["prompt"] == "Tidy the desk"]
+        assert saved["schedule"]["kind"] == "daily"
+        assert c.delete(f"/api/tasks/{saved['id']}").status_code == 200
+
+
+def test_a_once_task_in_the_past_asks_first(open_page, daemon):
+    """Issue 18: a `once` time that has passed asks before the task is added; saying no
+    adds nothing, saying yes adds it."""
+    page = open_page()
+    page.get_by_role("link", name="Tasks").click()
+    page.get_by_role("button", name="New task").click()
+    form = page.get_by_role("form", name="New task")
+    form.get_by_label("Prompt").fill("Remember the milk")
+    form.get_by_label("Schedule").select_option("once")
+    form.get_by_label("At", exact=True).fill("2020-01-02T09:00")
+    asked = []
+
+    def answer(yes):
+        def handle(dialog):
+            asked.append(dialog.message)
+            dialog.accept() if yes else dialog.dismiss()
+        return handle
+
+    page.once("dialog", answer(False))
+    form.get_by_role("button", name="Add task").click()
+    wait_until(lambda: asked, what="the question")
+    assert "already passed" in asked[0]
+    def milk(c):
+        return [t for t in c.get("/api/tasks").json() if t["prompt"] == "Remember the milk"]
+
+    with api(daemon) as c:
+        assert milk(c) == []
+    page.once("dialog", answer(True))
+    form.get_by_role("button", name="Add task").click()
+    form.wait_for(state="detached")
+    assert len(asked) == 2
+    with api(daemon) as c:
+        [saved] = milk(c)
+        assert saved["schedule"]["at"] == "2020-01-02T09:00"
+        # it runs at once, as the question said; then it goes, with its run
+        wait_until(lambda: not milk(c)[0]["enabled"] and not milk(c)[0]["running"], what="the run to end")
+        for run in c.get("/api/conversations", params={"task": saved["id"]}).json():
+            c.delete(f"/api/conversations/{run['id']}")
+        assert c.delete(f"/api/tasks/{saved['id']}").status_code == 200
+
+
+def test_provider_form_says_errors_beside_their_field(open_page, daemon):
+    """Issue 18: the provider form refuses no models itself, before any request, and
+    says the daemon's refusal of the address beside Base URL, never as `base_url`."""
+    page = open_page(allowed_errors=("status of 400",))
+    sent = []
+    page.on("request", lambda r: sent.append(r) if r.method == "POST" and "/api/providers" in r.url else None)
+    form = new_provider_form(page, "Far AI", "http://far.example.invalid/v1", " , ")
+    form.get_by_role("button", name="Add provider").click()
+    assert field_error(form, "Models") == "Name at least one model this provider serves, such as gpt-4o-mini."
+    assert sent == []
+    form.get_by_label("Models").fill("far-1")
+    form.get_by_role("button", name="Add provider").click()
+    text = field_error(form, "Base URL")
+    assert text.startswith("http:// is only for a service on this machine") and "base_url" not in form.inner_text()
+    assert form.get_by_label("Models").get_attribute("aria-invalid") is None
+    assert len(sent) == 1
+    form.get_by_label("Base URL").fill("https://far.example.invalid/v1")
+    form.get_by_role("button", name="Add provider").click()
+    page.get_by_role("listitem", name="Far AI").wait_for()
+    with api(daemon) as c:
+        [saved] = [p for p in c.get("/api/providers").json() if p["name"] == "Far AI"]
+        assert c.delete(f"/api/providers/{saved['id']}").status_code == 200
+
+
+def test_deleting_a_task_a_provider_or_a_skill_asks_once(open_page, daemon):
+    """Issue 18: Delete turns into "Delete?" and only a second press deletes; Escape or
+    leaving it takes the question back; it all works from the keyboard."""
+    with api(daemon) as c:
+        tid = c.post("/api/tasks", json={"title": "Feed the cat", "prompt": "Feed the cat",
+                                         "schedule": {"kind": "daily", "at": "07:00"}}).json()["id"]
+        pid = c.post("/api/providers", json={"name": "Gone AI", "base_url": "https://gone.example.invalid/v1",
+                                             "models": ["g-1"]}).json()["id"]
+        skill = {"name": "gone-skill", "title": "Gone skill", "description": "d", "body": "b"}
+        assert c.post("/api/skills", json=skill).status_code in (200, 201)
+    page = open_page()
+    def without(key, value):
+        return lambda xs: all(x[key] != value for x in xs)
+
+    for link, row_name, name, listing, gone in (
+            ("Tasks", "Feed the cat", "Feed the cat", "/api/tasks", without("id", tid)),
+            ("Providers", "Gone AI", "Gone AI", "/api/providers", without("id", pid)),
+            ("Skills", "Gone skill", skill["name"], "/api/skills", without("name", skill["name"]))):
+        page.goto(page.url.split("#")[0] + "#/")
+        page.get_by_role("link", name=link).click()
+        row = page.get_by_role("listitem", name=row_name)
+        row.get_by_role("button", name=f"Delete {name}").click()
+        ask = row.get_by_role("button", name=f"Really delete {name}?")
+        assert ask.inner_text() == "Delete?"
+        page.keyboard.press("Escape")
+        row.get_by_role("button", name=f"Delete {name}").focus()
+        page.keyboard.press("Enter")
+        with api(daemon) as c:
+            assert not gone(c.get(listing).json())  # asked, not deleted
+        ask.wait_for()
+        page.keyboard.press("Enter")
+        row.wait_for(state="detached")
+        with api(daemon) as c:
+            assert gone(c.get(listing).json())
+
+
+def test_deleting_a_running_conversation_offers_stop_and_delete(open_page, daemon, tmp_path):
+    """Issue 18: Delete on a running conversation asks "Stop and delete": the run is
+    stopped, then the conversation deleted."""
+    folder = tmp_path / "busy"
+    folder.mkdir()
+    page = open_page()
+    create_conversation(page, "Busy one", folder=folder, mode="full")
+    cid = page.url.rsplit("/", 1)[1]
+    send(page, "run the sleep")
+    running = card(page, "Run sleep 60")
+    wait_until(lambda: running.get_attribute("data-state") == "running", what="the command to run")
+    page.get_by_role("button", name="Delete", exact=True).click()
+    page.get_by_text("It is running: stop it and delete it?").wait_for()
+    assert page.get_by_role("button", name="Keep it").evaluate("b => b === document.activeElement")
+    page.get_by_role("button", name="Stop and delete").click()
+    # (page.url may lag behind a hash the page sets itself: ask the page)
+    wait_until(lambda: page.evaluate("location.hash") == "#/", what="the list")
+    with api(daemon) as c:
+        assert c.get(f"/api/conversations/{cid}").status_code == 404

@@ -165,21 +165,28 @@ export class ConversationHeader {
     this.renameBtn.focus();
   }
 
+  // A running conversation cannot be deleted (the daemon answers busy): the question
+  // then offers "Stop and delete", which stops the run (waiting for it to end) first.
   askDelete() {
     const box = this.element.querySelector(".head-buttons");
-    const yes = h("button.danger", { type: "button" }, "Delete for good");
+    const running = this.view.info && this.view.info.state === "running";
+    const yes = h("button.danger", { type: "button" }, running ? "Stop and delete" : "Delete for good");
     const no = h("button.quiet", { type: "button" }, "Keep it");
     no.addEventListener("click", () => {
       clear(box, this.renameBtn, this.deleteBtn);
       this.deleteBtn.focus();
     });
     yes.addEventListener("click", async () => {
-      const done = await attempt(() => api("DELETE", this.view.path));
+      const done = await attempt(async () => {
+        if (running) await api("POST", `${this.view.path}/stop`, {});
+        return api("DELETE", this.view.path);
+      });
       if (!done) return;
       shell.forgetConversation(this.view.conversationId);
       location.hash = "#/";
     });
-    clear(box, h("span.muted", {}, "Delete this conversation?"), yes, no);
+    clear(box, h("span.muted", {}, running ? "It is running: stop it and delete it?" : "Delete this conversation?"),
+      yes, no);
     no.focus();
   }
 }

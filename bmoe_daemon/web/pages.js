@@ -7,7 +7,8 @@
 
 import { api, request } from "./api.js";
 import { alertLine, clear, field, h, select, when } from "./dom.js";
-import { attempt, attemptIn, DEFAULT_CONTEXT, MODE_OPTIONS, modelName, problem, routeOptions, STATE_LABELS, toast,
+import { attemptAt, sayAt, unsay } from "./fielderrors.js";
+import { attempt, DEFAULT_CONTEXT, MODE_OPTIONS, modelName, problem, routeOptions, STATE_LABELS, toast,
   wsOptions } from "./ui.js";
 
 export function page(main, title, intro) {
@@ -16,6 +17,33 @@ export function page(main, title, intro) {
     h("a.back", { href: "#/" }, "‹ Conversations"),
     h("h1#page-title", {}, title), intro ? h("p.muted", {}, intro) : null, body));
   return body;
+}
+
+// A Delete button that asks once: the first press turns it into "Delete?", a second
+// one deletes; leaving it (focus elsewhere) or Escape takes the question back.
+function deleteButton(name, action) {
+  const label = `Delete ${name}`;
+  const button = h("button.quiet.danger", { type: "button", "aria-label": label }, "Delete");
+  const disarm = () => {
+    delete button.dataset.armed;
+    button.textContent = "Delete";
+    button.setAttribute("aria-label", label);
+  };
+  button.addEventListener("click", async () => {
+    if (!button.dataset.armed) {
+      button.dataset.armed = "yes";
+      button.textContent = "Delete?";
+      button.setAttribute("aria-label", `Really delete ${name}?`);
+      return;
+    }
+    disarm();
+    await action();
+  });
+  button.addEventListener("blur", disarm);
+  button.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") disarm();
+  });
+  return button;
 }
 
 function view(load) {
@@ -78,9 +106,9 @@ function skillsPage(main) {
               clear(editing, skillForm(s, (saved) => (saved ? load() : clear(editing)))) },
               s.source === "user" ? "Edit" : "Edit a copy"),
             s.source === "user"
-              ? h("button.quiet.danger", { type: "button", "aria-label": `Delete ${s.name}`, onclick: async () => {
+              ? deleteButton(s.name, async () => {
                   if (await attempt(() => api("DELETE", `/api/skills/${encodeURIComponent(s.name)}`))) load();
-                } }, "Delete")
+                })
               : null),
           editing);
       })));
@@ -108,8 +136,34 @@ const DEFAULT_KEEP_RUNS = 100;
 const MAX_KEEP_RUNS = 100000;
 const RUNS_PAGE = 20;
 
+// The daemon's refusals of a task, said for a person beside the field they concern.
+function taskRules(f) {
+  return [
+    [/schedule\.at .*between 00:00 and 23:59/, f.at, "The time must be like 09:30, between 00:00 and 23:59."],
+    [/schedule\.at must be a time/, f.at, "The time must be like 09:30."],
+    [/schedule\.at must be a local date and time/, f.at, "For once, give a date and a time like 2026-12-24T09:30."],
+    [/schedule\.at is not a real date/, f.at, "That day is not on the calendar: check the month and the day."],
+    [/every_minutes must be at least (\d+)/, f.every, (m) => `Runs are at least ${m[1]} minutes apart.`],
+    [/every_minutes must be at most/, f.every, "At most a year between runs; for longer, choose Once."],
+    [/every_minutes/, f.every, "Give the minutes as a whole number, such as 60."],
+    [/weekdays/, f.days, "Pick at least one day."],
+    [/needs a prompt/, f.prompt, "Say what the task should ask."],
+    [/prompt is at most (\d+)/, f.prompt, (m) => `The prompt is too long: at most ${Number(m[1]).toLocaleString("en")} characters.`],
+    [/title is at most (\d+)/, f.title, (m) => `The title is too long: at most ${Number(m[1]).toLocaleString("en")} characters.`],
+    [/no saved provider/, f.route, "That provider is no longer saved: pick another model."],
+    [/workspace/i, f.ws, "That folder is no longer added: pick another, or add it first."],
+    [/keeps between (\d+) and (\d+) of its runs/, f.keep, (m) => `A task keeps between ${m[1]} and ${m[2]} of its runs.`],
+  ];
+}
+
+// A `once` time (YYYY-MM-DDTHH:MM, local) that has already passed.
+function inThePast(at) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(at);
+  return Boolean(m) && new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]) < new Date();
+}
+
 // A new task (`task` null) or an existing one's fields; `done(saved)` closes it. A
-// refusal stays in the form, in the daemon's words, with what was typed.
+// refusal stays in the form, beside the field it concerns, with what was typed.
 function taskForm(task, workspaces, providers, done) {
   const s = task ? task.schedule : NEW_SCHEDULE;
   const title = h("input", { type: "text", value: task ? task.title : "" });
@@ -119,7 +173,9 @@ function taskForm(task, workspaces, providers, done) {
   const route = select({}, routeOptions(providers, task && task.route), task ? task.route : "local");
   const kind = select({}, SCHEDULE_KINDS, s.kind);
   const at = h("input", { type: "text", value: s.at || "", placeholder: "HH:MM, or YYYY-MM-DDTHH:MM for once" });
-  const every = h("input", { type: "number", min: "5", value: String(s.every_minutes || NEW_SCHEDULE.every_minutes) });
+  // No min and any step here either: the daemon's refusal is said beside the field.
+  const every = h("input", { type: "number", step: "any", inputmode: "numeric",
+    value: String(s.every_minutes || NEW_SCHEDULE.every_minutes) });
   const weekdays = s.weekdays || NEW_SCHEDULE.weekdays;
   const days = DAYS.map((d, i) => h("label.inline", {}, h("input", { type: "checkbox", value: String(i), checked: weekdays.includes(i) }), d));
   // No min, and any step: the browser would stop the form with words of its own. A whole
@@ -132,11 +188,20 @@ function taskForm(task, workspaces, providers, done) {
   const everyField = field("Every (minutes)", every);
   const daysField = h("fieldset.days", {}, h("legend", {}, "Days"), days);
   const error = alertLine("");
+  const rules = taskRules({ at, every, days: daysField, prompt, title, ws, route, keep });
+  const controls = [at, every, daysField, prompt, title, ws, route, keep];
   const sync = () => {
     everyField.hidden = kind.value !== "interval";
     daysField.hidden = kind.value !== "weekly";
   };
-  kind.addEventListener("change", sync);
+  // A field the new kind hides goes back to how it started, and its error with it: a
+  // hidden field the browser finds invalid would stop Add without a word.
+  kind.addEventListener("change", () => {
+    if (kind.value !== "interval") every.value = String(s.every_minutes || NEW_SCHEDULE.every_minutes);
+    if (kind.value !== "weekly") for (const l of days) l.querySelector("input").checked = weekdays.includes(Number(l.querySelector("input").value));
+    for (const c of [at, every, daysField]) unsay(c);
+    sync();
+  });
   sync();
   const form = h("form.card.task-form", { "aria-label": task ? `Edit ${task.title}` : "New task" },
     field("Title", title, task ? "Empty: named after the prompt." : null), field("Prompt", prompt),
@@ -152,9 +217,14 @@ function taskForm(task, workspaces, providers, done) {
     if (kind.value === "weekly") schedule.weekdays = days.map((l) => l.querySelector("input")).filter((c) => c.checked).map((c) => Number(c.value));
     const kept = keep.value.trim();
     if (keep.validity.badInput || !/^-?\d+$/.test(kept)) {
-      error.textContent = "Say how many runs to keep as a whole number, such as 100.";
-      error.hidden = false;
+      for (const c of controls) unsay(c);
+      sayAt(keep, "Say how many runs to keep as a whole number, such as 100.");
       keep.focus();
+      return;
+    }
+    if (kind.value === "once" && inThePast(schedule.at)
+        && !window.confirm(`${schedule.at} has already passed: the task would run once, right away. Add it anyway?`)) {
+      at.focus();
       return;
     }
     const body = { prompt: prompt.value, schedule, mode: mode.value, route: route.value, keep_runs: Number(kept) };
@@ -166,10 +236,9 @@ function taskForm(task, workspaces, providers, done) {
       if (title.value.trim()) body.title = title.value.trim();
       if (ws.value) body.workspace = ws.value;
     }
-    const saved = await attemptIn(error, () =>
+    const saved = await attemptAt(error, rules, controls, () =>
       task ? api("PUT", `/api/tasks/${encodeURIComponent(task.id)}`, body) : api("POST", "/api/tasks", body));
     if (saved) done(true);
-    else if (/keep/i.test(error.textContent)) keep.focus();
   });
   return form;
 }
@@ -415,9 +484,9 @@ function tasksPage(main) {
             } }, "Run now"),
             h("button.quiet", { type: "button", "aria-label": `Edit ${t.title}`, onclick: () =>
               clear(editing, taskForm(t, workspaces, providers, closer(editing))) }, "Edit"),
-            h("button.quiet.danger", { type: "button", "aria-label": `Delete ${t.title}`, onclick: async () => {
+            deleteButton(t.title, async () => {
               if (await attempt(() => api("DELETE", `/api/tasks/${encodeURIComponent(t.id)}`))) load();
-            } }, "Delete")),
+            })),
           editing);
       })));
     main.scrollTop = scrolled;
@@ -476,22 +545,44 @@ function contextFields(models, given) {
   return box;
 }
 
+// The daemon's refusals of a provider, said for a person beside the field they concern.
+function providerRules(f) {
+  const address = "like https://api.example.com/v1";
+  return [
+    [/base_url is empty/, f.base, `Give the provider's address, ${address}.`],
+    [/base_url must start with/, f.base, "The address starts with https:// (http:// only for a service on this machine or network)."],
+    [/^http:\/\/ is accepted only/, f.base, "http:// is only for a service on this machine or the local network; use https://."],
+    [/base_url may not carry a user name/, f.base, "Leave the user name and password out of the address; put the key under API key."],
+    [/base_url may not have a query/, f.base, `Leave out any ?… or #… part: give the address the API starts at, ${address}.`],
+    [/base_url/, f.base, `That is not an address that can be used: give one ${address}.`],
+    [/A provider lists at most (\d+)/, f.models, (m) => `At most ${m[1]} models for one provider.`],
+    [/context_length of '([^']*)'/, f.models, (m) => `The context of ${m[1]} must be a whole number of tokens, from 256 to 16,777,216.`],
+    [/model's name|model's field|body\.models/, f.models, "Give the models' names, separated by commas."],
+    [/^name is empty/, f.name, "Give the provider a name."],
+    [/^name /, f.name, "That name is too long or holds characters that cannot be shown."],
+    [/api_key is longer/, f.key, "That key is too long to be a key."],
+    [/api_key/, f.key, "A key holds only printable characters, without spaces."],
+  ];
+}
+
 function providerForm(provider, done) {
   const name = h("input", { type: "text", value: provider ? provider.name : "", required: true, autocomplete: "off" });
   const base = h("input", { type: "url", value: provider ? provider.base_url : "", required: true,
     placeholder: "https://api.example.com/v1", autocomplete: "off" });
   const models = h("input", { type: "text", value: provider ? provider.models.map(modelName).join(", ") : "",
-    required: true, placeholder: "model-a, model-b", autocomplete: "off" });
+    placeholder: "model-a, model-b", autocomplete: "off" });
   const contexts = contextFields(models, (provider ? provider.models : [])
     .filter((m) => typeof m !== "string").map((m) => [m.id, String(m.context_length)]));
   // The key is never read back: the field starts empty; empty keeps the saved one.
   const key = h("input", { type: "password", value: "", autocomplete: "new-password",
     placeholder: provider && provider.has_key ? "saved: leave empty to keep it" : "" });
   const removeKey = h("input", { type: "checkbox" });
+  const error = alertLine("");
+  const rules = providerRules({ name, base, models, key });
   const form = h("form.card.provider-form", { "aria-label": provider ? `Edit ${provider.name}` : "New provider" },
     field("Name", name), field("Base URL", base), field("Models", models, "Separated by commas."), contexts,
     field("API key", key, "Written once; the daemon never shows it again."),
-    provider && provider.has_key ? h("label.inline", {}, removeKey, "Remove the saved key") : null,
+    provider && provider.has_key ? h("label.inline", {}, removeKey, "Remove the saved key") : null, error,
     h("div.actions", {}, h("button.primary", { type: "submit" }, provider ? "Save provider" : "Add provider"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
   form.addEventListener("submit", async (ev) => {
@@ -503,7 +594,14 @@ function providerForm(provider, done) {
     };
     if (key.value) body.api_key = key.value;
     else if (removeKey.checked) body.api_key = "";
-    const saved = await attempt(() =>
+    // A provider with no models could never be picked: said here, before any request.
+    if (!body.models.length) {
+      for (const c of [name, base, models, key]) unsay(c);
+      sayAt(models, "Name at least one model this provider serves, such as gpt-4o-mini.");
+      models.focus();
+      return;
+    }
+    const saved = await attemptAt(error, rules, [name, base, models, key], () =>
       provider ? api("PUT", `/api/providers/${encodeURIComponent(provider.id)}`, body) : api("POST", "/api/providers", body));
     key.value = "";
     if (saved) done(true);
@@ -534,9 +632,9 @@ function providersPage(main) {
           h("div.row-actions", {},
             h("button.quiet", { type: "button", "aria-label": `Edit ${p.name}`, onclick: () =>
               clear(editing, providerForm(p, (saved) => (saved ? load() : clear(editing)))) }, "Edit"),
-            h("button.quiet.danger", { type: "button", "aria-label": `Delete ${p.name}`, onclick: async () => {
+            deleteButton(p.name, async () => {
               if (await attempt(() => api("DELETE", `/api/providers/${encodeURIComponent(p.id)}`))) load();
-            } }, "Delete")),
+            })),
           editing);
       })));
   };
