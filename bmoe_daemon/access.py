@@ -126,7 +126,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", "/health"): (Locality.OPEN, ""),
     ("GET", "/openapi.json"): (Locality.OPEN, ""),  # the routes' description: nothing of this computer's
     ("GET", "/"): (Locality.OPEN, ""),
-    ("GET", "/static/<name>"): (Locality.OPEN, ""),
+    ("GET", "/static/<path:name>"): (Locality.OPEN, ""),
     ("GET", "/v1/models"): (Locality.OPEN, ""),
     ("POST", "/v1/chat/completions"): (Locality.OPEN, ""),
     ("GET", "/api/agent"): (Locality.OPEN, ""),  # MCP servers listed to local clients only

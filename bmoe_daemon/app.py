@@ -65,7 +65,7 @@ def _api_error(err: ApiError) -> Response:
 
 
 def create_app(ctx: DaemonContext) -> QuartTrio:
-    # No static folder of Quart's own: the UI's files are routes/web.py's, under /static/<name>.
+    # No static folder of Quart's own: the UI's files are routes/web.py's, under /static/<path:name>.
     app = QuartTrio("bmoe_daemon", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.config["BODY_TIMEOUT"] = 60
