@@ -98,6 +98,9 @@ SCRIPT = {
         {"when": "change the title", "tool_calls": [{"name": "edit_file", "arguments": {
             "path": "page.html", "edits": [{"old_text": "<h1>Hi</h1>", "new_text": "<h1>Hello</h1>"}]}}]},
         {"when": "change the title", "text": "All right, I left it as it was."},
+        # Its own round (a round is played once): the command that runs while Delete is asked.
+        {"when": "sleep while deleted", "tool_calls": [{"name": "exec_shell_command",
+                                                       "arguments": {"command": "sleep 60", "timeout": 120}}]},
         {"when": "run the sleep", "tool_calls": [{"name": "exec_shell_command",
                                                    "arguments": {"command": "sleep 60", "timeout": 120}}]},
         {"when": "note it later", "tool_calls": [{"name": "note", "arguments": {"path": "later.txt",
@@ -2461,7 +2464,8 @@ def test_an_answer_waiting_for_the_model_to_load_says_loading_the_model(browser,
                     conv = c.get(f"/api/conversations/{cid}").json()
                     return conv["state"] == "idle" and any(i["kind"] == "assistant" for i in conv["items"])
                 wait_until(answered, timeout=120, what="the answer")
-            answer = page.get_by_role("article", name="Answer")
+            # Exactly "Answer": a tool card's name may hold the word (the model may echo its own text).
+            answer = page.get_by_role("article", name="Answer", exact=True)
             page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
             wait_until(lambda: answer.count() == 1 and answer.inner_text().strip(), what="the answer on the page")
             assert "Loading the model" not in answer.inner_text()
@@ -2871,7 +2875,7 @@ def test_deleting_a_running_conversation_offers_stop_and_delete(open_page, daemo
     page = open_page()
     create_conversation(page, "Busy one", folder=folder, mode="full")
     cid = page.url.rsplit("/", 1)[1]
-    send(page, "run the sleep")
+    send(page, "sleep while deleted")
     running = card(page, "Run sleep 60")
     wait_until(lambda: running.get_attribute("data-state") == "running", what="the command to run")
     page.get_by_role("button", name="Delete", exact=True).click()
