@@ -84,6 +84,7 @@ class AgentRun(AssistantStream):
         self.nudges = 0  # answers in a row without a call while the goal is open
         self.loops = 0  # answers in a row cut where the model repeated itself
         self.failed: list[tuple[str, Any]] = []  # the run's latest failed calls (TurnInput.avoid)
+        self.looped_tools: tuple[str, ...] = ()  # tools whose call the last round's loop cut
         self.copies: set[str] = set()  # cards of calls this round's answer had made already
 
     def workspace(self) -> Path | None:
@@ -297,7 +298,7 @@ class AgentRun(AssistantStream):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
                              tool_choice="required" if self.must_call() else None, stop_repeats=True,
-                             avoid=tuple(self.failed) + self.paused(), names=await self.call_names())
+                             avoid=self.avoided(), names=await self.call_names())
             route = self.t.info.route
             try:
                 if route == "local":
@@ -396,8 +397,13 @@ class AgentRun(AssistantStream):
         looped keeps the calls it had finished; the one it was writing is not a call
         (whatever backend handed it over): its card ends live, as the notice says."""
         calls = result.tool_calls
+        self.looped_tools = ()
         if result.repeated is not None:
             calls = tuple(c for c in calls if _whole_object(c.arguments))
+            kept = {c.id for c in calls}
+            cut = [c.name for c in result.tool_calls if c.id not in kept]
+            cut += [p.name for p in self.partials.values() if p.call_id not in {c.id for c in result.tool_calls}]
+            self.looped_tools = tuple(dict.fromkeys(cut))
         if self.assistant is None and (calls or result.text or result.reasoning):
             self.ensure_assistant()
         if self.assistant is not None:
@@ -478,6 +484,15 @@ class AgentRun(AssistantStream):
                 if self.streak.record(call.name, call.raw, done[call.card].state, done[call.card].result):
                     return True
         return False
+
+    def avoided(self) -> tuple[tuple[str, Any], ...]:
+        """What the next round's grammar rules out (TurnInput.avoid): the latest failed
+        calls, the paused tools, and for one round the tools whose call the last round's
+        loop cut (a small model that looped inside a call writes the same call again:
+        made to pick something else, it goes on)."""
+        out = list(self.failed) + list(self.paused())
+        out += [(name, None) for name in self.looped_tools if (name, None) not in out]
+        return tuple(out)
 
     def paused(self) -> tuple[tuple[str, None], ...]:
         """The tools a local model's grammar leaves out of the next round (TurnInput.avoid,

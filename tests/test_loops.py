@@ -39,6 +39,22 @@ async def test_a_call_that_loops_is_cut_told_to_the_model_and_the_run_asks_again
     assert conv.info.end_reason == "answered" and conv.items[-1].text == "Echoed."
 
 
+async def test_the_tool_whose_call_looped_is_left_out_of_the_next_round_only(daemon):
+    """A small model that looped inside a call writes the same call again next round
+    (SmolLM2 did so with todo_write in each of four tries): the next round's grammar
+    leaves that tool out, so the model does something else; the round after has it back."""
+    daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": LOOPING_ARGS}]},
+                        {"tool_calls": [{"name": "echo", "arguments": {"text": "other"}}]},
+                        {"tool_calls": [{"name": "echo", "arguments": {"text": "again"}}]},
+                        {"text": "Done."})
+    conv = await daemon.hub.create()
+    await conv.send_message("echo")
+    await wait_state(conv, "idle", "error")
+    assert [t.avoid for t in daemon.backend.turns] == [(), (("echo", None),), (), ()]
+    assert daemon.echo.calls == [{"text": "other"}, {"text": "again"}]
+    assert conv.info.end_reason == "answered"
+
+
 async def test_answers_that_loop_round_after_round_end_the_run_stuck(daemon):
     daemon.backend.push(*[{"text": "ha" * 300}] * (LOOPS_IN_A_ROW + 1))
     conv = await daemon.hub.create()
@@ -170,5 +186,6 @@ async def test_the_call_a_loop_cut_mid_way_is_not_run_nor_a_failure(daemon):
     assert daemon.echo.calls == [{"text": "first"}]
     assert [c.state for c in cards(conv)] == ["done"]  # the cut call's card is not kept, nor an error
     assert notices.LOOPED.format(unit="hi, ") in notice_texts(conv)
-    assert daemon.backend.turns[1].avoid == ()  # nothing failed: nothing to rule out
+    # Nothing failed; the tool whose call looped is left out of the next round only.
+    assert daemon.backend.turns[1].avoid == (("echo", None),)
     assert conv.info.end_reason == "answered"
