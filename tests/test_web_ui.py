@@ -82,6 +82,8 @@ SCRIPT = {
     "rounds": [
         # A long prompt read a batch at a time, slowly enough to be seen; then the answer.
         {"when": "read the long log", "prefill": 3000, "delay": 0.25, "text": "The log ends well."},
+        # An answer written at about 20 pieces (tokens) a second, for its writing speed.
+        {"when": "count the sheep", "delay": 0.05, "text": "One sheep, two sheep. " * 11},
         # An answer cut at the token limit, then what Continue gets.
         {"when": "list the planets", "text": "Mercury, Venus, Earth, Mars,", "cut": True},
         {"when": "cut off at the token limit", "text": " Jupiter, Saturn, Uranus and Neptune."},
@@ -2506,6 +2508,23 @@ def test_reading_a_long_prompt_shows_how_far_then_the_answer(open_page, tmp_path
     seen = page.evaluate("window.readings")
     assert seen == [f"Reading the conversation… {n:,} / 3,000 tokens" for n in (512, 1024, 1536, 2048, 2560, 3000)]
     assert page.locator(".reading").count() == 0
+
+
+def test_a_streaming_answer_says_how_fast_it_is_written(open_page, tmp_path):
+    """While it writes, its speed from the deltas (a scripted piece every 50 ms: about
+    20 tokens a second); once done, the speed on its usage line."""
+    page, cid = in_a_workspace(open_page, tmp_path, "Sheep")
+    send(page, "count the sheep")
+    writing = page.locator(".item.assistant p.writing")
+    writing.filter(has_text=re.compile(r"tokens/s")).wait_for()
+    rate = float(re.search(r"Writing… ([0-9.]+) tokens/s", writing.text_content()).group(1))
+    assert 8 <= rate <= 24, rate
+    answer = page.get_by_role("article", name="Answer").filter(has_text="One sheep, two sheep.")
+    usage = answer.locator("p.usage")
+    usage.wait_for()
+    assert writing.count() == 0
+    final = float(re.search(r"· ([0-9.]+) tokens/s", usage.text_content()).group(1))
+    assert 8 <= final <= 24, usage.text_content()
 
 
 def test_an_answer_cut_at_the_token_limit_says_so_and_continue_goes_on(open_page, daemon, tmp_path):

@@ -92,12 +92,26 @@ export function renderUser(item, { editing, busy, onEdit, onCancel, onResend }) 
 }
 
 // What an answer cost, as the backend counted it: a small line under it.
-function usageLine(usage) {
+// `rate`: tokens a second this page saw the answer written at (null: not seen).
+function usageLine(usage, rate) {
   const n = (v) => (Number.isFinite(v) ? v : 0).toLocaleString("en");
   const cached = usage.cached_tokens ? ` (${n(usage.cached_tokens)} from the cache)` : "";
   return h("p.usage", { title: "Tokens: the prompt the model read for this answer, and what it wrote" },
     h("span.visually-hidden", {}, "Tokens: "),
-    `${n(usage.prompt_tokens)} in${cached} · ${n(usage.completion_tokens)} out`);
+    `${n(usage.prompt_tokens)} in${cached} · ${n(usage.completion_tokens)} out`,
+    rate === null ? "" : ` · ${speed(rate)}`);
+}
+
+function speed(rate) {
+  return `${rate < 10 ? rate.toFixed(1) : Math.round(rate)} tokens/s`;
+}
+
+// What a streaming answer is doing: thinking before its first word, then writing at
+// `rate` tokens a second once a second of it has been seen.
+function writingLine(item, rate) {
+  const begun = item.text || item.reasoning;
+  const words = !begun ? "Thinking…" : rate === null ? "Writing…" : `Writing… ${speed(rate)}`;
+  return h("p.writing.small.muted", { role: "status", "aria-live": "off" }, words);
 }
 
 // What waits for the model while it is loaded again (let go after idle minutes): said
@@ -135,7 +149,7 @@ function answerActions(item, { onCopy, onRegenerate, last, busy }) {
 
 // `loadingModel`: the model is being loaded for this answer (it has no words yet);
 // `onCopy(button)`, `onRegenerate()`, `last` and `busy`: answerActions'.
-export function renderAssistant(item, { loadingModel, ...actions } = {}) {
+export function renderAssistant(item, { loadingModel, rate = null, ...actions } = {}) {
   if (!item.text && !item.reasoning && !item.streaming) return h("div.item.assistant.empty", { hidden: true });
   const streaming = Boolean(item.streaming);
   return h("article.item.assistant", { "aria-label": "Answer", "aria-busy": streaming ? "true" : "false",
@@ -148,8 +162,9 @@ export function renderAssistant(item, { loadingModel, ...actions } = {}) {
       : null,
     item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
     streaming ? h("span.cursor", { "aria-hidden": "true" }) : null,
+    streaming && !(loadingModel && !item.text) ? writingLine(item, rate) : null,
     !streaming && item.text ? answerActions(item, actions) : null,
-    !streaming && item.usage ? usageLine(item.usage) : null);
+    !streaming && item.usage ? usageLine(item.usage, rate) : null);
 }
 
 // ---- tool cards ----

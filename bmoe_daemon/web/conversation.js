@@ -43,6 +43,7 @@ export class ConversationView {
     this.byId = new Map();
     this.els = new Map();
     this.dirty = new Set();
+    this.rates = new Map(); // answer id -> {first, last, pieces}: its deltas, for tokens a second
     this.frame = 0;
     this.editing = null;
     this.closed = false;
@@ -233,8 +234,25 @@ export class ConversationView {
       if (this.touched) this.touched.add(item.id);
       if (data.text) item.text = (item.text || "") + data.text;
       if (data.reasoning) item.reasoning = (item.reasoning || "") + data.reasoning;
+      this.countPiece(item.id);
       this.schedule(item.id);
     }
+  }
+
+  // How fast the model writes an answer, from its `delta` events: a local model sends
+  // one a token, so pieces a second is tokens a second (about, for a provider's chunks).
+  countPiece(id) {
+    const now = performance.now();
+    const rate = this.rates.get(id);
+    if (!rate) this.rates.set(id, { first: now, last: now, pieces: 1 });
+    else Object.assign(rate, { last: now, pieces: rate.pieces + 1 });
+  }
+
+  // An answer's writing speed once a second of it has been seen; null before.
+  writingRate(id) {
+    const rate = this.rates.get(id);
+    if (!rate || rate.last - rate.first < 1000) return null;
+    return (rate.pieces - 1) / ((rate.last - rate.first) / 1000);
   }
 
   upsert(item) {

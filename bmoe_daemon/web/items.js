@@ -51,7 +51,7 @@ export function renderItem(view, item) {
         },
         onResend: (text) => view.resend(item, text) });
     case "assistant":
-      return renderAssistant(item, { loadingModel: view.loadingModel,
+      return renderAssistant(item, { loadingModel: view.loadingModel, rate: view.writingRate?.(item.id) ?? null,
         onCopy: (button) => copyFrom(button, item.text || ""),
         // the conversation's own answers; a helper's is not the person's to regenerate
         onRegenerate: view.byId.get(item.id) === item ? () => view.regenerate(item) : null,
