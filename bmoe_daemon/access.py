@@ -158,6 +158,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("PUT", "/api/providers/<provider_id>"): (Locality.LOCAL, "Saving a provider"),
     ("DELETE", "/api/providers/<provider_id>"): (Locality.LOCAL, "Forgetting a provider"),
     ("GET", "/api/connect"): (Locality.LOCAL, "The list of apps to connect"),
+    ("GET", "/api/connect/<client_id>/preview"): (Locality.LOCAL, "What writing another app's settings changes"),
     ("POST", "/api/connect/<client_id>"): (Locality.LOCAL, "Writing another app's settings"),
     ("GET", "/api/skills"): (Locality.LOCAL, "The list of skills"),
     ("POST", "/api/skills"): (Locality.LOCAL, "Writing a skill"),

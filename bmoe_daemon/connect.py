@@ -16,8 +16,10 @@ Pure functions but the last two (`write_settings`, `apply`), which touch one fil
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -291,22 +293,59 @@ def write_settings(path: Path, text: str, *, write_file: Callable[[Path, bytes],
     return backup
 
 
-def apply(client: Client, home: Path, values: Values, *, write_file: Callable[[Path, bytes], None],
-          when: float | None = None) -> tuple[Path, Path | None]:
-    """Write the client's settings into its file under `home`: (file, backup)."""
+def planned(client: Client, home: Path, values: Values) -> tuple[Path, str | None, str]:
+    """What a write would do: (the file, its text now or None when there is none, the
+    text it would get). SettingsError when it cannot be written."""
     if client.file is None or client.file_format is None:
         raise SettingsError(f"{client.name} has no settings file the daemon writes; copy the snippet instead.")
     path = home / client.file
-    original = read_settings(path) or ""
+    original = read_settings(path)
     value = snippet_value(client, values)
     if client.file_format == "toml":
         assert isinstance(value, str)
-        text = with_block(original, value)
+        text = with_block(original or "", value)
     else:
         assert isinstance(value, dict)
-        text = merged_json(original, value)
+        text = merged_json(original or "", value)
+    return path, original, text
+
+
+def apply(client: Client, home: Path, values: Values, *, write_file: Callable[[Path, bytes], None],
+          when: float | None = None) -> tuple[Path, Path | None]:
+    """Write the client's settings into its file under `home`: (file, backup)."""
+    path, _, text = planned(client, home, values)
     backup = write_settings(path, text, write_file=write_file, when=when)
     return path, backup
+
+
+# A settings line whose name says it holds a secret (another app's own key, say): its
+# value is not shown in a preview.
+_SECRET_LINE = re.compile(
+    r"""^(?P<name>\s*["']?[\w.-]*(?:key|token|secret|passw(?:or)?d|auth)[\w.-]*["']?\s*[:=]\s*)\S.*$""",
+    re.IGNORECASE)
+HIDDEN = "(hidden)"
+DIFF_CONTEXT = 2
+
+
+def hide_secrets(line: str) -> str:
+    m = _SECRET_LINE.match(line)
+    return line if m is None else m.group("name") + HIDDEN
+
+
+def preview(client: Client, home: Path, values: Values) -> dict[str, Any]:
+    """What a write would change, for the person to see first: the file, whether it
+    exists, whether anything changes, and the unified diff. Lines of the file as it
+    is that look like they hold a secret show their name only."""
+    path, original, text = planned(client, home, values)
+    before = [hide_secrets(line) for line in (original or "").splitlines()]
+    after = text.splitlines()
+    if original is not None:
+        # The lines the write keeps are the file's own: hidden alike on both sides.
+        kept = set((original or "").splitlines())
+        after = [hide_secrets(line) if line in kept else line for line in after]
+    diff = "\n".join(difflib.unified_diff(before, after, fromfile=str(path) if original is not None else "/dev/null",
+                                          tofile=str(path), n=DIFF_CONTEXT, lineterm=""))
+    return {"file": str(path), "exists": original is not None, "changed": original != text, "diff": diff}
 
 
 def home_folder() -> Path | None:

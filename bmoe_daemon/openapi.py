@@ -458,6 +458,10 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         lambda c: array(shape(c, {"id": str, "name": str, "how": str, "snippet": {}, "file": str | None,
                                   "writable": bool})),
         links={"Write": Link(("POST", "/api/connect/<client_id>"), {"client_id": "$response.body#/0/id"})}),
+    ("GET", "/api/connect/<client_id>/preview"): Op(
+        "What writing this app's settings would change in its file: a unified diff (values of lines that look "
+        "like secrets hidden).",
+        lambda c: shape(c, {"file": str, "exists": bool, "changed": bool, "diff": str}), errors=(400, 404, 409)),
     ("POST", "/api/connect/<client_id>"): Op(
         "Write this daemon into an app's settings file (the old one kept as a backup).",
         lambda c: shape(c, {"file": str, "backup": str | None}), errors=(400, 409)),

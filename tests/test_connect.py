@@ -3,6 +3,7 @@ snippets, real settings files of each kind, and the routes."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import stat
@@ -315,6 +316,46 @@ async def test_post_writes_the_settings_with_a_backup(daemon, tmp_path, home):
     assert json.loads(text(body["file"]))["model"] == "bmoe/scripted"
 
 
+async def test_preview_shows_the_diff_a_write_makes_and_writes_nothing(daemon, tmp_path, home):
+    """The person sees what Write will change before it is written: a unified diff of
+    the file, nothing written or backed up; the values of lines that look like secrets
+    (another app's own key) are hidden; then the write makes exactly that change."""
+    app = make_app(daemon, tmp_path)
+    mine = CODEX_TOML + 'openai_api_key = "sk-live-not-for-the-page"\n'
+    path = write(home / ".codex" / "config.toml", mine)
+    status, shown = await call(app, "GET", "/api/connect/codex/preview")
+    first = shown
+    assert status == 200 and shown["file"] == str(path) and shown["exists"] and shown["changed"]
+    assert path.read_text() == mine and backups(path) == []
+    assert "sk-live-not-for-the-page" not in json.dumps(shown)
+    assert f'openai_api_key = {connect.HIDDEN}' in shown["diff"]
+    added = [line[1:] for line in shown["diff"].splitlines() if line.startswith("+") and not line.startswith("+++")]
+    removed = [line for line in shown["diff"].splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert removed == [] and connect.MARK_BEGIN in added and 'model = "scripted"' in added
+    status, body = await call(app, "POST", "/api/connect/codex")
+    assert status == 200
+    hidden = [connect.hide_secrets(line) for line in path.read_text().splitlines()]
+    made = difflib.unified_diff([connect.hide_secrets(line) for line in mine.splitlines()], hidden,
+                                fromfile=str(path), tofile=str(path), n=connect.DIFF_CONTEXT, lineterm="")
+    assert "\n".join(made) == first["diff"]  # the write made the change shown, and only it
+    # Written already: the same write again changes nothing, and says so.
+    status, shown = await call(app, "GET", "/api/connect/codex/preview")
+    assert status == 200 and not shown["changed"] and shown["diff"] == ""
+    # A file that is not there yet: the whole file is new.
+    status, shown = await call(app, "GET", "/api/connect/opencode/preview")
+    assert status == 200 and not shown["exists"] and shown["diff"].startswith("--- /dev/null")
+    assert not (home / ".config" / "opencode").exists()
+
+
+def test_hide_secrets_hides_values_of_secret_names_only():
+    assert connect.hide_secrets('api_key = "sk-1"') == f"api_key = {connect.HIDDEN}"
+    assert connect.hide_secrets('  "apiKey": "sk-1",') == f'  "apiKey": {connect.HIDDEN}'
+    assert connect.hide_secrets("GITHUB_TOKEN=ghp_1") == f"GITHUB_TOKEN={connect.HIDDEN}"
+    assert connect.hide_secrets("password: hunter2") == f"password: {connect.HIDDEN}"
+    for kept in ('model = "qwen"', '"base_url": "http://127.0.0.1:8765/v1"', "# the key is elsewhere", "key ="):
+        assert connect.hide_secrets(kept) == kept
+
+
 async def test_post_refuses_what_it_cannot_do(daemon, tmp_path, home):
     app = make_app(daemon, tmp_path)
     zed = write(home / ".config" / "zed" / "settings.json", '{\n  // mine\n  "vim_mode": true\n}\n')
@@ -325,14 +366,19 @@ async def test_post_refuses_what_it_cannot_do(daemon, tmp_path, home):
     status, err = await call(app, "POST", "/api/connect/openai")
     assert (status, err["code"]) == (400, "bad_request")
     no_model = make_app(daemon, tmp_path, engine=Engine(None))
-    status, err = await call(no_model, "POST", "/api/connect/codex")
-    assert (status, err["code"]) == (409, "no_model")
+    for method, path in (("POST", "/api/connect/codex"), ("GET", "/api/connect/codex/preview")):
+        status, err = await call(no_model, method, path)
+        assert (status, err["code"]) == (409, "no_model")
+    status, err = await call(app, "GET", "/api/connect/zed/preview")
+    assert (status, err["code"]) == (409, "exists") and "not plain JSON" in err["error"]
+    assert (await call(app, "GET", "/api/connect/nope/preview"))[0] == 404
     assert not (home / ".codex").exists()
 
 
 async def test_connect_is_local_only(daemon, tmp_path, home):
     app = make_app(daemon, tmp_path)
-    for method, path in (("GET", "/api/connect"), ("POST", "/api/connect/codex")):
+    for method, path in (("GET", "/api/connect"), ("GET", "/api/connect/codex/preview"),
+                         ("POST", "/api/connect/codex")):
         status, err = await call(app, method, path, NET)
         assert (status, err["code"]) == (403, "local_only")
     assert not (home / ".codex").exists()

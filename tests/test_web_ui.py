@@ -572,8 +572,23 @@ def test_list_settings_pages_and_phone(open_page, daemon, tmp_path):
     # connect and the agent page
     page.get_by_role("link", name="Connect").click()
     page.locator("pre.snippet").first.wait_for()
+    opencode = page.get_by_role("listitem", name="OpenCode")
+    assert opencode.locator(".how code").filter(has_text="opencode").count() >= 1  # its help's code, as code
+    # Write shows what changes first: Cancel writes nothing, and the focus is back on Write.
     page.get_by_role("button", name="Write the OpenCode settings").click()
-    written = page.get_by_role("listitem", name="OpenCode").get_by_role("status")
+    asked = page.get_by_role("dialog", name="Write the OpenCode settings?")
+    change = asked.get_by_label("What changes in the file")
+    assert change.locator(".diff-file").first.inner_text() == "--- /dev/null"
+    assert change.locator(".diff-add").filter(has_text="/v1").count() >= 1
+    screenshot(page, "desktop-connect-diff")
+    asked.get_by_role("button", name="Cancel").click()
+    assert asked.count() == 0
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Write the OpenCode settings"
+    assert not list(daemon.home.rglob("opencode.json")), "Cancel wrote the file"
+    page.get_by_role("button", name="Write the OpenCode settings").click()
+    page.get_by_role("dialog", name="Write the OpenCode settings?").get_by_role(
+        "button", name="Write these settings").click()
+    written = opencode.get_by_role("status")
     written.filter(has_text="Written to").wait_for()
     target = Path(written.inner_text().removeprefix("Written to ").rstrip("."))
     assert target.is_file() and target.is_relative_to(daemon.home)

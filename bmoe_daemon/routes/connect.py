@@ -52,8 +52,9 @@ async def get_connect() -> Response:
     return jsonify([_row(c, values, home) for c in _catalog()])
 
 
-@bp.post("/api/connect/<client_id>")
-async def post_connect(client_id: str) -> Response:
+def _writable(client_id: str) -> tuple[connect.Client, Path, Path]:
+    """The app whose settings file may be written, the home folder it is under and the
+    file; the error that says why not."""
     client = next((c for c in _catalog() if c.id == client_id), None)
     if client is None:
         raise NotFoundError("There is no such app to connect.")
@@ -64,13 +65,33 @@ async def post_connect(client_id: str) -> Response:
     home = connect.home_folder()
     if home is None:
         raise BadRequest("There is no home folder here, so there is no settings file to write.")
+    return client, home, home / client.file
+
+
+@bp.get("/api/connect/<client_id>/preview")
+async def preview_connect(client_id: str) -> Response:
+    """What POST would change in the file, as a diff, for the person to see first."""
+    client, home, file = _writable(client_id)
+    values = _values()
+    try:
+        shown = await trio.to_thread.run_sync(functools.partial(connect.preview, client, home, values))
+    except connect.SettingsError as exc:
+        raise SettingsConflict(f"{file}: {exc}") from None
+    except OSError as exc:
+        raise SettingsConflict(f"{file} cannot be read: {exc.strerror or exc}.") from None
+    return jsonify(shown)
+
+
+@bp.post("/api/connect/<client_id>")
+async def post_connect(client_id: str) -> Response:
+    client, home, file = _writable(client_id)
     values = _values()
     try:
         path, backup = await trio.to_thread.run_sync(
             functools.partial(connect.apply, client, home, values, write_file=write_atomic)
         )
     except connect.SettingsError as exc:
-        raise SettingsConflict(f"{home / client.file}: {exc}") from None
+        raise SettingsConflict(f"{file}: {exc}") from None
     except OSError as exc:
-        raise SettingsConflict(f"{home / client.file} cannot be written: {exc.strerror or exc}.") from None
+        raise SettingsConflict(f"{file} cannot be written: {exc.strerror or exc}.") from None
     return jsonify({"file": str(path), "backup": str(backup) if backup is not None else None})

@@ -8,7 +8,8 @@
 import { api, request } from "./api.js";
 import { alertLine, clear, field, h, select, when } from "./dom.js";
 import { attemptAt, sayAt, unsay } from "./fielderrors.js";
-import { attempt, DEFAULT_CONTEXT, MODE_OPTIONS, modelName, problem, routeOptions, STATE_LABELS, toast,
+import { renderDiff, renderMarkdown } from "./markdown.js";
+import { attempt, DEFAULT_CONTEXT, MODE_OPTIONS, modelName, pageView, problem, routeOptions, STATE_LABELS, toast,
   wsOptions } from "./ui.js";
 
 export function page(main, title, intro) {
@@ -44,11 +45,6 @@ function deleteButton(name, action) {
     if (ev.key === "Escape") disarm();
   });
   return button;
-}
-
-function view(load) {
-  const v = { name: "page", load, refresh: load };
-  return v;
 }
 
 // ---- skills ----
@@ -102,7 +98,8 @@ function skillsPage(main) {
             h("p", {}, s.description)),
           h("div.row-actions", {},
             h("label.switch", {}, toggle, h("span", {}, "On")),
-            h("button.quiet", { type: "button", "aria-label": `Edit ${s.name}`, onclick: () =>
+            h("button.quiet", { type: "button", "aria-label": s.source === "user" ? `Edit ${s.name}` : `Edit a copy of ${s.name}`,
+              onclick: () =>
               clear(editing, skillForm(s, (saved) => (saved ? load() : clear(editing)))) },
               s.source === "user" ? "Edit" : "Edit a copy"),
             s.source === "user"
@@ -113,7 +110,7 @@ function skillsPage(main) {
           editing);
       })));
   };
-  return view(load);
+  return pageView(load, body);
 }
 
 // ---- tasks ----
@@ -351,7 +348,7 @@ function runsFold(task, gone) {
       read = true;
       stale = false;
       draw();
-      status.textContent = rows.length ? "" : "No runs kept: Run now starts one.";
+      status.textContent = rows.length ? "" : "No runs kept: Run starts one.";
     } catch (err) {
       status.textContent = problem(err);
     }
@@ -381,7 +378,7 @@ function runsFold(task, gone) {
       if (!rows.some((c) => c.id === id)) return;
       rows = rows.filter((c) => c.id !== id);
       draw();
-      if (!rows.length) status.textContent = "No runs kept: Run now starts one.";
+      if (!rows.length) status.textContent = "No runs kept: Run starts one.";
     },
     // A `conversation` event: a run shown says its new state (its place waits for a read).
     changed(info) {
@@ -481,7 +478,7 @@ function tasksPage(main) {
                 toast(`${t.title} started.`, "info");
                 load();
               }
-            } }, "Run now"),
+            } }, "Run"),
             h("button.quiet", { type: "button", "aria-label": `Edit ${t.title}`, onclick: () =>
               clear(editing, taskForm(t, workspaces, providers, closer(editing))) }, "Edit"),
             deleteButton(t.title, async () => {
@@ -492,7 +489,7 @@ function tasksPage(main) {
     main.scrollTop = scrolled;
     refocus(body, spot);
   };
-  const v = view(load);
+  const v = pageView(load, body);
   // After a gap in the events: read again as for an event, keeping a form open.
   v.refresh = () => load(true).catch(() => {});
   let timer = null;
@@ -638,7 +635,7 @@ function providersPage(main) {
           editing);
       })));
   };
-  return view(load);
+  return pageView(load, body);
 }
 
 // ---- connect ----
@@ -662,20 +659,50 @@ function connectPage(main) {
       return h("li.row.connect", { "aria-label": c.name },
         h("div.row-main", {},
           h("strong", {}, c.name),
-          h("p.small", {}, c.how),
-          h("pre.snippet", { "aria-label": `${c.name} settings` }, c.snippet),
+          h("div.small.markdown.how", { html: renderMarkdown(c.how) }),
+          h("pre.snippet", { "aria-label": `${c.name} settings`, tabindex: "0" }, c.snippet),
           c.file ? h("p.small.muted", {}, `Its file: ${c.file}`) : null,
           result),
         h("div.row-actions", {}, copy,
           c.writable
-            ? h("button", { type: "button", "aria-label": `Write the ${c.name} settings`, onclick: async () => {
-                const done = await attempt(() => api("POST", `/api/connect/${encodeURIComponent(c.id)}`, {}));
-                if (done) result.textContent = `Written to ${done.file}` + (done.backup ? `; the old file is kept as ${done.backup}.` : ".");
-              } }, "Write settings")
+            ? h("button", { type: "button", "aria-label": `Write the ${c.name} settings`,
+                onclick: (ev) => writeSettings(c, result, ev.currentTarget) }, "Write")
             : null));
     })));
   };
-  return view(load);
+  return pageView(load, body);
+}
+
+// Write asks first: what the write changes in the file, as a diff, then Write or
+// Cancel. The focus goes back to the button that asked.
+async function writeSettings(c, result, opener) {
+  const id = encodeURIComponent(c.id);
+  const shown = await attempt(() => api("GET", `/api/connect/${id}/preview`));
+  if (!shown) return;
+  if (!shown.changed) {
+    result.textContent = `${shown.file} has these settings already; nothing to write.`;
+    return;
+  }
+  const write = h("button.primary", { type: "submit", value: "write" }, "Write these settings");
+  const dialog = h("dialog.dialog.settings-diff", { "aria-labelledby": "settings-diff-title" },
+    h("form", { method: "dialog" },
+      h("h2#settings-diff-title", {}, `Write the ${c.name} settings?`),
+      h("p.small", {}, shown.exists
+        ? `This changes ${shown.file}; the file as it is now is kept as a backup beside it.`
+        : `This creates ${shown.file}.`),
+      h("pre.diff", { "aria-label": "What changes in the file", tabindex: "0", html: renderDiff(shown.diff) }),
+      h("div.actions", {}, h("button", { type: "submit", value: "cancel" }, "Cancel"), write)));
+  document.body.append(dialog);
+  dialog.addEventListener("close", async () => {
+    const chosen = dialog.returnValue;
+    dialog.remove();
+    opener.focus();
+    if (chosen !== "write") return;
+    const done = await attempt(() => api("POST", `/api/connect/${id}`, {}));
+    if (done) result.textContent = `Written to ${done.file}` + (done.backup ? `; the old file is kept as ${done.backup}.` : ".");
+  });
+  dialog.showModal();
+  write.focus();
 }
 
 // ---- the agent and its MCP servers ----
@@ -759,7 +786,7 @@ function agentPage(main) {
       hooksSection(hooks),
     );
   };
-  return view(load);
+  return pageView(load, body);
 }
 
 export const PAGES = {
