@@ -14,6 +14,14 @@ import { renderDiff, renderMarkdown } from "./markdown.js";
 
 export const PLAN_TOOL = "exit_plan_mode";
 
+// Rendered Markdown in its box. A code block scrolls sideways: it takes the keyboard's
+// focus, so arrow keys scroll it too.
+function markdownBox(tag, text) {
+  const box = h(tag, { html: renderMarkdown(text) });
+  for (const pre of box.querySelectorAll("pre")) pre.tabIndex = 0;
+  return box;
+}
+
 const TOOL_STATES = {
   composing: "writing the call",
   running: "running",
@@ -160,7 +168,7 @@ export function renderAssistant(item, { loadingModel, rate = null, ...actions } 
           h("summary", {}, streaming && !item.text ? "Thinking…" : "Reasoning"),
           h("div.reasoning-text", {}, item.reasoning))
       : null,
-    item.text ? h("div.markdown", { html: renderMarkdown(item.text) }) : null,
+    item.text ? markdownBox("div.markdown", item.text) : null,
     streaming ? h("span.cursor", { "aria-hidden": "true" }) : null,
     streaming && !(loadingModel && !item.text) ? writingLine(item, rate) : null,
     !streaming && item.text ? answerActions(item, actions) : null,
@@ -182,17 +190,17 @@ export function renderTool(item, { workspace, busy, error, onDecide, onPreview }
       workspace ? [" · ", rulesLink(workspace)] : null));
   }
   if (item.diff) {
-    parts.push(h("pre.diff", { "aria-label": "The change", html: renderDiff(item.diff) }));
+    parts.push(h("pre.diff", { "aria-label": "The change", tabindex: "0", html: renderDiff(item.diff) }));
   } else if (item.tool === "exec_shell_command" && args.command) {
-    parts.push(h("pre.command", { "aria-label": "The command" }, `$ ${args.command}`));
+    parts.push(h("pre.command", { "aria-label": "The command", tabindex: "0" }, `$ ${args.command}`));
   } else if (Object.keys(args).length && state === "waiting") {
-    parts.push(h("pre.args", { "aria-label": "The arguments" }, JSON.stringify(args, null, 2)));
+    parts.push(h("pre.args", { "aria-label": "The arguments", tabindex: "0" }, JSON.stringify(args, null, 2)));
   } else if (Object.keys(args).length) {
     parts.push(h("details.args", { "data-key": "args" }, h("summary", {}, "Arguments"),
-      h("pre", {}, JSON.stringify(args, null, 2))));
+      h("pre", { tabindex: "0" }, JSON.stringify(args, null, 2))));
   } else if (item.raw_args) {
     parts.push(h("details.args", { "data-key": "args" }, h("summary", {}, "Arguments as written"),
-      h("pre", {}, item.raw_args)));
+      h("pre", { tabindex: "0" }, item.raw_args)));
   }
   if (state === "waiting") {
     const hintId = `rule-hint-${item.id}`;
@@ -212,7 +220,7 @@ export function renderTool(item, { workspace, busy, error, onDecide, onPreview }
     parts.push(h("details.result", { "data-key": "result" },
       h("summary", {}, state === "error" || state === "denied" ? "Why" : "Result",
         item.shortened ? h("span.muted", {}, " (shortened for the model)") : null),
-      h("pre", {}, item.result)));
+      h("pre", { tabindex: "0" }, item.result)));
   }
   if (item.file && state === "done" && workspace) {
     parts.push(h("button.link.preview-link", { type: "button", "data-focus": "preview",
@@ -243,7 +251,7 @@ export function renderPlan(item, { draft, busy, error, onDecide, onDraft }) {
   const approved = state === "done" && (item.result || "").startsWith(APPROVED);
   const parts = [];
   if (text) {
-    const body = h("div.markdown.plan-text", { html: renderMarkdown(text) });
+    const body = markdownBox("div.markdown.plan-text", text);
     // A rejected revision folds: the next one is what counts.
     parts.push(state === "denied"
       ? h("details.plan-fold", { "data-key": "plan" }, h("summary", {}, "The plan as it was"), body)
@@ -330,6 +338,6 @@ export function renderNotice(item, { count, open, onFold }) {
       sizes ? h("span.small.muted", {}, sizes) : null),
     c.summary
       ? h("details.compaction-summary", { "data-key": "summary" },
-          h("summary", {}, "What the model reads instead"), h("div.markdown", { html: renderMarkdown(c.summary) }))
+          h("summary", {}, "What the model reads instead"), markdownBox("div.markdown", c.summary))
       : null);
 }

@@ -93,7 +93,7 @@ export class Composer {
       this.addImages([...this.fileInput.files]);
       this.fileInput.value = "";
     });
-    this.attachments = h("div.attachments", { "aria-label": "Images to send" });
+    this.attachments = h("div.attachments", { role: "group", "aria-label": "Images to send" });
 
     // Plan mode is the conversation's: the switch says it, and changes it between runs.
     this.planSwitch = h("input", { type: "checkbox", role: "switch", "aria-describedby": "plan-switch-hint" });

@@ -74,7 +74,8 @@ export class ContextBar {
       this.element.title = `The last round sent the model ${tokens(used)} of the ${tokens(size)} tokens its context holds. `
         + `Past ${Math.round(COMPACTS_AT * 100)}% the daemon summarises earlier items before the next round.`;
     } else {
-      this.meter.removeAttribute("aria-valuenow");
+      // A meter must have a value: none measured reads as 0, its text says why.
+      this.meter.setAttribute("aria-valuenow", "0");
       this.meter.setAttribute("aria-valuetext", "not measured yet");
       this.text.textContent = "Not measured yet: the next round counts it.";
       this.element.title = "";

@@ -176,7 +176,7 @@ export function renderTask(item, { items, open, drawn, onToggle }) {
   }
   if (item.result && item.result !== SLOT_WAIT && state !== "running") {
     parts.push(h("details.result", { "data-key": "result" },
-      h("summary", {}, state === "error" || state === "denied" ? "Why" : "What the agent read back"), h("pre", {}, item.result)));
+      h("summary", {}, state === "error" || state === "denied" ? "Why" : "What the agent read back"), h("pre", { tabindex: "0" }, item.result)));
   }
   const rounds = task && task.rounds ? h("span.small.muted.helper-rounds", {}, task.rounds === 1 ? "1 round" : `${task.rounds} rounds`) : null;
   const kind = task ? task.kind : (item.args || {}).subagent_type || "explore";

@@ -181,6 +181,10 @@ const md = new Marked({
     code({ text, lang }) {
       return codeBlock(text, (String(lang || "").match(/^\S*/) || [""])[0]);
     },
+    // A task item's box is named, as any form control must be: its state says done or not.
+    checkbox({ checked }) {
+      return `<input ${checked ? 'checked="" ' : ""}disabled="" type="checkbox" aria-label="Done"> `;
+    },
     link({ href, title, tokens }) {
       linkDepth++;
       try {

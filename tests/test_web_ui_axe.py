@@ -1,0 +1,233 @@
+"""Every screen of the web UI checked with axe-core (tests/vendor/axe-core/): no violation
+whose impact is serious or critical, in light and dark, on a desktop and on a phone.
+
+One daemon with a scripted model and one browser for the whole file; each viewport and
+colour scheme is one page that walks the screens by their routes (app.js route()) and
+runs axe on each. axe is evaluated in the page through Playwright (the DevTools
+protocol), which the page's Content-Security-Policy does not govern: the UI is checked
+under the policy it ships with, and axe is never served by the daemon.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from tests.browser import DESKTOP, PHONE, PageWatch, chromium, require_browser, running_daemon, write_script
+
+AXE_DIR = Path(__file__).resolve().parent / "vendor" / "axe-core"
+AXE = AXE_DIR / "axe.min.js"
+AXE_VERSION = "4.14.1"
+IMPACTS = ("serious", "critical")
+WAIT_MS = 20_000
+
+# Long lines, so code, diffs and snippets scroll sideways on a phone as they do for real.
+LONG = "water(" + ", ".join(f"bed_{n}" for n in range(30)) + ")"
+ANSWER = f"""## Garden report
+
+| Bed | Plants |
+|:----|-------:|
+| North | 12 |
+
+- [x] weed the beds
+- [ ] water the south bed
+
+```python
+def water(bed):
+    # one full can
+    return f"watered {{bed}}"
+
+{LONG}
+```
+
+See [the notes](notes.md) and <https://example.com/beds>, `raw_name` too."""
+
+PLAN = "## Tidy the garden\n\n1. Rake the **leaves**\n2. Trim the hedge\n\n```sh\nrake --all\n```\n"
+
+SCRIPT = {
+    "token_delay": 0,
+    "context_chars": 32_000,
+    "rounds": [
+        {"when": "report on the garden", "reasoning": "Write the notes, then report.", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "notes.md", "content": f"# Notes\n\n- north\n- {LONG}\n"}}]},
+        {"when": "report on the garden", "text": ANSWER},
+        {"when": "note the shed", "tool_calls": [{"name": "note", "arguments": {"path": "shed.txt",
+                                                                              "text": "paint it"}}]},
+        {"when": "note the shed", "text": "Noted."},
+        {"when": "plan the chores", "tool_calls": [{"name": "todo_write", "arguments": {"todos": [
+            {"content": "Wash the clothes", "status": "completed"},
+            {"content": "Dry the clothes", "status": "in_progress"},
+            {"content": "Fold the clothes", "status": "pending"}]}}]},
+        {"when": "plan the chores", "tool_calls": [{"name": "ask_user_question", "arguments": {
+            "question": "Which colour for the walls?", "options": ["Red", "Blue", "Green"]}}]},
+        {"when": "count the stars", "hang": True, "delay": 0.01},  # until it is stopped
+        {"when": "tidy the garden", "tool_calls": [{"name": "exit_plan_mode", "arguments": {}}]},
+        # A general helper whose change waits on an approval inside its card.
+        {"when": "label the gnomes", "tool_calls": [{"name": "task", "arguments": {
+            "description": "Write the labels", "prompt": "Write a label file for each gnome",
+            "subagent_type": "general"}}]},
+        {"when": "Write a label file", "tool_calls": [{"name": "note", "arguments": {"path": "labels.txt",
+                                                                                   "text": "Alfred, Bertha"}}]},
+    ],
+}
+
+# A run of axe over the whole document, its violations only, each with the nodes of a
+# serious or critical impact. The preview's frame is left out: it holds the person's own
+# file, and its sandbox lets no script in.
+RUN_AXE = """async () => {
+  const r = await axe.run(document, { resultTypes: ["violations"], iframes: false });
+  return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.filter((n) => ["serious", "critical"].includes(n.impact))
+      .map((n) => ({ target: n.target.join(" "), summary: n.failureSummary })) }));
+}"""
+CLOSE_DIALOGS = "() => { for (const d of document.querySelectorAll('dialog[open]')) d.close(); }"
+OPEN_FOLDS = "() => { for (const d of document.querySelectorAll('#main details')) d.open = true; }"
+
+
+def wait_states(c: httpx.Client, want: dict[str, str]) -> None:
+    deadline = time.monotonic() + 20
+    while {cid: c.get(f"/api/conversations/{cid}").json()["state"] for cid in want} != want:
+        assert time.monotonic() < deadline, f"the scripted runs did not settle as {want}"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    """A daemon with one of each: a conversation answered, one waiting on an approval, one
+    on a question with its todo list, one stopped, one on a plan, one on a helper's
+    approval; a workspace with a rule, a task, a
+    provider, and a models folder with a file that cannot be loaded."""
+    require_browser()
+    root = tmp_path_factory.mktemp("axe")
+    (root / "home").mkdir()
+    (root / "models").mkdir()
+    (root / "models" / "not-a-model.gguf").write_text("hello")
+    garden = root / "garden"
+    garden.mkdir()
+    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
+                        "--models-dir", str(root / "models"), env={"HOME": str(root / "home")}) as d:
+        with httpx.Client(base_url=d.url, timeout=30) as c:
+            ws = c.post("/api/workspaces", json={"path": str(garden)}).json()["id"]
+            c.post(f"/api/workspaces/{ws}/rules", json={"kind": "command", "text": "npm test"})
+            ids = {}
+            for name, mode, title, text in (("answered", "full", "Garden report", "report on the garden"),
+                                            ("approval", "ask", "Shed notes", "note the shed"),
+                                            ("question", "ask", "Chores", "plan the chores"),
+                                            ("stopped", "ask", "Stars", "count the stars"),
+                                            ("plan", "ask", "Garden plan", "tidy the garden"),
+                                            ("helper", "ask", "Gnome labels", "label the gnomes")):
+                made = c.post("/api/conversations", json={"workspace": ws, "mode": mode, "title": title})
+                ids[name] = made.json()["id"]
+                if name == "plan":  # the plan file the daemon shows (actors/plans.py)
+                    c.patch(f"/api/conversations/{ids[name]}", json={"plan_mode": True})
+                    plans = d.data_dir / "agent" / "plans"
+                    plans.mkdir(parents=True, exist_ok=True)
+                    (plans / f"{ids[name]}.md").write_text(PLAN)
+                c.post(f"/api/conversations/{ids[name]}/messages", json={"text": text})
+            c.post("/api/tasks", json={"title": "Morning summary", "prompt": "Summarise yesterday", "workspace": ws,
+                                       "schedule": {"kind": "daily", "at": "07:30"}})
+            c.post("/api/providers", json={"name": "Example AI", "base_url": "https://api.example.invalid/v1",
+                                           "models": ["small-1"], "api_key": "sk-never-shown"})
+            wait_states(c, {ids["stopped"]: "running"})
+            c.post(f"/api/conversations/{ids['stopped']}/stop")
+            wait_states(c, {ids["answered"]: "idle", ids["approval"]: "waiting", ids["question"]: "waiting",
+                            ids["stopped"]: "idle", ids["plan"]: "waiting", ids["helper"]: "waiting"})
+        d.ids = ids
+        yield d
+
+
+@pytest.fixture(scope="module")
+def browser(daemon):
+    with chromium() as b:
+        yield b
+
+
+def answer(p: Any) -> Any:
+    return p.get_by_role("article", name="Answer").locator("pre.code")
+
+
+# (screen, route, what shows once it is drawn, what is done then: a form or a fold opened)
+Screen = tuple[str, str, Callable[[Any], Any], Callable[[Any], Any] | None]
+SCREENS: list[Screen] = [
+    ("home", "#/", lambda p: p.locator(".conv-list").get_by_role("link", name=re.compile("^Garden report")), None),
+    ("new conversation", "#/new", lambda p: p.get_by_role("button", name="Create conversation"), None),
+    ("conversation with an answer", "#/c/{answered}", answer, None),
+    ("its folds open", "#/c/{answered}", answer, lambda p: p.evaluate(OPEN_FOLDS)),
+    ("a message edited", "#/c/{answered}", answer,
+     lambda p: p.get_by_role("button", name="Edit this message and send it again").click()),
+    ("renaming", "#/c/{answered}", answer, lambda p: p.get_by_role("button", name="Rename").click()),
+    ("a file's preview", "#/c/{answered}", answer, lambda p: p.get_by_role("button", name="Preview notes.md").click()),
+    ("waiting for an approval", "#/c/{approval}",
+     lambda p: p.locator(".card.tool").get_by_role("button", name="Approve"), None),
+    ("a question and the todo list", "#/c/{question}", lambda p: p.get_by_role("button", name="Blue"), None),
+    ("a stopped run", "#/c/{stopped}", lambda p: p.get_by_role("button", name="Resume"), None),
+    ("a plan waiting", "#/c/{plan}", lambda p: p.get_by_role("button", name="Approve plan"), None),
+    ("a helper's approval", "#/c/{helper}",
+     lambda p: p.get_by_role("article", name="Tool: Write labels.txt").get_by_role("button", name="Approve"), None),
+    ("workspaces", "#/workspaces", lambda p: p.get_by_role("heading", name="garden"),
+     lambda p: p.get_by_text("Add a rule by hand").click()),
+    ("skills", "#/skills", lambda p: p.get_by_role("switch", name="Use review-change"), None),
+    ("skill form", "#/skills", lambda p: p.get_by_role("switch", name="Use review-change"),
+     lambda p: p.get_by_role("button", name="New skill").click()),
+    ("tasks", "#/tasks", lambda p: p.get_by_role("listitem", name="Morning summary"),
+     lambda p: p.locator("details.task-runs summary").click()),
+    ("task form", "#/tasks", lambda p: p.get_by_role("listitem", name="Morning summary"),
+     lambda p: p.get_by_role("button", name="New task").click()),
+    ("providers", "#/providers", lambda p: p.get_by_role("listitem", name="Example AI"),
+     lambda p: p.get_by_role("button", name="Edit Example AI").click()),
+    ("models", "#/models", lambda p: p.get_by_role("listitem", name="not-a-model"), None),
+    ("connect", "#/connect", lambda p: p.locator("pre.snippet"), None),
+    ("agent", "#/agent", lambda p: p.get_by_role("heading", name="MCP servers", exact=True), None),
+    ("the key dialog", "#/", lambda p: p.locator(".conv-list").get_by_role("link", name=re.compile("^Garden report")),
+     lambda p: p.evaluate("() => document.getElementById('key-dialog').showModal()")),
+]
+
+
+def violations_on(page: Any, daemon: Any, screen: Screen) -> list[str]:
+    """Each serious or critical violation axe finds on `screen`, said with its nodes."""
+    name, route, ready, then = screen
+    page.evaluate(CLOSE_DIALOGS)
+    page.evaluate("(r) => { location.hash = r; }", route.format(**daemon.ids))
+    ready(page).first.wait_for()
+    if then is not None:
+        then(page)
+    return [f"{name}: {v['id']} ({v['impact']}): {v['help']}\n" + "\n".join(
+        f"    {n['target']}: {n['summary']}" for n in v["nodes"])
+        for v in page.evaluate(RUN_AXE) if v["impact"] in IMPACTS]
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(DESKTOP, "light"), (DESKTOP, "dark"), (PHONE, "light"),
+                                                 (PHONE, "dark")],
+                         ids=["desktop-light", "desktop-dark", "phone-light", "phone-dark"])
+def test_no_serious_or_critical_violation_on_any_screen(browser, daemon, viewport, scheme):
+    ctx = browser.new_context(viewport=viewport, color_scheme=scheme, reduced_motion="reduce")
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(WAIT_MS)
+        watch = PageWatch(page, {urlsplit(daemon.url).netloc})
+        page.goto(daemon.url + "/")
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        page.evaluate(AXE.read_text())  # once: the routes below change the hash, never load the page
+        found = [line for screen in SCREENS for line in violations_on(page, daemon, screen)]
+        assert found == [], "\n".join(found)
+        watch.check()
+    finally:
+        ctx.close()
+
+
+def test_axe_is_the_file_its_notes_name():
+    """Without a browser: the notes beside axe name its version and each file's SHA-256."""
+    notes = (AXE_DIR / "README.md").read_text()
+    named = {path: digest for digest, path in re.findall(r"^([0-9a-f]{64})  (\S+)$", notes, re.M)}
+    here = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in AXE_DIR.iterdir() if p.name != "README.md"}
+    assert here == named
+    assert f"| axe-core | {AXE_VERSION} |" in notes
+    assert AXE.read_text()[:40].startswith(f"/*! axe v{AXE_VERSION}\n")
