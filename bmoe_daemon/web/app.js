@@ -3,11 +3,15 @@
 //
 // It uses only the public API and /api/events. Views are plain functions that fill
 // <main>; the open view may take events (`view.onEvent`) and be re-read whole after a
-// gap in the stream (`view.refresh`).
+// gap in the stream (`view.refresh`). Back after a drop, the stream replays what it
+// missed, but no event tells of every change (a workspace added, a skill edited), so
+// the open view is read again then too: `view.reconnected` where the replay covers
+// part of it, else `view.refresh`. A view that could not be shown says why, with Retry.
 
 import { api } from "./api.js";
 import { clear, field, h, select } from "./dom.js";
 import { EventStream } from "./events.js";
+import { streamStatus } from "./connection.js";
 import { ConversationView } from "./conversation.js";
 import { forgetDraft } from "./composer.js";
 import { PAGES } from "./pages.js";
@@ -17,13 +21,16 @@ import { conversationChanged, conversationInfo, forgetConversation, onConversati
   renderList, setCurrent, startList } from "./sidebar.js";
 import { readModelMemory, takeModelEvent } from "./modelstate.js";
 import { noteConversation, notifySwitch } from "./notify.js";
-import { attempt, MODE_OPTIONS, pageTitle, routeOptions, shell, toast, wsOptions } from "./ui.js";
+import { attempt, MODE_OPTIONS, pageTitle, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
 const ALL_PAGES = { ...PAGES, workspaces: workspacesPage, models: modelsPage };
 
 const app = {
   view: null,
   stream: null,
+  routes: 0, // counts route(): a load that ends after the next began is not shown
+  down: false, // the stream dropped and is not back
+  resynced: false, // read whole since it dropped
 };
 
 // ---- views ----
@@ -40,19 +47,52 @@ function homeView(main) {
   return { name: "home" };
 }
 
-async function newConversationView(main) {
+// The form is drawn again when read again (`refresh`, after a drop in the stream):
+// what was typed or picked stays where the lists still offer it.
+function newConversationView(main) {
   const form = h("form.page.new-conv-form", { "aria-labelledby": "new-title" });
   clear(main, form);
-  const [agentInfo, workspaces, providers] = await Promise.all([
-    api("GET", "/api/agent").catch(() => ({ tools: false, agents: [] })),
-    api("GET", "/api/workspaces").catch(() => null),
-    api("GET", "/api/providers").catch(() => []),
-  ]);
-  const wsSelect = select({ name: "workspace" }, wsOptions(workspaces || []), "");
-  const folder = h("input", { name: "folder", type: "text", placeholder: "/path/to/a/project", autocomplete: "off" });
-  const addFolder = h("button", { type: "button" }, "Add folder");
-  addFolder.addEventListener("click", async () => {
-    const path = folder.value.trim();
+  let made = null; // the form's controls as last drawn, and what the daemon said
+  const draw = async () => {
+    const [agentInfo, workspaces, providers] = await Promise.all([
+      api("GET", "/api/agent").catch(() => ({ tools: false, agents: [] })),
+      api("GET", "/api/workspaces").catch(() => null),
+      api("GET", "/api/providers").catch(() => []),
+    ]);
+    const kept = made ? Object.fromEntries(new FormData(form)) : {};
+    const focused = made && form.contains(document.activeElement) ? document.activeElement.name : null;
+    const c = {
+      title: h("input", { name: "title", type: "text", autocomplete: "off" }),
+      workspace: select({ name: "workspace" }, wsOptions(workspaces || []), ""),
+      folder: h("input", { name: "folder", type: "text", placeholder: "/path/to/a/project", autocomplete: "off" }),
+      mode: select({ name: "mode" }, MODE_OPTIONS, "ask"),
+      route: select({ name: "route" }, routeOptions(providers), "local"),
+    };
+    const agents = (agentInfo.agents || []).filter((a) => a.available);
+    c.agent = select({ name: "agent" }, agents.map((a) => [a.id, a.name]), "builtin");
+    const tools = agentInfo.tools && workspaces !== null;
+    const addFolder = h("button", { type: "button", onclick: () => addWorkspace(c) }, "Add folder");
+    clear(
+      form,
+      h("h1#new-title", {}, "New conversation"),
+      field("Title", c.title, "Optional: the first message names it otherwise."),
+      tools ? field("Workspace", c.workspace, "The folder the agent may read and change. None: plain chat.") : null,
+      tools ? h("div.row", {}, field("Add a folder", c.folder), addFolder) : null,
+      tools ? field("Mode", c.mode, "What the agent may do without asking you.") : null,
+      field("Model", c.route),
+      tools && agents.length > 1 ? field("Agent", c.agent) : null,
+      h("div.actions", {}, h("button.primary", { type: "submit" }, "Create conversation")),
+    );
+    for (const [name, value] of Object.entries(kept)) {
+      const control = c[name];
+      if (control && (control.tagName !== "SELECT" || [...control.options].some((o) => o.value === value)))
+        control.value = value;
+    }
+    if (focused && c[focused]) c[focused].focus();
+    made = { c, tools, agents };
+  };
+  const addWorkspace = async (c) => {
+    const path = c.folder.value.trim();
     if (!path) {
       toast("Type the folder's path first.");
       return;
@@ -60,48 +100,48 @@ async function newConversationView(main) {
     const ws = await attempt(() => api("POST", "/api/workspaces", { path }));
     if (!ws) return;
     const all = await api("GET", "/api/workspaces").catch(() => [ws]);
-    clear(wsSelect, wsOptions(all).map(([v, t]) => h("option", { value: v }, t)));
-    wsSelect.value = ws.id;
-    folder.value = "";
+    clear(c.workspace, wsOptions(all).map(([v, t]) => h("option", { value: v }, t)));
+    c.workspace.value = ws.id;
+    c.folder.value = "";
     toast(`Added ${ws.path}.`, "info");
-  });
-  const mode = select({ name: "mode" }, MODE_OPTIONS, "ask");
-  const route = select({ name: "route" }, routeOptions(providers), "local");
-  const agents = (agentInfo.agents || []).filter((a) => a.available);
-  const agent = select({ name: "agent" }, agents.map((a) => [a.id, a.name]), "builtin");
-  const title = h("input", { name: "title", type: "text", autocomplete: "off" });
-  const tools = agentInfo.tools && workspaces !== null;
-  clear(
-    form,
-    h("h1#new-title", {}, "New conversation"),
-    field("Title", title, "Optional: the first message names it otherwise."),
-    tools ? field("Workspace", wsSelect, "The folder the agent may read and change. None: plain chat.") : null,
-    tools ? h("div.row", {}, field("Add a folder", folder), addFolder) : null,
-    tools ? field("Mode", mode, "What the agent may do without asking you.") : null,
-    field("Model", route),
-    tools && agents.length > 1 ? field("Agent", agent) : null,
-    h("div.actions", {}, h("button.primary", { type: "submit" }, "Create conversation")),
-  );
+  };
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const body = { mode: tools ? mode.value : "ask", route: route.value };
-    if (title.value.trim()) body.title = title.value.trim();
-    if (tools && wsSelect.value) body.workspace = wsSelect.value;
-    if (tools && agents.length > 1) body.agent = agent.value;
+    const { c, tools, agents } = made;
+    const body = { mode: tools ? c.mode.value : "ask", route: c.route.value };
+    if (c.title.value.trim()) body.title = c.title.value.trim();
+    if (tools && c.workspace.value) body.workspace = c.workspace.value;
+    if (tools && agents.length > 1) body.agent = c.agent.value;
     const conv = await attempt(() => api("POST", "/api/conversations", body));
     if (!conv) return;
     conversationChanged(conv);
     location.hash = `#/c/${encodeURIComponent(conv.id)}`;
   });
-  return { name: "new" };
+  return { name: "new", load: draw, refresh: draw };
+}
+
+// The view could not be loaded: why, in plain words, and Retry (tried by itself too
+// when the stream comes back: the daemon was likely out of reach).
+function failedView(main, err, retried) {
+  const retry = h("button.primary", { type: "button", onclick: () => route(RETRY) }, "Retry");
+  clear(main, h("section.page.failed", { "aria-labelledby": "page-title" },
+    h("a.back", { href: "#/" }, "‹ Conversations"),
+    h("h1#page-title", {}, "This page could not be shown"),
+    h("p.error-text", { role: "alert" }, problem(err)),
+    h("div.actions", {}, retry)));
+  if (retried) retry.focus(); // it failed again: the keyboard stays on Retry
+  return { name: "failed", refresh: () => route() };
 }
 
 // ---- the router ----
 
-async function route() {
+const RETRY = "retry"; // route()'s argument from Retry (else the hashchange event, or nothing)
+
+async function route(how) {
   const main = document.getElementById("main");
   const hash = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
   const [head, ...rest] = hash.split("/");
+  const serial = ++app.routes;
   if (app.view && app.view.close) app.view.close();
   app.view = null;
   document.body.classList.toggle("view-list", head === "");
@@ -117,8 +157,9 @@ async function route() {
       setCurrent(view.conversationId);
       await view.load();
     } else if (head === "new") {
-      app.view = { name: "new" };
-      view = await newConversationView(main);
+      view = newConversationView(main);
+      app.view = view;
+      await view.load();
     } else if (ALL_PAGES[head]) {
       view = ALL_PAGES[head](main, rest.join("/"));
       app.view = view;
@@ -127,7 +168,9 @@ async function route() {
       view = homeView(main);
     }
   } catch (err) {
-    clear(main, h("section.page", {}, h("h1", {}, "This page could not be shown"), h("p.error-text", {}, err.message || String(err))));
+    if (serial !== app.routes) return;
+    if (app.view && app.view.close) app.view.close();
+    app.view = failedView(main, err, how === RETRY);
     return;
   }
   if (app.view === null) app.view = view;
@@ -149,17 +192,42 @@ function onEvent(name, data) {
   if (app.view && app.view.onEvent) app.view.onEvent(name, data);
 }
 
-function onResync() {
+// Runs a view's read; its failure is the view's to say (a toast, the failed page).
+function reread(view, name) {
+  if (view && view[name]) Promise.resolve(view[name]()).catch(() => {});
+}
+
+function readShell() {
   refreshList();
   refreshWaiting();
   readModelMemory();
-  if (app.view && app.view.refresh) app.view.refresh();
+}
+
+// Events were missed: everything is read whole.
+function onResync() {
+  readShell();
+  reread(app.view, "refresh");
+  if (!app.down) return;
+  // Before the stream says it is back (the daemon restarted): this is that reading.
+  app.resynced = true;
+  reread(app.view, "reconnected");
 }
 
 function onStatus(connected) {
   const el = document.getElementById("conn");
   el.textContent = connected ? "Live" : "Reconnecting…";
   el.classList.toggle("conn-live", connected);
+  streamStatus(connected);
+  if (!connected) {
+    app.down = true;
+    return;
+  }
+  const back = app.down && !app.resynced;
+  app.down = false;
+  app.resynced = false;
+  if (!back) return;
+  readShell();
+  reread(app.view, app.view && app.view.reconnected ? "reconnected" : "refresh");
 }
 
 // "/" from anywhere but a place one types in puts the keyboard in the open

@@ -7,8 +7,11 @@
 // screen (the stylesheet's cap), then scrolls. Text typed and not sent is kept as the
 // conversation's draft in this browser's localStorage: it comes back after switching
 // conversations or reloading, goes once sent, and goes with the conversation
-// (forgetDraft, on its conversation_deleted event).
+// (forgetDraft, on its conversation_deleted event). While the daemon is out of reach
+// (connection.js) Send, Stop and plan mode wait and the box says why; the text stays
+// and can still be written.
 
+import { daemonReachable, watchConnection } from "./connection.js";
 import { alertLine, clear, h } from "./dom.js";
 import { toast } from "./ui.js";
 
@@ -23,6 +26,7 @@ const NOTES = {
 const GO_TO = { question: "Go to the question", plan: "Go to the plan", helper: "Go to the helper's card" };
 
 const DRAFT_PREFIX = "bmoe.draft.";
+const OFFLINE_NOTE = "Not connected to the daemon: this can be sent once it is back. What you write here is kept.";
 
 function draftKey(conversationId) {
   return DRAFT_PREFIX + conversationId;
@@ -99,9 +103,11 @@ export class Composer {
     this.planSwitch = h("input", { type: "checkbox", role: "switch", "aria-describedby": "plan-switch-hint" });
     this.planSwitch.addEventListener("change", async () => {
       const on = this.planSwitch.checked;
+      this.planBusy = true;
       this.planSwitch.disabled = true;
       if (!(await onPlanMode(on))) this.planSwitch.checked = !on;
-      this.planSwitch.disabled = false;
+      this.planBusy = false;
+      this.planSwitch.disabled = this.offline;
     });
     this.planLabel = h("label.switch.plan-switch", {}, this.planSwitch, h("span", {}, "Plan mode"));
     this.planHint = h("span.visually-hidden#plan-switch-hint", {},
@@ -122,9 +128,11 @@ export class Composer {
     this.stopBtn = h("button.stop", { type: "button", onclick: onStop }, "Stop");
     this.goTo = h("button.link", { type: "button", onclick: onGoTo });
     this.note = h("p.composer-note", { hidden: true }, h("span"), this.goTo);
+    this.offlineNote = h("p.composer-offline#composer-offline", { hidden: true }, OFFLINE_NOTE);
     this.sendBtn = h("button.primary", { type: "submit" }, "Send");
     this.errorEl = alertLine("");
     this.form = h("form.composer", { "aria-label": "Write a message" },
+      this.offlineNote,
       this.note,
       this.goalRow,
       this.attachments,
@@ -139,8 +147,24 @@ export class Composer {
       this.errorEl);
     this.form.addEventListener("submit", (ev) => {
       ev.preventDefault();
-      onSend();
+      if (!this.offline) onSend();
     });
+    this.shown = { busy: false, sending: false, stopping: false, waiting: null, planMode: false, agentTools: false };
+    this.setOffline(!daemonReachable());
+    this.unwatch = watchConnection((reachable) => this.setOffline(!reachable));
+  }
+
+  // The box is gone (its conversation closed).
+  close() {
+    this.unwatch();
+  }
+
+  setOffline(offline) {
+    this.offline = offline;
+    this.offlineNote.hidden = !offline;
+    if (offline) this.sendBtn.setAttribute("aria-describedby", this.offlineNote.id);
+    else this.sendBtn.removeAttribute("aria-describedby");
+    this.update(this.shown);
   }
 
   get element() {
@@ -162,12 +186,14 @@ export class Composer {
 
   // `busy`: a run is on; `waiting`: what the agent waits on ("question", "plan",
   // "helper" or null); `agentTools`: the built-in agent in a workspace (plan mode and goals apply).
-  update({ busy, sending, stopping, waiting, planMode, agentTools }) {
+  update(shown) {
+    const { busy, sending, stopping, waiting, planMode, agentTools } = shown;
+    this.shown = shown;
     this.stopBtn.hidden = !busy;
-    this.stopBtn.disabled = stopping;
+    this.stopBtn.disabled = stopping || this.offline;
     this.stopBtn.textContent = stopping ? "Stopping…" : "Stop";
-    this.sendBtn.disabled = Boolean(busy) || sending;
-    this.sendBtn.title = busy ? "A run is going on: wait for it, or stop it." : "";
+    this.sendBtn.disabled = Boolean(busy) || sending || this.offline;
+    this.sendBtn.title = busy && !this.offline ? "A run is going on: wait for it, or stop it." : "";
     const note = busy ? waiting : null;
     this.note.hidden = !note;
     if (note) {
@@ -175,7 +201,8 @@ export class Composer {
       this.goTo.textContent = GO_TO[note];
     }
     this.planLabel.hidden = !agentTools;
-    if (!this.planSwitch.disabled) this.planSwitch.checked = Boolean(planMode);
+    if (!this.planBusy) this.planSwitch.checked = Boolean(planMode);
+    this.planSwitch.disabled = this.planBusy || this.offline;
     this.goalBtn.hidden = !agentTools;
     if (!agentTools) this.showGoal(false);
   }

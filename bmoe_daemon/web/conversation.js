@@ -79,6 +79,7 @@ export class ConversationView {
     this.closed = true;
     cancelAnimationFrame(this.frame);
     if (this.unwatch) this.unwatch();
+    if (this.composer) this.composer.close();
     document.removeEventListener("keydown", this.onShortcut);
   }
 
@@ -110,13 +111,28 @@ export class ConversationView {
 
   async load() {
     this.build();
+    await this.readChoices();
+    await this.refresh();
+  }
+
+  // What the header offers to pick: the providers' models and the workspaces.
+  async readChoices() {
     const [providers, workspaces] = await Promise.all([
       api("GET", "/api/providers").catch(() => []),
       api("GET", "/api/workspaces").catch(() => null),
     ]);
     this.providers = providers;
     this.workspaces = workspaces;
-    await this.refresh();
+  }
+
+  // The stream is back after a drop: it replays the conversation's events, not the
+  // workspaces and providers the header offers, so those are read again (and the
+  // conversation whole when it was never read).
+  async reconnected() {
+    await this.readChoices();
+    if (this.closed) return;
+    if (this.info) this.renderHeader();
+    else await this.refresh();
   }
 
   // The loaded model and its context; null when there is none or the daemon cannot
@@ -158,6 +174,7 @@ export class ConversationView {
         this.gone();
         return;
       }
+      if (!this.info) throw err; // never shown: the page says it could not be, with Retry
       toast(err.message || String(err));
       return;
     }

@@ -67,6 +67,22 @@ export async function attemptIn(where, action) {
   }
 }
 
+// Whether the person is filling a form in `el`: the keyboard in one of its fields, or
+// text typed in one. A page read again by itself (after a drop in the stream) would
+// drop that, so it waits: the page is read again when the form is saved.
+function fillingIn(el) {
+  const at = document.activeElement;
+  if (at && el.contains(at) && at.closest("form") && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return true;
+  return [...el.querySelectorAll("form input, form textarea")]
+    .some((f) => !["checkbox", "radio", "file"].includes(f.type) && f.value !== f.defaultValue);
+}
+
+// A settings page over `body`: `load()` draws it; `refresh()` (app.js's, after a drop
+// or a gap in the stream) reads it again unless a form there is being filled.
+export function pageView(load, body) {
+  return { name: "page", load, refresh: () => (fillingIn(body) ? undefined : load()) };
+}
+
 // `current`: a workspace the thing still names but the daemon no longer lists.
 export function wsOptions(workspaces, current) {
   const out = [["", "No workspace (plain chat)"], ...workspaces.map((w) => [w.id, `${w.name} — ${w.path}`])];

@@ -6,7 +6,7 @@
 
 import { api } from "./api.js";
 import { alertLine, clear, h, select } from "./dom.js";
-import { attemptIn, problem, toast } from "./ui.js";
+import { attemptIn, pageView, problem, toast } from "./ui.js";
 
 const RULE_KINDS = [["command", "Commands that start with"], ["path", "Changes to files in the folder"]];
 const RULE_WORDS = { command: "Commands that start with", path: "Changes to files in" };
@@ -108,5 +108,5 @@ export function workspacesPage(main, which) {
       target.focus();
     }
   };
-  return { name: "page", load, refresh: load };
+  return pageView(load, body); // a rule being typed is kept when the stream comes back
 }
