@@ -1,5 +1,7 @@
 """Every screen of the web UI checked with axe-core (tests/vendor/axe-core/): no violation
-whose impact is serious or critical, in light and dark, on a desktop and on a phone.
+whose impact is serious or critical, in light and dark, on a desktop and on a phone; and
+on a phone, a back control on every screen but the list and a conversation header of at
+most a fifth of the screen.
 
 One daemon with a scripted model and one browser for the whole file; each viewport and
 colour scheme is one page that walks the screens by their routes (app.js route()) and
@@ -204,6 +206,28 @@ def violations_on(page: Any, daemon: Any, screen: Screen) -> list[str]:
         for v in page.evaluate(RUN_AXE) if v["impact"] in IMPACTS]
 
 
+# The conversation header's share of a phone screen, at most (issue 18).
+HEAD_SHARE = 0.2
+
+
+def phone_faults(page: Any, screen: Screen) -> list[str]:
+    """What a phone's screen lacks: every screen but the list has a back control one can
+    see and tap, and a conversation's header takes at most a fifth of the height."""
+    name, route, _, _ = screen
+    if route == "#/":
+        return []
+    out = []
+    back = page.locator("#main a.back").first
+    if not (back.count() and back.is_visible()):
+        out.append(f"{name}: no back control to the conversations")
+    head = page.locator("header.conv-head")
+    if route.startswith("#/c/") and head.count():
+        share = head.bounding_box()["height"] / page.viewport_size["height"]
+        if share > HEAD_SHARE:
+            out.append(f"{name}: the header takes {share:.0%} of the screen (at most {HEAD_SHARE:.0%})")
+    return out
+
+
 @pytest.mark.parametrize(("viewport", "scheme"), [(DESKTOP, "light"), (DESKTOP, "dark"), (PHONE, "light"),
                                                  (PHONE, "dark")],
                          ids=["desktop-light", "desktop-dark", "phone-light", "phone-dark"])
@@ -216,7 +240,11 @@ def test_no_serious_or_critical_violation_on_any_screen(browser, daemon, viewpor
         page.goto(daemon.url + "/")
         page.get_by_role("status").filter(has_text="Live").wait_for()
         page.evaluate(AXE.read_text())  # once: the routes below change the hash, never load the page
-        found = [line for screen in SCREENS for line in violations_on(page, daemon, screen)]
+        found = []
+        for screen in SCREENS:
+            found += violations_on(page, daemon, screen)
+            if viewport == PHONE:  # the phone walk: every screen, as a phone shows it
+                found += phone_faults(page, screen)
         assert found == [], "\n".join(found)
         watch.check()
     finally:

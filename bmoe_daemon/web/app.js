@@ -14,6 +14,7 @@ import { EventStream } from "./events.js";
 import { streamStatus } from "./connection.js";
 import { ConversationView } from "./conversation.js";
 import { forgetDraft } from "./composer.js";
+import { homeView } from "./home.js";
 import { PAGES } from "./pages.js";
 import { modelsPage } from "./models.js";
 import { workspacesPage } from "./workspaces.js";
@@ -34,18 +35,6 @@ const app = {
 };
 
 // ---- views ----
-
-function homeView(main) {
-  clear(
-    main,
-    h("section.page.home", {},
-      h("h1", {}, "Conversations"),
-      h("p", {}, "Pick a conversation, or start one. Runs go on in the daemon: closing this page stops nothing."),
-      h("a.button.primary", { href: "#/new" }, "New conversation"),
-    ),
-  );
-  return { name: "home" };
-}
 
 // The form is drawn again when read again (`refresh`, after a drop in the stream):
 // what was typed or picked stays where the lists still offer it.
@@ -74,6 +63,7 @@ function newConversationView(main) {
     const addFolder = h("button", { type: "button", onclick: () => addWorkspace(c) }, "Add folder");
     clear(
       form,
+      h("a.back", { href: "#/" }, "‹ Conversations"),
       h("h1#new-title", {}, "New conversation"),
       field("Title", c.title, "Optional: the first message names it otherwise."),
       tools ? field("Workspace", c.workspace, "The folder the agent may read and change. None: plain chat.") : null,
@@ -166,6 +156,8 @@ async function route(how) {
       await view.load();
     } else {
       view = homeView(main);
+      app.view = view;
+      await view.load();
     }
   } catch (err) {
     if (serial !== app.routes) return;

@@ -384,6 +384,9 @@ export class ConversationView {
     }, { passive: true });
     this.endEl = h("div.run-end-slot", { hidden: true });
     this.pendingEl = h("div.pending-answer-slot", { hidden: true });
+    // In the log from the start: an item an event brings before the first read is drawn
+    // before them (a conversation opened while its run writes).
+    this.log.append(this.pendingEl, this.endEl);
     this.unwatch = watchModelMemory(() => this.memoryChanged());
     this.todosEl = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
     this.contextBar = new ContextBar(this);

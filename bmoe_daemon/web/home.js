@@ -1,0 +1,134 @@
+// The home page: start by typing. The message box comes first; the workspace, the mode
+// and the model are controls beside it, set to what was picked last, so a new
+// conversation is one message away. Sending makes the conversation and sends the
+// message, then opens it. The form with everything (a title, adding a folder, the
+// agent) stays at #/new.
+
+import { api } from "./api.js";
+import { clear, h, select } from "./dom.js";
+import { MODE_OPTIONS, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
+
+const DRAFT_KEY = "bmoe.draft.home";
+const CHOICE_KEY = "bmoe.home.choice"; // {workspace, mode, route}: the last picked
+
+function stored(key, fallback) {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw === null ? fallback : JSON.parse(raw);
+  } catch {
+    return fallback; // storage off, or not ours
+  }
+}
+
+function store(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    /* storage off or full: nothing kept */
+  }
+}
+
+// `value` when `control` offers it (a workspace removed since is not picked).
+function pick(control, value) {
+  if (value && [...control.options].some((o) => o.value === value)) control.value = value;
+}
+
+export function homeView(main) {
+  const form = h("form.page.home.home-composer", { "aria-labelledby": "home-title" });
+  clear(main, form);
+  let made = null;
+  const draw = async () => {
+    const [agentInfo, workspaces, providers] = await Promise.all([
+      api("GET", "/api/agent").catch(() => ({ tools: false })),
+      api("GET", "/api/workspaces").catch(() => null),
+      api("GET", "/api/providers").catch(() => []),
+    ]);
+    // Read again (after a drop in the stream): what was typed and picked stays.
+    const kept = made ? { text: made.box.value, workspace: made.workspace.value, mode: made.mode.value,
+      route: made.route.value } : { text: stored(DRAFT_KEY, ""), ...stored(CHOICE_KEY, {}) };
+    const focused = made && form.contains(document.activeElement) ? document.activeElement.name : null;
+    const tools = Boolean(agentInfo.tools) && workspaces !== null;
+    const box = h("textarea", { name: "text", rows: "4", "aria-label": "Message",
+      placeholder: "Ask the agent, or tell it what to change…" });
+    box.value = typeof kept.text === "string" ? kept.text : "";
+    const workspace = select({ name: "workspace", "aria-label": "Workspace" }, wsOptions(workspaces || []), "");
+    const mode = select({ name: "mode", "aria-label": "Mode" }, MODE_OPTIONS, "ask");
+    const route = select({ name: "route", "aria-label": "Model" }, routeOptions(providers), "local");
+    pick(workspace, kept.workspace);
+    pick(mode, kept.mode);
+    pick(route, kept.route);
+    const error = h("p.error-text", { role: "alert", hidden: true });
+    const send = h("button.primary", { type: "submit" }, "Send");
+    const control = (label, el) => h("label.home-control", {}, h("span.label", {}, label), el);
+    clear(form,
+      h("h1#home-title", {}, "What should the agent do?"),
+      h("p.muted", {}, "Runs go on in the daemon: closing this page stops nothing."),
+      box,
+      h("div.home-controls", {},
+        tools ? control("Workspace", workspace) : null,
+        tools ? control("Mode", mode) : null,
+        control("Model", route),
+        send),
+      error,
+      h("p.small", {},
+        tools && !(workspaces || []).length ? "No folder is added yet: this is plain chat. " : "",
+        tools && !(workspaces || []).length ? h("a", { href: "#/workspaces" }, "Add a folder") : null,
+        tools && !(workspaces || []).length ? " · " : "",
+        h("a", { href: "#/new" }, "More choices (a title, another agent)")));
+    made = { box, workspace, mode, route, tools, error, send };
+    box.addEventListener("input", () => store(DRAFT_KEY, box.value.trim() ? box.value : null));
+    box.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    for (const el of [workspace, mode, route]) {
+      el.addEventListener("change", () => store(CHOICE_KEY, { workspace: workspace.value, mode: mode.value,
+        route: route.value }));
+    }
+    if (focused && form.elements[focused]) form.elements[focused].focus();
+    else if (!made.drawnOnce) box.focus();
+    made.drawnOnce = true;
+  };
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const { box, workspace, mode, route, tools, error, send } = made;
+    const text = box.value.trim();
+    if (!text) {
+      error.textContent = "Write a message first.";
+      error.hidden = false;
+      box.focus();
+      return;
+    }
+    error.hidden = true;
+    send.disabled = true;
+    const body = { route: route.value, mode: tools ? mode.value : "ask" };
+    if (tools && workspace.value) body.workspace = workspace.value;
+    let conv = null;
+    try {
+      conv = await api("POST", "/api/conversations", body);
+      shell.conversationChanged?.(conv);
+      await api("POST", `/api/conversations/${encodeURIComponent(conv.id)}/messages`, { text });
+    } catch (err) {
+      send.disabled = false;
+      if (!conv) {
+        error.textContent = problem(err);
+        error.hidden = false;
+        return;
+      }
+      // The conversation was made but the message not sent: it waits there as its draft
+      // (the composer's, kept as plain text).
+      toast(`${problem(err)} The message waits in the conversation's box.`);
+      try {
+        localStorage.setItem(`bmoe.draft.${conv.id}`, box.value);
+      } catch {
+        /* storage off: the text is lost with this page */
+      }
+    }
+    store(DRAFT_KEY, null);
+    location.hash = `#/c/${encodeURIComponent(conv.id)}`;
+  });
+  return { name: "home", load: draw, refresh: draw };
+}
