@@ -85,6 +85,7 @@ class AgentRun(AssistantStream):
         self.loops = 0  # answers in a row cut where the model repeated itself
         self.failed: list[tuple[str, Any]] = []  # the run's latest failed calls (TurnInput.avoid)
         self.looped_tools: tuple[str, ...] = ()  # tools whose call the last round's loop cut
+        self.reads: list[tuple[str, Any]] = []  # reads made since the last change (TurnInput.avoid)
         self.copies: set[str] = set()  # cards of calls this round's answer had made already
 
     def workspace(self) -> Path | None:
@@ -481,16 +482,36 @@ class AgentRun(AssistantStream):
                 if call.card in self.copies:
                     continue  # neither a failure of its own nor a call to avoid: its first is
                 self.avoid_again(call, done[call.card].state)
+                await self.read_once(call, done[call.card].state)
                 if self.streak.record(call.name, call.raw, done[call.card].state, done[call.card].result):
                     return True
         return False
 
+    async def read_once(self, call: Call, state: str) -> None:
+        """A read that ran is one the model need not make again while nothing changed:
+        its result is in the conversation already (a small model reads one file or
+        globs one pattern round after round). The last AVOIDED_CALLS of them are ruled
+        out of the next rounds (TurnInput.avoid); a change that ran clears them, since
+        a read may then answer otherwise."""
+        if state != "done" or call.name in self.own_names():
+            return
+        if not await self.reads_only(call, self.workspace()):
+            self.reads = []
+            return
+        try:
+            args = json.loads(call.raw)
+        except (json.JSONDecodeError, TypeError):
+            return
+        if isinstance(args, dict):
+            read = (call.name, args)
+            self.reads = [r for r in self.reads if r != read][-(AVOIDED_CALLS - 1):] + [read]
+
     def avoided(self) -> tuple[tuple[str, Any], ...]:
         """What the next round's grammar rules out (TurnInput.avoid): the latest failed
-        calls, the paused tools, and for one round the tools whose call the last round's
-        loop cut (a small model that looped inside a call writes the same call again:
-        made to pick something else, it goes on)."""
-        out = list(self.failed) + list(self.paused())
+        calls and reads already made, the paused tools, and for one round the tools
+        whose call the last round's loop cut (a small model that looped inside a call
+        writes the same call again: made to pick something else, it goes on)."""
+        out = list(self.failed) + [r for r in self.reads if r not in self.failed] + list(self.paused())
         out += [(name, None) for name in self.looped_tools if (name, None) not in out]
         return tuple(out)
 

@@ -50,7 +50,9 @@ async def test_the_tool_whose_call_looped_is_left_out_of_the_next_round_only(dae
     conv = await daemon.hub.create()
     await conv.send_message("echo")
     await wait_state(conv, "idle", "error")
-    assert [t.avoid for t in daemon.backend.turns] == [(), (("echo", None),), (), ()]
+    other = ("echo", {"text": "other"})
+    assert [t.avoid for t in daemon.backend.turns] == [(), (("echo", None),), (other,),
+                                                       (other, ("echo", {"text": "again"}))]
     assert daemon.echo.calls == [{"text": "other"}, {"text": "again"}]
     assert conv.info.end_reason == "answered"
 
@@ -88,7 +90,27 @@ async def test_a_failed_call_is_one_the_rest_of_the_run_must_not_make_again(daem
     await conv.send_message("go")
     await wait_state(conv, "idle", "error")
     avoid = [t.avoid for t in daemon.backend.turns]
-    assert avoid == [(), (("echo", failing),), (("echo", failing),)]  # the failed one, for the rest of the run
+    # The failed one, for the rest of the run; the reads made, while nothing changed.
+    fine, again = ("echo", {"text": "fine"}), ("echo", {"text": "again"})
+    assert avoid == [(), (("echo", failing), fine), (("echo", failing), fine, again)]
+
+
+async def test_a_read_made_is_ruled_out_until_a_change_runs(daemon, tmp_path):
+    """A read that ran needs no second run while nothing changed (its result is in the
+    conversation): the next rounds' grammar rules it out; a change that ran clears the
+    reads, since one may then answer otherwise."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    ws = await daemon.hub.add_workspace(str(folder))
+    read = {"name": "echo", "arguments": {"text": "look"}}
+    change = {"name": "note", "arguments": {"path": "n.txt", "text": "x"}}
+    daemon.backend.push({"tool_calls": [read]}, {"tool_calls": [change]}, {"tool_calls": [read]}, {"text": "Done."})
+    conv = await daemon.hub.create(workspace=ws.id, mode="full")
+    await conv.send_message("look, note, look again")
+    await wait_state(conv, "idle", "error")
+    looked = ("echo", {"text": "look"})
+    assert [t.avoid for t in daemon.backend.turns] == [(), (looked,), (), (looked,)]
+    assert conv.info.end_reason == "answered" and (folder / "n.txt").read_text() == "x"
 
 
 async def test_the_todo_list_written_again_unchanged_is_refused_and_avoided(real_tools, tmp_path):
@@ -141,7 +163,8 @@ async def test_a_call_made_twice_in_one_answer_runs_once(daemon):
     # Four copies of one failing call are one failure, not the three in a row that stop a run.
     assert states[4:] == [("error", "no"), copy, copy, copy]
     assert conv.info.end_reason == "answered"
-    assert daemon.backend.turns[2].avoid == (("echo", {"fail": "no"}),)
+    assert daemon.backend.turns[2].avoid == (("echo", {"fail": "no"}), ("echo", {"text": "hi"}),
+                                             ("echo", {"text": "other"}))
 
 
 async def test_the_calls_to_avoid_are_the_runs_latest_few(daemon):
@@ -169,7 +192,10 @@ async def test_the_todo_list_rests_after_it_is_written_and_a_plan_waits_for_its_
     await conv.send_message("now show it", plan=True)
     await wait_state(conv, "waiting")
     rest, no_plan = ("todo_write", None), ("exit_plan_mode", None)
-    assert [t.avoid for t in d.backend.turns] == [(no_plan,), (no_plan,), (rest,), (rest,), ()]
+    # The read made is ruled out for the rest of its run (not of the next message's).
+    read_it = ("read_file", {"path": "app.py"})
+    assert [t.avoid for t in d.backend.turns] == [(no_plan,), (read_it, no_plan), (read_it, rest), (rest,),
+                                                  (read_it,)]
 
 
 async def test_the_call_a_loop_cut_mid_way_is_not_run_nor_a_failure(daemon):
@@ -186,6 +212,6 @@ async def test_the_call_a_loop_cut_mid_way_is_not_run_nor_a_failure(daemon):
     assert daemon.echo.calls == [{"text": "first"}]
     assert [c.state for c in cards(conv)] == ["done"]  # the cut call's card is not kept, nor an error
     assert notices.LOOPED.format(unit="hi, ") in notice_texts(conv)
-    # Nothing failed; the tool whose call looped is left out of the next round only.
-    assert daemon.backend.turns[1].avoid == (("echo", None),)
+    # Nothing failed: the read made and, for the next round only, the tool whose call looped.
+    assert daemon.backend.turns[1].avoid == (("echo", {"text": "first"}), ("echo", None))
     assert conv.info.end_reason == "answered"
