@@ -211,6 +211,19 @@ def test_a_tool_avoided_whole_is_left_out_unless_it_is_the_only_one():
     assert fits(generic_schema((a,), required=True, strict=True, avoid=(("a", None),)), call_a)
 
 
+def test_a_call_of_a_tool_without_arguments_ruled_out_leaves_the_tool_out():
+    """get_info takes no arguments: its one call, made already, can only be ruled out
+    by leaving the tool out (SmolLM2 called it every round of a run otherwise)."""
+    info = ToolSpec("get_info", "", {"type": "object", "properties": {}})
+    a = spec("a", "string")
+    schema = generic_schema((info, a), required=True, strict=True, avoid=(("get_info", {}),))
+    assert not fits(schema, {"tool_calls": [{"name": "get_info", "arguments": {}}]})
+    assert fits(schema, {"tool_calls": [{"name": "a", "arguments": {"x": "1"}}]})
+    # A tool with optional arguments keeps its other calls.
+    schema = generic_schema((a,), required=True, strict=True, avoid=(("a", {}),))
+    assert fits(schema, {"tool_calls": [{"name": "a", "arguments": {"x": "1"}}]})
+
+
 @settings(max_examples=60)
 @given(first=todo_args, second=todo_args)
 def test_several_calls_of_one_tool_are_all_ruled_out(first, second):

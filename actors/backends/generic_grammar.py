@@ -37,6 +37,9 @@ def generic_schema(
     arguments None: no call of that tool (unless that leaves no tool). `names`: (tool,
     argument, values) arguments held to the real names (actors/names.py), when strict."""
     whole = {name for name, args in avoid if args is None}
+    # A tool that takes no arguments has one call only: to rule it out is to leave it out.
+    whole |= {t.name for t in tools for name, args in avoid
+              if name == t.name and args == {} and not t.parameters.get("properties")}
     tools = tuple(t for t in tools if t.name not in whole) or tools
 
     def arguments(t: ToolSpec) -> dict[str, Any]:
