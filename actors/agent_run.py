@@ -47,6 +47,11 @@ HOOK_END_S = 5.0
 PARALLEL_CALLS = 4
 # The run's latest failed calls a local model's grammar rules out of its next rounds.
 AVOIDED_CALLS = 4
+# A local model under this many parameters makes one call a round (TurnInput.parallel_calls
+# off): given room for four, SmolLM2-135M filled it with calls it had no use for (get_info,
+# an `echo`, a glob of the file it was reading) beside the one it needed, in most rounds of
+# the 60-round compaction test and of the evaluation.
+ONE_CALL_PARAMS = 1_000_000_000
 # Answers in a row cut where the model repeated itself (actors/backends/repeats.py)
 # before the run ends `stuck`: the ones before are told to the model, which tries again.
 LOOPS_IN_A_ROW = 3
@@ -273,6 +278,14 @@ class AgentRun(AssistantStream):
                       urgent=True)
         return True
 
+    def small_local_model(self) -> bool:
+        """Whether this run's model is a local one under ONE_CALL_PARAMS (known only
+        when the backend says its size)."""
+        if self.t.info.route != "local":
+            return False
+        size = int(getattr(self.env.engine.backend, "n_params", 0) or 0)
+        return 0 < size < ONE_CALL_PARAMS
+
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
 
@@ -299,7 +312,8 @@ class AgentRun(AssistantStream):
                 messages = tuple(history.messages(self.t.items, self.system))
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
                              tool_choice="required" if self.must_call() else None, stop_repeats=True,
-                             avoid=self.avoided(), names=await self.call_names())
+                             avoid=self.avoided(), names=await self.call_names(),
+                             parallel_calls=not self.small_local_model())
             route = self.t.info.route
             try:
                 if route == "local":

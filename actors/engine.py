@@ -217,12 +217,14 @@ class Unloaded:
     path: Any = None  # the GGUF's Path, for a local model
     n_gpu_layers: int = 0
     where: dict[str, Any] | None = None  # its device() as last loaded
+    n_params: int = 0  # its size, when the backend says (0: not known)
 
     @classmethod
     def of(cls, backend: Backend) -> Unloaded:
         where = getattr(backend, "device", None)
         return cls(backend.model_id, int(backend.n_ctx), getattr(backend, "path", None),
-                   int(getattr(backend, "n_gpu_layers", 0) or 0), where() if callable(where) else None)
+                   int(getattr(backend, "n_gpu_layers", 0) or 0), where() if callable(where) else None,
+                   int(getattr(backend, "n_params", 0) or 0))
 
     def device(self) -> dict[str, Any] | None:
         return self.where

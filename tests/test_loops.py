@@ -215,3 +215,17 @@ async def test_the_call_a_loop_cut_mid_way_is_not_run_nor_a_failure(daemon):
     # Nothing failed: the read made and, for the next round only, the tool whose call looped.
     assert daemon.backend.turns[1].avoid == (("echo", {"text": "first"}), ("echo", None))
     assert conv.info.end_reason == "answered"
+
+
+async def test_a_small_local_model_makes_one_call_a_round(daemon):
+    """A local model under ONE_CALL_PARAMS is held to one call a round; a larger one,
+    or one whose size is not known, may make several."""
+    from actors.agent_run import ONE_CALL_PARAMS
+
+    for size, parallel in ((135_000_000, False), (ONE_CALL_PARAMS, True), (0, True)):
+        daemon.backend.n_params = size
+        daemon.backend.push({"text": "Hi."})
+        conv = await daemon.hub.create()
+        await conv.send_message("hello")
+        await wait_state(conv, "idle", "error")
+        assert daemon.backend.turns[-1].parallel_calls is parallel, size

@@ -134,6 +134,7 @@ class LocalBackend:
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
         self.n_gpu_layers = 0  # as loaded (LocalBackend.load sets it)
+        self.n_params = int(llm._model.n_params())  # the model's size (agent_run.ONE_CALL_PARAMS)
 
     @classmethod
     async def load(
