@@ -2130,6 +2130,40 @@ def test_the_conversation_says_the_model_and_its_context(open_page, daemon):
             assert c.delete(f"/api/providers/{provider['id']}").status_code == 200
 
 
+# A 1x1 PNG, for the composer's images.
+PNG_1X1 = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                        "1f15c4890000000d49444154789c6360f8cfc0000003010100c9fe92ef"
+                        "0000000049454e44ae426082")
+
+
+def test_images_are_offered_only_where_the_model_can_see_them(open_page, daemon):
+    """The local model here has no vision projector (the daemon would refuse images):
+    no Attach, and a pasted image is refused in words. A provider's model may see
+    them: Attach is there; back on the local model, attached images go, with why."""
+    page = open_page()
+    create_conversation(page, "Pictures", folder=None)
+    attach = page.locator("label.attach")
+    page.get_by_role("status").filter(has_text="Live").wait_for()
+    assert attach.is_hidden()
+    with api(daemon) as c:
+        provider = c.post("/api/providers", json={"name": "Eye AI", "base_url": "https://eye.example.invalid/v1",
+                                                  "models": ["eye-1"]}).json()
+    try:
+        page.reload()
+        page.get_by_label("Model", exact=True).select_option(f"{provider['id']}/eye-1")
+        attach.wait_for()
+        page.get_by_label("Attach images").set_input_files(
+            files=[{"name": "dot.png", "mimeType": "image/png", "buffer": PNG_1X1}])
+        page.get_by_role("group", name="Images to send").get_by_role("img", name="dot.png").wait_for()
+        page.get_by_label("Model", exact=True).select_option("local")
+        page.get_by_role("alert").filter(has_text="cannot see images").wait_for()
+        assert page.get_by_role("group", name="Images to send").get_by_role("img").count() == 0
+        assert attach.is_hidden()
+    finally:
+        with api(daemon) as c:
+            assert c.delete(f"/api/providers/{provider['id']}").status_code == 200
+
+
 def lay_out_models(root: Path, bundled: Path) -> dict[str, Path]:
     """A --models-dir with the bundled GGUF copied beside a vision projector, one whose
     header reads but whose weights are cut off (it does not load), and one that is not a
@@ -2906,6 +2940,37 @@ def test_provider_form_says_errors_beside_their_field(open_page, daemon):
     with api(daemon) as c:
         [saved] = [p for p in c.get("/api/providers").json() if p["name"] == "Far AI"]
         assert c.delete(f"/api/providers/{saved['id']}").status_code == 200
+
+
+def test_skill_and_rule_forms_say_errors_beside_their_field(open_page, daemon, tmp_path):
+    """Issue 18: a skill the daemon refuses is said beside its field in words (never
+    `body:` or a PUT route), and so is a rule; nothing is saved."""
+    page = open_page(allowed_errors=("status of 400", "status of 409"))
+    page.get_by_role("link", name="Skills").click()
+    page.get_by_role("button", name="New skill").click()
+    form = page.get_by_role("form", name="New skill")
+    form.get_by_label("Name", exact=True).fill("water-plants")
+    form.get_by_label("Description").fill("When the plants need water.")
+    form.get_by_role("button", name="Add skill").click()
+    assert field_error(form, "Instructions") == "Write the skill's instructions."
+    assert "body:" not in form.inner_text()
+    form.get_by_label("Name", exact=True).fill("review-change")  # a shipped skill's name
+    form.get_by_label("Instructions").fill("Water them.")
+    form.get_by_role("button", name="Add skill").click()
+    assert field_error(form, "Name") == "A skill has this name already: pick another name, or edit that skill."
+    assert form.get_by_label("Instructions").get_attribute("aria-invalid") is None and "PUT" not in form.inner_text()
+    folder = tmp_path / "rules-form"
+    folder.mkdir()
+    with api(daemon) as c:
+        assert not [s for s in c.get("/api/skills").json() if s["name"] == "water-plants"]
+        c.post("/api/workspaces", json={"path": str(folder)})
+    page.get_by_role("link", name="Workspaces").click()
+    rules = page.get_by_role("form", name=f"Add a rule to {folder.name}")
+    page.get_by_role("listitem", name=folder.name).get_by_text("Add a rule by hand").click()
+    rules.get_by_label("Kind of rule").select_option("path")
+    rules.get_by_label("Rule", exact=True).fill("../elsewhere")
+    rules.get_by_role("button", name="Add rule").click()
+    assert "is not a folder inside the workspace" in field_error(rules, "Rule")
 
 
 def test_deleting_a_task_a_provider_or_a_skill_asks_once(open_page, daemon):

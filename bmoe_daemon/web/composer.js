@@ -26,6 +26,8 @@ const NOTES = {
 const GO_TO = { question: "Go to the question", plan: "Go to the plan", helper: "Go to the helper's card" };
 
 const DRAFT_PREFIX = "bmoe.draft.";
+const NO_IMAGES = "This conversation's model cannot see images (a local model here has no vision projector): "
+  + "send text, or pick a provider's model that can.";
 const OFFLINE_NOTE = "Not connected to the daemon: this can be sent once it is back. What you write here is kept.";
 
 function draftKey(conversationId) {
@@ -89,7 +91,8 @@ export class Composer {
       const files = [...(ev.clipboardData?.files || [])].filter((f) => f.type.startsWith("image/"));
       if (files.length) {
         ev.preventDefault();
-        this.addImages(files);
+        if (this.seesImages) this.addImages(files);
+        else toast(NO_IMAGES);
       }
     });
     this.fileInput = h("input.visually-hidden", { type: "file", accept: "image/*", multiple: true, "aria-label": "Attach images" });
@@ -98,6 +101,9 @@ export class Composer {
       this.fileInput.value = "";
     });
     this.attachments = h("div.attachments", { role: "group", "aria-label": "Images to send" });
+    // Offered only where the conversation's model may see images (update's `images`).
+    this.attachLabel = h("label.button.quiet.attach", { hidden: true }, "Attach images", this.fileInput);
+    this.seesImages = false;
 
     // Plan mode is the conversation's: the switch says it, and changes it between runs.
     this.planSwitch = h("input", { type: "checkbox", role: "switch", "aria-describedby": "plan-switch-hint" });
@@ -138,7 +144,7 @@ export class Composer {
       this.attachments,
       this.textarea,
       h("div.composer-actions", {},
-        h("label.button.quiet.attach", {}, "Attach images", this.fileInput),
+        this.attachLabel,
         this.planLabel,
         this.goalBtn,
         h("span.spacer"),
@@ -187,8 +193,16 @@ export class Composer {
   // `busy`: a run is on; `waiting`: what the agent waits on ("question", "plan",
   // "helper" or null); `agentTools`: the built-in agent in a workspace (plan mode and goals apply).
   update(shown) {
-    const { busy, sending, stopping, waiting, planMode, agentTools } = shown;
+    const { busy, sending, stopping, waiting, planMode, agentTools, images } = shown;
     this.shown = shown;
+    this.seesImages = Boolean(images);
+    this.attachLabel.hidden = !images;
+    if (!images && this.images.length) {
+      // The conversation moved to a model that cannot see them: they would be refused.
+      this.images = [];
+      this.renderAttachments();
+      toast(NO_IMAGES);
+    }
     this.stopBtn.hidden = !busy;
     this.stopBtn.disabled = stopping || this.offline;
     this.stopBtn.textContent = stopping ? "Stopping…" : "Stop";

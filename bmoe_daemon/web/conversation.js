@@ -442,7 +442,9 @@ export class ConversationView {
     const waiting = this.items.some(isOpenQuestion) ? "question" : this.items.some(isOpenPlan) ? "plan"
       : this.helpers.waiting().length ? "helper" : null;
     this.composer.update({ busy, sending: this.sending, stopping: this.stopping, waiting,
-      planMode: this.info && this.info.plan_mode, agentTools: this.agentTools });
+      planMode: this.info && this.info.plan_mode, agentTools: this.agentTools,
+      // The daemon loads no vision projector: images go only to a provider's model.
+      images: Boolean(this.info) && this.info.route !== "local" });
     for (const btn of this.log.querySelectorAll("button.edit, button.regenerate")) btn.disabled = busy;
     this.contextBar.render();
     this.renderPinned();

@@ -22,7 +22,10 @@ export function sayAt(control, text) {
   let line = document.getElementById(id);
   if (!line) {
     line = h("p.error-text.field-error", { id, role: "alert" });
-    (control.closest(".field") || control).append(line);
+    // In the field's box; a control with none (a row of controls) has it right after.
+    const box = control.closest(".field");
+    if (box) box.append(line);
+    else control.after(line);
   }
   line.textContent = text;
   line.hidden = false;

@@ -139,6 +139,7 @@ export class ConversationHeader {
       shell.conversationChanged(info);
     }
     this.render();
+    this.view.updateComposer(); // what it offers follows the route (images) and the mode
   }
 
   startRename() {

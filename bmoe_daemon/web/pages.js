@@ -62,11 +62,25 @@ function skillForm(skill, done) {
     field("Instructions", body),
     h("div.actions", {}, h("button.primary", { type: "submit" }, skill ? "Save skill" : "Add skill"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
+  const error = alertLine("");
+  form.querySelector(".actions").before(error);
+  // The daemon's refusals (actors/skills.py check_new) said for a person, by their field.
+  const sentence = (text) => text.charAt(0).toUpperCase() + text.slice(1).replace(/\.?$/, ".");
+  const rules = [
+    [/exists already/, name, "A skill has this name already: pick another name, or edit that skill."],
+    [/^name: (.*)$/s, name, (m) => sentence(m[1])],
+    [/^description: at most (\d+) characters/, description, (m) => `Keep the description to at most ${m[1]} characters.`],
+    [/^description: (.*)$/s, description, (m) => sentence(m[1])],
+    [/^title: at most (\d+) characters/, title, (m) => `Keep the title to at most ${m[1]} characters.`],
+    [/^body: at most (.*?)\.?$/, body, (m) => `The instructions can be at most ${m[1]}.`],
+    [/^body: it holds a NUL/, body, "The instructions hold a NUL character; take it out."],
+    [/^body: (.*)$/s, body, (m) => sentence(m[1])],
+  ];
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const payload = { name: name.value.trim(), description: description.value.trim(), body: body.value };
     if (title.value.trim()) payload.title = title.value.trim();
-    const saved = await attempt(() =>
+    const saved = await attemptAt(error, rules, [name, title, description, body], () =>
       skill ? api("PUT", `/api/skills/${encodeURIComponent(skill.name)}`, payload) : api("POST", "/api/skills", payload));
     if (saved) done(true);
   });

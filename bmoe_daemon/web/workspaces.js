@@ -6,6 +6,7 @@
 
 import { api } from "./api.js";
 import { alertLine, clear, h, select } from "./dom.js";
+import { attemptAt } from "./fielderrors.js";
 import { attemptIn, pageView, problem, toast } from "./ui.js";
 
 const RULE_KINDS = [["command", "Commands that start with"], ["path", "Changes to files in the folder"]];
@@ -45,7 +46,8 @@ function addRuleForm(ws, onAdded, open) {
     error);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const added = await attemptIn(error, () =>
+    // Every refusal of a rule is about its text (actors/rules.py says it in words): beside it.
+    const added = await attemptAt(error, [[/^(.*)$/s, text, (m) => m[1]]], [text], () =>
       api("POST", `/api/workspaces/${enc(ws.id)}/rules`, { kind: kind.value, text: text.value.trim() }));
     if (added) {
       toast(`Kept the rule ${added.text}.`, "info");
