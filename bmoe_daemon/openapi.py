@@ -54,6 +54,13 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ERROR_REF = "#/components/schemas/Error"
 # The prefixes access.py's guard covers: the key, the Origin and the Host are checked there.
 GUARDED = ("/api/", "/v1/")
+# One Server-Sent Event, as OpenAPI before 3.2 has a stream's `schema` describe each
+# event (Schemathesis reads it so): its fields, each text; `data` is JSON in text.
+SSE_EVENT: dict[str, object] = {
+    "type": "object",
+    "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"},
+                   "retry": {"type": ["string", "integer"]}},
+}
 
 _PRIMITIVES: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean",
                                   type(None): "null"}
@@ -375,7 +382,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("POST", "/v1/chat/completions"): Op(
         "A chat completion from the loaded model, streamed as Server-Sent Events with `stream: true`.",
         _chat_answer, body=_chat_request, errors=(400, 409),
-        media={"text/event-stream": {"type": "string"}}),
+        media={"text/event-stream": SSE_EVENT}),
     ("GET", "/api/agent"): Op(
         "What conversations here may use: tools, commands, agents, MCP and language servers, helpers.",
         lambda c: shape(c, {"tools": bool, "commands": bool, "agents": array(shape(c, {
@@ -383,7 +390,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
             "mcp": array({"type": "object"}), "lsp": array({"type": "object"}), "helpers": int})),
     ("GET", "/api/events"): Op(
         "The event stream (Server-Sent Events); `Last-Event-ID` or `last_event_id` replays what came after.",
-        errors=(400,), media={"text/event-stream": {"type": "string"}},
+        errors=(400,), media={"text/event-stream": SSE_EVENT},
         query=(Param("last_event_id", {"type": "integer", "minimum": 0}, "Replay the events after this id."),
                Param("Last-Event-ID", {"type": "integer", "minimum": 0}, "Replay the events after this id.",
                      "header"))),

@@ -22,8 +22,9 @@ export function sayAt(control, text) {
   let line = document.getElementById(id);
   if (!line) {
     line = h("p.error-text.field-error", { id, role: "alert" });
-    // In the field's box; a control with none (a row of controls) has it right after.
-    const box = control.closest(".field");
+    // In the field's box, else in the control itself when it holds others (a fieldset
+    // of days), else right after it (an input in a row of controls cannot hold a line).
+    const box = control.closest(".field") || (/^(INPUT|SELECT|TEXTAREA)$/.test(control.tagName) ? null : control);
     if (box) box.append(line);
     else control.after(line);
   }
