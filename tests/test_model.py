@@ -259,7 +259,9 @@ async def _one_tool_run(d, c, sse, ws_id):
     mark = next(i for i, e in enumerate(sse.events) if i >= mark and started(e))
 
     def seen(pred):
-        return [e for e in sse.events[mark:] if mine(e) and pred(e)]
+        # A helper's own items (tagged with its task card) are not this run's: a `task`
+        # card stays running while its helper's cards run and end.
+        return [e for e in sse.events[mark:] if mine(e) and "task" not in e[2] and pred(e)]
 
     with trio.fail_after(400):
         while True:
