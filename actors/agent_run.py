@@ -20,10 +20,10 @@ from typing import Any
 import attrs
 import trio
 
-from actors import goals, history, instructions, names, notices, plans, run_tools, subagents
+from actors import goals, history, instructions, names, notices, plans, run_tools, small_steps, subagents
 from actors.backends.repeats import shown_unit
 from actors.compactor import Compactor
-from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn
+from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn, is_small_model
 from actors.env import Env, HookEvent, HookName
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
 from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, new_id, notice_item
@@ -32,8 +32,17 @@ from actors.policy import ModeWatch, decide
 from actors.prompt import system_prompt
 from actors.rules import PATH_TOOLS, offered_rule
 from actors.runs import RunEnd, RunRequest
-from actors.runstate import MAX_ROUNDS, FailureStreak, PartialCall, call_key, parse_arguments
+from actors.runstate import (
+    MAX_ROUNDS,
+    SHELL_TOOL,
+    FailureStreak,
+    PartialCall,
+    call_key,
+    ended_as,
+    parse_arguments,
+)
 from actors.streaming import AssistantStream
+from actors.tools.paths import PathRefused, read_workspace_text, resolve
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolError, ToolOutcome, cap_text
 from actors.transcript import Transcript
 
@@ -47,11 +56,10 @@ HOOK_END_S = 5.0
 PARALLEL_CALLS = 4
 # The run's latest failed calls a local model's grammar rules out of its next rounds.
 AVOIDED_CALLS = 4
-# A local model under this many parameters makes one call a round (TurnInput.parallel_calls
-# off): given room for four, SmolLM2-135M filled it with calls it had no use for (get_info,
-# an `echo`, a glob of the file it was reading) beside the one it needed, in most rounds of
-# the 60-round compaction test and of the evaluation.
-ONE_CALL_PARAMS = 1_000_000_000
+# A small local model's rounds are greedy: sampled at the backend's 0.3, SmolLM2 copied
+# the worked examples' words into its answers ("It printed: server: 8080" for
+# "Hello, world!"); greedy, it quoted the output (ops/eval: run_app 0/2 -> 2/2).
+SMALL_TEMPERATURE = 0.0
 # Answers in a row cut where the model repeated itself (actors/backends/repeats.py)
 # before the run ends `stuck`: the ones before are told to the model, which tries again.
 LOOPS_IN_A_ROW = 3
@@ -92,6 +100,10 @@ class AgentRun(AssistantStream):
         self.looped_tools: tuple[str, ...] = ()  # tools whose call the last round's loop cut
         self.reads: list[tuple[str, Any]] = []  # reads made since the last change (TurnInput.avoid)
         self.copies: set[str] = set()  # cards of calls this round's answer had made already
+        # A small local model's next step (actors/small_steps.py), from the last round's
+        # calls as (state, whether it only read).
+        self.step: small_steps.Step = "any"
+        self.round_calls: list[tuple[str, bool]] = []
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -142,6 +154,7 @@ class AgentRun(AssistantStream):
                     self.end_reason = "cut_off"
                     return
                 if self.goal_open() and self.nudge():
+                    self.step = "any"  # told what is open: the goal's work goes on
                     continue
                 return
             self.nudges = 0
@@ -153,6 +166,8 @@ class AgentRun(AssistantStream):
             if self.own.settled is not None:
                 self.end_reason = self.own.settled  # a goal reached or blocked, a plan nobody can approve
                 return
+            if self.small_local_model():
+                self.step = small_steps.next_step(self.round_calls)
             if result.repeated is not None and not self.looped(result.repeated):
                 return  # the calls made before the loop ran; then the model looped once too often
             if self.own.replan:
@@ -172,7 +187,8 @@ class AgentRun(AssistantStream):
         ws, mode, local = self.workspace(), self.t.info.mode, self.req.local
         planning = self.planning()
         skills: list[tuple[str, str]] = []
-        if self.env.skills is not None and local and ws is not None:
+        small = self.small_local_model()
+        if self.env.skills is not None and local and ws is not None and not small:
             skills = await self.env.skills.switched_on(ws)
         # Planning offers what cannot change the workspace (read_only's tools: no MCP
         # tool, whose effect is unknown) and the two file tools, for the plan file only.
@@ -186,6 +202,8 @@ class AgentRun(AssistantStream):
         specs = self.own.specs(planning=planning, mode=mode) if self.offered and ws is not None and local else ()
         if self.req.helper is not None:
             specs = ()  # a helper has the workspace's tools only: it cannot start another
+        elif small:
+            specs = small_steps.small_specs(specs, planning=planning)
         if self.narrowed is not None:
             self.offered = [t for t in self.offered if t.name in self.narrowed]
             specs = tuple(s for s in specs if s.name in self.narrowed)
@@ -279,12 +297,50 @@ class AgentRun(AssistantStream):
         return True
 
     def small_local_model(self) -> bool:
-        """Whether this run's model is a local one under ONE_CALL_PARAMS (known only
-        when the backend says its size)."""
+        """Whether this run's model is a small local one (engine.SMALL_MODEL_PARAMS; known
+        only when the backend says its size). Such a model makes one call a round
+        (TurnInput.parallel_calls off): given room for four, SmolLM2-135M filled it
+        with calls it had no use for (get_info, an `echo`, a glob of the file it was
+        reading) beside the one it needed. And it is led step by step
+        (actors/small_steps.py)."""
         if self.t.info.route != "local":
             return False
         size = int(getattr(self.env.engine.backend, "n_params", 0) or 0)
-        return 0 < size < ONE_CALL_PARAMS
+        return is_small_model(size)
+
+    def seen_files(self) -> list[str]:
+        """The files this conversation's calls read or wrote, the latest first."""
+        cards = ((i.tool, i.state, i.args) for i in reversed(self.t.items) if i.kind == "tool")
+        return small_steps.seen_files(cards)
+
+    async def edit_shape(self) -> dict[str, Any] | None:
+        """A small model's edit_file this round (actors/small_steps.py `edit_shape`):
+        the latest files it read, as they are now."""
+        ws = self.workspace()
+        if ws is None:
+            return None
+        wanted = self.seen_files()[:small_steps.EDIT_FILES]
+        limit = small_steps.EDIT_FILE_BYTES
+
+        def read() -> list[tuple[str, str]]:
+            found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
+            return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
+
+        return small_steps.edit_shape(await trio.to_thread.run_sync(read))
+
+    async def unseen_replace(self, name: str, args: dict[str, Any]) -> str | None:
+        """Why a small model's write_file may not go on (small_steps.unseen_replace)."""
+        ws, path = self.workspace(), args.get("path")
+        if not self.small_local_model() or name != small_steps.WRITE_TOOL or ws is None or not isinstance(path, str):
+            return None
+
+        def exists() -> bool:
+            try:
+                return resolve(ws, path).exists()
+            except PathRefused:
+                return False  # the tool itself says why
+
+        return small_steps.unseen_replace(name, path, await trio.to_thread.run_sync(exists), self.seen_files())
 
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
@@ -300,7 +356,10 @@ class AgentRun(AssistantStream):
         result or call arguments, then compacts once, then shortens a huge message of
         the person's (history.oldest_long_item). None when the run ends here (its
         notice is written)."""
-        specs = self.env.registry.specs(self.offered) + self.run_specs
+        specs = self.env.registry.specs(self.offered)
+        if self.small_local_model():
+            specs = tuple(map(small_steps.small_parameters, specs))
+        specs += self.run_specs
         compacted = False  # at most one compaction a round
         while True:
             messages = tuple(history.messages(self.t.items, self.system))
@@ -310,10 +369,20 @@ class AgentRun(AssistantStream):
             # Still past the whole context by the estimate: a huge item is shortened first.
             while await self.compactor.past_context(messages, specs) and self.shorten(messages_too=True):
                 messages = tuple(history.messages(self.t.items, self.system))
-            turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id,
-                             tool_choice="required" if self.must_call() else None, stop_repeats=True,
-                             avoid=self.avoided(), names=await self.call_names(),
-                             parallel_calls=not self.small_local_model())
+            small = self.small_local_model()
+            answer = self.step == "answer" and small and not self.must_call()
+            choice = "required" if self.must_call() else ("none" if answer else None)
+            avoid = self.avoided()
+            shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
+            if small and any(t.name == small_steps.EDIT_TOOL for t in self.offered):
+                shape = await self.edit_shape()
+                if shape is None:
+                    avoid += ((small_steps.EDIT_TOOL, None),)
+                else:
+                    shapes = ((small_steps.EDIT_TOOL, shape),)
+            turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id, shapes=shapes,
+                             tool_choice=choice, stop_repeats=True, avoid=avoid, names=await self.call_names(),
+                             parallel_calls=not small, temperature=SMALL_TEMPERATURE if small else None)
             route = self.t.info.route
             try:
                 if route == "local":
@@ -476,6 +545,8 @@ class AgentRun(AssistantStream):
         # model writes one call four times over in a parallel answer).
         seen: set[tuple[str, str]] = set()
         self.copies = set()
+        self.round_calls = []
+        ws = self.workspace()
         for call in self.pending:
             key = call_key(call.name, call.raw)
             if key in seen:
@@ -495,21 +566,29 @@ class AgentRun(AssistantStream):
                 self.pending.remove(call)
                 if call.card in self.copies:
                     continue  # neither a failure of its own nor a call to avoid: its first is
-                self.avoid_again(call, done[call.card].state)
-                await self.read_once(call, done[call.card].state)
-                if self.streak.record(call.name, call.raw, done[call.card].state, done[call.card].result):
+                state, result = done[call.card].state, done[call.card].result
+                ended = ended_as(call.name, state, result)  # a command that exited non-zero failed
+                self.avoid_again(call, state)
+                await self.read_once(call, ended)
+                self.round_calls.append((ended, await self.reads_only(call, ws)))
+                if self.streak.record(call.name, call.raw, ended, result):
                     return True
         return False
 
     async def read_once(self, call: Call, state: str) -> None:
         """A read that ran is one the model need not make again while nothing changed:
         its result is in the conversation already (a small model reads one file or
-        globs one pattern round after round). The last AVOIDED_CALLS of them are ruled
-        out of the next rounds (TurnInput.avoid); a change that ran clears them, since
-        a read may then answer otherwise."""
-        if state != "done" or call.name in self.own_names():
+        globs one pattern round after round). So is a command that failed (`state`
+        "error" from runstate.ended_as: it exited non-zero), which fails the same way
+        until something changes (SmolLM2 ran `greet` 29 times). The last AVOIDED_CALLS
+        of them are ruled out of the next rounds (TurnInput.avoid); a change that ran
+        clears them, since a read or the command may then answer otherwise."""
+        if call.name in self.own_names():
             return
-        if not await self.reads_only(call, self.workspace()):
+        failed_command = state == "error" and call.name == SHELL_TOOL
+        if state != "done" and not failed_command:
+            return
+        if not failed_command and not await self.reads_only(call, self.workspace()):
             self.reads = []
             return
         try:
@@ -607,6 +686,8 @@ class AgentRun(AssistantStream):
         elif tool is None or tool not in self.offered:
             names = ", ".join([t.name for t in self.offered] + [s.name for s in self.run_specs]) or "none"
             done = Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")
+        elif (unseen := await self.unseen_replace(call.name, args)) is not None:
+            done = Done("error", unseen)
         else:
             done = await self.run_tool(tool, call.card, args)
         result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)

@@ -48,6 +48,17 @@ NO_MODEL_TEXT = (
 )
 
 
+# A local model under this many parameters is a small one, which a run leads step by
+# step (actors/small_steps.py) and whose generic-format prompt carries worked examples
+# (actors/backends/worked_examples.py); SmolLM2-135M, the bundled model, is one.
+SMALL_MODEL_PARAMS = 1_000_000_000
+
+
+def is_small_model(n_params: int) -> bool:
+    """Whether a model of `n_params` parameters is small (0: its size is unknown)."""
+    return 0 < n_params < SMALL_MODEL_PARAMS
+
+
 @attrs.frozen
 class ToolSpec:
     """A tool as the model is told about it."""
@@ -132,6 +143,11 @@ class TurnInput:
     # must name something that exists (actors/names.py); a local model's grammar holds
     # the argument to them, a provider is not held.
     names: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # (tool, parameters): the schema a local model's grammar holds the tool's arguments
+    # to this round instead of its own, narrower and still valid for it (a small
+    # model's edit_file: only the files it read, old_text one of their lines;
+    # actors/small_steps.py); a provider is not held.
+    shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 Emit = Callable[[Piece], Awaitable[None]]

@@ -6,6 +6,7 @@ Kept apart from the conversation actor so it can be tested on its own.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import attrs
@@ -50,6 +51,19 @@ def call_key(name: str, arguments: str) -> tuple[str, str]:
         return name, json.dumps(json.loads(arguments), sort_keys=True)
     except (json.JSONDecodeError, TypeError):
         return name, arguments
+
+
+# The shell tool's result ends with the command's status (actors/tools/shell.py).
+SHELL_TOOL = "exec_shell_command"
+_EXIT_STATUS = re.compile(r"\n\[exit code: (-?\d+)\]\s*$")
+
+
+def ended_as(name: str, state: str, result: str) -> str:
+    """A call's state for the run's rules (repeats, what to avoid, a small model's next
+    step): a command that exited with a status other than 0 failed, though its card
+    is `done` (the output is what the model reads, and what a person sees)."""
+    found = _EXIT_STATUS.search(result) if state == "done" and name == SHELL_TOOL else None
+    return "error" if found and found.group(1) != "0" else state
 
 
 @attrs.define

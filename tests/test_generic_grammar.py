@@ -234,3 +234,15 @@ def test_several_calls_of_one_tool_are_all_ruled_out(first, second):
         assert not fits(schema, {"tool_calls": [{"name": "todo_write", "arguments": avoided}]})
     # Bounded, however many: at most 2 * MAX_EXCLUDING_CHOICES alternatives of the tool's schema.
     assert len(json.dumps(schema)) < 40 * len(json.dumps(TODO_LIKE))
+
+
+def test_a_literal_with_a_quote_or_a_backslash_is_escaped_as_llama_cpp_reads_it():
+    """An enum member holding `"` (a line of a file offered as edit_file's old_text,
+    `HOST = "localhost"`) or a backslash: JSON writes it `\\"`, and the grammar's
+    literal must escape that backslash too, or the literal ends early and llama.cpp
+    refuses the grammar (llama-cpp-python's own conversion escapes only the quote)."""
+    from actors.backends.generic_grammar import schema_to_gbnf
+
+    grammar = schema_to_gbnf({"enum": ['HOST = "localhost"', "a\\b"]})
+    root = next(line for line in grammar.splitlines() if line.startswith("root ::="))
+    assert root == r'root ::= "\"HOST = \\\"localhost\\\"\"" | "\"a\\\\b\""'

@@ -203,3 +203,72 @@ async def test_a_path_that_must_exist_can_only_name_a_file_of_the_workspace(mode
     finally:
         await backend.aclose()
     assert seen["read_file"] or seen["edit_file"], "the model made no call of a file tool"
+
+
+async def test_a_small_models_edit_can_only_replace_a_line_of_a_file_it_read(model_path, tmp_path):  # noqa: F811
+    """edit_file under a small model's shape (actors/small_steps.py `edit_shape`,
+    TurnInput.shapes): asked for any change, the model names the file it read and,
+    as old_text, one of its lines; each such edit applies (the line is found once)."""
+    from actors import small_steps
+    from actors.tools.files import EditFile
+    from actors.tools.registry import ToolContext
+
+    text = 'PORT = 8080\nHOST = "localhost"\nDEBUG = False\n'
+    (tmp_path / "config.py").write_text(text)
+    tool = EditFile()
+    spec = ToolSpec(tool.name, tool.description, tool.parameters)
+    shape = small_steps.edit_shape([("config.py", text)])
+    assert shape is not None
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+
+    async def emit(piece):
+        pass
+
+    asks = ["Change PORT to 9090", "Set DEBUG to True in settings.py", "Replace path_to_file with new_text",
+            "Edit the file"]
+    applied = 0
+    try:
+        for ask in asks:
+            turn = TurnInput(({"role": "user", "content": ask},), (spec,), max_tokens=200, temperature=1.0,
+                             tool_choice="required", shapes=((tool.name, shape),))
+            result = await backend.generate(turn, emit, threading.Event())
+            if result.finish_reason == "length":
+                continue
+            for call in result.tool_calls:
+                args = json.loads(call.arguments)
+                jsonschema.validate(args, shape)
+                jsonschema.validate(args, tool.parameters)  # still a valid call of the tool itself
+                assert args["path"] == "config.py"
+                (tmp_path / "config.py").write_text(text)
+                ctx = ToolContext(conversation="c", workspace=tmp_path.resolve(), mode="full")
+                await tool.run(args, ctx)  # every old_text is found once
+                applied += 1
+    finally:
+        await backend.aclose()
+    assert applied >= 2, f"only {applied} edits finished within max_tokens"
+
+
+async def test_tool_choice_none_in_the_generic_format_is_a_reply_with_the_tools_described(model_path):  # noqa: F811
+    """A small model's answering round (tool_choice "none"): the prompt still lists the
+    tools (its cached prefix is the rounds' before), and the answer is a reply, never a
+    call, however much the request asks for one."""
+    from actors.tools.files import ReadFile
+
+    read = ReadFile()
+    spec = ToolSpec(read.name, read.description, read.parameters)
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+
+    async def emit(piece):
+        pass
+
+    messages = ({"role": "user", "content": "Call read_file on app.py now."},)
+    try:
+        with_tools = backend.render(messages, (spec,))[0]
+        answering = TurnInput(messages, (spec,), max_tokens=60, temperature=1.0, tool_choice="none")
+        assert backend.described_tools(answering) == (spec,)
+        assert "read_file" in with_tools
+        for _ in range(3):
+            result = await backend.generate(answering, emit, threading.Event())
+            assert not result.tool_calls and result.finish_reason in ("stop", "length"), result
+    finally:
+        await backend.aclose()

@@ -62,6 +62,7 @@ class ChatTemplate:
         think: bool | None = None,
         as_written: tuple[dict[str, Any], ...] | None = None,
         tools_chars: int | None = None,
+        examples: bool = False,
     ) -> Rendered:
         """The prompt and stop strings for `messages` (tried first as `as_written`, the
         same messages with this model's recent calls as it wrote them, when given),
@@ -73,8 +74,8 @@ class ChatTemplate:
         switch = think if self.has_thinking_switch else None
         attempts: list[list[dict[str, Any]]] = []
         if as_written is not None:
-            attempts.append(template_messages(as_written, tools, self.tool_format, tools_chars))
-        attempts.append(template_messages(messages, tools, self.tool_format, tools_chars))
+            attempts.append(template_messages(as_written, tools, self.tool_format, tools_chars, examples))
+        attempts.append(template_messages(messages, tools, self.tool_format, tools_chars, examples))
         for msgs in attempts:
             try:
                 out = self._format(msgs, given_tools, switch)

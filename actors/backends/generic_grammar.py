@@ -30,12 +30,16 @@ def generic_schema(
     parallel: bool = True,
     avoid: tuple[tuple[str, Any], ...] = (),
     names: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+    shapes: tuple[tuple[str, dict[str, Any]], ...] = (),
 ) -> dict[str, Any]:
     """The JSON schema of a generic-format answer: calls of `tools` (one, or up to
     MAX_GENERIC_CALLS when `parallel`), or a reply. `avoid`: (tool name, arguments)
     calls the answer must not make again (`excluding`), where the schema can say so;
     arguments None: no call of that tool (unless that leaves no tool). `names`: (tool,
-    argument, values) arguments held to the real names (actors/names.py), when strict."""
+    argument, values) arguments held to the real names (actors/names.py), when strict.
+    `shapes`: (tool, parameters) a tool's arguments held to these instead of its own
+    parameters, when strict (TurnInput.shapes)."""
+    shaped = dict(shapes)
     whole = {name for name, args in avoid if args is None}
     # A tool that takes no arguments has one call only: to rule it out is to leave it out.
     whole |= {t.name for t in tools for name, args in avoid
@@ -45,7 +49,8 @@ def generic_schema(
     def arguments(t: ToolSpec) -> dict[str, Any]:
         if not strict:
             return {"type": "object"}
-        schema = with_names(t.parameters, {arg: values for tool, arg, values in names if tool == t.name})
+        schema = shaped.get(t.name) or with_names(
+            t.parameters, {arg: values for tool, arg, values in names if tool == t.name})
         for name, args in avoid:
             if name == t.name and args is not None:
                 schema = excluding(schema, args) or schema  # each that the schema can still rule out
@@ -67,8 +72,14 @@ def generic_schema(
     }
     if required:
         return call_branch
-    reply = {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}
-    return {"oneOf": [call_branch, reply]}
+    return {"oneOf": [call_branch, REPLY_SCHEMA]}
+
+
+# A generic-format answer that is a reply: what `tool_choice: "none"` admits while the
+# tools stay described (the prompt, and so its cache, is the same as the rounds before).
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"],
+}
 
 
 # Alternatives `excluding` writes at most, so a large object's grammar stays small.
@@ -189,6 +200,27 @@ def strict_strings(grammar: str) -> str:
     return _CHAR_RULE.sub(lambda _: STRICT_CHAR, grammar)
 
 
+def schema_to_gbnf(schema: dict[str, Any]) -> str:
+    """llama-cpp-python's conversion of a JSON schema to a grammar, with its literals
+    escaped as llama.cpp reads them. Its own escapes `"` but not a backslash, so a
+    constant or an enum member holding a quote (`HOST = "localhost"`, a line of a
+    file offered as edit_file's old_text), JSON-encoded as `\"`, ended the literal
+    early: llama.cpp refused the grammar, and the round fell back to a looser one."""
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class Converter(SchemaConverter):
+        def _format_literal(self, literal: str) -> str:
+            return '"' + _LITERAL_ESCAPE.sub(lambda m: _LITERAL_ESCAPES[m.group(0)], literal) + '"'
+
+    converter: Any = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)  # type: ignore[no-untyped-call]
+    converter.visit(converter.resolve_refs(schema, "stdin"), "")
+    return str(converter.format_grammar())
+
+
+_LITERAL_ESCAPE = re.compile(r'[\\\r\n"]')
+_LITERAL_ESCAPES = {"\\": "\\\\", "\r": "\\r", "\n": "\\n", '"': '\\"'}
+
+
 # Whether llama.cpp takes a grammar's text (the backend asks its own vocabulary).
 GrammarCheck = Callable[[str], bool]
 
@@ -210,13 +242,13 @@ class GenericGrammars:
         """The grammar of `schema` with every bound, or else its loosened form (the
         only one tried without a check to ask); None when the converter or llama.cpp
         refuses them."""
-        from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+        from llama_cpp.llama_grammar import LlamaGrammar
 
         schema = with_int_ranges(schema)
         forms = [schema, loosened(schema)] if self._check is not None else [loosened(schema)]
         for form in forms:
             try:
-                text = strict_strings(json_schema_to_gbnf(json.dumps(form)))
+                text = strict_strings(schema_to_gbnf(form))
             except Exception:  # a schema the converter cannot take
                 continue
             if self._check is None or self._check(text):
@@ -241,6 +273,7 @@ class GenericGrammars:
         parallel: bool = True,
         avoid: tuple[tuple[str, Any], ...] = (),
         names: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+        shapes: tuple[tuple[str, dict[str, Any]], ...] = (),
     ) -> LlamaGrammar:
         """A llama.cpp grammar that lets the answer be only well-formed tool calls of
         `tools` (one unless `parallel`) or (unless `required`) a reply: the generic
@@ -251,11 +284,17 @@ class GenericGrammars:
             key += ("!avoid", json.dumps(avoid, sort_keys=True, default=str))
         if names:
             key += ("!names", json.dumps(names))
+        if shapes:
+            key += ("!shapes", json.dumps(shapes, sort_keys=True))
         made = self._made.get(key)
         if made is None:
             # The tools' own schemas (the calls to avoid ruled out; else not); else
             # (refused) any object for their arguments.
-            made = (((avoid or names) and self._make(generic_schema(
+            made = (((avoid or names or shapes) and self._make(generic_schema(
+                        tools, required=required, strict=True, parallel=parallel, avoid=avoid, names=names,
+                        shapes=shapes)))
+                    # A shape refused: what to avoid and the real names still hold.
+                    or (shapes and (avoid or names) and self._make(generic_schema(
                         tools, required=required, strict=True, parallel=parallel, avoid=avoid, names=names)))
                     or self._make(generic_schema(tools, required=required, strict=True, parallel=parallel))
                     or self._make(generic_schema(tools, required=required, strict=False, parallel=parallel)))

@@ -40,7 +40,7 @@ import trio
 
 from actors.backends.abort_callback import AbortCallback
 from actors.backends.chat_template import ChatTemplate, Rendered
-from actors.backends.generic_grammar import GenericGrammars
+from actors.backends.generic_grammar import REPLY_SCHEMA, GenericGrammars
 from actors.backends.piece_pipe import PieceMapper, PiecePipe
 from actors.backends.prompt_cache import (
     DEFAULT_PROMPT_CACHE_BYTES,
@@ -51,7 +51,7 @@ from actors.backends.prompt_cache import (
 from actors.backends.repeats import RepeatWatch
 from actors.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
 from actors.backends.written import WrittenReplies
-from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult
+from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult, is_small_model
 from actors.errors import ContextFull, TurnFailed
 from actors.reasoning import ThinkSplitter
 from actors.toolcalls import ToolCallParser
@@ -134,7 +134,7 @@ class LocalBackend:
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
         self.n_gpu_layers = 0  # as loaded (LocalBackend.load sets it)
-        self.n_params = int(llm._model.n_params())  # the model's size (agent_run.ONE_CALL_PARAMS)
+        self.n_params = int(llm._model.n_params())  # the model's size (engine.SMALL_MODEL_PARAMS)
 
     @classmethod
     async def load(
@@ -197,8 +197,16 @@ class LocalBackend:
     def _render(
         self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], think: bool | None
     ) -> Rendered:
+        # A small model is told of its tools in one line each, and shown worked examples.
+        chars = 0 if self.small else int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN)
         return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages),
-                                     tools_chars=int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN))
+                                     tools_chars=chars, examples=self.small)
+
+    @property
+    def small(self) -> bool:
+        """A small model in the generic format (engine.SMALL_MODEL_PARAMS), whose prompt
+        has worked examples (actors/backends/worked_examples.py) and its tools tersely."""
+        return is_small_model(self.n_params) and self.tool_format == "generic"
 
     def _grammar_parses(self, text: str) -> bool:
         """Whether llama.cpp takes the grammar `text`: a sampler built from one it refuses
@@ -216,12 +224,21 @@ class LocalBackend:
         """The prompt's length in tokens as `generate` would send it (engine.CountsTokens):
         rendered and tokenised in a worker thread, beside any turn that runs (both only
         read the vocabulary)."""
-        tools = () if turn.tool_choice == "none" else turn.tools
+        tools = self.described_tools(turn)
 
         def count() -> int:
             return len(self.tokenize(self._render(turn.messages, tools, turn.think).prompt))
 
         return await trio.to_thread.run_sync(count)
+
+    def described_tools(self, turn: TurnInput) -> tuple[ToolSpec, ...]:
+        """The tools the prompt describes. `tool_choice: "none"` leaves them out of a
+        template with tool syntax; the generic format keeps them described (its prompt,
+        and so its cache, stays that of the rounds before) and its grammar admits only
+        a reply (a run's answering round, actors/agent_run.py)."""
+        if turn.tool_choice == "none" and self.tool_format != "generic":
+            return ()
+        return turn.tools
 
     def tokenize(self, prompt: str) -> list[int]:
         return self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
@@ -238,15 +255,18 @@ class LocalBackend:
         when `abort` goes up or emitting fails, ContextFull when the prompt leaves less
         than MIN_REPLY_TOKENS. Cancelled: the flag goes up, and this returns (raising
         the cancellation) once the thread has stopped at its next check."""
-        tools = () if turn.tool_choice == "none" else turn.tools
+        tools = self.described_tools(turn)
         rendered = self._render(turn.messages, tools, turn.think)
         opened = rendered.thinking_open
         grammar = None
         if turn.answer_schema is not None:
             grammar = self._grammars.for_schema(turn.answer_schema)
+        elif tools and turn.tool_choice == "none":
+            grammar = self._grammars.for_schema(REPLY_SCHEMA)  # generic: a reply, tools described
         elif tools and self.tool_format == "generic":
             grammar = self._grammars.get(tools, required=turn.tool_choice == "required",
-                                         parallel=turn.parallel_calls, avoid=turn.avoid, names=turn.names)
+                                         parallel=turn.parallel_calls, avoid=turn.avoid, names=turn.names,
+                                         shapes=turn.shapes)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
         pipe = PiecePipe(emit, abort)

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from actors.backends.worked_examples import example_messages
 from actors.engine import ToolSpec
 
 MISTRAL_ID_CHARS = 9
@@ -30,12 +31,14 @@ GENERIC_TOOLS_INTRO = (
 
 def template_messages(
     messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], tool_format: str,
-    tools_chars: int | None = None,
+    tools_chars: int | None = None, examples: bool = False,
 ) -> list[dict[str, Any]]:
     """The messages as the chat template is given them (see `ChatTemplate.render`).
-    `tools_chars`: past this length the generic format's tools are described tersely."""
+    `tools_chars`: past this length the generic format's tools are described tersely.
+    `examples`: the generic format's worked examples follow the system message
+    (actors/backends/worked_examples.py)."""
     if tools and tool_format == "generic":
-        return _with_generic_tools(messages, tools, tools_chars)
+        return _with_generic_tools(messages, tools, tools_chars, examples)
     return [_plain(m, tool_format) for m in messages]
 
 
@@ -153,7 +156,8 @@ def _arguments_line(schema: dict[str, Any]) -> str:
 
 
 def _with_generic_tools(
-    messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], tools_chars: int | None = None
+    messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], tools_chars: int | None = None,
+    examples: bool = False,
 ) -> list[dict[str, Any]]:
     """The messages for a template with no tool syntax: the tools described in the
     system message, earlier calls written as the JSON the model answers with, and
@@ -184,4 +188,7 @@ def _with_generic_tools(
             out.append(_plain(m))
     if not any(o["role"] == "system" for o in out):
         out.insert(0, {"role": "system", "content": described})
+    if examples:
+        asked = next((str(m.get("content") or "") for m in reversed(out) if m["role"] == "user"), "")
+        out[1:1] = example_messages({t.name for t in tools}, asked)
     return out

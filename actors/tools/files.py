@@ -120,7 +120,9 @@ def read_lines(path: Path, rel: str, start: int, end: int | None, append_loc: bo
             raise ToolError(f"{rel} is a binary file; read_file reads text only.")
         fh.seek(0)
         consumed = 0
+        lines = 0
         for lineno, raw in enumerate(fh, start=1):
+            lines = lineno
             consumed += len(raw)
             if consumed > MAX_READ_BYTES:  # it grew past the limit while it was read
                 out.append(f"[output truncated: {rel} is larger than it was when read_file began]")
@@ -137,6 +139,10 @@ def read_lines(path: Path, rel: str, start: int, end: int | None, append_loc: bo
                 break
             out.append(line)
             size += encoded
+    if start > 1 and lines < start:
+        # An empty answer would read as an empty file (a small model asked for line
+        # 1234567890 and read nothing, round after round).
+        raise ToolError(f"{rel} has {lines} line{'' if lines == 1 else 's'}: start_line {start} is past its end.")
     return "".join(out)
 
 

@@ -1,0 +1,139 @@
+"""How a run leads a small local model (under engine.SMALL_MODEL_PARAMS; SmolLM2-135M,
+the bundled one) through a small job.
+
+What such a model did in the evaluation (ops/eval) without it, and what it is given
+instead:
+
+- It filled optional arguments with values it had no use for (`start_line:
+  1234567890`, `timeout: 0`) and varied them to make a call it had made look new. It
+  is told of and held to each tool's required arguments only, and `include`
+  (`small_parameters`).
+- It began a `todo_write` call in the first round of most jobs and looped inside it.
+  It is offered none of the run's own tools that only organise work (the todo list,
+  questions, helpers, starting plan mode) and no skills (`small_specs`); a phase's own
+  stay (while planning the todo list and exit_plan_mode; with a goal, update_goal).
+- Asked to change one line, it wrote the whole file over with `10000`. Its write_file
+  may not replace a file the conversation has not read (`unseen_replace`), and its
+  edit_file names only the files it read lately, each old_text one of their lines
+  (`edit_shape`, TurnInput.shapes): an edit that cannot miss, after a read.
+- After a change that ran (a write, an edit, a command that exited 0) it went on
+  calling tools until the round cap. The round after a change is the answer
+  (`next_step`: `tool_choice: "none"`, which the generic format's grammar makes a
+  reply, the tools still described so the prompt's cache holds). A failed call leaves
+  the next round free, the same call ruled out (AgentRun.avoided).
+
+A round after reads alone is left free: made to change something instead of reading
+(tried), the model wrote files named after its tools and ran `get_info` as a command.
+A larger model, or a provider's, is not led: its rounds are its own.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from typing import Literal
+
+import attrs
+
+from actors import goals, plans
+from actors.engine import ToolSpec
+
+Step = Literal["any", "answer"]
+
+
+def next_step(calls: Iterable[tuple[str, bool]]) -> Step:
+    """The step after a round, from its calls as (state, whether it only read): the
+    answer after a change that ran, when no call failed; else a free round."""
+    seen = list(calls)
+    if seen and all(state == "done" for state, _ in seen) and not all(read for _, read in seen):
+        return "answer"
+    return "any"
+
+
+def small_specs(specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
+    """The run's own tools a small model is offered: a phase's own (the goal's update;
+    while planning the todo list, questions and the plan's exit), nothing else."""
+    kept = {goals.UPDATE_GOAL}
+    if planning:
+        kept |= {plans.EXIT} | {s.name for s in specs if s.name not in {plans.ENTER}}
+    return tuple(s for s in specs if s.name in kept)
+
+
+# edit_file for a small model: the files it read lately, each old_text one of their lines.
+EDIT_TOOL = "edit_file"
+WRITE_TOOL = "write_file"
+EDIT_FILES = 2  # the latest files read (or written) that edit_file may name
+EDIT_FILE_BYTES = 64 * 1024  # a larger file is not offered: its lines would make a huge grammar
+EDIT_LINES = 200  # lines of a file offered as old_text at most
+EDIT_LINE_CHARS = 200
+EDITS_IN_A_CALL = 4
+# The tools whose done call shows the model a file's content or writes it.
+SEEN_BY = ("read_file", WRITE_TOOL, EDIT_TOOL)
+
+
+def seen_files(items: Iterable[tuple[str | None, str | None, object]]) -> list[str]:
+    """The files a conversation's done calls read or wrote (`items`: each tool card's
+    tool, state and arguments), the latest first, each once."""
+    out: list[str] = []
+    for tool, state, args in items:
+        path = args.get("path") if isinstance(args, dict) else None
+        if tool in SEEN_BY and state == "done" and isinstance(path, str) and path:
+            path = posixpath.normpath(path)
+            if path not in out:
+                out.append(path)
+    return out
+
+
+def edit_shape(files: Iterable[tuple[str, str]]) -> dict[str, object] | None:
+    """edit_file's parameters for a small model (TurnInput.shapes): the path one of
+    `files` (path, text), each old_text one of that file's lines that occurs once in
+    it (as edit_file requires; a blank line or a long one is not offered). None when
+    no file has such a line: edit_file is then left out, to be offered once the model
+    has read the file it means to change."""
+    branches: list[dict[str, object]] = []
+    for path, text in files:
+        lines = [line for line in text.splitlines() if line.strip() and len(line) <= EDIT_LINE_CHARS]
+        unique = [line for line in dict.fromkeys(lines) if text.count(line) == 1][:EDIT_LINES]
+        if not unique:
+            continue
+        edit = {"type": "object", "properties": {"old_text": {"enum": unique}, "new_text": {"type": "string"}},
+                "required": ["old_text", "new_text"]}
+        branches.append({
+            "type": "object",
+            "properties": {"path": {"const": path},
+                           "edits": {"type": "array", "items": edit, "minItems": 1, "maxItems": EDITS_IN_A_CALL}},
+            "required": ["path", "edits"],
+        })
+    if not branches:
+        return None
+    return branches[0] if len(branches) == 1 else {"oneOf": branches}
+
+
+def unseen_replace(tool: str, path: object, exists: bool, seen: Iterable[str]) -> str | None:
+    """Why a small model's write_file may not replace `path`: it exists and the
+    conversation has not read it (SmolLM2 asked to change one line wrote the file
+    over with `10000`); None when the write may go on."""
+    if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(seen):
+        return None
+    return (f"{path} exists, and this conversation has not read it. Read it first with read_file, "
+            "then change the part you mean with edit_file.")
+
+
+# The optional arguments a small model is offered beside a tool's required ones.
+SMALL_OPTIONAL = frozenset({"include"})
+
+
+def small_parameters(spec: ToolSpec) -> ToolSpec:
+    """`spec` with only its required arguments and those of SMALL_OPTIONAL, as a small
+    model is told of it and held to. Offered them all, SmolLM2 filled the optional
+    ones with values it had no use for (`start_line: 1234567890`, `timeout: 0`,
+    `max_output_size: 10000000`), read past a file's end round after round, and
+    varied them to make a call it had made look new."""
+    props = spec.parameters.get("properties")
+    if not isinstance(props, dict):
+        return spec
+    required = spec.parameters.get("required") or []
+    kept = {name: prop for name, prop in props.items() if name in required or name in SMALL_OPTIONAL}
+    if len(kept) == len(props):
+        return spec
+    return attrs.evolve(spec, parameters={**spec.parameters, "properties": kept})

@@ -1,0 +1,253 @@
+"""A small local model led through a small job (actors/small_steps.py): the tools it
+is offered and the arguments it is held to, the answer after a change, edit_file on
+the lines of a file it read, write_file that may not replace a file unread, a command
+that exited non-zero counted as failed; and the worked examples of its prompt
+(actors/backends/worked_examples.py). The run-level tests use the scripted backend
+made to say it is small; tests/test_grammar_model.py holds the real model to the
+edit's shape."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from actors import small_steps
+from actors.backends.template_messages import template_messages
+from actors.backends.worked_examples import EXAMPLES, example_messages
+from actors.engine import SMALL_MODEL_PARAMS, ToolSpec
+from actors.runstate import ended_as
+from actors.tools.files import ReadFile
+from tests.test_plan_mode import cards
+from tests.waiting import wait_state
+
+SMALL = 135_000_000
+
+
+async def small_project(d, tmp_path, files: dict[str, str], size: int = SMALL):
+    d.backend.n_params = size
+    folder = tmp_path / "proj"
+    folder.mkdir(exist_ok=True)
+    for rel, text in files.items():
+        (folder / rel).write_text(text)
+    ws = await d.hub.add_workspace(str(folder))
+    conv = await d.hub.create(workspace=ws.id, mode="full")
+    return folder, conv
+
+
+def call(name: str, **args) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": args}]}
+
+
+def offered(turn) -> dict[str, dict]:
+    return {t.name: t.parameters for t in turn.tools}
+
+
+# ---- the pieces ----
+
+
+def test_the_step_after_a_round():
+    assert small_steps.next_step([("done", False)]) == "answer"  # a change ran
+    assert small_steps.next_step([("done", True), ("done", False)]) == "answer"
+    assert small_steps.next_step([("done", True)]) == "any"  # reads alone: free
+    assert small_steps.next_step([("done", False), ("error", False)]) == "any"  # a failure: free
+    assert small_steps.next_step([("denied", False)]) == "any"
+    assert small_steps.next_step([]) == "any"
+
+
+def test_a_command_that_exited_non_zero_failed():
+    assert ended_as("exec_shell_command", "done", "oops\n\n[exit code: 127]") == "error"
+    assert ended_as("exec_shell_command", "done", "hi\n[exit code: 0]") == "done"
+    assert ended_as("exec_shell_command", "done", "[exit code: 2]") == "done"  # not the tail the tool writes
+    assert ended_as("exec_shell_command", "done", "x\n[exit code: -9]") == "error"
+    # Another tool's result that happens to end so (a file's text) is its own.
+    assert ended_as("read_file", "done", "log\n[exit code: 1]") == "done"
+    assert ended_as("exec_shell_command", "denied", "x\n[exit code: 1]") == "denied"
+
+
+def test_a_small_model_is_told_of_required_arguments_and_include_only():
+    read = ReadFile()
+    spec = small_steps.small_parameters(ToolSpec(read.name, read.description, read.parameters))
+    assert list(spec.parameters["properties"]) == ["path"] and spec.parameters["required"] == ["path"]
+    glob = ToolSpec("file_glob_search", "", {"type": "object", "properties": {
+        "path": {"type": "string"}, "include": {"type": "string"}, "limit": {"type": "integer"}}, "required": []})
+    assert list(small_steps.small_parameters(glob).parameters["properties"]) == ["include"]
+    bare = ToolSpec("get_info", "", {"type": "object", "properties": {}})
+    assert small_steps.small_parameters(bare) is bare
+
+
+@given(st.lists(st.text(alphabet="ab =1\t", max_size=8), max_size=12))
+def test_every_old_text_offered_occurs_once_in_its_file(lines):
+    """The edit's shape offers as old_text only what edit_file can apply: text that
+    occurs exactly once in the file, not blank, not too long."""
+    text = "\n".join(lines) + "\n"
+    shape = small_steps.edit_shape([("f.txt", text)])
+    if shape is None:
+        assert not any(line.strip() and text.count(line) == 1 for line in lines)
+        return
+    offered_lines = shape["properties"]["edits"]["items"]["properties"]["old_text"]["enum"]
+    assert offered_lines and all(text.count(line) == 1 and line.strip() for line in offered_lines)
+    assert shape["properties"]["path"] == {"const": "f.txt"}
+
+
+def test_the_edit_shape_of_several_files_is_one_branch_each():
+    shape = small_steps.edit_shape([("a.py", "X = 1\n"), ("b.py", "\n\n"), ("c.py", "Y = 2\nY = 2\nZ = 3\n")])
+    assert [b["properties"]["path"]["const"] for b in shape["oneOf"]] == ["a.py", "c.py"]
+    assert shape["oneOf"][1]["properties"]["edits"]["items"]["properties"]["old_text"]["enum"] == ["Z = 3"]
+    assert small_steps.edit_shape([]) is None
+
+
+def test_the_files_seen_are_the_latest_first():
+    cards_ = [("read_file", "done", {"path": "./a.py"}), ("write_file", "done", {"path": "b.txt"}),
+              ("read_file", "error", {"path": "gone.py"}), ("grep_search", "done", {"pattern": "x"}),
+              ("edit_file", "done", {"path": "a.py"})]
+    assert small_steps.seen_files(cards_) == ["a.py", "b.txt"]
+
+
+# ---- the examples ----
+
+
+def test_the_nearest_example_comes_last_and_only_offered_tools_are_shown():
+    every = {tool for _, calls, _ in EXAMPLES for tool, _, _ in calls}
+    msgs = example_messages(every, "Which file defines greet?")
+    users = [m["content"] for m in msgs if m["role"] == "user"]
+    assert len(users) == len(EXAMPLES) and users[-1] == "Where is the function total defined?"
+    assert example_messages(every, "Create a file hello.txt containing hi")[-4]["content"].startswith("Make a new file")
+    # Without write tools no example that writes; each call and reply is the generic format's JSON.
+    reading = example_messages({"read_file", "grep_search"}, "x")
+    assert all("edit_file" not in m["content"] and "write_file" not in m["content"] for m in reading)
+    for m in reading:
+        if m["role"] == "assistant":
+            assert set(json.loads(m["content"])) <= {"tool_calls", "response"}
+
+
+def test_the_examples_are_about_a_project_that_is_not_the_evaluations():
+    """The examples' names are made up; none is a name of the evaluation's fixtures,
+    so a job passes only if the model puts its own names in."""
+    from ops.eval.tasks import TASKS
+
+    shown = json.dumps(EXAMPLES)
+    for rel in {rel for task in TASKS for rel in task.files}:
+        assert not re.search(rf"(?<![\w/.]){re.escape(rel)}(?!\w)", shown), rel
+
+
+def test_the_examples_follow_the_system_message_and_keep_the_conversation_whole():
+    tools = (ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}}),)
+    messages = ({"role": "system", "content": "You are an agent."}, {"role": "user", "content": "What is X in a.py?"})
+    plain = template_messages(messages, tools, "generic")
+    shown = template_messages(messages, tools, "generic", examples=True)
+    assert shown[0] == plain[0] and shown[-1] == plain[-1] and len(shown) == len(plain) + 4
+    assert shown[1]["content"] == "What value does LIMIT have in limits.py?"
+
+
+# ---- the run ----
+
+
+async def test_after_a_change_the_next_round_is_the_answer(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"})
+    d.backend.push(call("write_file", path="hello.txt", content="hi"), {"text": "Created hello.txt."})
+    await conv.send_message("create hello.txt containing hi")
+    await wait_state(conv, "idle", "error")
+    assert [t.tool_choice for t in d.backend.turns] == [None, "none"]
+    assert (folder / "hello.txt").read_text() == "hi" and conv.info.end_reason == "answered"
+
+
+async def test_after_reads_or_a_failure_the_model_may_call_again(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"})
+    d.backend.push(call("read_file", path="app.py"), call("exec_shell_command", command="false"),
+                   call("exec_shell_command", command="true"), {"text": "Done."})
+    await conv.send_message("look and run")
+    await wait_state(conv, "idle", "error")
+    assert [t.tool_choice for t in d.backend.turns] == [None, None, None, "none"]
+
+
+async def test_a_larger_or_unknown_model_is_not_led(real_tools, tmp_path):
+    for size in (SMALL_MODEL_PARAMS, 0):
+        d = real_tools
+        d.backend.turns.clear()
+        _, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"}, size=size)
+        d.backend.push(call("write_file", path=f"n{size}.txt", content="hi"), {"text": "Done."})
+        await conv.send_message("write")
+        await wait_state(conv, "idle", "error")
+        assert [t.tool_choice for t in d.backend.turns] == [None, None], size
+        assert "todo_write" in offered(d.backend.turns[0]) and not d.backend.turns[0].shapes
+        assert "start_line" in offered(d.backend.turns[0])["read_file"]["properties"]
+
+
+async def test_a_small_model_is_offered_the_workspace_tools_with_their_main_arguments(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"})
+    d.backend.push({"text": "Hi."})
+    await conv.send_message("hello")
+    await wait_state(conv, "idle", "error")
+    tools = offered(d.backend.turns[0])
+    assert not {"todo_write", "ask_user_question", "task", "enter_plan_mode", "use_skill"} & set(tools)
+    assert {"read_file", "write_file", "exec_shell_command"} <= set(tools)
+    assert list(tools["read_file"]["properties"]) == ["path"]
+    assert list(tools["exec_shell_command"]["properties"]) == ["command"]
+
+
+async def test_edit_file_names_only_a_file_read_and_its_lines(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\nHOST = 'x'\n", "lib.py": "y = 2\n"})
+    edit = call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}])
+    d.backend.push(call("read_file", path="config.py"), edit, {"text": "PORT is 9090 now."})
+    await conv.send_message("change PORT to 9090")
+    await wait_state(conv, "idle", "error")
+    first, second, third = d.backend.turns
+    # Before any read, edit_file is left out; after the read of config.py, it may name
+    # config.py only, and an old_text of its lines.
+    assert ("edit_file", None) in first.avoid and not first.shapes
+    (tool, shape), = second.shapes
+    assert tool == "edit_file" and shape["properties"]["path"] == {"const": "config.py"}
+    assert shape["properties"]["edits"]["items"]["properties"]["old_text"]["enum"] == ["PORT = 8080", "HOST = 'x'"]
+    assert (folder / "config.py").read_text() == "PORT = 9090\nHOST = 'x'\n"
+    assert third.tool_choice == "none"
+
+
+async def test_write_file_may_not_replace_a_file_the_conversation_has_not_read(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("write_file", path="config.py", content="10000"), call("read_file", path="config.py"),
+                   call("write_file", path="./config.py", content="PORT = 1\n"), {"text": "Done."})
+    await conv.send_message("rewrite config.py")
+    await wait_state(conv, "idle", "error")
+    states = [(c.tool, c.state) for c in cards(conv)]
+    assert states == [("write_file", "error"), ("read_file", "done"), ("write_file", "done")]
+    assert "has not read it" in cards(conv)[0].result
+    assert (folder / "config.py").read_text() == "PORT = 1\n"
+
+
+async def test_a_failed_command_is_not_run_again_until_something_changes(real_tools, tmp_path):
+    """SmolLM2 ran `greet` 29 times, each exiting 127: a command that exited non-zero
+    is ruled out of the next rounds like a read already made, until a change runs."""
+    d = real_tools
+    d.backend.n_params = SMALL_MODEL_PARAMS  # any local model: the grammar's rule, not the small model's
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    ws = await d.hub.add_workspace(str(folder))
+    conv = await d.hub.create(workspace=ws.id, mode="full")
+    d.backend.push(call("exec_shell_command", command="greet"), call("write_file", path="greet", content="x"),
+                   {"text": "Done."})
+    await conv.send_message("greet")
+    await wait_state(conv, "idle", "error")
+    failed = ("exec_shell_command", {"command": "greet"})
+    assert failed in d.backend.turns[1].avoid and failed not in d.backend.turns[2].avoid
+
+
+async def test_the_same_command_failing_the_same_way_three_times_ends_the_run(real_tools, tmp_path):
+    """A provider's model is not held by a grammar: the streak of identical failures
+    counts a command that exited non-zero."""
+    d = real_tools
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    ws = await d.hub.add_workspace(str(folder))
+    conv = await d.hub.create(workspace=ws.id, mode="full")
+    d.backend.push(*[call("exec_shell_command", command="exit 3")] * 3, {"text": "never"})
+    await conv.send_message("run it")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "stuck" and len(cards(conv)) == 3
