@@ -272,3 +272,26 @@ async def test_tool_choice_none_in_the_generic_format_is_a_reply_with_the_tools_
             assert not result.tool_calls and result.finish_reason in ("stop", "length"), result
     finally:
         await backend.aclose()
+
+
+async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(model_path):  # noqa: F811
+    """The bundled model is small: its prompt shows the worked examples and its tools
+    in one line each, at a context of EXAMPLES_MIN_CTX tokens or more; at 2,048 the
+    examples would crowd the conversation, and are left out."""
+    from actors.backends.local import EXAMPLES_MIN_CTX
+    from actors.backends.worked_examples import EXAMPLES
+    from actors.tools.files import ReadFile
+
+    read = ReadFile()
+    spec = ToolSpec(read.name, read.description, read.parameters)
+    messages = ({"role": "system", "content": "You are an agent."}, {"role": "user", "content": "What is X in a.py?"})
+    first_example = EXAMPLES[0][0]
+    for ctx, shown in ((2048, False), (EXAMPLES_MIN_CTX, True)):
+        backend = await LocalBackend.load(model_path, n_ctx=ctx)
+        try:
+            assert backend.small
+            prompt = backend.render(messages, (spec,))[0]
+            assert (first_example in prompt) is shown, ctx
+            assert "- read_file(path: string" in prompt  # one line each
+        finally:
+            await backend.aclose()

@@ -81,6 +81,10 @@ MIN_REPLY_TOKENS = 256
 # context (at about this many characters a token, JSON being dense) they are listed
 # one line each, so a small context is left room for the conversation.
 GENERIC_TOOLS_SHARE = 0.25
+# A small model's worked examples (about 400 tokens) come with a context of at least
+# this many tokens: at 2,048 they crowded the conversation, which then compacted every
+# other round (25 compactions in 55 rounds of the 60-round compaction test).
+EXAMPLES_MIN_CTX = 4096
 GENERIC_TOOLS_CHARS_PER_TOKEN = 3
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_TEMPERATURE = 0.3
@@ -199,8 +203,9 @@ class LocalBackend:
     ) -> Rendered:
         # A small model is told of its tools in one line each, and shown worked examples.
         chars = 0 if self.small else int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN)
+        examples = self.small and self.n_ctx >= EXAMPLES_MIN_CTX
         return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages),
-                                     tools_chars=chars, examples=self.small)
+                                     tools_chars=chars, examples=examples)
 
     @property
     def small(self) -> bool:
