@@ -558,9 +558,13 @@ class Conversation:
         self._save_attempt.set()
         self._save_attempt = trio.Event()
 
-    async def flush(self) -> None:
+    async def flush(self, *, unsaved: bool = False) -> None:
         """Wait until what has happened so far is on disk, or a save of it failed
-        (`save_error` says why; the saver goes on trying)."""
+        (`save_error` says why; the saver goes on trying). `unsaved`: the record the
+        actor started from is not the file's either (one `restored` at start), so it is
+        written even when nothing happened since."""
+        if unsaved and self._saved_version == self._t.version:
+            self._saved_version -= 1
         target = self._t.version
         while self._saved_version < target and self._nursery is not None and self._save_error is None:
             attempt = self._save_attempt

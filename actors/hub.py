@@ -160,7 +160,7 @@ class Hub:
                 self._asleep.put(info)
             raise
         if fixed is not record:
-            await conv.flush()  # the restart notice is on disk before serving
+            await conv.flush(unsaved=True)  # the restart notice is on disk before serving
         return conv
 
     async def _put_idle_to_sleep(self) -> None:

@@ -247,6 +247,9 @@ class ConversationInfo:
     instructions: tuple[str, ...] = ()  # the instruction files the last round used
     instructions_delivered: tuple[str, ...] = ()  # nested ones already given with a result
     context: tuple[int, int] | None = None  # (tokens the last round used, the context's size)
+    # Its cards waiting for the person (a helper's on a task card too): kept by its
+    # Transcript as cards start and stop waiting, read from the items whenever it starts.
+    waiting_cards: int = 0
 
     @property
     def local_only(self) -> bool:
@@ -284,6 +287,7 @@ class ConversationInfo:
             instructions=tuple(str(p) for p in instructions) if instructions else (),
             instructions_delivered=tuple(str(p) for p in delivered) if delivered else (),
             context=(int(context["used"]), int(context["size"])) if context else None,
+            waiting_cards=int(get("waiting_cards") or 0),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -305,6 +309,7 @@ class ConversationInfo:
             "goal": self.goal.to_json() if self.goal is not None else None,
             "instructions": list(self.instructions),
             "context": {"used": self.context[0], "size": self.context[1]} if self.context else None,
+            "waiting_cards": self.waiting_cards,
         }
 
 

@@ -1,6 +1,11 @@
 """A conversation's record as it lives in memory: its info, its items, the approvals
 that wait, and what is not saved yet.
 
+It also keeps the info's count of cards waiting for the person (`waiting_cards`, what
+a list of conversations shows): counted from the items when it is made, then moved by
+each change of an item (a `conversation` event says each new count), so a count read
+from the index after a restart is the one its items give.
+
 Every change goes through this class, which publishes it (`conversation`, `item` and
 `delta` events) and counts it for the saver. A run changes the conversation only
 through these methods; the conversation actor (actors/conversation.py) owns one
@@ -58,8 +63,10 @@ class Transcript:
         """`on_change(urgent)` is told of every change (a helper's record, kept on its
         parent's card); `waits_of`: the transcript whose approvals this one's cards wait
         in (a helper's cards are answered through its parent conversation)."""
-        self._info = record.info
         self._items: list[Item] = list(record.items)
+        waiting = sum(cards_waiting(i) for i in self._items)
+        self._info = record.info if record.info.waiting_cards == waiting else attrs.evolve(
+            record.info, waiting_cards=waiting)
         self._bus = bus
         self._on_change = on_change
         self._waits_of = waits_of
@@ -143,13 +150,16 @@ class Transcript:
         """Add the item, or replace the one of its id. `urgent`: saved durably at once
         (an item completed); otherwise with the next interim save (a streaming item)."""
         pos = self.position(item.id)
+        before = 0
         if pos is None:
             self._items.append(item)
         else:
+            before = cards_waiting(self._items[pos])
             self._items[pos] = item
         self._touch(urgent=urgent)
         if publish:
             self.publish_item(item)
+        self._count_waiting(cards_waiting(item) - before)
 
     def update(self, item_id: str, *, urgent: bool = True, **changes: Any) -> Item | None:
         """Change fields of an item that is there (None when it is gone)."""
@@ -190,12 +200,15 @@ class Transcript:
         self._items.insert(pos, item)
         self._touch(urgent=True)
         self.publish_item(item)
+        self._count_waiting(cards_waiting(item))
 
     def drop(self, item_id: str) -> None:
         pos = self.position(item_id)
         if pos is not None:
+            gone = cards_waiting(self._items[pos])
             del self._items[pos]
             self._touch(urgent=False)
+            self._count_waiting(-gone)
 
     def drop_from(self, item_id: str) -> Item:
         """Drop the item and everything after it; the item dropped (KeyError when absent)."""
@@ -203,9 +216,20 @@ class Transcript:
         if pos is None:
             raise KeyError(item_id)
         first = self._items[pos]
+        gone = sum(cards_waiting(i) for i in self._items[pos:])
         del self._items[pos:]
         self._touch(urgent=True)
+        self._count_waiting(-gone)
         return first
+
+    def _count_waiting(self, change: int) -> None:
+        """The items changed the count of cards waiting by `change`: the info takes the
+        new count (its time is not the change's: a card's wait is not an edit of the
+        conversation), saved at once, and a `conversation` event says it."""
+        if change:
+            self._info = attrs.evolve(self._info, waiting_cards=self._info.waiting_cards + change)
+            self.mark_urgent()
+            self.publish_info()
 
     def publish_plan(self, text: str) -> None:
         """A `plan` event: the plan as it stands (its text, revision and state)."""
@@ -301,6 +325,19 @@ class Transcript:
         return self._version, urgent
 
 
+def cards_waiting(item: Item) -> int:
+    """How many cards of the item wait for the person: a tool card waiting, and on a
+    `task` card, its helper's cards that wait (answered through this conversation)."""
+    if item.kind != "tool":
+        return 0
+    own = int(item.state == "waiting")
+    if not item.task:
+        return own
+    helper = item.task.get("items") or ()
+    return own + sum(1 for i in helper
+                     if isinstance(i, dict) and i.get("kind") == "tool" and i.get("state") == "waiting")
+
+
 # Cards a person can still answer after a restart (a question, a proposed plan): the
 # answer starts a run that goes on from it.
 ANSWERABLE_AFTER_RESTART = (ASK_USER, plans.EXIT)
@@ -315,6 +352,7 @@ def info_event(info: ConversationInfo) -> dict[str, Any]:
         "plan_mode": info.plan_mode, "plan": info.plan.to_json() if info.plan is not None else None,
         "goal": info.goal.to_json() if info.goal is not None else None,
         "context": {"used": info.context[0], "size": info.context[1]} if info.context else None,
+        "waiting_cards": info.waiting_cards,
     }
 
 
@@ -346,4 +384,6 @@ def restored(record: ConversationRecord) -> ConversationRecord:
     if info.end_reason is None:  # a run was going (a question restored before has a reason)
         items.append(notice_item(notices.RESTARTED, "warn", "stopped"))
     state: ConversationState = "waiting" if question else "idle"
-    return ConversationRecord(attrs.evolve(info, state=state, end_reason="stopped", updated=now()), tuple(items))
+    info = attrs.evolve(info, state=state, end_reason="stopped", updated=now(),
+                        waiting_cards=sum(cards_waiting(i) for i in items))
+    return ConversationRecord(info, tuple(items))

@@ -194,6 +194,8 @@ def _conversation_info(c: Components) -> Schema:
                            {"type": "null"}]},
         "instructions": list[str],
         "context": {"anyOf": [shape(c, {"used": int, "size": int}), {"type": "null"}]},
+        "waiting_cards": {"type": "integer", "minimum": 0,
+                          "description": "Its cards waiting for the person (a helper's too)."},
     })
 
 

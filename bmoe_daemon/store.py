@@ -67,8 +67,10 @@ def _stamp(st: os.stat_result) -> Stamp:
 # which a start parses by the hundred thousand and the daemon keeps in memory.
 def _says_nothing(key: str, value: object) -> bool:
     # An empty text reads back as itself only where its default is one (the title);
-    # elsewhere (a workspace, a task, a session) it is not None and stays.
-    return value is None or value is False or value == [] or (key == "title" and value == "")
+    # elsewhere (a workspace, a task, a session) it is not None and stays. So does a
+    # zero: only the count of cards waiting reads a missing one as 0.
+    return (value is None or value is False or value == [] or (key == "title" and value == "")
+            or (key == "waiting_cards" and value == 0))
 
 
 def _entry_bytes(name: str, stamp: Stamp, record: ConversationRecord) -> bytes:

@@ -7,6 +7,7 @@ What a prompt does is its text's first word:
     tool              a `read` tool call that reads notes.txt through fs/read_text_file
     write PATH TEXT   an `edit` tool call with a diff; asks permission; writes through
                       fs/write_text_file only when allowed
+    writes PATH...    a `write` of each path (its text the path), all asking at once
     read PATH         fs/read_text_file; answers with the content or the error
     plan              a plan update, then an answer
     slow              fifty chunks 0.1 s apart; honours session/cancel ("cancelled")
@@ -137,6 +138,44 @@ def handle(msg: dict[str, Any]) -> None:
         send({"id": rid, "error": {"code": -32601, "message": f"no method {method}"}})
 
 
+def write(sid: str, cwd: str, name: str, new: str) -> tuple[str, str]:
+    """An `edit` call of `name` that asks permission and writes `new` only when allowed:
+    (the answer, the stop reason)."""
+    reason = "end_turn"
+    path = name if os.path.isabs(name) else os.path.join(cwd, name)
+    result, error = call("fs/read_text_file", {"sessionId": sid, "path": path})
+    old = result["content"] if result else None
+    diff = {"type": "diff", "path": path, "oldText": old, "newText": new}
+    call_id = "call-" + uuid.uuid4().hex[:6]
+    update(sid, {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": f"Write {name}", "kind": "edit",
+                 "status": "pending", "content": [diff], "rawInput": {"path": path, "content": new}})
+    result, error = call("session/request_permission", {
+        "sessionId": sid,
+        "toolCall": {"toolCallId": call_id, "title": f"Write {name}", "kind": "edit", "content": [diff]},
+        "options": [{"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+                    {"optionId": "no", "name": "Reject", "kind": "reject_once"}],
+    })
+    outcome = (result or {}).get("outcome", {})
+    if outcome.get("outcome") == "selected" and outcome.get("optionId") in ("yes", "always"):
+        update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
+        result, error = call("fs/write_text_file", {"sessionId": sid, "path": path, "content": new})
+        if error:
+            update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed",
+                         "content": [{"type": "content", "content": {"type": "text", "text": error["message"]}}]})
+            answer = f"The write was refused: {error['message']}"
+        else:
+            update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed",
+                         "content": [{"type": "content", "content": {"type": "text", "text": f"wrote {name}"}}]})
+            answer = f"Wrote {name}."
+    else:
+        update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"})
+        answer = f"Not written ({outcome.get('outcome')} {outcome.get('optionId')})."
+        if outcome.get("outcome") == "cancelled":
+            reason = "cancelled"
+    return answer, reason
+
+
 def prompt(rid: int, params: dict[str, Any]) -> None:
     sid = params["sessionId"]
     text = "".join(b.get("text", "") for b in params["prompt"] if b.get("type") == "text")
@@ -162,37 +201,24 @@ def prompt(rid: int, params: dict[str, Any]) -> None:
         answer = "Done reading."
     elif word == "write":
         name, _, new = rest.partition(" ")
-        path = name if os.path.isabs(name) else os.path.join(cwd, name)
-        result, error = call("fs/read_text_file", {"sessionId": sid, "path": path})
-        old = result["content"] if result else None
-        diff = {"type": "diff", "path": path, "oldText": old, "newText": new}
-        call_id = "call-" + uuid.uuid4().hex[:6]
-        update(sid, {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": f"Write {name}", "kind": "edit",
-                     "status": "pending", "content": [diff], "rawInput": {"path": path, "content": new}})
-        result, error = call("session/request_permission", {
-            "sessionId": sid,
-            "toolCall": {"toolCallId": call_id, "title": f"Write {name}", "kind": "edit", "content": [diff]},
-            "options": [{"optionId": "yes", "name": "Allow", "kind": "allow_once"},
-                        {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
-                        {"optionId": "no", "name": "Reject", "kind": "reject_once"}],
-        })
-        outcome = (result or {}).get("outcome", {})
-        if outcome.get("outcome") == "selected" and outcome.get("optionId") in ("yes", "always"):
-            update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
-            result, error = call("fs/write_text_file", {"sessionId": sid, "path": path, "content": new})
-            if error:
-                update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed",
-                             "content": [{"type": "content", "content": {"type": "text", "text": error["message"]}}]})
-                answer = f"The write was refused: {error['message']}"
-            else:
-                update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed",
-                             "content": [{"type": "content", "content": {"type": "text", "text": f"wrote {name}"}}]})
-                answer = f"Wrote {name}."
-        else:
-            update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"})
-            answer = f"Not written ({outcome.get('outcome')} {outcome.get('optionId')})."
-            if outcome.get("outcome") == "cancelled":
-                reason = "cancelled"
+        answer, reason = write(sid, cwd, name, new)
+    elif word == "writes":
+        # Each in a thread of its own: the permissions are asked at once, as an agent's
+        # parallel calls ask them.
+        names = rest.split()
+        said: dict[str, tuple[str, str]] = {}
+
+        def one(name: str) -> None:
+            said[name] = write(sid, cwd, name, name)
+
+        threads = [threading.Thread(target=one, args=(name,)) for name in names]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        answer = " ".join(said[name][0] for name in names)
+        if any(r == "cancelled" for _, r in said.values()):
+            reason = "cancelled"
     elif word == "read":
         result, error = call("fs/read_text_file", {"sessionId": sid, "path": rest})
         answer = f"content: {result['content']}" if result else f"refused: {error['message']}"

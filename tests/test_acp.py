@@ -273,6 +273,44 @@ async def test_permission_follows_the_mode(tmp_path):
         assert not (s.ws / "c.txt").exists() and "read-only" in items_of(conv, "assistant")[-1]["text"]
 
 
+async def test_permissions_asked_at_once_are_each_a_card_counted_while_it_waits(tmp_path):
+    """An agent's parallel calls ask at once: two cards wait, and the conversation says
+    so (`waiting_cards`, in the list, the conversation and its events) until each is answered."""
+    async with acp_daemon(tmp_path) as s:
+        cid = await s.create("ask")
+
+        async def listed(query: str = "") -> dict[str, Any]:
+            rows = (await s.c.get(f"/api/conversations{query}")).json()
+            return next(r for r in rows if r["id"] == cid)
+
+        async def counted(n: int) -> None:
+            with trio.fail_after(20):
+                while (await listed())["waiting_cards"] != n:
+                    await trio.sleep(0.05)
+
+        await s.send(cid, "writes one.txt two.txt")
+        await counted(2)
+        assert (await listed("?state=waiting"))["waiting_cards"] == 2
+        conv = await s.conv(cid)
+        assert conv["state"] == "waiting" and conv["waiting_cards"] == 2
+        cards = {c["title"]: c for c in items_of(conv, "tool")}
+        assert [cards[t]["state"] for t in ("Write one.txt", "Write two.txt")] == ["waiting", "waiting"]
+        r = await s.c.post(f"/api/conversations/{cid}/approval",
+                           json={"item": cards["Write one.txt"]["id"], "decision": "approve"})
+        assert r.status_code == 200
+        await counted(1)
+        assert (await listed())["state"] == "waiting"  # the other still waits
+        r = await s.c.post(f"/api/conversations/{cid}/approval",
+                           json={"item": cards["Write two.txt"]["id"], "decision": "deny"})
+        assert r.status_code == 200
+        conv = await s.wait_state(cid)
+        assert conv["waiting_cards"] == 0 and (await listed())["waiting_cards"] == 0
+        assert (s.ws / "one.txt").read_text() == "one.txt" and not (s.ws / "two.txt").exists()
+        await s.sse.wait_for(lambda e: e[1] == "conversation" and e[2]["id"] == cid and e[2]["state"] == "idle")
+        told = [e[2]["waiting_cards"] for e in s.sse.events if e[1] == "conversation" and e[2]["id"] == cid]
+        assert [n for i, n in enumerate(told) if i == 0 or told[i - 1] != n] == [0, 1, 2, 1, 0]
+
+
 async def test_stop_sends_cancel_and_a_hung_agent_is_ended_whole(tmp_path):
     async with acp_daemon(tmp_path) as s:
         cid = await s.create()

@@ -173,3 +173,50 @@ async def test_past_the_live_items_bound_the_quietest_sleep_first_but_a_run_or_a
         assert (await c.get(f"/api/conversations/{held}")).json()["state"] == "waiting"
         assert (await c.get(f"/api/conversations/{going}")).json()["state"] == "running"
         assert (await c.post(f"/api/conversations/{going}/stop")).json()["stopped"] is True
+
+
+def _index_heads(data: Path) -> dict[str, dict[str, Any]]:
+    """The heads the index file holds, by conversation id (bmoe_daemon/store.py); none
+    before it is first written."""
+    path = data / "agent" / "conversations-index.json"
+    lines = path.read_text().splitlines()[1:] if path.exists() else []
+    return {h["id"]: h for h in (json.loads(line)["head"] for line in lines if line)}
+
+
+async def test_the_cards_waiting_are_counted_again_after_the_daemon_died(tmp_path: Path) -> None:
+    """The index keeps each conversation's count of cards waiting. The daemon killed
+    while an approval and a question wait, the next start ends the approval and keeps
+    the question: the list counts their cards as they are then, from its first answer
+    on, and so does the index."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({**SCRIPT, "rounds": [
+        {"when": "note it", "tool_calls": [{"name": "note", "arguments": {"path": "a.txt", "text": "a"}}]},
+        {"when": "ask me", "tool_calls": [{"name": "ask_user_question", "arguments": {"question": "Which?"}}]},
+    ]}))
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    args = ("--scripted", str(script))
+    async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()["id"]
+        ids = {}
+        for text in ("note it", "ask me"):
+            ids[text] = (await c.post("/api/conversations", json={"workspace": ws, "mode": "ask"})).json()["id"]
+            await c.post(f"/api/conversations/{ids[text]}/messages", json={"text": text})
+            assert (await wait_http_state(c, ids[text], "waiting"))["waiting_cards"] == 1
+        listed = {r["id"]: r for r in (await c.get("/api/conversations")).json()}
+        assert [listed[ids[t]]["waiting_cards"] for t in ("note it", "ask me")] == [1, 1]
+        with trio.fail_after(20):  # the index is written a moment after the change
+            while [_index_heads(d.data_dir).get(ids[t], {}).get("waiting_cards") for t in ids] != [1, 1]:
+                await trio.sleep(0.1)
+        d.proc.kill()  # not stopped: a stop ends the run and its question with it
+        await d.proc.wait()
+    async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
+        listed = {r["id"]: r for r in (await c.get("/api/conversations")).json()}
+        approval, question = listed[ids["note it"]], listed[ids["ask me"]]
+        assert (approval["state"], approval["waiting_cards"]) == ("idle", 0)  # denied by the restart
+        assert (question["state"], question["waiting_cards"]) == ("waiting", 1)  # still to answer
+        assert [r["id"] for r in (await c.get("/api/conversations?state=waiting")).json()] == [ids["ask me"]]
+    heads = _index_heads(tmp_path / "data")
+    assert heads[ids["ask me"]]["waiting_cards"] == 1
+    assert heads[ids["note it"]]["state"] == "idle"  # restored on disk at start, not only in memory
+    assert "waiting_cards" not in heads[ids["note it"]]  # none: the index leaves a zero out

@@ -596,6 +596,7 @@ conversation_heads = st.builds(
     instructions=st.lists(st.text(max_size=6), max_size=2).map(tuple),
     instructions_delivered=st.lists(st.text(max_size=6), max_size=2).map(tuple),
     context=st.one_of(st.none(), st.tuples(st.integers(0, 10_000), st.integers(0, 10_000))),
+    waiting_cards=st.integers(0, 3),
 )
 
 

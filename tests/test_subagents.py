@@ -131,8 +131,10 @@ async def test_a_general_helpers_cards_are_approved_through_the_parent(daemon, t
     parent = cards(conv)[0]
     waiting = [i for i in parent.task["items"] if i.get("state") == "waiting"]
     assert waiting and waiting[0]["tool"] == "note"
+    assert conv.info.waiting_cards == 1  # the helper's card counts as the conversation's
     await conv.approve(waiting[0]["id"], True)
     await wait_state(conv, "idle")
+    assert conv.info.waiting_cards == 0
     assert (folder / "n.txt").read_text() == "hi"
     assert cards(conv)[0].result.startswith("Written.")
 

@@ -32,6 +32,7 @@ from tests.browser import (
     write_script,
 )
 from tests.filler import numbered
+from tests.test_acp import write_agents_file
 
 PAGE_BODY = "<h1>Hi</h1>\n" + "".join(f"<p>Line {n} of the page.</p>\n" for n in range(1, 31))
 
@@ -466,6 +467,52 @@ def test_the_page_title_counts_the_conversations_waiting_for_the_person(open_pag
     page.get_by_role("link", name="First to answer").click()
     card(page, "Write waiting.txt").get_by_role("button", name="Approve").click()
     wait_until(lambda: page.title() == "First to answer · bmoe", what="none waiting in the title")
+
+
+def test_the_list_and_the_title_count_each_card_waiting(browser, tmp_path):
+    """Another agent's two calls ask at once beside a built-in one's card: the agent's
+    row in the list says "2 waiting", the other's "1 waiting", the title counts all 3
+    cards; each answer lowers the row's badge and the title, and the last takes the
+    badge away. (The built-in agent asks for one change at a time.)"""
+    folder = tmp_path / "both"
+    folder.mkdir()
+    script = write_script(tmp_path / "script.json", {"rounds": [
+        {"when": "note it", "tool_calls": [note_call("built-in.txt")]}, {"when": "note it", "text": "Noted."}]})
+    agents = write_agents_file(tmp_path / "agents.json")
+    with running_daemon(tmp_path / "data", "--scripted", str(script), "--agents-file", str(agents)) as d, \
+            api(d) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()["id"]
+        ids = {}
+        for title, agent, text in (("Built-in note", "builtin", "note it"),
+                                   ("Two at once", "scripted", "writes one.txt two.txt")):
+            ids[title] = c.post("/api/conversations", json={"title": title, "workspace": ws, "mode": "ask",
+                                                            "agent": agent}).json()["id"]
+            assert c.post(f"/api/conversations/{ids[title]}/messages", json={"text": text}).status_code == 202
+        wait_until(lambda: [c.get(f"/api/conversations/{ids[t]}").json()["waiting_cards"] for t in ids] == [1, 2],
+                   what="three cards waiting")
+        ctx = browser.new_context(viewport=DESKTOP)
+        page = ctx.new_page()
+        page.set_default_timeout(WAIT_MS)
+        watch = PageWatch(page, {d.netloc})
+        page.goto(d.url + "/")
+        page.get_by_role("status").filter(has_text="Live").wait_for()
+        rows = page.locator(".conv-list")
+        two = rows.get_by_role("link", name=re.compile(r"^Two at once .*\b2 waiting\b"))
+        two.wait_for()
+        assert two.locator(".waiting-count [aria-hidden]").inner_text() == "2"  # the number one sees
+        rows.get_by_role("link", name=re.compile(r"^Built-in note .*\b1 waiting\b")).wait_for()
+        wait_until(lambda: page.title() == "(3 waiting) bmoe", what="three waiting in the title")
+        two.click()
+        card(page, "Write one.txt").get_by_role("button", name="Approve").click()
+        rows.get_by_role("link", name=re.compile(r"^Two at once .*\b1 waiting\b")).wait_for()
+        wait_until(lambda: page.title() == "(2 waiting) Two at once · bmoe", what="two waiting in the title")
+        card(page, "Write two.txt").get_by_role("button", name="Deny").click()
+        page.get_by_role("article", name="Answer").filter(has_text="Not written").wait_for()
+        wait_until(lambda: page.title() == "(1 waiting) Two at once · bmoe", what="one waiting in the title")
+        assert rows.get_by_role("link", name=re.compile("^Two at once")).locator(".waiting-count").count() == 0
+        assert (folder / "one.txt").read_text() == "one.txt" and not (folder / "two.txt").exists()
+        ctx.close()  # before the daemon stops: its event stream ends with the page
+        watch.check()
 
 
 def test_slash_puts_the_keyboard_in_the_message_box_from_anywhere_but_a_field(open_page, daemon, tmp_path):

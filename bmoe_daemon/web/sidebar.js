@@ -4,14 +4,15 @@
 // asks the daemon (`q`: a part of the title), and `conversation` events that put a
 // changed or new conversation on top, once.
 //
-// The page title's count of conversations waiting for the person is not read from
-// the rows loaded (a waiting one may be older than every page read): it is the
-// daemon's own list of them (`?state=waiting`), read at the start and after a gap in
-// the stream, then kept by the events, which say each change of state.
+// Each row says how many of its cards wait for the person (`waiting_cards`). The page
+// title's count of cards waiting, in every conversation, is not read from the rows
+// loaded (a waiting one may be older than every page read): it is the daemon's own
+// list of the conversations waiting (`?state=waiting`), read at the start and after a
+// gap in the stream, then kept by the events, which say each change of the count.
 
 import { api, request } from "./api.js";
 import { clear, h, timeAgo } from "./dom.js";
-import { problem, STATE_LABELS, toast, waitingConversations } from "./ui.js";
+import { problem, STATE_LABELS, toast, waitingCards } from "./ui.js";
 
 export const PAGE_SIZE = 50;
 const MAX_PAGE = 1000; // as the daemon takes `limit` (actors/listing.py)
@@ -27,8 +28,8 @@ const list = {
   more: null, // the read of the next page on its way
   error: "",
   loaded: false, // a first page was read
-  waiting: new Set(), // ids of the conversations waiting for the person (all, not only those loaded)
-  changed: null, // while the waiting ones are read: the states events said meanwhile (id -> state)
+  waiting: new Map(), // id -> its cards waiting for the person, of every conversation with one (not only those loaded)
+  changed: null, // while the waiting ones are read: the counts events said meanwhile (id -> count)
   current: null, // the open conversation's id
   topTimer: null,
   searchTimer: null,
@@ -100,9 +101,26 @@ export async function refreshList() {
   renderList();
 }
 
+function cardsWaiting(c) {
+  return Number(c.waiting_cards) || 0;
+}
+
+// Every card waiting, in every conversation: the page title's count.
+function showWaiting() {
+  let total = 0;
+  for (const n of list.waiting.values()) total += n;
+  waitingCards(total);
+}
+
+// A conversation's count of cards waiting, as the daemon said it.
+function noteWaiting(waiting, id, n) {
+  if (n > 0) waiting.set(id, n);
+  else waiting.delete(id);
+}
+
 // The conversations waiting for the person, every one of them (for the page title).
 //
-// Events that come while the answer travels are newer than it: their states win.
+// Events that come while the answer travels are newer than it: their counts win.
 export async function refreshWaiting() {
   const changed = new Map();
   list.changed = changed;
@@ -114,13 +132,11 @@ export async function refreshWaiting() {
   } finally {
     if (list.changed === changed) list.changed = null;
   }
-  const waiting = new Set(rows.map((c) => c.id));
-  for (const [id, state] of changed) {
-    if (state === "waiting") waiting.add(id);
-    else waiting.delete(id);
-  }
+  const waiting = new Map();
+  for (const c of rows) noteWaiting(waiting, c.id, cardsWaiting(c));
+  for (const [id, n] of changed) noteWaiting(waiting, id, n);
   list.waiting = waiting;
-  waitingConversations(waiting.size);
+  showWaiting();
 }
 
 // The next page, after the rows loaded.
@@ -176,7 +192,7 @@ async function readTop() {
 
 export function forgetConversation(id) {
   list.rows = list.rows.filter((c) => c.id !== id);
-  if (list.waiting.delete(id)) waitingConversations(list.waiting.size);
+  if (list.waiting.delete(id)) showWaiting();
   renderList();
 }
 
@@ -191,11 +207,11 @@ export function conversationChanged(conv) {
 // conversation not held comes from the daemon's top rows; one the search no longer
 // finds leaves the list.
 export function onConversationEvent(data) {
-  if (list.changed) list.changed.set(data.id, data.state);
-  const had = list.waiting.has(data.id);
-  if (data.state === "waiting") list.waiting.add(data.id);
-  else list.waiting.delete(data.id);
-  if (had !== list.waiting.has(data.id)) waitingConversations(list.waiting.size);
+  const n = cardsWaiting(data);
+  if (list.changed) list.changed.set(data.id, n);
+  const had = list.waiting.get(data.id) || 0;
+  noteWaiting(list.waiting, data.id, n);
+  if (had !== n) showWaiting();
   const known = conversationInfo(data.id);
   if (!matches(data)) {
     if (known) forgetRow(data.id);
@@ -204,12 +220,12 @@ export function onConversationEvent(data) {
   if (!known) {
     // Shown at once from the event; the daemon's top rows fill in the rest.
     merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, created: data.updated,
-      mode: "ask" }]);
+      mode: "ask", waiting_cards: n }]);
     renderList();
     readTopSoon();
     return;
   }
-  merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated }]);
+  merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, waiting_cards: n }]);
   renderList();
 }
 
@@ -223,12 +239,21 @@ export function setCurrent(id) {
   renderList();
 }
 
+// How many of the conversation's cards wait: a number one sees, said in words.
+function waitingBadge(n) {
+  if (!n) return null;
+  return h("span.badge.waiting-count", { title: n === 1 ? "1 card waiting for you" : `${n} cards waiting for you` },
+    h("span", { "aria-hidden": "true" }, String(n)),
+    h("span.visually-hidden", {}, `${n} waiting`));
+}
+
 function row(c) {
   return h("li", { "data-id": c.id },
     h("a.conv-link", { href: `#/c/${encodeURIComponent(c.id)}`, "aria-current": c.id === list.current ? "page" : null },
       h("span.conv-title", {}, c.title || "New conversation"),
       h("span.conv-meta", {},
         h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
+        waitingBadge(cardsWaiting(c)),
         c.mode && c.mode !== "ask" ? h("span.badge.mode", {}, c.mode === "full" ? "full access" : "read only") : null,
         h("time.muted", { datetime: new Date(c.updated * 1000).toISOString() }, timeAgo(c.updated)))));
 }

@@ -14,7 +14,7 @@ export const MODE_OPTIONS = [
 export const shell = {};
 
 // The page's title: what is shown (a conversation's title, else "bmoe"), after how many
-// conversations wait for the person, so a tab in the background says so.
+// cards wait for the person in every conversation, so a tab in the background says so.
 const title = { base: "bmoe", waiting: 0 };
 
 export function pageTitle(base) {
@@ -22,7 +22,7 @@ export function pageTitle(base) {
   document.title = (title.waiting ? `(${title.waiting} waiting) ` : "") + title.base;
 }
 
-export function waitingConversations(n) {
+export function waitingCards(n) {
   title.waiting = n;
   pageTitle();
 }
