@@ -86,6 +86,7 @@ SCRIPT = {
         # An answer written at about 20 pieces (tokens) a second, for its writing speed.
         {"when": "count the sheep", "delay": 0.05, "text": "One sheep, two sheep. " * 11},
         {"when": "started on the home page", "text": "Started from the home page, in the garden."},
+        {"when": "started on the phone", "text": "Started from the phone, in the shed."},
         # An answer cut at the token limit, then what Continue gets.
         {"when": "list the planets", "text": "Mercury, Venus, Earth, Mars,", "cut": True},
         {"when": "cut off at the token limit", "text": " Jupiter, Saturn, Uranus and Neptune."},
@@ -831,6 +832,21 @@ def in_a_workspace(open_page, tmp_path, title, **page_kwargs):
     return page, page.url.rsplit("/", 1)[1]
 
 
+def kept_across_a_reload(page, ws_id, text):
+    """On the home page: the workspace and read-only mode picked, `text` typed, the page
+    reloaded. The draft and the choices are kept; the message box then."""
+    page.get_by_label("Workspace", exact=True).select_option(ws_id)
+    page.get_by_label("Mode", exact=True).select_option("read_only")
+    page.get_by_role("textbox", name="Message").fill(text)
+    page.reload()
+    box = page.get_by_role("textbox", name="Message")
+    box.wait_for()
+    assert box.input_value() == text  # the draft is kept
+    assert page.get_by_label("Workspace", exact=True).input_value() == ws_id  # and what was picked
+    assert page.get_by_label("Mode", exact=True).input_value() == "read_only"
+    return box
+
+
 def test_the_home_page_starts_a_conversation_by_typing(open_page, daemon, tmp_path):
     """The home page is a message box with the workspace, mode and model beside it:
     Enter makes the conversation with them and sends the message; the draft outlives a
@@ -843,16 +859,8 @@ def test_the_home_page_starts_a_conversation_by_typing(open_page, daemon, tmp_pa
     box = page.get_by_role("textbox", name="Message")
     box.wait_for()
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Message"
-    page.get_by_label("Workspace", exact=True).select_option(ws["id"])
-    page.get_by_label("Mode", exact=True).select_option("read_only")
     assert page.get_by_label("Model", exact=True).input_value() == "local"
-    box.fill("started on the home page")
-    page.reload()
-    box = page.get_by_role("textbox", name="Message")
-    box.wait_for()
-    assert box.input_value() == "started on the home page"  # the draft is kept
-    assert page.get_by_label("Workspace", exact=True).input_value() == ws["id"]  # and what was picked
-    assert page.get_by_label("Mode", exact=True).input_value() == "read_only"
+    box = kept_across_a_reload(page, ws["id"], "started on the home page")
     screenshot(page, "desktop-home")
     box.press("Enter")
     page.wait_for_url(re.compile(r"#/c/"))
@@ -869,6 +877,45 @@ def test_the_home_page_starts_a_conversation_by_typing(open_page, daemon, tmp_pa
     page.get_by_role("alert").filter(has_text="Write a message first.").wait_for()
     with api(daemon) as c:
         assert not [x for x in c.get("/api/conversations").json() if x["id"] != cid and x["workspace"] == ws["id"]]
+
+
+# The share of a phone's screen the message box under the list takes, at most.
+PHONE_BOX_SHARE = 0.2
+
+
+def test_a_phone_starts_a_conversation_by_typing_under_the_list(open_page, daemon, tmp_path):
+    """On a phone the home is the list, with the message box under it and the
+    workspace, mode and model as compact controls below the box: the keyboard is not
+    put there by itself, the draft and the choices outlive a reload, and Send makes the
+    conversation and sends the message."""
+    folder = tmp_path / "shed"
+    folder.mkdir()
+    with api(daemon) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
+    page = open_page(viewport=PHONE)
+    box = page.get_by_role("textbox", name="Message")
+    box.wait_for()
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") != "Message"  # no keyboard over the list
+    assert page.locator(".sidebar").get_by_role("link", name="New conversation").is_visible()  # the form, as before
+    under = page.locator("#main").bounding_box()
+    assert page.locator(".conv-nav").bounding_box()["y"] < under["y"]
+    assert under["y"] + under["height"] <= PHONE["height"] and under["height"] <= PHONE_BOX_SHARE * PHONE["height"]
+    for name in ("Workspace", "Mode", "Model"):
+        assert page.get_by_label(name, exact=True).is_visible()
+    kept_across_a_reload(page, ws["id"], "started on the phone, in the shed")
+    screenshot(page, "phone-home")
+    page.get_by_role("button", name="Send").click()
+    page.wait_for_url(re.compile(r"#/c/"))
+    cid = page.url.rsplit("/", 1)[1]
+    page.get_by_role("link", name="Back to the conversations").wait_for()
+    assert page.locator(".sidebar").is_hidden()
+    page.get_by_role("article", name="Answer").filter(has_text="Started from the phone").wait_for()
+    conv = conversation(daemon, cid)
+    assert conv["workspace"] == ws["id"] and conv["mode"] == "read_only" and conv["route"] == "local"
+    assert [i["text"] for i in conv["items"] if i["kind"] == "user"] == ["started on the phone, in the shed"]
+    page.get_by_role("link", name="Back to the conversations").click()
+    page.locator(".conv-list").get_by_role("link", name=re.compile("^started on the phone")).wait_for()
+    assert page.get_by_role("textbox", name="Message").input_value() == ""  # sent: no draft left
 
 
 def test_a_sent_message_returns_the_keyboard_to_the_box_unless_the_person_moved_on(open_page, tmp_path):

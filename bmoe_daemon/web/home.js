@@ -3,6 +3,11 @@
 // conversation is one message away. Sending makes the conversation and sends the
 // message, then opens it. The form with everything (a title, adding a folder, the
 // agent) stays at #/new.
+//
+// On a phone the home is the conversation list, with this box under it (style.css):
+// compact, the Send button beside the box and the three choices in a row below it,
+// narrowed to fit the screen; the box grows with its text, and is not given the
+// keyboard by itself (that would open the phone's keyboard over the list).
 
 import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
@@ -10,6 +15,7 @@ import { MODE_OPTIONS, problem, routeOptions, shell, toast, wsOptions } from "./
 
 const DRAFT_KEY = "bmoe.draft.home";
 const CHOICE_KEY = "bmoe.home.choice"; // {workspace, mode, route}: the last picked
+const PHONE = "(max-width: 760px)"; // style.css's phone layout
 
 function stored(key, fallback) {
   try {
@@ -29,6 +35,15 @@ function store(key, value) {
   }
 }
 
+// On a phone, the box as tall as its text (the stylesheet caps it, where it scrolls);
+// elsewhere the stylesheet's height, as it was.
+function fit(box) {
+  box.style.height = "";
+  if (!box.isConnected || !matchMedia(PHONE).matches) return;
+  box.style.height = "0";
+  box.style.height = `${box.scrollHeight + box.offsetHeight - box.clientHeight}px`;
+}
+
 // `value` when `control` offers it (a workspace removed since is not picked).
 function pick(control, value) {
   if (value && [...control.options].some((o) => o.value === value)) control.value = value;
@@ -38,6 +53,9 @@ export function homeView(main) {
   const form = h("form.page.home.home-composer", { "aria-labelledby": "home-title" });
   clear(main, form);
   let made = null;
+  const phone = matchMedia(PHONE);
+  const refit = () => made && fit(made.box);
+  phone.addEventListener("change", refit);
   const draw = async () => {
     const [agentInfo, workspaces, providers] = await Promise.all([
       api("GET", "/api/agent").catch(() => ({ tools: false })),
@@ -66,9 +84,10 @@ export function homeView(main) {
       h("p.muted", {}, "Runs go on in the daemon: closing this page stops nothing."),
       box,
       h("div.home-controls", {},
-        tools ? control("Workspace", workspace) : null,
-        tools ? control("Mode", mode) : null,
-        control("Model", route),
+        h("div.home-choices", {},
+          tools ? control("Workspace", workspace) : null,
+          tools ? control("Mode", mode) : null,
+          control("Model", route)),
         send),
       error,
       h("p.small", {},
@@ -77,7 +96,11 @@ export function homeView(main) {
         tools && !(workspaces || []).length ? " · " : "",
         h("a", { href: "#/new" }, "More choices (a title, another agent)")));
     made = { box, workspace, mode, route, tools, error, send };
-    box.addEventListener("input", () => store(DRAFT_KEY, box.value.trim() ? box.value : null));
+    fit(box);
+    box.addEventListener("input", () => {
+      store(DRAFT_KEY, box.value.trim() ? box.value : null);
+      fit(box);
+    });
     box.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
         ev.preventDefault();
@@ -89,7 +112,7 @@ export function homeView(main) {
         route: route.value }));
     }
     if (focused && form.elements[focused]) form.elements[focused].focus();
-    else if (!made.drawnOnce) box.focus();
+    else if (!made.drawnOnce && !phone.matches) box.focus();
     made.drawnOnce = true;
   };
   form.addEventListener("submit", async (ev) => {
@@ -130,5 +153,5 @@ export function homeView(main) {
     store(DRAFT_KEY, null);
     location.hash = `#/c/${encodeURIComponent(conv.id)}`;
   });
-  return { name: "home", load: draw, refresh: draw };
+  return { name: "home", load: draw, refresh: draw, close: () => phone.removeEventListener("change", refit) };
 }
