@@ -104,6 +104,8 @@ class AgentRun(AssistantStream):
         # calls as (state, whether it only read).
         self.step: small_steps.Step = "any"
         self.round_calls: list[tuple[str, bool]] = []
+        self.changed = False  # a change ran in this run (a write, an edit, a command that exited 0)
+        self.checks = 0  # answers of this run sent back (small_steps.answer_fault)
 
     def workspace(self) -> Path | None:
         ws = self.t.info.workspace
@@ -148,6 +150,8 @@ class AgentRun(AssistantStream):
                     if self.looped(result.repeated):
                         continue
                     return
+                if await self.answer_checked(result.text):
+                    continue
                 if result.finish_reason == "length" and self.req.helper is None:
                     # Cut by the token limit, not finished: said, and Resume goes on with it.
                     self.t.notice(notices.CUT_OFF, "warn", "cut_off")
@@ -308,10 +312,32 @@ class AgentRun(AssistantStream):
         size = int(getattr(self.env.engine.backend, "n_params", 0) or 0)
         return is_small_model(size)
 
-    def seen_files(self) -> list[str]:
-        """The files this conversation's calls read or wrote, the latest first."""
+    async def answer_checked(self, text: str) -> bool:
+        """A small model's answer that the run's record contradicts (small_steps.answer_fault)
+        is sent back once: the model reads why and goes on (True)."""
+        ws = self.workspace()
+        if not text or ws is None or not self.small_local_model() or self.checks >= small_steps.ANSWER_CHECKS:
+            return False
+
+        def exists(rel: str) -> bool:
+            try:
+                return resolve(ws, rel).exists()
+            except PathRefused:
+                return False
+
+        fault = await trio.to_thread.run_sync(
+            lambda: small_steps.answer_fault(text, exists=exists, changed=self.changed))
+        if fault is None:
+            return False
+        self.checks += 1
+        self.step = "any"
+        self.t.upsert(attrs.evolve(notice_item(fault, "info"), for_model=True), urgent=True)
+        return True
+
+    def seen_files(self, by: tuple[str, ...] = small_steps.SEEN_BY) -> list[str]:
+        """The files this conversation's calls of `by` read or wrote, the latest first."""
         cards = ((i.tool, i.state, i.args) for i in reversed(self.t.items) if i.kind == "tool")
-        return small_steps.seen_files(cards)
+        return small_steps.seen_files(cards, by)
 
     async def edit_shape(self) -> dict[str, Any] | None:
         """A small model's edit_file this round (actors/small_steps.py `edit_shape`):
@@ -328,8 +354,8 @@ class AgentRun(AssistantStream):
 
         return small_steps.edit_shape(await trio.to_thread.run_sync(read))
 
-    async def unseen_replace(self, name: str, args: dict[str, Any]) -> str | None:
-        """Why a small model's write_file may not go on (small_steps.unseen_replace)."""
+    async def replace_refused(self, name: str, args: dict[str, Any]) -> str | None:
+        """Why a small model's write_file may not go on (small_steps.replace_refused)."""
         ws, path = self.workspace(), args.get("path")
         if not self.small_local_model() or name != small_steps.WRITE_TOOL or ws is None or not isinstance(path, str):
             return None
@@ -340,7 +366,8 @@ class AgentRun(AssistantStream):
             except PathRefused:
                 return False  # the tool itself says why
 
-        return small_steps.unseen_replace(name, path, await trio.to_thread.run_sync(exists), self.seen_files())
+        return small_steps.replace_refused(name, path, await trio.to_thread.run_sync(exists),
+                                           self.seen_files(small_steps.WRITTEN_BY))
 
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
@@ -570,7 +597,9 @@ class AgentRun(AssistantStream):
                 ended = ended_as(call.name, state, result)  # a command that exited non-zero failed
                 self.avoid_again(call, state)
                 await self.read_once(call, ended)
-                self.round_calls.append((ended, await self.reads_only(call, ws)))
+                read = await self.reads_only(call, ws)
+                self.round_calls.append((ended, read))
+                self.changed = self.changed or (ended == "done" and not read)
                 if self.streak.record(call.name, call.raw, ended, result):
                     return True
         return False
@@ -605,7 +634,7 @@ class AgentRun(AssistantStream):
         whose call the last round's loop cut (a small model that looped inside a call
         writes the same call again: made to pick something else, it goes on)."""
         out = list(self.failed) + [r for r in self.reads if r not in self.failed] + list(self.paused())
-        out += [(name, None) for name in self.looped_tools if (name, None) not in out]
+        out += [(name, None) for name in dict.fromkeys(self.looped_tools) if (name, None) not in out]
         return tuple(out)
 
     def paused(self) -> tuple[tuple[str, None], ...]:
@@ -686,8 +715,11 @@ class AgentRun(AssistantStream):
         elif tool is None or tool not in self.offered:
             names = ", ".join([t.name for t in self.offered] + [s.name for s in self.run_specs]) or "none"
             done = Done("error", f"There is no tool named {call.name!r} here. The tools you can use: {names}.")
-        elif (unseen := await self.unseen_replace(call.name, args)) is not None:
-            done = Done("error", unseen)
+        elif (refused := await self.replace_refused(call.name, args)) is not None:
+            done = Done("error", refused)
+            # And the next round may not write at all: varying the content, SmolLM2
+            # wrote config.py over again round after round (each refused).
+            self.looped_tools += (call.name,)
         else:
             done = await self.run_tool(tool, call.card, args)
         result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)

@@ -13,9 +13,13 @@ instead:
   questions, helpers, starting plan mode) and no skills (`small_specs`); a phase's own
   stay (while planning the todo list and exit_plan_mode; with a goal, update_goal).
 - Asked to change one line, it wrote the whole file over with `10000`. Its write_file
-  may not replace a file the conversation has not read (`unseen_replace`), and its
-  edit_file names only the files it read lately, each old_text one of their lines
-  (`edit_shape`, TurnInput.shapes): an edit that cannot miss, after a read.
+  may not replace a file of the workspace that the conversation did not write
+  (`replace_refused`), and its edit_file names only the files it read lately, each
+  old_text one of their lines (`edit_shape`, TurnInput.shapes): an edit that cannot
+  miss, after a read.
+- It answered from nothing: a file that is not there ("greet is defined in
+  greet.py"), a change it had not made ("PORT is now 9090" after a read). Such an
+  answer is sent back once, with why (`answer_fault`).
 - After a change that ran (a write, an edit, a command that exited 0) it went on
   calling tools until the round cap. The round after a change is the answer
   (`next_step`: `tool_choice: "none"`, which the generic format's grammar makes a
@@ -30,7 +34,8 @@ A larger model, or a provider's, is not led: its rounds are its own.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 import attrs
@@ -69,15 +74,16 @@ EDIT_LINE_CHARS = 200
 EDITS_IN_A_CALL = 4
 # The tools whose done call shows the model a file's content or writes it.
 SEEN_BY = ("read_file", WRITE_TOOL, EDIT_TOOL)
+WRITTEN_BY = (WRITE_TOOL, EDIT_TOOL)
 
 
-def seen_files(items: Iterable[tuple[str | None, str | None, object]]) -> list[str]:
-    """The files a conversation's done calls read or wrote (`items`: each tool card's
-    tool, state and arguments), the latest first, each once."""
+def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple[str, ...] = SEEN_BY) -> list[str]:
+    """The files a conversation's done calls of `by` read or wrote (`items`: each tool
+    card's tool, state and arguments), the latest first, each once."""
     out: list[str] = []
     for tool, state, args in items:
         path = args.get("path") if isinstance(args, dict) else None
-        if tool in SEEN_BY and state == "done" and isinstance(path, str) and path:
+        if tool in by and state == "done" and isinstance(path, str) and path:
             path = posixpath.normpath(path)
             if path not in out:
                 out.append(path)
@@ -109,14 +115,16 @@ def edit_shape(files: Iterable[tuple[str, str]]) -> dict[str, object] | None:
     return branches[0] if len(branches) == 1 else {"oneOf": branches}
 
 
-def unseen_replace(tool: str, path: object, exists: bool, seen: Iterable[str]) -> str | None:
-    """Why a small model's write_file may not replace `path`: it exists and the
-    conversation has not read it (SmolLM2 asked to change one line wrote the file
-    over with `10000`); None when the write may go on."""
-    if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(seen):
+def replace_refused(tool: str, path: object, exists: bool, written: Iterable[str]) -> str | None:
+    """Why a small model's write_file may not replace `path`: it is a file of the
+    workspace that this conversation did not write. Asked to change one line,
+    SmolLM2 wrote config.py over with `10000`, and after reading it with `ready` (a
+    word of the worked examples); its edit_file can only replace a line that is
+    there. None when the write may go on (a new file, or one it wrote)."""
+    if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(written):
         return None
-    return (f"{path} exists, and this conversation has not read it. Read it first with read_file, "
-            "then change the part you mean with edit_file.")
+    return (f"{path} is a file of the workspace: change it with edit_file (the line to replace and its new "
+            "text), not by writing it over.")
 
 
 # The optional arguments a small model is offered beside a tool's required ones.
@@ -137,3 +145,37 @@ def small_parameters(spec: ToolSpec) -> ToolSpec:
     if len(kept) == len(props):
         return spec
     return attrs.evolve(spec, parameters={**spec.parameters, "properties": kept})
+
+
+# ---- the answer checked against what the run did ----
+
+# A path the answer names: a name with an extension, maybe under folders (`lib.py`,
+# `src/app.ts`); the stem has two characters at least (`e.g.` is not one).
+_PATH = re.compile(r"(?<![\w/.@:-])((?:[\w-]+/)*[\w-]{2,}\.(?!(?:com|org|net|io|dev)\b)[A-Za-z][A-Za-z0-9]{0,7})"
+                   r"(?![\w/-])")
+# An answer that says it changed something.
+_CLAIMS_CHANGE = re.compile(
+    r"\b(?:is now|are now|now (?:says|holds|contains|reads)|(?:has|have) been (?:changed|updated|set|created|"
+    r"written|renamed|deleted|removed|added|replaced|fixed|edited)|I (?:have |'ve )?(?:created|changed|updated|"
+    r"edited|wrote|set|renamed|deleted|removed|added|replaced|fixed))\b",
+    re.IGNORECASE,
+)
+# Answers a run checks at most before it lets one stand.
+ANSWER_CHECKS = 1
+
+
+def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool) -> str | None:
+    """What a small model's answer says that the run's record contradicts, told to the
+    model (a notice it reads) so it can look again; None when nothing does. Two kinds,
+    both from the evaluation: a file the workspace does not have (asked which file
+    defines greet, SmolLM2 searched for the example's `def total`, found nothing and
+    answered "greet.py"), and a change when none ran (asked to change PORT, it read
+    config.py and answered "PORT is now 8080 and is set to 9090")."""
+    missing = [m.group(1) for m in _PATH.finditer(text) if not exists(m.group(1))]
+    if missing:
+        return (f"Your answer names {missing[0]}, which is not a file of this workspace. Look again with the "
+                "tools (search the text, or read the file that has it), then answer from what they show.")
+    if not changed and _CLAIMS_CHANGE.search(text):
+        return ("Your answer says something changed, but no change was made in this run. Make the change with a "
+                "tool (edit_file changes a line of a file), then answer.")
+    return None

@@ -209,17 +209,25 @@ async def test_edit_file_names_only_a_file_read_and_its_lines(real_tools, tmp_pa
     assert third.tool_choice == "none"
 
 
-async def test_write_file_may_not_replace_a_file_the_conversation_has_not_read(real_tools, tmp_path):
+async def test_write_file_may_replace_only_a_file_the_conversation_wrote(real_tools, tmp_path):
+    """A small model's write_file over the person's file is refused, read or not, and
+    the next round may not write at all; its own new file it may write again."""
     d = real_tools
     folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
     d.backend.push(call("write_file", path="config.py", content="10000"), call("read_file", path="config.py"),
-                   call("write_file", path="./config.py", content="PORT = 1\n"), {"text": "Done."})
+                   call("write_file", path="./config.py", content="ready"),
+                   call("write_file", path="new.txt", content="a"), call("write_file", path="new.txt", content="b"),
+                   {"text": "Wrote new.txt."})
     await conv.send_message("rewrite config.py")
     await wait_state(conv, "idle", "error")
     states = [(c.tool, c.state) for c in cards(conv)]
-    assert states == [("write_file", "error"), ("read_file", "done"), ("write_file", "done")]
-    assert "has not read it" in cards(conv)[0].result
-    assert (folder / "config.py").read_text() == "PORT = 1\n"
+    assert states == [("write_file", "error"), ("read_file", "done"), ("write_file", "error"),
+                      ("write_file", "done"), ("write_file", "done")]
+    assert "change it with edit_file" in cards(conv)[0].result
+    assert (folder / "config.py").read_text() == "PORT = 8080\n" and (folder / "new.txt").read_text() == "b"
+    turns = d.backend.turns
+    assert ("write_file", None) in turns[1].avoid and ("write_file", None) in turns[3].avoid
+    assert ("write_file", None) not in turns[2].avoid
 
 
 async def test_a_failed_command_is_not_run_again_until_something_changes(real_tools, tmp_path):
@@ -251,3 +259,30 @@ async def test_the_same_command_failing_the_same_way_three_times_ends_the_run(re
     await conv.send_message("run it")
     await wait_state(conv, "idle", "error")
     assert conv.info.end_reason == "stuck" and len(cards(conv)) == 3
+
+
+def test_an_answer_is_checked_against_the_files_and_the_changes_made():
+    there = {"config.py", "lib.py", "src/app.ts"}.__contains__
+    fault = small_steps.answer_fault
+    assert "greet.py, which is not a file" in fault("greet is defined in greet.py (line 1).", exists=there,
+                                                    changed=False)
+    assert fault("greet is defined in lib.py and src/app.ts.", exists=there, changed=False) is None
+    assert "no change was made" in fault("PORT is now 9090.", exists=there, changed=False)
+    assert "no change was made" in fault("I have updated config.py.", exists=there, changed=False)
+    assert fault("PORT is now 9090.", exists=there, changed=True) is None
+    for fine in ("PORT is 8080.", "It printed: serving on localhost:8080", "Python 3.11, e.g. here",
+                 "See example.com", "Version 1.2.3"):
+        assert fault(fine, exists=there, changed=False) is None, fine
+
+
+async def test_an_answer_the_record_contradicts_is_sent_back_once(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("read_file", path="config.py"), {"text": "PORT is now 9090."},
+                   {"text": "PORT is now 9090, I promise."})
+    await conv.send_message("change PORT to 9090")
+    await wait_state(conv, "idle", "error")
+    told = [i for i in conv.items if i.kind == "notice" and i.for_model]
+    assert len(told) == 1 and "no change was made" in told[0].text
+    assert told[0].text in d.backend.turns[2].messages[-1]["content"]  # the model reads it next
+    assert len(d.backend.turns) == 3 and conv.info.end_reason == "answered"  # the second answer stands
