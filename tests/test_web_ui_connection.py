@@ -222,3 +222,24 @@ def test_a_page_that_could_not_be_loaded_says_why_and_retry_loads_it(browser, da
         page.get_by_role("button", name="Retry").click()
         page.get_by_role("heading", name="Loaded on the second try").wait_for()
         assert page.get_by_label("Message", exact=True).is_enabled()
+
+
+def test_the_home_page_read_again_after_a_drop_leaves_the_focus_where_it_was(browser, daemon):
+    """The home page's message box takes the focus when the page opens, not when the page
+    is read again after a drop: the person who moved on to the conversation search keeps
+    typing there."""
+    relay = Relay(daemon.url)
+    try:
+        with opened(browser, relay.url, DESKTOP) as home:
+            box = home.get_by_role("textbox", name="Message")
+            box.wait_for()
+            assert home.evaluate("document.activeElement.getAttribute('aria-label')") == "Message"
+            home.get_by_role("searchbox", name="Search conversations").focus()
+            relay.cut()
+            banner(home).filter(has_text=DOWN).wait_for()
+            relay.resume()
+            banner(home).filter(has_text="Reconnected.").wait_for()
+            home.wait_for_timeout(300)  # the page's second reading has drawn it
+            assert home.evaluate("document.activeElement.getAttribute('aria-label')") == "Search conversations"
+    finally:
+        relay.close()

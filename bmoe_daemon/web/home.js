@@ -53,6 +53,7 @@ export function homeView(main) {
   const form = h("form.page.home.home-composer", { "aria-labelledby": "home-title" });
   clear(main, form);
   let made = null;
+  let drawn = false; // the box takes the focus on the first draw only, not on a redraw after a reconnect
   const phone = matchMedia(PHONE);
   const refit = () => made && fit(made.box);
   phone.addEventListener("change", refit);
@@ -112,8 +113,8 @@ export function homeView(main) {
         route: route.value }));
     }
     if (focused && form.elements[focused]) form.elements[focused].focus();
-    else if (!made.drawnOnce && !phone.matches) box.focus();
-    made.drawnOnce = true;
+    else if (!drawn && !phone.matches) box.focus();
+    drawn = true;
   };
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
