@@ -246,3 +246,31 @@ def test_a_literal_with_a_quote_or_a_backslash_is_escaped_as_llama_cpp_reads_it(
     grammar = schema_to_gbnf({"enum": ['HOST = "localhost"', "a\\b"]})
     root = next(line for line in grammar.splitlines() if line.startswith("root ::="))
     assert root == r'root ::= "\"HOST = \\\"localhost\\\"\"" | "\"a\\\\b\""'
+
+
+def calls_of(schema):
+    return schema["oneOf"][0]["properties"]["tool_calls"]["items"]["oneOf"]
+
+
+def test_a_call_that_is_the_only_one_its_tool_can_make_is_avoided_by_leaving_the_tool_out():
+    """A small model's read_file in a workspace of one file has one call: ruled out,
+    the tool is left out (its grammar could not say "another file")."""
+    from actors.backends.generic_grammar import generic_schema, only_value
+
+    read = ToolSpec("read_file", "Read.", {"type": "object", "properties": {"path": {"type": "string"}},
+                                           "required": ["path"]})
+    grep = ToolSpec("grep_search", "Search.", {"type": "object", "properties": {"pattern": {"type": "string"}},
+                                               "required": ["pattern"]})
+    names = (("read_file", "path", ("README.md",)),)
+    avoid = (("read_file", {"path": "README.md"}),)
+    schema = generic_schema((read, grep), required=False, strict=True, avoid=avoid, names=names)
+    called = [c["properties"]["name"]["const"] for c in calls_of(schema)]
+    assert called == ["grep_search"]
+    two = (("read_file", "path", ("README.md", "app.py")),)
+    schema = generic_schema((read, grep), required=False, strict=True, avoid=avoid, names=two)
+    called = [c["properties"]["name"]["const"] for c in calls_of(schema)]
+    assert called == ["read_file", "grep_search"]  # another file is left
+    assert only_value({"type": "object", "properties": {"a": {"const": 1}, "b": {"enum": ["x"]}},
+                       "required": ["a", "b"]}) == ({"a": 1, "b": "x"},)
+    assert only_value({"type": "object", "properties": {"a": {"const": 1}, "b": {"type": "string"}},
+                       "required": ["a"]}) is None

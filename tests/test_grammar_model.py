@@ -277,7 +277,8 @@ async def test_tool_choice_none_in_the_generic_format_is_a_reply_with_the_tools_
 async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(model_path):  # noqa: F811
     """The bundled model is small: its prompt shows the worked examples and its tools
     in one line each, at a context of EXAMPLES_MIN_CTX tokens or more; at 2,048 the
-    examples would crowd the conversation, and are left out."""
+    examples would crowd the conversation, and are left out; and on a round that must
+    be a call."""
     from actors.backends.local import EXAMPLES_MIN_CTX
     from actors.backends.worked_examples import EXAMPLES
     from actors.tools.files import ReadFile
@@ -293,5 +294,7 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
             prompt = backend.render(messages, (spec,))[0]
             assert (first_example in prompt) is shown, ctx
             assert "- read_file(path: string" in prompt  # one line each
+            # A round that must be a call (planning) has none: each example ends with a reply.
+            assert first_example not in backend._render(messages, (spec,), None, "required").prompt
         finally:
             await backend.aclose()

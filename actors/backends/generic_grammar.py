@@ -40,17 +40,26 @@ def generic_schema(
     `shapes`: (tool, parameters) a tool's arguments held to these instead of its own
     parameters, when strict (TurnInput.shapes)."""
     shaped = dict(shapes)
+
+    def base(t: ToolSpec) -> dict[str, Any]:
+        return shaped.get(t.name) or with_names(
+            t.parameters, {arg: values for tool, arg, values in names if tool == t.name})
+
     whole = {name for name, args in avoid if args is None}
     # A tool that takes no arguments has one call only: to rule it out is to leave it out.
     whole |= {t.name for t in tools for name, args in avoid
               if name == t.name and args == {} and not t.parameters.get("properties")}
+    # So has one whose arguments can take one value only (a small model's read_file in a
+    # workspace of one file: SmolLM2 read README.md round after round).
+    if strict:
+        whole |= {t.name for t in tools for name, args in avoid
+                  if name == t.name and args is not None and only_value(base(t)) == (args,)}
     tools = tuple(t for t in tools if t.name not in whole) or tools
 
     def arguments(t: ToolSpec) -> dict[str, Any]:
         if not strict:
             return {"type": "object"}
-        schema = shaped.get(t.name) or with_names(
-            t.parameters, {arg: values for tool, arg, values in names if tool == t.name})
+        schema = base(t)
         for name, args in avoid:
             if name == t.name and args is not None:
                 schema = excluding(schema, args) or schema  # each that the schema can still rule out
@@ -133,6 +142,29 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
             elif key not in required:
                 choices.append({**schema, "required": required + [key]})  # an optional one given now
         return _one_of(choices)
+    return None
+
+
+def only_value(schema: Any) -> tuple[Any] | None:
+    """(value,) when `schema` admits that one value only (a const, an enum of one, an
+    object whose every property is required and admits one value), else None."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return (schema["const"],)
+    if isinstance(schema.get("enum"), list) and len(schema["enum"]) == 1:
+        return (schema["enum"][0],)
+    props = schema.get("properties")
+    if schema.get("type") == "object" and isinstance(props, dict) and props and not schema.get("additionalProperties"):
+        if set(schema.get("required") or ()) != set(props):
+            return None
+        out = {}
+        for key, sub in props.items():
+            one = only_value(sub)
+            if one is None:
+                return None
+            out[key] = one[0]
+        return (out,)
     return None
 
 

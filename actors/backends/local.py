@@ -199,11 +199,15 @@ class LocalBackend:
         return out.prompt, out.stops
 
     def _render(
-        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], think: bool | None
+        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], think: bool | None,
+        tool_choice: str | None = None,
     ) -> Rendered:
-        # A small model is told of its tools in one line each, and shown worked examples.
+        # A small model is told of its tools in one line each, and shown worked examples,
+        # unless the round must be a call: each example ends with a reply, and while
+        # planning (every round a call) SmolLM2 wrote the write example's memo.txt over
+        # and over instead of its todo list.
         chars = 0 if self.small else int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN)
-        examples = self.small and self.n_ctx >= EXAMPLES_MIN_CTX
+        examples = self.small and self.n_ctx >= EXAMPLES_MIN_CTX and tool_choice != "required"
         return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages),
                                      tools_chars=chars, examples=examples)
 
@@ -232,7 +236,7 @@ class LocalBackend:
         tools = self.described_tools(turn)
 
         def count() -> int:
-            return len(self.tokenize(self._render(turn.messages, tools, turn.think).prompt))
+            return len(self.tokenize(self._render(turn.messages, tools, turn.think, turn.tool_choice).prompt))
 
         return await trio.to_thread.run_sync(count)
 
@@ -261,7 +265,7 @@ class LocalBackend:
         than MIN_REPLY_TOKENS. Cancelled: the flag goes up, and this returns (raising
         the cancellation) once the thread has stopped at its next check."""
         tools = self.described_tools(turn)
-        rendered = self._render(turn.messages, tools, turn.think)
+        rendered = self._render(turn.messages, tools, turn.think, turn.tool_choice)
         opened = rendered.thinking_open
         grammar = None
         if turn.answer_schema is not None:
