@@ -286,3 +286,16 @@ async def test_an_answer_the_record_contradicts_is_sent_back_once(real_tools, tm
     assert len(told) == 1 and "no change was made" in told[0].text
     assert told[0].text in d.backend.turns[2].messages[-1]["content"]  # the model reads it next
     assert len(d.backend.turns) == 3 and conv.info.end_reason == "answered"  # the second answer stands
+
+
+def test_the_examples_keep_their_order_for_the_whole_conversation():
+    """Ordered by the first request, so a later message does not move them (the prompt's
+    cached prefix would end at the system message)."""
+    tools = tuple(ToolSpec(name, "", {"type": "object", "properties": {}})
+                  for name in ("read_file", "write_file", "grep_search"))
+    first = ({"role": "system", "content": "s"}, {"role": "user", "content": "Create a file a.txt containing b"})
+    later = first + ({"role": "assistant", "content": "Done."},
+                     {"role": "user", "content": "Which file defines greet?"})
+    one = template_messages(first, tools, "generic", examples=True)
+    two = template_messages(later, tools, "generic", examples=True)
+    assert two[:len(one)] == one

@@ -189,6 +189,8 @@ def _with_generic_tools(
     if not any(o["role"] == "system" for o in out):
         out.insert(0, {"role": "system", "content": described})
     if examples:
-        asked = next((str(m.get("content") or "") for m in reversed(out) if m["role"] == "user"), "")
+        # Ordered by the conversation's first request, not its latest: the examples stay
+        # the same for its whole life, so the prompt's cache holds from message to message.
+        asked = next((str(m.get("content") or "") for m in out if m["role"] == "user"), "")
         out[1:1] = example_messages({t.name for t in tools}, asked)
     return out

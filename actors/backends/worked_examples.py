@@ -51,7 +51,8 @@ def example_messages(tool_names: set[str], request: str = "") -> list[dict[str, 
     """The examples whose tools are all among `tool_names`, as template messages of
     the generic format (calls and a reply written as the model writes them), the one
     whose request shares most words with `request` last (a small model follows the
-    nearest example most)."""
+    nearest example most). `request` is the conversation's first, so that the order
+    holds for all its messages (and the prompt's cache with it)."""
     wanted = _words(request)
 
     def likeness(example: Example) -> float:
