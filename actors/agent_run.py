@@ -56,11 +56,12 @@ HOOK_END_S = 5.0
 PARALLEL_CALLS = 4
 # The run's latest failed calls a local model's grammar rules out of its next rounds.
 AVOIDED_CALLS = 4
-# A small local model's rounds are greedy: sampled at the backend's 0.3, SmolLM2 copied
-# the worked examples' words into its answers ("It printed: server: 8080" for
-# "Hello, world!"); greedy, it quoted the output (ops/eval: run_app 0/2 -> 2/2). Not a
-# round that must be a call (planning): there greedy made each try of the bundled
-# model's plan the same loop, which sampling leaves (tests/test_plan_e2e.py).
+# A small local model's answering round (the one after a change) is greedy: sampled at
+# the backend's 0.3, SmolLM2 copied the worked examples' words into its answers ("It
+# printed: server: 8080" for "Hello, world!"); greedy, it quoted the output. Its other
+# rounds are sampled: greedy, every try of a plan, or of a request to hand a search to
+# a helper, was the same loop, which sampling leaves (tests/test_plan_e2e.py,
+# tests/test_subagents_model.py).
 SMALL_TEMPERATURE = 0.0
 # Answers in a row cut where the model repeated itself (actors/backends/repeats.py)
 # before the run ends `stuck`: the ones before are told to the model, which tries again.
@@ -412,7 +413,7 @@ class AgentRun(AssistantStream):
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id, shapes=shapes,
                              tool_choice=choice, stop_repeats=True, avoid=avoid, names=await self.call_names(),
                              parallel_calls=not small,
-                             temperature=SMALL_TEMPERATURE if small and not self.must_call() else None)
+                             temperature=SMALL_TEMPERATURE if answer else None)
             route = self.t.info.route
             try:
                 if route == "local":

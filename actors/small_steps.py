@@ -10,8 +10,9 @@ instead:
   (`small_parameters`).
 - It began a `todo_write` call in the first round of most jobs and looped inside it.
   It is offered none of the run's own tools that only organise work (the todo list,
-  questions, helpers, starting plan mode) and no skills (`small_specs`); a phase's own
-  stay (while planning the todo list and exit_plan_mode; with a goal, update_goal).
+  questions, starting plan mode) and no skills (`small_specs`); the helpers stay, and
+  a phase's own (while planning the todo list and exit_plan_mode; with a goal,
+  update_goal).
 - Asked to change one line, it wrote the whole file over with `10000`. Its write_file
   may not replace a file of the workspace that the conversation did not write
   (`replace_refused`), and its edit_file names only the files it read lately, each
@@ -40,7 +41,7 @@ from typing import Literal
 
 import attrs
 
-from actors import goals, plans
+from actors import goals, plans, subagents
 from actors.engine import ToolSpec
 
 Step = Literal["any", "answer"]
@@ -56,9 +57,11 @@ def next_step(calls: Iterable[tuple[str, bool]]) -> Step:
 
 
 def small_specs(specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
-    """The run's own tools a small model is offered: a phase's own (the goal's update;
-    while planning the todo list, questions and the plan's exit), nothing else."""
-    kept = {goals.UPDATE_GOAL}
+    """The run's own tools a small model is offered: the helpers (a way of doing the
+    work, which a person may ask for by name) and a phase's own (the goal's update;
+    while planning the todo list, questions and the plan's exit), not the todo list,
+    questions or plan mode otherwise."""
+    kept = {goals.UPDATE_GOAL, subagents.TASK, subagents.SEND}
     if planning:
         kept |= {plans.EXIT} | {s.name for s in specs if s.name not in {plans.ENTER}}
     return tuple(s for s in specs if s.name in kept)
