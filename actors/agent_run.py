@@ -322,14 +322,8 @@ class AgentRun(AssistantStream):
         if not text or ws is None or not self.small_local_model() or self.checks >= small_steps.ANSWER_CHECKS:
             return False
 
-        def exists(rel: str) -> bool:
-            try:
-                return resolve(ws, rel).exists()
-            except PathRefused:
-                return False
-
         fault = await trio.to_thread.run_sync(
-            lambda: small_steps.answer_fault(text, exists=exists, changed=self.changed))
+            lambda: small_steps.answer_fault(text, exists=lambda rel: exists_in(ws, rel), changed=self.changed))
         if fault is None:
             return False
         self.checks += 1
@@ -363,13 +357,7 @@ class AgentRun(AssistantStream):
         if not self.small_local_model() or name != small_steps.WRITE_TOOL or ws is None or not isinstance(path, str):
             return None
 
-        def exists() -> bool:
-            try:
-                return resolve(ws, path).exists()
-            except PathRefused:
-                return False  # the tool itself says why
-
-        return small_steps.replace_refused(name, path, await trio.to_thread.run_sync(exists),
+        return small_steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path),
                                            self.seen_files(small_steps.WRITTEN_BY))
 
     def planning(self) -> bool:
@@ -599,29 +587,30 @@ class AgentRun(AssistantStream):
                     continue  # neither a failure of its own nor a call to avoid: its first is
                 state, result = done[call.card].state, done[call.card].result
                 ended = ended_as(call.name, state, result)  # a command that exited non-zero failed
-                self.avoid_again(call, state)
-                await self.read_once(call, ended)
                 read = await self.reads_only(call, ws)
+                self.avoid_again(call, state)
+                self.read_once(call, ended, read)
                 self.round_calls.append((ended, read))
                 self.changed = self.changed or (ended == "done" and not read)
                 if self.streak.record(call.name, call.raw, ended, result):
                     return True
         return False
 
-    async def read_once(self, call: Call, state: str) -> None:
+    def read_once(self, call: Call, state: str, read: bool) -> None:
         """A read that ran is one the model need not make again while nothing changed:
         its result is in the conversation already (a small model reads one file or
         globs one pattern round after round). So is a command that failed (`state`
         "error" from runstate.ended_as: it exited non-zero), which fails the same way
         until something changes (SmolLM2 ran `greet` 29 times). The last AVOIDED_CALLS
         of them are ruled out of the next rounds (TurnInput.avoid); a change that ran
-        clears them, since a read or the command may then answer otherwise."""
+        clears them, since a read or the command may then answer otherwise. `read`:
+        the call surely changes nothing (`reads_only`)."""
         if call.name in self.own_names():
             return
         failed_command = state == "error" and call.name == SHELL_TOOL
         if state != "done" and not failed_command:
             return
-        if not failed_command and not await self.reads_only(call, self.workspace()):
+        if not failed_command and not read:
             self.reads = []
             return
         try:
@@ -629,8 +618,8 @@ class AgentRun(AssistantStream):
         except (json.JSONDecodeError, TypeError):
             return
         if isinstance(args, dict):
-            read = (call.name, args)
-            self.reads = [r for r in self.reads if r != read][-(AVOIDED_CALLS - 1):] + [read]
+            made = (call.name, args)
+            self.reads = [r for r in self.reads if r != made][-(AVOIDED_CALLS - 1):] + [made]
 
     def avoided(self) -> tuple[tuple[str, Any], ...]:
         """What the next round's grammar rules out (TurnInput.avoid): the latest failed
@@ -873,6 +862,15 @@ class AgentRun(AssistantStream):
             self.t.notice(stop_notice, "info", "stopped")
             return RunEnd("idle", "stopped")
         return RunEnd("error", "error") if self.error else RunEnd("idle", self.end_reason)
+
+
+def exists_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` names something inside the workspace (a path that leads out of it
+    does not: the tool that would use it says why). Blocking: call it in a thread."""
+    try:
+        return resolve(ws, rel).exists()
+    except PathRefused:
+        return False
 
 
 def usage_of(result: TurnResult) -> dict[str, int] | None:
