@@ -106,6 +106,7 @@ class AgentRun(AssistantStream):
         # A small local model's next step (actors/small_steps.py), from the last round's
         # calls as (state, whether it only read).
         self.step: small_steps.Step = "any"
+        self.change_rounds = 0  # rounds of this run that had to change a file (step "change")
         self.round_calls: list[tuple[str, bool]] = []
         self.changed = False  # a change ran in this run (a write, an edit, a command that exited 0)
         self.checks = 0  # answers of this run sent back (small_steps.answer_fault)
@@ -174,7 +175,9 @@ class AgentRun(AssistantStream):
                 self.end_reason = self.own.settled  # a goal reached or blocked, a plan nobody can approve
                 return
             if self.small_local_model():
-                self.step = small_steps.next_step(self.round_calls)
+                self.change_rounds += self.step == "change"
+                self.step = small_steps.next_step(
+                    self.round_calls, changing=self.step == "change" and self.change_rounds < small_steps.CHANGE_ROUNDS)
             if result.repeated is not None and not self.looped(result.repeated):
                 return  # the calls made before the loop ran; then the model looped once too often
             if self.own.replan:
@@ -327,7 +330,7 @@ class AgentRun(AssistantStream):
         if fault is None:
             return False
         self.checks += 1
-        self.step = "any"
+        self.step = "change" if fault == small_steps.CLAIMED_CHANGE else "any"
         self.t.upsert(attrs.evolve(notice_item(fault, "info"), for_model=True), urgent=True)
         return True
 
@@ -338,14 +341,17 @@ class AgentRun(AssistantStream):
 
     async def edit_shape(self) -> dict[str, Any] | None:
         """A small model's edit_file this round (actors/small_steps.py `edit_shape`):
-        the latest files it read, as they are now."""
+        the files the person's latest message names, then the latest it read, as they
+        are now."""
         ws = self.workspace()
         if ws is None:
             return None
-        wanted = self.seen_files()[:small_steps.EDIT_FILES]
+        asked = next((i.text or "" for i in reversed(self.t.items) if i.kind == "user"), "")
         limit = small_steps.EDIT_FILE_BYTES
 
         def read() -> list[tuple[str, str]]:
+            named = small_steps.named_files(asked, lambda rel: exists_in(ws, rel))
+            wanted = list(dict.fromkeys(named + self.seen_files()))[:small_steps.EDIT_FILES]
             found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
@@ -389,8 +395,11 @@ class AgentRun(AssistantStream):
                 messages = tuple(history.messages(self.t.items, self.system))
             small = self.small_local_model()
             answer = self.step == "answer" and small and not self.must_call()
-            choice = "required" if self.must_call() else ("none" if answer else None)
+            change = self.step == "change" and small and not self.must_call()
+            choice = "required" if self.must_call() or change else ("none" if answer else None)
             avoid = self.avoided()
+            if change:  # after a change it only claimed: a call that changes a file
+                avoid += tuple((t.name, None) for t in specs if t.name not in small_steps.CHANGE_TOOLS)
             shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
             if small and any(t.name == small_steps.EDIT_TOOL for t in self.offered):
                 shape = await self.edit_shape()

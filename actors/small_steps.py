@@ -15,12 +15,14 @@ instead:
   update_goal).
 - Asked to change one line, it wrote the whole file over with `10000`. Its write_file
   may not replace a file of the workspace that the conversation did not write
-  (`replace_refused`), and its edit_file names only the files it read lately, each
-  old_text one of their lines (`edit_shape`, TurnInput.shapes): an edit that cannot
-  miss, after a read.
+  (`replace_refused`), and its edit_file names only the files the request names and
+  those it read lately, each old_text one of their lines (`edit_shape`,
+  TurnInput.shapes): an edit that cannot miss.
 - It answered from nothing: a file that is not there ("greet is defined in
   greet.py"), a change it had not made ("PORT is now 9090" after a read). Such an
-  answer is sent back once, with why (`answer_fault`).
+  answer is sent back once, with why (`answer_fault`); after a change it only
+  claimed, the next round is a call of a tool that changes files (`CHANGE_TOOLS`:
+  told to make the change, it read app.py and lib.py instead, round after round).
 - After a change that ran (a write, an edit, a command that exited 0) it went on
   calling tools until the round cap. The round after a change is the answer
   (`next_step`: `tool_choice: "none"`, which the generic format's grammar makes a
@@ -42,17 +44,26 @@ from typing import Literal
 import attrs
 
 from actors import goals, plans, subagents
+from actors.backends import generic_grammar
 from actors.engine import ToolSpec
 
-Step = Literal["any", "answer"]
+Step = Literal["any", "answer", "change"]
 
 
-def next_step(calls: Iterable[tuple[str, bool]]) -> Step:
+# Rounds a claimed change's step ("change") lasts at most while no change runs.
+CHANGE_ROUNDS = 3
+
+
+def next_step(calls: Iterable[tuple[str, bool]], *, changing: bool = False) -> Step:
     """The step after a round, from its calls as (state, whether it only read): the
-    answer after a change that ran, when no call failed; else a free round."""
+    answer after a change that ran, when no call failed; after a round that had to
+    change a file (`changing`) and did not, another such round (the call was refused,
+    or cut while the model wrote it); else a free round."""
     seen = list(calls)
     if seen and all(state == "done" for state, _ in seen) and not all(read for _, read in seen):
         return "answer"
+    if changing and not any(state == "done" and not read for state, read in seen):
+        return "change"
     return "any"
 
 
@@ -80,6 +91,20 @@ SEEN_BY = ("read_file", WRITE_TOOL, EDIT_TOOL)
 WRITTEN_BY = (WRITE_TOOL, EDIT_TOOL)
 
 
+# The tools a round after a claimed change may call (step "change").
+CHANGE_TOOLS = (EDIT_TOOL, WRITE_TOOL)
+
+
+def named_files(text: str, exists: Callable[[str], bool]) -> list[str]:
+    """The files of the workspace that `text` (the person's request) names, in its order."""
+    out: list[str] = []
+    for m in _PATH.finditer(text):
+        path = posixpath.normpath(m.group(1))
+        if path not in out and exists(path):
+            out.append(path)
+    return out
+
+
 def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple[str, ...] = SEEN_BY) -> list[str]:
     """The files a conversation's done calls of `by` read or wrote (`items`: each tool
     card's tool, state and arguments), the latest first, each once."""
@@ -105,7 +130,10 @@ def edit_shape(files: Iterable[tuple[str, str]]) -> dict[str, object] | None:
         unique = [line for line in dict.fromkeys(lines) if text.count(line) == 1][:EDIT_LINES]
         if not unique:
             continue
-        edit = {"type": "object", "properties": {"old_text": {"enum": unique}, "new_text": {"type": "string"}},
+        # new_text is none of the lines (an edit that changes nothing was refused, and
+        # SmolLM2 made it again with another line), where the grammar can say so.
+        new_text = generic_grammar.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
+        edit = {"type": "object", "properties": {"old_text": {"enum": unique}, "new_text": new_text},
                 "required": ["old_text", "new_text"]}
         branches.append({
             "type": "object",
@@ -179,6 +207,9 @@ def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool) -> 
         return (f"Your answer names {missing[0]}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
     if not changed and _CLAIMS_CHANGE.search(text):
-        return ("Your answer says something changed, but no change was made in this run. Make the change with a "
-                "tool (edit_file changes a line of a file), then answer.")
+        return CLAIMED_CHANGE
     return None
+
+
+CLAIMED_CHANGE = ("Your answer says something changed, but no change was made in this run. Make the change with a "
+                  "tool (edit_file changes a line of a file), then answer.")

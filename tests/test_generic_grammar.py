@@ -274,3 +274,105 @@ def test_a_call_that_is_the_only_one_its_tool_can_make_is_avoided_by_leaving_the
                        "required": ["a", "b"]}) == ({"a": 1, "b": "x"},)
     assert only_value({"type": "object", "properties": {"a": {"const": 1}, "b": {"type": "string"}},
                        "required": ["a"]}) is None
+
+
+def test_each_file_read_once_leaves_read_file_out():
+    """Each file of the workspace read (each read ruled out): the last one left is not
+    offered again and again (SmolLM2 read it 24 times); the tool is left out."""
+    read = ToolSpec("read_file", "Read.", {"type": "object", "properties": {"path": {"type": "string"}},
+                                           "required": ["path"]})
+    grep = ToolSpec("grep_search", "Search.", {"type": "object", "properties": {"pattern": {"type": "string"}},
+                                               "required": ["pattern"]})
+    names = (("read_file", "path", ("config.py", "app.py", "lib.py")),)
+    avoid = tuple(("read_file", {"path": p}) for p in ("config.py", "app.py"))
+    called = [c["properties"]["name"]["const"]
+              for c in calls_of(generic_schema((read, grep), required=False, strict=True, avoid=avoid, names=names))]
+    assert called == ["read_file", "grep_search"]
+    avoid += (("read_file", {"path": "lib.py"}),)
+    called = [c["properties"]["name"]["const"]
+              for c in calls_of(generic_schema((read, grep), required=False, strict=True, avoid=avoid, names=names))]
+    assert called == ["grep_search"]
+
+
+# Strings of a few letters, so that the values and words share characters often.
+small_text = st.text(alphabet="abcAB _x", max_size=7)
+words = st.lists(st.text(alphabet="abc_x", min_size=1, max_size=4), max_size=3)
+
+
+@settings(max_examples=300)
+@given(values=st.lists(small_text, max_size=3), banned=words, text=small_text)
+def test_the_exclusion_automaton_admits_exactly_what_the_schema_does(values, banned, text):
+    """A plain string's exclusions (string_without) as the automaton the grammar is
+    written from: it admits a string exactly when the JSON schema does (none of the
+    values; none of the words in any case)."""
+    from actors.backends.generic_grammar import automaton_admits, exclusion_automaton, string_without
+
+    schema = string_without({"type": "string"}, values=tuple(values), words=tuple(banned))
+    assert schema is not None
+    states = exclusion_automaton(tuple(values), tuple(w.lower() for w in banned))
+    assert automaton_admits(states, text) == fits(schema, text), (values, banned, text)
+    for value in values:
+        assert not automaton_admits(states, value)
+
+
+def test_a_plain_string_is_ruled_out_as_itself_and_one_with_bounds_by_its_length():
+    """`def total` ruled out leaves `def greet` (the same length) in; a string with a
+    bound, or a value JSON escapes, is still ruled out by its length."""
+    grep = {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}
+    narrowed = excluding(grep, {"pattern": "def total"})
+    assert not fits(narrowed, {"pattern": "def total"})
+    assert fits(narrowed, {"pattern": "def greet"}) and fits(narrowed, {"pattern": "def totals"})
+    bounded = excluding({"type": "string", "maxLength": 20}, "abc")
+    assert not fits(bounded, "abc") and not fits(bounded, "xyz") and fits(bounded, "abcd")
+    quoted = excluding({"type": "string"}, 'say "hi"')
+    assert not fits(quoted, 'say "hi"') and fits(quoted, 'say "hi" ')
+    # Twice ruled out: both values, each alone.
+    twice = excluding(excluding({"type": "string"}, "a"), "b")
+    assert not fits(twice, "a") and not fits(twice, "b") and fits(twice, "c")
+
+
+def test_banned_words_reach_every_free_string_of_a_call_and_no_choice():
+    from actors.backends.generic_grammar import with_banned
+
+    shell = ToolSpec("exec_shell_command", "Run.", {
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "mode": {"enum": ["total", "b"]},
+                       "env": {"type": "array", "items": {"type": "string"}},
+                       "name": {"type": "string", "maxLength": 8}},
+        "required": ["command"]})
+    schema = generic_schema((shell,), required=True, strict=True, banned=("total", "cart"))
+    call = {"tool_calls": [{"name": "exec_shell_command", "arguments": {"command": "cat x"}}]}
+    assert fits(schema, call)
+    for args in ({"command": "cat TOTAL.py"}, {"command": "ls", "env": ["a", "my_cart"]}):
+        assert not fits(schema, {"tool_calls": [{"name": "exec_shell_command", "arguments": args}]}), args
+    # A choice is the tool's own, and a bounded string is left as it was.
+    assert fits(schema, {"tool_calls": [{"name": "exec_shell_command",
+                                          "arguments": {"command": "x", "mode": "total", "name": "total"}}]})
+    assert with_banned({"type": "string"}, ()) == {"type": "string"}
+
+
+def test_an_excluded_string_becomes_a_grammar_llama_cpp_takes():
+    """The automaton's rules parse as llama.cpp grammar text, nested in a call's schema."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from actors.backends.generic_grammar import schema_to_gbnf, strict_strings
+
+    grep = ToolSpec("grep_search", "Search.", {"type": "object", "properties": {
+        "pattern": {"type": "string"}, "include": {"type": "string"}}, "required": ["pattern"]})
+    schema = generic_schema((grep,), required=False, strict=True, avoid=(("grep_search", {"pattern": "déf ŧotal"}),),
+                            banned=("total", "cart"))
+    text = strict_strings(schema_to_gbnf(schema))
+    assert "\\u0167" in text  # a character past Latin-1, in a class
+    LlamaGrammar.from_string(text, verbose=False)
+
+
+def test_the_made_up_names_are_banned_unless_the_conversation_has_them():
+    from actors.backends.worked_examples import EXAMPLES, MADE_UP, made_up_words
+
+    assert made_up_words([{"role": "user", "content": "Which file defines greet?"}]) == MADE_UP
+    said = [{"role": "user", "content": "What is the TOTAL?"}, {"role": "assistant", "content": "cart.py"},
+            {"role": "tool", "content": "shop.py:1:x"}]
+    assert set(made_up_words(said)) == set(MADE_UP) - {"total", "shop"}
+    # Each name is one of the examples' (and so nowhere else the model reads).
+    shown = json.dumps(EXAMPLES).lower()
+    assert all(word in shown for word in MADE_UP)

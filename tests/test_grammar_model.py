@@ -148,6 +148,43 @@ async def test_a_call_to_avoid_is_never_made_again_under_the_grammar(model_path)
     assert checked >= len(cases) // 2, f"only {checked} calls finished within max_tokens"
 
 
+async def test_the_examples_made_up_names_never_reach_a_call(model_path):  # noqa: F811
+    """With the worked examples shown, asked where greet is defined (the nearest example
+    greps for `def total`, which SmolLM2 copied), the model's calls hold none of the
+    examples' made-up names, in any case, in any free string
+    (worked_examples.made_up_words, generic_grammar.with_banned); and a search ruled
+    out is never made again while another of its length may be."""
+    from actors.backends.worked_examples import MADE_UP
+
+    backend = await LocalBackend.load(model_path, n_ctx=4096)
+    grep = ToolSpec("grep_search", "Search the files for a text.", {
+        "type": "object", "properties": {"pattern": {"type": "string"}, "include": {"type": "string"}},
+        "required": ["pattern"]})
+    run = ToolSpec("exec_shell_command", "Run a command.", {
+        "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
+
+    async def emit(piece):
+        pass
+
+    made = 0
+    try:
+        for ask in ("Where is the function greet defined?", "Which file defines greet?",
+                    "Where is greet defined? Search for it.", "Find the function greet.",
+                    "Where is the function price defined?", "Which file has def main?"):
+            turn = TurnInput(({"role": "user", "content": ask},), (grep, run), max_tokens=60, temperature=1.0,
+                             avoid=(("grep_search", {"pattern": "def greet"}),))
+            result = await backend.generate(turn, emit, threading.Event())
+            for call in result.tool_calls:
+                args = json.loads(call.arguments)
+                text = json.dumps(args).lower()
+                assert not any(word in text for word in MADE_UP), (ask, args)
+                assert args != {"pattern": "def greet"}
+                made += 1
+    finally:
+        await backend.aclose()
+    assert made >= 3, f"only {made} of the answers were calls"
+
+
 async def test_a_path_that_must_exist_can_only_name_a_file_of_the_workspace(model_path, tmp_path):  # noqa: F811
     """read_file and edit_file under the grammar with the workspace's real names
     (TurnInput.names, from actors/names.py): asked for a file that is not there, or

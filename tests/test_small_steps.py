@@ -20,6 +20,7 @@ from actors.backends.worked_examples import EXAMPLES, example_messages
 from actors.engine import SMALL_MODEL_PARAMS, ToolSpec
 from actors.runstate import ended_as
 from actors.tools.files import ReadFile
+from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
 from tests.waiting import wait_state
 
@@ -96,6 +97,9 @@ def test_the_edit_shape_of_several_files_is_one_branch_each():
     shape = small_steps.edit_shape([("a.py", "X = 1\n"), ("b.py", "\n\n"), ("c.py", "Y = 2\nY = 2\nZ = 3\n")])
     assert [b["properties"]["path"]["const"] for b in shape["oneOf"]] == ["a.py", "c.py"]
     assert shape["oneOf"][1]["properties"]["edits"]["items"]["properties"]["old_text"]["enum"] == ["Z = 3"]
+    # new_text is not a line of the file (an edit that changes nothing).
+    new_text = shape["oneOf"][1]["properties"]["edits"]["items"]["properties"]["new_text"]
+    assert not fits(new_text, "Z = 3") and fits(new_text, "Z = 4")
     assert small_steps.edit_shape([]) is None
 
 
@@ -299,3 +303,40 @@ def test_the_examples_keep_their_order_for_the_whole_conversation():
     one = template_messages(first, tools, "generic", examples=True)
     two = template_messages(later, tools, "generic", examples=True)
     assert two[:len(one)] == one
+
+
+async def test_a_file_the_request_names_may_be_edited_before_it_is_read(real_tools, tmp_path):
+    """Asked to change PORT in config.py, the model may edit config.py at once (its
+    lines offered), the file named before any read; a file not there is not offered."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\nHOST = 'x'\n", "lib.py": "y = 2\n"})
+    edit = call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}])
+    d.backend.push(edit, {"text": "PORT is 9090 now."})
+    await conv.send_message("Change PORT in config.py (not in nothere.py) to 9090")
+    await wait_state(conv, "idle", "error")
+    first = d.backend.turns[0]
+    (tool, shape), = first.shapes
+    assert tool == "edit_file" and shape["properties"]["path"] == {"const": "config.py"}
+    assert (folder / "config.py").read_text() == "PORT = 9090\nHOST = 'x'\n"
+    assert small_steps.named_files("see ab.py, bc.py and ab.py", {"ab.py"}.__contains__) == ["ab.py"]
+
+
+async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(real_tools, tmp_path):
+    """"PORT is now 9090" after a read alone is sent back, and the next round is a call
+    of edit_file or write_file (SmolLM2 read the other files instead, round after
+    round), until one changes a file (at most small_steps.CHANGE_ROUNDS rounds)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n", "lib.py": "y = 2\n"})
+    edit = call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}])
+    same = call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 8080"}])
+    d.backend.push(call("read_file", path="config.py"), {"text": "PORT is now 9090."}, same, edit,
+                   {"text": "PORT is 9090 now."})
+    await conv.send_message("change PORT to 9090")
+    await wait_state(conv, "idle", "error")
+    turns = d.backend.turns
+    # The edit that changed nothing failed: the next round still has to change a file.
+    assert [t.tool_choice for t in turns] == [None, None, "required", "required", "none"]
+    for turn in turns[2:4]:
+        left = {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}
+        assert left == {"edit_file", "write_file"}
+    assert (folder / "config.py").read_text() == "PORT = 9090\n" and conv.info.end_reason == "answered"

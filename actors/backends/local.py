@@ -50,6 +50,7 @@ from actors.backends.prompt_cache import (
 )
 from actors.backends.repeats import RepeatWatch
 from actors.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
+from actors.backends.worked_examples import made_up_words
 from actors.backends.written import WrittenReplies
 from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult, is_small_model
 from actors.errors import ContextFull, TurnFailed
@@ -207,9 +208,13 @@ class LocalBackend:
         # planning (every round a call) SmolLM2 wrote the write example's memo.txt over
         # and over instead of its todo list.
         chars = 0 if self.small else int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN)
-        examples = self.small and self.n_ctx >= EXAMPLES_MIN_CTX and tool_choice != "required"
         return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages),
-                                     tools_chars=chars, examples=examples)
+                                     tools_chars=chars, examples=self.shows_examples(tool_choice))
+
+    def shows_examples(self, tool_choice: str | None) -> bool:
+        """Whether the prompt has the worked examples: a small model's, with room for
+        them, on a round that may end with a reply."""
+        return self.small and self.n_ctx >= EXAMPLES_MIN_CTX and tool_choice != "required"
 
     @property
     def small(self) -> bool:
@@ -273,9 +278,11 @@ class LocalBackend:
         elif tools and turn.tool_choice == "none":
             grammar = self._grammars.for_schema(REPLY_SCHEMA)  # generic: a reply, tools described
         elif tools and self.tool_format == "generic":
+            # With the worked examples shown, a call may not hold their made-up names.
+            banned = made_up_words(turn.messages) if self.shows_examples(turn.tool_choice) else ()
             grammar = self._grammars.get(tools, required=turn.tool_choice == "required",
                                          parallel=turn.parallel_calls, avoid=turn.avoid, names=turn.names,
-                                         shapes=turn.shapes)
+                                         shapes=turn.shapes, banned=banned)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
         pipe = PiecePipe(emit, abort)

@@ -46,6 +46,20 @@ EXAMPLES: tuple[Example, ...] = (
 )
 
 
+# The made-up project's names. A small model copied them into its calls (a grep for
+# `def total` when asked where greet is defined, then `include: "items"`), so a call's
+# free strings may not hold them (generic_grammar.with_banned) unless the conversation
+# has them: a file named cart.py, a request about a total.
+MADE_UP = ("limits", "shop", "store", "memo", "cart", "total")
+
+
+def made_up_words(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> tuple[str, ...]:
+    """The MADE_UP names that the conversation (`messages`, without the examples) has
+    nowhere but in the model's own words: the ones its calls may not hold."""
+    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") != "assistant").lower()
+    return tuple(w for w in MADE_UP if w not in said)
+
+
 def _words(text: str) -> set[str]:
     """The words of `text` by their first four letters (`defines` is `defined`)."""
     return {w[:4] for w in re.findall(r"[a-z0-9_]+", text.lower())}
