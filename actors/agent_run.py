@@ -325,14 +325,19 @@ class AgentRun(AssistantStream):
         if not text or ws is None or not self.small_local_model() or self.checks >= small_steps.ANSWER_CHECKS:
             return False
 
-        fault = await trio.to_thread.run_sync(
-            lambda: small_steps.answer_fault(text, exists=lambda rel: exists_in(ws, rel), changed=self.changed))
+        asked = self.asked()
+        fault = await trio.to_thread.run_sync(lambda: small_steps.answer_fault(
+            text, exists=lambda rel: exists_in(ws, rel), changed=self.changed, asked=asked))
         if fault is None:
             return False
         self.checks += 1
         self.step = "change" if fault == small_steps.CLAIMED_CHANGE else "any"
         self.t.upsert(attrs.evolve(notice_item(fault, "info"), for_model=True), urgent=True)
         return True
+
+    def asked(self) -> str:
+        """The person's latest message, as text."""
+        return next((i.text or "" for i in reversed(self.t.items) if i.kind == "user"), "")
 
     def seen_files(self, by: tuple[str, ...] = small_steps.SEEN_BY) -> list[str]:
         """The files this conversation's calls of `by` read or wrote, the latest first."""
@@ -346,7 +351,7 @@ class AgentRun(AssistantStream):
         ws = self.workspace()
         if ws is None:
             return None
-        asked = next((i.text or "" for i in reversed(self.t.items) if i.kind == "user"), "")
+        asked = self.asked()
         limit = small_steps.EDIT_FILE_BYTES
 
         def read() -> list[tuple[str, str]]:

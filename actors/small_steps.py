@@ -195,18 +195,22 @@ _CLAIMS_CHANGE = re.compile(
 ANSWER_CHECKS = 1
 
 
-def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool) -> str | None:
+def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> str | None:
     """What a small model's answer says that the run's record contradicts, told to the
     model (a notice it reads) so it can look again; None when nothing does. Two kinds,
     both from the evaluation: a file the workspace does not have (asked which file
     defines greet, SmolLM2 searched for the example's `def total`, found nothing and
     answered "greet.py"), and a change when none ran (asked to change PORT, it read
-    config.py and answered "PORT is now 8080 and is set to 9090")."""
+    config.py and answered "PORT is now 8080 and is set to 9090"). A change is not
+    looked for in the answer to a question (`asked`, the request, ends with a question
+    mark): asked which file defines greet, SmolLM2 answered "This function has been
+    added to the lib.py module", right but for its verb, and sent back to make the
+    change it claimed, wrote a file of nonsense."""
     missing = [m.group(1) for m in _PATH.finditer(text) if not exists(m.group(1))]
     if missing:
         return (f"Your answer names {missing[0]}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
-    if not changed and _CLAIMS_CHANGE.search(text):
+    if not changed and _CLAIMS_CHANGE.search(text) and not asked.rstrip().endswith(("?", "？")):
         return CLAIMED_CHANGE
     return None
 

@@ -274,6 +274,10 @@ def test_an_answer_is_checked_against_the_files_and_the_changes_made():
     assert "no change was made" in fault("PORT is now 9090.", exists=there, changed=False)
     assert "no change was made" in fault("I have updated config.py.", exists=there, changed=False)
     assert fault("PORT is now 9090.", exists=there, changed=True) is None
+    # The answer to a question claims no change, whatever its verbs; a file must still be there.
+    assert fault("greet has been added to lib.py.", exists=there, changed=False, asked="Which file defines greet?") \
+        is None
+    assert "not a file" in fault("It has been added to xy.py.", exists=there, changed=False, asked="Which file? ")
     for fine in ("PORT is 8080.", "It printed: serving on localhost:8080", "Python 3.11, e.g. here",
                  "See example.com", "Version 1.2.3"):
         assert fault(fine, exists=there, changed=False) is None, fine
