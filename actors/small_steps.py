@@ -181,9 +181,9 @@ def small_parameters(spec: ToolSpec) -> ToolSpec:
 # ---- the answer checked against what the run did ----
 
 # A path the answer names: a name with an extension, maybe under folders (`lib.py`,
-# `src/app.ts`); the stem has two characters at least (`e.g.` is not one).
-_PATH = re.compile(r"(?<![\w/.@:-])((?:[\w-]+/)*[\w-]{2,}\.(?!(?:com|org|net|io|dev)\b)[A-Za-z][A-Za-z0-9]{0,7})"
-                   r"(?![\w/-])")
+# `src/app.ts`, `./lib.py`); the stem has two characters at least (`e.g.` is not one).
+_PATH = re.compile(r"(?<![\w/.@:-])((?:\./)?(?:[\w-]+/)*[\w-]{2,}"
+                   r"\.(?!(?:com|org|net|io|dev)\b)[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
 # An answer that says it changed something.
 _CLAIMS_CHANGE = re.compile(
     r"\b(?:is now|are now|now (?:says|holds|contains|reads)|(?:has|have) been (?:changed|updated|set|created|"
@@ -206,7 +206,7 @@ def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, ask
     mark): asked which file defines greet, SmolLM2 answered "This function has been
     added to the lib.py module", right but for its verb, and sent back to make the
     change it claimed, wrote a file of nonsense."""
-    missing = [m.group(1) for m in _PATH.finditer(text) if not exists(m.group(1))]
+    missing = [m.group(1) for m in _PATH.finditer(text) if not exists(posixpath.normpath(m.group(1)))]
     if missing:
         return (f"Your answer names {missing[0]}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")

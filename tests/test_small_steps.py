@@ -271,6 +271,8 @@ def test_an_answer_is_checked_against_the_files_and_the_changes_made():
     assert "greet.py, which is not a file" in fault("greet is defined in greet.py (line 1).", exists=there,
                                                     changed=False)
     assert fault("greet is defined in lib.py and src/app.ts.", exists=there, changed=False) is None
+    assert fault("greet is defined in ./lib.py.", exists=there, changed=False) is None
+    assert "./greet.py, which is not a file" in fault("It is in ./greet.py.", exists=there, changed=False)
     assert "no change was made" in fault("PORT is now 9090.", exists=there, changed=False)
     assert "no change was made" in fault("I have updated config.py.", exists=there, changed=False)
     assert fault("PORT is now 9090.", exists=there, changed=True) is None
@@ -323,6 +325,8 @@ async def test_a_file_the_request_names_may_be_edited_before_it_is_read(real_too
     assert tool == "edit_file" and shape["properties"]["path"] == {"const": "config.py"}
     assert (folder / "config.py").read_text() == "PORT = 9090\nHOST = 'x'\n"
     assert small_steps.named_files("see ab.py, bc.py and ab.py", {"ab.py"}.__contains__) == ["ab.py"]
+    # A path written from the folder (`./`) is the same file; one outside it is none.
+    assert small_steps.named_files("edit ./ab.py, then ../cd.py", {"ab.py", "cd.py"}.__contains__) == ["ab.py"]
 
 
 async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(real_tools, tmp_path):
