@@ -51,17 +51,8 @@ from actors.mcp_wire import (
     encode_notification,
     encode_result,
 )
-from actors.program import (
-    REAP_S,
-    Program,
-    ProgramEnded,
-    RpcError,
-    StartFailed,
-    child_environment,
-    exit_status,
-    serving,
-    start_program,
-)
+from actors.process import REAP_S, StartFailed, child_environment, exit_status, start_program
+from actors.program import Program, ProgramEnded, RpcError, serving
 
 log = logging.getLogger("bmoe.acp")
 

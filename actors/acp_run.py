@@ -23,7 +23,8 @@ from actors import notices
 from actors.acp import INVALID_PARAMS, REFUSED, AcpFailed, RequestRefused
 from actors.acp_map import CANCELLED, chunk_text, pick_option, plan_text, selected, text_slice, tool_fields
 from actors.env import Env
-from actors.items import EndReason, Item, new_id, notice_item
+from actors.ids import new_id
+from actors.items import EndReason, Item, notice_item
 from actors.policy import decide
 from actors.rules import as_builtin, offered_rule
 from actors.runs import RunEnd, RunRequest

@@ -20,13 +20,15 @@ from typing import Any
 import attrs
 import trio
 
-from actors import goals, history, instructions, names, notices, plans, run_tools, small_steps, subagents
+from actors import cards, goals, history, instructions, names, notices, plans, run_tools, small_steps, subagents
 from actors.backends.repeats import shown_unit
 from actors.compactor import Compactor
-from actors.engine import Piece, ToolSpec, TurnInput, TurnResult, direct_turn, is_small_model
-from actors.env import Env, HookEvent, HookName
-from actors.errors import ContextFull, EngineError, NoModel, NotFound
-from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, new_id, notice_item
+from actors.engine import direct_turn
+from actors.env import Env
+from actors.errors import ContextFull, EngineError, NoModel, NotFound, ToolError
+from actors.hooks_config import HookEvent, HookName
+from actors.ids import new_id
+from actors.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, notice_item
 from actors.own_tools import PLAN_WRITERS, Call, Done, OwnTools
 from actors.policy import ModeWatch, decide
 from actors.prompt import system_prompt
@@ -43,8 +45,9 @@ from actors.runstate import (
 )
 from actors.streaming import AssistantStream
 from actors.tools.paths import PathRefused, read_workspace_text, resolve
-from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolError, ToolOutcome, cap_text
+from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolOutcome, cap_text
 from actors.transcript import Transcript
+from actors.turns import Piece, ToolSpec, TurnInput, TurnResult, is_small_model
 
 # How many times a card is shown again because its file changed while it waited.
 APPROVAL_REDRAWS = 3
@@ -138,8 +141,8 @@ class AgentRun(AssistantStream):
             if self.rounds >= limit:
                 # A plan that was never shown is said so: every round of it was a call.
                 # A helper's limit is its own (subagents.HELPER_ROUNDS), not MAX_ROUNDS.
-                used = notices.ROUNDS_OF.format(n=limit)
-                self.t.notice(notices.PLAN_ROUNDS if self.must_call() else used, "warn", "max_rounds")
+                used = (notices.PLAN_ROUNDS_OF if self.must_call() else notices.ROUNDS_OF).format(n=limit)
+                self.t.notice(used, "warn", "max_rounds")
                 self.end_reason = "max_rounds"
                 return
             self.rounds += 1
@@ -378,7 +381,7 @@ class AgentRun(AssistantStream):
         """Planning ends only with exit_plan_mode or a question (the prompt says so), so
         while those are offered each round must be a call: the local grammar then admits
         only calls, a provider is sent tool_choice "required"."""
-        return self.planning() and plans.EXIT in self.own_names()
+        return self.planning() and cards.EXIT_PLAN in self.own_names()
 
     async def ask(self) -> TurnResult | None:
         """One round with the model. While the context is full: shortens the oldest long
@@ -654,7 +657,7 @@ class AgentRun(AssistantStream):
         if last is not None and last.tool == run_tools.TODO_WRITE and last.state == "done":
             out.append((run_tools.TODO_WRITE, None))
         if self.planning() and not self.t.info.todos:
-            out.append((plans.EXIT, None))
+            out.append((cards.EXIT_PLAN, None))
         return tuple(out)
 
     def avoid_again(self, call: Call, state: str) -> None:
@@ -840,10 +843,10 @@ class AgentRun(AssistantStream):
             if card is None or card.state in ("done", "denied", "error"):
                 continue
             if card.state == "waiting":
-                waited = notices.QUESTION_STOPPED if card.tool == run_tools.ASK_USER else notices.DENIED_WAITING_STOPPED
+                waited = notices.QUESTION_STOPPED if card.tool == cards.ASK_USER else notices.DENIED_WAITING_STOPPED
                 changes: dict[str, Any] = {"state": "denied", "result": waited}
                 plan = self.t.info.plan
-                if card.tool == plans.EXIT and plan is not None and plan.state == "proposed":
+                if card.tool == cards.EXIT_PLAN and plan is not None and plan.state == "proposed":
                     # Its card is gone: the plan goes back to drafting, to be shown again.
                     self.t.set_info(plan=PlanInfo(plan.revision, "drafting"))
             elif card.state == "running":
@@ -856,6 +859,10 @@ class AgentRun(AssistantStream):
         self.pending = []
 
     # ---- the end ----
+
+    def child_run(self, transcript: Transcript, request: RunRequest) -> AgentRun:
+        """A run of the built-in agent for one of this run's helpers (subagents.Parent)."""
+        return AgentRun(transcript, self.env, request)
 
     def finish(self, stop_notice: str | None) -> RunEnd:
         stopped = stop_notice is not None

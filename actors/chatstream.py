@@ -19,8 +19,8 @@ import json
 
 import attrs
 
-from actors.engine import CallOut, Piece, TurnResult
-from actors.items import new_id
+from actors.ids import new_id
+from actors.turns import CallOut, Piece, TurnResult
 
 # One event's data larger than this is not a chat chunk: the stream is refused.
 MAX_EVENT_BYTES = 8 * 1024 * 1024

@@ -11,13 +11,13 @@ import attrs
 import trio
 
 from actors import compaction, history, notices
-from actors.engine import CountsTokens, ToolSpec, TurnInput
 from actors.env import Env
 from actors.items import notice_item
 from actors.providers import DEFAULT_CONTEXT_LENGTH
 from actors.side_turns import SideTurnFailed, side_turn
 from actors.tools.paths import read_workspace_text
 from actors.transcript import Transcript
+from actors.turns import CountsTokens, ToolSpec, TurnInput
 
 
 class Compactor:

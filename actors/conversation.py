@@ -23,14 +23,17 @@ from typing import Any
 import attrs
 import trio
 
-from actors import notices, plans
+from actors import cards, notices, plans
+from actors.acp_run import AcpRun
+from actors.agent_run import AgentRun
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
+from actors.cards import ASK_USER
 from actors.env import Env
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
 from actors.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, PlanInfo, notice_item, user_item
 from actors.rules import kind_of
-from actors.run_tools import ASK_USER, answer_text, check_answer, parse_question
-from actors.runs import Run, RunRequest, new_run
+from actors.run_tools import answer_text, check_answer, parse_question
+from actors.runs import Run, RunRequest
 from actors.transcript import ANSWERABLE_AFTER_RESTART, Transcript
 
 log = logging.getLogger("bmoe.conversation")
@@ -309,8 +312,8 @@ class Conversation:
         answered after a restart starts a run. `always` (a local client's yes for good)
         also keeps the rule the card offers, for the conversation's workspace; Invalid
         when it offers none."""
-        if feedback is not None and len(feedback) > plans.MAX_FEEDBACK_CHARS:
-            raise Invalid(f"The feedback is {len(feedback)} characters; at most {plans.MAX_FEEDBACK_CHARS} are taken.")
+        if feedback is not None and len(feedback) > cards.MAX_FEEDBACK_CHARS:
+            raise Invalid(f"The feedback is {len(feedback)} characters; at most {cards.MAX_FEEDBACK_CHARS} are taken.")
         keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always))
         if keep is not None and self._env.rules is not None:
             await self._env.rules.add(*keep)
@@ -319,7 +322,7 @@ class Conversation:
         """What GET .../plan answers: the plan's text, revision and state."""
         files = self._env.plans
         text = await trio.to_thread.run_sync(files.read, self.id) if files is not None else ""
-        return plans.view(text, self.info.plan, self.info.plan_mode)
+        return cards.view(text, self.info.plan, self.info.plan_mode)
 
     async def answer(self, item_id: str, answer: object, *, local: bool = True) -> None:
         """The person's answer to a question card (a string, or a list of strings for a
@@ -399,8 +402,8 @@ class Conversation:
     def _approve(self, msg: ApprovalMsg) -> tuple[str, str, str] | None:
         """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
         card = self._t.find(msg.item)
-        is_plan = card is not None and card.tool == plans.EXIT
-        value = plans.Decision(msg.approve, None if msg.approve else msg.feedback)
+        is_plan = card is not None and card.tool == cards.EXIT_PLAN
+        value = cards.Decision(msg.approve, None if msg.approve else msg.feedback)
         keep = None
         if msg.always:
             ws_id = self.info.workspace
@@ -609,3 +612,10 @@ def _title_from(text: str) -> str:
 
 
 __all__ = ["Conversation", "save_problem"]
+
+
+def new_run(transcript: Transcript, env: Env, request: RunRequest) -> Run:
+    """The run for the conversation's agent: the built-in one, or another agent's over ACP."""
+    if transcript.info.agent == "builtin":
+        return AgentRun(transcript, env, request)
+    return AcpRun(transcript, env, request)

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import trio
 
 from actors.bus import EventBus
-from actors.engine import Backend, Engine
+from actors.cards import PlanFiles
+from actors.engine import Engine
+from actors.hooks_config import HookEvent
 from actors.items import ConversationRecord
-from actors.plans import PlanFiles
 from actors.rules import RuleBook
 from actors.tools.registry import Registry
+from actors.turns import Backend
 
 if TYPE_CHECKING:
     from actors.acp import AcpAgents
@@ -40,23 +42,6 @@ class Providers(Protocol):
     def context_length(self, route: str) -> int:
         """The context, in tokens, of the model a provider route names."""
         ...
-
-
-HookName = Literal["session_start", "session_end", "pre_tool_use", "post_tool_use"]
-
-
-@attrs.frozen
-class HookEvent:
-    """What a hook is told (actors/hooks.py): the event, the conversation, its
-    workspace, and for a tool's events the tool, its arguments and (after) its result."""
-
-    name: HookName
-    conversation: str
-    workspace: Path | None
-    tool: str | None = None
-    args: dict[str, Any] | None = None
-    result: str | None = None
-    state: str | None = None  # post_tool_use: how the call ended
 
 
 class Hooks(Protocol):

@@ -100,3 +100,7 @@ class ContextFull(EngineError):
 
 class TurnFailed(EngineError):
     """The backend failed while generating."""
+
+
+class ToolError(Exception):
+    """A call that could not be carried out; the text says why and what to do next."""

@@ -16,9 +16,9 @@ from typing import Any
 
 import attrs
 
-from actors.engine import ToolSpec
+from actors.errors import ToolError
 from actors.items import Item, Todo
-from actors.tools.registry import ToolError
+from actors.turns import ToolSpec
 
 NUDGES_IN_A_ROW = 3
 VERIFIER_TURNS = 2  # at most, per message

@@ -46,17 +46,17 @@ import httpx
 import trio
 
 from actors.base import ActorStats, mailbox_depth
-from actors.env import HookEvent
 from actors.hooks_config import (
     CommandHook,
     HookConfig,
+    HookEvent,
     HttpHook,
     event_json,
     hook_environment,
     parse_config,
     shown_url,
 )
-from actors.program import signal_group, wait_exit
+from actors.process import signal_group, wait_exit
 from actors.tools.paths import read_regular
 
 log = logging.getLogger("bmoe.hooks")

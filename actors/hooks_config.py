@@ -30,13 +30,29 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, get_args
+from pathlib import Path
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
-from actors.env import HookEvent, HookName
-from actors.program import command_environment
+from actors.process import command_environment
+
+HookName = Literal["session_start", "session_end", "pre_tool_use", "post_tool_use"]
+
+
+@attrs.frozen
+class HookEvent:
+    """What a hook is told (actors/hooks.py): the event, the conversation, its
+    workspace, and for a tool's events the tool, its arguments and (after) its result."""
+
+    name: HookName
+    conversation: str
+    workspace: Path | None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    result: str | None = None
+    state: str | None = None  # post_tool_use: how the call ended
 
 EVENTS: tuple[HookName, ...] = get_args(HookName)
 TOOL_EVENTS = ("pre_tool_use", "post_tool_use")

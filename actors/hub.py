@@ -33,7 +33,8 @@ from actors.base import ActorStats
 from actors.conversation import Conversation, save_problem
 from actors.env import Env
 from actors.errors import DiskFull, Invalid, NotAFolder, NotFound
-from actors.items import MODES, ConversationInfo, ConversationRecord, Item, Mode, new_id, now
+from actors.ids import new_id, now
+from actors.items import MODES, ConversationInfo, ConversationRecord, Item, Mode
 from actors.notices import CHAT_ONLY_NO_WORKSPACE
 from actors.transcript import info_event, restored
 

@@ -7,11 +7,11 @@ the others out.
 
 from __future__ import annotations
 
-import secrets
-import time
 from typing import Any, Literal, TypeVar, get_args
 
 import attrs
+
+from actors.ids import new_id, now
 
 ItemKind = Literal["user", "assistant", "tool", "notice"]
 ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
@@ -79,15 +79,6 @@ def _one_of(value: Any, allowed: tuple[_L, ...], what: str) -> _L:
         if value == choice:
             return choice
     raise ValueError(f"unknown {what} {value!r}")
-
-
-def new_id(prefix: str = "") -> str:
-    """An opaque, URL-safe id."""
-    return prefix + secrets.token_urlsafe(9)
-
-
-def now() -> float:
-    return round(time.time(), 3)
 
 
 @attrs.frozen

@@ -64,16 +64,8 @@ from actors.mcp_wire import (
     encode_notification,
     encode_result,
 )
-from actors.program import (
-    STDERR_LINE_CHARS,
-    ProgramEnded,
-    RpcError,
-    StartFailed,
-    command_environment,
-    serving,
-    start_program,
-    wait_exit,
-)
+from actors.process import STDERR_LINE_CHARS, StartFailed, command_environment, start_program, wait_exit
+from actors.program import ProgramEnded, RpcError, serving
 from actors.tools.paths import PathRefused, read_regular, resolve
 
 log = logging.getLogger("bmoe.lsp")

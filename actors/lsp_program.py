@@ -17,7 +17,8 @@ import trio
 
 from actors.lsp_wire import Diagnostic, FrameBuffer, Sync, frame
 from actors.mcp_wire import Response, WireError, parse
-from actors.program import READ_CHUNK, Handler, Program, exit_status, signal_group, wait_exit
+from actors.process import READ_CHUNK, exit_status, signal_group, wait_exit
+from actors.program import Handler, Program
 
 
 class LspProgram(Program):

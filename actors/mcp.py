@@ -33,7 +33,7 @@ import attrs
 import trio
 
 from actors.base import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth
-from actors.errors import ActorGone
+from actors.errors import ActorGone, ToolError
 from actors.mcp_config import McpConfig, ServerSpec, Skipped
 from actors.mcp_wire import (
     METHOD_NOT_FOUND,
@@ -50,16 +50,9 @@ from actors.mcp_wire import (
     initialize_params,
     tool_list,
 )
-from actors.program import (
-    STDERR_LINE_CHARS,
-    Program,
-    ProgramEnded,
-    RpcError,
-    StartFailed,
-    serving,
-    start_program,
-)
-from actors.tools.registry import Tool, ToolContext, ToolError, ToolOutcome
+from actors.process import STDERR_LINE_CHARS, StartFailed, start_program
+from actors.program import Program, ProgramEnded, RpcError, serving
+from actors.tools.registry import Tool, ToolContext, ToolOutcome
 
 log = logging.getLogger("bmoe.mcp")
 

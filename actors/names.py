@@ -76,16 +76,3 @@ def call_names(
             if skill_names:
                 out.append((tool.name, arg, skill_names))
     return tuple(out)
-
-
-def with_names(schema: dict[str, Any], names: dict[str, tuple[str, ...]]) -> dict[str, Any]:
-    """A tool's parameters schema whose named string arguments take only the given
-    values (an `enum`); the schema is not changed in place."""
-    props = schema.get("properties")
-    if not isinstance(props, dict) or not names:
-        return schema
-    new_props = dict(props)
-    for arg, values in names.items():
-        if isinstance(new_props.get(arg), dict) and values:
-            new_props[arg] = {**new_props[arg], "enum": list(values)}
-    return {**schema, "properties": new_props}

@@ -6,8 +6,6 @@ way, and a test can name the text it expects.
 
 from __future__ import annotations
 
-from actors.runstate import MAX_ROUNDS
-
 # ---- notices: items of kind `notice` in a conversation ----
 
 STOPPED = "Stopped. Send another message to go on."
@@ -21,9 +19,8 @@ ROUNDS_OF = (
     "The agent used its {n} rounds for this message and stopped. "
     "Send another message to let it go on."
 )
-ROUNDS = ROUNDS_OF.format(n=MAX_ROUNDS)
-PLAN_ROUNDS = (
-    f"The agent planned for {MAX_ROUNDS} rounds without showing a plan or asking a question, and stopped. "
+PLAN_ROUNDS_OF = (
+    "The agent planned for {n} rounds without showing a plan or asking a question, and stopped. "
     "Tell it what to plan, or switch plan mode off, and send again."
 )
 REPEATS = (
@@ -158,3 +155,8 @@ def mode_switched(mode: str) -> str:
         "full": "changes now run without asking",
     }.get(mode, "")
     return f"[The person switched this conversation to {mode} mode while you worked: {what}.]"
+
+DENIED_IN_PLAN_MODE = (
+    "Not done: this conversation is planning, so nothing in the workspace changes. Write the change into the "
+    "plan instead, then call exit_plan_mode."
+)

@@ -10,22 +10,20 @@ after this round (`settled`: a goal reached or blocked, a plan nobody can approv
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import trio
 
-from actors import goals, notices, plans, run_tools, subagents
-from actors.engine import ToolSpec, TurnInput
+from actors import cards, goals, notices, plans, run_tools, subagents
 from actors.env import Env
+from actors.errors import ToolError
 from actors.items import EndReason, Goal, PlanInfo, ToolState
 from actors.runs import RunRequest
 from actors.side_turns import SideTurnFailed, side_turn
-from actors.tools.registry import Tool, ToolContext, ToolError
+from actors.tools.registry import Tool, ToolContext
 from actors.transcript import Transcript
-
-if TYPE_CHECKING:
-    from actors.agent_run import AgentRun
+from actors.turns import ToolSpec, TurnInput
 
 # The tools that write the plan file while the conversation plans.
 PLAN_WRITERS = ("write_file", "edit_file")
@@ -58,7 +56,7 @@ class OwnTools:
         self.verifications = 0  # verifier turns this message
         self.settled: EndReason | None = None  # the run ends after this round, for this reason
         self.helpers: dict[str, subagents.Helper] = {}  # this run's helpers, by their card
-        self.owner: AgentRun | None = None  # the run these tools belong to (helpers need it)
+        self.owner: subagents.Parent | None = None  # the run these tools belong to (helpers need it)
 
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
@@ -82,7 +80,7 @@ class OwnTools:
         """A card's title for one of these tools, None for another tool."""
         if name == plans.ENTER:
             return "Start planning"
-        if name == plans.EXIT:
+        if name == cards.EXIT_PLAN:
             return "Show the plan"
         if name == goals.UPDATE_GOAL:
             return "Update the goal"
@@ -94,7 +92,7 @@ class OwnTools:
             return "Message a helper"
         if name == run_tools.TODO_WRITE:
             return "Update the todo list"
-        if name == run_tools.ASK_USER:
+        if name == cards.ASK_USER:
             question = args.get("question")
             return f"Ask: {question}" if isinstance(question, str) and question else "Ask the person"
         return None
@@ -136,8 +134,8 @@ class OwnTools:
         if not self.t.info.plan_mode:
             return Done("error", plans.NOT_PLANNING)
         given = args.get("plan")
-        if given is not None and (not isinstance(given, str) or len(given.encode()) > plans.MAX_PLAN_BYTES):
-            return Done("error", plans.BAD_PLAN.format(limit=plans.MAX_PLAN_BYTES))
+        if given is not None and (not isinstance(given, str) or len(given.encode()) > cards.MAX_PLAN_BYTES):
+            return Done("error", plans.BAD_PLAN.format(limit=cards.MAX_PLAN_BYTES))
         if given is not None and given.strip():
             await trio.to_thread.run_sync(files.write, self.t.id, given)
         text = await trio.to_thread.run_sync(files.read, self.t.id)
@@ -154,11 +152,11 @@ class OwnTools:
         answered, answer = await self.t.wait_answer(call.card, "approval")
         if not answered:
             return Done("denied", notices.DENIED_WAITING_STOPPED)
-        decision = answer if isinstance(answer, plans.Decision) else plans.Decision(bool(answer))
+        decision = answer if isinstance(answer, cards.Decision) else cards.Decision(bool(answer))
         done = self.decide_plan(decision, text)
         return done
 
-    def decide_plan(self, decision: plans.Decision, text: str) -> Done:
+    def decide_plan(self, decision: cards.Decision, text: str) -> Done:
         """The person approved or rejected the plan shown: say so everywhere."""
         plan = self.t.info.plan
         revision = plan.revision if plan else 1
@@ -173,7 +171,7 @@ class OwnTools:
 
     async def run(self, call: Call, args: dict[str, Any]) -> Done:
         """A tool the run carries out itself (actors/run_tools.py, plans.py, goals.py)."""
-        if call.name in (plans.ENTER, plans.EXIT):
+        if call.name in (plans.ENTER, cards.EXIT_PLAN):
             return await self.run_plan_tool(call, args)
         if call.name == goals.UPDATE_GOAL:
             return await self.update_goal(call, args)

@@ -10,22 +10,12 @@ ends and the run carries the plan out) or rejects with feedback (the model revis
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any
 
-import attrs
-
-from actors.atomic import write_atomic
-from actors.engine import ToolSpec
-from actors.items import PlanInfo, PlanState
-
-MAX_PLAN_BYTES = 256 * 1024
-# What the person may say with a rejection or a denial (the model reads it whole).
-MAX_FEEDBACK_CHARS = 4000
+from actors.cards import EXIT_PLAN
+from actors.turns import ToolSpec
 
 ENTER = "enter_plan_mode"
-EXIT = "exit_plan_mode"
 
 ENTER_SPEC = ToolSpec(
     ENTER,
@@ -34,7 +24,7 @@ ENTER_SPEC = ToolSpec(
     {"type": "object", "properties": {}},
 )
 EXIT_SPEC = ToolSpec(
-    EXIT,
+    EXIT_PLAN,
     "Show the plan to the person and wait for their approval: give it as `plan`, or leave `plan` out to show "
     "what you wrote to the plan file. Approved, you carry it out; rejected, you read why and revise the plan.",
     {"type": "object", "properties": {
@@ -59,10 +49,7 @@ NOBODY_TO_APPROVE = (
     "No one is here to approve the plan in this scheduled run, so it stays proposed for the person to read later. "
     "Stop here."
 )
-DENIED_IN_PLAN_MODE = (
-    "Not done: this conversation is planning, so nothing in the workspace changes. Write the change into the "
-    "plan instead, then call exit_plan_mode."
-)
+
 
 
 def rejected(feedback: str | None) -> str:
@@ -81,56 +68,3 @@ def prompt_lines(path: Path) -> list[str]:
     ]
 
 
-@attrs.frozen
-class Decision:
-    """The person's answer to an approval card, a plan's or a call's: yes or no, and
-    with a no, what they said (`feedback`, None or blank when they said nothing)."""
-
-    approve: bool
-    feedback: str | None = None
-
-
-@attrs.frozen
-class PlanFiles:
-    """The plan files, one per conversation, in the daemon's data folder."""
-
-    folder: Path
-
-    def path(self, conversation_id: str) -> Path:
-        return self.folder / f"{conversation_id}.md"
-
-    def read(self, conversation_id: str) -> str:
-        """The plan's text ("" when none was written); at most MAX_PLAN_BYTES."""
-        try:
-            fd = os.open(self.path(conversation_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            return ""
-        try:
-            raw = os.read(fd, MAX_PLAN_BYTES)
-        finally:
-            os.close(fd)
-        return raw.decode("utf-8", errors="replace")
-
-    def write(self, conversation_id: str, text: str) -> None:
-        """Replace the plan's text, whole (the folder is made when missing)."""
-        write_atomic(self.path(conversation_id), text.encode("utf-8"))
-
-    def remove(self, conversation_id: str) -> None:
-        try:
-            os.unlink(self.path(conversation_id))
-        except OSError:
-            pass
-
-    def is_plan(self, conversation_id: str, args: dict[str, Any]) -> bool:
-        """Whether a write_file/edit_file call's path is this conversation's plan file."""
-        raw = args.get("path")
-        if not isinstance(raw, str) or not raw:
-            return False
-        return os.path.abspath(os.path.expanduser(raw)) == str(self.path(conversation_id))
-
-
-def view(text: str, plan: PlanInfo | None, plan_mode: bool) -> dict[str, Any]:
-    """What GET .../plan and a `plan` event carry."""
-    state: PlanState = plan.state if plan is not None else "drafting"
-    return {"text": text, "revision": plan.revision if plan is not None else 0, "state": state,
-            "plan_mode": plan_mode}

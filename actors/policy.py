@@ -12,7 +12,7 @@ from typing import Literal
 
 import attrs
 
-from actors import notices, plans
+from actors import notices
 from actors.items import Mode
 
 Action = Literal["run", "ask", "refuse"]
@@ -43,7 +43,7 @@ def decide(
     if not change:
         return RUN
     if planning:
-        return Verdict("refuse", plans.DENIED_IN_PLAN_MODE)
+        return Verdict("refuse", notices.DENIED_IN_PLAN_MODE)
     if mode == "read_only":
         return Verdict("refuse", notices.DENIED_READ_ONLY)
     if mode == "full":

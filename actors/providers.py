@@ -40,10 +40,10 @@ import trio
 
 from actors.atomic import write_all, write_atomic
 from actors.chatstream import MAX_EVENT_BYTES, ChatStream, StreamError, error_text
-from actors.engine import Aborted, Emit, TurnInput, TurnResult
 from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
 from actors.http_read import body_lines, read_body, read_until
 from actors.tools.paths import open_regular, read_fd
+from actors.turns import Aborted, Emit, TurnInput, TurnResult
 
 log = logging.getLogger("bmoe.providers")
 

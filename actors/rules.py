@@ -26,7 +26,7 @@ import attrs
 import trio
 
 from actors.atomic import read_own_file, write_atomic
-from actors.items import new_id, now
+from actors.ids import new_id, now
 from actors.tools.paths import PathRefused, relative, resolve
 from actors.tools.shell_words import NotPlain, Word, split_pipeline
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import attrs
 
-from actors.engine import ToolSpec
+from actors.cards import ASK_USER
+from actors.errors import ToolError
 from actors.items import TODO_STATUSES, Todo
-from actors.tools.registry import ToolError
+from actors.turns import ToolSpec
 
 MAX_TODOS = 50
 MAX_TODO_CHARS = 500
@@ -24,7 +25,6 @@ MAX_QUESTION_CHARS = 2000
 MAX_OPTION_CHARS = 200
 
 TODO_WRITE = "todo_write"
-ASK_USER = "ask_user_question"
 
 TODO_SPEC = ToolSpec(
     TODO_WRITE,

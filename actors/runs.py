@@ -2,8 +2,8 @@
 
 A run works one message: the built-in agent's loop (actors/agent_run.py) or another
 agent's prompt over ACP (actors/acp_run.py). The conversation actor knows only the
-`Run` protocol and `new_run`: a new kind of run is a module and a line in `new_run`,
-not an edit of the actor.
+`Run` protocol and its `new_run` (actors/conversation.py): a new kind of run is a module
+and a line there.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from typing import Literal, Protocol
 
 import attrs
 
-from actors.env import Env
 from actors.items import ConversationState, EndReason
-from actors.transcript import Transcript
 
 
 @attrs.frozen
@@ -57,14 +55,3 @@ class Run(Protocol):
         state and why the run ended; `stop_notice` when the run was stopped (the notice
         that says why). Synchronous, so nothing can interrupt it."""
         ...
-
-
-def new_run(transcript: Transcript, env: Env, request: RunRequest) -> Run:
-    """The run for the conversation's agent."""
-    if transcript.info.agent == "builtin":
-        from actors.agent_run import AgentRun
-
-        return AgentRun(transcript, env, request)
-    from actors.acp_run import AcpRun
-
-    return AcpRun(transcript, env, request)

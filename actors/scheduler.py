@@ -43,7 +43,8 @@ from actors.base import ActorStats
 from actors.conversation import Conversation
 from actors.errors import Busy, Invalid, NotFound
 from actors.hub import Hub
-from actors.items import MODES, Mode, new_id, notice_item, user_item
+from actors.ids import new_id
+from actors.items import MODES, Mode, notice_item, user_item
 from actors.schedule import InvalidSchedule, Schedule, local_zone, next_due, parse_schedule
 
 log = logging.getLogger("bmoe.scheduler")

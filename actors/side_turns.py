@@ -4,9 +4,10 @@ rounds go: the engine's turn line for the local model, the provider otherwise.""
 
 from __future__ import annotations
 
-from actors.engine import Piece, TurnInput, direct_turn
+from actors.engine import direct_turn
 from actors.env import Env
 from actors.errors import EngineError, NotFound
+from actors.turns import Piece, TurnInput
 
 
 class SideTurnFailed(Exception):

@@ -43,9 +43,9 @@ from typing import Literal
 
 import attrs
 
-from actors import goals, plans, subagents
+from actors import cards, goals, plans, subagents
 from actors.backends import generic_grammar
-from actors.engine import ToolSpec
+from actors.turns import ToolSpec
 
 Step = Literal["any", "answer", "change"]
 
@@ -74,7 +74,7 @@ def small_specs(specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpe
     questions or plan mode otherwise."""
     kept = {goals.UPDATE_GOAL, subagents.TASK, subagents.SEND}
     if planning:
-        kept |= {plans.EXIT} | {s.name for s in specs if s.name not in {plans.ENTER}}
+        kept |= {cards.EXIT_PLAN} | {s.name for s in specs if s.name not in {plans.ENTER}}
     return tuple(s for s in specs if s.name in kept)
 
 

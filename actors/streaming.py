@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import attrs
 
-from actors.items import Item, new_id
+from actors.ids import new_id
+from actors.items import Item
 from actors.transcript import Transcript
 
 

@@ -15,18 +15,18 @@ of this run for at most CONTINUE_ROUNDS more rounds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import trio
 
-from actors.engine import ToolSpec
-from actors.items import ConversationInfo, ConversationRecord, Item, now, user_item
-from actors.runs import RunRequest
-from actors.tools.registry import RESULT_CAP_BYTES, ToolError, cap_text
+from actors.env import Env
+from actors.errors import ToolError
+from actors.ids import now
+from actors.items import ConversationInfo, ConversationRecord, Item, user_item
+from actors.runs import RunEnd, RunRequest
+from actors.tools.registry import RESULT_CAP_BYTES, cap_text
 from actors.transcript import Transcript
-
-if TYPE_CHECKING:
-    from actors.agent_run import AgentRun
+from actors.turns import ToolSpec
 
 TASK = "task"
 SEND = "send_subagent_message"
@@ -85,6 +85,32 @@ def task_args(args: dict[str, Any]) -> tuple[str, str, HelperKind]:
     return text.strip()[:120], prompt, "explore" if kind == "explore" else "general"
 
 
+class ChildRun(Protocol):
+    """A helper's run, as its helper drives it."""
+
+    rounds: int
+
+    async def loop(self) -> None: ...
+
+    def finish(self, stop_notice: str | None) -> RunEnd: ...
+
+
+class Parent(Protocol):
+    """What a helper sees of the run that started it: its record, its environment and
+    request, and how it starts a run of the same agent for the helper."""
+
+    @property
+    def t(self) -> Transcript: ...
+
+    @property
+    def env(self) -> Env: ...
+
+    @property
+    def req(self) -> RunRequest: ...
+
+    def child_run(self, transcript: Transcript, request: RunRequest) -> ChildRun: ...
+
+
 class _TaskPublisher:
     """A helper's events, as events of its parent's card."""
 
@@ -102,7 +128,7 @@ class Helper:
     """One helper of a run: its record, and its runs (the task, then any continuation)."""
 
     def __init__(
-        self, parent: AgentRun, card_id: str, kind: HelperKind, description: str, items: tuple[Item, ...] = (),
+        self, parent: Parent, card_id: str, kind: HelperKind, description: str, items: tuple[Item, ...] = (),
         rounds: int = 0,
     ) -> None:
         self.parent = parent
@@ -119,7 +145,7 @@ class Helper:
                             on_change=self._changed, waits_of=parent.t)
 
     @classmethod
-    def from_card(cls, parent: AgentRun, card: Item) -> Helper | None:
+    def from_card(cls, parent: Parent, card: Item) -> Helper | None:
         """A finished helper of an earlier run, from what its card kept."""
         kept = card.task or {}
         if kept.get("state") not in ("done", "error", "stopped"):
@@ -145,8 +171,6 @@ class Helper:
     async def work(self, message: str, rounds: int) -> str:
         """Run the helper on `message` for at most `rounds` rounds; its final answer.
         Cancelled (the parent stopped): its cards end, it says it stopped."""
-        from actors.agent_run import AgentRun
-
         limit = self.parent.env.helpers if self.parent.t.info.route == "local" else None
         self.state = "waiting"
         self.t.upsert(user_item(message), urgent=True)
@@ -154,7 +178,7 @@ class Helper:
             self.state = "running"
             self.keep()
             req = self.parent.req
-            run = AgentRun(self.t, self.parent.env, RunRequest(
+            run = self.parent.child_run(self.t, RunRequest(
                 local=req.local, unattended=req.unattended, think=req.think, helper=self.kind, max_rounds=rounds))
             stopped = True
             try:

@@ -22,8 +22,10 @@ from typing import Any, Literal, Protocol
 import attrs
 import trio
 
-from actors import notices, plans
+from actors import cards, notices
+from actors.cards import ASK_USER
 from actors.errors import NotFound
+from actors.ids import now
 from actors.items import (
     ConversationInfo,
     ConversationRecord,
@@ -32,9 +34,7 @@ from actors.items import (
     Item,
     NoticeLevel,
     notice_item,
-    now,
 )
-from actors.run_tools import ASK_USER
 
 
 class Publisher(Protocol):
@@ -233,7 +233,7 @@ class Transcript:
 
     def publish_plan(self, text: str) -> None:
         """A `plan` event: the plan as it stands (its text, revision and state)."""
-        data = {"conversation": self.id, **plans.view(text, self._info.plan, self._info.plan_mode)}
+        data = {"conversation": self.id, **cards.view(text, self._info.plan, self._info.plan_mode)}
         self._bus.publish("plan", data, local_only=self.local_only)
 
     def notice(self, text: str, level: NoticeLevel = "info", end_reason: EndReason | None = None) -> None:
@@ -258,13 +258,13 @@ class Transcript:
                 self.set_info(state="running")
         return slot.answered, slot.answer
 
-    async def wait_approval(self, card_id: str) -> plans.Decision | None:
+    async def wait_approval(self, card_id: str) -> cards.Decision | None:
         """An approval's answer (yes or no, and what the person said with a no), or None
         when the wait ended without one."""
         answered, answer = await self.wait_answer(card_id, "approval")
         if not answered:
             return None
-        return answer if isinstance(answer, plans.Decision) else plans.Decision(bool(answer))
+        return answer if isinstance(answer, cards.Decision) else cards.Decision(bool(answer))
 
     def answer(self, card_id: str, value: object, kind: WaitKind = "approval") -> None:
         """The person's answer; NotFound when that card is not waiting for one of `kind`."""
@@ -340,7 +340,7 @@ def cards_waiting(item: Item) -> int:
 
 # Cards a person can still answer after a restart (a question, a proposed plan): the
 # answer starts a run that goes on from it.
-ANSWERABLE_AFTER_RESTART = (ASK_USER, plans.EXIT)
+ANSWERABLE_AFTER_RESTART = (ASK_USER, cards.EXIT_PLAN)
 
 
 def info_event(info: ConversationInfo) -> dict[str, Any]:

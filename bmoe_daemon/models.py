@@ -18,8 +18,9 @@ import cattrs
 import trio
 
 from actors.atomic import read_own_file, write_atomic
-from actors.engine import Backend, Engine, Loader, ModelState
+from actors.engine import Engine, Loader, ModelState
 from actors.model_scan import inside_places, places
+from actors.turns import Backend
 from bmoe_daemon.config import Config
 
 log = logging.getLogger("bmoe.models")

@@ -27,7 +27,8 @@ from actors.acp import AcpAgents, load_specs
 from actors.atomic import write_atomic
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.engine import Backend, Engine, Loader, ModelState
+from actors.cards import PlanFiles
+from actors.engine import Engine, Loader, ModelState
 from actors.env import Env
 from actors.errors import TurnFailed
 from actors.hooks import HOOKS_FILE, HookRunner
@@ -35,7 +36,6 @@ from actors.hub import Hub
 from actors.lsp import LspManager
 from actors.mcp import McpManager
 from actors.mcp_config import McpConfig, load_config
-from actors.plans import PlanFiles
 from actors.providers import ProviderDirectory
 from actors.rules import RuleBook
 from actors.scheduler import Scheduler
@@ -45,6 +45,7 @@ from actors.tools.registry import Registry
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
 from actors.tools.skill_tool import UseSkill
+from actors.turns import Backend
 from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import LOG_BACKUPS, Config

@@ -12,12 +12,13 @@ from hypothesis import HealthCheck, settings
 from actors.atomic import write_atomic
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
+from actors.cards import PlanFiles
 from actors.engine import Engine
 from actors.env import Env
+from actors.errors import ToolError
 from actors.hub import Hub
-from actors.plans import PlanFiles
 from actors.rules import RuleBook
-from actors.tools.registry import Registry, ToolContext, ToolError, ToolOutcome
+from actors.tools.registry import Registry, ToolContext, ToolOutcome
 from bmoe_daemon.store import Store
 
 # The suite runs on small shared machines (2 cores, other work beside it): timing is

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.chatstream import MAX_ANSWER_CHARS, MAX_CALLS, MAX_EVENT_BYTES, ChatStream, StreamError, error_text
-from actors.engine import Piece
+from actors.turns import Piece
 
 
 def sse(*chunks: object, done: bool = True) -> list[str]:

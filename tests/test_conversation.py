@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 import trio
 
+from actors.cards import MAX_FEEDBACK_CHARS
 from actors.errors import Busy, Invalid, NotFound
 from actors.notices import CONTEXT_FULL as NOTICE_CONTEXT_FULL
-from actors.notices import DENIED_BY_PERSON
+from actors.notices import DENIED_BY_PERSON, ROUNDS_OF
 from actors.notices import REPEATS as NOTICE_REPEATS
-from actors.notices import ROUNDS as NOTICE_ROUNDS
 from actors.notices import SHORTENED as NOTICE_SHORTENED
-from actors.plans import MAX_FEEDBACK_CHARS
 from actors.prompt import PROMPT_CAP_CHARS, system_prompt
 from actors.runstate import MAX_ROUNDS
 from tests.filler import numbered
@@ -165,7 +164,7 @@ async def test_round_limit(daemon):
     await conv.send_message("loop")
     await wait_state(conv, "idle")
     assert len(daemon.backend.turns) == MAX_ROUNDS
-    assert conv.items[-1].kind == "notice" and conv.items[-1].text == NOTICE_ROUNDS
+    assert conv.items[-1].kind == "notice" and conv.items[-1].text == ROUNDS_OF.format(n=MAX_ROUNDS)
     assert len(tool_items(conv)) == MAX_ROUNDS
 
 

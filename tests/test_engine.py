@@ -9,8 +9,9 @@ import pytest
 import trio
 
 from actors.backends.scripted import ScriptedBackend
-from actors.engine import Aborted, Engine, TurnInput
+from actors.engine import Engine
 from actors.errors import ActorGone, ContextFull, NoModel, TurnFailed
+from actors.turns import Aborted, TurnInput
 from tests.waiting import wait_for
 
 MSG = TurnInput(({"role": "user", "content": "hi"},))

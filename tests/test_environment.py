@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.program import child_environment, command_environment
+from actors.process import child_environment, command_environment
 from actors.tools.shell import run_command
 
 SECRETS = {"OPENAI_API_KEY": "sk-a", "ANTHROPIC_AUTH_TOKEN": "t-b", "HF_TOKEN": "hf-c",

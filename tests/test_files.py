@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 import trio
 
+from actors.errors import ToolError
 from actors.tools.files import MAX_READ_BYTES, EditFile, GetInfo, ReadFile, WriteFile, plan_edit
 from actors.tools.paths import PathRefused
-from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolError
+from actors.tools.registry import RESULT_CAP_BYTES, ToolContext
 from tests.special_files import BOUND_S, fifo, sparse, watchdog, zero_link
 
 

@@ -19,8 +19,8 @@ from actors.backends.generic_grammar import (
     generic_schema,
     loosened,
 )
-from actors.engine import ToolSpec
 from actors.toolcalls import ToolCallParser
+from actors.turns import ToolSpec
 
 
 def spec(name: str, kind: str) -> ToolSpec:

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from actors import goals, history, notices
-from actors.engine import TurnInput
 from actors.errors import Busy
 from actors.items import Goal
+from actors.turns import TurnInput
 from tests.waiting import wait_for, wait_state
 
 DONE = {"name": "update_goal", "arguments": {"completed": True}}

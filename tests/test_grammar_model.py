@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from actors.backends.local import LocalBackend
-from actors.engine import ToolSpec, TurnInput
+from actors.turns import ToolSpec, TurnInput
 from tests.test_model import model_path  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.model

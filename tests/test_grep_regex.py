@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from actors.errors import ToolError
 from actors.tools.grep_search import (
     LONG_LINE_UNITS,
     SEARCH_CALL_UNITS,
@@ -18,7 +19,6 @@ from actors.tools.grep_search import (
     grep_data,
     matching_lines,
 )
-from actors.tools.registry import ToolError
 
 # ---- a grammar of patterns: nested groups, repeats and alternations ----
 

@@ -22,13 +22,13 @@ from hypothesis import strategies as st
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
+from actors.cards import PlanFiles
 from actors.engine import Engine
-from actors.env import Env, HookEvent
+from actors.env import Env
 from actors.hooks import HOOKS_FILE, HookRunner
-from actors.hooks_config import NameGlob, parse_config
+from actors.hooks_config import HookEvent, NameGlob, parse_config
 from actors.hub import Hub
-from actors.plans import PlanFiles
-from actors.program import is_provider_key
+from actors.process import is_provider_key
 from actors.tools.registry import Registry, ToolContext, ToolOutcome
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config

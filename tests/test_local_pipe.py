@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from actors.backends.piece_pipe import PIPE_PIECES, PiecePipe
-from actors.engine import Aborted, AbortFlag, Piece
+from actors.turns import Aborted, AbortFlag, Piece
 
 
 async def run_pipe(n: int, emit, abort: threading.Event):

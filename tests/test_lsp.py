@@ -21,11 +21,11 @@ import trio
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
+from actors.cards import PlanFiles
 from actors.engine import Engine
 from actors.env import Env
 from actors.hub import Hub
 from actors.lsp import DIAGNOSTICS_WAIT_S, LanguageServer, LspManager, search_path
-from actors.plans import PlanFiles
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext

@@ -28,6 +28,7 @@ from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
 from actors.engine import Engine
 from actors.env import Env
+from actors.errors import ToolError
 from actors.hub import Hub
 from actors.mcp import McpManager, McpUnavailable
 from actors.mcp_config import DEFAULT_TIMEOUT_MS, McpConfig, ServerSpec, load_config, parse_config
@@ -46,7 +47,7 @@ from actors.mcp_wire import (
     tool_list,
 )
 from actors.tools.files import ReadFile
-from actors.tools.registry import Registry, ToolContext, ToolError
+from actors.tools.registry import Registry, ToolContext
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext

@@ -13,10 +13,11 @@ import pytest
 import trio
 
 from actors.backends.local import LocalBackend, bundled_model_path, gpu_offload_supported
-from actors.engine import Aborted, Engine, TurnInput
+from actors.engine import Engine
 from actors.prompt import system_prompt
 from actors.tools.registry import Registry
 from actors.tools.testing import test_tools as offered_tools  # not collected as a test
+from actors.turns import Aborted, TurnInput
 from tests.daemon_proc import SSE, run_daemon
 
 pytestmark = pytest.mark.model

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from actors.names import INDEX_FILES, call_names, prompt_index, with_names, workspace_files
+from actors.backends.generic_grammar import with_names
+from actors.names import INDEX_FILES, call_names, prompt_index, workspace_files
 from actors.tools.files import EditFile, ReadFile, WriteFile
 from actors.tools.skill_tool import UseSkill
 

@@ -11,6 +11,7 @@ import attrs
 import pytest
 import trio
 
+from actors import cards as card_names
 from actors import notices, plans
 from actors.agent_run import AgentRun
 from actors.errors import Busy
@@ -90,7 +91,7 @@ async def test_exit_plan_mode_writes_the_plan_it_is_given_then_shows_it(real_too
     d = real_tools
     folder, conv = await project(d, tmp_path)
     # Too long, and no loop (a run cuts a loop, actors/backends/repeats.py): numbers counting up.
-    huge = " ".join(map(str, range(plans.MAX_PLAN_BYTES)))[: plans.MAX_PLAN_BYTES + 1]
+    huge = " ".join(map(str, range(card_names.MAX_PLAN_BYTES)))[: card_names.MAX_PLAN_BYTES + 1]
     given = "1. Add greet() to app.py\n"
     d.backend.push({"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": 7}}]},
                    {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": huge}}]},
@@ -98,7 +99,7 @@ async def test_exit_plan_mode_writes_the_plan_it_is_given_then_shows_it(real_too
                    {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": given}}]})
     await conv.send_message("plan a greeting", plan=True)
     await wait_state(conv, "waiting")
-    bad = plans.BAD_PLAN.format(limit=plans.MAX_PLAN_BYTES)
+    bad = plans.BAD_PLAN.format(limit=card_names.MAX_PLAN_BYTES)
     assert [(c.state, c.result) for c in cards(conv)[:2]] == [("error", bad), ("error", bad)]
     assert cards(conv)[2].state == "error" and "plan file is empty" in cards(conv)[2].result
     offered = next(t for t in d.backend.turns[0].tools if t.name == "exit_plan_mode")
@@ -176,7 +177,7 @@ async def test_planning_refuses_every_change_at_run_time_even_when_offered(real_
     ]
     for tool, args in calls:
         done = await run.run_tool(tool, "no-card", args)
-        assert (done.state, done.result) == ("denied", plans.DENIED_IN_PLAN_MODE), tool.name
+        assert (done.state, done.result) == ("denied", notices.DENIED_IN_PLAN_MODE), tool.name
     assert (folder / "app.py").read_text() == "x = 1\n"
     # A read still runs, and a command the classifier lets run without a card.
     done = await run.run_tool(registry.get("exec_shell_command"), "no-card", {"command": "cat app.py"})
@@ -190,7 +191,7 @@ async def test_a_write_outside_the_plan_file_is_refused_while_planning(real_tool
     d.backend.push({"tool_calls": [sneak]}, {"text": "ok"})
     await conv.send_message("plan", plan=True)
     await wait_state(conv, "idle")
-    assert cards(conv)[0].state == "denied" and cards(conv)[0].result == plans.DENIED_IN_PLAN_MODE
+    assert cards(conv)[0].state == "denied" and cards(conv)[0].result == notices.DENIED_IN_PLAN_MODE
     assert (folder / "app.py").read_text() == "x = 1\n"
 
 
@@ -203,7 +204,7 @@ async def test_planning_that_never_shows_a_plan_ends_at_the_round_cap_and_says_s
     await wait_state(conv, "idle")
     assert len(d.backend.turns) == MAX_ROUNDS
     assert {t.tool_choice for t in d.backend.turns} == {"required"}
-    assert conv.items[-1].kind == "notice" and conv.items[-1].text == notices.PLAN_ROUNDS
+    assert conv.items[-1].kind == "notice" and conv.items[-1].text == notices.PLAN_ROUNDS_OF.format(n=MAX_ROUNDS)
     assert conv.info.end_reason == "max_rounds" and conv.info.plan_mode is True
 
 
@@ -335,7 +336,7 @@ async def test_plan_routes_over_http(tmp_path):
 
 
 def test_a_plan_file_is_read_without_following_a_link(tmp_path):
-    files = plans.PlanFiles(tmp_path)
+    files = card_names.PlanFiles(tmp_path)
     secret = tmp_path / "secret"
     secret.write_text("TOP SECRET")
     (tmp_path / "c1.md").symlink_to(secret)

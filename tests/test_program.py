@@ -7,7 +7,7 @@ import logging
 import psutil
 import trio
 
-from actors.program import command_environment, exit_status, reap, start_program
+from actors.process import command_environment, exit_status, reap, start_program
 
 MARK = "271.828"
 

@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 
 from actors.backends.local import LocalBackend, bundled_model_path
 from actors.backends.prompt_cache import common_prefix, kept_chunks
-from actors.engine import Engine, TurnInput, TurnResult
+from actors.engine import Engine
 from actors.prompt import system_prompt
+from actors.turns import TurnInput, TurnResult
 from tests.test_model import EvalLog
 
 CTX = 2048

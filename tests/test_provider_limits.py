@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.chatstream import MAX_EVENT_BYTES, SseLines, StreamError
-from actors.engine import Aborted, Piece, TurnInput
 from actors.errors import TurnFailed
 from actors.providers import MAX_SETTINGS_BYTES, ProviderBackend, ProviderDirectory
+from actors.turns import Aborted, Piece, TurnInput
 from bmoe_daemon.store import write_atomic
 from tests.openai_stub import OpenAIStub, answer, chunk
 

@@ -19,9 +19,10 @@ import trio
 
 from actors import atomic as atomic_mod
 from actors import providers as providers_mod
-from actors.engine import Aborted, Piece, ToolSpec, TurnInput, direct_turn
+from actors.engine import direct_turn
 from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
 from actors.providers import ProviderBackend, ProviderDirectory, check_base_url, slug
+from actors.turns import Aborted, Piece, ToolSpec, TurnInput
 from bmoe_daemon.store import write_atomic
 from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, text_chunks
 from tests.peers import need_modules

@@ -8,9 +8,8 @@ import pytest
 import trio
 
 from actors import history, notices, run_tools
-from actors.errors import Busy, Invalid, NotFound, NothingToResume
+from actors.errors import Busy, Invalid, NotFound, NothingToResume, ToolError
 from actors.items import Todo
-from actors.tools.registry import ToolError
 from actors.transcript import restored
 from tests.waiting import drained, wait_for, wait_state
 

@@ -9,7 +9,8 @@ import psutil
 import pytest
 import trio
 
-from actors.tools.registry import ToolContext, ToolError
+from actors.errors import ToolError
+from actors.tools.registry import ToolContext
 from actors.tools.shell import MAX_OUTPUT_BYTES, ExecShellCommand, arguments_stay_inside
 from tests.test_conversation import tool_items
 from tests.waiting import wait_for, wait_state

@@ -18,6 +18,7 @@ from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
 from actors.engine import Engine
 from actors.env import Env
+from actors.errors import ToolError
 from actors.hub import Hub
 from actors.skills import (
     SkillCatalog,
@@ -27,7 +28,7 @@ from actors.skills import (
     read_place,
     render_skill,
 )
-from actors.tools.registry import ToolContext, ToolError
+from actors.tools.registry import ToolContext
 from actors.tools.skill_tool import UseSkill
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config

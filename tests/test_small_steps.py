@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from actors import small_steps
 from actors.backends.template_messages import template_messages
 from actors.backends.worked_examples import EXAMPLES, example_messages
-from actors.engine import SMALL_MODEL_PARAMS, ToolSpec
 from actors.runstate import ended_as
 from actors.tools.files import ReadFile
+from actors.turns import SMALL_MODEL_PARAMS, ToolSpec
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
 from tests.waiting import wait_state

@@ -15,11 +15,11 @@ import trio
 
 from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
+from actors.cards import PlanFiles
 from actors.engine import Engine
 from actors.env import Env
 from actors.errors import Invalid
 from actors.hub import Hub
-from actors.plans import PlanFiles
 from actors.schedule import parse_schedule
 from actors.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
 from actors.tools.registry import Registry

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from actors.backends.template_messages import generic_tools_text, template_messages
-from actors.engine import ToolSpec
 from actors.tools.files import EditFile, ReadFile, WriteFile
 from actors.tools.registry import Registry
+from actors.turns import ToolSpec
 
 GREP = ToolSpec("grep_search", "Search the files for a pattern. Slow on huge trees.\nMore words.", {
     "type": "object",

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.errors import ToolError
 from actors.tools import args
-from actors.tools.registry import ToolError
 
 
 def test_string() -> None:

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from actors.engine import AbortFlag
+from actors.turns import AbortFlag
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
     from llama_cpp import Llama

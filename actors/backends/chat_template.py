@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from actors.backends.template_messages import template_messages, without_tool_roles
-from actors.engine import ToolSpec
 from actors.toolcalls import THINK_OPEN, detect_format
+from actors.turns import ToolSpec
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
     from llama_cpp import llama_types

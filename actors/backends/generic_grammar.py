@@ -9,9 +9,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from actors.engine import ToolSpec
 from actors.errors import TurnFailed
-from actors.names import with_names
+from actors.turns import ToolSpec
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
     from llama_cpp.llama_grammar import LlamaGrammar
@@ -580,3 +579,16 @@ class GenericGrammars:
                 raise TurnFailed("The answer's JSON schema could not be made into a grammar for the local "
                                  "model; make it simpler (fewer nested bounds and choices).")
         return self._keep(key, made)
+
+
+def with_names(schema: dict[str, Any], names: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """A tool's parameters schema whose named string arguments take only the given
+    values (an `enum`); the schema is not changed in place."""
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not names:
+        return schema
+    new_props = dict(props)
+    for arg, values in names.items():
+        if isinstance(new_props.get(arg), dict) and values:
+            new_props[arg] = {**new_props[arg], "enum": list(values)}
+    return {**schema, "properties": new_props}

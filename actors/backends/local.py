@@ -52,10 +52,10 @@ from actors.backends.repeats import RepeatWatch
 from actors.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
 from actors.backends.worked_examples import made_up_words
 from actors.backends.written import WrittenReplies
-from actors.engine import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult, is_small_model
 from actors.errors import ContextFull, TurnFailed
 from actors.reasoning import ThinkSplitter
 from actors.toolcalls import ToolCallParser
+from actors.turns import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult, is_small_model
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
     from collections.abc import Callable, Generator

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import trio
 
-from actors.engine import Aborted, Emit, Piece
 from actors.toolcalls import CallArgs, CallStart, Event, Reasoning, Retract, Text
+from actors.turns import Aborted, Emit, Piece
 
 # Pieces the generating thread may hand over before the trio side has emitted them.
 PIPE_PIECES = 64

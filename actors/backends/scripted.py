@@ -27,8 +27,8 @@ from typing import Any
 import trio
 
 from actors.backends.repeats import RepeatWatch
-from actors.engine import Aborted, CallOut, Emit, Piece, TurnInput, TurnResult
 from actors.errors import ContextFull, TurnFailed
+from actors.turns import Aborted, CallOut, Emit, Piece, TurnInput, TurnResult
 
 PIECE_CHARS = 4
 PREFILL_BATCH = 512  # as llama.cpp's default n_batch

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from actors.backends.worked_examples import example_messages
-from actors.engine import ToolSpec
+from actors.turns import ToolSpec
 
 MISTRAL_ID_CHARS = 9
 MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")

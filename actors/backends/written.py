@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import Any
 
 from actors.backends.template_messages import object_args
-from actors.engine import TurnResult
+from actors.turns import TurnResult
 
 # Enough for the conversations whose prompts the KV cache may still hold a prefix of.
 MAX_WRITTEN_REPLIES = 256

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from actors.tools.registry import ToolError
+from actors.errors import ToolError
 
 
 def string(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:

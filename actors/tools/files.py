@@ -21,10 +21,11 @@ import attrs
 import trio
 
 from actors.atomic import write_atomic
+from actors.errors import ToolError
 from actors.tools import args as args_
 from actors.tools.diffs import bounded_unified_diff
 from actors.tools.paths import NotRegularFile, file_kind, open_regular, read_fd, relative, resolve
-from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolError, ToolOutcome
+from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolOutcome
 
 MAX_READ_BYTES = 8 * 1024 * 1024  # read_file refuses larger files
 MAX_WRITE_BYTES = 8 * 1024 * 1024  # write_file and edit_file refuse larger results

@@ -14,9 +14,10 @@ from typing import Any
 import attrs
 import trio
 
+from actors.errors import ToolError
 from actors.tools import args as args_
 from actors.tools.globs import UNENTERED_DIRS, Glob, walk
-from actors.tools.registry import ToolContext, ToolError, ToolOutcome
+from actors.tools.registry import ToolContext, ToolOutcome
 from actors.tools.search_common import (
     SEARCH_BUDGET_S,
     OutOfTime,

@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 import re2  # type: ignore[import-untyped]
 
-from actors.tools.registry import ToolError
+from actors.errors import ToolError
 
 MAX_REPEAT_COUNT = 1000  # RE2's own limit on a counted repeat such as {1,1000}
 MAX_PROGRAM_SIZE = 50_000  # compiled instructions: past this the pattern is refused

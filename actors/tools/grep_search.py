@@ -31,11 +31,12 @@ from typing import Any
 import attrs
 import trio
 
+from actors.errors import ToolError
 from actors.tools import args as args_
 from actors.tools.globs import UNENTERED_DIRS, Glob, walk
 from actors.tools.grep_regex import LinePattern, any_of, compile_line_pattern
 from actors.tools.paths import relative
-from actors.tools.registry import ToolContext, ToolError, ToolOutcome
+from actors.tools.registry import ToolContext, ToolOutcome
 from actors.tools.search_common import (
     SEARCH_BUDGET_S,
     OutOfTime,

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import attrs
 
-from actors.program import child_environment
+from actors.process import child_environment
 from actors.tools.classify import PROGRAMS, LinkWalk, link_walk
 from actors.tools.paths import PathRefused, is_inside, resolve
 from actors.tools.shell_words import NotPlain, Word, split_pipeline

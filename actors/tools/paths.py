@@ -21,7 +21,7 @@ import os
 import stat
 from pathlib import Path
 
-from actors.tools.registry import ToolError
+from actors.errors import ToolError
 
 MAX_PATH_CHARS = 4096
 

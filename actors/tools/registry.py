@@ -13,14 +13,10 @@ from typing import Any, Protocol
 
 import attrs
 
-from actors.engine import ToolSpec
+from actors.turns import ToolSpec
 
 RESULT_CAP_BYTES = 12 * 1024  # what the model reads of one result
 STORED_RESULT_CAP_BYTES = 1024 * 1024  # what the person's copy keeps
-
-
-class ToolError(Exception):
-    """A call that could not be carried out; the text says why and what to do next."""
 
 
 @attrs.frozen

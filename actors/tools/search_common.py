@@ -15,10 +15,11 @@ from typing import Any, Concatenate, ParamSpec
 
 import trio
 
+from actors.errors import ToolError
 from actors.tools import args as args_
 from actors.tools.globs import Glob, compile_glob
 from actors.tools.paths import resolve
-from actors.tools.registry import ToolContext, ToolError
+from actors.tools.registry import ToolContext
 
 SEARCH_BUDGET_S = 20.0  # one call stops walking/reading after this long
 SEARCH_THREADS = 2  # calls searching at once; more wait for a thread

@@ -21,10 +21,11 @@ from typing import Any
 import attrs
 import trio
 
-from actors.program import command_environment, signal_group, wait_exit
+from actors.errors import ToolError
+from actors.process import command_environment, signal_group, wait_exit
 from actors.tools import args as args_
 from actors.tools.links import why_leaves
-from actors.tools.registry import ToolContext, ToolError, ToolOutcome
+from actors.tools.registry import ToolContext, ToolOutcome
 
 DEFAULT_TIMEOUT_S = 10
 MAX_TIMEOUT_S = 120

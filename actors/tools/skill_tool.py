@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 
 import attrs
 
+from actors.errors import ToolError
 from actors.skills import SkillCatalog
-from actors.tools.registry import ToolContext, ToolError, ToolOutcome
+from actors.tools.registry import ToolContext, ToolOutcome
 
 
 @attrs.frozen

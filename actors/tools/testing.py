@@ -14,8 +14,9 @@ from typing import Any
 import attrs
 import trio
 
+from actors.errors import ToolError
 from actors.tools.files import write_whole
-from actors.tools.registry import Tool, ToolContext, ToolError, ToolOutcome
+from actors.tools.registry import Tool, ToolContext, ToolOutcome
 
 MAX_PAUSE_S = 120.0
 

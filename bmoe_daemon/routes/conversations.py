@@ -9,7 +9,8 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors import listing
 from actors.conversation import Conversation
-from actors.items import Item, new_id
+from actors.ids import new_id
+from actors.items import Item
 from bmoe_daemon import access
 from bmoe_daemon.bodies import (
     MAX_SEED_ITEMS,

@@ -199,7 +199,7 @@ def manager_for(platform: str = sys.platform) -> Manager:
 
 def _serve_args(options: list[str]) -> argparse.Namespace:
     """`serve`'s parsed options; a bad one ends the program as `serve` would (exit 2)."""
-    from bmoe_daemon.cli import OptionError, parser, serve_config
+    from bmoe_daemon.options import OptionError, parser, serve_config
 
     args = parser().parse_args(["serve", *options])
     try:
@@ -212,7 +212,7 @@ def _serve_args(options: list[str]) -> argparse.Namespace:
 
 def _described(argv: list[str], folder: str) -> tuple[argparse.Namespace, Path]:
     """The serve options in a service's command line, and its data folder."""
-    from bmoe_daemon.cli import parser
+    from bmoe_daemon.options import parser
 
     options = argv[argv.index("serve") + 1:] if "serve" in argv else []
     args = parser().parse_args(["serve", *options])

@@ -58,10 +58,10 @@ def scripted_hub(root: Path, resolve_workspace: Callable[[str], Path | None] = l
     hub in a nursery (`nursery.start(engine.run)`, then the hub's)."""
     from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
+    from actors.cards import PlanFiles
     from actors.engine import Engine
     from actors.env import Env
     from actors.hub import Hub
-    from actors.plans import PlanFiles
     from actors.tools.registry import Registry
     from actors.tools.testing import test_tools
     from bmoe_daemon.store import Store

@@ -156,9 +156,9 @@ async def compaction_cost(sizes: list[int], reps: int) -> dict[int, dict[str, li
 async def cache_after(path: Path, turns: int, ctx: int, max_tokens: int) -> dict[str, Any]:
     from actors import compaction, history
     from actors.backends.local import LocalBackend
-    from actors.engine import TurnInput
     from actors.items import Item
     from actors.prompt import system_prompt
+    from actors.turns import TurnInput
 
     backend = await LocalBackend.load(path, n_ctx=ctx)
     system = system_prompt(workspace=None, mode="ask", today=datetime.date.today(), tools=False)

@@ -71,7 +71,7 @@ def install_probe(sent: dict[int, float]) -> None:
     tool-call piece leaves it, keyed by the call's bytes so far (one call a round)."""
     import bmoe_daemon.server as server
     from actors.backends.scripted import ScriptedBackend
-    from actors.engine import Emit, Piece, TurnInput, TurnResult
+    from actors.turns import Emit, Piece, TurnInput, TurnResult
 
     class StampedBackend(ScriptedBackend):
         async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:

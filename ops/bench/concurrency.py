@@ -38,7 +38,8 @@ ENGINES: list[Any] = []
 
 def install_probe() -> None:
     import bmoe_daemon.server as server
-    from actors.engine import Emit, Engine, TurnInput, TurnResult
+    from actors.engine import Engine
+    from actors.turns import Emit, TurnInput, TurnResult
 
     class RecordingEngine(Engine):
         def __init__(self, backend: Any) -> None:

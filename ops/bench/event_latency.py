@@ -64,7 +64,7 @@ def install_probes(sent: dict[str, float], published: dict[str, float], framed: 
     import bmoe_daemon.server as server
     from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
-    from actors.engine import Emit, Piece, TurnInput, TurnResult
+    from actors.turns import Emit, Piece, TurnInput, TurnResult
 
     class StampedBackend(ScriptedBackend):
         async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:

@@ -63,7 +63,7 @@ async def one(hub: Any, backend: Any, ws: str, rounds: int) -> tuple[float, int]
 
 async def fire_cost(hooks: Any) -> float:
     """Seconds per fire() of a pre_tool_use that has no hook."""
-    from actors.env import HookEvent
+    from actors.hooks_config import HookEvent
 
     event = HookEvent("pre_tool_use", "c1", None, tool="echo", args={"text": "x"})
     t0 = time.perf_counter()

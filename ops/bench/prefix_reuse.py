@@ -107,7 +107,7 @@ async def one_turn(
     tools: tuple[Any, ...] = (),
     choice: str | None = None,
 ) -> tuple[Any, float]:
-    from actors.engine import TurnInput
+    from actors.turns import TurnInput
 
     t0 = time.perf_counter()
     first: list[float] = []
@@ -253,8 +253,8 @@ async def taking_turns(
     cost. `cache_mib` None: the backend's default."""
     from actors.backends.local import LocalBackend
     from actors.backends.prompt_cache import MIB
-    from actors.engine import TurnInput
     from actors.prompt import system_prompt
+    from actors.turns import TurnInput
 
     extra = {} if cache_mib is None else {"prompt_cache_bytes": cache_mib * MIB}
     backend = await LocalBackend.load(path, n_ctx=CTX_SIZE, **extra)

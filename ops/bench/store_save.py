@@ -54,7 +54,8 @@ def prose(rng: random.Random, size: int) -> str:
 
 
 def make_items(n: int, rng: random.Random) -> list[Any]:
-    from actors.items import Item, ToolCall, new_id
+    from actors.ids import new_id
+    from actors.items import Item, ToolCall
 
     items: list[Item] = []
     k = 0
@@ -88,7 +89,8 @@ def make_items(n: int, rng: random.Random) -> list[Any]:
 
 
 def completed(i: int, rng: random.Random) -> Any:
-    from actors.items import Item, new_id
+    from actors.ids import new_id
+    from actors.items import Item
 
     if i % 2:
         return Item(
@@ -170,7 +172,8 @@ def main() -> int:
     args = ap.parse_args()
     exit_on_sigterm()
 
-    from actors.items import ConversationInfo, ConversationRecord, new_id, now
+    from actors.ids import new_id, now
+    from actors.items import ConversationInfo, ConversationRecord
     from bmoe_daemon.config import default_data_dir
     from bmoe_daemon.store import Store, _dumps, write_atomic
 

@@ -1,0 +1,189 @@
+"""The command line's options: the parser of every command, and `serve`'s options read into
+a Config (bmoe_daemon/config.py)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from bmoe_daemon import __version__
+from bmoe_daemon.access import normalize_origin
+from bmoe_daemon.config import (
+    DEFAULT_CTX,
+    DEFAULT_HELPERS,
+    DEFAULT_HOST,
+    DEFAULT_IDLE_ACTOR_MINUTES,
+    DEFAULT_IDLE_UNLOAD_MINUTES,
+    DEFAULT_LIVE_ITEMS,
+    DEFAULT_PORT,
+    DEFAULT_PROMPT_CACHE_MIB,
+    LOG_MAX_BYTES,
+    MAX_HELPERS,
+    Config,
+    default_data_dir,
+    read_key_file,
+)
+from bmoe_daemon.models import MAX_GPU_LAYERS
+
+
+def place_options(s: argparse.ArgumentParser) -> argparse._MutuallyExclusiveGroup:
+    """--host, --port, --data-dir and the model's group (returned), for serve and doctor."""
+    s.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default %(default)s)")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT, help="port; 0 picks a free one (default %(default)s)")
+    s.add_argument("--data-dir", type=Path, default=None,
+                   help="data folder (default: $BMOE_DATA_DIR or the user data folder)")
+    m = s.add_mutually_exclusive_group()
+    m.add_argument("--model", type=Path, default=None, help="a GGUF file to load (default: the bundled SmolLM2-135M)")
+    m.add_argument("--no-model", action="store_true", help="start without a model")
+    return m
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bmoe-daemon", description="Runs coding agents for the person at this computer.")
+    p.add_argument("--version", action="version", version=f"bmoe-daemon {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run the daemon in the foreground")
+    m = place_options(s)
+    m.add_argument("--scripted", type=Path, default=None, help=argparse.SUPPRESS)
+    # For tests: a catalog file in clients.json's format whose agents (rows with `acp`) are added.
+    s.add_argument("--agents-file", type=Path, default=None, help=argparse.SUPPRESS)
+    s.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
+    s.add_argument(
+        "--threads", type=int, default=None,
+        help="threads for the local model (default: one less than the cores, so the daemon keeps one)",
+    )
+    s.add_argument(
+        "--n-gpu-layers", type=int, default=None, metavar="N",
+        help="layers of the local model to put on the GPU: -1 every layer, 0 none (default: every layer when "
+             "this llama.cpp build can offload to a GPU, else none)",
+    )
+    s.add_argument(
+        "--prompt-cache-mib", type=int, default=DEFAULT_PROMPT_CACHE_MIB, metavar="MIB",
+        help="RAM for the local model's saved prompt caches, one per conversation, so a conversation's next "
+             "turn prefills only what is new after others' turns; the least recently used goes first; "
+             "0 keeps none (default %(default)s)",
+    )
+    s.add_argument(
+        "--idle-actor-minutes", type=float, default=DEFAULT_IDLE_ACTOR_MINUTES, metavar="M",
+        help="a conversation nothing has needed for M minutes (no run, no card waiting) leaves memory until "
+             "it is opened again; 0 keeps every one opened (default %(default)s)",
+    )
+    s.add_argument(
+        "--live-items", type=int, default=DEFAULT_LIVE_ITEMS, metavar="N",
+        help="items the open conversations may hold in memory together; past it the ones quiet longest leave "
+             "memory before their idle minutes (a run or a card keeps one); 0: no bound (default %(default)s)",
+    )
+    s.add_argument(
+        "--idle-unload", type=float, default=DEFAULT_IDLE_UNLOAD_MINUTES, metavar="MINUTES",
+        help="let the local model go from memory after MINUTES with no turn, and load it again for the next "
+             "(its first answer then waits for the load); 0 keeps it loaded (default %(default)s)",
+    )
+    s.add_argument(
+        "--helpers", type=int, default=DEFAULT_HELPERS, metavar="N",
+        help=f"helpers (subagents) that may run at once on the local model, 1 to {MAX_HELPERS}; more wait "
+             "for a free place (default %(default)s)",
+    )
+    s.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN",
+        help="a web origin (scheme://host:port) whose pages may use the API besides the daemon's own; repeatable",
+    )
+    s.add_argument("--api-key-file", type=Path, default=None,
+                   help="a file whose first line is the key clients must send")
+    s.add_argument("--mcp-servers-config", type=Path, default=None,
+                   help="MCP servers config (default: <data>/mcp.json)")
+    s.add_argument("--skills-dir", type=Path, default=None, help="the shipped skills folder to use instead")
+    s.add_argument("--chat-only", action="store_true", help="plain chat: no tools, workspaces or tasks")
+    s.add_argument("--models-dir", type=Path, action="append", default=[], metavar="DIR",
+                   help="a folder of GGUF models to list and offer beside <data>/models and other apps' "
+                        "(LM Studio, the Hugging Face cache, Ollama); repeatable")
+    s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    s.add_argument("--log-file", type=Path, default=None, metavar="PATH",
+                   help="the log file, rotated at 10 MiB, 5 kept (default: <data>/logs/daemon.log)")
+    # For tests: the size the log file rotates at.
+    s.add_argument("--log-max-bytes", type=int, default=LOG_MAX_BYTES, help=argparse.SUPPRESS)
+    v = sub.add_parser("service", help="run the daemon as a background service of this user (systemd, launchd)")
+    actions = v.add_subparsers(dest="action", required=True)
+    # install's own arguments are serve's options, passed through (main's parse_known_args).
+    actions.add_parser("install", allow_abbrev=False, usage="bmoe-daemon service install [serve options]",
+                       help="install and start it with the serve options given, e.g. --port 8765 --model FILE")
+    actions.add_parser("uninstall", help="stop it and remove it")
+    actions.add_parser("status", help="whether it runs, its address, version, model and log file")
+    actions.add_parser("logs", help="follow its log")
+    d = sub.add_parser("doctor", help="check what serve needs (given serve's options), each failure with what to do")
+    place_options(d)
+    d.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
+    d.add_argument("--mcp-servers-config", type=Path, default=None,
+                   help="MCP servers config (default: <data>/mcp.json)")
+    return p
+
+
+class OptionError(ValueError):
+    """A serve option that cannot be used; the message says which and what to pass."""
+
+
+def serve_config(args: argparse.Namespace) -> Config:
+    """The daemon's Config from `serve`'s parsed options (reading the key file).
+    Raises OptionError, in plain words, for a value that cannot be used."""
+    if not 0 <= args.port <= 65535:
+        raise OptionError("--port must be between 0 and 65535")
+    if args.ctx_size < 512:
+        raise OptionError("--ctx-size must be at least 512")
+    if args.threads is not None and not 1 <= args.threads <= 256:
+        raise OptionError("--threads must be between 1 and 256")
+    if args.n_gpu_layers is not None and not -1 <= args.n_gpu_layers <= MAX_GPU_LAYERS:
+        raise OptionError("--n-gpu-layers must be -1 (every layer), 0 (none) or a number of layers")
+    if args.prompt_cache_mib < 0:
+        raise OptionError("--prompt-cache-mib must be 0 or more")
+    if args.log_max_bytes < 1:
+        raise OptionError("--log-max-bytes must be 1 or more")
+    if not 0 <= args.idle_actor_minutes < math.inf:
+        raise OptionError("--idle-actor-minutes must be 0 or more minutes")
+    if args.live_items < 0:
+        raise OptionError("--live-items must be 0 (no bound) or more items")
+    if not 0 <= args.idle_unload < math.inf:
+        raise OptionError("--idle-unload must be 0 (keep the model loaded) or more minutes")
+    if not 1 <= args.helpers <= MAX_HELPERS:
+        raise OptionError(f"--helpers must be between 1 and {MAX_HELPERS}")
+    origins: list[str] = []
+    for raw in args.allow_origin:
+        origin = normalize_origin(raw)
+        if origin is None:
+            raise OptionError(f"--allow-origin takes an origin like http://localhost:5173, not {raw!r}")
+        origins.append(origin)
+    key = None
+    if args.api_key_file is not None:
+        try:
+            key = read_key_file(args.api_key_file)
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise OptionError(f"cannot read the key file {args.api_key_file}: {why}; "
+                              "pass --api-key-file a file whose first line is the key") from exc
+    return Config(
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir or default_data_dir(),
+        model=args.model,
+        no_model=args.no_model,
+        ctx_size=args.ctx_size,
+        threads=args.threads,
+        n_gpu_layers=args.n_gpu_layers,
+        prompt_cache_mib=args.prompt_cache_mib,
+        helpers=args.helpers,
+        idle_actor_minutes=args.idle_actor_minutes,
+        idle_unload_minutes=args.idle_unload,
+        live_items=args.live_items,
+        allowed_origins=tuple(origins),
+        api_key=key,
+        mcp_servers_config=args.mcp_servers_config,
+        skills_dir=args.skills_dir,
+        chat_only=args.chat_only,
+        log_level=args.log_level,
+        scripted=args.scripted,
+        agents_file=args.agents_file,
+        models_dirs=tuple(args.models_dir),
+        log_file=args.log_file,
+        log_max_bytes=args.log_max_bytes,
+    )
+
+
