@@ -47,7 +47,7 @@ SAVE_FAILED = (
 SAVED_AGAIN = "The conversation is saved again; nothing was lost."
 CHAT_ONLY_NO_WORKSPACE = "This daemon runs as plain chat (--chat-only): a conversation has no workspace."
 
-# Another agent's run (actors/acp_run.py).
+# Another agent's run (actors/runs/acp.py).
 AGENT_NO_WORKSPACE = (
     "Another agent works in a folder, and this conversation has none any more. "
     "Start a new conversation with a workspace."

@@ -5,7 +5,7 @@ A child is started in a session and process group of its own, so its whole group
 be signalled as one: whatever it starts ends with it. Its group is signalled before
 the leader is reaped, while the group's id cannot have been given to another process.
 Used by the commands the model runs (actors/tools/shell.py), the person's hooks, and
-the programs spoken to over JSON-RPC (actors/program.py).
+the programs spoken to over JSON-RPC (actors/peers/program.py).
 """
 
 from __future__ import annotations

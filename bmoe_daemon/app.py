@@ -14,12 +14,11 @@ from quart_trio import QuartTrio
 from werkzeug import exceptions as wz
 
 from actors.errors import ActorError
-from bmoe_daemon import access
+from bmoe_daemon import access, api_doc
 from bmoe_daemon.context import EXTENSION, DaemonContext
 from bmoe_daemon.errors import ApiError, MethodNotAllowed, TooLarge, from_actor
 from bmoe_daemon.routes import (
     agent,
-    api_doc,
     connect,
     conversations,
     debug,

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import attrs
 import cattrs
 
-from actors.items import Mode
+from actors.record.items import Mode
 from bmoe_daemon.errors import BadRequest
 
 T = TypeVar("T")
@@ -149,7 +149,8 @@ class NewRule:
 class Approval:
     item: str
     decision: Literal["approve", "approve_always", "deny"]
-    feedback: str | None = None  # with a deny (a plan's or a call's): what the model reads; actors/plans.py bounds it
+    # with a deny (a plan's or a call's): what the model reads; actors/record/cards.py bounds it
+    feedback: str | None = None
 
 
 _PATCH_TYPES: dict[str, Any] = {

@@ -8,15 +8,15 @@ from pathlib import Path
 import attrs
 import platformdirs
 
-from actors.atomic import read_own_file
+from actors.fs.atomic import read_own_file
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_CTX = 8192
 # RAM for the local model's saved prompt caches, one per conversation (the backend's
-# own default, actors/backends/prompt_cache.py, is the same 1 GiB).
+# own default, actors/model/backends/prompt_cache.py, is the same 1 GiB).
 DEFAULT_PROMPT_CACHE_MIB = 1024
-# Helpers (subagents, actors/subagents.py) running at once on the local model; more wait.
+# Helpers (subagents, actors/runs/agent/run_tools/helpers.py) running at once on the local model; more wait.
 DEFAULT_HELPERS = 2
 MAX_HELPERS = 16
 # The log file (<data>/logs/daemon.log unless --log-file) rotates at this size, keeping this many old files.

@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from actors.tools.paths import NotRegularFile, open_regular, read_fd
+from actors.fs.paths import NotRegularFile, open_regular, read_fd
 
 CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "clients.json"
 MARK_BEGIN = "# >>> bmoe-daemon >>> (written by bmoe-daemon: this block is replaced on its next write)"

@@ -12,17 +12,17 @@ import time
 import attrs
 from quart import current_app, request
 
-from actors.acp import AcpAgents
 from actors.bus import EventBus
-from actors.engine import Engine
-from actors.hooks import HookRunner
-from actors.hub import Hub
-from actors.lsp import LspManager
-from actors.mcp import McpManager
-from actors.providers import ProviderDirectory
-from actors.rules import RuleBook
-from actors.scheduler import Scheduler
-from actors.skills import SkillCatalog
+from actors.conversations.hub import Hub
+from actors.model.engine import Engine
+from actors.model.providers import ProviderDirectory
+from actors.peers.acp.agents import AcpAgents
+from actors.peers.lsp.servers import LspManager
+from actors.peers.mcp.servers import McpManager
+from actors.policy.hooks import HookRunner
+from actors.policy.rules import RuleBook
+from actors.scheduling.scheduler import Scheduler
+from actors.skills.catalog import SkillCatalog
 from actors.tools.registry import Registry
 from bmoe_daemon import access
 from bmoe_daemon.config import Config

@@ -76,7 +76,7 @@ def check_llama() -> list[Check]:
     info = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
     features = [f.split("=")[0].strip() for f in info.replace("CPU :", "").split("|")
                 if f.strip().endswith("= 1")]
-    from actors.backends.local import avoid_amx_repack, ggml_backends
+    from actors.model.backends.local import avoid_amx_repack, ggml_backends
 
     gpu = bool(llama_cpp.llama_supports_gpu_offload())
     where = "GPU offload supported" if gpu else "CPU only (this build cannot offload to a GPU)"
@@ -162,7 +162,7 @@ def which_model(args: argparse.Namespace, data_dir: Path) -> tuple[Path | None, 
         choice = remembered(data_dir)
         if choice is not None:
             return Path(choice.path), f"chosen last time ({data_dir / 'model.json'})"
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     return bundled_model_path(), "the bundled one"
 
@@ -186,8 +186,8 @@ async def check_model(args: argparse.Namespace, data_dir: Path) -> list[Check]:
         return [Check("model", False, f"{path} ({why}) cannot be read: {exc.strerror}", todo)]
     if magic != GGUF_MAGIC:
         return [Check("model", False, f"{path} ({why}) is not a GGUF file", todo)]
-    from actors.backends.local import LocalBackend
     from actors.errors import TurnFailed
+    from actors.model.backends.local import LocalBackend
 
     try:
         backend = await LocalBackend.load(path, n_ctx=args.ctx_size, prompt_cache_bytes=0)
@@ -219,8 +219,8 @@ def _generate(backend: object) -> float:
 
 async def check_mcp(config_path: Path) -> list[Check]:
     """Each configured MCP server started and its tools listed (each within its start limit)."""
-    from actors.mcp import McpManager
-    from actors.mcp_config import load_config
+    from actors.peers.mcp.config import load_config
+    from actors.peers.mcp.servers import McpManager
 
     manager = McpManager(load_config(config_path))
     if not manager.listing():
@@ -246,7 +246,7 @@ async def check_mcp(config_path: Path) -> list[Check]:
 
 def check_agents() -> Check:
     """Which other agents (catalog/clients.json) are installed, as /api/agent reports them."""
-    from actors.acp import AcpAgents, load_specs
+    from actors.peers.acp.agents import AcpAgents, load_specs
     from bmoe_daemon.connect import CATALOG
 
     try:

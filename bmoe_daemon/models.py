@@ -3,7 +3,7 @@
 A choice made with `PUT /api/model` is written to `<data>/model.json` (whole, then
 renamed) once the model has loaded; the next start loads it again unless `--model`
 or `--no-model` says otherwise. Only a model the listing could show may be chosen
-(a file inside the places actors/model_scan.py looks in, the bundled one, or the one
+(a file inside the places actors/model/discovery/scan.py looks in, the bundled one, or the one
 given with --model): a client must not make the daemon open any file it names.
 """
 
@@ -17,10 +17,10 @@ import attrs
 import cattrs
 import trio
 
-from actors.atomic import read_own_file, write_atomic
-from actors.engine import Engine, Loader, ModelState
-from actors.model_scan import inside_places, places
-from actors.turns import Backend
+from actors.fs.atomic import read_own_file, write_atomic
+from actors.model.discovery.scan import inside_places, places
+from actors.model.engine import Engine, Loader, ModelState
+from actors.model.turns import Backend
 from bmoe_daemon.config import Config
 
 log = logging.getLogger("bmoe.models")
@@ -93,7 +93,7 @@ def model_places(config: Config) -> list[Path]:
 def given_models(config: Config, engine: Engine) -> list[tuple[Path, str]]:
     """The models outside the places that may be loaded all the same: the bundled one,
     the one given with --model, and the one that serves now."""
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     out: list[tuple[Path, str]] = []
     bundled = bundled_model_path()
@@ -123,7 +123,7 @@ def local_loader(config: Config, choice: ModelChoice, *, keep: bool) -> Loader:
     nothing); `keep`: once loaded, the choice is kept for the next start."""
 
     async def load() -> Backend:
-        from actors.backends.local import LocalBackend
+        from actors.model.backends.local import LocalBackend
 
         backend = await LocalBackend.load(
             Path(choice.path), n_ctx=choice.ctx_size or config.ctx_size, n_threads=choice.threads or config.threads,

@@ -23,13 +23,22 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import attrs
 
-from actors.base import ActorStats
-from actors.hub import Workspace
-from actors.items import ConversationState, EndReason, GoalState, ItemKind, Mode, PlanState, TodoStatus, ToolState
-from actors.listing import MAX_PAGE, MAX_QUERY_CHARS
-from actors.model_scan import ModelFile
-from actors.rules import Rule
-from actors.schedule import Schedule
+from actors.actor import ActorStats
+from actors.conversations.hub import Workspace
+from actors.model.discovery.scan import ModelFile
+from actors.policy.rules import Rule
+from actors.record.items import (
+    ConversationState,
+    EndReason,
+    GoalState,
+    ItemKind,
+    Mode,
+    PlanState,
+    TodoStatus,
+    ToolState,
+)
+from actors.record.listing import MAX_PAGE, MAX_QUERY_CHARS
+from actors.scheduling.schedule import Schedule
 from bmoe_daemon import __version__, access, errors
 from bmoe_daemon.bodies import (
     _PATCH_TYPES,
@@ -183,7 +192,7 @@ def array(items: Schema) -> Schema:
 
 
 def _conversation_info(c: Components) -> Schema:
-    """ConversationInfo.to_json (actors/items.py): the fields, with its tuples as arrays."""
+    """ConversationInfo.to_json (actors/record/items.py): the fields, with its tuples as arrays."""
     return shape(c, {
         "id": str, "title": str, "workspace": str | None, "mode": Mode, "route": str, "agent": str,
         "state": ConversationState, "created": float, "updated": float, "task": str | None,

@@ -23,29 +23,29 @@ import trio
 from hypercorn.trio.run import worker_serve
 from hypercorn.utils import wrap_app
 
-from actors.acp import AcpAgents, load_specs
-from actors.atomic import write_atomic
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.cards import PlanFiles
-from actors.engine import Engine, Loader, ModelState
-from actors.env import Env
+from actors.conversations.hub import Hub
 from actors.errors import TurnFailed
-from actors.hooks import HOOKS_FILE, HookRunner
-from actors.hub import Hub
-from actors.lsp import LspManager
-from actors.mcp import McpManager
-from actors.mcp_config import McpConfig, load_config
-from actors.providers import ProviderDirectory
-from actors.rules import RuleBook
-from actors.scheduler import Scheduler
-from actors.skills import SkillCatalog
+from actors.fs.atomic import write_atomic
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine, Loader, ModelState
+from actors.model.providers import ProviderDirectory
+from actors.model.turns import Backend
+from actors.peers.acp.agents import AcpAgents, load_specs
+from actors.peers.lsp.servers import LspManager
+from actors.peers.mcp.config import McpConfig, load_config
+from actors.peers.mcp.servers import McpManager
+from actors.policy.hooks import HOOKS_FILE, HookRunner
+from actors.policy.rules import RuleBook
+from actors.record.cards import PlanFiles
+from actors.runs.env import Env
+from actors.scheduling.scheduler import Scheduler
+from actors.skills.catalog import SkillCatalog
+from actors.skills.tool import UseSkill
 from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
 from actors.tools.registry import Registry
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
-from actors.tools.skill_tool import UseSkill
-from actors.turns import Backend
 from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import LOG_BACKUPS, Config
@@ -87,7 +87,7 @@ async def load_backend(config: Config) -> Backend | None:
         return None
     # Imported here: the local backend brings numpy and llama.cpp's bindings, which a
     # daemon without a model (or a test's scripted one) never needs to load.
-    from actors.backends.local import LocalBackend, bundled_model_path
+    from actors.model.backends.local import LocalBackend, bundled_model_path
 
     choice = remembered(config.data_dir) if config.model is None else None
     if choice is not None:  # the person's last PUT /api/model; the bundled model if it no longer loads
@@ -148,7 +148,7 @@ def build_acp(config: Config) -> AcpAgents:
 
 
 def build_lsp(config: Config, in_use: Callable[[Path], bool]) -> LspManager | None:
-    """The language servers whose diagnostics follow an edit (actors/lsp.py); none in
+    """The language servers whose diagnostics follow an edit (actors/peers/lsp/servers.py); none in
     chat-only mode or where no process may start."""
     if config.chat_only or not can_run_commands():
         return None

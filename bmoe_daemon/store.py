@@ -32,9 +32,9 @@ from typing import Any
 import jiter
 import trio
 
-from actors.atomic import read_own_file, write_atomic
-from actors.hub import Workspace
-from actors.items import ConversationInfo, ConversationRecord, Item
+from actors.conversations.hub import Workspace
+from actors.fs.atomic import read_own_file, write_atomic
+from actors.record.items import ConversationInfo, ConversationRecord, Item
 
 log = logging.getLogger("bmoe.store")
 

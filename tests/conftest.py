@@ -9,15 +9,15 @@ import pytest
 import trio
 from hypothesis import HealthCheck, settings
 
-from actors.atomic import write_atomic
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.cards import PlanFiles
-from actors.engine import Engine
-from actors.env import Env
+from actors.conversations.hub import Hub
 from actors.errors import ToolError
-from actors.hub import Hub
-from actors.rules import RuleBook
+from actors.fs.atomic import write_atomic
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.policy.rules import RuleBook
+from actors.record.cards import PlanFiles
+from actors.runs.env import Env
 from actors.tools.registry import Registry, ToolContext, ToolOutcome
 from bmoe_daemon.store import Store
 

@@ -1,7 +1,7 @@
 """Long text for a scripted model to write that is not a loop.
 
 A run cuts a model's answer where it repeats one short unit without end
-(actors/backends/repeats.py), as a small local model does. A test that needs a long
+(actors/model/backends/repeats.py), as a small local model does. A test that needs a long
 answer or long call arguments (to fill a context, to stream a while) writes this:
 as long as the plain repetition, each copy numbered, so nothing repeats."""
 

@@ -1,7 +1,7 @@
 """A small MCP server for the tests, written with the official `mcp` SDK (stdio).
 
 Run it with `sys.executable tests/mcp_server.py [options]`. It is the peer the daemon's
-own client (actors/mcp.py, which speaks the wire on trio itself) is tested against, so
+own client (actors/peers/mcp/servers.py, which speaks the wire on trio itself) is tested against, so
 that what the daemon sends and reads is checked by an implementation that is not ours.
 Its tools:
 

@@ -22,8 +22,8 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors import acp_map
-from actors.acp import CANCEL_WAIT_S
+from actors.peers.acp import updates as acp_map
+from actors.peers.acp.agents import CANCEL_WAIT_S
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
 from tests.waiting import saved_record
 
@@ -441,7 +441,7 @@ async def test_chat_only_offers_the_builtin_agent_only(tmp_path, flag):
         assert [a["id"] for a in r.json()["agents"]] == ["builtin"]
 
 
-# ---- actors/acp_map.py: what an agent sends, read into item fields (no I/O) ----
+# ---- actors/peers/acp/updates.py: what an agent sends, read into item fields (no I/O) ----
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

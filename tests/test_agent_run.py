@@ -1,4 +1,4 @@
-"""The built-in run cut anywhere (actors/agent_run.py): every card ends, the history
+"""The built-in run cut anywhere (actors/runs/agent/run.py): every card ends, the history
 stays whole. Also the rules that keep a message's prompt the same across its rounds."""
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors import history, notices
-from actors.backends.scripted import ScriptedBackend
+from actors import notices
 from actors.bus import Event, EventBus
-from actors.engine import Engine
-from actors.env import Env
-from actors.hub import Hub
-from actors.items import ConversationRecord
+from actors.conversations.hub import Hub
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.record.items import ConversationRecord
+from actors.record.transcript import restored
+from actors.runs.agent import history
+from actors.runs.env import Env
 from actors.tools.registry import Registry
-from actors.transcript import restored
 from bmoe_daemon.store import Store
 from tests.conftest import EchoTool, NoteTool
 from tests.waiting import wait_state

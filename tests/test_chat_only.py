@@ -7,11 +7,11 @@ from pathlib import Path
 
 import trio
 
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.engine import Engine
-from actors.env import Env
-from actors.hub import Hub
+from actors.conversations.hub import Hub
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.runs.env import Env
 from bmoe_daemon.config import Config
 from bmoe_daemon.server import build_registry
 from bmoe_daemon.store import Store

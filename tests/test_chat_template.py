@@ -1,11 +1,11 @@
-"""Rendering a GGUF's chat template (actors/backends/chat_template.py): the thinking
+"""Rendering a GGUF's chat template (actors/model/backends/chat_template.py): the thinking
 switch, and whether the prompt leaves the reasoning block open. No model is loaded."""
 
 from __future__ import annotations
 
 import pytest
 
-from actors.backends.chat_template import THINKING_SWITCH, ChatTemplate, reads_variable
+from actors.model.backends.chat_template import THINKING_SWITCH, ChatTemplate, reads_variable
 
 MESSAGES = ({"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"})
 

@@ -1,4 +1,4 @@
-"""The chat-completions stream reader (actors/chatstream.py), without I/O."""
+"""The chat-completions stream reader (actors/model/chatstream.py), without I/O."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.chatstream import MAX_ANSWER_CHARS, MAX_CALLS, MAX_EVENT_BYTES, ChatStream, StreamError, error_text
-from actors.turns import Piece
+from actors.model.chatstream import MAX_ANSWER_CHARS, MAX_CALLS, MAX_EVENT_BYTES, ChatStream, StreamError, error_text
+from actors.model.turns import Piece
 
 
 def sse(*chunks: object, done: bool = True) -> list[str]:

@@ -1,4 +1,4 @@
-"""Compaction (actors/compaction.py, actors/compactor.py): a conversation that outgrows
+"""Compaction (actors/runs/agent/compaction_cut.py, actors/runs/agent/compaction_turn.py): a conversation that outgrows
 the context is summarised before a round, and the run goes on."""
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors import compaction, history, notices
-from actors.items import Item, ToolCall
+from actors import notices
+from actors.record.items import Item, ToolCall
+from actors.runs.agent import compaction_cut as compaction
+from actors.runs.agent import history
 from tests.filler import numbered
 from tests.waiting import wait_state
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actors.engine import Engine
+from actors.model.engine import Engine
 from bmoe_daemon import connect
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config

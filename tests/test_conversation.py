@@ -1,4 +1,4 @@
-"""The run's rules, driven by the scripted engine (actors/conversation.py)."""
+"""The run's rules, driven by the scripted engine (actors/conversations/actor.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.cards import MAX_FEEDBACK_CHARS
 from actors.errors import Busy, Invalid, NotFound
 from actors.notices import CONTEXT_FULL as NOTICE_CONTEXT_FULL
 from actors.notices import DENIED_BY_PERSON, ROUNDS_OF
 from actors.notices import REPEATS as NOTICE_REPEATS
 from actors.notices import SHORTENED as NOTICE_SHORTENED
-from actors.prompt import PROMPT_CAP_CHARS, system_prompt
-from actors.runstate import MAX_ROUNDS
+from actors.record.cards import MAX_FEEDBACK_CHARS
+from actors.runs.agent.ledger import MAX_ROUNDS
+from actors.runs.agent.prompt import PROMPT_CAP_CHARS, system_prompt
 from tests.filler import numbered
 from tests.waiting import drained, wait_for, wait_state
 
@@ -373,9 +373,9 @@ async def test_queued_turn_withdraws_only_its_place(daemon):
 
 async def test_no_model_keeps_the_message(tmp_path):
     from actors.bus import EventBus
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hub import Hub
+    from actors.conversations.hub import Hub
+    from actors.model.engine import Engine
+    from actors.runs.env import Env
     from actors.tools.registry import Registry
     from bmoe_daemon.store import Store
 
@@ -483,9 +483,9 @@ async def test_network_message_gets_no_workspace_tools(daemon):
 
 
 async def test_restart_marks_running_conversation_idle(tmp_path):
-    from actors.items import ConversationInfo, ConversationRecord, Item
     from actors.notices import RESTARTED as NOTICE_RESTARTED
-    from actors.transcript import restored
+    from actors.record.items import ConversationInfo, ConversationRecord, Item
+    from actors.record.transcript import restored
 
     info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "running", 1.0, 2.0)
     rec = ConversationRecord(info, (Item(id="i1", kind="user", text="hi"),
@@ -533,9 +533,9 @@ def test_the_prompt_cap_keeps_whole_lines():
 
 
 def test_a_card_that_waited_when_the_daemon_died_is_restored_denied():
-    from actors.items import ConversationInfo, ConversationRecord, Item
     from actors.notices import DENIED_RESTARTED, ERROR_RESTARTED
-    from actors.transcript import restored
+    from actors.record.items import ConversationInfo, ConversationRecord, Item
+    from actors.record.transcript import restored
 
     info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "waiting", 1.0, 2.0)
     cards = [Item(id=f"t{n}", kind="tool", tool="note", call_id=f"c{n}", state=s)

@@ -1,5 +1,5 @@
 """Bounded unified diffs (actors/tools/diffs.py) and what one ACP update may cost
-(actors/acp_map.py): an agent's diff, input and plan are kept bounded."""
+(actors/peers/acp/updates.py): an agent's diff, input and plan are kept bounded."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.acp_map import MAX_ARGS_BYTES, MAX_PLAN_ENTRIES, plan_text, tool_fields
+from actors.peers.acp.updates import MAX_ARGS_BYTES, MAX_PLAN_ENTRIES, plan_text, tool_fields
 from actors.tools.diffs import MAX_DIFF_LINES, bounded_unified_diff
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

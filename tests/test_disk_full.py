@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors import conversation as conversation_module
 from actors import notices
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.engine import Engine
-from actors.env import Env
+from actors.conversations import actor as conversation_module
+from actors.conversations.hub import Hub
 from actors.errors import DiskFull
-from actors.hub import Hub
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.runs.env import Env
 from actors.tools.registry import Registry
 from bmoe_daemon.store import Store
 from tests.peers import need_peer

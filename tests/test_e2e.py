@@ -11,7 +11,7 @@ import pytest
 import trio
 import trio_websocket
 
-from actors.cards import MAX_FEEDBACK_CHARS
+from actors.record.cards import MAX_FEEDBACK_CHARS
 from bmoe_daemon import __version__
 from tests.daemon_proc import SSE, run_daemon
 from tests.waiting import wait_http_state

@@ -1,4 +1,4 @@
-"""The turn line (actors/engine.py) with the scripted backend."""
+"""The turn line (actors/model/engine.py) with the scripted backend."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from contextlib import asynccontextmanager
 import pytest
 import trio
 
-from actors.backends.scripted import ScriptedBackend
-from actors.engine import Engine
 from actors.errors import ActorGone, ContextFull, NoModel, TurnFailed
-from actors.turns import Aborted, TurnInput
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.model.turns import Aborted, TurnInput
 from tests.waiting import wait_for
 
 MSG = TurnInput(({"role": "user", "content": "hi"},))

@@ -1,4 +1,4 @@
-"""What the programs the daemon starts are given of its environment (actors/program.py)."""
+"""What the programs the daemon starts are given of its environment (actors/peers/program.py)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import pytest
 import trio
 
 from actors.errors import ToolError
+from actors.fs.paths import PathRefused
 from actors.tools.files import MAX_READ_BYTES, EditFile, GetInfo, ReadFile, WriteFile, plan_edit
-from actors.tools.paths import PathRefused
 from actors.tools.registry import RESULT_CAP_BYTES, ToolContext
 from tests.special_files import BOUND_S, fifo, sparse, watchdog, zero_link
 
@@ -94,7 +94,7 @@ async def test_write_file_creates_and_replaces(ws):
 async def test_a_file_the_agent_creates_gets_the_mode_the_umask_gives_as_any_program(ws, tmp_path, umask):
     """write_file, edit_file's new files and an ACP agent's writes share write_whole; the
     daemon's own files (rules, credentials) stay private by their own mode."""
-    from actors.atomic import current_umask, write_atomic
+    from actors.fs.atomic import current_umask, write_atomic
     from actors.tools.files import write_whole
 
     old = os.umask(umask)

@@ -1,4 +1,4 @@
-"""actors/backends/generic_grammar.py: what the grammar cache keeps, and how many
+"""actors/model/backends/generic_grammar.py: what the grammar cache keeps, and how many
 calls one answer may make."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.backends.generic_grammar import (
+from actors.model.backends.generic_grammar import (
     MAX_BOUND,
     MAX_GENERIC_CALLS,
     MAX_GRAMMARS,
@@ -19,8 +19,8 @@ from actors.backends.generic_grammar import (
     generic_schema,
     loosened,
 )
-from actors.toolcalls import ToolCallParser
-from actors.turns import ToolSpec
+from actors.model.toolcalls import ToolCallParser
+from actors.model.turns import ToolSpec
 
 
 def spec(name: str, kind: str) -> ToolSpec:
@@ -113,7 +113,7 @@ def test_a_grammar_llama_cpp_refuses_falls_back_to_any_object_then_fails_in_word
 
 
 def test_small_integer_ranges_become_choices_and_strings_exclude_control_characters():
-    from actors.backends.generic_grammar import MAX_INT_CHOICES, STRICT_CHAR, strict_strings, with_int_ranges
+    from actors.model.backends.generic_grammar import MAX_INT_CHOICES, STRICT_CHAR, strict_strings, with_int_ranges
 
     schema = {"type": "object", "properties": {
         "n": {"type": "integer", "minimum": -2, "maximum": 2},
@@ -241,7 +241,7 @@ def test_a_literal_with_a_quote_or_a_backslash_is_escaped_as_llama_cpp_reads_it(
     `HOST = "localhost"`) or a backslash: JSON writes it `\\"`, and the grammar's
     literal must escape that backslash too, or the literal ends early and llama.cpp
     refuses the grammar (llama-cpp-python's own conversion escapes only the quote)."""
-    from actors.backends.generic_grammar import schema_to_gbnf
+    from actors.model.backends.generic_grammar import schema_to_gbnf
 
     grammar = schema_to_gbnf({"enum": ['HOST = "localhost"', "a\\b"]})
     root = next(line for line in grammar.splitlines() if line.startswith("root ::="))
@@ -255,7 +255,7 @@ def calls_of(schema):
 def test_a_call_that_is_the_only_one_its_tool_can_make_is_avoided_by_leaving_the_tool_out():
     """A small model's read_file in a workspace of one file has one call: ruled out,
     the tool is left out (its grammar could not say "another file")."""
-    from actors.backends.generic_grammar import generic_schema, only_value
+    from actors.model.backends.generic_grammar import generic_schema, only_value
 
     read = ToolSpec("read_file", "Read.", {"type": "object", "properties": {"path": {"type": "string"}},
                                            "required": ["path"]})
@@ -305,7 +305,7 @@ def test_the_exclusion_automaton_admits_exactly_what_the_schema_does(values, ban
     """A plain string's exclusions (string_without) as the automaton the grammar is
     written from: it admits a string exactly when the JSON schema does (none of the
     values; none of the words in any case)."""
-    from actors.backends.generic_grammar import automaton_admits, exclusion_automaton, string_without
+    from actors.model.backends.generic_grammar import automaton_admits, exclusion_automaton, string_without
 
     schema = string_without({"type": "string"}, values=tuple(values), words=tuple(banned))
     assert schema is not None
@@ -332,7 +332,7 @@ def test_a_plain_string_is_ruled_out_as_itself_and_one_with_bounds_by_its_length
 
 
 def test_banned_words_reach_every_free_string_of_a_call_and_no_choice():
-    from actors.backends.generic_grammar import with_banned
+    from actors.model.backends.generic_grammar import with_banned
 
     shell = ToolSpec("exec_shell_command", "Run.", {
         "type": "object",
@@ -355,7 +355,7 @@ def test_an_excluded_string_becomes_a_grammar_llama_cpp_takes():
     """The automaton's rules parse as llama.cpp grammar text, nested in a call's schema."""
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    from actors.backends.generic_grammar import schema_to_gbnf, strict_strings
+    from actors.model.backends.generic_grammar import schema_to_gbnf, strict_strings
 
     grep = ToolSpec("grep_search", "Search.", {"type": "object", "properties": {
         "pattern": {"type": "string"}, "include": {"type": "string"}}, "required": ["pattern"]})
@@ -367,7 +367,7 @@ def test_an_excluded_string_becomes_a_grammar_llama_cpp_takes():
 
 
 def test_the_made_up_names_are_banned_unless_the_conversation_has_them():
-    from actors.backends.worked_examples import EXAMPLES, MADE_UP, made_up_words
+    from actors.model.backends.worked_examples import EXAMPLES, MADE_UP, made_up_words
 
     assert made_up_words([{"role": "user", "content": "Which file defines greet?"}]) == MADE_UP
     said = [{"role": "user", "content": "What is the TOTAL?"}, {"role": "assistant", "content": "cart.py"},

@@ -1,5 +1,5 @@
-"""Goals (actors/goals.py, actors/own_tools.py): a run works to reach its goal, a
-completion is refused while todos are open and checked by a verifier turn."""
+"""Goals (actors/runs/agent/run_tools/goals.py and carrier.py): a run works to reach its
+goal, a completion is refused while todos are open and checked by a verifier turn."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import json
 
 import pytest
 
-from actors import goals, history, notices
+from actors import notices
 from actors.errors import Busy
-from actors.items import Goal
-from actors.turns import TurnInput
+from actors.model.turns import TurnInput
+from actors.record.items import Goal
+from actors.runs.agent import history
+from actors.runs.agent.run_tools import goals
 from tests.waiting import wait_for, wait_state
 
 DONE = {"name": "update_goal", "arguments": {"completed": True}}
@@ -146,7 +148,7 @@ def test_a_verdict_that_cannot_be_read_is_not_a_completion():
 
 
 def test_a_provider_is_asked_for_the_verdicts_schema():
-    from actors.providers import ProviderBackend
+    from actors.model.providers import ProviderBackend
 
     backend = ProviderBackend(base_url="http://127.0.0.1:9/v1", model="m")
     body = backend.payload(TurnInput(({"role": "user", "content": "Goal: x"},), answer_schema=goals.VERDICT_SCHEMA))

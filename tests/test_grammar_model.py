@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from actors.backends.local import LocalBackend
-from actors.turns import ToolSpec, TurnInput
+from actors.model.backends.local import LocalBackend
+from actors.model.turns import ToolSpec, TurnInput
 from tests.test_model import model_path  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.model
@@ -111,8 +111,8 @@ async def test_a_call_to_avoid_is_never_made_again_under_the_grammar(model_path)
     """The last round's failed call, ruled out (TurnInput.avoid): the model's next call
     under the grammar is another one, still valid for the tool's schema. The todo list's
     empty list, which SmolLM2 in plan mode wrote over and over, is one of them."""
-    from actors.backends.generic_grammar import excluding
-    from actors.run_tools import TODO_SPEC
+    from actors.model.backends.generic_grammar import excluding
+    from actors.runs.agent.run_tools.todos_and_questions import TODO_SPEC
 
     rng = random.Random(20261202)
     backend = await LocalBackend.load(model_path, n_ctx=2048)
@@ -154,7 +154,7 @@ async def test_the_examples_made_up_names_never_reach_a_call(model_path):  # noq
     examples' made-up names, in any case, in any free string
     (worked_examples.made_up_words, generic_grammar.with_banned); and a search ruled
     out is never made again while another of its length may be."""
-    from actors.backends.worked_examples import MADE_UP
+    from actors.model.backends.worked_examples import MADE_UP
 
     backend = await LocalBackend.load(model_path, n_ctx=4096)
     grep = ToolSpec("grep_search", "Search the files for a text.", {
@@ -187,10 +187,10 @@ async def test_the_examples_made_up_names_never_reach_a_call(model_path):  # noq
 
 async def test_a_path_that_must_exist_can_only_name_a_file_of_the_workspace(model_path, tmp_path):  # noqa: F811
     """read_file and edit_file under the grammar with the workspace's real names
-    (TurnInput.names, from actors/names.py): asked for a file that is not there, or
+    (TurnInput.names, from actors/runs/agent/real_names.py): asked for a file that is not there, or
     with a placeholder, the model can only name one that is; write_file, whose path
     is a new name, stays free; a failed read of one file rules that one out next."""
-    from actors.names import call_names, workspace_files
+    from actors.runs.agent.real_names import call_names, workspace_files
     from actors.tools.files import EditFile, ReadFile, WriteFile
 
     for rel in ("config.py", "lib.py", "app.py", "docs/notes.md"):
@@ -243,10 +243,10 @@ async def test_a_path_that_must_exist_can_only_name_a_file_of_the_workspace(mode
 
 
 async def test_a_small_models_edit_can_only_replace_a_line_of_a_file_it_read(model_path, tmp_path):  # noqa: F811
-    """edit_file under a small model's shape (actors/small_steps.py `edit_shape`,
+    """edit_file under a small model's shape (actors/runs/agent/small/steps.py `edit_shape`,
     TurnInput.shapes): asked for any change, the model names the file it read and,
     as old_text, one of its lines; each such edit applies (the line is found once)."""
-    from actors import small_steps
+    from actors.runs.agent.small import steps as small_steps
     from actors.tools.files import EditFile
     from actors.tools.registry import ToolContext
 
@@ -316,8 +316,8 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
     in one line each, at a context of EXAMPLES_MIN_CTX tokens or more; at 2,048 the
     examples would crowd the conversation, and are left out; and on a round that must
     be a call."""
-    from actors.backends.local import EXAMPLES_MIN_CTX
-    from actors.backends.worked_examples import EXAMPLES
+    from actors.model.backends.local import EXAMPLES_MIN_CTX
+    from actors.model.backends.worked_examples import EXAMPLES
     from actors.tools.files import ReadFile
 
     read = ReadFile()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors import goals, plans
+from actors.runs.agent.run_tools import goals, plans
 from tests.daemon_proc import run_daemon
 from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk
 from tests.waiting import wait_http_state
@@ -110,7 +110,7 @@ async def test_the_harness_tools_through_a_provider(tmp_path: Path, stub: OpenAI
 
 
 async def test_a_compaction_on_a_provider_route(tmp_path: Path, stub: OpenAIStub) -> None:
-    from actors import compaction
+    from actors.runs.agent import compaction_cut as compaction
 
     summary = "\n".join(f"## {s}\nabout {s.lower()}" for s in compaction.SECTIONS)
     script = tmp_path / "script.json"
@@ -140,7 +140,8 @@ async def test_a_provider_model_s_context_length_sets_when_it_compacts(tmp_path:
     """A model saved with `context_length` 4096: the conversation compacts by itself
     once its prompt passes 85% of 4,096 tokens, far below the 128,000 a model without
     one is given, and reports that size as its context."""
-    from actors import compaction, notices
+    from actors import notices
+    from actors.runs.agent import compaction_cut as compaction
 
     size = 4096
     summary = "\n".join(f"## {s}\nabout {s.lower()}" for s in compaction.SECTIONS)
@@ -177,7 +178,7 @@ async def test_a_provider_s_own_count_of_the_prompt_decides_when_it_compacts(tmp
     """The provider counted 3,600 of the model's 4,096 tokens for a prompt whose text
     the character estimate puts far lower (a tokenizer that spends more per word, or
     images): the next message compacts first, on the provider's count."""
-    from actors import compaction
+    from actors.runs.agent import compaction_cut as compaction
 
     size = 4096
     summary = "\n".join(f"## {s}\nabout {s.lower()}" for s in compaction.SECTIONS)

@@ -1,4 +1,4 @@
-"""What a model is sent of a conversation (actors/history.py): always well-formed."""
+"""What a model is sent of a conversation (actors/runs/agent/history.py): always well-formed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors import history, notices
-from actors.items import TOOL_STATES, Item, ToolCall
+from actors import notices
+from actors.record.items import TOOL_STATES, Item, ToolCall
+from actors.runs.agent import history
 
 ids = st.sampled_from([f"call_{n}" for n in range(6)])
 states = st.sampled_from(TOOL_STATES)

@@ -1,4 +1,4 @@
-"""The person's hooks (actors/hooks.py, actors/hooks_config.py): real sh scripts as
+"""The person's hooks (actors/policy/hooks.py, actors/policy/hooks_config.py): real sh scripts as
 hooks, fired by the built-in run over the scripted backend, and GET /api/hooks over a
 real daemon process."""
 
@@ -20,15 +20,15 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.cards import PlanFiles
-from actors.engine import Engine
-from actors.env import Env
-from actors.hooks import HOOKS_FILE, HookRunner
-from actors.hooks_config import HookEvent, NameGlob, parse_config
-from actors.hub import Hub
+from actors.conversations.hub import Hub
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.policy.hooks import HOOKS_FILE, HookRunner
+from actors.policy.hooks_config import HookEvent, NameGlob, parse_config
 from actors.process import is_provider_key
+from actors.record.cards import PlanFiles
+from actors.runs.env import Env
 from actors.tools.registry import Registry, ToolContext, ToolOutcome
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config

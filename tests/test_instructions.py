@@ -1,4 +1,4 @@
-"""A project's instruction files (actors/instructions.py): the root's in the prompt, an
+"""A project's instruction files (actors/runs/agent/instructions.py): the root's in the prompt, an
 index of the nested ones, a folder's own given once with a result, caps, noload, links."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from actors import instructions
+from actors.runs.agent import instructions
 from tests.waiting import wait_state
 
 

@@ -1,4 +1,4 @@
-"""The conversation list's pages (actors/listing.py)."""
+"""The conversation list's pages (actors/record/listing.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors import listing
-from actors.items import ConversationInfo
+from actors.record import listing
+from actors.record.items import ConversationInfo
 
 
 def info(n: int, updated: float, created: float, title: str = "", task: str | None = None) -> ConversationInfo:

@@ -1,4 +1,4 @@
-"""The local backend's hand-off of pieces from the generating thread (actors/backends/piece_pipe.py)."""
+"""The local backend's hand-off of pieces from the generating thread (actors/model/backends/piece_pipe.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import outcome
 import pytest
 import trio
 
-from actors.backends.piece_pipe import PIPE_PIECES, PiecePipe
-from actors.turns import Aborted, AbortFlag, Piece
+from actors.model.backends.piece_pipe import PIPE_PIECES, PiecePipe
+from actors.model.turns import Aborted, AbortFlag, Piece
 
 
 async def run_pipe(n: int, emit, abort: threading.Event):

@@ -1,4 +1,4 @@
-"""actors/backends/local.py keeps numpy's BLAS to one thread: llama.cpp computes with
+"""actors/model/backends/local.py keeps numpy's BLAS to one thread: llama.cpp computes with
 threads of its own, and OpenBLAS's pool, one thread per core, only spins beside it."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ def threads_after(imports: str, **env: str) -> int:
 
 def test_the_local_backend_leaves_numpy_one_blas_thread_unless_told_otherwise():
     cores = len(os.sched_getaffinity(0))
-    assert threads_after("import actors.backends.local") == 1  # the main thread alone
+    assert threads_after("import actors.model.backends.local") == 1  # the main thread alone
     if cores > 1:  # the premise: numpy alone starts a pool, one thread per core
         assert threads_after("import numpy") == cores
     # A count the person set is theirs.
-    assert threads_after("import actors.backends.local", OPENBLAS_NUM_THREADS=str(max(cores, 2))) == max(cores, 2)
+    assert threads_after("import actors.model.backends.local", OPENBLAS_NUM_THREADS=str(max(cores, 2))) == max(cores, 2)

@@ -1,4 +1,4 @@
-"""A model that loops, and calls that failed (actors/agent_run.py): an answer that
+"""A model that loops, and calls that failed (actors/runs/agent/run.py): an answer that
 repeats one unit without end is cut, told to the model and asked again, a few times at
 most; a failed call is one the next round's grammar rules out; a todo list written
 again unchanged is refused."""
@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 
-from actors import notices, plans, run_tools
-from actors.agent_run import AVOIDED_CALLS, LOOPS_IN_A_ROW
-from actors.backends.repeats import MIN_SPAN
+from actors import notices
+from actors.model.backends.repeats import MIN_SPAN
+from actors.runs.agent.run import AVOIDED_CALLS, LOOPS_IN_A_ROW
+from actors.runs.agent.run_tools import plans
+from actors.runs.agent.run_tools import todos_and_questions as run_tools
 from tests.test_plan_mode import cards, project
 from tests.waiting import wait_state
 
@@ -220,7 +222,7 @@ async def test_the_call_a_loop_cut_mid_way_is_not_run_nor_a_failure(daemon):
 async def test_a_small_local_model_makes_one_call_a_round(daemon):
     """A local model under ONE_CALL_PARAMS is held to one call a round; a larger one,
     or one whose size is not known, may make several."""
-    from actors.turns import SMALL_MODEL_PARAMS as ONE_CALL_PARAMS
+    from actors.model.turns import SMALL_MODEL_PARAMS as ONE_CALL_PARAMS
 
     for size, parallel in ((135_000_000, False), (ONE_CALL_PARAMS, True), (0, True)):
         daemon.backend.n_params = size

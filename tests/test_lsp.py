@@ -1,4 +1,4 @@
-"""actors/lsp.py against a real language server from PyPI: pylsp (python-lsp-server,
+"""actors/peers/lsp/servers.py against a real language server from PyPI: pylsp (python-lsp-server,
 with pyflakes, in the test extra). Edits go through the daemon's real run (scripted
 model, real write_file/edit_file, mode full); the server's processes are looked at
 for real (psutil, os.killpg). Without pylsp each test is skipped, or fails under
@@ -19,13 +19,13 @@ import psutil
 import pytest
 import trio
 
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.cards import PlanFiles
-from actors.engine import Engine
-from actors.env import Env
-from actors.hub import Hub
-from actors.lsp import DIAGNOSTICS_WAIT_S, LanguageServer, LspManager, search_path
+from actors.conversations.hub import Hub
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.peers.lsp.servers import DIAGNOSTICS_WAIT_S, LanguageServer, LspManager, search_path
+from actors.record.cards import PlanFiles
+from actors.runs.env import Env
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext

@@ -1,4 +1,4 @@
-"""actors/lsp_wire.py: LSP's framing, the language table, what a server publishes and
+"""actors/peers/lsp/wire.py: LSP's framing, the language table, what a server publishes and
 the lines the model reads. No I/O (tests/test_lsp.py runs a real server)."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.lsp_wire import (
+from actors.peers.jsonrpc import Notification, Response, WireError, encode_notification, encode_request, parse
+from actors.peers.lsp.wire import (
     MAX_HEADER_BYTES,
     MAX_LINES,
     Diagnostic,
@@ -24,7 +25,6 @@ from actors.lsp_wire import (
     sync_of,
     uri_key,
 )
-from actors.mcp_wire import Notification, Response, WireError, encode_notification, encode_request, parse
 
 bodies = st.lists(st.dictionaries(st.text(max_size=8), st.text(max_size=40), max_size=4).map(
     lambda d: json.dumps(d, ensure_ascii=False).encode()), max_size=6)

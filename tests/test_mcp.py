@@ -1,4 +1,4 @@
-"""MCP servers (actors/mcp.py, mcp_wire.py, mcp_config.py) against real server processes.
+"""MCP servers (actors/peers/mcp/servers.py, mcp_wire.py, mcp_config.py) against real server processes.
 
 The servers are tests/mcp_server.py (written with the official `mcp` SDK, run with this
 Python as a real stdio subprocess) and, where node and the package are installed (.ci/run
@@ -24,15 +24,12 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.engine import Engine
-from actors.env import Env
+from actors.conversations.hub import Hub
 from actors.errors import ToolError
-from actors.hub import Hub
-from actors.mcp import McpManager, McpUnavailable
-from actors.mcp_config import DEFAULT_TIMEOUT_MS, McpConfig, ServerSpec, load_config, parse_config
-from actors.mcp_wire import (
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.peers.jsonrpc import (
     MAX_SCHEMA_BYTES,
     MAX_TOOLS,
     PROTOCOL_VERSION,
@@ -46,6 +43,9 @@ from actors.mcp_wire import (
     parse,
     tool_list,
 )
+from actors.peers.mcp.config import DEFAULT_TIMEOUT_MS, McpConfig, ServerSpec, load_config, parse_config
+from actors.peers.mcp.servers import McpManager, McpUnavailable
+from actors.runs.env import Env
 from actors.tools.files import ReadFile
 from actors.tools.registry import Registry, ToolContext
 from bmoe_daemon.app import create_app

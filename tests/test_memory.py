@@ -1,8 +1,8 @@
-"""actors/backends/memory.py: what is handed back once the model is let go."""
+"""actors/model/backends/memory.py: what is handed back once the model is let go."""
 
 from __future__ import annotations
 
-from actors.backends.memory import release_idle_memory, runtime_mappings
+from actors.model.backends.memory import release_idle_memory, runtime_mappings
 
 MAPS = """\
 7f0000000000-7f0000010000 r--p 00000000 08:01 1 /venv/lib/python3.11/site-packages/llama_cpp/lib/libllama.so

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import trio
 
-from actors.backends.local import LocalBackend, bundled_model_path, gpu_offload_supported
-from actors.engine import Engine
-from actors.prompt import system_prompt
+from actors.model.backends.local import LocalBackend, bundled_model_path, gpu_offload_supported
+from actors.model.engine import Engine
+from actors.model.turns import Aborted, TurnInput
+from actors.runs.agent.prompt import system_prompt
 from actors.tools.registry import Registry
 from actors.tools.testing import test_tools as offered_tools  # not collected as a test
-from actors.turns import Aborted, TurnInput
 from tests.daemon_proc import SSE, run_daemon
 
 pytestmark = pytest.mark.model
@@ -311,7 +311,7 @@ async def test_real_model_calls_a_tool_in_a_run(tmp_path, model_path):
             for ask in ASKS:  # a tiny model may answer in words
                 tools = await _one_tool_run(d, c, sse, ws["id"], ask)
                 # The first card that ran: one before it may have been cut where the model
-                # looped (actors/backends/repeats.py), an error that never ran.
+                # looped (actors/model/backends/repeats.py), an error that never ran.
                 first = next((t[2]["item"]["id"] for t in tools or () if t[2]["item"]["state"] == "running"), None)
                 if first is not None:
                     break
@@ -335,7 +335,7 @@ async def test_a_cpu_with_amx_loads_without_the_repacking_that_crashes(model_pat
     and only there. Either way the model writes tokens, in this process."""
     import llama_cpp.llama_cpp as bindings
 
-    from actors.backends.local import avoid_amx_repack
+    from actors.model.backends.local import avoid_amx_repack
 
     amx = b"AMX_INT8 = 1" in bindings.llama_print_system_info()
     backend = await LocalBackend.load(model_path, n_ctx=512, prompt_cache_bytes=0)

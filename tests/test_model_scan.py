@@ -1,5 +1,5 @@
-"""The person's models: GGUF headers read without loading (actors/gguf_header.py) and the
-places other apps keep them (actors/model_scan.py), laid out in a temporary HOME with
+"""The person's models: GGUF headers read without loading (actors/model/discovery/gguf_header.py) and the
+places other apps keep them (actors/model/discovery/scan.py), laid out in a temporary HOME with
 real GGUF files: the bundled model copied, and headers written by the `gguf` package."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import gguf
 import numpy as np
 import pytest
 
-from actors.backends.local import bundled_model_path
-from actors.gguf_header import MAX_ARRAY_ITEMS, MAX_STRING_BYTES, NotGguf, read_header, read_header_file
-from actors.model_scan import Place, inside_places, places, scan
+from actors.model.backends.local import bundled_model_path
+from actors.model.discovery.gguf_header import MAX_ARRAY_ITEMS, MAX_STRING_BYTES, NotGguf, read_header, read_header_file
+from actors.model.discovery.scan import Place, inside_places, places, scan
 
 HERMES = "{% for m in messages %}{{ m.content }}{% endfor %}{% if tools %}<tool_call>{% endif %}"
 

@@ -1,14 +1,14 @@
-"""actors/names.py: the real names a local model's grammar offers, and the prompt's index."""
+"""actors/runs/agent/real_names.py: the real names a local model's grammar offers, and the prompt's index."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from actors.backends.generic_grammar import with_names
-from actors.names import INDEX_FILES, call_names, prompt_index, workspace_files
+from actors.model.backends.generic_grammar import with_names
+from actors.runs.agent.real_names import INDEX_FILES, call_names, prompt_index, workspace_files
+from actors.skills.tool import UseSkill
 from actors.tools.files import EditFile, ReadFile, WriteFile
-from actors.tools.skill_tool import UseSkill
 
 
 def _files(root: Path, *rels: str) -> None:

@@ -1,4 +1,4 @@
-"""Calls of one round in parallel (actors/agent_run.py run_calls): reads at once,
+"""Calls of one round in parallel (actors/runs/agent/run.py run_calls): reads at once,
 changes one at a time in order, results in the order of the calls."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import history
+from actors.runs.agent import history
 from actors.tools.registry import ToolContext, ToolOutcome
 from tests.waiting import wait_for, wait_state
 

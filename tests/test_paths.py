@@ -1,4 +1,4 @@
-"""Confinement (actors/tools/paths.py): no generated path resolves outside the workspace."""
+"""Confinement (actors/fs/paths.py): no generated path resolves outside the workspace."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actors.tools.paths import PathRefused, relative, resolve
+from actors.fs.paths import PathRefused, relative, resolve
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_never_outside(tree, parts, absolute, text):
 
 
 def test_open_regular_reads_regular_files_only_and_no_link_swapped_in(tmp_path):
-    from actors.tools.paths import NotRegularFile, open_regular, read_regular
+    from actors.fs.paths import NotRegularFile, open_regular, read_regular
     from tests.special_files import fifo, zero_link
 
     ws = tmp_path / "ws"

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from actors.backends.local import bundled_model_path
+from actors.model.backends.local import bundled_model_path
 from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running_daemon, screenshot
 
 pytestmark = pytest.mark.model
@@ -39,7 +39,7 @@ ALL_TRIES_S = 600.0
 TRY_CALLS = 16
 TRY_S = 300.0
 # A call still being written past this many bytes is a small model rambling: a loop
-# the daemon cuts itself (actors/backends/repeats.py), and the grammar bounds the todo
+# the daemon cuts itself (actors/model/backends/repeats.py), and the grammar bounds the todo
 # list (50 steps), so only text that never repeats gets here.
 RUNAWAY_BYTES = 8000
 # What the person says, as one would to a model that went another way.

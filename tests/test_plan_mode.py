@@ -1,4 +1,4 @@
-"""Plan mode (actors/plans.py, actors/agent_run.py): nothing in the workspace changes
+"""Plan mode (actors/runs/agent/run_tools/plans.py, actors/runs/agent/run.py): nothing in the workspace changes
 while a conversation plans; the plan is written to its own file, shown on a card, and
 approved (carried out) or rejected with feedback (revised)."""
 
@@ -11,14 +11,15 @@ import attrs
 import pytest
 import trio
 
-from actors import cards as card_names
-from actors import notices, plans
-from actors.agent_run import AgentRun
+from actors import notices
 from actors.errors import Busy
-from actors.runs import RunRequest
-from actors.runstate import MAX_ROUNDS
+from actors.record import cards as card_names
+from actors.record.transcript import restored
+from actors.runs.agent.ledger import MAX_ROUNDS
+from actors.runs.agent.run import AgentRun
+from actors.runs.agent.run_tools import plans
+from actors.runs.base import RunRequest
 from actors.tools.registry import ToolContext, ToolOutcome
-from actors.transcript import restored
 from tests.waiting import drained, wait_for, wait_state
 
 PLAN = "1. Read app.py\n2. Change x to 10\n"
@@ -90,7 +91,7 @@ async def test_a_plan_is_written_shown_approved_and_carried_out(real_tools, tmp_
 async def test_exit_plan_mode_writes_the_plan_it_is_given_then_shows_it(real_tools, tmp_path):
     d = real_tools
     folder, conv = await project(d, tmp_path)
-    # Too long, and no loop (a run cuts a loop, actors/backends/repeats.py): numbers counting up.
+    # Too long, and no loop (a run cuts a loop, actors/model/backends/repeats.py): numbers counting up.
     huge = " ".join(map(str, range(card_names.MAX_PLAN_BYTES)))[: card_names.MAX_PLAN_BYTES + 1]
     given = "1. Add greet() to app.py\n"
     d.backend.push({"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": 7}}]},
@@ -265,7 +266,7 @@ async def test_a_proposed_plan_survives_a_restart_and_its_approval_starts_the_ru
     record = restored(conv.record())
     await conv.stop()
     assert record.info.state == "waiting" and cards(record)[-1].state == "waiting"
-    from actors.conversation import Conversation
+    from actors.conversations.actor import Conversation
 
     again = Conversation(record, d.hub.env)
     d.backend.push({"text": "Carrying it out."})

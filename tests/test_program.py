@@ -1,4 +1,4 @@
-"""actors/program.py: a program the daemon started ends with everything it started."""
+"""actors/peers/program.py: a program the daemon started ends with everything it started."""
 
 from __future__ import annotations
 

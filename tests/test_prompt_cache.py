@@ -1,5 +1,5 @@
 """Each conversation keeps its prompt cache on the real bundled model across other
-conversations' turns (actors/backends/prompt_cache.py).
+conversations' turns (actors/model/backends/prompt_cache.py).
 
 What llama.cpp evaluated is read with EvalLog (tests/test_model.py). A conversation
 whose cache came back is checked against the same conversation run alone on a backend
@@ -22,11 +22,11 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.backends.local import LocalBackend, bundled_model_path
-from actors.backends.prompt_cache import common_prefix, kept_chunks
-from actors.engine import Engine
-from actors.prompt import system_prompt
-from actors.turns import TurnInput, TurnResult
+from actors.model.backends.local import LocalBackend, bundled_model_path
+from actors.model.backends.prompt_cache import common_prefix, kept_chunks
+from actors.model.engine import Engine
+from actors.model.turns import TurnInput, TurnResult
+from actors.runs.agent.prompt import system_prompt
 from tests.test_model import EvalLog
 
 CTX = 2048

@@ -1,7 +1,7 @@
 """What a provider (or a settings file) can make the daemon do is bounded: a stream
 line that never ends, a whole answer larger than any chat chunk, a providers.json that
-is a FIFO or a huge file, a credentials.json that is a link (actors/providers.py,
-actors/http_read.py, actors/chatstream.py's SseLines)."""
+is a FIFO or a huge file, a credentials.json that is a link (actors/model/providers.py,
+actors/model/http_read.py, actors/model/chatstream.py's SseLines)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.chatstream import MAX_EVENT_BYTES, SseLines, StreamError
 from actors.errors import TurnFailed
-from actors.providers import MAX_SETTINGS_BYTES, ProviderBackend, ProviderDirectory
-from actors.turns import Aborted, Piece, TurnInput
+from actors.model.chatstream import MAX_EVENT_BYTES, SseLines, StreamError
+from actors.model.providers import MAX_SETTINGS_BYTES, ProviderBackend, ProviderDirectory
+from actors.model.turns import Aborted, Piece, TurnInput
 from bmoe_daemon.store import write_atomic
 from tests.openai_stub import OpenAIStub, answer, chunk
 

@@ -1,4 +1,4 @@
-"""Saved providers (actors/providers.py): the directory, and the backend against a
+"""Saved providers (actors/model/providers.py): the directory, and the backend against a
 scripted OpenAI-compatible server and a real one (llama-cpp-python's server)."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import httpx
 import pytest
 import trio
 
-from actors import atomic as atomic_mod
-from actors import providers as providers_mod
-from actors.engine import direct_turn
 from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
-from actors.providers import ProviderBackend, ProviderDirectory, check_base_url, slug
-from actors.turns import Aborted, Piece, ToolSpec, TurnInput
+from actors.fs import atomic as atomic_mod
+from actors.model import providers as providers_mod
+from actors.model.engine import direct_turn
+from actors.model.providers import ProviderBackend, ProviderDirectory, check_base_url, slug
+from actors.model.turns import Aborted, Piece, ToolSpec, TurnInput
 from bmoe_daemon.store import write_atomic
 from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, text_chunks
 from tests.peers import need_modules
@@ -439,7 +439,7 @@ def llama_server() -> None:
 @pytest.mark.model
 @pytest.mark.usefixtures("llama_server")
 async def test_a_conversation_on_a_real_openai_server(tmp_path: Path) -> None:
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
     from tests.daemon_proc import SSE, run_daemon
 
     gguf = bundled_model_path()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from actors.reasoning import CLOSE_TAG, OPEN_TAG, ThinkSplitter
+from actors.model.reasoning import CLOSE_TAG, OPEN_TAG, ThinkSplitter
 
 
 def run(pieces: list[str], *, start_in_reasoning: bool = False) -> list[tuple[str, str]]:

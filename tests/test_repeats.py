@@ -1,4 +1,4 @@
-"""actors/backends/repeats.py: a model's loop is noticed wherever its pieces break,
+"""actors/model/backends/repeats.py: a model's loop is noticed wherever its pieces break,
 and text people write is not taken for one."""
 
 from __future__ import annotations
@@ -8,7 +8,15 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.backends.repeats import MAX_UNIT, MIN_REPEATS, MIN_SPAN, RepeatWatch, shown_unit, smallest_unit, span_for
+from actors.model.backends.repeats import (
+    MAX_UNIT,
+    MIN_REPEATS,
+    MIN_SPAN,
+    RepeatWatch,
+    shown_unit,
+    smallest_unit,
+    span_for,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""Always-allow rules (actors/rules.py): what a card offers, what a rule matches, where
+"""Always-allow rules (actors/policy/rules.py): what a card offers, what a rule matches, where
 it applies, and that it is kept."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors import notices
-from actors.agent_run import AgentRun
-from actors.rules import BadRule, RuleBook, check_rule, command_matches, command_rule, path_matches, path_rule
-from actors.runs import RunRequest
+from actors.policy.rules import BadRule, RuleBook, check_rule, command_matches, command_rule, path_matches, path_rule
+from actors.runs.agent.run import AgentRun
+from actors.runs.base import RunRequest
 from tests.waiting import wait_for, wait_state
 
 
@@ -191,7 +191,7 @@ async def test_rules_over_http(tmp_path):
     "touch a/../../out", "touch link/x",
 ])
 def test_a_command_rule_never_reaches_outside_the_workspace(tmp_path, line):
-    from actors.rules import command_stays_inside
+    from actors.policy.rules import command_stays_inside
 
     (tmp_path / "outside").mkdir()
     ws = tmp_path / "ws"

@@ -1,4 +1,4 @@
-"""The run's own tools (actors/run_tools.py): the todo list and questions to the person;
+"""The run's own tools (actors/runs/agent/run_tools/todos_and_questions.py): the todo list and questions to the person;
 why a run ended (`end_reason`); and resuming a run that did not finish."""
 
 from __future__ import annotations
@@ -7,10 +7,12 @@ import attrs
 import pytest
 import trio
 
-from actors import history, notices, run_tools
+from actors import notices
 from actors.errors import Busy, Invalid, NotFound, NothingToResume, ToolError
-from actors.items import Todo
-from actors.transcript import restored
+from actors.record.items import Todo
+from actors.record.transcript import restored
+from actors.runs.agent import history
+from actors.runs.agent.run_tools import todos_and_questions as run_tools
 from tests.waiting import drained, wait_for, wait_state
 
 
@@ -158,7 +160,7 @@ async def test_a_question_open_at_a_restart_can_still_be_answered(daemon, tmp_pa
     assert restored(record).items == record.items  # a second restart adds nothing
     await conv.stop()
     # A conversation started from that record: the answer starts a run that goes on from it.
-    from actors.conversation import Conversation
+    from actors.conversations.actor import Conversation
 
     again = Conversation(attrs.evolve(record, info=attrs.evolve(record.info, id=conv.id + "x")), daemon.hub.env)
     daemon.backend.push({"text": "Thanks, main.py."})
@@ -182,7 +184,7 @@ async def test_a_new_message_instead_of_an_answer_ends_the_open_question(daemon,
     await wait_state(conv, "waiting")
     await conv.stop()
     record = restored(attrs.evolve(conv.record(), info=attrs.evolve(conv.info, state="running", end_reason=None)))
-    from actors.conversation import Conversation
+    from actors.conversations.actor import Conversation
 
     # Rebuild the open question as a restart would have left it.
     items = tuple(attrs.evolve(i, state="waiting", result=None) if i.kind == "tool" else i for i in record.items)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.runstate import (
+from actors.runs.agent.ledger import (
     PARTIAL_PARSE_LIMIT,
     REPEAT_FAILURE_LIMIT,
     FailureStreak,

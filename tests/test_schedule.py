@@ -1,4 +1,4 @@
-"""Schedules in local time (actors/schedule.py): every kind, daylight-saving nights,
+"""Schedules in local time (actors/scheduling/schedule.py): every kind, daylight-saving nights,
 and slots missed while the daemon was off."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.schedule import InvalidSchedule, Schedule, js_weekday, next_due, parse_schedule
+from actors.scheduling.schedule import InvalidSchedule, Schedule, js_weekday, next_due, parse_schedule
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

@@ -1,4 +1,4 @@
-"""The scheduler actor (actors/scheduler.py) with the scripted engine, on trio's
+"""The scheduler actor (actors/scheduling/scheduler.py) with the scripted engine, on trio's
 autojump clock: the wall clock is BASE plus trio's time, the zone Europe/Berlin.
 
 The store and the scheduler write their files in worker threads, and the autojump
@@ -21,8 +21,8 @@ import pytest
 import trio
 
 from actors.errors import Busy, Invalid, NotFound
-from actors.schedule import parse_schedule
-from actors.scheduler import NOTICE_NO_WORKSPACE, Scheduler, TaskSpec
+from actors.scheduling.schedule import parse_schedule
+from actors.scheduling.scheduler import NOTICE_NO_WORKSPACE, Scheduler, TaskSpec
 from bmoe_daemon.store import write_atomic
 from tests.waiting import drained
 

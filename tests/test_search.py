@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.errors import ToolError
+from actors.fs.paths import PathRefused
 from actors.tools import search
-from actors.tools.paths import PathRefused
 from actors.tools.registry import ToolContext
 from actors.tools.search import (
     MAX_CONTEXT_LINES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.skills import SkillFormatError, parse_skill, tool_list
+from actors.skills.catalog import SkillFormatError, parse_skill, tool_list
 from tests.waiting import wait_state
 
 
@@ -28,8 +28,8 @@ def test_a_block_list_and_a_bad_name():
 
 
 async def test_loading_the_skill_narrows_the_rest_of_the_run(real_tools, tmp_path):
-    from actors.skills import SkillCatalog
-    from actors.tools.skill_tool import UseSkill
+    from actors.skills.catalog import SkillCatalog
+    from actors.skills.tool import UseSkill
 
     d = real_tools
     shipped = tmp_path / "shipped"

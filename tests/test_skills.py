@@ -1,4 +1,4 @@
-"""Skills (actors/skills.py, actors/tools/skill_tool.py, bmoe_daemon/routes/skills.py)."""
+"""Skills (actors/skills/catalog.py, actors/skills/tool.py, bmoe_daemon/routes/skills.py)."""
 
 from __future__ import annotations
 
@@ -14,22 +14,15 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.engine import Engine
-from actors.env import Env
+from actors.conversations.hub import Hub
 from actors.errors import ToolError
-from actors.hub import Hub
-from actors.skills import (
-    SkillCatalog,
-    SkillFormatError,
-    SkillText,
-    parse_skill,
-    read_place,
-    render_skill,
-)
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.runs.env import Env
+from actors.skills.catalog import SkillCatalog, SkillFormatError, SkillText, parse_skill, read_place, render_skill
+from actors.skills.tool import UseSkill
 from actors.tools.registry import ToolContext
-from actors.tools.skill_tool import UseSkill
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
@@ -228,7 +221,7 @@ async def test_a_switches_file_that_is_a_fifo_or_huge_turns_every_skill_on(tmp_p
 
 
 def test_a_place_with_very_many_entries_is_read_only_so_far(tmp_path, caplog):
-    from actors.skills import MAX_SCAN_ENTRIES
+    from actors.skills.catalog import MAX_SCAN_ENTRIES
 
     place = tmp_path / "data" / "skills"
     place.mkdir(parents=True)

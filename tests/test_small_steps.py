@@ -1,8 +1,8 @@
-"""A small local model led through a small job (actors/small_steps.py): the tools it
+"""A small local model led through a small job (actors/runs/agent/small/steps.py): the tools it
 is offered and the arguments it is held to, the answer after a change, edit_file on
 the lines of a file it read, write_file that may not replace a file unread, a command
 that exited non-zero counted as failed; and the worked examples of its prompt
-(actors/backends/worked_examples.py). The run-level tests use the scripted backend
+(actors/model/backends/worked_examples.py). The run-level tests use the scripted backend
 made to say it is small; tests/test_grammar_model.py holds the real model to the
 edit's shape."""
 
@@ -14,12 +14,12 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors import small_steps
-from actors.backends.template_messages import template_messages
-from actors.backends.worked_examples import EXAMPLES, example_messages
-from actors.runstate import ended_as
+from actors.model.backends.template_messages import template_messages
+from actors.model.backends.worked_examples import EXAMPLES, example_messages
+from actors.model.turns import SMALL_MODEL_PARAMS, ToolSpec
+from actors.runs.agent.ledger import ended_as
+from actors.runs.agent.small import steps as small_steps
 from actors.tools.files import ReadFile
-from actors.turns import SMALL_MODEL_PARAMS, ToolSpec
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
 from tests.waiting import wait_state

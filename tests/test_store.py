@@ -18,9 +18,9 @@ import trio
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from actors import atomic as atomic_module
-from actors.hub import Workspace
-from actors.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, Todo, ToolCall
+from actors.conversations.hub import Workspace
+from actors.fs import atomic as atomic_module
+from actors.record.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, Todo, ToolCall
 from bmoe_daemon import store as store_module
 from bmoe_daemon.store import Store, write_atomic
 
@@ -306,7 +306,7 @@ CHILD = textwrap.dedent(
     import hashlib, json, sys
     from pathlib import Path
     import trio
-    from actors.items import ConversationInfo, ConversationRecord, Item
+    from actors.record.items import ConversationInfo, ConversationRecord, Item
     from bmoe_daemon.store import Store, write_atomic, _dumps
 
     data_dir, ops = Path(sys.argv[1]), json.loads(sys.argv[2])
@@ -456,7 +456,7 @@ async def test_what_only_the_daemon_keeps_survives_a_save(tmp_path: Path) -> Non
     holds (the nested instruction files already given, the ACP session)."""
     import attrs
 
-    from actors.items import ConversationInfo
+    from actors.record.items import ConversationInfo
 
     store = Store(tmp_path)
     info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "idle", 1.0, 2.0, acp_session="s1",
@@ -471,7 +471,7 @@ def test_a_fifo_in_place_of_a_data_file_is_refused_at_once(tmp_path: Path) -> No
     rules, a key file) are never waited on, however a FIFO got there."""
     import os
 
-    from actors.rules import RuleBook
+    from actors.policy.rules import RuleBook
     from bmoe_daemon.config import read_key_file
 
     store = Store(tmp_path)

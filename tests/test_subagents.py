@@ -1,4 +1,4 @@
-"""Helpers (actors/subagents.py): a task with a history of its own, inside the parent's
+"""Helpers (actors/runs/agent/run_tools/helpers.py): a task with a history of its own, inside the parent's
 run; limits, stops, continuation, and approvals through the parent."""
 
 from __future__ import annotations
@@ -8,8 +8,10 @@ import sys
 
 import trio
 
-from actors import history, notices, subagents
-from actors.transcript import restored
+from actors import notices
+from actors.record.transcript import restored
+from actors.runs.agent import history
+from actors.runs.agent.run_tools import helpers as subagents
 from tests.daemon_proc import REPO, SSE, run_daemon
 from tests.openai_stub import OpenAIStub, answer
 from tests.test_e2e import write_script

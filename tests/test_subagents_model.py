@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import trio
 
-from actors import subagents
-from actors.items import Item
+from actors.record.items import Item
+from actors.runs.agent.run_tools import helpers as subagents
 from tests.daemon_proc import SSE, run_daemon
 from tests.test_model import model_path  # noqa: F401 (a fixture)
 

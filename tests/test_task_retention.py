@@ -1,4 +1,4 @@
-"""A task keeps its last `keep_runs` runs (actors/scheduler.py, Hub.prune_runs): older
+"""A task keeps its last `keep_runs` runs (actors/scheduling/scheduler.py, Hub.prune_runs): older
 runs are deleted with their files, except one a client has open, one running and one
 waiting on a card. On trio's autojump clock, with conversation actors that go to sleep
 after IDLE_S quiet seconds (as the daemon's do after --idle-actor-minutes)."""
@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 import trio
 
-from actors.backends.scripted import ScriptedBackend
 from actors.bus import EventBus
-from actors.cards import PlanFiles
-from actors.engine import Engine
-from actors.env import Env
+from actors.conversations.hub import Hub
 from actors.errors import Invalid
-from actors.hub import Hub
-from actors.schedule import parse_schedule
-from actors.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
+from actors.model.backends.scripted import ScriptedBackend
+from actors.model.engine import Engine
+from actors.record.cards import PlanFiles
+from actors.runs.env import Env
+from actors.scheduling.schedule import parse_schedule
+from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
 from actors.tools.registry import Registry
 from bmoe_daemon.store import Store, write_atomic
 from tests.conftest import Daemon, EchoTool, NoteTool

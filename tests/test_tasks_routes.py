@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import trio
 
-from actors.scheduler import Scheduler
+from actors.scheduling.scheduler import Scheduler
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext

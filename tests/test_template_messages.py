@@ -1,14 +1,14 @@
-"""actors/backends/template_messages.py: the generic format's tool listing, whole or
+"""actors/model/backends/template_messages.py: the generic format's tool listing, whole or
 in one line a tool when the context is small."""
 
 from __future__ import annotations
 
 import json
 
-from actors.backends.template_messages import generic_tools_text, template_messages
+from actors.model.backends.template_messages import generic_tools_text, template_messages
+from actors.model.turns import ToolSpec
 from actors.tools.files import EditFile, ReadFile, WriteFile
 from actors.tools.registry import Registry
-from actors.turns import ToolSpec
 
 GREP = ToolSpec("grep_search", "Search the files for a pattern. Slow on huge trees.\nMore words.", {
     "type": "object",

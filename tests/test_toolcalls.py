@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.toolcalls import (
+from actors.model.toolcalls import (
     FORMATS,
     CallArgs,
     CallEnd,
@@ -696,7 +696,7 @@ def test_detect_format(template: str | None, fmt: str) -> None:
     assert detect_format(template) == fmt
 
 
-# ---- what a chat template is given (actors/backends/local.py) ----
+# ---- what a chat template is given (actors/model/backends/local.py) ----
 
 # The tool parts of Mistral-Nemo's template, as the GGUF ships it: it refuses an id
 # that is not 9 characters, in a call and in a result.
@@ -739,7 +739,7 @@ def _history(call_id: str, arguments: str) -> tuple[dict[str, Any], ...]:
 
 @pytest.mark.parametrize("call_id", ["call_0", "call_1", "i_4f2a9c81d0e34b7a", "", "abcdefghi"])
 def test_a_mistral_template_gets_9_character_ids_that_still_pair_call_and_result(call_id: str) -> None:
-    from actors.backends.local import template_messages
+    from actors.model.backends.local import template_messages
 
     prompt = _format(MISTRAL_NEMO_TOOLS, template_messages(_history(call_id, '{"text": "hi"}'), (), "mistral"))
     (given,) = re.findall(r'"id": "([^"]*)"', prompt)
@@ -753,7 +753,7 @@ def test_a_mistral_template_gets_9_character_ids_that_still_pair_call_and_result
 
 
 def test_mistral_ids_of_two_calls_stay_apart() -> None:
-    from actors.backends.local import template_call_id
+    from actors.model.backends.local import template_call_id
 
     ids = {template_call_id(f"call_{i}", "mistral") for i in range(1000)}
     assert len(ids) == 1000
@@ -762,7 +762,7 @@ def test_mistral_ids_of_two_calls_stay_apart() -> None:
 
 @given(st.text(max_size=40))
 def test_template_call_id_is_9_letters_or_digits_for_mistral_and_stable(call_id: str) -> None:
-    from actors.backends.local import template_call_id
+    from actors.model.backends.local import template_call_id
 
     given_id = template_call_id(call_id, "mistral")
     assert re.fullmatch(r"[A-Za-z0-9]{9}", given_id) and given_id == template_call_id(call_id, "mistral")
@@ -774,14 +774,14 @@ def test_template_call_id_is_9_letters_or_digits_for_mistral_and_stable(call_id:
     [('{"text": "hi"}', '{"text": "hi"}'), ('{"text": "unfinished', "{}"), ("[1, 2]", "{}"), ("", "{}")],
 )
 def test_a_template_writes_the_arguments_as_an_object(arguments: str, written: str) -> None:
-    from actors.backends.local import template_messages
+    from actors.model.backends.local import template_messages
 
     prompt = _format(QWEN25_CALLS, template_messages(_history("call_0", arguments), (), "hermes"))
     assert f'"arguments": {written}}}' in prompt
 
 
 def test_content_parts_reach_a_local_template_as_text() -> None:
-    from actors.backends.local import IMAGE_LEFT_OUT, template_messages
+    from actors.model.backends.local import IMAGE_LEFT_OUT, template_messages
 
     parts = [{"type": "text", "text": "What is this?"},
              {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]

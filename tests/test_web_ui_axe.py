@@ -128,7 +128,7 @@ def daemon(tmp_path_factory):
                                             ("helper", "ask", "Gnome labels", "label the gnomes")):
                 made = c.post("/api/conversations", json={"workspace": ws, "mode": mode, "title": title})
                 ids[name] = made.json()["id"]
-                if name == "plan":  # the plan file the daemon shows (actors/plans.py)
+                if name == "plan":  # the plan file the daemon shows (actors/runs/agent/run_tools/plans.py)
                     c.patch(f"/api/conversations/{ids[name]}", json={"plan_mode": True})
                     plans = d.data_dir / "agent" / "plans"
                     plans.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Reads the daemon does from a workspace on its own account (issue 13): AGENTS.md, and
 another agent's fs/read_text_file and fs/write_text_file over ACP. Each goes through the
-file tools' confinement (actors/tools/paths.py `read_workspace_text`, `open_regular`):
+file tools' confinement (actors/fs/paths.py `read_workspace_text`, `open_regular`):
 a link out of the workspace is not read, a FIFO is never waited on, /dev/zero behind a
 link and a 10 GB sparse file are not read whole. The file tools, the preview route,
 the skills and Connect's settings files have theirs beside their own tests.
@@ -14,10 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from actors.acp import RequestRefused
-from actors.acp_run import AcpRun
-from actors.prompt import AGENTS_MD_BYTES, read_agents_md
-from actors.tools.paths import read_workspace_bytes, read_workspace_text
+from actors.fs.paths import read_workspace_bytes, read_workspace_text
+from actors.peers.acp.agents import RequestRefused
+from actors.runs.acp import AcpRun
+from actors.runs.agent.prompt import AGENTS_MD_BYTES, read_agents_md
 from tests.special_files import BOUND_S, bounded, fifo, link_out, releasing, sparse, watchdog, zero_link
 from tests.test_conversation import workspace
 from tests.waiting import wait_state

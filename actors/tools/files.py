@@ -1,7 +1,7 @@
 """The file tools: read_file, write_file, edit_file and get_info.
 
 Names, parameters and result shapes follow llama.cpp's server tools, with every path
-confined to the workspace (actors/tools/paths.py), and only regular files read: a FIFO,
+confined to the workspace (actors/fs/paths.py), and only regular files read: a FIFO,
 a device or a socket is refused, never waited on (`open_regular`). A change is computed by a pure
 function of the file as it is (`plan_write`, `plan_edit`), so the approval card can
 show its diff before anything is written, and the run computes it again from the
@@ -20,11 +20,11 @@ from typing import Any, ClassVar
 import attrs
 import trio
 
-from actors.atomic import write_atomic
 from actors.errors import ToolError
+from actors.fs.atomic import write_atomic
+from actors.fs.paths import NotRegularFile, file_kind, open_regular, read_fd, relative, resolve
 from actors.tools import args as args_
 from actors.tools.diffs import bounded_unified_diff
-from actors.tools.paths import NotRegularFile, file_kind, open_regular, read_fd, relative, resolve
 from actors.tools.registry import RESULT_CAP_BYTES, ToolContext, ToolOutcome
 
 MAX_READ_BYTES = 8 * 1024 * 1024  # read_file refuses larger files
@@ -149,7 +149,8 @@ def read_lines(path: Path, rel: str, start: int, end: int | None, append_loc: bo
 
 @attrs.frozen
 class ReadFile:
-    # Arguments that name an existing file: a local model's grammar offers the real names (actors/names.py).
+    # Arguments that name an existing file: a local model's grammar offers the real names
+    # (actors/runs/agent/real_names.py).
     existing_file_args: ClassVar[tuple[str, ...]] = ("path",)
     name: str = "read_file"
     description: str = (

@@ -32,10 +32,10 @@ import attrs
 import trio
 
 from actors.errors import ToolError
+from actors.fs.paths import relative
 from actors.tools import args as args_
 from actors.tools.globs import UNENTERED_DIRS, Glob, walk
 from actors.tools.grep_regex import LinePattern, any_of, compile_line_pattern
-from actors.tools.paths import relative
 from actors.tools.registry import ToolContext, ToolOutcome
 from actors.tools.search_common import (
     SEARCH_BUDGET_S,

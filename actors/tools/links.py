@@ -4,7 +4,7 @@ The classifier (actors/tools/classify.py) reads the text; this module looks at t
 workspace before a command the classifier lets through runs without a card:
 
 - every word that names an existing path must resolve inside the workspace
-  (actors/tools/paths.py `resolve`): the word itself, a value after `=`, every tail of
+  (actors/fs/paths.py `resolve`): the word itself, a value after `=`, every tail of
   a short-option cluster for the programs that take a path glued to an option
   (`file -mlink`), and each match of an unquoted glob, expanded as /bin/sh would and
   never to fewer names (a bracket expression counts as any name: `[[:alpha:]]` is a
@@ -33,9 +33,9 @@ from pathlib import Path
 
 import attrs
 
+from actors.fs.paths import PathRefused, is_inside, resolve
 from actors.process import child_environment
 from actors.tools.classify import PROGRAMS, LinkWalk, link_walk
-from actors.tools.paths import PathRefused, is_inside, resolve
 from actors.tools.shell_words import NotPlain, Word, split_pipeline
 
 MAX_WALK_ENTRIES = 20_000

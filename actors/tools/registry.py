@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from actors.turns import ToolSpec
+from actors.model.turns import ToolSpec
 
 RESULT_CAP_BYTES = 12 * 1024  # what the model reads of one result
 STORED_RESULT_CAP_BYTES = 1024 * 1024  # what the person's copy keeps

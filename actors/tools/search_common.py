@@ -16,9 +16,9 @@ from typing import Any, Concatenate, ParamSpec
 import trio
 
 from actors.errors import ToolError
+from actors.fs.paths import resolve
 from actors.tools import args as args_
 from actors.tools.globs import Glob, compile_glob
-from actors.tools.paths import resolve
 from actors.tools.registry import ToolContext
 
 SEARCH_BUDGET_S = 20.0  # one call stops walking/reading after this long

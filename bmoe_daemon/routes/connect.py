@@ -15,7 +15,7 @@ from typing import Any
 import trio
 from quart import Blueprint, Response, jsonify
 
-from actors.atomic import write_atomic
+from actors.fs.atomic import write_atomic
 from bmoe_daemon import connect
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NoModelError, NotFoundError, SettingsConflict

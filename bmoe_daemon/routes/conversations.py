@@ -7,10 +7,10 @@ from typing import Any
 
 from quart import Blueprint, Response, jsonify, request
 
-from actors import listing
-from actors.conversation import Conversation
+from actors.conversations.actor import Conversation
 from actors.ids import new_id
-from actors.items import Item
+from actors.record import listing
+from actors.record.items import Item
 from bmoe_daemon import access
 from bmoe_daemon.bodies import (
     MAX_SEED_ITEMS,

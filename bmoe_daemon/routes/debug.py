@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 from quart import Blueprint, Response, jsonify
 
-from actors.base import ActorStats
+from actors.actor import ActorStats
 from bmoe_daemon.context import DaemonContext, daemon
 
 bp = Blueprint("debug", __name__)

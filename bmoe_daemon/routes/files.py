@@ -1,6 +1,6 @@
 """GET /api/conversations/<id>/file?path=: a workspace file for the preview.
 
-Confined like the tools (actors/tools/paths.py), local clients only, a regular file
+Confined like the tools (actors/fs/paths.py), local clients only, a regular file
 only (a FIFO or a device is refused, never waited on), at most PREVIEW_MAX_BYTES, and
 served under a Content-Security-Policy sandbox of its own, so an HTML file the agent
 wrote cannot run script against the daemon's origin.
@@ -14,7 +14,7 @@ import os
 import trio
 from quart import Blueprint, Response, request
 
-from actors.tools.paths import NotRegularFile, PathRefused, open_regular, read_fd, resolve
+from actors.fs.paths import NotRegularFile, PathRefused, open_regular, read_fd, resolve
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError
 

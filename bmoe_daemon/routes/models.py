@@ -1,5 +1,5 @@
 """The person's models: `GET /api/models` lists the GGUF files found
-(actors/model_scan.py), `PUT /api/model` loads one between turns, `GET /api/model`
+(actors/model/discovery/scan.py), `PUT /api/model` loads one between turns, `GET /api/model`
 says which one serves (its name and context, for a conversation's header).
 
 The listing and a load are local only: the listing shows the computer's paths, and a
@@ -18,8 +18,8 @@ import trio
 from quart import Blueprint, Response, jsonify, request
 
 from actors.errors import EngineError
-from actors.gguf_header import NotGguf, read_header_file
-from actors.model_scan import places, scan
+from actors.model.discovery.gguf_header import NotGguf, read_header_file
+from actors.model.discovery.scan import places, scan
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest

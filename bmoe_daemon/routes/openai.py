@@ -22,7 +22,7 @@ from quart import Blueprint, Response, current_app, jsonify, make_response, requ
 from quart_trio import QuartTrio
 
 from actors.errors import ActorError, ContextFull, EngineError, NoModel
-from actors.turns import Aborted, Piece, ToolSpec, TurnInput, TurnResult
+from actors.model.turns import Aborted, Piece, ToolSpec, TurnInput, TurnResult
 from bmoe_daemon.bodies import parse_json
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError, BadRequest, NoModelError, NoVision

@@ -13,7 +13,7 @@ from pathlib import Path
 import attrs
 from quart import Blueprint, Response, jsonify, request
 
-from actors.skills import SkillCatalog, SkillExists
+from actors.skills.catalog import SkillCatalog, SkillExists
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError, BadRequest, Exists, NotFoundError

@@ -8,9 +8,9 @@ from typing import Any
 import attrs
 from quart import Blueprint, Response, jsonify, request
 
-from actors.items import Mode
-from actors.schedule import InvalidSchedule, parse_schedule
-from actors.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
+from actors.record.items import Mode
+from actors.scheduling.schedule import InvalidSchedule, parse_schedule
+from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
 from bmoe_daemon.bodies import check_route, parse_json, structure
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify, request
 
-from actors.rules import BadRule, RuleBook
+from actors.policy.rules import BadRule, RuleBook
 from bmoe_daemon.bodies import NewRule, NewWorkspace, parse_json, structure
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError

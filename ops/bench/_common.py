@@ -56,12 +56,12 @@ def scripted_hub(root: Path, resolve_workspace: Callable[[str], Path | None] = l
     """A Hub over a real Store in `root/data`, the scripted backend with no delay between
     pieces and the test tools: (backend, engine, store, hub). Start the engine and the
     hub in a nursery (`nursery.start(engine.run)`, then the hub's)."""
-    from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
-    from actors.cards import PlanFiles
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hub import Hub
+    from actors.conversations.hub import Hub
+    from actors.model.backends.scripted import ScriptedBackend
+    from actors.model.engine import Engine
+    from actors.record.cards import PlanFiles
+    from actors.runs.env import Env
     from actors.tools.registry import Registry
     from actors.tools.testing import test_tools
     from bmoe_daemon.store import Store

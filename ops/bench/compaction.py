@@ -74,7 +74,7 @@ def build_items(n: int) -> list[Any]:
     """About `n` items: message, call, card, answer, repeated; the last a message."""
     import json
 
-    from actors.items import Item, ToolCall
+    from actors.record.items import Item, ToolCall
 
     items: list[Item] = []
     k = 0
@@ -94,9 +94,10 @@ def build_items(n: int) -> list[Any]:
 
 
 async def compaction_cost(sizes: list[int], reps: int) -> dict[int, dict[str, list[float]]]:
-    from actors import compaction, history
-    from actors.compactor import Compactor
-    from actors.tools.paths import read_workspace_text
+    from actors.fs.paths import read_workspace_text
+    from actors.runs.agent import compaction_cut as compaction
+    from actors.runs.agent import history
+    from actors.runs.agent.compaction_turn import Compactor
 
     async def fixed_summary(self: Any, text_in: str) -> str:
         return SUMMARY
@@ -154,11 +155,12 @@ async def compaction_cost(sizes: list[int], reps: int) -> dict[int, dict[str, li
 
 
 async def cache_after(path: Path, turns: int, ctx: int, max_tokens: int) -> dict[str, Any]:
-    from actors import compaction, history
-    from actors.backends.local import LocalBackend
-    from actors.items import Item
-    from actors.prompt import system_prompt
-    from actors.turns import TurnInput
+    from actors.model.backends.local import LocalBackend
+    from actors.model.turns import TurnInput
+    from actors.record.items import Item
+    from actors.runs.agent import compaction_cut as compaction
+    from actors.runs.agent import history
+    from actors.runs.agent.prompt import system_prompt
 
     backend = await LocalBackend.load(path, n_ctx=ctx)
     system = system_prompt(workspace=None, mode="ask", today=datetime.date.today(), tools=False)
@@ -229,7 +231,7 @@ def main() -> int:
         rep.figure(f"[{n} items] of which: 5 edited files re-read", median(got["files"]) * 1000, "ms", "{:.2f}")
     rep.figure("other processes' CPU during part 1", cpu.foreign_cores(), "cores")
 
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     path = args.model or bundled_model_path()
     if path is None:

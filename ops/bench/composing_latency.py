@@ -70,8 +70,8 @@ def install_probe(sent: dict[int, float]) -> None:
     """Subclass the backend that `serve` builds, through its module name: a stamp as each
     tool-call piece leaves it, keyed by the call's bytes so far (one call a round)."""
     import bmoe_daemon.server as server
-    from actors.backends.scripted import ScriptedBackend
-    from actors.turns import Emit, Piece, TurnInput, TurnResult
+    from actors.model.backends.scripted import ScriptedBackend
+    from actors.model.turns import Emit, Piece, TurnInput, TurnResult
 
     class StampedBackend(ScriptedBackend):
         async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:

@@ -38,8 +38,8 @@ ENGINES: list[Any] = []
 
 def install_probe() -> None:
     import bmoe_daemon.server as server
-    from actors.engine import Engine
-    from actors.turns import Emit, TurnInput, TurnResult
+    from actors.model.engine import Engine
+    from actors.model.turns import Emit, TurnInput, TurnResult
 
     class RecordingEngine(Engine):
         def __init__(self, backend: Any) -> None:

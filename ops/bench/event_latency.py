@@ -62,9 +62,9 @@ def install_probes(sent: dict[str, float], published: dict[str, float], framed: 
     and wrap the SSE route's frame writer: a stamp as each subscriber's frame is made."""
     import bmoe_daemon.routes.events as events
     import bmoe_daemon.server as server
-    from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
-    from actors.turns import Emit, Piece, TurnInput, TurnResult
+    from actors.model.backends.scripted import ScriptedBackend
+    from actors.model.turns import Emit, Piece, TurnInput, TurnResult
 
     class StampedBackend(ScriptedBackend):
         async def generate(self, turn: TurnInput, emit: Emit, abort: threading.Event) -> TurnResult:

@@ -74,7 +74,7 @@ from _common import (  # noqa: E402
 from harness_overhead import CTX_SIZE, load_bare  # noqa: E402  (the same bare Llama as that bench's)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from actors.backends.local import default_threads  # noqa: E402
+from actors.model.backends.local import default_threads
 
 TARGET_RATIO = 1.1
 USER_TEXT = "Write a short poem about a lighthouse keeper and the sea."
@@ -97,7 +97,7 @@ SETTLE_S = 0.3  # between a conversation's creation (and the last round's final 
 
 BOOTSTRAP = r"""
 import inspect, json, os, signal, sys, time
-import actors.backends.local as local
+import actors.model.backends.local as local
 local.DEFAULT_TEMPERATURE = 0.0
 local.DEFAULT_MAX_TOKENS = int(sys.argv[1])
 STAMPS_ON = sys.argv[2] == "stamps"
@@ -147,8 +147,8 @@ local.LocalBackend.generate = generate
 
 if STAMPS_ON:
     import quart_trio
-    import actors.agent_run as agent_run, actors.bus as bus, actors.conversation as conversation
-    import actors.engine as engine, actors.backends.piece_pipe as piece_pipe
+    import actors.runs.agent.run as agent_run, actors.bus as bus, actors.conversations.actor as conversation
+    import actors.model.engine as engine, actors.model.backends.piece_pipe as piece_pipe
     import bmoe_daemon.routes.conversations as routes, bmoe_daemon.routes.events as events
     import bmoe_daemon.store as store
 
@@ -397,7 +397,7 @@ class BareSide:
     """The bare loop, given the prompt as the daemon rendered it."""
 
     def __init__(self, llm: Any) -> None:
-        from actors.backends.local import LocalBackend
+        from actors.model.backends.local import LocalBackend
 
         self.llm = llm
         # The product's render and tokenize, without the abort callback a bare loop has not.
@@ -614,7 +614,7 @@ def main() -> int:
     args = ap.parse_args()
     exit_on_sigterm()
 
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     path = args.model or bundled_model_path()
     if path is None:

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CpuWatch, DaemonProcess, Report, SSEClient, exit_on_sigterm, median, split_address  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from actors.backends.local import default_threads  # noqa: E402
+from actors.model.backends.local import default_threads
 
 TARGET_RATIO = 0.95
 CTX_SIZE = 8192  # the daemon's default --ctx-size, passed explicitly to both sides
@@ -57,7 +57,7 @@ USER_TEXT = (
 
 BOOTSTRAP = """
 import json, os, sys
-import actors.backends.local as local
+import actors.model.backends.local as local
 local.DEFAULT_TEMPERATURE = 0.0
 local.DEFAULT_MAX_TOKENS = int(sys.argv[1])
 variant = sys.argv[2]
@@ -151,7 +151,7 @@ async def daemon_round(address: str, text: str, limit_s: float) -> dict[str, Any
 def load_bare(path: Path, threads: int | None = None) -> Any:
     from llama_cpp import Llama
 
-    from actors.backends.local import avoid_amx_repack
+    from actors.model.backends.local import avoid_amx_repack
 
     avoid_amx_repack()  # as LocalBackend.load does
     threads = threads or default_threads()  # what LocalBackend.load picks
@@ -169,7 +169,7 @@ def rendered_prompt(llm: Any, messages: tuple[dict[str, Any], ...]) -> tuple[lis
     """The tokens and stops of the daemon's turn, from the messages it was given (the
     bootstrap writes them down), rendered by the product's own LocalBackend.render and
     tokenize, built without the abort callback this loop is meant to run without."""
-    from actors.backends.local import LocalBackend
+    from actors.model.backends.local import LocalBackend
 
     shell = LocalBackend(llm, Path(llm.model_path), abort_callback=False)
     prompt, stops = shell.render(messages)
@@ -249,7 +249,7 @@ def main() -> int:
     args = ap.parse_args()
     exit_on_sigterm()
 
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     path = args.model or bundled_model_path()
     if path is None:

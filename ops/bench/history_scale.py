@@ -56,7 +56,7 @@ SCRIPT = {"token_delay": 0.0, "default": {"text": "Done."}}
 def make_items(n_items: int, serial: int, t0: float) -> list[Any]:
     """A conversation's items, about 750 bytes each: messages, answers, and tool calls
     with their results."""
-    from actors.items import Item, ToolCall
+    from actors.record.items import Item, ToolCall
 
     items = []
     for k in range(n_items):
@@ -82,7 +82,7 @@ def make_items(n_items: int, serial: int, t0: float) -> list[Any]:
 def make_folder(folder: Path, count: int, n_items: int) -> None:
     """`count` conversations, written as the store writes them; `.complete` marks a
     folder made whole (an interrupted one is made again)."""
-    from actors.items import ConversationInfo, ConversationRecord
+    from actors.record.items import ConversationInfo, ConversationRecord
     from bmoe_daemon.store import Store
 
     if (folder / ".complete").exists():

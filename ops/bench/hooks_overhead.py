@@ -1,8 +1,8 @@
 """Hooks overhead: what the person's hooks cost a round when none is configured.
 
 Every tool call of the built-in run fires pre_tool_use and post_tool_use, and every
-run session_start and session_end (actors/agent_run.py); with `Env(hooks=None)` the
-run skips them, with the daemon's HookRunner (actors/hooks.py) each is a dict lookup
+run session_start and session_end (actors/runs/agent/run.py); with `Env(hooks=None)` the
+run skips them, with the daemon's HookRunner (actors/policy/hooks.py) each is a dict lookup
 and, at most once a second, a stat of `<data>/agent/hooks.json`.
 
 The conversation actors run in this process (a Hub over a real Store in a temporary
@@ -63,7 +63,7 @@ async def one(hub: Any, backend: Any, ws: str, rounds: int) -> tuple[float, int]
 
 async def fire_cost(hooks: Any) -> float:
     """Seconds per fire() of a pre_tool_use that has no hook."""
-    from actors.hooks_config import HookEvent
+    from actors.policy.hooks_config import HookEvent
 
     event = HookEvent("pre_tool_use", "c1", None, tool="echo", args={"text": "x"})
     t0 = time.perf_counter()
@@ -73,12 +73,12 @@ async def fire_cost(hooks: Any) -> float:
 
 
 async def main(args: argparse.Namespace) -> int:
-    from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hooks import HOOKS_FILE, HookRunner
-    from actors.hub import Hub
+    from actors.conversations.hub import Hub
+    from actors.model.backends.scripted import ScriptedBackend
+    from actors.model.engine import Engine
+    from actors.policy.hooks import HOOKS_FILE, HookRunner
+    from actors.runs.env import Env
     from actors.tools.registry import Registry
     from actors.tools.testing import test_tools
     from bmoe_daemon.store import Store

@@ -1,6 +1,6 @@
 """Diagnostics after an edit: the latency they add to a write_file with pylsp.
 
-The daemon's language-server manager (actors/lsp.py) runs in this process against the
+The daemon's language-server manager (actors/peers/lsp/servers.py) runs in this process against the
 real pylsp (python-lsp-server with pyflakes, the test extra), each server in a fresh
 temporary workspace:
 
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 from _common import CpuWatch, Report, exit_on_sigterm, median, percentile  # noqa: E402
 
-from actors.lsp import DIAGNOSTICS_WAIT_S, LspManager, search_path  # noqa: E402
+from actors.peers.lsp.servers import DIAGNOSTICS_WAIT_S, LspManager, search_path
 
 FIRST_TARGET_S = 3.0
 STEADY_TARGET_S = 1.0
@@ -94,11 +94,11 @@ async def following_edits(root: Path, edits: int) -> tuple[list[float], int, flo
 async def through_the_run(root: Path, rounds: int, reps: int) -> tuple[float, float]:
     """Median seconds of a message's run per write_file call in it (its closing answer
     included), without and with diagnostics."""
-    from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hub import Hub
+    from actors.conversations.hub import Hub
+    from actors.model.backends.scripted import ScriptedBackend
+    from actors.model.engine import Engine
+    from actors.runs.env import Env
     from bmoe_daemon.config import Config
     from bmoe_daemon.server import build_registry
     from bmoe_daemon.store import Store

@@ -21,7 +21,7 @@ costs through the daemon's MCP actor over a direct call with the `mcp` SDK.
    limit, result reading). Medians and p95 per call; the headline is (c) over (a), the
    issue's "over a direct call with the SDK"; (c) over (b) is the actor's cost over the
    floor. The SDK is a test dependency only: the daemon speaks the wire itself on trio so
-   that it owns the program's process group (actors/mcp.py says why).
+   that it owns the program's process group (actors/peers/mcp/servers.py says why).
 
     .venv/bin/python ops/bench/mcp_bench.py [--reps 5] [--calls 2000] [--everything]
 """
@@ -49,15 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _common import REPO, CpuWatch, DaemonProcess, Report, median, percentile, split_address  # noqa: E402
 
-from actors.mcp import McpServer  # noqa: E402
-from actors.mcp_config import ServerSpec  # noqa: E402
-from actors.mcp_wire import (  # noqa: E402
-    LineBuffer,
-    encode_notification,
-    encode_request,
-    initialize_params,
-    tool_list,
-)
+from actors.peers.jsonrpc import LineBuffer, encode_notification, encode_request, initialize_params, tool_list
+from actors.peers.mcp.config import ServerSpec
+from actors.peers.mcp.servers import McpServer
 
 SERVER = REPO / "tests" / "mcp_server.py"
 TARGET_TOOLS_S = 2.5  # on the daemon's share of start -> tools listed

@@ -78,11 +78,11 @@ async def one(hub: Any, backend: Any, ws: str, pats: list[str], together: bool) 
 
 
 async def main(args: argparse.Namespace) -> int:
-    from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hub import Hub
+    from actors.conversations.hub import Hub
+    from actors.model.backends.scripted import ScriptedBackend
+    from actors.model.engine import Engine
+    from actors.runs.env import Env
     from actors.tools.registry import Registry
     from actors.tools.search import search_tools
     from bmoe_daemon.store import Store

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _common import Report, percentile  # noqa: E402
 
-from actors.toolcalls import CallArgs, ToolCallParser  # noqa: E402
+from actors.model.toolcalls import CallArgs, ToolCallParser
 
 SIZES = (10 * 1024, 100 * 1024)
 FORMATS = ("hermes", "generic")

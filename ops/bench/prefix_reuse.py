@@ -22,7 +22,7 @@ repeatable.
 Three conversations taking turns (A, B, C, A, B, C, ... for --rounds rounds, each
 round a reply and the next user message, each turn with its conversation's
 cache_key) measure the prompt cache each conversation keeps across the others'
-turns (actors/backends/prompt_cache.py): the same ratio for each conversation's
+turns (actors/model/backends/prompt_cache.py): the same ratio for each conversation's
 round 2 (and the worst of its later rounds), with the cache and with it off
 (--prompt-cache-mib 0, as before it existed: the last turn's cache only), and what
 each switch between conversations costs (saving the cache of the one leaving plus
@@ -107,7 +107,7 @@ async def one_turn(
     tools: tuple[Any, ...] = (),
     choice: str | None = None,
 ) -> tuple[Any, float]:
-    from actors.turns import TurnInput
+    from actors.model.turns import TurnInput
 
     t0 = time.perf_counter()
     first: list[float] = []
@@ -131,8 +131,8 @@ def tool_specs() -> tuple[Any, ...]:
 
 
 async def scenario(path: Path, kind: str, user: str, max_tokens: int) -> dict[str, Any]:
-    from actors.backends.local import LocalBackend
-    from actors.prompt import system_prompt
+    from actors.model.backends.local import LocalBackend
+    from actors.runs.agent.prompt import system_prompt
 
     backend = await LocalBackend.load(path, n_ctx=CTX_SIZE)
     try:
@@ -194,7 +194,7 @@ def main() -> int:
     args = ap.parse_args()
     exit_on_sigterm()
 
-    from actors.backends.local import bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     path = args.model or bundled_model_path()
     if path is None:
@@ -251,10 +251,10 @@ async def taking_turns(
     """Each conversation's turns in rounds, A B C A B C ...: per conversation its turns'
     (prompt tokens, prefill_tokens, tokens Llama.eval was given first); per switch its
     cost. `cache_mib` None: the backend's default."""
-    from actors.backends.local import LocalBackend
-    from actors.backends.prompt_cache import MIB
-    from actors.prompt import system_prompt
-    from actors.turns import TurnInput
+    from actors.model.backends.local import LocalBackend
+    from actors.model.backends.prompt_cache import MIB
+    from actors.model.turns import TurnInput
+    from actors.runs.agent.prompt import system_prompt
 
     extra = {} if cache_mib is None else {"prompt_cache_bytes": cache_mib * MIB}
     backend = await LocalBackend.load(path, n_ctx=CTX_SIZE, **extra)

@@ -51,12 +51,12 @@ async def one(hub: Any, backend: Any, ws: str, mode: str, rounds: int, tag: str)
 
 
 async def main(args: argparse.Namespace) -> int:
-    from actors.backends.scripted import ScriptedBackend
     from actors.bus import EventBus
-    from actors.engine import Engine
-    from actors.env import Env
-    from actors.hub import Hub
-    from actors.rules import RuleBook
+    from actors.conversations.hub import Hub
+    from actors.model.backends.scripted import ScriptedBackend
+    from actors.model.engine import Engine
+    from actors.policy.rules import RuleBook
+    from actors.runs.env import Env
     from bmoe_daemon.config import Config
     from bmoe_daemon.server import build_registry
     from bmoe_daemon.store import Store

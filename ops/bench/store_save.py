@@ -55,7 +55,7 @@ def prose(rng: random.Random, size: int) -> str:
 
 def make_items(n: int, rng: random.Random) -> list[Any]:
     from actors.ids import new_id
-    from actors.items import Item, ToolCall
+    from actors.record.items import Item, ToolCall
 
     items: list[Item] = []
     k = 0
@@ -90,7 +90,7 @@ def make_items(n: int, rng: random.Random) -> list[Any]:
 
 def completed(i: int, rng: random.Random) -> Any:
     from actors.ids import new_id
-    from actors.items import Item
+    from actors.record.items import Item
 
     if i % 2:
         return Item(
@@ -108,7 +108,7 @@ def completed(i: int, rng: random.Random) -> Any:
 
 
 async def timed_saves(store: Any, info: Any, items: list[Any], saves: int, rng: random.Random) -> dict[str, Any]:
-    from actors.items import ConversationRecord
+    from actors.record.items import ConversationRecord
 
     times: list[float] = []
     stalls: list[float] = []
@@ -173,7 +173,7 @@ def main() -> int:
     exit_on_sigterm()
 
     from actors.ids import new_id, now
-    from actors.items import ConversationInfo, ConversationRecord
+    from actors.record.items import ConversationInfo, ConversationRecord
     from bmoe_daemon.config import default_data_dir
     from bmoe_daemon.store import Store, _dumps, write_atomic
 

@@ -51,7 +51,7 @@ STOP_WAIT_S = 30
 HTTP_TIMEOUT_S = 30
 
 # How the daemon words a call it did not run because of its arguments: not JSON
-# (actors/agent_run.py, notices.ARGUMENTS_NOT_JSON), or missing or mistyped parameters
+# (actors/runs/agent/run.py, notices.ARGUMENTS_NOT_JSON), or missing or mistyped parameters
 # (actors/tools/args.py and each tool's own checks).
 NOT_JSON = ARGUMENTS_NOT_JSON.split("{why}")[0]
 MALFORMED = re.compile(

@@ -1,0 +1,632 @@
+"""The conversation actor: one conversation, its saver, and at most one run.
+
+The actor serves its mailbox (send, edit, stop, approval, patch, delete) and owns the
+run task. The record lives in a `Transcript` (actors/record/transcript.py); a run
+(actors/runs/base.py) changes it only through that. A run lives in its own cancel scope: a
+stop cancels exactly that scope, and the run's `finish` plus a bounded, shielded flush
+leave the conversation consistent for the next message: no item left streaming or
+composing, an open approval denied, a notice saying it stopped, the state `idle`, and
+the file saved.
+
+The saver writes the record whenever it changed. A save that fails (a full disk)
+leaves everything in memory, says so once (a notice and the log), and is tried again
+with backoff until it succeeds; nothing the conversation holds is lost meanwhile.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import math
+from typing import Any
+
+import attrs
+import trio
+
+from actors import notices
+from actors.actor import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
+from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
+from actors.policy.rules import kind_of
+from actors.record import cards
+from actors.record.cards import ASK_USER
+from actors.record.items import (
+    ConversationInfo,
+    ConversationRecord,
+    EndReason,
+    Goal,
+    Item,
+    PlanInfo,
+    notice_item,
+    user_item,
+)
+from actors.record.transcript import ANSWERABLE_AFTER_RESTART, Transcript
+from actors.runs.acp import AcpRun
+from actors.runs.agent.run import AgentRun
+from actors.runs.agent.run_tools import plans
+from actors.runs.agent.run_tools.todos_and_questions import answer_text, check_answer, parse_question
+from actors.runs.base import Run, RunRequest
+from actors.runs.env import Env
+
+log = logging.getLogger("bmoe.conversation")
+
+STOP_WAIT_S = 30.0
+CLEANUP_S = 5.0
+STREAM_SAVE_INTERVAL_S = 0.3
+SAVE_RETRY_FIRST_S = 0.5
+SAVE_RETRY_MAX_S = 30.0
+TITLE_CHARS = 60
+# How a run may have ended for `resume` to go on with it.
+RESUMABLE = ("stopped", "error", "max_rounds", "stuck", "cut_off")
+
+
+# Messages of the mailbox.
+
+
+@attrs.frozen
+class SendMsg:
+    text: str
+    images: tuple[str, ...] | None
+    request: RunRequest
+    reply: Reply[Item]
+    edit_of: str | None = None
+    plan: bool = False  # the message starts in plan mode
+    goal: Goal | None = None  # the message sets the conversation's goal
+
+
+@attrs.frozen
+class StopMsg:
+    reply: Reply[trio.Event | None]
+
+
+@attrs.frozen
+class ApprovalMsg:
+    item: str
+    approve: bool
+    reply: Reply[tuple[str, str, str] | None]
+    feedback: str | None = None
+    local: bool = True
+    always: bool = False  # approve, and keep the card's always-allow rule
+
+
+@attrs.frozen
+class AnswerMsg:
+    item: str
+    answer: object
+    local: bool
+    reply: Reply[None]
+
+
+@attrs.frozen
+class CompactMsg:
+    local: bool
+    reply: Reply[None]
+
+
+@attrs.frozen
+class ResumeMsg:
+    local: bool
+    reply: Reply[None]
+
+
+@attrs.frozen
+class PatchMsg:
+    changes: dict[str, Any]
+    reply: Reply[ConversationInfo]
+
+
+@attrs.frozen
+class DeleteMsg:
+    reply: Reply[None]
+
+
+Msg = SendMsg | StopMsg | ApprovalMsg | AnswerMsg | ResumeMsg | CompactMsg | PatchMsg | DeleteMsg
+
+
+def save_problem(exc: OSError) -> str:
+    """A failed save in plain words."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full"
+    return exc.strerror or str(exc)
+
+
+class Conversation:
+    """See the module docstring."""
+
+    def __init__(self, record: ConversationRecord, env: Env) -> None:
+        self._t = Transcript(record, env.bus)
+        self._env = env
+        self._send, self._rx = trio.open_memory_channel[Msg](MAILBOX_SIZE)
+        self._nursery: trio.Nursery | None = None
+        self._run_scope: trio.CancelScope | None = None
+        self._run_done: trio.Event | None = None
+        self._run_id: str | None = None
+        self._saved_version = 0
+        self._save_attempt = trio.Event()  # set after every save attempt, then replaced
+        self._save_error: str | None = None  # why the last save failed; None once one succeeds
+        self._deleted = False
+        self._stop_notice = notices.STOPPED
+        self._stopped = trio.Event()
+        self._keep_reason: tuple[EndReason | None] | None = None  # see _compact
+        self._quiet_since = 0.0  # trio time of the last request or run end (see quiet_since)
+        self.served = False  # True once the actor has started serving its mailbox
+        self.last_outcome: str | None = None  # "done" | "error" | "stopped": how the last run ended
+
+    # ---- reading (synchronous snapshots; trio runs one task at a time) ----
+
+    @property
+    def id(self) -> str:
+        return self._t.id
+
+    @property
+    def info(self) -> ConversationInfo:
+        return self._t.info
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        return self._t.items
+
+    @property
+    def item_count(self) -> int:
+        return self._t.count
+
+    @property
+    def deleted(self) -> bool:
+        return self._deleted
+
+    @property
+    def running(self) -> bool:
+        return self._run_scope is not None
+
+    @property
+    def local_only(self) -> bool:
+        return self._t.local_only
+
+    @property
+    def save_error(self) -> str | None:
+        """Why the conversation could not be saved, while it cannot; None when saved."""
+        return self._save_error
+
+    def record(self) -> ConversationRecord:
+        return self._t.record()
+
+    def touch(self) -> None:
+        """Someone needed this conversation now (its idle time starts again)."""
+        self._quiet_since = trio.current_time()
+
+    def quiet_since(self) -> float | None:
+        """Since when (trio time) nothing keeps this actor: no run, no card waiting, no
+        request in its mailbox, everything saved; None while something does."""
+        if (not self.served or self._nursery is None or self.running or self._deleted
+                or self.info.state in ("running", "waiting") or mailbox_depth(self._rx)
+                or self._rx.statistics().tasks_waiting_send
+                or self._t.version != self._saved_version or self._save_error is not None
+                or (self._run_done is not None and not self._run_done.is_set())):
+            return None
+        if any(i.state == "waiting" for i in self._t.items):
+            return None
+        return self._quiet_since
+
+    def to_json(self) -> dict[str, Any]:
+        return self._t.to_json()
+
+    def statistics(self) -> ActorStats:
+        return ActorStats(
+            kind="conversation", id=self.id, state=self.info.state, mailbox=mailbox_depth(self._rx), run=self._run_id
+        )
+
+    # ---- the actor ----
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve the mailbox until `close()`; a run still going is stopped first."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._saver)
+                self.served = True
+                self.touch()
+                task_status.started()
+                async with self._rx:
+                    async for msg in self._rx:
+                        self._handle(msg)
+                await self._stop_run_and_wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            self._nursery = None
+            fail_pending(self._rx, "the conversation closed")
+            if not self._deleted and self._t.version != self._saved_version:
+                with trio.move_on_after(CLEANUP_S) as cs:
+                    cs.shield = True
+                    try:
+                        await self._env.store.save_conversation(self.record())
+                    except OSError as exc:
+                        log.error("conversation %s: could not save at close: %s", self.id, save_problem(exc))
+            self._stopped.set()
+
+    def close(self) -> None:
+        """Stop serving; a run still going is stopped with the shutdown notice."""
+        self._stop_notice = notices.SHUTDOWN
+        self._send.close()
+
+    async def wait_stopped(self) -> None:
+        """Wait until the actor has ended (its run stopped, its record saved)."""
+        await self._stopped.wait()
+
+    async def request(self, msg: Msg) -> Any:
+        try:
+            await self._send.send(msg)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise ActorGone("this conversation is closing") from None
+        return await msg.reply.wait()
+
+    def _handle(self, msg: Msg) -> None:
+        self.touch()
+        if isinstance(msg, SendMsg):
+            msg.reply.capture(self._start, msg)
+        elif isinstance(msg, StopMsg):
+            msg.reply.set(self._request_stop())
+        elif isinstance(msg, ApprovalMsg):
+            msg.reply.capture(self._approve, msg)
+        elif isinstance(msg, AnswerMsg):
+            msg.reply.capture(self._answer_question, msg)
+        elif isinstance(msg, ResumeMsg):
+            msg.reply.capture(self._resume, msg)
+        elif isinstance(msg, CompactMsg):
+            msg.reply.capture(self._compact, msg)
+        elif isinstance(msg, PatchMsg):
+            msg.reply.capture(self._patch, msg.changes)
+        elif isinstance(msg, DeleteMsg):
+            if self.running:
+                msg.reply.fail(Busy("The conversation is running; stop it first."))
+            else:
+                self._deleted = True
+                msg.reply.set(None)
+                self._send.close()
+
+    # ---- public requests ----
+
+    async def send_message(
+        self, text: str, *, images: tuple[str, ...] | None = None, local: bool = True, edit_of: str | None = None,
+        unattended: bool = False, think: bool | None = None, plan: bool = False, goal: str | None = None,
+        verify: bool = True,
+    ) -> Item:
+        """Start a run; `unattended` (a scheduled task's run) answers every approval "no"
+        at once; `think` switches the model's thinking where it has a switch; `plan`
+        starts it in plan mode; `goal` sets what the run works to reach (`verify`: a
+        completion is checked by a verifier turn)."""
+        request = RunRequest(local=local, unattended=unattended, think=think)
+        reply: Reply[Item] = Reply()
+        aim = Goal(goal.strip(), verify=verify) if goal and goal.strip() else None
+        item: Item = await self.request(SendMsg(text, images, request, reply, edit_of, plan, aim))
+        return item
+
+    async def wait_run_end(self) -> str | None:
+        """Wait until the last run started ends; how it ended ("done", "error",
+        "stopped"), or None when no run was ever started. Cancelled: stops waiting only."""
+        if self._run_done is not None:
+            await self._run_done.wait()
+        return self.last_outcome
+
+    async def stop(self) -> bool:
+        """Request a stop and wait up to STOP_WAIT_S for the run to end; False if none ran."""
+        done = await self.request(StopMsg(Reply()))
+        if done is None:
+            return False
+        with trio.move_on_after(STOP_WAIT_S):
+            await done.wait()
+        return True
+
+    async def approve(
+        self, item_id: str, approve: bool, *, feedback: str | None = None, local: bool = True, always: bool = False,
+    ) -> None:
+        """Answer an approval card; `feedback` goes with a no (a plan's rejection, a
+        call's denial: the model reads it), Invalid past MAX_FEEDBACK_CHARS. A plan card
+        answered after a restart starts a run. `always` (a local client's yes for good)
+        also keeps the rule the card offers, for the conversation's workspace; Invalid
+        when it offers none."""
+        if feedback is not None and len(feedback) > cards.MAX_FEEDBACK_CHARS:
+            raise Invalid(f"The feedback is {len(feedback)} characters; at most {cards.MAX_FEEDBACK_CHARS} are taken.")
+        keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always))
+        if keep is not None and self._env.rules is not None:
+            await self._env.rules.add(*keep)
+
+    async def plan_view(self) -> dict[str, Any]:
+        """What GET .../plan answers: the plan's text, revision and state."""
+        files = self._env.plans
+        text = await trio.to_thread.run_sync(files.read, self.id) if files is not None else ""
+        return cards.view(text, self.info.plan, self.info.plan_mode)
+
+    async def answer(self, item_id: str, answer: object, *, local: bool = True) -> None:
+        """The person's answer to a question card (a string, or a list of strings for a
+        question that takes several). A card answered after a restart starts a run
+        that goes on from the answer. NotFound when the card is not waiting; Invalid
+        when the answer's shape is wrong."""
+        await self.request(AnswerMsg(item_id, answer, local, Reply()))
+
+    async def compact(self, *, local: bool = True) -> None:
+        """Summarise what is before the last message for the model now (a run of its
+        own, on the conversation's route). Busy while a run is on."""
+        await self.request(CompactMsg(local, Reply()))
+
+    async def resume(self, *, local: bool = True) -> None:
+        """Go on with a run that was stopped, failed, or ended at its round limit or
+        stuck, without a new message. Busy while a run is on; NothingToResume when the
+        last run answered."""
+        await self.request(ResumeMsg(local, Reply()))
+
+    async def patch(self, changes: dict[str, Any]) -> ConversationInfo:
+        info: ConversationInfo = await self.request(PatchMsg(changes, Reply()))
+        return info
+
+    async def delete(self) -> None:
+        await self.request(DeleteMsg(Reply()))
+        await self._env.store.delete_conversation(self.id)
+        # Every client's list drops it (one deleted elsewhere, or a task's old run the
+        # scheduler let go), to the streams that could see it.
+        self._env.bus.publish("conversation_deleted", {"id": self.id}, local_only=self.local_only)
+        if self._env.plans is not None:
+            await trio.to_thread.run_sync(self._env.plans.remove, self.id)
+
+    # ---- handlers (synchronous, run in the actor's task) ----
+
+    def _start(self, msg: SendMsg) -> Item:
+        if self.running:
+            raise Busy("The conversation is already running; wait for it or stop it.")
+        self._end_open_questions(notices.ANSWERED_INSTEAD)
+        if msg.plan:
+            self._t.set_info(plan_mode=True)
+        if msg.goal is not None:
+            self._t.set_info(goal=msg.goal)
+        images = msg.images
+        if msg.edit_of is not None:
+            if self.info.agent != "builtin":
+                raise Busy("Another agent's session cannot be rewritten: send a new message instead of editing one.")
+            edited = self._t.find(msg.edit_of)
+            if edited is None or edited.kind != "user":
+                raise NotFound("That message is not in this conversation.")
+            if images is None:
+                images = edited.images  # an edit of the text keeps the message's pictures
+            self._t.drop_from(msg.edit_of)
+        item = user_item(msg.text, images)
+        self._t.upsert(item, urgent=True)
+        self._launch(msg.request, title=self.info.title or _title_from(msg.text))
+        return item
+
+    def _launch(self, request: RunRequest, **info: Any) -> None:
+        """Start a run on the record as it stands."""
+        assert self._nursery is not None
+        self._run_id = next_id("run")
+        self._run_scope = trio.CancelScope()
+        self._run_done = trio.Event()
+        self._stop_notice = notices.STOPPED
+        self._keep_reason = None
+        self._t.set_info(state="running", end_reason=None, **info)
+        run = new_run(self._t, self._env, request)
+        self._nursery.start_soon(self._run, run, self._run_scope, self._run_done)
+
+    def _open_questions(self) -> list[Item]:
+        """Question and plan cards still waiting with no run to wait for them (a restart came)."""
+        if self.running:
+            return []
+        return [i for i in self._t.items
+                if i.kind == "tool" and i.tool in ANSWERABLE_AFTER_RESTART and i.state == "waiting"]
+
+    def _approve(self, msg: ApprovalMsg) -> tuple[str, str, str] | None:
+        """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
+        card = self._t.find(msg.item)
+        is_plan = card is not None and card.tool == cards.EXIT_PLAN
+        value = cards.Decision(msg.approve, None if msg.approve else msg.feedback)
+        keep = None
+        if msg.always:
+            ws_id = self.info.workspace
+            if card is None or not card.rule or ws_id is None or not msg.local or self._t.waiting_for(msg.item) is None:
+                raise Invalid("This card offers no rule to keep; approve it once instead.")
+            keep = (ws_id, kind_of(card.tool), card.rule)
+        if card is None or card.state != "waiting" or self._t.waiting_for(msg.item) == "approval" or not is_plan:
+            self._t.answer(msg.item, value, "approval")
+            return keep
+        # A plan card answered after a restart: the answer is recorded and a run goes on.
+        plan = self.info.plan
+        revision = plan.revision if plan else 1
+        if msg.approve:
+            self._t.update(msg.item, state="done", result=plans.APPROVED)
+            self._t.set_info(plan_mode=False, plan=PlanInfo(revision, "approved"))
+        else:
+            self._t.update(msg.item, state="denied", result=plans.rejected(msg.feedback))
+            self._t.set_info(plan=PlanInfo(revision, "rejected"))
+        self._launch(RunRequest(local=msg.local))
+        return None
+
+    def _end_open_questions(self, why: str) -> None:
+        for card in self._open_questions():
+            self._t.update(card.id, state="denied", result=why)
+
+    def _answer_question(self, msg: AnswerMsg) -> None:
+        card = self._t.find(msg.item)
+        if card is None or card.tool != ASK_USER or card.state != "waiting":
+            raise NotFound("That card is not waiting for an answer.")
+        question = parse_question(card.args or {})
+        try:
+            answer = check_answer(question, msg.answer)
+        except ValueError as exc:
+            raise Invalid(str(exc)) from None
+        if self._t.waiting_for(msg.item) == "question":
+            self._t.answer(msg.item, answer, "question")
+            return
+        # Answered after a restart: the answer is the card's result, and a run goes on from it.
+        self._t.update(msg.item, state="done", result=answer_text(question, answer))
+        self._launch(RunRequest(local=msg.local))
+
+    def _compact(self, msg: CompactMsg) -> None:
+        if self.running:
+            raise Busy("The conversation is running; compact it once the run ends.")
+        if self.info.agent != "builtin":
+            raise Invalid("Another agent keeps its own context; there is nothing to compact here.")
+        reason = self.info.end_reason
+        self._launch(RunRequest(local=msg.local, compact=True))
+        self._keep_reason = (reason,)  # a compaction is not a run's end: the last one's reason stays
+
+    def _resume(self, msg: ResumeMsg) -> None:
+        if self.running:
+            raise Busy("The conversation is running; there is nothing to resume.")
+        if self.info.agent != "builtin":
+            raise NothingToResume("Another agent's run cannot be resumed here; send it a message to go on.")
+        if self._open_questions():
+            raise NothingToResume("A question is waiting for an answer; answer it to go on.")
+        reason = self.info.end_reason
+        if reason not in RESUMABLE:
+            why = "no run has ended here yet" if reason is None else f"the last run ended {reason}"
+            raise NothingToResume(f"There is nothing to resume: {why}. Send a message instead.")
+        if reason == "cut_off":
+            # The model reads why it is asked again with no new message: to go on.
+            self._t.upsert(attrs.evolve(notice_item(notices.CONTINUE_CUT, "info"), for_model=True), urgent=True)
+        self._launch(RunRequest(local=msg.local))
+
+    def _request_stop(self) -> trio.Event | None:
+        """Cancel the run's scope; the event its end sets, None when none runs."""
+        if self._run_scope is None or self._run_done is None:
+            return None
+        self._run_scope.cancel()
+        return self._run_done
+
+    async def _stop_run_and_wait(self) -> None:
+        # A run that already ended may still be saving its last state (its flush needs
+        # the saver alive): wait for it too, not only for a run still going.
+        self._request_stop()
+        done = self._run_done
+        if done is not None and not done.is_set():
+            with trio.move_on_after(STOP_WAIT_S) as cs:
+                cs.shield = True
+                await done.wait()
+
+    def _patch(self, changes: dict[str, Any]) -> ConversationInfo:
+        if changes.get("workspace") is not None and self._env.chat_only:
+            raise Invalid(notices.CHAT_ONLY_NO_WORKSPACE)
+        if self.running and ("workspace" in changes or "route" in changes):
+            raise Busy("The workspace and the model route cannot change while the conversation runs.")
+        if "agent" in changes and changes["agent"] != self.info.agent and self._t.items:
+            raise Busy("The agent is chosen before the first message; start a new conversation for another.")
+        if "plan_mode" in changes and self.running and changes["plan_mode"] != self.info.plan_mode:
+            raise Busy("Plan mode changes between messages; stop the run first, or wait for it.")
+        if "goal" in changes or "verify" in changes:
+            if self.running:
+                raise Busy("The goal changes between messages; stop the run first, or wait for it.")
+            changes = dict(changes)
+            given, current = "goal" in changes, self.info.goal
+            text = changes.pop("goal", None)
+            verify = changes.pop("verify", current.verify if current else True)
+            if isinstance(text, str) and text.strip():
+                changes["goal"] = Goal(text.strip(), verify=verify)  # a new goal starts active
+            elif given:
+                changes["goal"] = None  # null or "": no goal
+            elif current is not None:
+                changes["goal"] = attrs.evolve(current, verify=verify)
+        self._t.set_info(**changes)
+        return self.info
+
+    # ---- saving ----
+
+    async def _saver(self) -> None:
+        """Write the conversation whenever it changed: at once for a completed item,
+        at most every STREAM_SAVE_INTERVAL_S while only a streaming item grows. A save
+        that fails is tried again, less and less often, until one succeeds."""
+        last = -math.inf
+        retry = SAVE_RETRY_FIRST_S
+        while True:
+            await self._t.wait_changed()
+            if not self._t.urgent:
+                wait = last + STREAM_SAVE_INTERVAL_S - trio.current_time()
+                if wait > 0:
+                    with trio.move_on_after(wait):
+                        await self._t.wait_urgent()
+            # Only a streaming item grew: an interim save, without fsync. Anything else
+            # (an item completed, the state changed, a flush) is saved durably.
+            version, durable = self._t.take_changes()
+            if self._deleted:
+                return
+            try:
+                await self._env.store.save_conversation(self.record(), durable=durable)
+            except OSError as exc:
+                self._save_failed(exc)
+                self._announce_attempt()
+                self._t.mark_urgent()  # what failed is still to be written, durably
+                await trio.sleep(retry)
+                retry = min(retry * 2, SAVE_RETRY_MAX_S)
+                continue
+            retry = SAVE_RETRY_FIRST_S
+            last = trio.current_time()
+            self._saved_version = version
+            if self._save_error is not None:
+                self._save_error = None
+                log.warning("conversation %s: saved again", self.id)
+                self._t.notice(notices.SAVED_AGAIN, "info")
+            self._announce_attempt()
+
+    def _save_failed(self, exc: OSError) -> None:
+        why = save_problem(exc)
+        if self._save_error is None:
+            log.error("conversation %s: could not save: %s; retrying", self.id, why)
+            self._t.notice(notices.SAVE_FAILED.format(why=why), "error")
+        self._save_error = why
+
+    def _announce_attempt(self) -> None:
+        self._save_attempt.set()
+        self._save_attempt = trio.Event()
+
+    async def flush(self, *, unsaved: bool = False) -> None:
+        """Wait until what has happened so far is on disk, or a save of it failed
+        (`save_error` says why; the saver goes on trying). `unsaved`: the record the
+        actor started from is not the file's either (one `restored` at start), so it is
+        written even when nothing happened since."""
+        if unsaved and self._saved_version == self._t.version:
+            self._saved_version -= 1
+        target = self._t.version
+        while self._saved_version < target and self._nursery is not None and self._save_error is None:
+            attempt = self._save_attempt
+            self._t.mark_urgent()
+            await attempt.wait()
+
+    # ---- the run ----
+
+    async def _run(self, run: Run, scope: trio.CancelScope, done: trio.Event) -> None:
+        try:
+            with scope:
+                try:
+                    await run.loop()
+                except Exception:
+                    # A bug in the loop ends this run, not the conversation or the daemon.
+                    log.exception("run of conversation %s failed", self.id)
+                    run.abandon_round()
+                    run.fail(notices.INTERNAL)
+        finally:
+            # finish() is synchronous: the items are consistent before anyone can
+            # send again, and the state says idle only once a message is accepted.
+            stopped = scope.cancelled_caught or scope.cancel_called
+            end = run.finish(self._stop_notice if stopped else None)
+            self.last_outcome = "stopped" if stopped else ("error" if end.state == "error" else "done")
+            self._run_scope = None
+            self._run_id = None
+            reason = end.reason if self._keep_reason is None or end.reason == "stopped" else self._keep_reason[0]
+            self._keep_reason = None
+            # A card left to answer once the run is over (a scheduled run's plan) keeps it waiting.
+            state = "waiting" if end.state == "idle" and self._open_questions() else end.state
+            self._t.set_info(state=state, end_reason=reason)
+            with trio.move_on_after(CLEANUP_S) as cs:
+                cs.shield = True
+                await self.flush()
+            self.touch()
+            done.set()
+
+
+def _title_from(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "New conversation"
+    return line[:TITLE_CHARS] + ("…" if len(line) > TITLE_CHARS else "")
+
+
+__all__ = ["Conversation", "save_problem"]
+
+
+def new_run(transcript: Transcript, env: Env, request: RunRequest) -> Run:
+    """The run for the conversation's agent: the built-in one, or another agent's over ACP."""
+    if transcript.info.agent == "builtin":
+        return AgentRun(transcript, env, request)
+    return AcpRun(transcript, env, request)

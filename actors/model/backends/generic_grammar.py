@@ -1,0 +1,594 @@
+"""The grammar of a generic-format answer: with a template that has no tool syntax,
+the model answers with one JSON object, a call of one of the offered tools or a
+reply, and llama.cpp's sampler is held to that shape."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from actors.errors import TurnFailed
+from actors.model.turns import ToolSpec
+
+if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+
+# Calls one generic-format answer may make at once; the run carries out the reads
+# among them side by side (AgentRun.run_calls in actors/runs/agent/run.py).
+MAX_GENERIC_CALLS = 4
+
+
+def generic_schema(
+    tools: tuple[ToolSpec, ...],
+    *,
+    required: bool,
+    strict: bool,
+    parallel: bool = True,
+    avoid: tuple[tuple[str, Any], ...] = (),
+    names: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+    shapes: tuple[tuple[str, dict[str, Any]], ...] = (),
+    banned: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The JSON schema of a generic-format answer: calls of `tools` (one, or up to
+    MAX_GENERIC_CALLS when `parallel`), or a reply. `avoid`: (tool name, arguments)
+    calls the answer must not make again (`excluding`), where the schema can say so;
+    arguments None: no call of that tool (unless that leaves no tool). `names`: (tool,
+    argument, values) arguments held to the real names (actors/runs/agent/real_names.py), when strict.
+    `shapes`: (tool, parameters) a tool's arguments held to these instead of its own
+    parameters, when strict (TurnInput.shapes). `banned`: words no free string of a call
+    may hold, when strict (the worked examples' made-up names, `with_banned`)."""
+    shaped = dict(shapes)
+
+    def base(t: ToolSpec) -> dict[str, Any]:
+        return shaped.get(t.name) or with_names(
+            t.parameters, {arg: values for tool, arg, values in names if tool == t.name})
+
+    whole = {name for name, args in avoid if args is None}
+    # A tool that takes no arguments has one call only: to rule it out is to leave it out.
+    whole |= {t.name for t in tools for name, args in avoid
+              if name == t.name and args == {} and not t.parameters.get("properties")}
+    def arguments(t: ToolSpec) -> dict[str, Any]:
+        if not strict:
+            return {"type": "object"}
+        schema: dict[str, Any] = with_banned(base(t), banned)
+        for name, args in avoid:
+            if name == t.name and args is not None:
+                schema = excluding(schema, args) or schema  # each that the schema can still rule out
+        return schema
+
+    if strict:
+        # So has one whose arguments can take one value only (a small model's read_file
+        # in a workspace of one file: SmolLM2 read README.md round after round), or
+        # whose every other call is ruled out already (each of three files read, it
+        # read the last one 24 times).
+        for t in tools:
+            one = only_value(arguments(t))
+            if one is not None and (t.name, one[0]) in avoid:
+                whole.add(t.name)
+    tools = tuple(t for t in tools if t.name not in whole) or tools
+
+    calls = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": t.name}, "arguments": arguments(t)},
+            "required": ["name", "arguments"],
+        }
+        for t in tools
+    ]
+    call_branch = {
+        "type": "object",
+        "properties": {"tool_calls": {"type": "array", "items": {"oneOf": calls}, "minItems": 1,
+                                      "maxItems": MAX_GENERIC_CALLS if parallel else 1}},
+        "required": ["tool_calls"],
+    }
+    if required:
+        return call_branch
+    return {"oneOf": [call_branch, REPLY_SCHEMA]}
+
+
+# A generic-format answer that is a reply: what `tool_choice: "none"` admits while the
+# tools stay described (the prompt, and so its cache, is the same as the rounds before).
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"],
+}
+
+
+# Alternatives `excluding` writes at most, so a large object's grammar stays small.
+MAX_EXCLUDING_CHOICES = 8
+
+
+def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
+    """`schema` narrowed so that `value` no longer fits it, while every value that
+    differs from it in a way a grammar can tell still fits: a list or a string of
+    another length, another member of an enum, the other boolean, an object with one
+    property so changed or an optional one added. None when no such narrowing is
+    known (a number; a schema of alternatives): the caller keeps `schema` whole.
+    A plain string (no bounds, no pattern) is ruled out as that string alone
+    (`string_without`); one with bounds, or a value holding a quote, a backslash or a
+    control character, by its length. That is a grammar's aid, not a check: a string
+    of the same length but other characters is then ruled out too, which a model
+    meets by changing one more thing."""
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema:
+        rest = [v for v in schema["enum"] if v != value]
+        return {**schema, "enum": rest} if rest and len(rest) < len(schema["enum"]) else None
+    if isinstance(schema.get("anyOf"), list) and len(schema) == 1:
+        # Each alternative without it (one that cannot say so is left out).
+        return _one_of([c for c in (excluding(choice, value) for choice in schema["anyOf"]) if c is not None])
+    if isinstance(value, str) and plain_string(schema) and _PLAIN.fullmatch(value):
+        return string_without(schema, values=(value,))  # that string alone
+    if "const" in schema or any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "not")):
+        return None
+    kind = schema.get("type")
+    if isinstance(value, bool):
+        return {**schema, "const": not value} if kind == "boolean" else None
+    if isinstance(value, (list, str)) and kind in ("array", "string"):
+        if (kind == "array") != isinstance(value, list):
+            return None
+        low, high = ("minItems", "maxItems") if kind == "array" else ("minLength", "maxLength")
+        n = len(value)
+        choices = []
+        if n + 1 <= schema.get(high, n + 1):
+            choices.append({**schema, low: max(n + 1, schema.get(low, 0))})
+        if n >= 1 and schema.get(low, 0) <= n - 1:
+            choices.append({**schema, high: min(n - 1, schema.get(high, n - 1))})
+        return _one_of(choices)
+    if isinstance(value, dict) and kind == "object" and isinstance(schema.get("properties"), dict):
+        props: dict[str, Any] = schema["properties"]
+        required = list(schema.get("required", []))
+        choices = []
+        for key, sub in props.items():
+            if len(choices) >= MAX_EXCLUDING_CHOICES:
+                break
+            if key in value:
+                other = excluding(sub, value[key])
+                if other is not None:
+                    choices.append({**schema, "properties": {**props, key: other},
+                                    "required": required + [key] if key not in required else required})
+            elif key not in required:
+                choices.append({**schema, "required": required + [key]})  # an optional one given now
+        return _one_of(choices)
+    return None
+
+
+def only_value(schema: Any) -> tuple[Any] | None:
+    """(value,) when `schema` admits that one value only (a const, an enum of one, an
+    object whose every property is required and admits one value), else None."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return (schema["const"],)
+    if isinstance(schema.get("enum"), list) and len(schema["enum"]) == 1:
+        return (schema["enum"][0],)
+    props = schema.get("properties")
+    if schema.get("type") == "object" and isinstance(props, dict) and props and not schema.get("additionalProperties"):
+        if set(schema.get("required") or ()) != set(props):
+            return None
+        out = {}
+        for key, sub in props.items():
+            one = only_value(sub)
+            if one is None:
+                return None
+            out[key] = one[0]
+        return (out,)
+    return None
+
+
+def _one_of(choices: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The alternatives as one schema, nested ones flattened and at most
+    MAX_EXCLUDING_CHOICES * 2 kept: a grammar holding fewer still rules the value out."""
+    flat: list[dict[str, Any]] = []
+    for choice in choices:
+        inner = choice.get("anyOf")
+        flat.extend(inner if isinstance(inner, list) and len(choice) == 1 else [choice])
+    flat = flat[: MAX_EXCLUDING_CHOICES * 2]
+    if not flat:
+        return None
+    return flat[0] if len(flat) == 1 else {"anyOf": flat}
+
+
+# ---- strings that are not some values, and hold none of some words ----
+#
+# Held in the schema as JSON Schema says it, so a validator reads it as the grammar
+# does: {"type": "string", "not": {"anyOf": [{"enum": [values]}, {"pattern":
+# "(?i)(?:word|word)"}]}}. schema_to_gbnf writes it as an automaton: a trie of the
+# values beside an Aho-Corasick automaton of the words, one rule a state.
+
+# A string a grammar state can follow character by character: no quote, backslash or
+# control character, which JSON writes as escapes.
+_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*')
+# A word that may be kept out of strings: letters, digits and underscores, matched
+# in any case.
+_BANNABLE = re.compile(r"[a-z0-9_]+")
+_WORDS_PATTERN = re.compile(r"\(\?i\)\(\?:([a-z0-9_|]+)\)")
+# States an exclusion may take (values of AVOIDED_CALLS calls, a few words): past it
+# the schema is left as it was.
+MAX_EXCLUSION_STATES = 2000
+_STRING_BOUNDS = ("enum", "const", "pattern", "format", "minLength", "maxLength", "anyOf", "oneOf", "allOf", "$ref")
+
+
+def string_exclusions(schema: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(values, words) a string schema's `not` rules out, ((), ()) when it has none;
+    None when its `not` is not of the form `string_without` writes."""
+    ruled = schema.get("not")
+    if ruled is None:
+        return (), ()
+    branches = ruled.get("anyOf") if isinstance(ruled, dict) and len(ruled) == 1 else None
+    if not isinstance(branches, list):
+        return None
+    values: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    for branch in branches:
+        if isinstance(branch, dict) and set(branch) == {"enum"} and isinstance(branch["enum"], list) \
+                and all(isinstance(v, str) and _PLAIN.fullmatch(v) for v in branch["enum"]):
+            values += tuple(branch["enum"])
+        elif isinstance(branch, dict) and set(branch) == {"pattern"} and isinstance(branch["pattern"], str) \
+                and (m := _WORDS_PATTERN.fullmatch(branch["pattern"])):
+            words += tuple(m.group(1).split("|"))
+        else:
+            return None
+    return values, words
+
+
+def plain_string(schema: Any) -> bool:
+    """Whether `schema` is a string's with no bounds, pattern or choices (any `not` of
+    the form `string_without` writes): one whose exclusions a grammar can say."""
+    return (isinstance(schema, dict) and schema.get("type") == "string"
+            and not any(k in schema for k in _STRING_BOUNDS) and string_exclusions(schema) is not None)
+
+
+def string_without(schema: dict[str, Any], *, values: tuple[str, ...] = (),
+                   words: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """A plain string's `schema` that no longer admits `values` (exactly) nor a string
+    holding one of `words` (in any case), besides what it ruled out before. None when
+    `schema` is not a plain string, a value holds what JSON escapes, a word is not
+    letters, digits and underscores, or the automaton would pass MAX_EXCLUSION_STATES."""
+    if not plain_string(schema):
+        return None
+    had = string_exclusions(schema)
+    assert had is not None
+    words = tuple(w.lower() for w in words)
+    if not all(_PLAIN.fullmatch(v) for v in values) or not all(_BANNABLE.fullmatch(w) for w in words):
+        return None
+    all_values = tuple(dict.fromkeys(had[0] + values))
+    all_words = tuple(dict.fromkeys(had[1] + words))
+    if sum(map(len, all_values)) + sum(map(len, all_words)) > MAX_EXCLUSION_STATES // 2:
+        return None
+    branches: list[dict[str, Any]] = []
+    if all_values:
+        branches.append({"enum": list(all_values)})
+    if all_words:
+        branches.append({"pattern": "(?i)(?:" + "|".join(all_words) + ")"})
+    out = {k: v for k, v in schema.items() if k != "not"}
+    return {**out, "not": {"anyOf": branches}} if branches else out
+
+
+def with_banned(schema: Any, words: tuple[str, ...]) -> Any:
+    """`schema` with every plain string in it (a property's, an item's, an
+    alternative's) kept from holding any of `words`."""
+    if not words:
+        return schema
+    if isinstance(schema, list):
+        return [with_banned(v, words) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if plain_string(schema):
+        return string_without(schema, words=words) or schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("properties", "patternProperties") and isinstance(value, dict):
+            out[key] = {k: with_banned(v, words) for k, v in value.items()}
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "prefixItems"):
+            out[key] = with_banned(value, words)
+        else:
+            out[key] = value
+    return out
+
+
+# An automaton's state: whether the string may end here, its moves as (characters,
+# next state), the characters it may not take (each would complete a word), and the
+# state every other character (or an escape) leads to.
+ExclusionState = tuple[bool, tuple[tuple[str, int], ...], str, int]
+
+
+def _trie(texts: tuple[str, ...]) -> tuple[list[dict[str, int]], list[bool]]:
+    """A trie of `texts`: each node's children by character (node 0 the root), and
+    whether a text ends at each node."""
+    children: list[dict[str, int]] = [{}]
+    ends = [False]
+    for text in texts:
+        node = 0
+        for ch in text:
+            if ch not in children[node]:
+                children.append({})
+                ends.append(False)
+                children[node][ch] = len(children) - 1
+            node = children[node][ch]
+        ends[node] = True
+    return children, ends
+
+
+def exclusion_automaton(values: tuple[str, ...], words: tuple[str, ...]) -> list[ExclusionState]:
+    """The states of a string that is none of `values` and holds none of `words` (any
+    case), read one character at a time; state 0 first. A state is (a node of the
+    values' trie or -1 once the string has left it, a state of the words'
+    Aho-Corasick automaton); a move into a word's end is no move."""
+    children, ends = _trie(values)  # the values'
+    goto, done = _trie(words)  # the words' automaton (lower case), failure links made into full moves below
+    alphabet = sorted({ch for w in words for ch in w})
+    fail = [0] * len(goto)
+    move: list[dict[str, int]] = [dict() for _ in goto]
+    order = [0]
+    for node in order:  # breadth first: a node's failure is settled before its children's
+        for ch in alphabet:
+            if ch in goto[node]:
+                child = goto[node][ch]
+                fail[child] = move[fail[node]][ch] if node else 0
+                done[child] = done[child] or done[fail[child]]
+                move[node][ch] = child
+                order.append(child)
+            else:
+                move[node][ch] = move[fail[node]][ch] if node else 0
+
+    index: dict[tuple[int, int], int] = {}
+    states: list[ExclusionState] = []
+    todo: list[tuple[int, int]] = []
+
+    def state_of(key: tuple[int, int]) -> int:
+        if key not in index:
+            index[key] = len(index)
+            todo.append(key)
+        return index[key]
+
+    state_of((0 if values else -1, 0))
+    while todo:
+        node, word_state = todo.pop(0)
+        special = set(children[node]) if node >= 0 else set()
+        special |= {c for ch in alphabet for c in (ch, ch.upper())}
+        grouped: dict[int, list[str]] = {}
+        forbidden = ""
+        for ch in sorted(special):
+            to_node = children[node].get(ch, -1) if node >= 0 else -1
+            to_word = move[word_state][ch.lower()] if ch.lower() in move[word_state] else 0
+            if done[to_word]:
+                forbidden += ch  # the character would complete a word
+                continue
+            grouped.setdefault(state_of((to_node, to_word)), []).append(ch)
+        other = state_of((-1, 0))
+        may_end = node < 0 or not ends[node]
+        states.append((may_end, tuple(("".join(chs), to) for to, chs in grouped.items()), forbidden, other))
+        if len(index) > MAX_EXCLUSION_STATES:
+            raise ValueError("the exclusion has too many states")
+    # States were numbered as found and built in that order (todo is first in, first out).
+    return states
+
+
+def automaton_admits(states: list[ExclusionState], text: str) -> bool:
+    """Whether the automaton admits `text`, a string's plain characters."""
+    at = 0
+    for ch in text:
+        _, moves, forbidden, other = states[at]
+        if ch in forbidden or not _PLAIN.fullmatch(ch):
+            return False
+        at = next((to for chars, to in moves if ch in chars), other)
+    return states[at][0]
+
+
+def _class_char(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02X}" if code < 0x100 else f"\\u{code:04X}" if code < 0x10000 else f"\\U{code:08X}"
+
+
+def exclusion_rules(prefix: str, states: list[ExclusionState]) -> dict[str, str]:
+    """The automaton's rules as llama.cpp grammar text, `prefix`-0 first: the rest of
+    a JSON string after its opening quote (escapes as JSON has them), its closing
+    quote and the space after it."""
+    escape = r'"\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+    rules: dict[str, str] = {}
+    for i, (may_end, moves, forbidden, other) in enumerate(states):
+        alts = [r'"\"" space'] if may_end else []
+        alts += [f"[{''.join(map(_class_char, chars))}] {prefix}-{to}" for chars, to in moves]
+        taken = "".join(_class_char(c) for chars, _ in moves for c in chars) + "".join(map(_class_char, forbidden))
+        alts.append(f'[^"\\\\\\x00-\\x1F\\x7F{taken}] {prefix}-{other}')
+        alts.append(f"{escape} {prefix}-{other}")
+        rules[f"{prefix}-{i}"] = " | ".join(alts)
+    return rules
+
+
+# llama.cpp refuses a grammar whose repetitions pass 2,000 (`"maxLength": 5000` alone
+# does), and its sampler would then be built without one and crash. Bounds past this
+# many are left out of the grammar (the tool still checks its own arguments); what
+# llama.cpp still refuses falls back to any object for arguments.
+MAX_BOUND = 64
+_BOUNDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties"})
+
+
+# llama.cpp's converter ignores an integer's minimum and maximum: a range of at most
+# this many values is given to it as the list of them (larger ones the tool checks).
+MAX_INT_CHOICES = 256
+
+
+def with_int_ranges(schema: Any) -> Any:
+    """`schema` with each small bounded integer range written as an `enum` of its values."""
+    if isinstance(schema, list):
+        return [with_int_ranges(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: with_int_ranges(v) for k, v in schema.items()}
+    low, high = out.get("minimum"), out.get("maximum")
+    if (out.get("type") == "integer" and "enum" not in out and isinstance(low, int) and isinstance(high, int)
+            and not isinstance(low, bool) and not isinstance(high, bool) and 0 <= high - low < MAX_INT_CHOICES):
+        out["enum"] = list(range(low, high + 1))
+    return out
+
+
+def loosened(schema: Any) -> Any:
+    """`schema` without the bounds over MAX_BOUND (anywhere in it)."""
+    if isinstance(schema, dict):
+        return {
+            k: loosened(v) for k, v in schema.items()
+            if not (k in _BOUNDS and isinstance(v, int) and not isinstance(v, bool) and v > MAX_BOUND)
+        }
+    if isinstance(schema, list):
+        return [loosened(v) for v in schema]
+    return schema
+
+
+# A JSON string's character, as JSON has it: no raw control character (the converter's
+# own rule admits them, and `json.loads` then refuses the call: "Invalid control
+# character"), escapes only of the kinds JSON has.
+STRICT_CHAR = r'char ::= [^"\\\x00-\x1F\x7F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+_CHAR_RULE = re.compile(r"^char ::= .*$", re.MULTILINE)
+
+
+def strict_strings(grammar: str) -> str:
+    """`grammar` with its strings' character rule made JSON's."""
+    return _CHAR_RULE.sub(lambda _: STRICT_CHAR, grammar)
+
+
+def schema_to_gbnf(schema: dict[str, Any]) -> str:
+    """llama-cpp-python's conversion of a JSON schema to a grammar, with its literals
+    escaped as llama.cpp reads them. Its own escapes `"` but not a backslash, so a
+    constant or an enum member holding a quote (`HOST = "localhost"`, a line of a
+    file offered as edit_file's old_text), JSON-encoded as `\"`, ended the literal
+    early: llama.cpp refused the grammar, and the round fell back to a looser one."""
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class Converter(SchemaConverter):
+        def _format_literal(self, literal: str) -> str:
+            return '"' + _LITERAL_ESCAPE.sub(lambda m: _LITERAL_ESCAPES[m.group(0)], literal) + '"'
+
+        def visit(self, schema: Any, name: str) -> str:
+            # A plain string with exclusions (string_without): its automaton's rules.
+            ruled = string_exclusions(schema) if plain_string(schema) and "not" in schema else None
+            if ruled is None:
+                return str(super().visit(schema, name))  # type: ignore[no-untyped-call]
+            rules: dict[str, str] = self._rules
+            prefix = f"{re.sub(r'[^a-zA-Z0-9-]+', '-', name or 'root')}-x{len(rules)}"
+            rules.update(exclusion_rules(prefix, exclusion_automaton(*ruled)))
+            return str(self._add_rule(name or "root", f'"\\"" {prefix}-0'))  # type: ignore[no-untyped-call]
+
+    converter: Any = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)  # type: ignore[no-untyped-call]
+    converter.visit(converter.resolve_refs(schema, "stdin"), "")
+    return str(converter.format_grammar())
+
+
+_LITERAL_ESCAPE = re.compile(r'[\\\r\n"]')
+_LITERAL_ESCAPES = {"\\": "\\\\", "\r": "\\r", "\n": "\\n", '"': '\\"'}
+
+
+# Whether llama.cpp takes a grammar's text (the backend asks its own vocabulary).
+GrammarCheck = Callable[[str], bool]
+
+# Grammars kept: a /v1 client chooses its tools, so what is kept is bounded.
+MAX_GRAMMARS = 32
+
+
+class GenericGrammars:
+    """The grammars made lately, one per set of tools (converting a schema takes a
+    while), the least recently used forgotten past MAX_GRAMMARS. A set of tools is
+    known by its whole specification, not its names: the same names with other
+    parameters make another grammar."""
+
+    def __init__(self, check: GrammarCheck | None = None) -> None:
+        self._made: dict[tuple[str, ...], LlamaGrammar] = {}
+        self._check = check
+
+    def _make(self, schema: dict[str, Any]) -> LlamaGrammar | None:
+        """The grammar of `schema` with every bound, or else its loosened form (the
+        only one tried without a check to ask); None when the converter or llama.cpp
+        refuses them."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        schema = with_int_ranges(schema)
+        forms = [schema, loosened(schema)] if self._check is not None else [loosened(schema)]
+        for form in forms:
+            try:
+                text = strict_strings(schema_to_gbnf(form))
+            except Exception:  # a schema the converter cannot take
+                continue
+            if self._check is None or self._check(text):
+                return LlamaGrammar.from_string(text, verbose=False)
+        return None
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def _keep(self, key: tuple[str, ...], made: LlamaGrammar) -> LlamaGrammar:
+        self._made.pop(key, None)
+        self._made[key] = made  # most recently used last
+        while len(self._made) > MAX_GRAMMARS:
+            self._made.pop(next(iter(self._made)))
+        return made
+
+    def get(
+        self,
+        tools: tuple[ToolSpec, ...],
+        *,
+        required: bool,
+        parallel: bool = True,
+        avoid: tuple[tuple[str, Any], ...] = (),
+        names: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+        shapes: tuple[tuple[str, dict[str, Any]], ...] = (),
+        banned: tuple[str, ...] = (),
+    ) -> LlamaGrammar:
+        """A llama.cpp grammar that lets the answer be only well-formed tool calls of
+        `tools` (one unless `parallel`) or (unless `required`) a reply: the generic
+        format's JSON; not the calls of `avoid` again, where their schemas can say so,
+        and no string holding a word of `banned`."""
+        spec = json.dumps([[t.name, t.parameters] for t in tools], sort_keys=True, default=str)
+        key = ("!tools", spec) + (("!required",) if required else ()) + (("!parallel",) if parallel else ())
+        if avoid:
+            key += ("!avoid", json.dumps(avoid, sort_keys=True, default=str))
+        if names:
+            key += ("!names", json.dumps(names))
+        if shapes:
+            key += ("!shapes", json.dumps(shapes, sort_keys=True))
+        if banned:
+            key += ("!banned", json.dumps(banned))
+        made = self._made.get(key)
+        if made is None:
+            # The tools' own schemas (the calls to avoid ruled out; else not); else
+            # (refused) any object for their arguments.
+            made = (((avoid or names or shapes or banned) and self._make(generic_schema(
+                        tools, required=required, strict=True, parallel=parallel, avoid=avoid, names=names,
+                        shapes=shapes, banned=banned)))
+                    # A shape refused: what to avoid and the real names still hold.
+                    or (shapes and (avoid or names or banned) and self._make(generic_schema(
+                        tools, required=required, strict=True, parallel=parallel, avoid=avoid, names=names,
+                        banned=banned)))
+                    or self._make(generic_schema(tools, required=required, strict=True, parallel=parallel))
+                    or self._make(generic_schema(tools, required=required, strict=False, parallel=parallel)))
+            if made is None:
+                raise TurnFailed("The tools' names could not be made into a grammar for the local model; "
+                                 "offer fewer tools, or use a model whose template has tool syntax.")
+        return self._keep(key, made)
+
+    def for_schema(self, schema: dict[str, Any]) -> LlamaGrammar:
+        """A llama.cpp grammar that holds the answer to JSON of `schema` (a turn's
+        `answer_schema`, such as a goal check's verdict)."""
+        key = ("!schema", json.dumps(schema, sort_keys=True))
+        made = self._made.get(key)
+        if made is None:
+            made = self._make(schema)
+            if made is None:
+                raise TurnFailed("The answer's JSON schema could not be made into a grammar for the local "
+                                 "model; make it simpler (fewer nested bounds and choices).")
+        return self._keep(key, made)
+
+
+def with_names(schema: dict[str, Any], names: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """A tool's parameters schema whose named string arguments take only the given
+    values (an `enum`); the schema is not changed in place."""
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not names:
+        return schema
+    new_props = dict(props)
+    for arg, values in names.items():
+        if isinstance(new_props.get(arg), dict) and values:
+            new_props[arg] = {**new_props[arg], "enum": list(values)}
+    return {**schema, "properties": new_props}

@@ -1,0 +1,1 @@
+"""MCP servers: their configuration (config.py) and one actor per server (servers.py)."""

@@ -1,0 +1,94 @@
+"""What a conversation and its runs need from the daemon around them.
+
+The hub, the server, the scheduler and the runs name these; none of them imports the
+conversation actor for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+import trio
+
+from actors.bus import EventBus
+from actors.model.engine import Engine
+from actors.model.turns import Backend
+from actors.policy.hooks_config import HookEvent
+from actors.policy.rules import RuleBook
+from actors.record.cards import PlanFiles
+from actors.record.items import ConversationRecord
+from actors.tools.registry import Registry
+
+if TYPE_CHECKING:
+    from actors.peers.acp.agents import AcpAgents
+
+
+class Store(Protocol):
+    async def save_conversation(self, record: ConversationRecord, *, durable: bool = True) -> None:
+        """Write the record whole; raises OSError when it cannot (a full disk)."""
+        ...
+
+    async def delete_conversation(self, conversation_id: str) -> None: ...
+
+
+class Providers(Protocol):
+    def backend(self, route: str) -> Backend:
+        """The backend for a provider route; raises NotFound when it is not saved."""
+        ...
+
+    def context_length(self, route: str) -> int:
+        """The context, in tokens, of the model a provider route names."""
+        ...
+
+
+class Hooks(Protocol):
+    async def fire(self, event: HookEvent) -> str | None:
+        """Run the person's hooks for the event; for `pre_tool_use`, why a hook blocks
+        the call (None: it goes on). Bounded; a failing hook blocks nothing. Cancelled
+        (a stop): every hook's process group is ended."""
+        ...
+
+
+class Diagnostics(Protocol):
+    async def after_edit(self, workspace: Path, path: str) -> str | None:
+        """The errors and warnings a language server reports for `path` (relative to
+        the workspace) right after an edit, as lines for the call's result; None when
+        no server covers the file or it said nothing. Bounded (a few seconds)."""
+        ...
+
+
+class Skills(Protocol):
+    async def switched_on(self, workspace: Path | None = None) -> list[tuple[str, str]]:
+        """(name, description) of each switched-on skill, the workspace's included."""
+        ...
+
+
+@attrs.frozen
+class Env:
+    """What a conversation needs from the daemon around it."""
+
+    engine: Engine
+    bus: EventBus
+    store: Store
+    registry: Registry
+    resolve_workspace: Callable[[str], Path | None]
+    chat_only: bool = False
+    # Saved OpenAI-compatible providers: the backend for a "<provider>/<model>" route.
+    providers: Providers | None = None
+    # The skills (actors/skills/catalog.py): the switched-on ones are named in the prompt.
+    skills: Skills | None = None
+    # Other agents over ACP (actors/peers/acp/agents.py): a conversation whose `agent` is not
+    # "builtin" is worked by one of them instead of the built-in run.
+    acp: AcpAgents | None = None
+    # The plan files (actors/runs/agent/run_tools/plans.py): None where conversations cannot plan.
+    plans: PlanFiles | None = None
+    # The person's hooks (<data>/agent/hooks.json) and the language servers' diagnostics.
+    hooks: Hooks | None = None
+    diagnostics: Diagnostics | None = None
+    # The always-allow rules of each workspace (actors/policy/rules.py).
+    rules: RuleBook | None = None
+    # How many helpers (actors/runs/agent/run_tools/helpers.py) run at once on the local model; None: no limit.
+    helpers: trio.CapacityLimiter | None = None
