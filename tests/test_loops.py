@@ -16,6 +16,13 @@ from tests.test_plan_mode import cards, project
 from tests.waiting import wait_state
 
 LOOPING_ARGS = {"text": "1." * 400}
+# The bundled model's size: a small model the run leads, whose calls' arguments are
+# watched as closely as its answers (it loops inside them).
+LED_PARAMS = 135_000_000
+
+
+def led(daemon) -> None:
+    daemon.backend.n_params = LED_PARAMS
 
 
 def notice_texts(conv) -> list[str]:
@@ -23,6 +30,7 @@ def notice_texts(conv) -> list[str]:
 
 
 async def test_a_call_that_loops_is_cut_told_to_the_model_and_the_run_asks_again(daemon):
+    led(daemon)
     daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": LOOPING_ARGS}]},
                         {"tool_calls": [{"name": "echo", "arguments": {"text": "short"}}]},
                         {"text": "Echoed."})
@@ -30,7 +38,7 @@ async def test_a_call_that_loops_is_cut_told_to_the_model_and_the_run_asks_again
     await conv.send_message("echo a lot")
     await wait_state(conv, "idle", "error")
     turns = daemon.backend.turns
-    assert len(turns) == 3 and all(t.stop_repeats for t in turns)
+    assert len(turns) == 3 and all(t.stop_repeats and t.watch_calls_closely for t in turns)
     assert daemon.echo.calls == [{"text": "short"}]  # the looping call never ran
     told = notices.LOOPED.format(unit="1.")
     assert told in notice_texts(conv)
@@ -45,6 +53,7 @@ async def test_the_tool_whose_call_looped_is_left_out_of_the_next_round_only(dae
     """A small model that looped inside a call writes the same call again next round
     (SmolLM2 did so with todo_write in each of four tries): the next round's grammar
     leaves that tool out, so the model does something else; the round after has it back."""
+    led(daemon)
     daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": LOOPING_ARGS}]},
                         {"tool_calls": [{"name": "echo", "arguments": {"text": "other"}}]},
                         {"tool_calls": [{"name": "echo", "arguments": {"text": "again"}}]},
@@ -73,6 +82,7 @@ async def test_answers_that_loop_round_after_round_end_the_run_stuck(daemon):
 
 
 async def test_a_loop_between_good_rounds_does_not_count_towards_stuck(daemon):
+    led(daemon)
     loop = {"tool_calls": [{"name": "echo", "arguments": LOOPING_ARGS}]}
     good = {"tool_calls": [{"name": "echo", "arguments": {"text": "ok"}}]}
     daemon.backend.push(*([loop] * (LOOPS_IN_A_ROW - 1) + [good]) * 2, {"text": "Done."})
@@ -231,3 +241,28 @@ async def test_a_small_local_model_makes_one_call_a_round(daemon):
         await conv.send_message("hello")
         await wait_state(conv, "idle", "error")
         assert daemon.backend.turns[-1].parallel_calls is parallel, size
+
+
+async def test_a_file_of_repeated_lines_is_content_for_a_model_that_is_not_led(real_tools, tmp_path):
+    """A CSV of identical rows, a fixture, a separator block: a model the run does not
+    lead (larger, or of unknown size) writes them whole; only its answer's text is
+    watched closely. The same call from a led small model is cut as a loop."""
+    rows = "id,name,qty\n" + "0,none,0\n" * 500  # 4.5 KiB, one row over and over
+    write = {"name": "write_file", "arguments": {"path": "rows.csv", "content": rows}}
+    for size, written in ((0, True), (2_000_000_000, True), (LED_PARAMS, False)):
+        real_tools.backend.n_params = size
+        # Led, the cut call is followed by answers (one may be sent back); it comes last.
+        real_tools.backend.push({"tool_calls": [write]}, *[{"text": "Written."}] * (1 if written else 3))
+        folder, conv = await project(real_tools, tmp_path, mode="full")
+        (folder / "rows.csv").unlink(missing_ok=True)
+        await conv.send_message("write the rows")
+        await wait_state(conv, "idle", "error")
+        last = real_tools.backend.turns[-1]
+        assert last.stop_repeats and last.watch_calls_closely is (not written), size
+        looped = [t for t in notice_texts(conv) if t.startswith(notices.LOOPED.split("{")[0])]
+        if written:
+            assert (folder / "rows.csv").read_text() == rows, size
+            assert not looped, size
+        else:
+            assert not (folder / "rows.csv").exists()
+            assert looped, notice_texts(conv)

@@ -9,14 +9,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.model.backends.repeats import (
+    CLOSE,
+    CONTENT,
     MAX_UNIT,
     MIN_REPEATS,
     MIN_SPAN,
     RepeatWatch,
+    TurnWatch,
     shown_unit,
     smallest_unit,
     span_for,
 )
+from actors.model.turns import Piece
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,3 +111,27 @@ def test_the_watch_answers_as_trying_every_period_would(text, cuts):
         if found is not None:
             return
         start = end
+
+
+def test_a_turn_watch_keeps_a_calls_content_apart_from_its_answer() -> None:
+    """An answer that repeats is cut at the close bounds; a call's arguments that repeat
+    a line are content until CONTENT's span; a led model's are watched closely."""
+    line = "0,none,0\n"
+    watch = TurnWatch()
+    assert all(watch.feed(Piece("tool_call", line, index=0)) is None for _ in range(800))  # 7 KiB of rows
+    assert next(u for _ in range(CONTENT.window) if (u := watch.feed(Piece("tool_call", line, index=0)))) == line
+    close = TurnWatch(CLOSE)
+    assert next(u for _ in range(100) if (u := close.feed(Piece("tool_call", line, index=0)))) == line
+    prose = TurnWatch()
+    assert next(u for _ in range(200) if (u := prose.feed(Piece("text", "ha")))) == "ha"
+
+
+def test_each_call_is_watched_on_its_own() -> None:
+    """Two calls that each write part of a repeat do not add up to a loop."""
+    watch = TurnWatch(CLOSE)
+    half = "ab" * (MIN_SPAN // 4)
+    assert watch.feed(Piece("tool_call", "", index=0, call_id="a", name="x")) is None
+    assert watch.feed(Piece("tool_call", half, index=0)) is None
+    assert watch.feed(Piece("tool_call", "", index=1, call_id="b", name="x")) is None
+    assert watch.feed(Piece("tool_call", half, index=1)) is None
+    assert watch.feed(Piece("tool_call", half * 2, index=1)) == "ab"

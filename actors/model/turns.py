@@ -99,6 +99,11 @@ class TurnInput:
     # Cut the answer where it starts to repeat one short unit without end (a local
     # model's loop, actors/model/backends/repeats.py); the agent's rounds ask for it.
     stop_repeats: bool = False
+    # With stop_repeats: watch a call's arguments as closely as the answer's text (a
+    # small model the run leads, which loops inside its calls too). Otherwise only a
+    # repeat longer than any file a model is asked to write cuts a call: a file of
+    # repeated lines is content.
+    watch_calls_closely: bool = False
     # Calls (tool name, parsed arguments) the answer must not make again: the last
     # round's that failed. A local model's grammar rules them out where their schema
     # can say so (actors/model/backends/generic_grammar.excluding); a provider is not held.

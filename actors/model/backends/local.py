@@ -49,7 +49,7 @@ from actors.model.backends.prompt_cache import (
     common_prefix,
     with_scratch_sequence,
 )
-from actors.model.backends.repeats import RepeatWatch
+from actors.model.backends.repeats import CLOSE, CONTENT, TurnWatch
 from actors.model.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
 from actors.model.backends.worked_examples import made_up_words
 from actors.model.backends.written import WrittenReplies
@@ -297,7 +297,8 @@ class LocalBackend:
                 # thread, so one checkpoint, not two, comes before it starts.
                 done = await trio.to_thread.run_sync(
                     outcome.capture, self._generate_sync, rendered.prompt, rendered.stops, turn.max_tokens,
-                    temperature, pipe.send, abort, opened, grammar, parser, turn.cache_key, turn.stop_repeats,
+                    temperature, pipe.send, abort, opened, grammar, parser, turn.cache_key,
+                    TurnWatch(CLOSE if turn.watch_calls_closely else CONTENT) if turn.stop_repeats else None,
                     limiter=self._limiter,
                 )
             finally:
@@ -335,14 +336,14 @@ class LocalBackend:
         grammar: LlamaGrammar | None = None,
         parser: ToolCallParser | None = None,
         cache_key: str | None = None,
-        stop_repeats: bool = False,
+        watch: TurnWatch | None = None,
     ) -> tuple[TurnResult, str]:
         """In the worker thread: the turn's result, and the text the model wrote when
         it was parsed for tool calls ("" otherwise). `opened`: the prompt opened the
         reasoning block, so the answer starts inside it. `max_tokens` None: as many
         as DEFAULT_MAX_TOKENS and the context allow. `cache_key`: whose saved cache
-        the context takes first (see actors/model/backends/prompt_cache.py). `stop_repeats`:
-        the generation ends where it loops (actors/model/backends/repeats.py)."""
+        the context takes first (see actors/model/backends/prompt_cache.py). `watch`:
+        fed the pieces, the generation ends where it loops (actors/model/backends/repeats.py)."""
         llm = self._llm
         tokens, budget = self._fit(prompt, max_tokens)
         wanted = np.asarray(tokens, dtype=llm.input_ids.dtype)
@@ -356,9 +357,15 @@ class LocalBackend:
         reasoning: list[str] = []
         finish = "stop"
         produced = 0
-        pieces = PieceMapper(send)
+        looped: list[str] = []
+
+        def watched(piece: Piece) -> None:
+            send(piece)
+            if watch is not None and not looped and (unit := watch.feed(piece)) is not None:
+                looped.append(unit)
+
+        pieces = PieceMapper(watched)
         raw: list[str] = []
-        watch = RepeatWatch() if stop_repeats else None
         repeated: str | None = None
 
         def take(piece_text: str) -> None:
@@ -368,7 +375,7 @@ class LocalBackend:
                 return
             for kind, part in splitter.feed(piece_text):
                 (reasoning if kind == "reasoning" else text).append(part)
-                send(Piece(kind, part))
+                watched(Piece(kind, part))
 
         with self._abort.lent(abort):
             try:
@@ -386,7 +393,8 @@ class LocalBackend:
                         if piece:
                             produced += 1
                             take(piece)
-                            if watch is not None and (repeated := watch.feed(piece)) is not None:
+                            if looped:
+                                repeated = looped[0]
                                 finish = "length"  # cut, as by the token limit: a call in it is not kept
                                 break
                         reason = choice.get("finish_reason")

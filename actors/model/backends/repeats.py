@@ -7,25 +7,58 @@ two-core machine spent on nothing. The agent's rounds ask the backend to watch f
 repeated, the generation stops there and the result says what repeated, so the run
 can tell the model (and the person) and ask again.
 
-The bounds keep text people write out of it: a unit of at most MAX_UNIT characters (a
-line of code, a todo entry in JSON) repeated over at least MIN_SPAN characters and
-MIN_REPEATS times. A Markdown rule or a table's separator line is far shorter than
-MIN_SPAN; a row of 240 dashes, or one long line six times over, is not text anyone
-asked a model for (a file of identical lines is a command's job, not a model's).
+The close bounds (CLOSE) keep the text people read out of it: a unit of at most
+MAX_UNIT characters (a line of code, a todo entry in JSON) repeated over at least
+MIN_SPAN characters and MIN_REPEATS times. A Markdown rule or a table's separator line
+is far shorter than MIN_SPAN; a row of 240 dashes, or one long line six times over, is
+not an answer anyone asked for.
+
+A call's arguments are another matter: a file being written may repeat a line on
+purpose (a CSV of identical rows, a fixture, a separator block). `TurnWatch` watches
+an answer's text and reasoning with CLOSE, and each call's arguments on their own, with
+CLOSE only for a small model the run leads (TurnInput.watch_calls_closely: such a model
+loops inside its calls too), else with CONTENT: a span no file asked of a model
+reaches, past the token budget of a local turn (DEFAULT_MAX_TOKENS, about 8 KiB of
+text), so another model's repeated content is written whole.
 """
 
 from __future__ import annotations
 
+import attrs
+
+from actors.model.turns import Piece
+
 MAX_UNIT = 200
 MIN_SPAN = 240
 MIN_REPEATS = 6
-# The tail kept: enough for the longest unit's span.
-WINDOW = max(MIN_SPAN, MIN_REPEATS * MAX_UNIT)
+
+
+@attrs.frozen
+class Bounds:
+    """When a tail counts as a loop: a unit of at most `max_unit` characters repeated
+    over at least `min_span` characters and `min_repeats` times."""
+
+    max_unit: int
+    min_span: int
+    min_repeats: int
+
+    def span_for(self, unit: int) -> int:
+        """How many characters a unit of `unit` characters must fill to count as a loop."""
+        return max(self.min_span, self.min_repeats * unit)
+
+    @property
+    def window(self) -> int:
+        """The tail kept: enough for the longest unit's span."""
+        return self.span_for(self.max_unit)
+
+
+CLOSE = Bounds(MAX_UNIT, MIN_SPAN, MIN_REPEATS)
+CONTENT = Bounds(MAX_UNIT, 64 * 1024, 64)
 
 
 def span_for(unit: int) -> int:
-    """How many characters a unit of `unit` characters must fill to count as a loop."""
-    return max(MIN_SPAN, MIN_REPEATS * unit)
+    """How many characters a unit of `unit` characters must fill to count as a loop (CLOSE)."""
+    return CLOSE.span_for(unit)
 
 
 # The last KEY characters, looked for again up to MAX_UNIT characters back: any period
@@ -39,23 +72,26 @@ class RepeatWatch:
     once the tail is a loop, else None. It runs for every piece a model writes: a piece
     costs a few searches in C, not a loop over every period."""
 
-    def __init__(self) -> None:
+    def __init__(self, bounds: Bounds = CLOSE) -> None:
         self.tail = ""
+        self._bounds = bounds
+        self._window = bounds.window
 
     def feed(self, text: str) -> str | None:
         if not text:
             return None
-        tail = self.tail = (self.tail + text)[-WINDOW:]
+        bounds = self._bounds
+        tail = self.tail = (self.tail + text)[-self._window:]
         end = len(tail)
-        if end < MIN_SPAN:
+        if end < bounds.min_span:
             return None  # shorter than every span
         key = tail[-KEY:]
-        first = max(0, end - KEY - MAX_UNIT)
+        first = max(0, end - KEY - bounds.max_unit)
         # Occurrences of the key ending before the end, nearest first: the smallest period first.
         at = tail.rfind(key, first, end - 1)
         while at != -1:
             unit = end - KEY - at
-            span = span_for(unit)
+            span = bounds.span_for(unit)
             if end < span:
                 return None  # spans only grow with the unit
             window = tail[-span:]
@@ -64,6 +100,28 @@ class RepeatWatch:
                 return smallest_unit(window[-unit:])
             at = tail.rfind(key, first, at + KEY - 1)
         return None
+
+
+class TurnWatch:
+    """Fed the pieces of one turn: `feed` answers the repeated unit once the answer's
+    text and reasoning, or the arguments of the call being written, loop (see the
+    module docstring for the bounds of each), else None."""
+
+    def __init__(self, calls: Bounds = CONTENT) -> None:
+        self._answer = RepeatWatch(CLOSE)
+        self._calls_bounds = calls
+        self._call: RepeatWatch | None = None
+        self._index: int | None = None
+
+    def feed(self, piece: Piece) -> str | None:
+        if piece.kind in ("text", "reasoning"):
+            return self._answer.feed(piece.text)
+        if piece.kind != "tool_call":
+            return None
+        if self._call is None or piece.index != self._index or piece.call_id is not None:
+            self._call = RepeatWatch(self._calls_bounds)  # each call's arguments on their own
+            self._index = piece.index
+        return self._call.feed(piece.text)
 
 
 def smallest_unit(unit: str) -> str:

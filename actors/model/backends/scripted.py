@@ -27,7 +27,7 @@ from typing import Any
 import trio
 
 from actors.errors import ContextFull, TurnFailed
-from actors.model.backends.repeats import RepeatWatch
+from actors.model.backends.repeats import CLOSE, CONTENT, TurnWatch
 from actors.model.turns import Aborted, CallOut, Emit, Piece, TurnInput, TurnResult
 
 PIECE_CHARS = 4
@@ -134,7 +134,7 @@ class ScriptedBackend:
         delay = float(rnd.get("delay", self.token_delay))
         produced = 0
 
-        watch = RepeatWatch() if turn.stop_repeats else None
+        watch = TurnWatch(CLOSE if turn.watch_calls_closely else CONTENT) if turn.stop_repeats else None
 
         async def pause() -> None:
             if abort.is_set():
@@ -151,7 +151,7 @@ class ScriptedBackend:
                 raise Aborted()
             produced += 1
             await emit(piece)
-            if watch is not None and (unit := watch.feed(piece.text)) is not None:
+            if watch is not None and (unit := watch.feed(piece)) is not None:
                 raise _Looped(unit)
 
         if rnd.get("hang"):

@@ -423,8 +423,8 @@ class AgentRun(AssistantStream):
                 else:
                     shapes = ((small_steps.EDIT_TOOL, shape),)
             turn = TurnInput(messages, specs, think=self.req.think, cache_key=self.t.id, shapes=shapes,
-                             tool_choice=choice, stop_repeats=True, avoid=avoid, names=await self.call_names(),
-                             parallel_calls=not small,
+                             tool_choice=choice, stop_repeats=True, watch_calls_closely=small, avoid=avoid,
+                             names=await self.call_names(), parallel_calls=not small,
                              temperature=SMALL_TEMPERATURE if answer else None)
             route = self.t.info.route
             try:
