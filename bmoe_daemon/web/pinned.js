@@ -2,7 +2,7 @@
 // compact copy of its card (what it asks: the tool's title, and its command, how much
 // its change adds and removes, or its arguments) with Approve, Deny and a reason for
 // the Deny that the agent reads. The card in the log stays as it is; both answer
-// through the view (conversation.js). With several waiting, the oldest is pinned.
+// through the view (waiting.js holds this copy). With several waiting, the oldest is pinned.
 //
 // Approve and Deny have keyboard shortcuts that work anywhere in the conversation but
 // in a text field. They take a modifier (Alt+Shift): a single letter typed by mistake,
