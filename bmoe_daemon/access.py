@@ -130,6 +130,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", "/v1/models"): (Locality.OPEN, ""),
     ("POST", "/v1/chat/completions"): (Locality.OPEN, ""),
     ("GET", "/api/agent"): (Locality.OPEN, ""),  # MCP servers listed to local clients only
+    ("GET", "/api/limits"): (Locality.OPEN, ""),  # the limits the daemon enforces: nothing of this computer's
     ("GET", "/api/events"): (Locality.OPEN, ""),  # local-only events go to local streams only
     ("WEBSOCKET", "/api/ws"): (Locality.OPEN, ""),
     ("GET", "/api/conversations"): (Locality.OPEN, ""),  # this computer's are not listed

@@ -26,6 +26,7 @@ from bmoe_daemon.routes import (
     files,
     health,
     hooks,
+    limits,
     models,
     openai,
     providers,
@@ -72,7 +73,7 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
     app.extensions[EXTENSION] = ctx
 
     for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp, agent.bp,
-               skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, openai.bp, web.bp, api_doc.bp):
+               skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, limits.bp, openai.bp, web.bp, api_doc.bp):
         app.register_blueprint(bp)
 
     def guard(path: str, headers: Any, method: str, rule: Any, remote: str | None) -> None:

@@ -51,6 +51,7 @@ from bmoe_daemon.bodies import (
     SendMessage,
 )
 from bmoe_daemon.models import ModelChoice
+from bmoe_daemon.routes.limits import LIMITS
 from bmoe_daemon.routes.openai import MAX_MESSAGES, MAX_TOOLS, ROLES
 from bmoe_daemon.routes.providers import ProviderBody
 from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
@@ -399,6 +400,10 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         lambda c: shape(c, {"tools": bool, "commands": bool, "agents": array(shape(c, {
             "id": str, "name": str, "available": bool, "missing": list[str]})),
             "mcp": array({"type": "object"}), "lsp": array({"type": "object"}), "helpers": int})),
+    ("GET", "/api/limits"): Op(
+        "The limits the daemon enforces that a client may show or keep to, each by the field it bounds "
+        "(`feedback` in characters, `compaction.at` a share of the context).",
+        lambda c: _limits(c)),
     ("GET", "/api/events"): Op(
         "The event stream (Server-Sent Events); `Last-Event-ID` or `last_event_id` replays what came after.",
         errors=(400,), media={"text/event-stream": SSE_EVENT},
@@ -522,6 +527,12 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Load another model between turns (kept for the next start).",
         lambda c: {"anyOf": [_loaded(c), {"type": "null"}]}, body=ModelChoice, errors=(409,)),
 }
+
+
+def _limits(c: Components) -> Schema:
+    """routes/limits.py's LIMITS: each field's bounds, as the numbers they are."""
+    return shape(c, {key: shape(c, {name: type(value) for name, value in bounds.items()})
+                     for key, bounds in LIMITS.items()})
 
 
 def _loaded(c: Components, *, path: bool = True) -> Schema:

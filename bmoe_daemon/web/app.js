@@ -15,8 +15,13 @@ import { streamStatus } from "./connection.js";
 import { ConversationView } from "./conversation.js";
 import { forgetDraft } from "./composer.js";
 import { homeView } from "./home.js";
-import { PAGES } from "./pages.js";
+import { readLimits } from "./limits.js";
+import { agentPage } from "./agent.js";
+import { connectPage } from "./connect.js";
 import { modelsPage } from "./models.js";
+import { providersPage } from "./providers.js";
+import { skillsPage } from "./skills.js";
+import { tasksPage } from "./tasks.js";
 import { workspacesPage } from "./workspaces.js";
 import { conversationChanged, conversationInfo, forgetConversation, onConversationEvent, refreshList, refreshWaiting,
   renderList, setCurrent, startList } from "./sidebar.js";
@@ -24,7 +29,16 @@ import { readModelMemory, takeModelEvent } from "./modelstate.js";
 import { noteConversation, notifySwitch } from "./notify.js";
 import { attempt, MODE_OPTIONS, pageTitle, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
-const ALL_PAGES = { ...PAGES, workspaces: workspacesPage, models: modelsPage };
+// The settings pages, by their route (#/skills, ...); settings.js holds what they share.
+const PAGES = {
+  skills: skillsPage,
+  tasks: tasksPage,
+  providers: providersPage,
+  connect: connectPage,
+  agent: agentPage,
+  workspaces: workspacesPage,
+  models: modelsPage,
+};
 
 const app = {
   view: null,
@@ -141,6 +155,10 @@ async function route(how) {
   let view;
   try {
     if (head !== "c") pageTitle("bmoe"); // a conversation's view names itself
+    // Every view may show a limit of the daemon's: they are read before the first one
+    // (once; again after a read that failed). A later route meanwhile is the one drawn.
+    await readLimits();
+    if (serial !== app.routes) return;
     if (head === "c" && rest[0]) {
       view = new ConversationView(main, rest.join("/"));
       app.view = view;
@@ -150,8 +168,8 @@ async function route(how) {
       view = newConversationView(main);
       app.view = view;
       await view.load();
-    } else if (ALL_PAGES[head]) {
-      view = ALL_PAGES[head](main, rest.join("/"));
+    } else if (PAGES[head]) {
+      view = PAGES[head](main, rest.join("/"));
       app.view = view;
       await view.load();
     } else {

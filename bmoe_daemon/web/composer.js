@@ -13,9 +13,11 @@
 
 import { daemonReachable, watchConnection } from "./connection.js";
 import { alertLine, clear, h } from "./dom.js";
+import { limits } from "./limits.js";
 import { toast } from "./ui.js";
 
-const MAX_IMAGES = 8;
+// The page's own cap on one image (the daemon takes a body of at most 64 MiB); how many
+// go with one message is the daemon's (limits.images).
 const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 
 const NOTES = {
@@ -267,8 +269,8 @@ export class Composer {
 
   async addImages(files) {
     for (const file of files) {
-      if (this.images.length >= MAX_IMAGES) {
-        toast(`At most ${MAX_IMAGES} images go with one message.`);
+      if (this.images.length >= limits.images.max) {
+        toast(`At most ${limits.images.max} images go with one message.`);
         break;
       }
       if (!file.type.startsWith("image/")) continue;

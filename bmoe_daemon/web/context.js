@@ -9,11 +9,11 @@
 
 import { api } from "./api.js";
 import { alertLine, h } from "./dom.js";
+import { limits } from "./limits.js";
 import { problem } from "./ui.js";
 
-// Past this share of the context the daemon summarises before the next round
-// (actors/compaction.py, TRIGGER); the bar warns a little before.
-const COMPACTS_AT = 0.85;
+// Past limits.compaction.at (a share of the context) the daemon summarises before the
+// next round; the bar warns a little before, from this share.
 const WARN_AT = 0.7;
 
 function tokens(n) {
@@ -63,16 +63,17 @@ export class ContextBar {
     const size = context ? context.size : 0;
     const share = size ? Math.min(1, used / size) : 0;
     const pct = percentText(used, size);
+    const compactsAt = limits.compaction.at;
     this.fill.style.width = `${share * 100}%`;
-    this.element.classList.toggle("context-warn", share >= WARN_AT && share < COMPACTS_AT);
-    this.element.classList.toggle("context-full", share >= COMPACTS_AT);
+    this.element.classList.toggle("context-warn", share >= WARN_AT && share < compactsAt);
+    this.element.classList.toggle("context-full", share >= compactsAt);
     if (context) {
       this.meter.setAttribute("aria-valuemax", String(size));
       this.meter.setAttribute("aria-valuenow", String(Math.min(used, size)));
       this.meter.setAttribute("aria-valuetext", `${pct}: ${tokens(used)} of ${tokens(size)} tokens`);
       this.text.textContent = `${tokens(used)} of ${tokens(size)} tokens · ${pct}`;
       this.element.title = `The last round sent the model ${tokens(used)} of the ${tokens(size)} tokens its context holds. `
-        + `Past ${Math.round(COMPACTS_AT * 100)}% the daemon summarises earlier items before the next round.`;
+        + `Past ${Math.round(compactsAt * 100)}% the daemon summarises earlier items before the next round.`;
     } else {
       // A meter must have a value: none measured reads as 0, its text says why.
       this.meter.setAttribute("aria-valuenow", "0");

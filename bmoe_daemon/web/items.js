@@ -1,9 +1,9 @@
-// How the conversation view (conversation.js) draws one item: the person's messages,
-// the answers, the cards (a question, a plan, a helper's task, any other call) and
-// the notices, each with what the view keeps for it (a draft, an answer on its way,
-// the daemon's refusal) and the view's actions. A helper's items are drawn the same
-// way inside its card, so its approval cards are answered there, through the
-// conversation's own routes.
+// How the conversation view (conversation.js, its log log.js) draws one item: the
+// person's messages, the answers, the cards (a question, a plan, a helper's task, any
+// other call) and the notices, each with what the view keeps for it (waiting.js: a
+// draft, an answer on its way, the daemon's refusal) and the view's actions. A
+// helper's items are drawn the same way inside its card, so its approval cards are
+// answered there, through the conversation's own routes.
 
 import { h } from "./dom.js";
 import { PLAN_TOOL, renderAssistant, renderNotice, renderPlan, renderTool, renderUser } from "./cards.js";
@@ -47,47 +47,48 @@ export function renderItem(view, item) {
         onEdit: () => view.startEdit(item),
         onCancel: () => {
           view.editing = null;
-          view.drawItem(item);
+          view.log.drawItem(item);
         },
         onResend: (text) => view.resend(item, text) });
     case "assistant":
-      return renderAssistant(item, { loadingModel: view.loadingModel, rate: view.writingRate?.(item.id) ?? null,
+      return renderAssistant(item, { loadingModel: view.loadingModel, rate: view.log.writingRate(item.id) ?? null,
         onCopy: (button) => copyFrom(button, item.text || ""),
         // the conversation's own answers; a helper's is not the person's to regenerate
         onRegenerate: view.byId.get(item.id) === item ? () => view.regenerate(item) : null,
-        last: view.lastAnswerId() === item.id, busy: view.running });
+        last: view.log.lastAnswerId() === item.id, busy: view.running });
     case "tool":
       return renderCard(view, item);
     case "notice":
       return renderNotice(item, { count: item.compaction ? foldCount(view.items, item) : 0,
-        open: view.unfolded.has(item.id), onFold: () => view.toggleFold(item) });
+        open: view.log.unfolded.has(item.id), onFold: () => view.log.toggleFold(item) });
     default:
       return h("div.item.muted", {}, `(${item.kind})`);
   }
 }
 
 function renderCard(view, item) {
-  const kept = { draft: view.draftFor(item.id), busy: view.busy.has(item.id), error: view.errors.get(item.id) };
+  const { waiting } = view;
+  const kept = { draft: waiting.draftFor(item.id), busy: waiting.busy.has(item.id), error: waiting.errors.get(item.id) };
   if (item.tool === ASK_USER) {
-    return renderQuestion(item, { ...kept, onAnswer: (answer) => view.act(item, "answer", { answer }),
-      onDraft: () => view.errors.delete(item.id) });
+    return renderQuestion(item, { ...kept, onAnswer: (answer) => waiting.act(item, "answer", { answer }),
+      onDraft: () => waiting.errors.delete(item.id) });
   }
   if (item.tool === PLAN_TOOL) {
-    return renderPlan(item, { ...kept, onDraft: () => view.redrawPlan(item),
-      onDecide: (decision, feedback) => view.act(item, "approval", feedback ? { decision, feedback } : { decision }) });
+    return renderPlan(item, { ...kept, onDraft: () => waiting.redrawPlan(item),
+      onDecide: (decision, feedback) => waiting.act(item, "approval", feedback ? { decision, feedback } : { decision }) });
   }
   if (item.tool === TASK_TOOL) return renderHelper(view, item);
   return renderTool(item, { ...kept, workspace: view.info && view.info.workspace,
-    onDecide: (decision) => view.act(item, "approval", { decision }), onPreview: (file) => view.preview(file) });
+    onDecide: (decision) => waiting.act(item, "approval", { decision }), onPreview: (file) => view.preview(file) });
 }
 
 // A task card; its helper's items drawn inside it while it is open. It opens by
 // itself when one of them waits on the person, and stays open once that is answered.
 function renderHelper(view, item) {
   const items = view.helpers.items(item.id);
-  if (items.some((i) => i.kind === "tool" && i.state === "waiting")) view.tasksOpen.add(item.id);
-  const open = view.tasksOpen.has(item.id);
+  if (items.some((i) => i.kind === "tool" && i.state === "waiting")) view.log.tasksOpen.add(item.id);
+  const open = view.log.tasksOpen.has(item.id);
   const drawn = open ? items.map((i, n) => scoped(
     i.kind === "user" ? renderTaskMessage(i, n === 0) : renderItem(view, i), i.id)) : [];
-  return renderTask(item, { items, open, drawn, onToggle: () => view.toggleTask(item) });
+  return renderTask(item, { items, open, drawn, onToggle: () => view.log.toggleTask(item) });
 }

@@ -9,13 +9,10 @@
 
 import { api } from "./api.js";
 import { alertLine, clear, field, h, sizeText } from "./dom.js";
-import { page } from "./pages.js";
+import { limits } from "./limits.js";
 import { modelMemory, watchModelMemory } from "./modelstate.js";
+import { page } from "./settings.js";
 import { memoryText, problem, tokensText } from "./ui.js";
-
-// As PUT /api/model takes it (bmoe_daemon/models.py, MIN_CTX and MAX_CTX).
-const MIN_CTX = 512;
-const MAX_CTX = 1024 * 1024;
 
 // Where the listing found a model (actors/model_scan.py's sources).
 const SOURCES = {
@@ -84,7 +81,8 @@ export function modelsPage(main) {
     error: "", // the daemon's refusal of the last load
     serial: 0, // an older read's answer is not shown
   };
-  const ctx = h("input", { type: "number", min: String(MIN_CTX), max: String(MAX_CTX), step: "1",
+  // `ctx_size` as PUT /api/model takes it: limits.ctx_size.
+  const ctx = h("input", { type: "number", min: String(limits.ctx_size.min), max: String(limits.ctx_size.max), step: "1",
     inputmode: "numeric", placeholder: "as the daemon was started", autocomplete: "off" });
   const ctxField = field("Context size", ctx, "Tokens the model may hold, for the next load; empty: the daemon's --ctx-size.");
   const statusEl = h("p.models-status", { role: "status", "aria-live": "polite" });
@@ -157,8 +155,8 @@ export function modelsPage(main) {
     if (state.loading) return;
     const wanted = ctx.value.trim();
     if (ctx.validity.badInput || (wanted && !ctx.checkValidity())) {
-      state.error = `The context size must be a whole number of tokens from ${MIN_CTX.toLocaleString("en")} `
-        + `to ${MAX_CTX.toLocaleString("en")}, or empty for the daemon's own.`;
+      state.error = `The context size must be a whole number of tokens from ${limits.ctx_size.min.toLocaleString("en")} `
+        + `to ${limits.ctx_size.max.toLocaleString("en")}, or empty for the daemon's own.`;
       render();
       ctx.focus();
       return;

@@ -2,7 +2,7 @@
 // compact copy of its card (what it asks: the tool's title, and its command, how much
 // its change adds and removes, or its arguments) with Approve, Deny and a reason for
 // the Deny that the agent reads. The card in the log stays as it is; both answer
-// through the view (conversation.js). With several waiting, the oldest is pinned.
+// through the view (waiting.js holds this copy). With several waiting, the oldest is pinned.
 //
 // Approve and Deny have keyboard shortcuts that work anywhere in the conversation but
 // in a text field. They take a modifier (Alt+Shift): a single letter typed by mistake,
@@ -11,12 +11,12 @@
 import { alertLine, clear, h } from "./dom.js";
 import { PLAN_TOOL } from "./cards.js";
 import { TASK_TOOL } from "./helpers.js";
+import { limits } from "./limits.js";
 import { ASK_USER } from "./run.js";
 
 export const SHORTCUTS = { approve: "Alt+Shift+A", deny: "Alt+Shift+D" };
 const BY_KEY = { a: "approve", d: "deny" };
 const BY_CODE = { KeyA: "approve", KeyD: "deny" };
-const MAX_REASON_CHARS = 4000; // as the daemon takes it (actors/plans.py MAX_FEEDBACK_CHARS)
 const ARGS_CHARS = 300;
 // Cards answered in their own way: a question, a plan, a helper's task.
 const OWN_WAY = new Set([ASK_USER, PLAN_TOOL, TASK_TOOL]);
@@ -126,7 +126,7 @@ export class PinnedApproval {
     // Not `disabled` while the answer travels: the keyboard stays where it is.
     const busyAttr = busy ? "true" : null;
     const reason = h("input.pinned-reason", { id: reasonId, type: "text", autocomplete: "off", value: draft.text,
-      readonly: busy, maxlength: String(MAX_REASON_CHARS), "data-focus": "reason", "aria-describedby": hintId,
+      readonly: busy, maxlength: String(limits.feedback.max), "data-focus": "reason", "aria-describedby": hintId,
       placeholder: "What to do instead (optional)" });
     reason.addEventListener("input", () => (draft.text = reason.value));
     const button = (cls, decision, text, type) => h(`button.${cls}`, { type, "data-focus": decision,

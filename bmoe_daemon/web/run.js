@@ -3,7 +3,7 @@
 // (with Resume where the daemon can go on with it), and the goal in the header.
 //
 // Pure drawing: each function takes what it shows and the view's callbacks, and
-// answers an element. The view (conversation.js) keeps the state (a question's draft
+// answers an element. The view keeps the state (waiting.js: a question's draft
 // answer, an error the daemon gave) so a card drawn again keeps it.
 
 import { alertLine, h } from "./dom.js";

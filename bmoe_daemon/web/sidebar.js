@@ -12,10 +12,10 @@
 
 import { api, request } from "./api.js";
 import { clear, h, timeAgo } from "./dom.js";
+import { limits, readLimits } from "./limits.js";
 import { problem, STATE_LABELS, toast, waitingCards } from "./ui.js";
 
 export const PAGE_SIZE = 50;
-const MAX_PAGE = 1000; // as the daemon takes `limit` (actors/listing.py)
 const SEARCH_DELAY_MS = 250;
 const TOP_DELAY_MS = 150;
 const TOP_ROWS = 20; // read again when a conversation this list does not hold changes
@@ -77,13 +77,14 @@ export function conversationInfo(id) {
   return list.rows.find((c) => c.id === id);
 }
 
-// Reads the list again from its top: as many rows as are loaded (at least a page), so
-// the place the person scrolled to stays.
+// Reads the list again from its top: as many rows as are loaded (at least a page, at
+// most what the daemon gives in one read), so the place the person scrolled to stays.
 export async function refreshList() {
   const serial = ++list.serial;
-  const limit = Math.min(MAX_PAGE, Math.max(PAGE_SIZE, list.rows.length));
   let page;
   try {
+    await readLimits();
+    const limit = Math.min(limits.conversations_limit.max, Math.max(PAGE_SIZE, list.rows.length));
     page = await readPage({ limit, q: list.query });
   } catch (err) {
     if (serial === list.serial) {

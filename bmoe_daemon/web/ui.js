@@ -1,6 +1,7 @@
 // What the views share: messages to the person, option lists, and the shell's hooks.
 
 import { ApiError } from "./api.js";
+import { limits } from "./limits.js";
 
 export const STATE_LABELS = { idle: "idle", running: "running", waiting: "waiting for you", error: "error" };
 export const MODE_OPTIONS = [
@@ -92,7 +93,6 @@ export function wsOptions(workspaces, current) {
 
 // A provider's model is its name, or {id, context_length} when its context is not the default.
 export const modelName = (m) => (typeof m === "string" ? m : m.id);
-export const DEFAULT_CONTEXT = 128000; // a provider's model's, unless it says
 
 // What a conversation's route runs on: `{name, n_ctx}` (n_ctx null when not known).
 // `model`: the loaded model, as GET /api/model or a `model` event says (null: none).
@@ -102,7 +102,7 @@ export function routeModel(route, providers, model) {
   if (!provider) return { name: route, n_ctx: null };
   const id = route.slice(provider.id.length + 1);
   const m = (provider.models || []).find((x) => modelName(x) === id);
-  return { name: `${provider.name}/${id}`, n_ctx: m && typeof m !== "string" ? m.context_length : DEFAULT_CONTEXT };
+  return { name: `${provider.name}/${id}`, n_ctx: m && typeof m !== "string" ? m.context_length : limits.context_length.default };
 }
 
 export function routeOptions(providers, current) {

@@ -1,0 +1,40 @@
+"""GET /api/limits: the limits the daemon enforces that the web UI shows or keeps to:
+a field's bounds and default, how many images go with a message, how long a denial's
+reason may be, the share of the context past which a run compacts, the most rows one
+read of the conversation list gives.
+
+Each is the named constant of the module that enforces it, so the page never writes
+one a second time (bmoe_daemon/web/limits.js). Nothing here is this computer's: any
+client that passes the key may read them.
+"""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, jsonify
+
+from actors.compaction import TRIGGER
+from actors.listing import MAX_PAGE
+from actors.plans import MAX_FEEDBACK_CHARS
+from actors.providers import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_LENGTH, MIN_CONTEXT_LENGTH
+from actors.scheduler import DEFAULT_KEEP_RUNS, MAX_KEEP_RUNS
+from bmoe_daemon.bodies import MAX_IMAGES
+from bmoe_daemon.models import MAX_CTX, MIN_CTX
+
+bp = Blueprint("limits", __name__)
+
+# Keyed by the field or parameter each bounds; `max` of `feedback` is in characters.
+LIMITS: dict[str, dict[str, int | float]] = {
+    "conversations_limit": {"max": MAX_PAGE},  # GET /api/conversations?limit=
+    "images": {"max": MAX_IMAGES},  # a message's images
+    "feedback": {"max": MAX_FEEDBACK_CHARS},  # the reason that goes with a deny
+    "compaction": {"at": TRIGGER},  # of the context: a round whose prompt passes it compacts first
+    "ctx_size": {"min": MIN_CTX, "max": MAX_CTX},  # PUT /api/model
+    "context_length": {"min": MIN_CONTEXT_LENGTH, "max": MAX_CONTEXT_LENGTH,  # a provider's model's
+                       "default": DEFAULT_CONTEXT_LENGTH},
+    "keep_runs": {"max": MAX_KEEP_RUNS, "default": DEFAULT_KEEP_RUNS},  # a task's
+}
+
+
+@bp.get("/api/limits")
+async def get_limits() -> Response:
+    return jsonify(LIMITS)
