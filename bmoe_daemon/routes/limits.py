@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify
 
-from actors.compaction import TRIGGER
-from actors.listing import MAX_PAGE
-from actors.plans import MAX_FEEDBACK_CHARS
-from actors.providers import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_LENGTH, MIN_CONTEXT_LENGTH
-from actors.scheduler import DEFAULT_KEEP_RUNS, MAX_KEEP_RUNS
+from actors.model.providers import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_LENGTH, MIN_CONTEXT_LENGTH
+from actors.record.cards import MAX_FEEDBACK_CHARS
+from actors.record.listing import MAX_PAGE
+from actors.runs.agent.compaction_cut import TRIGGER
+from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, MAX_KEEP_RUNS
 from bmoe_daemon.bodies import MAX_IMAGES
 from bmoe_daemon.models import MAX_CTX, MIN_CTX
 
