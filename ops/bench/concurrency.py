@@ -41,8 +41,10 @@ def install_probe() -> None:
     from actors.engine import Emit, Engine, TurnInput, TurnResult
 
     class RecordingEngine(Engine):
-        def __init__(self, backend: Any) -> None:
-            super().__init__(backend)
+        # Whatever `serve` passes on (the loader, the idle unload, ...) goes through
+        # untouched, so a new keyword of Engine's cannot break this probe again.
+        def __init__(self, backend: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(backend, *args, **kwargs)
             self.keep_order = True
             self.queued: list[str] = []
             ENGINES.append(self)
