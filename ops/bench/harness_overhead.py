@@ -256,7 +256,9 @@ def main() -> int:
         "or switch-interval=SECONDS",
     )
     ap.add_argument("--budget", type=float, default=240.0, help="seconds to spend on repetitions at most")
-    args = parse_args(ap, quick={"reps": 2, "tokens": 32, "budget": 20.0})
+    ap.add_argument("--tries", type=int, default=0, help="repetitions to try at most, disturbed ones included "
+                    "(default: 4 x --reps)")
+    args = parse_args(ap, quick={"reps": 2, "tokens": 32, "budget": 15.0, "tries": 3})
     exit_on_sigterm()
 
     path = bundled_model(args.model)
@@ -304,7 +306,7 @@ def main() -> int:
         rep.figure("prompt tokens", len(tokens), fmt="{}")
         bare_round(llm, tokens, stops, args.tokens)
         attempt = 0
-        while len(pairs) < args.reps and attempt < args.reps * 4 and time.perf_counter() < deadline:
+        while len(pairs) < args.reps and attempt < (args.tries or args.reps * 4) and time.perf_counter() < deadline:
             attempt += 1
             watch = CpuWatch([daemon.pid]).start()
             d = trio.run(daemon_round, address, USER_TEXT, round_limit)
@@ -373,6 +375,9 @@ def main() -> int:
     rep.figure("ratios of the repetitions", ", ".join(f"{r['ratio']:.3f}" for r in used))
     rep.figure("tokens per rep (daemon/bare)", ", ".join(f"{r['len'][0]}/{r['len'][1]}" for r in used))
     rep.figure("reps whose texts differ", mismatches, "", "{}")
+    short = [r["len"] for r in pairs + all_rows if min(r["len"]) < 2]
+    rep.check("every repetition streamed tokens on both sides (2 at least, for a rate)", bool(pairs + all_rows)
+              and not short, f"deltas/chunks {short}" if short else "no repetition ran")
     if mismatches:
         rep.note("texts differ between the daemon and the bare loop: rates are still per token, but check the prompt")
     if pairs:
