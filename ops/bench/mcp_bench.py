@@ -308,9 +308,6 @@ def main() -> int:
     exit_on_sigterm()
     require_module("mcp", "the MCP SDK (mcp, a test extra: the test server is written with it)",
                    "pip install -e '.[test]'")
-    report = Report(
-        "mcp_bench", "daemon start -> MCP tools listed; tools/call through the MCP actor vs the SDK's client"
-    )
     servers = [("test server", ServerSpec(name="t", command=sys.executable, args=(str(SERVER),)), {"text": "x" * 100})]
     entry = everything_entry()
     if opts.everything:
@@ -324,6 +321,9 @@ def main() -> int:
             missing_peer("node, which runs the reference MCP server", "apt-get install nodejs")
         spec = ServerSpec(name="everything", command="node", args=(str(entry), "stdio"))
         servers.append(("reference server", spec, {"message": "x" * 100}))
+    report = Report(
+        "mcp_bench", "daemon start -> MCP tools listed; tools/call through the MCP actor vs the SDK's client"
+    )
 
     shares: dict[str, float] = {}
     watch = CpuWatch().start()
