@@ -214,7 +214,7 @@ def main() -> int:
     ap.add_argument("--ctx-size", type=int, default=8192)
     ap.add_argument("--max-tokens", type=int, default=48)
     ap.add_argument("--model", type=Path, default=None)
-    args = parse_args(ap, quick={"sizes": [50, 200], "reps": 2, "turns": 4, "max_tokens": 16})
+    args = parse_args(ap, quick={"sizes": [50, 200], "reps": 2, "turns": 2, "max_tokens": 8})
     exit_on_sigterm()
     path = bundled_model(args.model)  # part 2's, checked before part 1 runs
 
