@@ -105,6 +105,10 @@ def run_one(name: str, timeout: float, quick: bool) -> tuple[dict[str, Any] | No
     return result, f"exited {status}" + ("" if result else " without a result"), took
 
 
+def clip(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME")
@@ -150,6 +154,7 @@ def main() -> int:
         if not result.get("targets") and not result.get("checks"):
             rows.append((name, "-", "-", "-", "ran" if not why else "FAILED"))
 
+    rows = [(r[0], clip(r[1]), clip(r[2]), r[3], r[4]) for r in rows]  # the details are in each one's output
     head = ("benchmark", "figure", "value", "target", "result")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     line = "  ".join(f"{{:<{w}}}" for w in widths)
