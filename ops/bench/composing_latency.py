@@ -15,13 +15,14 @@ written) and the run ends. All clients are connected and counted by the daemon a
 subscribers before the message is sent; a short warm-up round runs first and is not
 counted.
 
-    .venv/bin/python ops/bench/composing_latency.py [--clients 1] [--kib 4] [--delay-ms 5]
+    .venv/bin/python ops/bench/composing_latency.py [--clients 1] [--kib 4] [--delay-ms 5] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import sys
 import tempfile
@@ -34,19 +35,43 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, SSEClient, exit_on_sigterm, median, percentile, split_address  # noqa: E402
+from _common import (  # noqa: E402
+    CpuWatch,
+    Report,
+    SSEClient,
+    exit_on_sigterm,
+    median,
+    parse_args,
+    percentile,
+    split_address,
+)
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 25.0
 WARMUP_CHARS = 400
 MEASURED_FILE = "page.html"
+WORDS = (
+    "harbour", "lantern", "keeper", "tide", "gull", "rope", "storm", "shore", "beacon", "ledger", "night", "oil",
+    "glass", "stair", "wind", "salt", "bell", "chart", "fog", "stone", "island", "signal", "wave", "boat", "dawn",
+    "mends", "climbs", "writes", "counts", "turns", "watches", "lights", "keeps", "reads", "calls", "waits",
+    "slowly", "again", "north", "quiet", "bright", "old", "late", "cold", "small", "steady", "every", "before",
+)
 
 
 def arguments(path: str, kib: float) -> dict[str, str]:
-    """A write_file call whose content is about `kib` KiB of ASCII (so bytes == chars)."""
-    line = "<p>The quick brown fox jumps over the lazy dog, again and again.</p>\n"
-    count = max(1, int(kib * 1024) // len(line))
-    return {"path": path, "content": line * count}
+    """A write_file call whose content is about `kib` KiB of ASCII (so bytes == chars):
+    numbered lines of words drawn from a seeded generator, so no line repeats another
+    (a file of one line over and over is no page a model would write, and the daemon's
+    loop watch rightly cuts it short)."""
+    rng = random.Random(f"{path} {kib}")
+    lines: list[str] = []
+    size, want = 0, max(1, int(kib * 1024))
+    while size < want:
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 11)))
+        line = f"<p>{len(lines) + 1}. {words[0].upper()}{words[1:]}.</p>\n"
+        lines.append(line)
+        size += len(line)
+    return {"path": path, "content": "".join(lines)}
 
 
 def make_script(folder: Path, kib: float, delay: float) -> Path:
@@ -174,7 +199,8 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=1)
     ap.add_argument("--kib", type=float, default=4.0, help="the size of the call's content")
     ap.add_argument("--delay-ms", type=float, default=5.0, help="between pieces of 4 characters")
-    args = ap.parse_args()
+    # Quick: the same 4 KiB call (the size a loop watch once cut short), pieces closer together.
+    args = parse_args(ap, quick={"delay_ms": 2.0})
     exit_on_sigterm()
 
     rep = Report(

@@ -12,7 +12,7 @@ the Engine that `serve` builds is subclassed here to note each turn's owner as i
 queued, and `keep_order` notes the owners as turns start). Figures: wall time, turns
 per second, the deepest the engine's mailbox got, and the process's peak RSS.
 
-    .venv/bin/python ops/bench/concurrency.py [--conversations 100] [--rounds 10] [--delay-ms 1]
+    .venv/bin/python ops/bench/concurrency.py [--conversations 100] [--rounds 10] [--delay-ms 1] [--quick]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, exit_on_sigterm, proc_status_kb  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, parse_args, proc_status_kb  # noqa: E402
 
 ENGINES: list[Any] = []
 
@@ -42,8 +42,10 @@ def install_probe() -> None:
     from actors.model.turns import Emit, TurnInput, TurnResult
 
     class RecordingEngine(Engine):
-        def __init__(self, backend: Any) -> None:
-            super().__init__(backend)
+        # Whatever `serve` passes on (the loader, the idle unload, ...) goes through
+        # untouched, so a new keyword of Engine's cannot break this probe again.
+        def __init__(self, backend: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(backend, *args, **kwargs)
             self.keep_order = True
             self.queued: list[str] = []
             ENGINES.append(self)
@@ -143,7 +145,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=10, help="tool-call rounds per run (a final text round follows)")
     ap.add_argument("--delay-ms", type=float, default=1.0, help="delay between the scripted pieces")
     ap.add_argument("--timeout", type=float, default=240.0)
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"conversations": 20, "rounds": 4, "timeout": 60.0})
     exit_on_sigterm()
     n, rounds = args.conversations, args.rounds
 

@@ -12,7 +12,7 @@ its piece by its text. All 50 clients are connected and counted by the daemon as
 subscribers (GET /api/debug/actors) before the message is sent; a short warm-up
 round runs first and is not counted.
 
-    .venv/bin/python ops/bench/event_latency.py [--clients 50] [--pieces 300] [--delay-ms 20]
+    .venv/bin/python ops/bench/event_latency.py [--clients 50] [--pieces 300] [--delay-ms 20] [--quick]
 """
 
 from __future__ import annotations
@@ -33,7 +33,16 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, SSEClient, exit_on_sigterm, median, percentile, split_address  # noqa: E402
+from _common import (  # noqa: E402
+    CpuWatch,
+    Report,
+    SSEClient,
+    exit_on_sigterm,
+    median,
+    parse_args,
+    percentile,
+    split_address,
+)
 
 TARGET_P50_MS = 5.0
 TARGET_P99_MS = 25.0
@@ -260,7 +269,7 @@ def main() -> int:
         "real clients do; perf_counter is the system's monotonic clock, the same in both)",
     )
     ap.add_argument("--worker", nargs=4, metavar=("HOST", "PORT", "N", "PIECES"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"clients": 10, "pieces": 100, "delay_ms": 10.0})
     exit_on_sigterm()
     if args.worker:
         host, port, n, pieces = args.worker

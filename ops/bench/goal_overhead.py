@@ -13,7 +13,7 @@ line, the card, the saves. Two messages alternate, each of `--rounds` rounds wit
 Figure: the median time per turn of each, and their difference: what the goal's
 features add to a round. Target: under 2 ms a round.
 
-    .venv/bin/python ops/bench/goal_overhead.py [--rounds 20] [--reps 15]
+    .venv/bin/python ops/bench/goal_overhead.py [--rounds 20] [--reps 15] [--quick]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median, scripted_hub  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, parse_args, scripted_hub  # noqa: E402
 
 TARGET_MS = 2.0
 
@@ -108,4 +108,4 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--reps", type=int, default=15)
-    sys.exit(trio.run(main, parser.parse_args()))
+    sys.exit(trio.run(main, parse_args(parser, quick={"rounds": 5, "reps": 3})))

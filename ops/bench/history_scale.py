@@ -16,7 +16,10 @@ answered are shown), `GET` of the oldest conversation (whose items nothing read 
 and a message to it (POST -> 202, and POST -> its run ended: `GET` reads `idle` with
 the scripted answer). A start that passes --start-timeout is stopped and said so.
 
-    .venv/bin/python ops/bench/history_scale.py [--sizes 100 10000 100000] [--cache DIR] [--start-timeout 300]
+    .venv/bin/python ops/bench/history_scale.py [--sizes 100 10000 100000] [--cache DIR] [--start-timeout 300] [--quick]
+
+--quick: folders of 100 and 1,000 conversations (the targets, set at 10,000 and 100,000,
+are then not judged; the checks are).
 """
 
 from __future__ import annotations
@@ -32,7 +35,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, DaemonProcess, Report, exit_on_sigterm, median, proc_status_kb, split_address  # noqa: E402
+from _common import (  # noqa: E402
+    REPO,
+    DaemonProcess,
+    Report,
+    exit_on_sigterm,
+    median,
+    parse_args,
+    proc_status_kb,
+    split_address,
+)
 
 sys.path.insert(0, str(REPO))
 
@@ -197,7 +209,7 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=list(ITEMS))
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bmoe-bench-history")
     ap.add_argument("--start-timeout", type=float, default=300.0, help="seconds a start may take before it is stopped")
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"sizes": [100, 1000], "start_timeout": 60.0})
     exit_on_sigterm()
 
     rep = Report("history_scale", "start, idle RSS, list, open and send as the history grows")
@@ -224,6 +236,11 @@ def main() -> int:
             rep.figure(f"{label} GET it again (median)", r["open"] * 1000, "ms", "{:.1f}")
             rep.figure(f"{label} POST a message -> 202", r["send_accepted"] * 1000, "ms", "{:.1f}")
             rep.figure(f"{label} POST a message -> its run ended", r["send_done"] * 1000, "ms", "{:.0f}")
+        errors = [r[f"{start}_error"] for start in ("first", "second") if f"{start}_error" in r]
+        rep.check(f"{label} both starts served /health", not errors, "; ".join(errors))
+        rows = r.get("page_rows")
+        rep.check(f"{label} the first page has {min(PAGE, size)} rows", rows == min(PAGE, size), f"{rows} rows")
+        rep.check(f"{label} the message's run ended with the answer", "send_done" in r)
 
     def judge(size: int, key: str, label: str, limit: float, unit: str, scale: float) -> None:
         r = results.get(size)

@@ -22,7 +22,7 @@ each, the median of each repetition's differences from `none`, and fire() alone 
 hook for the call (a tight loop: the cost the round figure cannot resolve). Target: what
 hooks add to a round, under 1 ms.
 
-    .venv/bin/python ops/bench/hooks_overhead.py [--rounds 20] [--reps 20]
+    .venv/bin/python ops/bench/hooks_overhead.py [--rounds 20] [--reps 20] [--quick]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, parse_args  # noqa: E402
 
 TARGET_MS = 1.0
 FIRE_LOOPS = 200_000
@@ -61,15 +61,15 @@ async def one(hub: Any, backend: Any, ws: str, rounds: int) -> tuple[float, int]
     return took / turns, turns
 
 
-async def fire_cost(hooks: Any) -> float:
+async def fire_cost(hooks: Any, loops: int) -> float:
     """Seconds per fire() of a pre_tool_use that has no hook."""
     from actors.policy.hooks_config import HookEvent
 
     event = HookEvent("pre_tool_use", "c1", None, tool="echo", args={"text": "x"})
     t0 = time.perf_counter()
-    for _ in range(FIRE_LOOPS):
+    for _ in range(loops):
         await hooks.fire(event)
-    return (time.perf_counter() - t0) / FIRE_LOOPS
+    return (time.perf_counter() - t0) / loops
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -120,8 +120,8 @@ async def main(args: argparse.Namespace) -> int:
                     hub, backend, ws, _engine = setups[kind]
                     per, turns = await one(hub, backend, ws, args.rounds)
                     per_turn[kind].append(per)
-            fire_none = await fire_cost(setups["no file"][0].env.hooks)
-            fire_other = await fire_cost(setups["other tools"][0].env.hooks)
+            fire_none = await fire_cost(setups["no file"][0].env.hooks, args.fire_loops)
+            fire_other = await fire_cost(setups["other tools"][0].env.hooks, args.fire_loops)
             other = cpu.foreign_cores()
             for hub, _backend, _ws, engine in setups.values():
                 hub.close()
@@ -152,4 +152,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--reps", type=int, default=20)
-    sys.exit(trio.run(main, parser.parse_args()))
+    parser.add_argument("--fire-loops", type=int, default=FIRE_LOOPS, help="fire() calls timed in a tight loop")
+    sys.exit(trio.run(main, parse_args(parser, quick={"rounds": 5, "reps": 4, "fire_loops": 20_000})))

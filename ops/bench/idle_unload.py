@@ -13,7 +13,7 @@ Two daemons in turn, each a subprocess with its own data folder:
 Each turn is a new conversation without a workspace and the same short message, so the
 two first tokens differ in the load and in the prompt cache the load starts without.
 
-    .venv/bin/python ops/bench/idle_unload.py [--reps 3]
+    .venv/bin/python ops/bench/idle_unload.py [--reps 3] [--quick]
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ from ops.bench._common import (  # noqa: E402
     DaemonProcess,
     Report,
     SSEClient,
+    bundled_model,
     exit_on_sigterm,
     median,
+    parse_args,
     proc_status_kb,
     split_address,
 )
@@ -100,7 +102,7 @@ async def _first_token(client: httpx.AsyncClient, watch: _Watch) -> tuple[float,
     return watch.first_delta[cid] - t0, t0
 
 
-async def _floor(folder: Path) -> float:
+async def _floor(folder: Path, settle: float) -> float:
     daemon = DaemonProcess(["serve", "--port", "0", "--no-model", "--data-dir", str(folder / "none")],
                            log_path=folder / "none.log")
     address = daemon.start()
@@ -108,13 +110,13 @@ async def _floor(folder: Path) -> float:
         async with httpx.AsyncClient(base_url=address, timeout=30) as client:
             await _wait_health(client)
             (await client.get("/api/conversations")).raise_for_status()
-            await trio.sleep(SETTLE_S)
+            await trio.sleep(settle)
             return proc_status_kb(daemon.pid, "VmRSS") / 1024
     finally:
         daemon.stop()
 
 
-async def _with_model(folder: Path, reps: int, out: dict[str, Any]) -> None:
+async def _with_model(folder: Path, reps: int, settle: float, out: dict[str, Any]) -> None:
     daemon = DaemonProcess(["serve", "--port", "0", "--data-dir", str(folder / "model"),
                             "--idle-unload", str(IDLE_UNLOAD_MIN)], log_path=folder / "model.log")
     address = daemon.start()
@@ -138,7 +140,7 @@ async def _with_model(folder: Path, reps: int, out: dict[str, Any]) -> None:
                 await trio.sleep(0.5)
                 rss_loaded.append(proc_status_kb(daemon.pid, "VmRSS") / 1024)
                 await _wait_health(client, lambda h: h.get("loaded") is False, timeout=IDLE_UNLOAD_MIN * 60 + 60)
-                await trio.sleep(SETTLE_S)
+                await trio.sleep(settle)
                 rss_idle.append(proc_status_kb(daemon.pid, "VmRSS") / 1024)
                 seen = len(watch.model)
                 wait, t0 = await _first_token(client, watch)  # the model let go: loaded again first
@@ -154,22 +156,24 @@ async def _with_model(folder: Path, reps: int, out: dict[str, Any]) -> None:
         daemon.stop()
 
 
-async def run(reps: int) -> dict[str, Any]:
+async def run(reps: int, settle: float) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bmoe-idle-") as tmp:
         folder = Path(tmp)
-        out["floor"] = await _floor(folder)
-        await _with_model(folder, reps, out)
+        out["floor"] = await _floor(folder, settle)
+        await _with_model(folder, reps, settle, out)
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=3)
-    args = ap.parse_args()
+    ap.add_argument("--settle", type=float, default=SETTLE_S, help="seconds before each RSS reading")
+    args = parse_args(ap, quick={"reps": 1})
     exit_on_sigterm()
+    bundled_model()  # what `serve` loads without --model
     rep = Report("idle_unload", "RSS with the model let go for idleness, and the next turn's reload")
-    out = trio.run(run, args.reps)
+    out = trio.run(run, args.reps, args.settle)
     floor = out["floor"]
     idle = max(out["rss_idle"])
     rep.figure("RSS, --no-model daemon (the floor)", floor, "MB", "{:.1f}")

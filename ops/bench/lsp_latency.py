@@ -21,7 +21,7 @@ come back sooner; the figures say how close to that floor the daemon gets. Targe
 the first edit, start included, at most 3 s (median; the run's own wait); a following
 edit at most 1 s (p95).
 
-    .venv/bin/python ops/bench/lsp_latency.py [--starts 5] [--edits 40] [--rounds 8] [--reps 3]
+    .venv/bin/python ops/bench/lsp_latency.py [--starts 5] [--edits 40] [--rounds 8] [--reps 3] [--quick]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median, percentile  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, missing_peer, parse_args, percentile  # noqa: E402
 
 from actors.peers.lsp.servers import DIAGNOSTICS_WAIT_S, LspManager, search_path
 
@@ -151,8 +151,7 @@ async def main(args: argparse.Namespace) -> int:
     report = Report("lsp_latency", "the latency diagnostics add to an edit, with pylsp")
     pylsp = shutil.which("pylsp", path=search_path())
     if pylsp is None:
-        print("lsp_latency: pylsp is not installed (pip install 'python-lsp-server[pyflakes]')", file=sys.stderr)
-        return 2
+        missing_peer("pylsp, the language server measured", "pip install -e '.[test]' (python-lsp-server[pyflakes])")
     report.note(f"server: {pylsp}; an edit waits at most {DIAGNOSTICS_WAIT_S:g} s in the daemon")
     try:
         from pylsp.python_lsp import LINT_DEBOUNCE_S  # type: ignore[import-untyped]
@@ -174,6 +173,8 @@ async def main(args: argparse.Namespace) -> int:
         report.figure("following edit: median", median(times) * 1000, "ms", fmt="{:.0f}")
         report.figure("following edit: p95", percentile(times, 95) * 1000, "ms", fmt="{:.0f}")
         report.figure("following edits answered as expected", f"{right}/{len(times)}")
+        report.check("every following edit's diagnostics as expected (error when broken, none when fixed)",
+                     right == len(times), f"{right} of {len(times)}")
         report.figure("other processes' CPU during the following edits", other, "cores")
         off, on = await through_the_run(root, args.rounds, args.reps)
         report.figure("a run's time per write_file, diagnostics off: median", off * 1000, "ms")
@@ -191,4 +192,4 @@ if __name__ == "__main__":
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--reps", type=int, default=3)
-    sys.exit(trio.run(main, parser.parse_args()))
+    sys.exit(trio.run(main, parse_args(parser, quick={"starts": 1, "edits": 6, "rounds": 2, "reps": 1})))

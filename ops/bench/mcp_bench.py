@@ -23,7 +23,11 @@ costs through the daemon's MCP actor over a direct call with the `mcp` SDK.
    floor. The SDK is a test dependency only: the daemon speaks the wire itself on trio so
    that it owns the program's process group (actors/peers/mcp/servers.py says why).
 
-    .venv/bin/python ops/bench/mcp_bench.py [--reps 5] [--calls 2000] [--everything]
+    .venv/bin/python ops/bench/mcp_bench.py [--reps 5] [--calls 2000] [--everything] [--quick]
+
+--quick: one start and 200 calls a way, for each server, the reference one included
+(--everything is on: its peers are the `mcp` SDK, a test extra, and the npm package
+`.ci/run` installs; without either it says what to install and exits).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,12 +47,22 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import PaginatedRequestParams, TextContent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from _common import REPO, CpuWatch, DaemonProcess, Report, median, percentile, split_address  # noqa: E402
+from _common import (  # noqa: E402
+    REPO,
+    CpuWatch,
+    DaemonProcess,
+    Report,
+    exit_on_sigterm,
+    median,
+    missing_peer,
+    parse_args,
+    percentile,
+    require_module,
+    split_address,
+)
 
 from actors.peers.jsonrpc import LineBuffer, encode_notification, encode_request, initialize_params, tool_list
 from actors.peers.mcp.config import ServerSpec
@@ -193,6 +208,9 @@ async def server_alone(spec: ServerSpec) -> float:
 
 async def round_trips(calls: int, spec: ServerSpec, args: dict[str, Any]) -> dict[str, list[float]]:
     """Per-call seconds of each way (WAYS), in alternating blocks of BLOCK calls."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import PaginatedRequestParams, TextContent
+
     times: dict[str, list[float]] = {way: [] for way in WAYS}
     params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd)
     with open(os.devnull, "w") as devnull:  # noqa: ASYNC230 (opened once, before any timing)
@@ -278,19 +296,28 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--everything", action="store_true", help="also the reference server (node), if installed")
-    opts = ap.parse_args()
-    report = Report(
-        "mcp_bench", "daemon start -> MCP tools listed; tools/call through the MCP actor vs the SDK's client"
-    )
+    ap.add_argument("--everything", action=argparse.BooleanOptionalAction, default=False,
+                    help="also the reference server (node; .ci/run installs it)")
+    opts = parse_args(ap, quick={"reps": 1, "calls": 200, "everything": True})
+    exit_on_sigterm()
+    require_module("mcp", "the MCP SDK (mcp, a test extra: the test server is written with it)",
+                   "pip install -e '.[test]'")
     servers = [("test server", ServerSpec(name="t", command=sys.executable, args=(str(SERVER),)), {"text": "x" * 100})]
     entry = everything_entry()
     if opts.everything:
         if entry is None:
-            report.note("the reference server is not installed (.ci/run installs it); measured without it")
-        else:
-            spec = ServerSpec(name="everything", command="node", args=(str(entry), "stdio"))
-            servers.append(("reference server", spec, {"message": "x" * 100}))
+            missing_peer(
+                "the reference MCP server (npm @modelcontextprotocol/server-everything)",
+                "run .ci/run (it installs it at the version it pins into ~/.cache/bmoe-daemon/ci/npm;"
+                " or set BMOE_MCP_EVERYTHING_DIR to where it is; --no-everything measures without it)",
+            )
+        if shutil.which("node") is None:
+            missing_peer("node, which runs the reference MCP server", "apt-get install nodejs")
+        spec = ServerSpec(name="everything", command="node", args=(str(entry), "stdio"))
+        servers.append(("reference server", spec, {"message": "x" * 100}))
+    report = Report(
+        "mcp_bench", "daemon start -> MCP tools listed; tools/call through the MCP actor vs the SDK's client"
+    )
 
     shares: dict[str, float] = {}
     watch = CpuWatch().start()

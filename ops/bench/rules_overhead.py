@@ -13,7 +13,7 @@ alternate, each a message of `--rounds` rounds with one `write_file` call into `
 Figure: the median time per turn of each and their difference. Target: under 1 ms a
 round.
 
-    .venv/bin/python ops/bench/rules_overhead.py [--rounds 20] [--reps 15]
+    .venv/bin/python ops/bench/rules_overhead.py [--rounds 20] [--reps 15] [--quick]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, parse_args  # noqa: E402
 
 TARGET_MS = 1.0
 
@@ -111,4 +111,4 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--reps", type=int, default=15)
-    sys.exit(trio.run(main, parser.parse_args()))
+    sys.exit(trio.run(main, parse_args(parser, quick={"rounds": 5, "reps": 3})))

@@ -14,7 +14,7 @@ PYTHONPYCACHEPREFIX (where PYTHONDONTWRITEBYTECODE is set, as in some sandboxes,
 project's own modules are otherwise compiled at every start). The targets are judged
 on the plain start, in the environment as it is.
 
-    .venv/bin/python ops/bench/startup.py [--reps 5]
+    .venv/bin/python ops/bench/startup.py [--reps 5] [--quick]
 """
 
 from __future__ import annotations
@@ -29,7 +29,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, DaemonProcess, Report, exit_on_sigterm, median, proc_status_kb, split_address  # noqa: E402
+from _common import (  # noqa: E402
+    CpuWatch,
+    DaemonProcess,
+    Report,
+    exit_on_sigterm,
+    median,
+    parse_args,
+    proc_status_kb,
+    split_address,
+)
 
 TARGET_READY_S = 1.5
 TARGET_RSS_MB = 90.0
@@ -48,7 +57,7 @@ def health_ok(host: str, port: int) -> bool:
         conn.close()
 
 
-def one_start(folder: Path, env: dict[str, str] | None = None) -> dict[str, float]:
+def one_start(folder: Path, env: dict[str, str] | None = None, settle: float = SETTLE_S) -> dict[str, float]:
     daemon = DaemonProcess(
         ["serve", "--port", "0", "--no-model", "--data-dir", str(folder / "data")],
         log_path=folder / "daemon.log",
@@ -64,7 +73,7 @@ def one_start(folder: Path, env: dict[str, str] | None = None) -> dict[str, floa
                 raise TimeoutError("/health never answered 200")
             time.sleep(POLL_S)
         ready = time.perf_counter() - daemon.started_at
-        time.sleep(SETTLE_S)
+        time.sleep(settle)
         rss = proc_status_kb(daemon.pid, "VmRSS") / 1024
         hwm = proc_status_kb(daemon.pid, "VmHWM") / 1024
     finally:
@@ -93,7 +102,9 @@ IMPORTS = (
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
-    args = ap.parse_args()
+    ap.add_argument("--extra-reps", type=int, default=3, help="repetitions of each diagnosis figure")
+    ap.add_argument("--settle", type=float, default=SETTLE_S, help="seconds from ready to the RSS reading")
+    args = parse_args(ap, quick={"reps": 2, "extra_reps": 1, "settle": 0.5})
     exit_on_sigterm()
 
     rep = Report("startup", "serve --no-model: process start -> /health 200, and idle RSS")
@@ -103,7 +114,7 @@ def main() -> int:
         for i in range(args.reps):
             folder = Path(tmp) / f"r{i}"
             folder.mkdir()
-            r = one_start(folder)
+            r = one_start(folder, settle=args.settle)
             runs.append(r)
             print(
                 f"   rep {i + 1}: ready {r['ready'] * 1000:6.0f} ms (listening line {r['listening'] * 1000:6.0f} ms)  "
@@ -117,13 +128,13 @@ def main() -> int:
         warm_env.pop("PYTHONDONTWRITEBYTECODE", None)
         timed_python(IMPORTS, warm_env)  # fills the cache
         warm = []
-        for i in range(3):
+        for i in range(args.extra_reps):
             folder = Path(tmp) / f"w{i}"
             folder.mkdir()
-            warm.append(one_start(folder, warm_env))
-        warm_imports = [timed_python(IMPORTS, warm_env) for _ in range(3)]
-    bare = median([timed_python("pass")[0] for _ in range(3)])
-    imports = [timed_python(IMPORTS) for _ in range(3)]
+            warm.append(one_start(folder, warm_env, args.settle))
+        warm_imports = [timed_python(IMPORTS, warm_env) for _ in range(args.extra_reps)]
+    bare = median([timed_python("pass")[0] for _ in range(args.extra_reps)])
+    imports = [timed_python(IMPORTS) for _ in range(args.extra_reps)]
     ready = median([r["ready"] for r in runs])
     rss = median([r["rss"] for r in runs])
     rep.figure("start -> /health 200 (median)", ready * 1000, "ms", "{:.0f}")
@@ -138,9 +149,8 @@ def main() -> int:
     rep.figure("warm bytecode cache: start -> /health 200", median([r["ready"] for r in warm]) * 1000, "ms", "{:.0f}")
     rep.figure("warm bytecode cache: the imports alone", median([w for w, _ in warm_imports]) * 1000, "ms", "{:.0f}")
     rep.figure("other processes' CPU during the run", watch.foreign_cores(), "cores", "{:.2f}")
-    bad_exits = [int(r["exit"]) for r in runs if r["exit"] != 0]
-    if bad_exits:
-        rep.note(f"the daemon exited with {bad_exits} on SIGTERM")
+    bad_exits = [int(r["exit"]) for r in runs + warm if r["exit"] != 0]
+    rep.check("the daemon exited 0 on SIGTERM, every start", not bad_exits, f"exit statuses {bad_exits}")
     rep.target("start -> /health 200 (median)", ready, "<=", TARGET_READY_S, "s", "{:.2f}")
     rep.target("idle RSS (median)", rss, "<=", TARGET_RSS_MB, "MB", "{:.1f}")
     return rep.finish()

@@ -15,7 +15,7 @@ encoding, the atomic write with its two fsyncs, and for reference the whole reco
 ticking every millisecond), since the encoding runs in a worker thread but holds the
 GIL.
 
-    .venv/bin/python ops/bench/store_save.py [--items 2000] [--saves 50] [--dir PATH]
+    .venv/bin/python ops/bench/store_save.py [--items 2000] [--saves 50] [--dir PATH] [--quick]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CpuWatch, Report, exit_on_sigterm, median, percentile  # noqa: E402
+from _common import CpuWatch, Report, exit_on_sigterm, median, parse_args, percentile  # noqa: E402
 
 TARGET_MS = 30.0
 USER_BYTES = 300
@@ -169,7 +169,7 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=2000)
     ap.add_argument("--saves", type=int, default=50)
     ap.add_argument("--dir", type=Path, default=None, help="where to make the temporary data folder")
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"items": 500, "saves": 10})
     exit_on_sigterm()
 
     from actors.ids import new_id, now
@@ -200,6 +200,13 @@ def main() -> int:
         out = trio.run(timed_saves, store, info, items, args.saves, rng)
         foreign = watch.foreign_cores()
         ms = [x * 1000 for x in out["times"]]
+        loaded = store.load_conversation(info.id)
+        rep.check(
+            "the file reads back as the last record saved",
+            loaded.items == tuple(items),
+            f"{len(loaded.items)} items read, last {loaded.items[-1].id if loaded.items else None}, "
+            f"saved {len(items)}, last {items[-1].id}",
+        )
         path = store.conversation_path(info.id)
         # The parts of one save, each on its own (20 times, median), with one item
         # completed before each, as in the timed saves: the store's own encoding (what
