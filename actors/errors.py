@@ -21,7 +21,7 @@ named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/err
     ├── Aborted                     engine.py: a turn's abort flag is up; raised in a backend, fails the turn
     ├── SideTurnFailed              side_turns.py: a verifier's or a summary's turn could not run (the goal is
     │                               not checked / the items are dropped instead)
-    ├── StreamError                 chatstream.py: a provider's stream is not a chat completion (providers.py:
+    ├── StreamError                 chatstream.py: a provider's stream is not a chat completion (providers/:
     │                               TurnFailed)
     ├── ToolError                   tools/registry.py: a call that could not be carried out; the model reads it
     │   ├── PathRefused             tools/paths.py: a path that leaves the workspace or is not safe to use
