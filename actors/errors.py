@@ -36,7 +36,8 @@ named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/err
     ├── WireError                   mcp_wire.py: what a program sent breaks the protocol
     │                               (these four stop in mcp.py and acp.py: a failed server or start, a ToolError,
     │                               or AcpFailed)
-    ├── _Broken                     toolcalls/partial_json.py: the JSON cannot go on (inside the module only)
+    ├── BrokenJson                  toolcalls/partial_json.py: the JSON cannot go on (envelope.py: the call ends
+    │                               with an error, or the JSON is shown as text)
     ├── _OutOfTime                  tools/glob_search.py: the walk ran past its budget (inside the module only)
     └── ValueError
         ├── ConfigError             mcp_config.py: an MCP config entry that cannot be used (it is left out)
