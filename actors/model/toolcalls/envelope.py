@@ -315,6 +315,7 @@ class EnvelopeReader:
                 if call.args_state == 0:
                     assert call.obj_cap is not None
                     call.args_parts = [self._uncap(call.obj_cap, end)]
+                    call.obj_cap = None  # taken out of the captures: _start_call must not remove it again
             elif call.args_state == 0:  # a tool without parameters
                 call.args_parts = ["{}"]
             call.args_state = 2
