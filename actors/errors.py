@@ -21,7 +21,7 @@ named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/err
     ├── Aborted                     engine.py: a turn's abort flag is up; raised in a backend, fails the turn
     ├── SideTurnFailed              side_turns.py: a verifier's or a summary's turn could not run (the goal is
     │                               not checked / the items are dropped instead)
-    ├── StreamError                 chatstream.py: a provider's stream is not a chat completion (providers.py:
+    ├── StreamError                 chatstream.py: a provider's stream is not a chat completion (providers/:
     │                               TurnFailed)
     ├── ToolError                   tools/registry.py: a call that could not be carried out; the model reads it
     │   ├── PathRefused             tools/paths.py: a path that leaves the workspace or is not safe to use
@@ -36,7 +36,8 @@ named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/err
     ├── WireError                   mcp_wire.py: what a program sent breaks the protocol
     │                               (these four stop in mcp.py and acp.py: a failed server or start, a ToolError,
     │                               or AcpFailed)
-    ├── _Broken                     toolcalls/partial_json.py: the JSON cannot go on (inside the module only)
+    ├── BrokenJson                  toolcalls/partial_json.py: the JSON cannot go on (envelope.py: the call ends
+    │                               with an error, or the JSON is shown as text)
     ├── _OutOfTime                  tools/glob_search.py: the walk ran past its budget (inside the module only)
     └── ValueError
         ├── ConfigError             mcp_config.py: an MCP config entry that cannot be used (it is left out)

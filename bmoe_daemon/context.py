@@ -15,7 +15,7 @@ from quart import current_app, request
 from actors.bus import EventBus
 from actors.conversations.hub import Hub
 from actors.model.engine import Engine
-from actors.model.providers import ProviderDirectory
+from actors.model.providers.directory import ProviderDirectory
 from actors.peers.acp.agents import AcpAgents
 from actors.peers.lsp.servers import LspManager
 from actors.peers.mcp.servers import McpManager

@@ -29,7 +29,7 @@ from actors.errors import TurnFailed
 from actors.fs.atomic import write_atomic
 from actors.model.backends.scripted import ScriptedBackend
 from actors.model.engine import Engine, Loader, ModelState
-from actors.model.providers import ProviderDirectory
+from actors.model.providers.directory import ProviderDirectory
 from actors.model.turns import Backend
 from actors.peers.acp.agents import AcpAgents, load_specs
 from actors.peers.lsp.servers import LspManager

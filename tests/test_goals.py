@@ -148,7 +148,7 @@ def test_a_verdict_that_cannot_be_read_is_not_a_completion():
 
 
 def test_a_provider_is_asked_for_the_verdicts_schema():
-    from actors.model.providers import ProviderBackend
+    from actors.model.providers.backend import ProviderBackend
 
     backend = ProviderBackend(base_url="http://127.0.0.1:9/v1", model="m")
     body = backend.payload(TurnInput(({"role": "user", "content": "Goal: x"},), answer_schema=goals.VERDICT_SCHEMA))

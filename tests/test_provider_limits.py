@@ -1,6 +1,6 @@
 """What a provider (or a settings file) can make the daemon do is bounded: a stream
 line that never ends, a whole answer larger than any chat chunk, a providers.json that
-is a FIFO or a huge file, a credentials.json that is a link (actors/model/providers.py,
+is a FIFO or a huge file, a credentials.json that is a link (actors/model/providers/,
 actors/model/http_read.py, actors/model/chatstream.py's SseLines)."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from actors.errors import TurnFailed
 from actors.model.chatstream import MAX_EVENT_BYTES, SseLines, StreamError
-from actors.model.providers import MAX_SETTINGS_BYTES, ProviderBackend, ProviderDirectory
+from actors.model.providers.backend import ProviderBackend
+from actors.model.providers.directory import MAX_SETTINGS_BYTES, ProviderDirectory
 from actors.model.turns import Aborted, Piece, TurnInput
 from bmoe_daemon.store import write_atomic
 from tests.openai_stub import OpenAIStub, answer, chunk

@@ -1,4 +1,4 @@
-"""Saved providers (actors/model/providers.py): the directory, and the backend against a
+"""Saved providers (actors/model/providers/): the directory, and the backend against a
 scripted OpenAI-compatible server and a real one (llama-cpp-python's server)."""
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ import trio
 
 from actors.errors import ContextFull, Invalid, NotFound, TurnFailed
 from actors.fs import atomic as atomic_mod
-from actors.model import providers as providers_mod
 from actors.model.engine import direct_turn
-from actors.model.providers import ProviderBackend, ProviderDirectory, check_base_url, slug
+from actors.model.providers import directory as directory_mod
+from actors.model.providers.backend import ProviderBackend
+from actors.model.providers.directory import ProviderDirectory
+from actors.model.providers.entries import check_base_url, slug
 from actors.model.turns import Aborted, Piece, ToolSpec, TurnInput
 from bmoe_daemon.store import write_atomic
 from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, text_chunks
@@ -126,12 +128,12 @@ def test_private_file_is_created_0600_and_an_old_one_is_fixed(tmp_path: Path) ->
     path = tmp_path / "credentials.json"
     old_umask = os.umask(0)
     try:
-        providers_mod.ensure_private_file(path)
+        directory_mod.ensure_private_file(path)
     finally:
         os.umask(old_umask)
     assert mode(path) == 0o600 and path.read_text() == "{}"  # right after creation, before any key
     os.chmod(path, 0o644)
-    providers_mod.write_private(path, b'{"x": "y"}')
+    directory_mod.write_private(path, b'{"x": "y"}')
     assert mode(path) == 0o600 and json.loads(path.read_text()) == {"x": "y"}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.model.providers import ProviderDirectory
+from actors.model.providers.directory import ProviderDirectory
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext

@@ -517,6 +517,21 @@ def test_a_call_without_name_is_refused() -> None:
     assert "no name" in result.errors[0]
 
 
+@pytest.mark.parametrize(
+    ("fmt", "out"),
+    [
+        ("hermes", '<tool_call>{"foo": 1}</tool_call>'),
+        ("mistral", '[TOOL_CALLS][{"foo": 1}]'),
+        ("generic", '{"tool_call": {"foo": 1}}'),
+    ],
+)
+def test_a_call_with_neither_name_nor_arguments_is_refused(fmt: str, out: str) -> None:
+    """It ends with an error and the object as its arguments (this raised ValueError)."""
+    result, _ = parse(fmt, tokens(out))
+    assert result.calls == (ParsedCall("call_0", "", '{"foo": 1}'),)
+    assert "no name" in result.errors[0]
+
+
 def test_generic_json_cut_before_anything_is_text() -> None:
     result, _ = parse("generic", tokens('{"respo'))
     assert (result.text, result.calls) == ('{"respo', ())

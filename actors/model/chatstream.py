@@ -9,7 +9,7 @@ of each call carries its id and name; later pieces carry only the next fragment 
 its arguments. A call whose name has not arrived yet is held back until it does, so
 the card a person sees never reads "unknown".
 
-The shell around it (actors/model/providers.py) does the HTTP and decides what a stream
+The shell around it (actors/model/providers/backend.py) does the HTTP and decides what a stream
 that ended early means; this class only says whether the answer was complete.
 """
 

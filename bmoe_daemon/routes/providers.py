@@ -1,7 +1,7 @@
 """The provider routes: saved OpenAI-compatible services, for a client on this computer only.
 
 A provider's key is taken in a body and never given back: every answer carries
-`has_key` instead (actors/model/providers.py keeps it in `<data>/credentials.json`).
+`has_key` instead (actors/model/providers/directory.py keeps it in `<data>/credentials.json`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 from quart import Blueprint, Response, jsonify, request
 
-from actors.model.providers import ProviderDirectory
+from actors.model.providers.directory import ProviderDirectory
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import ApiError

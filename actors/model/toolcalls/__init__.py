@@ -43,7 +43,10 @@ Modules: `events` (what the parser emits and its result), `formats` (the four
 syntaxes' tags, `detect_format`, and what the parser does differently per format),
 `partial_json` (the structural scanner and the string decoder that follow JSON fed
 in pieces), `buffers` (shown text and reasoning, captured stretches, tag tails held
-back) and `parser` (`ToolCallParser`, the state machine that ties them together).
+back), `envelope` (`EnvelopeReader`: a call's JSON envelope, read with the scanner
+into calls, their names, ids and streamed arguments, until it closes or breaks) and
+`parser` (`ToolCallParser`, the state machine that ties them together: text, think
+blocks and tags outside the envelopes, and what follows each).
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""What ToolCallParser holds between pieces: the text and reasoning shown so far
-(`_Channel`: whitespace trimmed at the edges, held until more text follows),
-stretches of the stream captured across pieces (`_Cap`), and how much of a piece's
-end could still become a tag (`_partial_tail`), which is held back.
+"""What ToolCallParser (and its envelope reader) hold between pieces: the text and reasoning shown so far
+(`Channel`: whitespace trimmed at the edges, held until more text follows),
+stretches of the stream captured across pieces (`Cap`), and how much of a piece's
+end could still become a tag (`partial_tail`), which is held back.
 """
 
 from __future__ import annotations
 
 
-class _Channel:
+class Channel:
     """Text or reasoning as shown: no leading whitespace, trailing whitespace held
     until more text follows (and dropped at a tag or at the end)."""
 
@@ -46,7 +46,7 @@ class _Channel:
         return "".join(self.parts)
 
 
-class _Cap:
+class Cap:
     """Captures a stretch of the stream that may span pieces."""
 
     __slots__ = ("start", "parts")
@@ -64,7 +64,7 @@ class _Cap:
         return "".join(self.parts)
 
 
-def _partial_tail(data: str, start: int, tags: tuple[str, ...]) -> int:
+def partial_tail(data: str, start: int, tags: tuple[str, ...]) -> int:
     """The length of the longest end of data[start:] that is a proper start of a tag."""
     n = len(data)
     lo = max(start, n - max(map(len, tags)) + 1)

@@ -1,6 +1,6 @@
 """The four tool-call syntaxes: their tags, `detect_format` (which one a GGUF chat
-template teaches), and the per-format tables ToolCallParser reads (how deep its JSON
-scanner watches, what may open an answer, which tags break up text).
+template teaches), and the per-format tables ToolCallParser reads (what may open an answer, which
+tags break up text) and its envelope reader (how deep the JSON scanner watches).
 
 The syntaxes themselves are described in the package docstring (actors/model/toolcalls/__init__.py).
 """
@@ -29,12 +29,12 @@ def detect_format(chat_template: str | None) -> str:
     return "generic"
 
 
-# What the parser does differently per format.
-_WATCH = {"hermes": 2, "mistral": 2, "llama3": 1, "generic": 3}
-_OPENERS = {
+# What the parser (and its envelope reader) does differently per format.
+WATCH = {"hermes": 2, "mistral": 2, "llama3": 1, "generic": 3}
+OPENERS = {
     "hermes": (THINK_OPEN, HERMES_OPEN),
     "mistral": (THINK_OPEN, MISTRAL_OPEN),
     "llama3": (THINK_OPEN, PYTHON_TAG, "{"),
     "generic": (THINK_OPEN, "{"),
 }
-_TEXT_TAGS = {"hermes": (HERMES_OPEN, HERMES_CLOSE), "mistral": (MISTRAL_OPEN,), "llama3": (PYTHON_TAG,), "generic": ()}
+TEXT_TAGS = {"hermes": (HERMES_OPEN, HERMES_CLOSE), "mistral": (MISTRAL_OPEN,), "llama3": (PYTHON_TAG,), "generic": ()}

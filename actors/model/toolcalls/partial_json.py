@@ -1,10 +1,10 @@
-"""JSON fed in pieces cut anywhere: the structural scanner the parser runs over a call's
+"""JSON fed in pieces cut anywhere: the structural scanner the envelope reader runs over a call's
 envelope, the decoder for a JSON string's inside, and the checks made once a call's
 text is complete.
 
-`_JsonScanner` keeps its state between pieces (depth, strings, escapes, the key at
+`JsonScanner` keeps its state between pieces (depth, strings, escapes, the key at
 each level) and tells its sink where each watched value starts and ends, so the cost
-of a piece does not grow with what came before. `_StrDecoder` decodes a string's
+of a piece does not grow with what came before. `StrDecoder` decodes a string's
 inside with escapes split anywhere. Pure: no I/O.
 """
 
@@ -14,7 +14,7 @@ import json
 import re
 from typing import Protocol
 
-_NOT_WS = re.compile(r"[^ \t\n\r]")
+NOT_WS = re.compile(r"[^ \t\n\r]")
 _STR_STOP = re.compile(r'["\\]')
 _PRIM_STOP = re.compile(r'[ \t\n\r,:\[\]{}"]')
 _PRIM_FIRST = frozenset("-0123456789tfn")
@@ -23,8 +23,8 @@ _PRIM_FIRST = frozenset("-0123456789tfn")
 _VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _COLON, _COMMA_OR_CLOSE, _DONE = range(7)
 
 
-class _Broken(Exception):
-    """The JSON cannot go on at `pos` (from the scanner, or a shape the parser refuses)."""
+class BrokenJson(Exception):
+    """The JSON cannot go on at `pos` (from the scanner, or a shape the envelope reader refuses)."""
 
     def __init__(self, pos: int, reason: str) -> None:
         super().__init__(reason)
@@ -32,21 +32,21 @@ class _Broken(Exception):
         self.reason = reason
 
 
-class _ScanSink(Protocol):
-    """What `_JsonScanner` reports to (ToolCallParser)."""
+class ScanSink(Protocol):
+    """What `JsonScanner` reports to (envelope.py's EnvelopeReader)."""
 
-    def _value_start(self, depth: int, key: str | None, pos: int, c: str) -> None: ...
+    def value_start(self, depth: int, key: str | None, pos: int, c: str) -> None: ...
 
-    def _value_end(self, depth: int, end: int) -> None: ...
+    def value_end(self, depth: int, end: int) -> None: ...
 
 
-class _JsonScanner:
+class JsonScanner:
     """Follows the structure of one JSON value fed in pieces.
 
     Tells its sink where each value at depth <= `watch` starts (with the key it sits
     under) and ends; deeper values cost no calls. It checks structure (brackets,
-    colons, commas, strings), not the spelling of numbers and literals: the parser
-    validates the text of a call's arguments once, when the call is complete.
+    colons, commas, strings), not the spelling of numbers and literals: the envelope
+    reader validates the text of a call's arguments once, when the call is complete.
     """
 
     __slots__ = (
@@ -63,7 +63,7 @@ class _JsonScanner:
         "done",
     )
 
-    def __init__(self, sink: _ScanSink, watch: int) -> None:
+    def __init__(self, sink: ScanSink, watch: int) -> None:
         self._sink = sink
         self._watch = watch
         self._objs: list[bool] = []  # one per open container: is it an object
@@ -120,7 +120,7 @@ class _JsonScanner:
                 self._prim = False
                 self._end_value(pos)
             else:
-                m = _NOT_WS.search(data, pos)
+                m = NOT_WS.search(data, pos)
                 if m is None:
                     return n
                 pos = m.start()
@@ -144,7 +144,7 @@ class _JsonScanner:
                         self._prim = True
                         pos += 1
                     else:
-                        raise _Broken(pos, f"unexpected {c!r} where a value should be")
+                        raise BrokenJson(pos, f"unexpected {c!r} where a value should be")
                 elif expect <= _KEY_OR_CLOSE:
                     if c == '"':
                         self._str = 1
@@ -153,10 +153,10 @@ class _JsonScanner:
                     elif c == "}" and expect == _KEY_OR_CLOSE:
                         pos = self._close(pos)
                     else:
-                        raise _Broken(pos, f"unexpected {c!r} where a key should be")
+                        raise BrokenJson(pos, f"unexpected {c!r} where a key should be")
                 elif expect == _COLON:
                     if c != ":":
-                        raise _Broken(pos, f"unexpected {c!r} where ':' should be")
+                        raise BrokenJson(pos, f"unexpected {c!r} where ':' should be")
                     self._expect = _VALUE
                     pos += 1
                 elif expect == _COMMA_OR_CLOSE:
@@ -166,9 +166,9 @@ class _JsonScanner:
                     elif c == ("}" if objs[-1] else "]"):
                         pos = self._close(pos)
                     else:
-                        raise _Broken(pos, f"unexpected {c!r} after a value")
+                        raise BrokenJson(pos, f"unexpected {c!r} after a value")
                 else:
-                    raise _Broken(pos, "text after the end of the JSON value")
+                    raise BrokenJson(pos, "text after the end of the JSON value")
             if self.done:
                 return pos
         return pos
@@ -177,7 +177,7 @@ class _JsonScanner:
         depth = len(self._objs)
         if depth <= self._watch:
             key = self._keys[-1] if depth and self._objs[-1] else None
-            self._sink._value_start(depth, key, pos, c)
+            self._sink.value_start(depth, key, pos, c)
 
     def _close(self, pos: int) -> int:
         self._objs.pop()
@@ -188,7 +188,7 @@ class _JsonScanner:
     def _end_value(self, end: int) -> None:
         depth = len(self._objs)
         if depth <= self._watch:
-            self._sink._value_end(depth, end)
+            self._sink.value_end(depth, end)
         if depth == 0:
             self.done = True
             self._expect = _DONE
@@ -211,7 +211,7 @@ _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r"
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 
 
-class _StrDecoder:
+class StrDecoder:
     """Decodes the inside of a JSON string fed in pieces, escapes split anywhere.
 
     A lone surrogate (a \\uD83D never followed by its pair) becomes U+FFFD.
@@ -284,7 +284,7 @@ class _StrDecoder:
 # ---- a complete call's JSON ----
 
 
-def _args_problem(args: str) -> str | None:
+def args_problem(args: str) -> str | None:
     try:
         value = json.loads(args)
     except ValueError as exc:
@@ -296,7 +296,7 @@ def _args_problem(args: str) -> str | None:
     return None
 
 
-def _json_scalar(raw: str) -> object:
+def json_scalar(raw: str) -> object:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):

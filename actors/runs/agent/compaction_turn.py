@@ -12,7 +12,7 @@ import trio
 
 from actors import notices
 from actors.fs.paths import read_workspace_text
-from actors.model.providers import DEFAULT_CONTEXT_LENGTH
+from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH
 from actors.model.turns import CountsTokens, ToolSpec, TurnInput
 from actors.record.items import notice_item
 from actors.record.transcript import Transcript
