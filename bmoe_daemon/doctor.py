@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from bmoe_daemon.config import default_data_dir
-from bmoe_daemon.startup import LOCK_FILE, _read_holder, port_holder
+from bmoe_daemon.startup import LOCK_FILE, port_holder, read_holder
 
 MIN_PYTHON = (3, 11)
 SPEED_TOKENS = 32
@@ -118,7 +118,7 @@ def check_data_dir(data_dir: Path) -> Check:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             # The person's daemon (the service, say) serves this folder: that is well.
-            holder = _read_holder(fd)
+            holder = read_holder(fd)
             return Check(name, True, f"{data_dir}, served by {holder.describe()} (running)")
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:

@@ -90,7 +90,7 @@ class Holder:
         return f"{who} at {self.address}" if self.address else f"{who} (still starting)"
 
 
-def _read_holder(fd: int) -> Holder:
+def read_holder(fd: int) -> Holder:
     try:
         data = json.loads(os.pread(fd, MAX_LOCK_FILE_BYTES, 0) or b"{}")
     except (OSError, ValueError):
@@ -120,7 +120,7 @@ class DataDirLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _read_holder(fd)
+            holder = read_holder(fd)
             os.close(fd)
             raise StartupError(f"the data folder {data_dir} is in use by {holder.describe()}; "
                                "stop that daemon, or pass --data-dir another folder") from None

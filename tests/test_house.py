@@ -197,7 +197,7 @@ def test_no_private_name_imported_from_another_module() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
                 for alias in node.names:
-                    if alias.name.startswith("_"):
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):  # a dunder is public
                         found.append(f"{name}: from {node.module} import {alias.name}")
     assert not found
 

@@ -473,7 +473,7 @@ async def test_search_runs_off_the_event_loop_and_stops_when_cancelled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _tree(tmp_path, {f"d{i // 50}/f{i}.txt": "needle\n" for i in range(400)})
-    real_read = search._read_small
+    real_read = search.read_small
     reads: list[str] = []
 
     def slow_read(path: str | Path) -> bytes | str:
@@ -481,7 +481,7 @@ async def test_search_runs_off_the_event_loop_and_stops_when_cancelled(
         time.sleep(0.01)  # 400 files: 4 s if nothing stopped it
         return real_read(path)
 
-    monkeypatch.setattr("actors.tools.grep_search._read_small", slow_read)  # where grep_search looks it up
+    monkeypatch.setattr("actors.tools.grep_search.read_small", slow_read)  # where grep_search looks it up
     ticks = 0
 
     async def ticker() -> None:

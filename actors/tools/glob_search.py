@@ -20,15 +20,15 @@ from actors.tools.globs import UNENTERED_DIRS, Glob, walk
 from actors.tools.registry import ToolContext, ToolOutcome
 from actors.tools.search_common import (
     SEARCH_BUDGET_S,
+    SEARCH_LIMITER,
     OutOfTime,
-    _glob_arg,
-    _in_thread,
-    _limiter,
-    _poller,
-    _short,
-    _walk_notes,
-    _where,
-    _workspace,
+    glob_arg,
+    in_thread,
+    poller,
+    search_root,
+    short,
+    walk_notes,
+    where,
 )
 
 MAX_GLOB_RESULTS = 100  # file_glob_search: default and most entries shown
@@ -62,7 +62,7 @@ def glob_search(
     total = 0
     out_of_time = False
 
-    poll = _poller(check, budget_s)
+    poll = poller(check, budget_s)
     want_dirs, want_files = kind in ("dir", "all"), kind in ("file", "all")
     prune = exclude.match if exclude is not None else None
     try:
@@ -92,7 +92,7 @@ def glob_search(
             f"[{len(shown)} results limit reached ({total} total matches); {total - len(shown)} more not shown."
             " Refine the glob pattern to narrow the search.]"
         )
-    lines.extend(_walk_notes(out_of_time, unreadable, unentered, budget_s))
+    lines.extend(walk_notes(out_of_time, unreadable, unentered, budget_s))
     return "\n".join(lines) + "\n"
 
 
@@ -147,28 +147,28 @@ class FileGlobSearch:
         kind = args.get("type")
         what = "folders" if kind == "dir" else "files and folders" if kind == "all" else "files"
         if isinstance(include, str) and include.strip("/") not in ("", "**"):
-            what = _short(include)
-        return f"Find {what} in {_where(args)}"
+            what = short(include)
+        return f"Find {what} in {where(args)}"
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
         return None
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         """Cancelling the call stops the walk at its next folder."""
-        workspace = _workspace(ctx)
+        workspace = search_root(ctx)
         path = args_.string(args, "path", required=False)
         kind = args_.string(args, "type", required=False) or "file"
         if kind not in _KINDS:
-            raise ToolError(f'"type" must be "file", "dir" or "all" (got "{_short(kind)}").')
+            raise ToolError(f'"type" must be "file", "dir" or "all" (got "{short(kind)}").')
         job = functools.partial(
-            _in_thread(glob_search),
+            in_thread(glob_search),
             workspace,
             path,
-            include=_glob_arg(args, "include"),
-            exclude=_glob_arg(args, "exclude"),
+            include=glob_arg(args, "include"),
+            exclude=glob_arg(args, "exclude"),
             kind=kind,
             max_depth=args_.whole(args, "max_depth", 0, minimum=0),
             limit=min(args_.whole(args, "limit", MAX_GLOB_RESULTS, minimum=1), MAX_GLOB_RESULTS),
             check=trio.from_thread.check_cancelled,
         )
-        return ToolOutcome(await trio.to_thread.run_sync(job, limiter=self.limiter or _limiter))
+        return ToolOutcome(await trio.to_thread.run_sync(job, limiter=self.limiter or SEARCH_LIMITER))

@@ -1,6 +1,6 @@
 """The grep_search tool: compiling a query (`compile_query`), finding the matching
 lines of one file's content (`matching_lines`, `grep_data`), reading files safely
-(`_read_small`), the search over a file or a folder's walk (`grep_search`, run in a
+(`read_small`), the search over a file or a folder's walk (`grep_search`, run in a
 worker thread) and the tool that offers it (`GrepSearch`).
 
 Grep reads a file as bytes. A literal is found with `bytes.find`; a regular expression
@@ -39,15 +39,15 @@ from actors.tools.grep_regex import LinePattern, any_of, compile_line_pattern
 from actors.tools.registry import ToolContext, ToolOutcome
 from actors.tools.search_common import (
     SEARCH_BUDGET_S,
+    SEARCH_LIMITER,
     OutOfTime,
-    _glob_arg,
-    _in_thread,
-    _limiter,
-    _poller,
-    _short,
-    _walk_notes,
-    _where,
-    _workspace,
+    glob_arg,
+    in_thread,
+    poller,
+    search_root,
+    short,
+    walk_notes,
+    where,
 )
 
 MAX_GREP_MATCHES = 100  # grep_search: most matching lines shown
@@ -286,7 +286,7 @@ class _GrepTally:
     too_long: list[int] = attrs.Factory(list)  # lines too long for the pattern (their offsets)
 
 
-def _read_small(path: str | Path) -> bytes | str:
+def read_small(path: str | Path) -> bytes | str:
     """The file's bytes, or "large", "special" (not a regular file) or "unreadable"."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
@@ -320,7 +320,7 @@ def _grep_one(
     numbers: bool,
     poll: Callable[[], None] | None,
 ) -> None:
-    data = _read_small(path)
+    data = read_small(path)
     if isinstance(data, str):
         if data == "large":
             tally.large += 1
@@ -373,7 +373,7 @@ def grep_search(
     unreadable_dirs: list[str] = []
     unentered: set[str] = set()
     out_of_time = False
-    poll = _poller(check, budget_s)
+    poll = poller(check, budget_s)
     try:
         if base.is_file():
             _grep_one(base, relative(workspace, base), query, tally, context, line_numbers, poll)
@@ -421,7 +421,7 @@ def grep_search(
             f"[{len(tally.too_long)} lines longer than {kib} KiB not searched: too long for a pattern this"
             " complex. A simpler pattern (or literal: true) searches them.]"
         )
-    lines.extend(_walk_notes(out_of_time, unreadable_dirs, unentered, budget_s))
+    lines.extend(walk_notes(out_of_time, unreadable_dirs, unentered, budget_s))
     return "\n".join(lines) + "\n"
 
 
@@ -479,8 +479,8 @@ class GrepSearch:
 
     def title(self, args: dict[str, Any]) -> str:
         pattern = args.get("pattern")
-        what = _short(pattern) if isinstance(pattern, str) and pattern else "text"
-        return f"Search for {what} in {_where(args)}"
+        what = short(pattern) if isinstance(pattern, str) and pattern else "text"
+        return f"Search for {what} in {where(args)}"
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
         return None
@@ -488,25 +488,25 @@ class GrepSearch:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         """Cancelling the call stops the search before its next file, or inside a file
         before the regex engine's next call (a fraction of a second)."""
-        workspace = _workspace(ctx)
+        workspace = search_root(ctx)
         pattern = args_.string(args, "pattern") or ""
         literal = args_.boolean(args, "literal", False)
         ignore_case = args_.boolean(args, "ignore_case", False)
         path = args_.string(args, "path", required=False)
         job = functools.partial(
-            _in_thread(functools.partial(_compile_and_search, workspace)),
+            in_thread(functools.partial(_compile_and_search, workspace)),
             workspace,
             path,
             pattern,
             literal,
             ignore_case,
-            include=_glob_arg(args, "include"),
-            exclude=_glob_arg(args, "exclude"),
+            include=glob_arg(args, "include"),
+            exclude=glob_arg(args, "exclude"),
             context=min(args_.whole(args, "context_lines", 0, minimum=0), MAX_CONTEXT_LINES),
             line_numbers=args_.boolean(args, "return_line_numbers", True),
             check=trio.from_thread.check_cancelled,
         )
-        return ToolOutcome(await trio.to_thread.run_sync(job, limiter=self.limiter or _limiter))
+        return ToolOutcome(await trio.to_thread.run_sync(job, limiter=self.limiter or SEARCH_LIMITER))
 
 
 def _compile_and_search(

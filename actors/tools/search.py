@@ -38,11 +38,11 @@ from actors.tools.grep_search import (
     MIN_NEEDLE_CHARS,
     GrepQuery,
     GrepSearch,
-    _read_small,
     compile_query,
     grep_data,
     grep_search,
     matching_lines,
+    read_small,
 )
 from actors.tools.search_common import (
     MAX_GLOB_CHARS,
@@ -75,8 +75,8 @@ __all__ = [
     "grep_search",
     "matching_lines",
     "search_tools",
-    # tests read the real one (to patch it, patch actors.tools.grep_search._read_small)
-    "_read_small",
+    # tests read the real one (to patch it, patch actors.tools.grep_search.read_small)
+    "read_small",
 ]
 
 

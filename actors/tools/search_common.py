@@ -27,28 +27,28 @@ TITLE_CHARS = 60
 MAX_GLOB_CHARS = 1000  # a longer include/exclude is refused (its compiled form grows with it)
 MAX_UNENTERED_NAMED = 6  # how many unentered folder names the result lists
 
-_limiter = trio.CapacityLimiter(SEARCH_THREADS)
+SEARCH_LIMITER = trio.CapacityLimiter(SEARCH_THREADS)
 
 P = ParamSpec("P")
 
 
-def _workspace(ctx: ToolContext) -> Path:
+def search_root(ctx: ToolContext) -> Path:
     if ctx.workspace is None:
         raise ToolError("This conversation has no workspace, so there is nothing to search.")
     return Path(ctx.workspace)
 
 
-def _short(text: str, limit: int = TITLE_CHARS) -> str:
+def short(text: str, limit: int = TITLE_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _where(args: dict[str, Any]) -> str:
+def where(args: dict[str, Any]) -> str:
     path = args.get("path")
-    return _short(path) if isinstance(path, str) and path not in ("", ".", "./") else "the workspace"
+    return short(path) if isinstance(path, str) and path not in ("", ".", "./") else "the workspace"
 
 
-def _glob_arg(args: dict[str, Any], name: str) -> Glob | None:
+def glob_arg(args: dict[str, Any], name: str) -> Glob | None:
     pattern = args_.string(args, name, required=False)
     if pattern is None or (name == "include" and pattern.strip("/") == "**"):
         return None  # everything: no need to match
@@ -57,7 +57,7 @@ def _glob_arg(args: dict[str, Any], name: str) -> Glob | None:
     return compile_glob(pattern)
 
 
-def _in_thread(search_fn: Callable[Concatenate[Path, P], str]) -> Callable[Concatenate[Path, str | None, P], str]:
+def in_thread(search_fn: Callable[Concatenate[Path, P], str]) -> Callable[Concatenate[Path, str | None, P], str]:
     """`search_fn(base, ...)` taking the workspace and the path as given instead, so
     that resolving it (realpath, lstat) happens in the worker thread too."""
 
@@ -67,7 +67,7 @@ def _in_thread(search_fn: Callable[Concatenate[Path, P], str]) -> Callable[Conca
     return job
 
 
-def _walk_notes(out_of_time: bool, unreadable: list[str], unentered: set[str], budget_s: float) -> list[str]:
+def walk_notes(out_of_time: bool, unreadable: list[str], unentered: set[str], budget_s: float) -> list[str]:
     notes = []
     if out_of_time:
         notes.append(f"[results truncated: the search stopped after {budget_s:g} s. Search a smaller folder.]")
@@ -87,7 +87,7 @@ class OutOfTime(Exception):
     """A search ran past its time budget."""
 
 
-def _poller(check: Callable[[], None] | None, budget_s: float) -> Callable[[], None]:
+def poller(check: Callable[[], None] | None, budget_s: float) -> Callable[[], None]:
     """A function a search calls between steps: it runs `check` (which raises on a
     stop) and raises OutOfTime once `budget_s` has passed since now."""
     deadline = time.monotonic() + budget_s
