@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from actors.model.backends.template_messages import template_messages
 from actors.model.backends.worked_examples import EXAMPLES, example_messages
-from actors.model.turns import SMALL_MODEL_PARAMS, ToolSpec
+from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import steps as small_steps
+from actors.runs.agent.small.leader import SMALL_MODEL_PARAMS
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
