@@ -154,7 +154,7 @@ async def test_the_examples_made_up_names_never_reach_a_call(model_path):  # noq
     examples' made-up names, in any case, in any free string
     (worked_examples.made_up_words, generic_grammar.with_banned); and a search ruled
     out is never made again while another of its length may be."""
-    from actors.model.backends.worked_examples import MADE_UP
+    from actors.model.backends.worked_examples import MADE_UP, made_up_words
 
     backend = await LocalBackend.load(model_path, n_ctx=4096)
     grep = ToolSpec("grep_search", "Search the files for a text.", {
@@ -171,8 +171,11 @@ async def test_the_examples_made_up_names_never_reach_a_call(model_path):  # noq
         for ask in ("Where is the function greet defined?", "Which file defines greet?",
                     "Where is greet defined? Search for it.", "Find the function greet.",
                     "Where is the function price defined?", "Which file has def main?"):
-            turn = TurnInput(({"role": "user", "content": ask},), (grep, run), max_tokens=60, temperature=1.0,
-                             avoid=(("grep_search", {"pattern": "def greet"}),))
+            messages = ({"role": "user", "content": ask},)
+            # As a run leads the model (actors/runs/agent/small/leader.py): the backend decides none of it.
+            turn = TurnInput(messages, (grep, run), max_tokens=60, temperature=1.0,
+                             avoid=(("grep_search", {"pattern": "def greet"}),), examples=True, terse_tools=True,
+                             banned=made_up_words(messages))
             result = await backend.generate(turn, emit, threading.Event())
             for call in result.tool_calls:
                 args = json.loads(call.arguments)
@@ -312,12 +315,15 @@ async def test_tool_choice_none_in_the_generic_format_is_a_reply_with_the_tools_
 
 
 async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(model_path):  # noqa: F811
-    """The bundled model is small: its prompt shows the worked examples and its tools
-    in one line each, at a context of EXAMPLES_MIN_CTX tokens or more; at 2,048 the
-    examples would crowd the conversation, and are left out; and on a round that must
-    be a call."""
-    from actors.model.backends.local import EXAMPLES_MIN_CTX
+    """The bundled model is led (small/leader.leads): its prompt shows the worked
+    examples and its tools in one line each, as the leader dresses its turns, at a
+    context of EXAMPLES_MIN_CTX tokens or more; at 2,048 the examples would crowd the
+    conversation, and are left out; and on a round that must be a call. The backend
+    shows what the turn asks and decides nothing itself."""
+    from types import SimpleNamespace
+
     from actors.model.backends.worked_examples import EXAMPLES
+    from actors.runs.agent.small.leader import EXAMPLES_MIN_CTX, Leader, leads
     from actors.tools.files import ReadFile
 
     read = ReadFile()
@@ -327,11 +333,13 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
     for ctx, shown in ((2048, False), (EXAMPLES_MIN_CTX, True)):
         backend = await LocalBackend.load(model_path, n_ctx=ctx)
         try:
-            assert backend.small
-            prompt = backend.render(messages, (spec,))[0]
-            assert (first_example in prompt) is shown, ctx
-            assert "- read_file(path: string" in prompt  # one line each
-            # A round that must be a call (planning) has none: each example ends with a reply.
-            assert first_example not in backend._render(messages, (spec,), None, "required").prompt
+            assert leads("local", backend)
+            leader = Leader(None, SimpleNamespace(engine=SimpleNamespace(backend=backend)))  # type: ignore[arg-type]
+            for choice, wanted in ((None, shown), ("required", False)):
+                turn = leader.dressed(TurnInput(messages, (spec,), tool_choice=choice))
+                prompt = backend.render(messages, (spec,), examples=turn.examples, terse_tools=turn.terse_tools)[0]
+                assert (first_example in prompt) is wanted, (ctx, choice)
+                assert "- read_file(path: string" in prompt  # one line each
+            assert first_example not in backend.render(messages, (spec,))[0]  # not asked: none
         finally:
             await backend.aclose()

@@ -1,4 +1,4 @@
-"""Calls of one round in parallel (actors/runs/agent/run.py run_calls): reads at once,
+"""Calls of one round in parallel (actors/runs/agent/calls.py run_round): reads at once,
 changes one at a time in order, results in the order of the calls."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Plan mode end to end: the real daemon on the bundled model (SmolLM2-135M), whose
 planning rounds the generic format's grammar holds to tool calls (plan mode requires a
 call each round), to a todo list before a plan (exit_plan_mode waits until the list has
-a step, and todo_write rests the round after it is written: AgentRun.paused), and the
+a step, and todo_write rests the round after it is written: AgentRun._paused), and the
 person approving the plan in Chromium.
 
 A model this small still chooses at random among what the grammar leaves it, so the

@@ -177,11 +177,11 @@ async def test_planning_refuses_every_change_at_run_time_even_when_offered(real_
         (McpLike(), {}),
     ]
     for tool, args in calls:
-        done = await run.run_tool(tool, "no-card", args)
+        done = await run.calls.run_tool(tool, "no-card", args)
         assert (done.state, done.result) == ("denied", notices.DENIED_IN_PLAN_MODE), tool.name
     assert (folder / "app.py").read_text() == "x = 1\n"
     # A read still runs, and a command the classifier lets run without a card.
-    done = await run.run_tool(registry.get("exec_shell_command"), "no-card", {"command": "cat app.py"})
+    done = await run.calls.run_tool(registry.get("exec_shell_command"), "no-card", {"command": "cat app.py"})
     assert done.state == "done" and "x = 1" in done.result
 
 
@@ -218,7 +218,7 @@ async def test_a_helper_or_a_narrowed_run_without_exit_plan_mode_may_answer(real
     await conv.patch({"plan_mode": True})
     await run.prepare()
     assert run.must_call()
-    run.narrowed = frozenset({"read_file", "todo_write"})
+    run.offer.narrow({"read_file", "todo_write"})
     await run.prepare()
     assert not run.must_call()
     helper = AgentRun(conv._t, d.hub.env, RunRequest(local=True, helper="explore"))

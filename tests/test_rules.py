@@ -148,14 +148,14 @@ async def test_a_rule_never_applies_in_read_only_plan_mode_or_for_a_network_clie
     registry = d.hub.env.registry
     shell = registry.get("exec_shell_command")
     network = AgentRun(conv._t, d.hub.env, RunRequest(local=False))
-    assert await network.rule_for(shell, {"command": "touch a"}, folder) is None
+    assert await network.calls.rule_for(shell, {"command": "touch a"}, folder) is None
     local = AgentRun(conv._t, d.hub.env, RunRequest(local=True))
-    assert await local.rule_for(shell, {"command": "touch a"}, folder) == "touch"
+    assert await local.calls.rule_for(shell, {"command": "touch a"}, folder) == "touch"
     await conv.patch({"mode": "read_only"})
-    done = await local.run_tool(shell, "no-card", {"command": "touch a"})
+    done = await local.calls.run_tool(shell, "no-card", {"command": "touch a"})
     assert (done.state, done.result) == ("denied", notices.DENIED_READ_ONLY)
     await conv.patch({"mode": "ask", "plan_mode": True})
-    done = await local.run_tool(shell, "no-card", {"command": "touch a"})
+    done = await local.calls.run_tool(shell, "no-card", {"command": "touch a"})
     assert done.state == "denied"
     assert not (folder / "a").exists()
 

@@ -15,10 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.model.backends.template_messages import template_messages
-from actors.model.backends.worked_examples import EXAMPLES, example_messages
-from actors.model.turns import SMALL_MODEL_PARAMS, ToolSpec
+from actors.model.backends.worked_examples import EXAMPLES, MADE_UP, example_messages
+from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import steps as small_steps
+from actors.runs.agent.small.leader import SMALL_MODEL_PARAMS, leads
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
@@ -180,6 +181,40 @@ async def test_a_larger_or_unknown_model_is_not_led(real_tools, tmp_path):
         assert [t.tool_choice for t in d.backend.turns] == [None, None], size
         assert "todo_write" in offered(d.backend.turns[0]) and not d.backend.turns[0].shapes
         assert "start_line" in offered(d.backend.turns[0])["read_file"]["properties"]
+
+
+async def test_a_local_model_over_a_billion_parameters_is_not_led_at_all(real_tools, tmp_path):
+    """One place decides that a model is led (small/leader.leads), and the backend is
+    told per turn what to show: the bundled model's size gets the worked examples, the
+    examples' made-up names banned, its tools tersely and one call a round; a local
+    model the backend says is over 10^9 parameters gets none of it, in any round, and
+    several calls a round."""
+    d = real_tools
+    for size, led in ((SMALL, True), (2_000_000_000, False)):
+        d.backend.turns.clear()
+        (tmp_path / str(size)).mkdir()
+        _, conv = await small_project(d, tmp_path / str(size), {"app.py": "x = 1\n"}, size=size)
+        d.backend.push(call("read_file", path="app.py"), call("write_file", path="new.txt", content="a"),
+                       {"text": "Done."})
+        await conv.send_message("read app.py, then write new.txt")
+        await wait_state(conv, "idle", "error")
+        turns = d.backend.turns
+        assert len(turns) == 3, size
+        for turn in turns:
+            assert turn.parallel_calls is not led, size
+            assert turn.examples is led and turn.terse_tools is led, size
+            assert turn.banned == (MADE_UP if led else ()), size
+        # The round after the change: the answer, greedy, for the led model only.
+        assert (turns[2].tool_choice, turns[2].temperature) == (("none", 0.0) if led else (None, None)), size
+
+
+def test_only_a_small_local_model_is_led():
+    from types import SimpleNamespace
+
+    for route, n_params, led in (("local", SMALL, True), ("local", SMALL_MODEL_PARAMS, False), ("local", 0, False),
+                                 ("local", 2_000_000_000, False), ("openrouter", SMALL, False)):
+        assert leads(route, SimpleNamespace(n_params=n_params)) is led, (route, n_params)
+    assert not leads("local", None)  # no model: nothing to lead
 
 
 async def test_a_small_model_is_offered_the_workspace_tools_with_their_main_arguments(real_tools, tmp_path):

@@ -13,16 +13,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
-# A local model under this many parameters is a small one, which a run leads step by
-# step (actors/runs/agent/small/steps.py) and whose generic-format prompt carries worked examples
-# (actors/model/backends/worked_examples.py); SmolLM2-135M, the bundled model, is one.
-SMALL_MODEL_PARAMS = 1_000_000_000
-
-
-def is_small_model(n_params: int) -> bool:
-    """Whether a model of `n_params` parameters is small (0: its size is unknown)."""
-    return 0 < n_params < SMALL_MODEL_PARAMS
-
 
 @attrs.frozen
 class ToolSpec:
@@ -118,6 +108,14 @@ class TurnInput:
     # model's edit_file: only the files it read, old_text one of their lines;
     # actors/runs/agent/small/steps.py); a provider is not held.
     shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # How a local model's generic-format prompt and grammar are dressed, as the run asks
+    # (the run alone decides which model it leads: actors/runs/agent/small/leader.py):
+    # the worked examples after the system message (actors/model/backends/worked_examples.py),
+    # the tools one line each, and words no free string of a call may hold
+    # (generic_grammar.with_banned). A template with tool syntax, or a provider, uses none.
+    examples: bool = False
+    terse_tools: bool = False
+    banned: tuple[str, ...] = ()
 
 
 Emit = Callable[[Piece], Awaitable[None]]

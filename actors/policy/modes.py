@@ -1,7 +1,7 @@
 """Whether a call runs, asks the person first, or is refused. No I/O.
 
 One decision for every kind of run: the built-in agent's tool calls
-(actors/runs/agent/run.py) and another agent's permission requests (actors/runs/acp.py).
+(actors/runs/agent/calls.py) and another agent's permission requests (actors/runs/acp.py).
 It reads the mode as it is when the call comes (a person may switch it while a run
 goes on) and whether anybody is at the screen (a scheduled run's is not).
 """

@@ -36,7 +36,10 @@ class RunEnd:
 
 
 class Run(Protocol):
-    error: str | None  # set by fail(): the run ended in an error
+    @property
+    def error(self) -> str | None:
+        """Set by fail(): the run ended in an error."""
+        ...
 
     async def loop(self) -> None:
         """Work the message until done. Cancelled: a stop; `finish` cleans up."""

@@ -1,5 +1,5 @@
 """The assistant item a run streams words into, and the `delta` events that carry them
-to the screen: one shape for the built-in run (actors/runs/agent/run.py) and for a run of
+to the screen: one shape for the built-in run (actors/runs/agent/round_stream.py) and for a run of
 another agent (actors/runs/acp.py)."""
 
 from __future__ import annotations

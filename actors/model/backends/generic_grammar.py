@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a mo
 
 
 # Calls one generic-format answer may make at once; the run carries out the reads
-# among them side by side (AgentRun.run_calls in actors/runs/agent/run.py).
+# among them side by side (CallRunner.run_round in actors/runs/agent/calls.py).
 MAX_GENERIC_CALLS = 4
 
 

@@ -51,11 +51,10 @@ from actors.model.backends.prompt_cache import (
 )
 from actors.model.backends.repeats import CLOSE, CONTENT, TurnWatch
 from actors.model.backends.template_messages import IMAGE_LEFT_OUT, template_call_id, template_messages
-from actors.model.backends.worked_examples import made_up_words
 from actors.model.backends.written import WrittenReplies
 from actors.model.reasoning import ThinkSplitter
 from actors.model.toolcalls import ToolCallParser
-from actors.model.turns import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult, is_small_model
+from actors.model.turns import Aborted, CallOut, Emit, Piece, ToolSpec, TurnInput, TurnResult
 
 if TYPE_CHECKING:  # importing llama_cpp loads llama.cpp, which waits until a model is loaded
     from collections.abc import Callable, Generator
@@ -82,10 +81,6 @@ MIN_REPLY_TOKENS = 256
 # context (at about this many characters a token, JSON being dense) they are listed
 # one line each, so a small context is left room for the conversation.
 GENERIC_TOOLS_SHARE = 0.25
-# A small model's worked examples (about 400 tokens) come with a context of at least
-# this many tokens: at 2,048 they crowded the conversation, which then compacted every
-# other round (25 compactions in 55 rounds of the 60-round compaction test).
-EXAMPLES_MIN_CTX = 4096
 GENERIC_TOOLS_CHARS_PER_TOKEN = 3
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_TEMPERATURE = 0.3
@@ -139,7 +134,7 @@ class LocalBackend:
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
         self.n_gpu_layers = 0  # as loaded (LocalBackend.load sets it)
-        self.n_params = int(llm._model.n_params())  # the model's size (engine.SMALL_MODEL_PARAMS)
+        self.n_params = int(llm._model.n_params())  # the model's size (which the run reads, small/leader.py)
 
     @classmethod
     async def load(
@@ -193,34 +188,24 @@ class LocalBackend:
     # ---- prompt ----
 
     def render(
-        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...] = (), *, think: bool | None = None
+        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...] = (), *, think: bool | None = None,
+        examples: bool = False, terse_tools: bool = False,
     ) -> tuple[str, list[str]]:
-        """The prompt and stop strings for `messages` (see actors/model/backends/chat_template.py)."""
-        out = self._render(messages, tools, think)
+        """The prompt and stop strings for `messages` (see actors/model/backends/chat_template.py);
+        `examples`, `terse_tools` as in TurnInput."""
+        out = self._render(messages, tools, think, examples=examples, terse_tools=terse_tools)
         return out.prompt, out.stops
 
     def _render(
-        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], think: bool | None,
-        tool_choice: str | None = None,
+        self, messages: tuple[dict[str, Any], ...], tools: tuple[ToolSpec, ...], think: bool | None, *,
+        examples: bool = False, terse_tools: bool = False,
     ) -> Rendered:
-        # A small model is told of its tools in one line each, and shown worked examples,
-        # unless the round must be a call: each example ends with a reply, and while
-        # planning (every round a call) SmolLM2 wrote the write example's memo.txt over
-        # and over instead of its todo list.
-        chars = 0 if self.small else int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN)
+        # Whether the prompt has worked examples and its tools tersely is the run's to
+        # say (TurnInput): the generic format shows them as asked, a template with tool
+        # syntax has neither. Else the tools are described in full up to a share of the context.
+        chars = 0 if terse_tools else int(self.n_ctx * GENERIC_TOOLS_SHARE * GENERIC_TOOLS_CHARS_PER_TOKEN)
         return self._template.render(messages, tools, think=think, as_written=self._written.apply(messages),
-                                     tools_chars=chars, examples=self.shows_examples(tool_choice))
-
-    def shows_examples(self, tool_choice: str | None) -> bool:
-        """Whether the prompt has the worked examples: a small model's, with room for
-        them, on a round that may end with a reply."""
-        return self.small and self.n_ctx >= EXAMPLES_MIN_CTX and tool_choice != "required"
-
-    @property
-    def small(self) -> bool:
-        """A small model in the generic format (engine.SMALL_MODEL_PARAMS), whose prompt
-        has worked examples (actors/model/backends/worked_examples.py) and its tools tersely."""
-        return is_small_model(self.n_params) and self.tool_format == "generic"
+                                     tools_chars=chars, examples=examples)
 
     def _grammar_parses(self, text: str) -> bool:
         """Whether llama.cpp takes the grammar `text`: a sampler built from one it refuses
@@ -241,7 +226,9 @@ class LocalBackend:
         tools = self.described_tools(turn)
 
         def count() -> int:
-            return len(self.tokenize(self._render(turn.messages, tools, turn.think, turn.tool_choice).prompt))
+            rendered = self._render(turn.messages, tools, turn.think, examples=turn.examples,
+                                    terse_tools=turn.terse_tools)
+            return len(self.tokenize(rendered.prompt))
 
         return await trio.to_thread.run_sync(count)
 
@@ -270,7 +257,7 @@ class LocalBackend:
         than MIN_REPLY_TOKENS. Cancelled: the flag goes up, and this returns (raising
         the cancellation) once the thread has stopped at its next check."""
         tools = self.described_tools(turn)
-        rendered = self._render(turn.messages, tools, turn.think, turn.tool_choice)
+        rendered = self._render(turn.messages, tools, turn.think, examples=turn.examples, terse_tools=turn.terse_tools)
         opened = rendered.thinking_open
         grammar = None
         if turn.answer_schema is not None:
@@ -278,11 +265,9 @@ class LocalBackend:
         elif tools and turn.tool_choice == "none":
             grammar = self._grammars.for_schema(REPLY_SCHEMA)  # generic: a reply, tools described
         elif tools and self.tool_format == "generic":
-            # With the worked examples shown, a call may not hold their made-up names.
-            banned = made_up_words(turn.messages) if self.shows_examples(turn.tool_choice) else ()
             grammar = self._grammars.get(tools, required=turn.tool_choice == "required",
                                          parallel=turn.parallel_calls, avoid=turn.avoid, names=turn.names,
-                                         shapes=turn.shapes, banned=banned)
+                                         shapes=turn.shapes, banned=turn.banned)
         temperature = DEFAULT_TEMPERATURE if turn.temperature is None else turn.temperature
         parser = ToolCallParser(self.tool_format, thinking_open=opened) if tools else None
         pipe = PiecePipe(emit, abort)

@@ -3,7 +3,7 @@ compact, the summary turn, and writing the result into the conversation."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,13 @@ from actors.runs.env import Env
 class Compactor:
     """Compaction for one run; see actors/runs/agent/compaction_cut.py."""
 
-    def __init__(self, transcript: Transcript, env: Env) -> None:
+    def __init__(self, transcript: Transcript, env: Env,
+                 dress: Callable[[TurnInput], TurnInput] | None = None) -> None:
+        """`dress`: a round's turn as the run shows it to its model (a small model's
+        worked examples, small/leader.py), so a count is of the prompt the round sends."""
         self.t = transcript
         self.env = env
+        self._dress = dress if dress is not None else _as_is
 
     def context_tokens(self) -> int:
         """The context of the conversation's route: the loaded model's, or the provider
@@ -55,7 +59,7 @@ class Compactor:
             return estimate if since is None else since
         if not isinstance(backend, CountsTokens) or estimate < compaction.TRIGGER * self.context_tokens() / 2:
             return estimate
-        return await backend.count_tokens(TurnInput(tuple(messages), tuple(specs)))
+        return await backend.count_tokens(self._dress(TurnInput(tuple(messages), tuple(specs))))
 
     async def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
         """Whether the prompt passes TRIGGER of the context: time to compact."""
@@ -122,3 +126,7 @@ class Compactor:
             return (await side_turn(self.env, self.t.info.route, self.t.id, turn)).strip() or None
         except SideTurnFailed:
             return None
+
+
+def _as_is(turn: TurnInput) -> TurnInput:
+    return turn

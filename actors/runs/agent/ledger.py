@@ -1,4 +1,5 @@
-"""Bookkeeping of a run that needs no I/O: rounds, repeated failures, partial calls.
+"""Bookkeeping of a run that needs no I/O: rounds, repeated failures, partial calls,
+what the next round rules out and when the run is stuck (`Ledger`).
 
 Kept apart from the conversation actor so it can be tested on its own.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import jiter
@@ -111,3 +112,165 @@ class PartialCall:
         self.parsed_at = self.size
         self.args = parse_partial(self.head)
         return True
+
+
+# ---- what the run rules out, and when it is stuck ----
+
+# The run's latest failed calls a local model's grammar rules out of its next rounds,
+# and as many reads already made.
+AVOIDED_CALLS = 4
+# Answers in a row cut where the model repeated itself (actors/model/backends/repeats.py)
+# before the run ends `stuck`: the ones before are told to the model, which tries again.
+LOOPS_IN_A_ROW = 3
+
+Avoided = tuple[str, Any]  # (tool, parsed arguments; None: no call of that tool this round)
+
+
+@attrs.frozen
+class RoundEnded:
+    """A round's answer ended: `cut` the tools whose call its loop cut (empty when it
+    did not loop), `looped` whether the answer was cut where it repeated itself."""
+
+    looped: bool = False
+    cut: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class CallEnded:
+    """One of the round's calls ended with `state` and `result` (a copy of an earlier
+    call of the answer is not one). `read`: it surely changed nothing; `own`: a tool
+    the run carries out itself."""
+
+    name: str
+    raw: str
+    state: str
+    result: str
+    read: bool = False
+    own: bool = False
+
+
+@attrs.frozen
+class WriteRefused:
+    """A call of `name` was refused before it ran in a way that varying its arguments
+    does not mend (a small model's write over a file it did not write): the next
+    round may not call the tool at all."""
+
+    name: str
+
+
+@attrs.frozen
+class Looped:
+    """The round was cut where the model began to repeat itself."""
+
+
+@attrs.frozen
+class Nudged:
+    """The model answered while its goal was open, and is to be told what is open."""
+
+
+Event = RoundEnded | CallEnded | WriteRefused | Looped | Nudged
+Verdict = Literal["go_on", "stuck"]
+
+
+@attrs.define
+class Ledger:
+    """The run's avoid and loop bookkeeping, fed the run's events (`feed`), with no I/O.
+
+    What it keeps: the latest failed calls and reads already made (what the next
+    round's grammar rules out, `avoided`), the tools a loop or a refusal took out of
+    the next round, the same call failing the same way in a row, answers in a row cut
+    for a loop, answers in a row while the goal is open, whether a change ran, and the
+    round's calls as (state, whether it only read) for a small model's next step.
+    `feed` says "stuck" when the run is to end so: REPEAT_FAILURE_LIMIT identical
+    failures, LOOPS_IN_A_ROW loops, or NUDGES in a row (goals.NUDGES_IN_A_ROW, given)."""
+
+    nudge_limit: int
+    _streak: FailureStreak = attrs.field(factory=FailureStreak)
+    _failed: list[Avoided] = attrs.field(factory=list)  # the latest failed calls, oldest first
+    _reads: list[Avoided] = attrs.field(factory=list)  # reads made since the last change
+    _out_next: tuple[str, ...] = ()  # tools the next round may not call
+    _loops: int = 0
+    _nudges: int = 0
+    _changed: bool = False
+    _round: list[tuple[str, bool]] = attrs.field(factory=list)
+
+    def feed(self, event: Event) -> Verdict:
+        """Take one event of the run; "stuck" when the run must end for it."""
+        if isinstance(event, RoundEnded):
+            self._out_next = tuple(dict.fromkeys(event.cut))
+            self._round = []
+            if not event.looped:
+                self._loops = 0
+            return "go_on"
+        if isinstance(event, CallEnded):
+            return self._call_ended(event)
+        if isinstance(event, WriteRefused):
+            self._out_next += (event.name,)
+            return "go_on"
+        if isinstance(event, Looped):
+            self._loops += 1
+            return "stuck" if self._loops >= LOOPS_IN_A_ROW else "go_on"
+        if self._nudges >= self.nudge_limit:
+            return "stuck"
+        self._nudges += 1
+        return "go_on"
+
+    def _call_ended(self, event: CallEnded) -> Verdict:
+        self._nudges = 0  # the model called a tool: it is working on the goal
+        ended = ended_as(event.name, event.state, event.result)  # a command that exited non-zero failed
+        args, _ = parse_arguments(event.raw) if event.raw.strip() else (None, None)
+        if event.state in ("error", "denied") and args is not None:
+            # Not the same again for the rest of the run (its last AVOIDED_CALLS).
+            self._failed = _latest(self._failed, (event.name, args))
+        self._read_once(event, ended, args)
+        self._round.append((ended, event.read))
+        self._changed = self._changed or (ended == "done" and not event.read)
+        return "stuck" if self._streak.record(event.name, event.raw, ended, event.result) else "go_on"
+
+    def _read_once(self, event: CallEnded, ended: str, args: dict[str, Any] | None) -> None:
+        """A read that ran is one the model need not make again while nothing changed:
+        its result is in the conversation already (a small model reads one file or
+        globs one pattern round after round). So is a command that failed (it exited
+        non-zero), which fails the same way until something changes (SmolLM2 ran
+        `greet` 29 times). A change that ran clears them, since a read or the
+        command may then answer otherwise."""
+        if event.own:
+            return
+        failed_command = ended == "error" and event.name == SHELL_TOOL
+        if ended != "done" and not failed_command:
+            return
+        if not failed_command and not event.read:
+            self._reads = []
+            return
+        if args is not None:
+            self._reads = _latest(self._reads, (event.name, args))
+
+    def avoided(self, paused: tuple[Avoided, ...] = ()) -> tuple[Avoided, ...]:
+        """What the next round's grammar rules out (TurnInput.avoid): the latest failed
+        calls and reads already made, the `paused` tools (from the record), and for one
+        round the tools whose call the last round's loop cut or a refusal took out (a
+        small model that looped inside a call writes the same call again: made to pick
+        something else, it goes on)."""
+        out = list(self._failed) + [r for r in self._reads if r not in self._failed] + list(paused)
+        out += [(name, None) for name in dict.fromkeys(self._out_next) if (name, None) not in out]
+        return tuple(out)
+
+    @property
+    def loops(self) -> int:
+        """Answers in a row cut where the model repeated itself."""
+        return self._loops
+
+    @property
+    def changed(self) -> bool:
+        """Whether a change ran in this run (a write, an edit, a command that exited 0)."""
+        return self._changed
+
+    @property
+    def round_calls(self) -> tuple[tuple[str, bool], ...]:
+        """The calls of the latest round as (state, whether it only read)."""
+        return tuple(self._round)
+
+
+def _latest(kept: list[Avoided], made: Avoided) -> list[Avoided]:
+    """`kept` with `made` last, once, and at most AVOIDED_CALLS of them."""
+    return [k for k in kept if k != made][-(AVOIDED_CALLS - 1):] + [made]

@@ -88,7 +88,8 @@ def task_args(args: dict[str, Any]) -> tuple[str, str, HelperKind]:
 class ChildRun(Protocol):
     """A helper's run, as its helper drives it."""
 
-    rounds: int
+    @property
+    def rounds(self) -> int: ...
 
     async def loop(self) -> None: ...
 

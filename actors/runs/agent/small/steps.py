@@ -1,4 +1,4 @@
-"""How a run leads a small local model (under engine.SMALL_MODEL_PARAMS; SmolLM2-135M,
+"""How a run leads a small local model (under small/leader.SMALL_MODEL_PARAMS; SmolLM2-135M,
 the bundled one) through a small job.
 
 What such a model did in the evaluation (ops/eval) without it, and what it is given
@@ -27,7 +27,7 @@ instead:
   calling tools until the round cap. The round after a change is the answer
   (`next_step`: `tool_choice: "none"`, which the generic format's grammar makes a
   reply, the tools still described so the prompt's cache holds). A failed call leaves
-  the next round free, the same call ruled out (AgentRun.avoided).
+  the next round free, the same call ruled out (ledger.Ledger.avoided).
 
 A round after reads alone is left free: made to change something instead of reading
 (tried), the model wrote files named after its tools and ran `get_info` as a command.

@@ -1,0 +1,267 @@
+"""Whether a run leads its model, and everything the leading does, in one object.
+
+`leader_for` is the one place that decides a model is led: a local model the backend
+says is under SMALL_MODEL_PARAMS parameters (SmolLM2-135M, the bundled one). Such a
+run gets a `Leader`; every other run a `NotLed`, which changes nothing, so the run's
+loop (actors/runs/agent/run.py) reads the same for both and knows nothing of the
+leading's rules (actors/runs/agent/small/steps.py has them, and why).
+
+What a `Leader` does: its model makes one call a round (TurnInput.parallel_calls off:
+given room for four, SmolLM2-135M filled it with calls it had no use for, a `get_info`,
+an `echo`, a glob of the file it was reading, beside the one it needed); its prompt
+shows the worked examples and its tools one line each, and its calls may not hold the
+examples' made-up names (TurnInput.examples, terse_tools, banned: the backend does as
+it is asked and decides nothing); it is offered fewer of the run's own tools, no skill,
+and each tool's required arguments only; the round after a change is the answer, the
+round after a change it only claimed a change; its edit_file names only lines that
+are there; its write_file may not replace a file it did not write; and an answer the
+record contradicts is sent back once.
+
+A larger model, or a provider's, is not led: its rounds are its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from actors.fs.paths import PathRefused, read_workspace_text, resolve
+from actors.model.backends.worked_examples import made_up_words
+from actors.model.turns import ToolSpec, TurnInput
+from actors.record.items import notice_item
+from actors.record.transcript import Transcript
+from actors.runs.agent.small import steps
+from actors.runs.env import Env
+
+# A local model under this many parameters is a small one, which a run leads.
+SMALL_MODEL_PARAMS = 1_000_000_000
+# A small model's worked examples (about 400 tokens) come with a context of at least
+# this many tokens: at 2,048 they crowded the conversation, which then compacted every
+# other round (25 compactions in 55 rounds of the 60-round compaction test).
+EXAMPLES_MIN_CTX = 4096
+# A small local model's answering round (the one after a change) is greedy: sampled at
+# the backend's 0.3, SmolLM2 copied the worked examples' words into its answers ("It
+# printed: server: 8080" for "Hello, world!"); greedy, it quoted the output. Its other
+# rounds are sampled: greedy, every try of a plan, or of a request to hand a search to
+# a helper, was the same loop, which sampling leaves (tests/test_plan_e2e.py,
+# tests/test_subagents_model.py).
+SMALL_TEMPERATURE = 0.0
+
+
+def is_small_model(n_params: int) -> bool:
+    """Whether a model of `n_params` parameters is small (0: its size is unknown)."""
+    return 0 < n_params < SMALL_MODEL_PARAMS
+
+
+def leads(route: str, backend: object) -> bool:
+    """Whether a run on `route` leads the model `backend` serves: a local one that says
+    it is small (its size known: `n_params`, which an asleep model remembers too)."""
+    return route == "local" and is_small_model(int(getattr(backend, "n_params", 0) or 0))
+
+
+class Leading(Protocol):
+    """What a run asks of its leading, led or not (`Leader`, `NotLed`)."""
+
+    @property
+    def offers_skills(self) -> bool: ...
+
+    def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]: ...
+
+    def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]: ...
+
+    def dressed(self, turn: TurnInput) -> TurnInput: ...
+
+    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput: ...
+
+    def after_round(self, calls: Sequence[tuple[str, bool]]) -> None: ...
+
+    def free(self) -> None: ...
+
+    async def sent_back(self, text: str, *, changed: bool) -> bool: ...
+
+    async def write_refused(self, name: str, args: dict[str, Any]) -> str | None: ...
+
+
+def leader_for(transcript: Transcript, env: Env) -> Leading:
+    """The leading of a run on this conversation's route, decided once for the run."""
+    if leads(transcript.info.route, env.engine.backend):
+        return Leader(transcript, env)
+    return NotLed()
+
+
+class NotLed:
+    """A model that is not led: its rounds are its own."""
+
+    offers_skills = True
+
+    def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
+        return specs
+
+    def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:
+        return specs
+
+    def dressed(self, turn: TurnInput) -> TurnInput:
+        return turn
+
+    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
+        return turn
+
+    def after_round(self, calls: Sequence[tuple[str, bool]]) -> None:
+        return None
+
+    def free(self) -> None:
+        return None
+
+    async def sent_back(self, text: str, *, changed: bool) -> bool:
+        return False
+
+    async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
+        return None
+
+
+class Leader:
+    """The leading of one run's small model; see the module docstring."""
+
+    # Skills are not offered: a small model offered `use_skill` calls it instead of working.
+    offers_skills = False
+
+    def __init__(self, transcript: Transcript, env: Env) -> None:
+        self._t = transcript
+        self._env = env
+        self._step: steps.Step = "any"  # the next round's step, from the last round's calls
+        self._change_rounds = 0  # rounds of this run that had to change a file (step "change")
+        self._checks = 0  # answers of this run sent back (steps.answer_fault)
+
+    @property
+    def step(self) -> steps.Step:
+        """The next round's step (steps.next_step)."""
+        return self._step
+
+    def _workspace(self) -> Path | None:
+        ws = self._t.info.workspace
+        return self._env.resolve_workspace(ws) if ws else None
+
+    # ---- what it is offered ----
+
+    def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
+        """The run's own tools it is offered (steps.small_specs)."""
+        return steps.small_specs(specs, planning=planning)
+
+    def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:
+        """The workspace's tools with the arguments it is told of (steps.small_parameters)."""
+        return tuple(map(steps.small_parameters, specs))
+
+    # ---- its turns ----
+
+    def dressed(self, turn: TurnInput) -> TurnInput:
+        """`turn` as its prompt is shown (a round's, or one only counted): tools one line
+        each; the worked examples when the context has room for them and the round may
+        end with a reply (each example ends with one: while planning, every round a
+        call, SmolLM2 wrote the write example's memo.txt over and over instead of its
+        todo list); with the examples, their made-up names banned from its calls; and its
+        calls' arguments watched for loops as closely as its answers (it loops inside
+        them; another model's repeated file content is content, repeats.TurnWatch)."""
+        backend = self._env.engine.backend
+        room = int(backend.n_ctx) if backend is not None else 0
+        examples = room >= EXAMPLES_MIN_CTX and turn.tool_choice != "required"
+        banned = made_up_words(turn.messages) if examples else ()
+        return attrs.evolve(turn, examples=examples, terse_tools=True, banned=banned, watch_calls_closely=True)
+
+    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
+        """The round's `turn` as it leads it: one call at most; after a change the
+        answer (a reply, greedy); after a change it only claimed a call of a tool that
+        changes files; edit_file held to lines that are there (or left out until it
+        has read a file); dressed. A round that must be a call anyway (planning) is
+        left free of the steps."""
+        answer = self._step == "answer" and not must_call
+        change = self._step == "change" and not must_call
+        choice = "required" if must_call or change else ("none" if answer else None)
+        avoid = turn.avoid
+        if change:
+            avoid += tuple((t.name, None) for t in turn.tools if t.name not in steps.CHANGE_TOOLS)
+        shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
+        if steps.EDIT_TOOL in offered:
+            shape = await self._edit_shape()
+            if shape is None:
+                avoid += ((steps.EDIT_TOOL, None),)
+            else:
+                shapes = ((steps.EDIT_TOOL, shape),)
+        return self.dressed(attrs.evolve(
+            turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
+            temperature=SMALL_TEMPERATURE if answer else turn.temperature,
+        ))
+
+    def after_round(self, calls: Sequence[tuple[str, bool]]) -> None:
+        """The step after a round whose calls ran, as (state, whether it only read)."""
+        self._change_rounds += self._step == "change"
+        self._step = steps.next_step(
+            calls, changing=self._step == "change" and self._change_rounds < steps.CHANGE_ROUNDS)
+
+    def free(self) -> None:
+        """The next round is free (told what of the goal is open: its work goes on)."""
+        self._step = "any"
+
+    # ---- what it answers and calls ----
+
+    async def sent_back(self, text: str, *, changed: bool) -> bool:
+        """An answer that the run's record contradicts (steps.answer_fault) is sent back
+        once: the model reads why and goes on (True). `changed`: a change ran."""
+        ws = self._workspace()
+        if not text or ws is None or self._checks >= steps.ANSWER_CHECKS:
+            return False
+        asked = self._asked()
+        fault = await trio.to_thread.run_sync(lambda: steps.answer_fault(
+            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked))
+        if fault is None:
+            return False
+        self._checks += 1
+        self._step = "change" if fault == steps.CLAIMED_CHANGE else "any"
+        self._t.upsert(attrs.evolve(notice_item(fault, "info"), for_model=True), urgent=True)
+        return True
+
+    async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
+        """Why its write_file may not go on (steps.replace_refused), None when it may."""
+        ws, path = self._workspace(), args.get("path")
+        if name != steps.WRITE_TOOL or ws is None or not isinstance(path, str):
+            return None
+        return steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path),
+                                     self._seen_files(steps.WRITTEN_BY))
+
+    def _asked(self) -> str:
+        """The person's latest message, as text."""
+        return next((i.text or "" for i in reversed(self._t.items) if i.kind == "user"), "")
+
+    def _seen_files(self, by: tuple[str, ...] = steps.SEEN_BY) -> list[str]:
+        """The files this conversation's calls of `by` read or wrote, the latest first."""
+        cards = ((i.tool, i.state, i.args) for i in reversed(self._t.items) if i.kind == "tool")
+        return steps.seen_files(cards, by)
+
+    async def _edit_shape(self) -> dict[str, Any] | None:
+        """Its edit_file this round (steps.edit_shape): the files the person's latest
+        message names, then the latest it read, as they are now."""
+        ws = self._workspace()
+        if ws is None:
+            return None
+        asked = self._asked()
+        limit = steps.EDIT_FILE_BYTES
+
+        def read() -> list[tuple[str, str]]:
+            named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
+            wanted = list(dict.fromkeys(named + self._seen_files()))[:steps.EDIT_FILES]
+            found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
+            return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
+
+        return steps.edit_shape(await trio.to_thread.run_sync(read))
+
+
+def exists_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` names something inside the workspace (a path that leads out of it
+    does not: the tool that would use it says why). Blocking: call it in a thread."""
+    try:
+        return resolve(ws, rel).exists()
+    except PathRefused:
+        return False
