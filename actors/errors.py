@@ -19,7 +19,9 @@ its base and with its module, and every name in it is a class that exists.
     │   ├── EngineError             the engine could not run a turn
     │   │   ├── NoModel             nothing is loaded
     │   │   ├── ContextFull         the request does not fit the context window
-    │   │   └── TurnFailed          the backend failed while generating
+    │   │   └── TurnFailed          the backend failed while generating (or could not load the model)
+    │   │       └── LlamaChanged    model/backends/llama_internals.py: llama-cpp-python lacks a member the local
+    │   │                           backend uses inside it (the model does not load; the daemon does not start)
     │   └── SkillExists             skills/catalog.py: a new skill repeats a listed one's name (HTTP 409 exists)
     ├── ToolError                   a call that could not be carried out; the model reads it
     │   ├── PathRefused             fs/paths.py: a path that leaves the workspace or is not safe to use
