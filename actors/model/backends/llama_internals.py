@@ -45,7 +45,7 @@ from actors.errors import TurnFailed
 # The releases of llama-cpp-python the members above are known in (pyproject.toml says
 # the same, and tests/test_llama_internals.py checks that it does). 0.3.35: the first
 # that frees a replaced context before its model (and has `_requires_eval`, from 0.3.32);
-# its llama.py, _internals.py and llama_grammar.py are those of 0.3.36, the one run in CI.
+# its llama.py, _internals.py and llama_grammar.py are those of 0.3.36, the one these tests ran on.
 SUPPORTED = ">=0.3.35,<0.4"
 DISTRIBUTION = "llama-cpp-python"
 
