@@ -1,8 +1,11 @@
 """Errors raised by the actors.
 
-Every exception class of actors/, with the module that defines it (this one unless
-named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/errors.py,
+Every exception class of actors/, drawn under the class it derives from, with the module
+that defines it (a path under actors/; this module when none is named) and what becomes
+of it. Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/errors.py,
 `from_actor`); the others are translated where they are caught, as each line says.
+tests/test_error_trees.py holds the drawing to the code: every class is in it, under
+its base and with its module, and every name in it is a class that exists.
 
     Exception
     ├── ActorError                  base of everything an actor refuses
@@ -13,38 +16,52 @@ named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/err
     │   ├── DiskFull                nothing can be saved: the disk of the data folder is full
     │   ├── Invalid                 a request that makes no sense in the current state
     │   │   └── NotAFolder          a workspace path that is not a readable folder
-    │   ├── SkillExists             skills.py: a new skill repeats a listed one's name (routes/skills.py: 409)
-    │   └── EngineError             the engine could not run a turn
-    │       ├── NoModel             nothing is loaded
-    │       ├── ContextFull         the request does not fit the context window
-    │       └── TurnFailed          the backend failed while generating
-    ├── Aborted                     engine.py: a turn's abort flag is up; raised in a backend, fails the turn
-    ├── SideTurnFailed              side_turns.py: a verifier's or a summary's turn could not run (the goal is
-    │                               not checked / the items are dropped instead)
-    ├── StreamError                 chatstream.py: a provider's stream is not a chat completion (providers/:
-    │                               TurnFailed)
-    ├── ToolError                   tools/registry.py: a call that could not be carried out; the model reads it
-    │   ├── PathRefused             tools/paths.py: a path that leaves the workspace or is not safe to use
-    │   └── McpUnavailable          mcp.py: an MCP server that cannot take calls (it failed, the daemon stops)
-    ├── AcpFailed                   acp.py: another agent could not do what was asked (acp_run.py: the run fails
-    │                               with the text)
-    ├── RequestRefused              acp.py: an agent's request refused (acp_run.py's handlers raise it too); acp.py
-    │                               answers it as a JSON-RPC error
-    ├── StartFailed                 program.py: a program (MCP server, agent) could not be started
-    ├── ProgramEnded                program.py: the program ended while a request waited for its answer
-    ├── RpcError                    program.py: the program answered a request with a JSON-RPC error
-    ├── WireError                   mcp_wire.py: what a program sent breaks the protocol
-    │                               (these four stop in mcp.py and acp.py: a failed server or start, a ToolError,
-    │                               or AcpFailed)
-    ├── BrokenJson                  toolcalls/partial_json.py: the JSON cannot go on (envelope.py: the call ends
-    │                               with an error, or the JSON is shown as text)
-    ├── _OutOfTime                  tools/glob_search.py: the walk ran past its budget (inside the module only)
+    │   ├── EngineError             the engine could not run a turn
+    │   │   ├── NoModel             nothing is loaded
+    │   │   ├── ContextFull         the request does not fit the context window
+    │   │   └── TurnFailed          the backend failed while generating (or could not load the model)
+    │   │       └── LlamaChanged    model/backends/llama_internals.py: llama-cpp-python lacks a member the local
+    │   │                           backend uses inside it (the model does not load; the daemon does not start)
+    │   └── SkillExists             skills/catalog.py: a new skill repeats a listed one's name (HTTP 409 exists)
+    ├── ToolError                   a call that could not be carried out; the model reads it
+    │   ├── PathRefused             fs/paths.py: a path that leaves the workspace or is not safe to use
+    │   └── McpUnavailable          peers/mcp/servers.py: an MCP server that cannot take calls (it failed, or
+    │                               the daemon stops)
+    ├── Aborted                     model/turns.py: a turn's abort flag is up; raised in a backend, fails the turn
+    ├── StreamError                 model/chatstream.py: a provider's stream is not a chat completion
+    │                               (model/providers/backend.py: TurnFailed)
+    ├── SideTurnFailed              runs/agent/side_turn.py: a verifier's or a summary's turn could not run (the
+    │                               goal is not checked / the items are dropped instead)
+    ├── AcpFailed                   peers/acp/agents.py: another agent could not do what was asked (runs/acp.py:
+    │                               the run fails with the text)
+    ├── RequestRefused              peers/acp/agents.py: an agent's request refused (runs/acp.py's handlers raise
+    │                               it too); answered as a JSON-RPC error
+    ├── StartFailed                 process.py: a program (MCP server, agent, language server) could not start
+    ├── ProgramEnded                peers/program.py: the program ended while a request waited for its answer
+    ├── RpcError                    peers/program.py: the program answered a request with a JSON-RPC error
+    ├── WireError                   peers/jsonrpc.py: what a program sent breaks the protocol
+    │                               (these four stop in peers/mcp, peers/acp and peers/lsp: a failed server or
+    │                               start, a ToolError, or AcpFailed)
+    ├── OutOfTime                   tools/search_common.py: a search ran past its time budget (glob and grep
+    │                               answer what they found, and say so)
+    ├── _OverBudget                 tools/links.py: the walk for links ran past its budget (the command asks)
+    ├── _Refused                    tools/grep_regex.py: a pattern RE2 cannot run (a ToolError says what instead)
+    ├── BrokenJson                  model/toolcalls/partial_json.py: the JSON cannot go on (envelope.py: the call
+    │                               ends with an error, or the JSON is shown as text)
+    ├── _Looped                     model/backends/scripted.py: a script repeats one unit without end (the turn
+    │                               ends there, as the local backend's loop cut ends one)
+    ├── OSError
+    │   └── NotRegularFile          fs/paths.py: a folder, FIFO, device or socket where a file was wanted
     └── ValueError
-        ├── ConfigError             mcp_config.py: an MCP config entry that cannot be used (it is left out)
-        ├── InvalidSchedule         schedule.py: a schedule that cannot run (routes/tasks.py: 400; scheduler.py
+        ├── NotGguf                 model/discovery/gguf_header.py: not a GGUF this reads (the scan lists the
+        │                           file with the reason; HTTP 400 on a switch)
+        ├── ConfigError             peers/mcp/config.py: an MCP config entry that cannot be used (it is left out)
+        ├── BadRule                 policy/rules.py: a rule that cannot be kept (HTTP 400)
+        ├── BadPage                 record/listing.py: a page asked for wrongly (HTTP 400)
+        ├── InvalidSchedule         scheduling/schedule.py: a schedule that cannot run (HTTP 400; the scheduler
         │                           skips a stored one)
-        ├── SkillFormatError        skills.py: a SKILL.md that cannot be read (the skill is skipped)
-        └── NotPlain                tools/classify.py: not a plain pipeline (so the command asks for consent)
+        ├── SkillFormatError        skills/catalog.py: a SKILL.md that cannot be read (the skill is skipped)
+        └── NotPlain                tools/shell_words.py: not a plain pipeline (so the command asks for consent)
 """
 
 from __future__ import annotations

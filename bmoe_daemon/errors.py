@@ -1,13 +1,14 @@
 """Errors at the HTTP edge, and how every actor error maps onto one.
 
-Every exception class of bmoe_daemon/, with the module that defines it (errors.py
-unless named). The HTTP layer (app.py) turns each ApiError, and each actor error
-through `from_actor`, into {"error": text, "code": code}:
+Every exception class of bmoe_daemon/, drawn under the class it derives from, with the
+module that defines it (a path under bmoe_daemon/; this module when none is named) and
+what becomes of it. The HTTP layer (app.py) turns each ApiError, and each actor error
+through `from_actor`, into {"error": text, "code": code}. The actors' own tree is drawn
+in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
 
     Exception
     ├── ApiError(status, code)          what a route answers; itself 500 internal
     │   ├── BadRequest                  400 bad_request: not JSON, wrong types, unknown value, missing field
-    │   ├── ContextFullError            400 bad_request, routes/openai.py: a /v1 request longer than the context
     │   ├── NotAFolderError             400 not_a_folder
     │   ├── NoVision                    400 no_vision: images for a loaded model that cannot see them
     │   ├── Unauthorized                401 unauthorized
@@ -20,9 +21,18 @@ through `from_actor`, into {"error": text, "code": code}:
     │   ├── NoModelError                409 no_model
     │   ├── SettingsConflict            409 exists: another app's settings file the daemon will not change
     │   ├── TooLarge                    413 too_large: a body over the limit (named, in MiB)
-    │   └── DiskFull                    507 disk_full: nothing could be saved
+    │   ├── DiskFullError               507 disk_full: nothing could be saved (actors' DiskFull)
+    │   └── ContextFullError            routes/openai.py: 400 bad_request, a /v1 request longer than the context
     ├── SettingsError                   connect.py: an app's settings file it cannot merge (answered SettingsConflict)
-    └── StartupError                    startup.py: the daemon cannot start; the command line prints it and exits 2
+    ├── StartupError                    startup.py: the daemon cannot start; the command line prints it and exits 2
+    ├── ServiceError                    service/commands.py: a service command that cannot be carried out (printed,
+    │                                   exit 1; doctor reports no service manager)
+    ├── RuntimeError
+    │   └── HypercornChanged            http_send.py: hypercorn's replaced method is not the one known; the daemon
+    │                                   does not start
+    └── ValueError
+        ├── OptionError                 options.py: a serve option that cannot be used (printed, exit 2)
+        └── UnitError                   service/units.py: a value a service file cannot carry (a ServiceError)
 """
 
 from __future__ import annotations
@@ -97,7 +107,7 @@ class TooLarge(ApiError):
     status, code = 413, "too_large"
 
 
-class DiskFull(ApiError):
+class DiskFullError(ApiError):
     status, code = 507, "disk_full"
 
 
@@ -118,7 +128,7 @@ def from_actor(exc: actor_errors.ActorError) -> ApiError:
     if isinstance(exc, actor_errors.NoModel):
         return NoModelError(text)
     if isinstance(exc, actor_errors.DiskFull):
-        return DiskFull(DISK_FULL_TEXT)
+        return DiskFullError(DISK_FULL_TEXT)
     if isinstance(exc, actor_errors.ActorGone):
         return BusyError("The daemon is shutting down; try again once it is back.")
     return ApiError(text)

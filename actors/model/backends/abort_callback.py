@@ -93,7 +93,7 @@ class AbortCallback:
         AbortFlag and the native check passed, else through Python."""
         if self._set_abort is None:
             return
-        ctx = self._llm._ctx.ctx
+        ctx = self._llm.ctx
         if self._native_cb is not None and isinstance(flag, AbortFlag):
             self._set_abort(ctx, self._native_cb, ctypes.c_void_p(flag.address))
         else:

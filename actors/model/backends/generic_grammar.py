@@ -458,6 +458,7 @@ def schema_to_gbnf(schema: dict[str, Any]) -> str:
     early: llama.cpp refused the grammar, and the round fell back to a looser one."""
     from llama_cpp.llama_grammar import SchemaConverter
 
+    # Its private members, checked when a model loads (llama_internals.py).
     class Converter(SchemaConverter):
         def _format_literal(self, literal: str) -> str:
             return '"' + _LITERAL_ESCAPE.sub(lambda m: _LITERAL_ESCAPES[m.group(0)], literal) + '"'

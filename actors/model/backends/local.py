@@ -39,6 +39,7 @@ import outcome
 import trio
 
 from actors.errors import ContextFull, TurnFailed
+from actors.model.backends import llama_internals
 from actors.model.backends.abort_callback import AbortCallback
 from actors.model.backends.chat_template import ChatTemplate, Rendered
 from actors.model.backends.generic_grammar import REPLY_SCHEMA, GenericGrammars
@@ -115,6 +116,8 @@ class LocalBackend:
         """`abort_callback=False` is for benchmarks only: the bare llama.cpp loop they
         compare with must run without the callback a stop relies on.
         `prompt_cache_bytes`: RAM for the conversations' saved caches (0: none)."""
+        import llama_cpp
+
         self._llm = llm
         self.path = path
         self.model_id = path.name.removesuffix(".gguf")
@@ -134,7 +137,8 @@ class LocalBackend:
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
         self.n_gpu_layers = 0  # as loaded (LocalBackend.load sets it)
-        self.n_params = int(llm._model.n_params())  # the model's size (which the run reads, small/leader.py)
+        # The model's size (which the run reads, runs/agent/small/leader.py), through the public pointer.
+        self.n_params = int(llama_cpp.llama_model_n_params(llm.model))
 
     @classmethod
     async def load(
@@ -152,6 +156,7 @@ class LocalBackend:
                 raise TurnFailed(f"llama-cpp-python cannot be loaded ({exc}); install it again in the "
                                  "daemon's environment (ops/install.sh does)") from None
 
+            llama_internals.check_module()  # a changed llama-cpp-python is refused before the load
             avoid_amx_repack()
             threads = n_threads or default_threads()
             layers = (-1 if gpu_offload_supported() else 0) if n_gpu_layers is None else n_gpu_layers
@@ -160,6 +165,11 @@ class LocalBackend:
                     model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                     verbose=False, logits_all=False, n_gpu_layers=layers,
                 )
+                try:
+                    llama_internals.check_loaded(llm)
+                except llama_internals.LlamaChanged:
+                    llm.close()
+                    raise
                 if prompt_cache_bytes > 0:
                     with_scratch_sequence(llm)
             except (ValueError, RuntimeError, OSError) as exc:
@@ -212,7 +222,7 @@ class LocalBackend:
         would be no sampler at all, and using it would crash the process."""
         import llama_cpp
 
-        vocab = self._llm._model.vocab
+        vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
         sampler = llama_cpp.llama_sampler_init_grammar(vocab, text.encode("utf-8"), b"root")
         if not sampler:
             return False
@@ -451,7 +461,8 @@ def avoid_amx_repack() -> bool:
 
     without_extra_buffers.without_extra_buffers = True  # type: ignore[attr-defined]
     # llama_cpp.Llama builds its parameters from this function at load and offers no
-    # argument for the field, so the function is wrapped where Llama looks it up.
+    # argument for the field, so the function is wrapped where Llama looks it up
+    # (llama_internals.check_module checks that it still does).
     bindings.llama_model_default_params = without_extra_buffers
     return True
 

@@ -168,6 +168,7 @@ def with_scratch_sequence(llm: Llama) -> bool:
         return False
     params.n_seq_max = 2
     params.kv_unified = True
+    # Llama's private context and model (llama_internals.py checks them at load).
     old: Any = llm._ctx  # its close() has no annotations
     old.close()  # its KV cache goes before the new one is allocated
     llm._ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=llm.verbose)
@@ -199,7 +200,7 @@ class PromptCache:
         self._llm = llm
         supported = _supported()
         self.limit = max(0, limit) if supported else 0
-        self._scratch = supported and llama_cpp.llama_n_seq_max(llm._ctx.ctx) > SCRATCH_SEQ
+        self._scratch = supported and llama_cpp.llama_n_seq_max(llm.ctx) > SCRATCH_SEQ
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._pool: list[npt.NDArray[np.uint8]] = []  # buffers no chunk holds, oldest first
         self._live: str | None = None
@@ -277,7 +278,7 @@ class PromptCache:
         import llama_cpp
 
         llm = self._llm
-        mem = llama_cpp.llama_get_memory(llm._ctx.ctx)
+        mem = llama_cpp.llama_get_memory(llm.ctx)
         n = llm.n_tokens
         # Cells past what Llama counts (a decode a stop cut short) are not this
         # conversation's tokens: they go before anything is kept.
@@ -317,7 +318,7 @@ class PromptCache:
         on failure."""
         import llama_cpp
 
-        ctx = self._llm._ctx.ctx
+        ctx = self._llm.ctx
         mem = llama_cpp.llama_get_memory(ctx)
         seq = LIVE_SEQ
         if start > 0:
@@ -343,7 +344,7 @@ class PromptCache:
         import llama_cpp
 
         llm = self._llm
-        ctx = llm._ctx.ctx
+        ctx = llm.ctx
         mem = llama_cpp.llama_get_memory(ctx)
         llama_cpp.llama_memory_seq_rm(mem, LIVE_SEQ, -1, -1)
         llm.n_tokens = 0
@@ -366,7 +367,7 @@ class PromptCache:
         llm.n_tokens = n
         # The logits are not restored: a prompt the cache holds whole decodes its last
         # token again (Llama does so when this is set).
-        llm._requires_eval = True
+        llm._requires_eval = True  # private, checked at load (llama_internals.py)
         self._restores += 1
         return True
 
