@@ -1,4 +1,4 @@
-"""GET /openapi.json: the OpenAPI 3.1 description of every route (bmoe_daemon/openapi.py,
+"""GET /openapi.json: the OpenAPI 3.1 description of every route (bmoe_daemon/openapi/,
 built from the routes' own bodies: so this stands beside bmoe_daemon/routes/, not in it).
 
 Open like /health: it says what the routes take and answer, nothing of this

@@ -153,7 +153,7 @@ class Approval:
     feedback: str | None = None
 
 
-_PATCH_TYPES: dict[str, Any] = {
+PATCH_TYPES: dict[str, Any] = {
     "title": str,
     "mode": Mode,
     "route": str,
@@ -168,7 +168,7 @@ _PATCH_TYPES: dict[str, Any] = {
 def patch_fields(data: dict[str, Any]) -> dict[str, Any]:
     """The fields a PATCH sets (absent means unchanged; `workspace: null` removes it)."""
     out: dict[str, Any] = {}
-    for key, kind in _PATCH_TYPES.items():
+    for key, kind in PATCH_TYPES.items():
         if key not in data:
             continue
         try:

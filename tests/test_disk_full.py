@@ -15,7 +15,7 @@ import trio
 
 from actors import notices
 from actors.bus import EventBus
-from actors.conversations import actor as conversation_module
+from actors.conversations import saver as saver_module
 from actors.conversations.hub import Hub
 from actors.errors import DiskFull
 from actors.model.backends.scripted import ScriptedBackend
@@ -66,7 +66,7 @@ def fill(disk: Path) -> Path:
 async def on_small_disk(
     small_disk: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[Hub, ScriptedBackend, Path]]:
-    monkeypatch.setattr(conversation_module, "SAVE_RETRY_MAX_S", 0.2)
+    monkeypatch.setattr(saver_module, "SAVE_RETRY_MAX_S", 0.2)
     backend = ScriptedBackend(default={"text": "An answer. " * 20})
     engine = Engine(backend)
     bus = EventBus()

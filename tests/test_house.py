@@ -32,9 +32,6 @@ MAX_TOP_MODULES = 15  # modules directly in actors/
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 400
 
-# Debts of the move, paid in the commits that split these modules (issue 27): each
-# check fails until then, and strict xfail makes its passing visible.
-DEBT = pytest.mark.xfail(strict=True, reason="a module or class still to be split (issue 27)")
 
 
 def module_files() -> dict[str, Path]:
@@ -173,13 +170,11 @@ def test_at_most_15_modules_directly_in_actors() -> None:
     assert len(top) <= MAX_TOP_MODULES, top
 
 
-@DEBT
 def test_no_module_over_600_lines() -> None:
     long = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, p in MODULES.items()}
     assert not {n: c for n, c in long.items() if c > MAX_MODULE_LINES}
 
 
-@DEBT
 def test_no_class_over_400_lines() -> None:
     long = []
     for name, path in MODULES.items():
@@ -192,7 +187,6 @@ def test_no_class_over_400_lines() -> None:
     assert not long
 
 
-@DEBT
 def test_no_private_name_imported_from_another_module() -> None:
     found = []
     for name, path in MODULES.items():

@@ -18,7 +18,7 @@ from openapi_spec_validator import validate
 from actors.record.items import MODES
 from bmoe_daemon import openapi
 from bmoe_daemon.app import create_app
-from bmoe_daemon.bodies import _PATCH_TYPES
+from bmoe_daemon.bodies import PATCH_TYPES
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.errors import ApiError
@@ -101,7 +101,7 @@ async def test_bodies_are_the_classes_the_routes_structure(app):
         "$ref": "#/components/schemas/NewConversation"}
     patch = doc["paths"]["/api/conversations/{conversation_id}"]["patch"]
     props = patch["requestBody"]["content"]["application/json"]["schema"]["properties"]
-    assert set(props) == set(_PATCH_TYPES)
+    assert set(props) == set(PATCH_TYPES)
     assert props["workspace"] == {"type": ["string", "null"]}
     # PUT /api/tasks/<id> refuses fields it does not know; the other bodies ignore them.
     put_task = doc["paths"]["/api/tasks/{task_id}"]["put"]["requestBody"]["content"]["application/json"]["schema"]

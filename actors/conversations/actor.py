@@ -1,23 +1,22 @@
 """The conversation actor: one conversation, its saver, and at most one run.
 
-The actor serves its mailbox (send, edit, stop, approval, patch, delete) and owns the
-run task. The record lives in a `Transcript` (actors/record/transcript.py); a run
-(actors/runs/base.py) changes it only through that. A run lives in its own cancel scope: a
-stop cancels exactly that scope, and the run's `finish` plus a bounded, shielded flush
-leave the conversation consistent for the next message: no item left streaming or
-composing, an open approval denied, a notice saying it stopped, the state `idle`, and
-the file saved.
+The actor serves its mailbox (send, edit, stop, approval, patch, delete: the messages of
+actors/conversations/messages.py) and owns the run task. The record lives in a
+`Transcript` (actors/record/transcript.py); a run (actors/runs/base.py) changes it only
+through that. A run lives in its own cancel scope: a stop cancels exactly that scope,
+and the run's `finish` plus a bounded, shielded flush leave the conversation consistent
+for the next message: no item left streaming or composing, an open approval denied, a
+notice saying it stopped, the state `idle`, and the file saved.
 
-The saver writes the record whenever it changed. A save that fails (a full disk)
-leaves everything in memory, says so once (a notice and the log), and is tried again
-with backoff until it succeeds; nothing the conversation holds is lost meanwhile.
+Kept beside it, each owning its part: the saver that writes the record whenever it
+changed and retries a failed save (actors/conversations/saver.py), the answers to the
+cards (answers.py), what a PATCH may change (patching.py), which run works a message
+(new_run.py).
 """
 
 from __future__ import annotations
 
-import errno
 import logging
-import math
 from typing import Any
 
 import attrs
@@ -25,25 +24,25 @@ import trio
 
 from actors import notices
 from actors.actor import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
-from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
-from actors.policy.rules import kind_of
-from actors.record import cards
-from actors.record.cards import ASK_USER
-from actors.record.items import (
-    ConversationInfo,
-    ConversationRecord,
-    EndReason,
-    Goal,
-    Item,
-    PlanInfo,
-    notice_item,
-    user_item,
+from actors.conversations import answers
+from actors.conversations.messages import (
+    AnswerMsg,
+    ApprovalMsg,
+    CompactMsg,
+    DeleteMsg,
+    Msg,
+    PatchMsg,
+    ResumeMsg,
+    SendMsg,
+    StopMsg,
 )
-from actors.record.transcript import ANSWERABLE_AFTER_RESTART, Transcript
-from actors.runs.acp import AcpRun
-from actors.runs.agent.run import AgentRun
-from actors.runs.agent.run_tools import plans
-from actors.runs.agent.run_tools.todos_and_questions import answer_text, check_answer, parse_question
+from actors.conversations.new_run import new_run
+from actors.conversations.patching import checked_changes
+from actors.conversations.saver import Saver
+from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
+from actors.record import cards
+from actors.record.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, notice_item, user_item
+from actors.record.transcript import Transcript
 from actors.runs.base import Run, RunRequest
 from actors.runs.env import Env
 
@@ -51,82 +50,9 @@ log = logging.getLogger("bmoe.conversation")
 
 STOP_WAIT_S = 30.0
 CLEANUP_S = 5.0
-STREAM_SAVE_INTERVAL_S = 0.3
-SAVE_RETRY_FIRST_S = 0.5
-SAVE_RETRY_MAX_S = 30.0
 TITLE_CHARS = 60
 # How a run may have ended for `resume` to go on with it.
 RESUMABLE = ("stopped", "error", "max_rounds", "stuck", "cut_off")
-
-
-# Messages of the mailbox.
-
-
-@attrs.frozen
-class SendMsg:
-    text: str
-    images: tuple[str, ...] | None
-    request: RunRequest
-    reply: Reply[Item]
-    edit_of: str | None = None
-    plan: bool = False  # the message starts in plan mode
-    goal: Goal | None = None  # the message sets the conversation's goal
-
-
-@attrs.frozen
-class StopMsg:
-    reply: Reply[trio.Event | None]
-
-
-@attrs.frozen
-class ApprovalMsg:
-    item: str
-    approve: bool
-    reply: Reply[tuple[str, str, str] | None]
-    feedback: str | None = None
-    local: bool = True
-    always: bool = False  # approve, and keep the card's always-allow rule
-
-
-@attrs.frozen
-class AnswerMsg:
-    item: str
-    answer: object
-    local: bool
-    reply: Reply[None]
-
-
-@attrs.frozen
-class CompactMsg:
-    local: bool
-    reply: Reply[None]
-
-
-@attrs.frozen
-class ResumeMsg:
-    local: bool
-    reply: Reply[None]
-
-
-@attrs.frozen
-class PatchMsg:
-    changes: dict[str, Any]
-    reply: Reply[ConversationInfo]
-
-
-@attrs.frozen
-class DeleteMsg:
-    reply: Reply[None]
-
-
-Msg = SendMsg | StopMsg | ApprovalMsg | AnswerMsg | ResumeMsg | CompactMsg | PatchMsg | DeleteMsg
-
-
-def save_problem(exc: OSError) -> str:
-    """A failed save in plain words."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return "the disk is full"
-    return exc.strerror or str(exc)
 
 
 class Conversation:
@@ -140,9 +66,7 @@ class Conversation:
         self._run_scope: trio.CancelScope | None = None
         self._run_done: trio.Event | None = None
         self._run_id: str | None = None
-        self._saved_version = 0
-        self._save_attempt = trio.Event()  # set after every save attempt, then replaced
-        self._save_error: str | None = None  # why the last save failed; None once one succeeds
+        self._saver = Saver(self._t, env.store)
         self._deleted = False
         self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
@@ -184,7 +108,7 @@ class Conversation:
     @property
     def save_error(self) -> str | None:
         """Why the conversation could not be saved, while it cannot; None when saved."""
-        return self._save_error
+        return self._saver.error
 
     def record(self) -> ConversationRecord:
         return self._t.record()
@@ -199,7 +123,7 @@ class Conversation:
         if (not self.served or self._nursery is None or self.running or self._deleted
                 or self.info.state in ("running", "waiting") or mailbox_depth(self._rx)
                 or self._rx.statistics().tasks_waiting_send
-                or self._t.version != self._saved_version or self._save_error is not None
+                or not self._saver.saved or self._saver.error is not None
                 or (self._run_done is not None and not self._run_done.is_set())):
             return None
         if any(i.state == "waiting" for i in self._t.items):
@@ -221,7 +145,7 @@ class Conversation:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                nursery.start_soon(self._saver)
+                self._saver.start(nursery)
                 self.served = True
                 self.touch()
                 task_status.started()
@@ -232,14 +156,12 @@ class Conversation:
                 nursery.cancel_scope.cancel()
         finally:
             self._nursery = None
+            self._saver.stopped()
             fail_pending(self._rx, "the conversation closed")
-            if not self._deleted and self._t.version != self._saved_version:
+            if not self._deleted and not self._saver.saved:
                 with trio.move_on_after(CLEANUP_S) as cs:
                     cs.shield = True
-                    try:
-                        await self._env.store.save_conversation(self.record())
-                    except OSError as exc:
-                        log.error("conversation %s: could not save at close: %s", self.id, save_problem(exc))
+                    await self._saver.save_last()
             self._stopped.set()
 
     def close(self) -> None:
@@ -279,6 +201,7 @@ class Conversation:
                 msg.reply.fail(Busy("The conversation is running; stop it first."))
             else:
                 self._deleted = True
+                self._saver.drop()
                 msg.reply.set(None)
                 self._send.close()
 
@@ -405,56 +328,22 @@ class Conversation:
 
     def _open_questions(self) -> list[Item]:
         """Question and plan cards still waiting with no run to wait for them (a restart came)."""
-        if self.running:
-            return []
-        return [i for i in self._t.items
-                if i.kind == "tool" and i.tool in ANSWERABLE_AFTER_RESTART and i.state == "waiting"]
-
-    def _approve(self, msg: ApprovalMsg) -> tuple[str, str, str] | None:
-        """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
-        card = self._t.find(msg.item)
-        is_plan = card is not None and card.tool == cards.EXIT_PLAN
-        value = cards.Decision(msg.approve, None if msg.approve else msg.feedback)
-        keep = None
-        if msg.always:
-            ws_id = self.info.workspace
-            if card is None or not card.rule or ws_id is None or not msg.local or self._t.waiting_for(msg.item) is None:
-                raise Invalid("This card offers no rule to keep; approve it once instead.")
-            keep = (ws_id, kind_of(card.tool), card.rule)
-        if card is None or card.state != "waiting" or self._t.waiting_for(msg.item) == "approval" or not is_plan:
-            self._t.answer(msg.item, value, "approval")
-            return keep
-        # A plan card answered after a restart: the answer is recorded and a run goes on.
-        plan = self.info.plan
-        revision = plan.revision if plan else 1
-        if msg.approve:
-            self._t.update(msg.item, state="done", result=plans.APPROVED)
-            self._t.set_info(plan_mode=False, plan=PlanInfo(revision, "approved"))
-        else:
-            self._t.update(msg.item, state="denied", result=plans.rejected(msg.feedback))
-            self._t.set_info(plan=PlanInfo(revision, "rejected"))
-        self._launch(RunRequest(local=msg.local))
-        return None
+        return [] if self.running else answers.open_cards(self._t)
 
     def _end_open_questions(self, why: str) -> None:
         for card in self._open_questions():
             self._t.update(card.id, state="denied", result=why)
 
+    def _approve(self, msg: ApprovalMsg) -> tuple[str, str, str] | None:
+        """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
+        keep, go_on = answers.approve(self._t, msg)
+        if go_on:
+            self._launch(RunRequest(local=msg.local))
+        return keep
+
     def _answer_question(self, msg: AnswerMsg) -> None:
-        card = self._t.find(msg.item)
-        if card is None or card.tool != ASK_USER or card.state != "waiting":
-            raise NotFound("That card is not waiting for an answer.")
-        question = parse_question(card.args or {})
-        try:
-            answer = check_answer(question, msg.answer)
-        except ValueError as exc:
-            raise Invalid(str(exc)) from None
-        if self._t.waiting_for(msg.item) == "question":
-            self._t.answer(msg.item, answer, "question")
-            return
-        # Answered after a restart: the answer is the card's result, and a run goes on from it.
-        self._t.update(msg.item, state="done", result=answer_text(question, answer))
-        self._launch(RunRequest(local=msg.local))
+        if answers.answer_question(self._t, msg):
+            self._launch(RunRequest(local=msg.local))
 
     def _compact(self, msg: CompactMsg) -> None:
         if self.running:
@@ -499,91 +388,18 @@ class Conversation:
                 await done.wait()
 
     def _patch(self, changes: dict[str, Any]) -> ConversationInfo:
-        if changes.get("workspace") is not None and self._env.chat_only:
-            raise Invalid(notices.CHAT_ONLY_NO_WORKSPACE)
-        if self.running and ("workspace" in changes or "route" in changes):
-            raise Busy("The workspace and the model route cannot change while the conversation runs.")
-        if "agent" in changes and changes["agent"] != self.info.agent and self._t.items:
-            raise Busy("The agent is chosen before the first message; start a new conversation for another.")
-        if "plan_mode" in changes and self.running and changes["plan_mode"] != self.info.plan_mode:
-            raise Busy("Plan mode changes between messages; stop the run first, or wait for it.")
-        if "goal" in changes or "verify" in changes:
-            if self.running:
-                raise Busy("The goal changes between messages; stop the run first, or wait for it.")
-            changes = dict(changes)
-            given, current = "goal" in changes, self.info.goal
-            text = changes.pop("goal", None)
-            verify = changes.pop("verify", current.verify if current else True)
-            if isinstance(text, str) and text.strip():
-                changes["goal"] = Goal(text.strip(), verify=verify)  # a new goal starts active
-            elif given:
-                changes["goal"] = None  # null or "": no goal
-            elif current is not None:
-                changes["goal"] = attrs.evolve(current, verify=verify)
-        self._t.set_info(**changes)
+        self._t.set_info(**checked_changes(self.info, changes, running=self.running, has_items=bool(self._t.items),
+                                           chat_only=self._env.chat_only))
         return self.info
 
     # ---- saving ----
-
-    async def _saver(self) -> None:
-        """Write the conversation whenever it changed: at once for a completed item,
-        at most every STREAM_SAVE_INTERVAL_S while only a streaming item grows. A save
-        that fails is tried again, less and less often, until one succeeds."""
-        last = -math.inf
-        retry = SAVE_RETRY_FIRST_S
-        while True:
-            await self._t.wait_changed()
-            if not self._t.urgent:
-                wait = last + STREAM_SAVE_INTERVAL_S - trio.current_time()
-                if wait > 0:
-                    with trio.move_on_after(wait):
-                        await self._t.wait_urgent()
-            # Only a streaming item grew: an interim save, without fsync. Anything else
-            # (an item completed, the state changed, a flush) is saved durably.
-            version, durable = self._t.take_changes()
-            if self._deleted:
-                return
-            try:
-                await self._env.store.save_conversation(self.record(), durable=durable)
-            except OSError as exc:
-                self._save_failed(exc)
-                self._announce_attempt()
-                self._t.mark_urgent()  # what failed is still to be written, durably
-                await trio.sleep(retry)
-                retry = min(retry * 2, SAVE_RETRY_MAX_S)
-                continue
-            retry = SAVE_RETRY_FIRST_S
-            last = trio.current_time()
-            self._saved_version = version
-            if self._save_error is not None:
-                self._save_error = None
-                log.warning("conversation %s: saved again", self.id)
-                self._t.notice(notices.SAVED_AGAIN, "info")
-            self._announce_attempt()
-
-    def _save_failed(self, exc: OSError) -> None:
-        why = save_problem(exc)
-        if self._save_error is None:
-            log.error("conversation %s: could not save: %s; retrying", self.id, why)
-            self._t.notice(notices.SAVE_FAILED.format(why=why), "error")
-        self._save_error = why
-
-    def _announce_attempt(self) -> None:
-        self._save_attempt.set()
-        self._save_attempt = trio.Event()
 
     async def flush(self, *, unsaved: bool = False) -> None:
         """Wait until what has happened so far is on disk, or a save of it failed
         (`save_error` says why; the saver goes on trying). `unsaved`: the record the
         actor started from is not the file's either (one `restored` at start), so it is
         written even when nothing happened since."""
-        if unsaved and self._saved_version == self._t.version:
-            self._saved_version -= 1
-        target = self._t.version
-        while self._saved_version < target and self._nursery is not None and self._save_error is None:
-            attempt = self._save_attempt
-            self._t.mark_urgent()
-            await attempt.wait()
+        await self._saver.flush(unsaved=unsaved)
 
     # ---- the run ----
 
@@ -622,11 +438,4 @@ def _title_from(text: str) -> str:
     return line[:TITLE_CHARS] + ("…" if len(line) > TITLE_CHARS else "")
 
 
-__all__ = ["Conversation", "save_problem"]
-
-
-def new_run(transcript: Transcript, env: Env, request: RunRequest) -> Run:
-    """The run for the conversation's agent: the built-in one, or another agent's over ACP."""
-    if transcript.info.agent == "builtin":
-        return AgentRun(transcript, env, request)
-    return AcpRun(transcript, env, request)
+__all__ = ["Conversation"]

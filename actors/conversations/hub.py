@@ -29,7 +29,8 @@ import attrs
 import trio
 
 from actors.actor import ActorStats
-from actors.conversations.actor import Conversation, save_problem
+from actors.conversations.actor import Conversation
+from actors.conversations.saver import save_problem
 from actors.errors import DiskFull, Invalid, NotAFolder, NotFound
 from actors.ids import new_id, now
 from actors.notices import CHAT_ONLY_NO_WORKSPACE

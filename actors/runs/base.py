@@ -2,7 +2,7 @@
 
 A run works one message: the built-in agent's loop (actors/runs/agent/run.py) or another
 agent's prompt over ACP (actors/runs/acp.py). The conversation actor knows only the
-`Run` protocol and its `new_run` (actors/conversations/actor.py): a new kind of run is a module
+`Run` protocol and its `new_run` (actors/conversations/new_run.py): a new kind of run is a module
 and a line there.
 """
 

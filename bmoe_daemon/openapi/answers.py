@@ -1,0 +1,111 @@
+"""What the routes answer, as JSON Schema: built from the same classes and Literal types
+the answers are (`Mode`, `ConversationState`, `ActorStats`, ...), one function per
+answer, each taking the document's `Components`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from actors.actor import ActorStats
+from actors.record.items import (
+    ConversationState,
+    EndReason,
+    GoalState,
+    ItemKind,
+    Mode,
+    PlanState,
+    TodoStatus,
+    ToolState,
+)
+from actors.scheduling.schedule import Schedule
+from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, shape
+from bmoe_daemon.routes.limits import LIMITS
+
+
+def conversation_info(c: Components) -> Schema:
+    """ConversationInfo.to_json (actors/record/items.py): the fields, with its tuples as arrays."""
+    return shape(c, {
+        "id": str, "title": str, "workspace": str | None, "mode": Mode, "route": str, "agent": str,
+        "state": ConversationState, "created": float, "updated": float, "task": str | None,
+        "todos": array(shape(c, {"content": str, "status": TodoStatus})),
+        "end_reason": EndReason | None, "plan_mode": bool,
+        "plan": {"anyOf": [shape(c, {"revision": int, "state": PlanState}), {"type": "null"}]},
+        "goal": {"anyOf": [shape(c, {"text": str, "state": GoalState, "reason": str | None, "verify": bool}),
+                           {"type": "null"}]},
+        "instructions": list[str],
+        "context": {"anyOf": [shape(c, {"used": int, "size": int}), {"type": "null"}]},
+        "waiting_cards": {"type": "integer", "minimum": 0,
+                          "description": "Its cards waiting for the person (a helper's too)."},
+    })
+
+
+def item(c: Components) -> Schema:
+    """Item.to_json: id, kind and created always; the rest only where set."""
+    fields: dict[str, Any] = {
+        "id": str, "kind": ItemKind, "created": float, "text": str, "reasoning": str, "streaming": bool,
+        "images": list[str], "tool": str, "title": str, "args": dict[str, Any], "raw_args": str, "state": ToolState,
+        "bytes": int, "result": str, "diff": str, "file": str, "call_id": str,
+    }
+    return shape(c, fields, optional=[n for n in fields if n not in ("id", "kind", "created")])
+
+
+def conversation(c: Components) -> Schema:
+    info = conversation_info(c)
+    return {**info, "properties": {**info["properties"], "items": array(item(c))},
+            "required": [*info["required"], "items"]}
+
+
+def deleted(c: Components) -> Schema:
+    return shape(c, {"deleted": str})
+
+
+def provider(c: Components) -> Schema:
+    model = {"anyOf": [{"type": "string"}, shape(c, {"id": str, "context_length": int})]}
+    return shape(c, {"id": str, "name": str, "base_url": str, "models": array(model), "has_key": bool})
+
+
+def skill(c: Components) -> Schema:
+    return shape(c, {"name": str, "title": str, "description": str, "source": str, "enabled": bool, "body": str})
+
+
+def task(c: Components) -> Schema:
+    last = shape(c, {"at": float, "conversation": str | None, "outcome": str})
+    return shape(c, {
+        "id": str, "title": str, "prompt": str, "workspace": str | None, "mode": Mode, "route": str,
+        "schedule": c.ref(Schedule, answer=True), "enabled": bool, "created": float,
+        "last_run": {"anyOf": [last, {"type": "null"}]}, "next_run": float | None, "running": bool,
+    })
+
+
+def actor(c: Components) -> Schema:
+    hints = field_types(ActorStats)
+    stats = shape(c, {f.name: (Any if f.name == "children" else hints[f.name]) for f in attrs.fields(ActorStats)})
+    stats["properties"]["children"] = array({"$ref": "#/components/schemas/Actor"})
+    c.schemas["Actor"] = stats
+    return {"$ref": "#/components/schemas/Actor"}
+
+
+def chat_answer(c: Components) -> Schema:
+    message = {"type": "object", "required": ["role", "content"], "properties": {
+        "role": {"const": "assistant"}, "content": {"type": ["string", "null"]},
+        "reasoning_content": {"type": "string"}, "tool_calls": {"type": "array"},
+    }}
+    choice = {"type": "object", "required": ["index", "message", "finish_reason"],
+              "properties": {"index": {"type": "integer"}, "message": message,
+                             "finish_reason": {"type": ["string", "null"]}}}
+    usage = shape(c, {"prompt_tokens": int, "completion_tokens": int, "total_tokens": int})
+    return shape(c, {"id": str, "object": {"const": "chat.completion"}, "created": int, "model": str,
+                     "choices": array(choice), "usage": usage})
+
+
+def loaded(c: Components, *, path: bool = True) -> Schema:
+    """routes/models.py's `_loaded`: the model, its file and its context."""
+    return shape(c, {"model": str, "path": str | None, "n_ctx": int}, optional=() if path else ("path",))
+
+
+def limits(c: Components) -> Schema:
+    """routes/limits.py's LIMITS: each field's bounds, as the numbers they are."""
+    return shape(c, {key: shape(c, {name: type(value) for name, value in bounds.items()})
+                     for key, bounds in LIMITS.items()})

@@ -1,0 +1,236 @@
+"""The operations table: for each (method, URL rule) the app serves, what it does, what
+it takes (an attrs class, or a schema built by hand) and answers, the errors it may
+give besides the ones every route of its kind gives, and its links."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, get_args
+
+import attrs
+
+from actors.conversations.hub import Workspace
+from actors.model.discovery.scan import ModelFile
+from actors.policy.rules import Rule
+from actors.record.items import ConversationState, PlanState
+from actors.record.listing import MAX_PAGE, MAX_QUERY_CHARS
+from bmoe_daemon.bodies import Answer, Approval, EditMessage, NewConversation, NewRule, NewWorkspace, SendMessage
+from bmoe_daemon.models import ModelChoice
+from bmoe_daemon.openapi import answers, request_bodies
+from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
+from bmoe_daemon.routes.providers import ProviderBody
+from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
+
+# One Server-Sent Event, as OpenAPI before 3.2 has a stream's `schema` describe each
+# event (Schemathesis reads it so): its fields, each text; `data` is JSON in text.
+SSE_EVENT: dict[str, object] = {
+    "type": "object",
+    "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"},
+                   "retry": {"type": ["string", "integer"]}},
+}
+
+
+@attrs.frozen
+class Param:
+    name: str
+    schema: Schema
+    description: str
+    where: Literal["query", "header"] = "query"
+
+
+@attrs.frozen
+class Link:
+    """An OpenAPI link from a success answer: the operation it leads to, and which of
+    its parameters come from where (`$response.body#/id`, `$request.path.x`)."""
+
+    to: tuple[str, str]  # (method, rule)
+    parameters: Mapping[str, str]
+
+
+Build = Callable[[Components], Schema]
+
+
+@attrs.frozen
+class Op:
+    """One operation: what it does, what it takes and answers, and the errors it may
+    give besides the ones every route of its kind gives (see document.py's `_errors`)."""
+
+    summary: str
+    answer: Build | None = None
+    status: int = 200
+    body: Any = None  # an attrs class, or a Build for a body read by hand
+    body_required: bool = True
+    query: tuple[Param, ...] = ()
+    errors: tuple[int, ...] = ()
+    links: Mapping[str, Link] = attrs.field(factory=dict)
+    media: Mapping[str, Schema] | None = None  # answers that are not JSON: media type -> schema
+
+
+_CONV = "/api/conversations/<conversation_id>"
+_WS = "/api/workspaces/<workspace_id>"
+_FROM_ID = "$response.body#/id"
+
+
+def _conversation_links() -> dict[str, Link]:
+    ops = {"Read": ("GET", ""), "Change": ("PATCH", ""), "Message": ("POST", "/messages"),
+           "Edit": ("POST", "/edit"), "Stop": ("POST", "/stop"), "Plan": ("GET", "/plan"),
+           "Resume": ("POST", "/resume"), "Compact": ("POST", "/compact"), "Approve": ("POST", "/approval"),
+           "Answer": ("POST", "/answer"), "File": ("GET", "/file"), "Delete": ("DELETE", "")}
+    return {name: Link((method, _CONV + tail), {"conversation_id": _FROM_ID}) for name, (method, tail) in ops.items()}
+
+
+OPERATIONS: dict[tuple[str, str], Op] = {
+    ("GET", "/health"): Op(
+        "Whether the daemon serves, its version and its model (no key needed).",
+        lambda c: shape(c, {"status": {"const": "ok"}, "version": str, "model": str | None,
+                            "device": {"type": ["object", "null"]}})),
+    ("GET", "/openapi.json"): Op("This document.", lambda c: {"type": "object", "required": ["openapi", "paths"]}),
+    ("GET", "/"): Op("The web UI's page.", media={"text/html": {"type": "string"}}, errors=(404,)),
+    ("GET", "/static/<path:name>"): Op(
+        "A file of the web UI.", errors=(404,),
+        media={t: {"type": "string"} for t in ("text/javascript", "text/css", "text/html", "image/svg+xml",
+                                                 "image/png")}),
+    ("GET", "/v1/models"): Op(
+        "The loaded model, in OpenAI's list shape (empty without one).",
+        lambda c: shape(c, {"object": {"const": "list"}, "data": array(shape(c, {
+            "id": str, "object": {"const": "model"}, "created": int, "owned_by": str}))})),
+    ("POST", "/v1/chat/completions"): Op(
+        "A chat completion from the loaded model, streamed as Server-Sent Events with `stream: true`.",
+        answers.chat_answer, body=request_bodies.chat_request, errors=(400, 409),
+        media={"text/event-stream": SSE_EVENT}),
+    ("GET", "/api/agent"): Op(
+        "What conversations here may use: tools, commands, agents, MCP and language servers, helpers.",
+        lambda c: shape(c, {"tools": bool, "commands": bool, "agents": array(shape(c, {
+            "id": str, "name": str, "available": bool, "missing": list[str]})),
+            "mcp": array({"type": "object"}), "lsp": array({"type": "object"}), "helpers": int})),
+    ("GET", "/api/limits"): Op(
+        "The limits the daemon enforces that a client may show or keep to, each by the field it bounds "
+        "(`feedback` in characters, `compaction.at` a share of the context).",
+        answers.limits),
+    ("GET", "/api/events"): Op(
+        "The event stream (Server-Sent Events); `Last-Event-ID` or `last_event_id` replays what came after.",
+        errors=(400,), media={"text/event-stream": SSE_EVENT},
+        query=(Param("last_event_id", {"type": "integer", "minimum": 0}, "Replay the events after this id."),
+               Param("Last-Event-ID", {"type": "integer", "minimum": 0}, "Replay the events after this id.",
+                     "header"))),
+    ("WEBSOCKET", "/api/ws"): Op(
+        "The event stream over a WebSocket (an upgrade request; a plain GET is refused).", status=101,
+        errors=(400,), query=(Param("last_event_id", {"type": "integer", "minimum": 0},
+                                    "Replay the events after this id."),)),
+    ("GET", "/api/conversations"): Op(
+        "The conversations, newest first; with `limit`, one page and the next page's cursor in X-Next-Before.",
+        lambda c: array(answers.conversation_info(c)), errors=(400,),
+        query=(Param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, "The most rows to answer."),
+               Param("before", {"type": "string"}, "The X-Next-Before of the page before."),
+               Param("q", {"type": "string", "maxLength": MAX_QUERY_CHARS}, "A part of the title, any case."),
+               Param("task", {"type": "string", "minLength": 1}, "Only the conversations of this task."),
+               Param("state", {"enum": list(get_args(ConversationState))}, "Only the conversations in this state."))),
+    ("POST", "/api/conversations"): Op(
+        "Start a conversation.", answers.conversation, status=201, body=NewConversation, errors=(400, 403, 409, 507),
+        links=_conversation_links()),
+    ("GET", _CONV): Op("A conversation with its items.", answers.conversation),
+    ("PATCH", _CONV): Op("Change a conversation's title, mode, route, workspace, agent, plan mode or goal.",
+                         answers.conversation_info, body=request_bodies.patch_body, errors=(409, 507)),
+    ("DELETE", _CONV): Op("Delete a conversation (a run going on is stopped).", answers.deleted, errors=(409, 507)),
+    ("POST", _CONV + "/messages"): Op(
+        "Send a message: the run starts, its progress comes as events.",
+        lambda c: shape(c, {"item": answers.item(c)}), status=202, body=SendMessage, errors=(409, 507)),
+    ("POST", _CONV + "/edit"): Op(
+        "Send an earlier message again, changed: what came after it goes.",
+        lambda c: shape(c, {"item": answers.item(c)}), status=202, body=EditMessage, errors=(409, 507)),
+    ("POST", _CONV + "/stop"): Op("Stop the run going on.", lambda c: shape(c, {"stopped": bool}), errors=(409,)),
+    ("POST", _CONV + "/approval"): Op(
+        "Answer an approval card (or a plan's).",
+        lambda c: shape(c, {"item": str, "decision": schema_of(field_types(Approval)["decision"], c)}),
+        body=Approval, errors=(409, 507)),
+    ("POST", _CONV + "/answer"): Op(
+        "Answer the agent's question card.",
+        lambda c: shape(c, {"item": str, "answer": schema_of(str | list[str], c)}), body=Answer, errors=(409, 507)),
+    ("GET", _CONV + "/plan"): Op(
+        "The conversation's plan: text, revision and state.",
+        lambda c: shape(c, {"text": str, "revision": int, "state": PlanState, "plan_mode": bool})),
+    ("POST", _CONV + "/resume"): Op("Go on with a run that was stopped, failed or ran out of rounds.",
+                                    answers.conversation_info, status=202, errors=(400, 409, 507)),
+    ("POST", _CONV + "/compact"): Op("Summarise the conversation before its last message.", answers.conversation_info,
+                                     status=202, errors=(400, 409, 507)),
+    ("GET", _CONV + "/file"): Op(
+        "A workspace file, for the preview (served under a sandbox).", errors=(400,),
+        query=(Param("path", {"type": "string", "minLength": 1}, "The file, relative to the workspace."),),
+        media={"*/*": {}}),
+    ("GET", "/api/workspaces"): Op("The workspaces.", lambda c: array(c.ref(Workspace, answer=True))),
+    ("POST", "/api/workspaces"): Op(
+        "Add a folder as a workspace.", lambda c: c.ref(Workspace, answer=True), status=201, body=NewWorkspace,
+        errors=(507,), links={
+            "Remove": Link(("DELETE", _WS), {"workspace_id": _FROM_ID}),
+            "Rules": Link(("GET", _WS + "/rules"), {"workspace_id": _FROM_ID}),
+            "AddRule": Link(("POST", _WS + "/rules"), {"workspace_id": _FROM_ID})}),
+    ("DELETE", _WS): Op("Forget a workspace (its folder stays).", answers.deleted, errors=(409, 507)),
+    ("GET", _WS + "/rules"): Op("A workspace's always-allow rules.", lambda c: array(c.ref(Rule, answer=True))),
+    ("POST", _WS + "/rules"): Op(
+        "Keep an always-allow rule.", lambda c: c.ref(Rule, answer=True), status=201, body=NewRule, errors=(507,),
+        links={"Remove": Link(("DELETE", _WS + "/rules/<rule_id>"),
+                              {"workspace_id": "$request.path.workspace_id", "rule_id": _FROM_ID})}),
+    ("DELETE", _WS + "/rules/<rule_id>"): Op("Remove an always-allow rule.", answers.deleted, errors=(507,)),
+    ("GET", "/api/debug/actors"): Op("The live actor tree.", answers.actor),
+    ("GET", "/api/providers"): Op("The saved providers (never their keys).", lambda c: array(answers.provider(c))),
+    ("POST", "/api/providers"): Op(
+        "Save an OpenAI-compatible provider.", answers.provider, status=201, body=ProviderBody, errors=(507,),
+        links={"Change": Link(("PUT", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID}),
+               "Forget": Link(("DELETE", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID})}),
+    ("PUT", "/api/providers/<provider_id>"): Op("Change a provider.", answers.provider, body=ProviderBody,
+                                                errors=(507,)),
+    ("DELETE", "/api/providers/<provider_id>"): Op("Forget a provider and its key.", answers.deleted, errors=(507,)),
+    ("GET", "/api/connect"): Op(
+        "The apps that can use this daemon's /v1, with their settings snippets.",
+        lambda c: array(shape(c, {"id": str, "name": str, "how": str, "snippet": {}, "file": str | None,
+                                  "writable": bool})),
+        links={"Write": Link(("POST", "/api/connect/<client_id>"), {"client_id": "$response.body#/0/id"})}),
+    ("GET", "/api/connect/<client_id>/preview"): Op(
+        "What writing this app's settings would change in its file: a unified diff (values of lines that look "
+        "like secrets hidden).",
+        lambda c: shape(c, {"file": str, "exists": bool, "changed": bool, "diff": str}), errors=(400, 404, 409)),
+    ("POST", "/api/connect/<client_id>"): Op(
+        "Write this daemon into an app's settings file (the old one kept as a backup).",
+        lambda c: shape(c, {"file": str, "backup": str | None}), errors=(400, 409)),
+    ("GET", "/api/skills"): Op(
+        "The skills: bundled, the person's and (with `workspace`) the workspace's.", lambda c: array(answers.skill(c)),
+        query=(Param("workspace", {"type": "string"}, "A workspace's id."),), errors=(404,)),
+    ("POST", "/api/skills"): Op(
+        "Write a skill of the person's.", answers.skill, status=201, body=SkillBody, errors=(409, 507),
+        links={"Write": Link(("PUT", "/api/skills/<name>"), {"name": "$response.body#/name"}),
+               "Switch": Link(("PATCH", "/api/skills/<name>"), {"name": "$response.body#/name"}),
+               "Delete": Link(("DELETE", "/api/skills/<name>"), {"name": "$response.body#/name"})}),
+    ("PUT", "/api/skills/<name>"): Op("Write the person's version of a skill.", answers.skill, body=SkillBody,
+                                      errors=(507,)),
+    ("PATCH", "/api/skills/<name>"): Op(
+        "Switch a skill on or off.", answers.skill, body=SkillSwitch, errors=(507,),
+        query=(Param("workspace", {"type": "string"}, "A workspace's id: switch it there only."),)),
+    ("DELETE", "/api/skills/<name>"): Op("Delete a skill of the person's.", answers.deleted, errors=(400, 507)),
+    ("GET", "/api/tasks"): Op("The scheduled tasks.", lambda c: array(answers.task(c)), errors=(400,)),
+    ("POST", "/api/tasks"): Op(
+        "Create a task: a prompt run as a conversation on a schedule.", answers.task, status=201,
+        body=request_bodies.task_body, errors=(507,),
+        links={"Change": Link(("PUT", "/api/tasks/<task_id>"), {"task_id": _FROM_ID}),
+               "Run": Link(("POST", "/api/tasks/<task_id>/run"), {"task_id": _FROM_ID}),
+               "Delete": Link(("DELETE", "/api/tasks/<task_id>"), {"task_id": _FROM_ID})}),
+    ("PUT", "/api/tasks/<task_id>"): Op("Change a task's fields (the others are kept).", answers.task,
+                                        body=request_bodies.task_change, errors=(507,)),
+    ("DELETE", "/api/tasks/<task_id>"): Op("Delete a task.", answers.deleted, errors=(400, 507)),
+    ("POST", "/api/tasks/<task_id>/run"): Op("Run a task now.", answers.task, status=202, errors=(400, 409, 507)),
+    ("GET", "/api/hooks"): Op(
+        "The person's hooks with their last outcomes.",
+        lambda c: shape(c, {"enabled": bool, "file": str | None, "error": str | None, "error_at": float | None,
+                            "hooks": array({"type": "object"})}, optional=["enabled"])),
+    ("GET", "/api/models"): Op(
+        "The GGUF models on this computer, and the one loaded.",
+        lambda c: shape(c, {"models": array(c.ref(ModelFile, answer=True)), "notices": list[str],
+                            "loaded": {"anyOf": [answers.loaded(c), {"type": "null"}]}})),
+    ("GET", "/api/model"): Op(
+        "The model that serves, or null (its file's path to a client on this computer only).",
+        lambda c: {"anyOf": [answers.loaded(c, path=False), {"type": "null"}]}),
+    ("PUT", "/api/model"): Op(
+        "Load another model between turns (kept for the next start).",
+        lambda c: {"anyOf": [answers.loaded(c), {"type": "null"}]}, body=ModelChoice, errors=(409,)),
+}
+
+

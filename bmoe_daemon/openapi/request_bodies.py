@@ -1,0 +1,69 @@
+"""The request bodies that are not one attrs class as it stands: read by hand
+(routes/openai.py's chat completion), a table of optional fields (a conversation's
+PATCH), or a class reshaped (a task's schedule, whole or in part)."""
+
+from __future__ import annotations
+
+from actors.scheduling.schedule import Schedule
+from bmoe_daemon.bodies import PATCH_TYPES
+from bmoe_daemon.openapi.schemas import Components, Schema, array, attrs_schema, schema_of
+from bmoe_daemon.routes.openai import MAX_MESSAGES, MAX_TOOLS, ROLES
+from bmoe_daemon.routes.tasks import TaskBody
+
+
+def chat_request(c: Components) -> Schema:
+    """POST /v1/chat/completions, as routes/openai.py reads it by hand (llama.cpp's shape)."""
+    part = {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}}
+    message = {
+        "type": "object", "required": ["role"],
+        "properties": {
+            "role": {"type": "string", "enum": list(ROLES)},
+            "content": {"anyOf": [{"type": "string"}, {"type": "null"}, array(part)]},
+            "tool_calls": {"type": ["array", "null"]},
+            "tool_call_id": {},
+        },
+    }
+    tool = {"type": "object", "required": ["function"], "properties": {
+        "type": {"const": "function"},
+        "function": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "minLength": 1}, "description": {},
+            "parameters": {"type": ["object", "null"]},
+        }},
+    }}
+    return {
+        "type": "object", "required": ["messages"],
+        "properties": {
+            "messages": {"type": "array", "items": message, "minItems": 1, "maxItems": MAX_MESSAGES},
+            "tools": {"type": ["array", "null"], "items": tool, "maxItems": MAX_TOOLS},
+            "tool_choice": {"anyOf": [
+                {"type": "null"}, {"type": "string", "enum": ["auto", "none", "required"]},
+                {"type": "object", "required": ["function"], "properties": {"function": {"type": "object"}}},
+            ]},
+            "stream": {"type": ["boolean", "null"]},
+            "stream_options": {"type": ["object", "null"]},
+            "max_tokens": {"type": ["integer", "null"], "minimum": 1, "maximum": 1 << 20},
+            "max_completion_tokens": {"type": ["integer", "null"], "minimum": 1, "maximum": 1 << 20},
+            "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
+            "parallel_tool_calls": {"type": ["boolean", "null"]},
+        },
+    }
+
+
+def patch_body(c: Components) -> Schema:
+    """PATCH /api/conversations/<id>: the fields bodies.PATCH_TYPES takes, each optional."""
+    return {"type": "object", "properties": {k: schema_of(t, c) for k, t in PATCH_TYPES.items()}}
+
+
+def task_change(c: Components) -> Schema:
+    """PUT /api/tasks/<id>: any of TaskBody's fields (the others are kept); no other."""
+    full = attrs_schema(TaskBody, c, closed=True)
+    full["properties"]["schedule"] = c.ref(Schedule)
+    return {key: value for key, value in full.items() if key != "required"}
+
+
+def task_body(c: Components) -> Schema:
+    full = attrs_schema(TaskBody, c)
+    full["properties"]["schedule"] = c.ref(Schedule)
+    return full
+
+
