@@ -124,6 +124,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
     d.add_argument("--mcp-servers-config", type=Path, default=None,
                    help="MCP servers config (default: <data>/mcp.json)")
+    d.add_argument("--sandbox", default="auto", choices=list(SANDBOX_SETTINGS),
+                   help="the sandbox setting serve will have (default %(default)s)")
+    d.add_argument("--bwrap", type=Path, default=None, help=argparse.SUPPRESS)
     return p
 
 

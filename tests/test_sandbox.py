@@ -190,6 +190,13 @@ async def test_outside_needs_a_reason_and_runs_unconfined(sandbox, ws, beside):
     assert (tmp_path / "outside.txt").read_text() == "out\n"
 
 
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 async def test_a_stop_kills_a_sandboxed_commands_children(sandbox, ws):
     # Children, grandchildren, and one that left the group (setsid): the pid namespace ends with bwrap.
     argv = sandbox.wrap(["/bin/sh", "-c", "sh -c 'sleep 61 & sleep 61; wait' & setsid sleep 61 & wait"],
@@ -205,6 +212,17 @@ async def test_a_stop_kills_a_sandboxed_commands_children(sandbox, ws):
             before = trio.current_time()
             scope.cancel()
     with trio.fail_after(2):
-        while any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in found):
+        while any(_alive(p) for p in found):
             await trio.sleep(0.02)
     assert trio.current_time() - before < 2
+
+
+def test_doctor_says_when_commands_are_not_sandboxed(tmp_path):
+    from bmoe_daemon.doctor import check_sandbox
+
+    check = check_sandbox("auto", tmp_path / "no-bwrap")
+    assert not check.ok and "not sandboxed" in check.detail and "install bubblewrap" in "\n".join(check.lines())
+    assert check_sandbox("off", tmp_path / "no-bwrap").ok
+    if shutil.which("bwrap") is None:
+        need_peer("bwrap is missing: install Debian's bubblewrap")
+    assert check_sandbox("auto").ok
