@@ -9,6 +9,7 @@ in `full`, refused in `read_only`, and unconfined only after a yes. Without bubb
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -113,7 +114,8 @@ async def test_commands_are_confined_over_http(beside, tmp_path):
                 assert ws_row["network"] is False
 
                 async def result_of(word: str, mode: str = "full") -> dict:
-                    cid = (await c.post("/api/conversations", json={"workspace": ws_row["id"], "mode": mode})).json()["id"]
+                    new = {"workspace": ws_row["id"], "mode": mode}
+                    cid = (await c.post("/api/conversations", json=new)).json()["id"]
                     await c.post(f"/api/conversations/{cid}/messages", json={"text": word})
                     body = await wait_http_state(c, cid, "idle", "waiting")
                     return next(i for i in body["items"] if i["kind"] == "tool") | {"conversation": cid}
@@ -183,10 +185,10 @@ async def test_without_bubblewrap(tmp_path):
         sandbox = (await c.get("/health")).json()["sandbox"]
         assert sandbox["setting"] == "off" and sandbox["confined"] is False
     # required refuses to start, with a plain line.
-    done = subprocess.run([sys.executable, "-m", "bmoe_daemon", "serve", "--port", "0", "--no-model",
-                           "--data-dir", str(tmp_path / "data2"), "--sandbox", "required", "--bwrap", str(missing)],
-                          capture_output=True, text=True, timeout=60, cwd=REPO,
-                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    argv = [sys.executable, "-m", "bmoe_daemon", "serve", "--port", "0", "--no-model", "--data-dir",
+            str(tmp_path / "data2"), "--sandbox", "required", "--bwrap", str(missing)]
+    done = await trio.to_thread.run_sync(lambda: subprocess.run(
+        argv, capture_output=True, text=True, timeout=60, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}))
     assert done.returncode == 2
     assert "--sandbox required" in done.stderr and "install bubblewrap" in done.stderr
     assert "Traceback" not in done.stderr

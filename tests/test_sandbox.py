@@ -136,7 +136,8 @@ async def test_the_workspace_is_writable_and_nothing_else(sandbox, ws, beside):
     home = sandbox.home
     assert home is not None
     out = await _run(sandbox, ws, f"echo made > made.txt && cat made.txt; echo x > {home}/new; "
-                                  f"echo x > {tmp_path}/beside; echo t > /tmp/bmoe-sandbox-probe && cat /tmp/bmoe-sandbox-probe;"
+                                  f"echo x > {tmp_path}/beside; "
+                                  "echo t > /tmp/bmoe-sandbox-probe && cat /tmp/bmoe-sandbox-probe;"
                                   f"echo c > {home}/.cache/c && cat {home}/.cache/c")
     assert (ws / "made.txt").read_text() == "made\n"
     assert not (home / "new").exists() and not (tmp_path / "beside").exists()
@@ -148,8 +149,10 @@ async def test_the_workspace_is_writable_and_nothing_else(sandbox, ws, beside):
 async def test_secrets_are_not_visible(sandbox, ws, beside):
     tmp_path = beside
     home = sandbox.home
-    out = await _run(sandbox, ws, f"cat {tmp_path}/data/providers.json {tmp_path}/key.txt {home}/.ssh/id_ed25519 "
-                                  f"{home}/.netrc; cat /proc/*/environ; echo LISTING; ls -A {tmp_path}/data {home}/.ssh")
+    out = await _run(sandbox, ws, f"cat {tmp_path}/data/providers.json {tmp_path}/key.txt "
+                                  f"{home}/.ssh/id_ed25519 "
+                                  f"{home}/.netrc; cat /proc/*/environ; "
+                                  f"echo LISTING; ls -A {tmp_path}/data {home}/.ssh")
     for secret in ("sk-DATA-SECRET", "KEY-FILE-SECRET", "SSH-SECRET", "NETRC-SECRET"):
         assert secret not in out
     listing = out.split("LISTING\n", 1)[1]
