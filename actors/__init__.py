@@ -7,7 +7,8 @@ The layers, lowest first (tests/test_house.py checks that imports only run down 
 with no cycle at any level):
 
     errors, ids, notices               what every part names
-    actor, bus, process, fs/           actor plumbing, the event bus, child processes, files
+    actor, bus, process, fs/, sandbox/ actor plumbing, the event bus, child processes, files,
+                                       the OS sandbox around the model's commands
     model/                             the turn contract, the engine, backends, model files
     tools/                             the workspace tools and their registry
     skills/, record/                   skills; a conversation's record

@@ -76,6 +76,14 @@ DENIED_UNATTENDED = (
     "Not done: this is a scheduled run with nobody at the screen to approve changes, so the call was refused. "
     "Do not try it again; say in your answer what you would have changed instead."
 )
+DENIED_OUTSIDE_READ_ONLY = (
+    "Not done: this conversation is read-only, so no command runs outside the sandbox. "
+    "Say what the command would need instead."
+)
+DENIED_OUTSIDE_UNATTENDED = (
+    "Not done: a command outside the sandbox needs the person's yes, and nobody is at the screen during this "
+    "scheduled run. Do not try it again; say in your answer what it would have done."
+)
 DENIED_BY_PERSON = "The person denied this call; it was not run. Ask them what to do instead."
 DENIED_BY_PERSON_SAYING = "The person denied this call: {why}\nIt was not run. Go on as they said."
 DENIED_WAITING_STOPPED = "Stopped while waiting for approval; it was not run."

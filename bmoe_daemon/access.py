@@ -149,6 +149,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", _CONV + "/file"): (Locality.LOCAL, "A workspace file"),
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
     ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),
+    ("PATCH", "/api/workspaces/<workspace_id>"): (Locality.LOCAL, "Changing a workspace (its network)"),
     ("DELETE", "/api/workspaces/<workspace_id>"): (Locality.LOCAL, "Removing a workspace"),
     ("GET", "/api/workspaces/<workspace_id>/rules"): (Locality.LOCAL, "A workspace's always-allow rules"),
     ("POST", "/api/workspaces/<workspace_id>/rules"): (Locality.LOCAL, "Keeping an always-allow rule"),

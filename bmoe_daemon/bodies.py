@@ -84,6 +84,13 @@ def structure(data: dict[str, Any], cls: type[T]) -> T:
 class NewWorkspace:
     path: str
     name: str | None = None
+    network: bool | None = None  # commands in the sandbox may use the network
+
+
+@attrs.frozen
+class WorkspaceChange:
+    name: str | None = None
+    network: bool | None = None
 
 
 @attrs.frozen

@@ -48,6 +48,7 @@ class Config:
     idle_unload_minutes: float = DEFAULT_IDLE_UNLOAD_MINUTES  # 0: the model stays loaded for good
     allowed_origins: tuple[str, ...] = ()  # normalised by access.normalize_origin
     api_key: str | None = attrs.field(default=None, repr=False)
+    api_key_file: Path | None = None  # where the key was read: hidden from the model's commands
     mcp_servers_config: Path | None = None
     skills_dir: Path | None = None
     chat_only: bool = False
@@ -57,6 +58,9 @@ class Config:
     log_file: Path | None = None  # None: <data>/logs/daemon.log
     log_max_bytes: int = LOG_MAX_BYTES  # tests lower it (the hidden --log-max-bytes)
     models_dirs: tuple[Path, ...] = ()  # more folders GET /api/models looks in
+    # The model's commands in an OS sandbox (actors/sandbox/): required, auto (where one can be had), off.
+    sandbox: str = "auto"
+    bwrap: Path | None = None  # tests: the bubblewrap program to use (None: bwrap on PATH)
 
 
 def default_data_dir() -> Path:

@@ -21,6 +21,7 @@ from actors.peers.lsp.servers import LspManager
 from actors.peers.mcp.servers import McpManager
 from actors.policy.hooks import HookRunner
 from actors.policy.rules import RuleBook
+from actors.sandbox.policy import Sandbox
 from actors.scheduling.scheduler import Scheduler
 from actors.skills.catalog import SkillCatalog
 from actors.tools.registry import Registry
@@ -56,6 +57,8 @@ class DaemonContext:
     hooks: HookRunner | None = None
     # The always-allow rules of each workspace; none in chat-only mode.
     rules: RuleBook | None = None
+    # The sandbox of the model's commands (/health shows its status); none in chat-only mode or a test's app.
+    sandbox: Sandbox | None = None
 
 
 def daemon() -> DaemonContext:

@@ -279,6 +279,21 @@ def check_service() -> Check:
     return Check("service", True, f"installed and running ({path})")
 
 
+def check_sandbox(setting: str = "auto", bwrap: Path | None = None) -> Check:
+    """Whether the model's commands can run in a sandbox (actors/sandbox/), as serve would find."""
+    from actors.sandbox.policy import probe
+
+    status = probe(setting if setting in ("required", "auto", "off") else "auto",  # type: ignore[arg-type]
+                   str(bwrap) if bwrap else None)
+    if setting == "off":
+        return Check("sandbox", True, "commands are not sandboxed: --sandbox off (your choice)")
+    if status.available:
+        return Check("sandbox", True, f"commands run in a sandbox ({status.kind})")
+    return Check("sandbox", False, f"commands are not sandboxed: {status.why}",
+                 "install bubblewrap (apt install bubblewrap) or allow user namespaces, as said above; "
+                 "--sandbox off runs commands unconfined knowingly")
+
+
 async def checklist(args: argparse.Namespace) -> list[Check]:
     data_dir = args.data_dir or default_data_dir()
     checks = [check_python(), *check_llama()]
@@ -287,6 +302,7 @@ async def checklist(args: argparse.Namespace) -> list[Check]:
     checks.extend(await check_model(args, data_dir))
     checks.extend(await check_mcp(args.mcp_servers_config or data_dir / "mcp.json"))
     checks.append(check_agents())
+    checks.append(check_sandbox(getattr(args, "sandbox", "auto"), getattr(args, "bwrap", None)))
     checks.append(check_service())
     return checks
 

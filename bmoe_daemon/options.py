@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
+from actors.sandbox.policy import SETTINGS as SANDBOX_SETTINGS
 from bmoe_daemon import __version__
 from bmoe_daemon.access import normalize_origin
 from bmoe_daemon.config import (
@@ -97,6 +98,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--models-dir", type=Path, action="append", default=[], metavar="DIR",
                    help="a folder of GGUF models to list and offer beside <data>/models and other apps' "
                         "(LM Studio, the Hugging Face cache, Ollama); repeatable")
+    s.add_argument(
+        "--sandbox", default="auto", choices=list(SANDBOX_SETTINGS),
+        help="run the model's commands in an OS sandbox (bubblewrap on Linux): required refuses to start "
+             "without one, auto uses one where it can and warns where it cannot, off never does "
+             "(default %(default)s)",
+    )
+    # For tests: the bubblewrap program (a missing one stands for a computer without it).
+    s.add_argument("--bwrap", type=Path, default=None, help=argparse.SUPPRESS)
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     s.add_argument("--log-file", type=Path, default=None, metavar="PATH",
                    help="the log file, rotated at 10 MiB, 5 kept (default: <data>/logs/daemon.log)")
@@ -115,6 +124,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
     d.add_argument("--mcp-servers-config", type=Path, default=None,
                    help="MCP servers config (default: <data>/mcp.json)")
+    d.add_argument("--sandbox", default="auto", choices=list(SANDBOX_SETTINGS),
+                   help="the sandbox setting serve will have (default %(default)s)")
+    d.add_argument("--bwrap", type=Path, default=None, help=argparse.SUPPRESS)
     return p
 
 
@@ -175,6 +187,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         live_items=args.live_items,
         allowed_origins=tuple(origins),
         api_key=key,
+        api_key_file=args.api_key_file,
         mcp_servers_config=args.mcp_servers_config,
         skills_dir=args.skills_dir,
         chat_only=args.chat_only,
@@ -184,6 +197,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         models_dirs=tuple(args.models_dir),
         log_file=args.log_file,
         log_max_bytes=args.log_max_bytes,
+        sandbox=args.sandbox,
+        bwrap=args.bwrap,
     )
 
 

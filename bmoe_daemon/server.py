@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import attrs
 import hypercorn.config
@@ -39,6 +39,8 @@ from actors.policy.hooks import HOOKS_FILE, HookRunner
 from actors.policy.rules import RuleBook
 from actors.record.cards import PlanFiles
 from actors.runs.env import Env
+from actors.sandbox.policy import Sandbox
+from actors.sandbox.policy import Setting as SandboxSetting
 from actors.scheduling.scheduler import Scheduler
 from actors.skills.catalog import SkillCatalog
 from actors.skills.tool import UseSkill
@@ -160,7 +162,29 @@ def workspace_in_use(hub: Hub, workspace: Path) -> bool:
     return any(c.info.workspace and hub.workspace_path(c.info.workspace) == workspace for c in hub.conversations())
 
 
-def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: McpManager | None = None) -> Registry:
+def build_sandbox(config: Config) -> Sandbox | None:
+    """The sandbox of the model's commands, probed once here (blocking, bounded); None
+    where no command runs. StartupError under `--sandbox required` when there is none;
+    under `auto` a warning in the log (and /health, doctor and the web UI say so)."""
+    if config.chat_only or not can_run_commands():
+        return None
+    hidden = [config.data_dir] + [p for p in (config.api_key_file, config.log_file, config.mcp_servers_config)
+                                  if p is not None]
+    setting = cast(SandboxSetting, config.sandbox)
+    sandbox = Sandbox.start(setting, bwrap=str(config.bwrap) if config.bwrap else None, hidden=hidden)
+    status = sandbox.status
+    if setting == "required" and not status.available:
+        raise StartupError(f"--sandbox required, but commands cannot be sandboxed here: {status.why}; "
+                           "or start with --sandbox auto to run them unconfined")
+    if setting == "off":
+        log.warning("commands are not sandboxed: --sandbox off")
+    elif not status.available:
+        log.warning("commands are not sandboxed: %s", status.why)
+    return sandbox
+
+
+def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: McpManager | None = None,
+                   sandbox: Sandbox | None = None) -> Registry:
     """The built-in tools, in the order they are offered, then use_skill and the MCP
     servers' tools (known once they start); none in chat-only mode."""
     registry = Registry()
@@ -173,7 +197,7 @@ def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: M
     registry.add(WriteFile())
     registry.add(EditFile())
     if can_run_commands():
-        registry.add(ExecShellCommand())
+        registry.add(ExecShellCommand(sandbox=sandbox))
     if config.scripted is not None:
         # A scripted run exercises the run loop over HTTP; its tools are the test ones.
         from actors.tools.testing import test_tools
@@ -238,7 +262,8 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
     skills = build_skills(config)
     mcp = build_mcp(config)
     acp = build_acp(config)
-    registry = build_registry(config, skills=skills, mcp=mcp)
+    sandbox = await trio.to_thread.run_sync(build_sandbox, config)
+    registry = build_registry(config, skills=skills, mcp=mcp, sandbox=sandbox)
     # No hooks in chat-only mode: no run there has tools or a workspace.
     hooks = None if config.chat_only else HookRunner(store.agent_dir / HOOKS_FILE, home=config.data_dir,
                                                      tool_of=registry.get)
@@ -254,11 +279,13 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         helpers=trio.CapacityLimiter(config.helpers),
     )
     hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60, max_live_items=config.live_items)
+    if sandbox is not None:
+        sandbox.network_of = hub.network_of
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
-                        hooks=hooks)
+                        hooks=hooks, sandbox=sandbox)
     app = create_app(ctx)
 
     http_send.install()  # each event frame is written before its task yields (see the module)

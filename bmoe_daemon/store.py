@@ -335,7 +335,7 @@ class Store:
         out = []
         for row in data if isinstance(data, list) else []:
             try:
-                out.append(Workspace(str(row["id"]), str(row["name"]), str(row["path"])))
+                out.append(Workspace(str(row["id"]), str(row["name"]), str(row["path"]), row.get("network") is True))
             except (KeyError, TypeError):
                 continue
         return out

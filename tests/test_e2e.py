@@ -45,8 +45,10 @@ async def test_health_and_errors(scripted):
     async with scripted.client() as c:
         r = await c.get("/health")
         # A scripted model runs nowhere (no device) and is never let go for idleness.
-        assert r.status_code == 200 and r.json() == {"status": "ok", "version": __version__, "model": "scripted",
-                                                     "device": None, "loaded": True, "model_state": "loaded"}
+        body = r.json()
+        assert isinstance(body.pop("sandbox"), dict)  # tests/test_e2e_sandbox.py looks inside
+        assert r.status_code == 200 and body == {"status": "ok", "version": __version__, "model": "scripted",
+                                                 "device": None, "loaded": True, "model_state": "loaded"}
         r = await c.get("/api/nothing-here")
         assert r.status_code == 404 and r.json()["code"] == "not_found"
         for path in ("/api/conversations/nope", "/api/conversations/nope/messages", "/api/conversations/nope/stop"):

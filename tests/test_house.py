@@ -19,7 +19,7 @@ PACKAGES = ("actors", "bmoe_daemon")
 # from the layers below its own; the packages of one layer may not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("actors.errors", "actors.ids", "actors.notices"),
-    ("actors.actor", "actors.bus", "actors.process", "actors.fs"),
+    ("actors.actor", "actors.bus", "actors.process", "actors.fs", "actors.sandbox"),
     ("actors.model",),
     ("actors.tools",),
     ("actors.skills", "actors.record"),

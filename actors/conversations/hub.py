@@ -56,9 +56,11 @@ class Workspace:
     id: str
     name: str
     path: str
+    # Commands in the sandbox may use the network (loopback included): the person's choice.
+    network: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "path": self.path}
+        return {"id": self.id, "name": self.name, "path": self.path, "network": self.network}
 
 
 class HubStore(Protocol):
@@ -278,7 +280,25 @@ class Hub:
         ws = self._workspaces.get(workspace_id)
         return Path(ws.path) if ws else None
 
-    async def add_workspace(self, path: str, name: str | None = None) -> Workspace:
+    def network_of(self, workspace: Path) -> bool:
+        """Whether commands in the workspace at `workspace` may use the network."""
+        real = str(workspace)
+        return any(ws.network for ws in self._workspaces.values() if ws.path == real)
+
+    async def change_workspace(self, workspace_id: str, *, name: str | None = None,
+                               network: bool | None = None) -> Workspace:
+        """Rename a workspace or allow or forbid its commands the network; saved at once."""
+        ws = self._workspaces.get(workspace_id)
+        if ws is None:
+            raise NotFound("There is no such workspace.")
+        changed = attrs.evolve(ws, name=ws.name if name is None or not name.strip() else name.strip(),
+                               network=ws.network if network is None else network)
+        if changed != ws:
+            self._workspaces[workspace_id] = changed
+            await self._store.save_workspaces(self.workspaces())
+        return changed
+
+    async def add_workspace(self, path: str, name: str | None = None, network: bool | None = None) -> Workspace:
         if self._env.chat_only:
             raise Invalid("This daemon runs as plain chat (--chat-only): conversations have no folders.")
         if not os.path.isabs(path) and not path.startswith("~"):
@@ -288,8 +308,8 @@ class Hub:
             raise NotAFolder(f"{path} is not a folder this daemon can read.")
         for ws in self._workspaces.values():
             if ws.path == real:
-                return ws
-        ws = Workspace(new_id("w"), (name or "").strip() or os.path.basename(real) or real, real)
+                return ws if network is None else await self.change_workspace(ws.id, network=network)
+        ws = Workspace(new_id("w"), (name or "").strip() or os.path.basename(real) or real, real, bool(network))
         self._workspaces[ws.id] = ws
         await self._store.save_workspaces(self.workspaces())
         return ws

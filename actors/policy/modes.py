@@ -31,7 +31,8 @@ ASK = Verdict("ask")
 
 
 def decide(
-    *, mode: Mode, change: bool, unattended: bool, planning: bool = False, rule: str | None = None
+    *, mode: Mode, change: bool, unattended: bool, planning: bool = False, rule: str | None = None,
+    outside: bool = False,
 ) -> Verdict:
     """The verdict for one call. `change`: the call changes something (a write, a
     command that may write, an MCP tool, another agent's permission request).
@@ -39,7 +40,17 @@ def decide(
     mode says (the plan file is not a change of the workspace: the run writes it).
     `rule`: an always-allow rule the person kept matches the call (actors/policy/rules.py;
     the caller asks only for a local client's call): it stands for their yes in `ask`,
-    and nowhere else."""
+    and nowhere else. `outside`: a command asks to run outside the sandbox: always a card,
+    in every mode (`full` too, whatever rule), refused in `read_only`, while planning and
+    with nobody at the screen."""
+    if outside:
+        if planning:
+            return Verdict("refuse", notices.DENIED_IN_PLAN_MODE)
+        if mode == "read_only":
+            return Verdict("refuse", notices.DENIED_OUTSIDE_READ_ONLY)
+        if unattended:
+            return Verdict("refuse", notices.DENIED_OUTSIDE_UNATTENDED, unattended=True)
+        return ASK
     if not change:
         return RUN
     if planning:

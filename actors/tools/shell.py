@@ -7,14 +7,24 @@ kills that whole group at once (SIGKILL), so nothing it started outlives the cal
 Output past the cap is drained and dropped, so a chatty command never blocks on a full
 pipe. Whether a command needs the person's consent is the classifier's call
 (actors/tools/classify.py): anything it cannot tell is read-only asks.
+
+Where the daemon has a sandbox (actors/sandbox/), the shell runs inside it: the same
+group, limit, cap and stop, around `bwrap ... -- /bin/sh -c COMMAND`. A failure the
+sandbox caused gets a line saying so. The model may ask for one command to run outside
+(`outside_sandbox` with a `reason`): the run then always shows a card, in every mode,
+and `read_only` refuses it (actors/policy/modes.py); this tool runs it unconfined only
+when it is called, which is after the person's yes.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +33,7 @@ import trio
 
 from actors.errors import ToolError
 from actors.process import command_environment, signal_group, wait_exit
+from actors.sandbox.policy import Sandbox, explain
 from actors.tools import args as args_
 from actors.tools.links import why_leaves
 from actors.tools.registry import ToolContext, ToolOutcome
@@ -34,6 +45,14 @@ READ_CHUNK = 64 * 1024
 REAP_S = 2.0
 TITLE_CHARS = 60
 SHELL = "/bin/sh"
+MAX_REASON_CHARS = 500
+OUTSIDE = "outside_sandbox"
+
+
+def asks_outside(tool_name: str, args: dict[str, Any]) -> bool:
+    """Whether a call asks to run its command outside the sandbox: the run then always
+    asks the person (every mode) and read_only refuses it."""
+    return tool_name == "exec_shell_command" and args.get(OUTSIDE) is True
 
 
 def arguments_stay_inside(command: str, workspace: Path) -> bool:
@@ -58,12 +77,17 @@ async def run_command(
     cwd: str,
     timeout: float,  # noqa: ASYNC109
     max_output: int,
+    *,
+    wrap: Callable[[list[str]], Sequence[str]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[str, int, bool]:
-    """Run `command`; (output, exit code, timed out). Cancelled: the group is killed
-    before this returns, and the process reaped (bounded, shielded)."""
-    env = command_environment()
+    """Run `command`; (output, exit code, timed out). `wrap` turns the shell's argv into
+    the sandbox's (the sandbox then leads the same process group). Cancelled: the group
+    is killed before this returns, and the process reaped (bounded, shielded)."""
+    env = command_environment() if env is None else env
+    argv = [SHELL, "-c", command]
     proc = await trio.lowlevel.open_process(
-        [SHELL, "-c", command],
+        list(wrap(argv)) if wrap is not None else argv,
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -134,6 +158,13 @@ class ExecShellCommand:
                     "type": "integer",
                     "description": f"Most output to return, in bytes (at most {MAX_OUTPUT_BYTES})",
                 },
+                OUTSIDE: {
+                    "type": "boolean",
+                    "description": "Only when the sandbox stopped this command and it must write outside the "
+                                   "workspace or use the network: ask the person to run it unconfined "
+                                   "(needs a reason)",
+                },
+                "reason": {"type": "string", "description": "Why the command must run outside the sandbox"},
             },
             "required": ["command"],
         }
@@ -141,10 +172,14 @@ class ExecShellCommand:
     needs_workspace: bool = True
     offered_read_only: bool = True  # a command the classifier calls read-only may run
     checks_disk: bool = True  # is_change looks at the folder (paths, links): the run asks it in a thread
+    # The daemon's sandbox (None: commands run unconfined, as where none can be had).
+    sandbox: Sandbox | None = attrs.field(default=None, eq=False, repr=False)
 
     def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         from actors.tools.classify import is_read_only
 
+        if asks_outside(self.name, args):
+            return True
         command = args.get("command")
         if not (isinstance(command, str) and is_read_only(command)):
             return True
@@ -155,11 +190,26 @@ class ExecShellCommand:
         if not isinstance(command, str) or not command.strip():
             return "Run a command"
         text = " ".join(command.split())
-        return "Run " + (text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…")
+        verb = "Run outside the sandbox: " if asks_outside(self.name, args) else "Run "
+        return verb + (text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…")
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome | None:
         self._command(args)
+        self._reason(args)
         return None
+
+    @staticmethod
+    def _reason(args: dict[str, Any]) -> str | None:
+        """The reason given for running outside the sandbox (None: the call does not ask)."""
+        outside = args.get(OUTSIDE)
+        if outside is None or outside is False:
+            return None
+        reason = args.get("reason")
+        if outside is not True or not isinstance(reason, str) or not reason.strip():
+            raise ToolError(f'"{OUTSIDE}": true needs a "reason" (a non-empty string) that the person reads.')
+        if len(reason) > MAX_REASON_CHARS:
+            raise ToolError(f'The "reason" is too long: at most {MAX_REASON_CHARS} characters.')
+        return reason
 
     @staticmethod
     def _command(args: dict[str, Any]) -> str:
@@ -173,11 +223,29 @@ class ExecShellCommand:
         command = self._command(args)
         timeout = args_.clamped(args, "timeout", DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)
         max_output = args_.clamped(args, "max_output_size", MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES)
+        outside = self._reason(args) is not None
+        if outside and ctx.mode == "read_only":  # the run refuses it first; this holds it anyway
+            raise ToolError("This conversation is read-only: no command runs outside the sandbox.")
+        sandbox = self.sandbox if self.sandbox is not None and self.sandbox.status.confines else None
+        confined = sandbox is not None and not outside
+        scratch = None
         try:
-            output, code, timed_out = await run_command(command, str(ctx.workspace), timeout, max_output)
+            env = command_environment()
+            wrap = None
+            if sandbox is not None and confined:
+                scratch = await _scratch_for(sandbox, env)
+                argv = await trio.to_thread.run_sync(sandbox.wrap, [SHELL, "-c", command], ctx.workspace,
+                                                     ctx.mode, scratch)
+                wrap = lambda _: argv  # noqa: E731
+            output, code, timed_out = await run_command(command, str(ctx.workspace), timeout, max_output,
+                                                        wrap=wrap, env=env)
         except OSError as exc:
             raise ToolError(f"The command could not start: {exc.strerror}.") from None
-        tail = f"\n[exit code: {code}]"
+        finally:
+            if scratch is not None:
+                await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
+        note = explain(output, ctx.mode) if confined else None
+        tail = f"\n[exit code: {code}]" + (f"\n{note}" if note else "")
         if timed_out:
             # A time limit is a call that could not be carried out: an error result.
             raise ToolError(
@@ -185,3 +253,13 @@ class ExecShellCommand:
                 f"(at most {MAX_TIMEOUT_S}) or run something quicker]"
             )
         return ToolOutcome(output + tail)
+
+
+async def _scratch_for(sandbox: Sandbox, env: dict[str, str]) -> Path | None:
+    """Seatbelt only (it cannot mount a private /tmp): a folder of the command's own for
+    its temporary files and cache, set in `env`, removed after the command."""
+    if sandbox.status.kind != "seatbelt":
+        return None
+    scratch = Path(await trio.to_thread.run_sync(tempfile.mkdtemp, "", "bmoe-cmd-"))
+    env["TMPDIR"] = env["XDG_CACHE_HOME"] = str(scratch)
+    return scratch

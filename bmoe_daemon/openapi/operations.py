@@ -14,7 +14,16 @@ from actors.model.discovery.scan import ModelFile
 from actors.policy.rules import Rule
 from actors.record.items import ConversationState, PlanState
 from actors.record.listing import MAX_PAGE, MAX_QUERY_CHARS
-from bmoe_daemon.bodies import Answer, Approval, EditMessage, NewConversation, NewRule, NewWorkspace, SendMessage
+from bmoe_daemon.bodies import (
+    Answer,
+    Approval,
+    EditMessage,
+    NewConversation,
+    NewRule,
+    NewWorkspace,
+    SendMessage,
+    WorkspaceChange,
+)
 from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
@@ -81,9 +90,10 @@ def _conversation_links() -> dict[str, Link]:
 
 OPERATIONS: dict[tuple[str, str], Op] = {
     ("GET", "/health"): Op(
-        "Whether the daemon serves, its version and its model (no key needed).",
+        "Whether the daemon serves, its version and its model (no key needed); `sandbox`: whether the model's "
+        "commands run in an OS sandbox (`{kind, available, why, setting, confined}`; null in chat-only mode).",
         lambda c: shape(c, {"status": {"const": "ok"}, "version": str, "model": str | None,
-                            "device": {"type": ["object", "null"]}})),
+                            "device": {"type": ["object", "null"]}, "sandbox": {"type": ["object", "null"]}})),
     ("GET", "/openapi.json"): Op("This document.", lambda c: {"type": "object", "required": ["openapi", "paths"]}),
     ("GET", "/"): Op("The web UI's page.", media={"text/html": {"type": "string"}}, errors=(404,)),
     ("GET", "/static/<path:name>"): Op(
@@ -159,11 +169,14 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         media={"*/*": {}}),
     ("GET", "/api/workspaces"): Op("The workspaces.", lambda c: array(c.ref(Workspace, answer=True))),
     ("POST", "/api/workspaces"): Op(
-        "Add a folder as a workspace.", lambda c: c.ref(Workspace, answer=True), status=201, body=NewWorkspace,
+        "Add a folder as a workspace (`network`: its sandboxed commands may use the network, loopback "
+        "included; off by default).", lambda c: c.ref(Workspace, answer=True), status=201, body=NewWorkspace,
         errors=(507,), links={
             "Remove": Link(("DELETE", _WS), {"workspace_id": _FROM_ID}),
             "Rules": Link(("GET", _WS + "/rules"), {"workspace_id": _FROM_ID}),
             "AddRule": Link(("POST", _WS + "/rules"), {"workspace_id": _FROM_ID})}),
+    ("PATCH", _WS): Op("Rename a workspace or allow its sandboxed commands the network (`network`).",
+                       lambda c: c.ref(Workspace, answer=True), body=WorkspaceChange, errors=(404, 507)),
     ("DELETE", _WS): Op("Forget a workspace (its folder stays).", answers.deleted, errors=(409, 507)),
     ("GET", _WS + "/rules"): Op("A workspace's always-allow rules.", lambda c: array(c.ref(Rule, answer=True))),
     ("POST", _WS + "/rules"): Op(

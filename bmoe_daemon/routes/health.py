@@ -18,4 +18,12 @@ async def health() -> Response:
     # `loaded`: the model is in memory now (--idle-unload lets it go; the next turn loads it again).
     return jsonify({"status": "ok", "version": __version__, "model": engine.model_id,
                     "device": where() if callable(where) else None,
-                    "loaded": engine.loaded, "model_state": state.state if state is not None else None})
+                    "loaded": engine.loaded, "model_state": state.state if state is not None else None,
+                    "sandbox": sandbox_status()})
+
+
+def sandbox_status() -> dict[str, object] | None:
+    """`{kind, available, why, setting, confined}`: whether the model's commands run in a
+    sandbox (None where no command runs: chat-only)."""
+    sandbox = daemon().sandbox
+    return sandbox.status.to_json() if sandbox is not None else None

@@ -3,7 +3,7 @@ from __future__ import annotations
 from quart import Blueprint, Response, jsonify, request
 
 from actors.policy.rules import BadRule, RuleBook
-from bmoe_daemon.bodies import NewRule, NewWorkspace, parse_json, structure
+from bmoe_daemon.bodies import NewRule, NewWorkspace, WorkspaceChange, parse_json, structure
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError
 
@@ -18,8 +18,15 @@ async def get_workspaces() -> Response:
 @bp.post("/api/workspaces")
 async def post_workspaces() -> tuple[Response, int]:
     body = structure(parse_json(await request.get_data()), NewWorkspace)
-    ws = await daemon().hub.add_workspace(body.path, body.name)
+    ws = await daemon().hub.add_workspace(body.path, body.name, body.network)
     return jsonify(ws.to_json()), 201
+
+
+@bp.patch("/api/workspaces/<workspace_id>")
+async def patch_workspace(workspace_id: str) -> Response:
+    body = structure(parse_json(await request.get_data()), WorkspaceChange)
+    ws = await daemon().hub.change_workspace(workspace_id, name=body.name, network=body.network)
+    return jsonify(ws.to_json())
 
 
 @bp.delete("/api/workspaces/<workspace_id>")

@@ -193,6 +193,9 @@ export function renderTool(item, { workspace, busy, error, onDecide, onPreview }
     parts.push(h("pre.diff", { "aria-label": "The change", tabindex: "0", html: renderDiff(item.diff) }));
   } else if (item.tool === "exec_shell_command" && args.command) {
     parts.push(h("pre.command", { "aria-label": "The command", tabindex: "0" }, `$ ${args.command}`));
+    if (args.outside_sandbox === true) { // always a card: it runs with everything your account can reach
+      parts.push(h("p.small.outside-sandbox", {}, h("strong", {}, "Outside the sandbox: "), String(args.reason || "")));
+    }
   } else if (Object.keys(args).length && state === "waiting") {
     parts.push(h("pre.args", { "aria-label": "The arguments", tabindex: "0" }, JSON.stringify(args, null, 2)));
   } else if (Object.keys(args).length) {

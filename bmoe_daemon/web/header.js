@@ -10,6 +10,7 @@ import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
 import { modelMemory } from "./modelstate.js";
 import { renderGoal } from "./run.js";
+import { NOT_SANDBOXED, notSandboxedWhy, sandboxStatus } from "./sandbox.js";
 import { attempt, memoryText, MODE_OPTIONS, pageTitle, problem, routeModel, routeOptions, shell, STATE_LABELS, tokensText,
   wsOptions } from "./ui.js";
 
@@ -29,6 +30,7 @@ export class ConversationHeader {
     this.wsSelect.addEventListener("change", () => this.patch({ workspace: this.wsSelect.value || null }));
     this.wsPicker = h("label.inline", { hidden: true }, h("span.label", {}, "Workspace"), this.wsSelect);
     this.rulesLink = h("a.rules-link.small", { hidden: true }, "Rules");
+    this.sandboxEl = h("span.badge.not-sandboxed", { hidden: true, role: "status" }, NOT_SANDBOXED);
     this.modeSelect = select({ "aria-label": "Mode", class: "mode-select" }, MODE_OPTIONS, "ask");
     this.modeSelect.addEventListener("change", () => this.patch({ mode: this.modeSelect.value }));
     this.routeSelect = select({ "aria-label": "Model", class: "route-select" }, [["local", "local"]], "local");
@@ -43,7 +45,7 @@ export class ConversationHeader {
         h("div.title-box", {}, this.titleEl),
         h("div.head-buttons", {}, this.renameBtn, this.deleteBtn)),
       h("div.conv-head-bottom", {},
-        this.stateEl, this.planningEl, this.wsEl, this.wsPicker, this.rulesLink,
+        this.stateEl, this.planningEl, this.wsEl, this.wsPicker, this.rulesLink, this.sandboxEl,
         h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
         h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl),
       this.goalEl);
@@ -75,6 +77,12 @@ export class ConversationHeader {
       this.wsSelect.title = found ? found.path : "";
     }
     this.rulesLink.hidden = !found;
+    // Only the built-in agent's commands go through the sandbox (another agent runs its own).
+    const confinable = Boolean(info.workspace) && (info.agent || "builtin") === "builtin";
+    sandboxStatus().then((s) => {
+      this.sandboxEl.hidden = !(confinable && s && !s.confined);
+      this.sandboxEl.title = notSandboxedWhy(s);
+    });
     if (found) {
       this.rulesLink.href = `#/workspaces/${encodeURIComponent(found.id)}`;
       this.rulesLink.setAttribute("aria-label", `Always-allow rules of ${found.name}`);

@@ -7,6 +7,7 @@
 import { api } from "./api.js";
 import { alertLine, clear, h, select } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
+import { notSandboxedBanner, sandboxStatus } from "./sandbox.js";
 import { attemptIn, pageView, problem, toast } from "./ui.js";
 
 const RULE_KINDS = [["command", "Commands that start with"], ["path", "Changes to files in the folder"]];
@@ -59,6 +60,29 @@ function addRuleForm(ws, onAdded, open) {
   return h("details.add-rule-fold", { open }, h("summary", {}, "Add a rule by hand"), form);
 }
 
+// The workspace's network switch, with what it lets a command do.
+function networkSwitch(ws) {
+  const id = `ws-net-${ws.id}`;
+  const box = h("input.ws-network-box", { type: "checkbox", id, checked: ws.network,
+    "aria-describedby": `${id}-warn` });
+  box.addEventListener("change", async () => {
+    const want = box.checked;
+    box.disabled = true;
+    try {
+      ws.network = (await api("PATCH", `/api/workspaces/${enc(ws.id)}`, { network: want })).network;
+    } catch (err) {
+      toast(problem(err));
+    }
+    box.checked = Boolean(ws.network);
+    box.disabled = false;
+  });
+  return h("div.ws-network", {},
+    h("label.inline", { for: id }, box, " Commands may use the network"),
+    h("p.small.muted", { id: `${id}-warn` }, "Off by default: commands run in a sandbox without the network. On, a "
+      + "command can send this folder's files anywhere and reach services on this computer (a local database, "
+      + "other programs' ports). Turn it on only for work you trust the model with."));
+}
+
 // One workspace and its rules; `reload` reads its rules again.
 function workspaceRow(ws) {
   const rulesEl = h("div.rules");
@@ -66,6 +90,7 @@ function workspaceRow(ws) {
   const row = h("li.row.workspace-row", { id: `ws-${ws.id}`, "aria-labelledby": titleId, tabindex: "-1" },
     h("div.row-main", {},
       h("h2.ws-name", { id: titleId }, ws.name), h("code.muted.ws-path", {}, ws.path),
+      networkSwitch(ws),
       h("h3.rules-title", {}, "Always allowed"),
       rulesEl));
   const reload = async (focus) => {
@@ -98,9 +123,9 @@ export function workspacesPage(main, which) {
       + "mode, or for a client on the network."),
     body));
   const load = async () => {
-    const workspaces = await api("GET", "/api/workspaces");
+    const [workspaces, sandbox] = await Promise.all([api("GET", "/api/workspaces"), sandboxStatus()]);
     const rows = workspaces.map(workspaceRow);
-    clear(body,
+    clear(body, notSandboxedBanner(sandbox),
       workspaces.length ? null : h("p.muted", {}, "No folders yet: add one when you start a conversation."),
       h("ul.rows.workspaces", { "aria-label": "Workspaces" }, rows.map((r) => r.row)));
     await Promise.all(rows.map((r) => r.reload()));

@@ -35,6 +35,7 @@ from actors.runs.agent.small.leader import Leading
 from actors.runs.base import RunRequest
 from actors.runs.env import Env
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolOutcome, cap_text
+from actors.tools.shell import asks_outside
 
 # How many times a card is shown again because its file changed while it waited.
 APPROVAL_REDRAWS = 3
@@ -172,9 +173,10 @@ class CallRunner:
         ws = self._offer.workspace()
         mode = self._t.info.mode
         change = await is_change(tool, args, ws)
-        rule = await self.rule_for(tool, args, ws) if change and mode == "ask" else None
+        outside = asks_outside(tool.name, args)  # always a card (actors/policy/modes.py), no rule
+        rule = await self.rule_for(tool, args, ws) if change and mode == "ask" and not outside else None
         verdict = decide(mode=mode, change=change, unattended=self._req.unattended,
-                         planning=self._t.info.plan_mode, rule=rule)
+                         planning=self._t.info.plan_mode, rule=rule, outside=outside)
         if verdict.allowed_by is not None:
             self._t.update(card_id, urgent=False, allowed_by=verdict.allowed_by)
         if verdict.action == "refuse":
@@ -240,7 +242,8 @@ class CallRunner:
             return Done("error", str(exc))
         note: str | None = None
         offered = None
-        if self._env.rules is not None and self._req.local and self._t.info.workspace is not None:
+        if self._env.rules is not None and self._req.local and self._t.info.workspace is not None \
+                and not asks_outside(tool.name, args):
             offered = await trio.to_thread.run_sync(offered_rule, tool.name, args, ctx.workspace)
         for _ in range(APPROVAL_REDRAWS + 1):
             self._t.update(card_id, state="waiting", result=note, rule=offered[1] if offered else None,
