@@ -26,7 +26,7 @@ import trio
 from actors import notices
 from actors.actor import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
-from actors.policy.rules import kind_of
+from actors.policy.rules import BadRule, Offer, chosen_offer
 from actors.record import cards
 from actors.record.cards import ASK_USER
 from actors.record.items import (
@@ -82,10 +82,11 @@ class StopMsg:
 class ApprovalMsg:
     item: str
     approve: bool
-    reply: Reply[tuple[str, str, str] | None]
+    reply: Reply[tuple[str, Offer] | None]
     feedback: str | None = None
     local: bool = True
     always: bool = False  # approve, and keep the card's always-allow rule
+    rule: dict[str, Any] | None = None  # with `always`: which of the card's offered rules (else the narrowest)
 
 
 @attrs.frozen
@@ -317,17 +318,23 @@ class Conversation:
 
     async def approve(
         self, item_id: str, approve: bool, *, feedback: str | None = None, local: bool = True, always: bool = False,
+        rule: dict[str, Any] | None = None,
     ) -> None:
         """Answer an approval card; `feedback` goes with a no (a plan's rejection, a
         call's denial: the model reads it), Invalid past MAX_FEEDBACK_CHARS. A plan card
         answered after a restart starts a run. `always` (a local client's yes for good)
-        also keeps the rule the card offers, for the conversation's workspace; Invalid
-        when it offers none."""
+        also keeps a rule the card offers for the conversation's workspace: `rule`
+        ({kind, text, exact}) when it is one of the card's `rules`, else the narrowest.
+        Invalid, and the card left waiting, when it offers none or not that one."""
         if feedback is not None and len(feedback) > cards.MAX_FEEDBACK_CHARS:
             raise Invalid(f"The feedback is {len(feedback)} characters; at most {cards.MAX_FEEDBACK_CHARS} are taken.")
-        keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always))
+        keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always, rule))
         if keep is not None and self._env.rules is not None:
-            await self._env.rules.add(*keep)
+            ws_id, offer = keep
+            try:
+                await self._env.rules.add(ws_id, offer.kind, offer.text, offer.exact)
+            except BadRule as exc:  # another answer kept the last rule this workspace may have meanwhile
+                raise Invalid(f"The call was approved, but its rule was not kept: {exc}") from None
 
     async def plan_view(self) -> dict[str, Any]:
         """What GET .../plan answers: the plan's text, revision and state."""
@@ -410,17 +417,15 @@ class Conversation:
         return [i for i in self._t.items
                 if i.kind == "tool" and i.tool in ANSWERABLE_AFTER_RESTART and i.state == "waiting"]
 
-    def _approve(self, msg: ApprovalMsg) -> tuple[str, str, str] | None:
-        """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
+    def _approve(self, msg: ApprovalMsg) -> tuple[str, Offer] | None:
+        """Answer the card; with `always`, the rule to keep: (workspace id, the offer),
+        checked before the card is answered, so a rule that cannot be kept leaves it waiting."""
         card = self._t.find(msg.item)
         is_plan = card is not None and card.tool == cards.EXIT_PLAN
         value = cards.Decision(msg.approve, None if msg.approve else msg.feedback)
         keep = None
         if msg.always:
-            ws_id = self.info.workspace
-            if card is None or not card.rule or ws_id is None or not msg.local or self._t.waiting_for(msg.item) is None:
-                raise Invalid("This card offers no rule to keep; approve it once instead.")
-            keep = (ws_id, kind_of(card.tool), card.rule)
+            keep = self._rule_to_keep(msg, card)
         if card is None or card.state != "waiting" or self._t.waiting_for(msg.item) == "approval" or not is_plan:
             self._t.answer(msg.item, value, "approval")
             return keep
@@ -434,6 +439,31 @@ class Conversation:
             self._t.update(msg.item, state="denied", result=plans.rejected(msg.feedback))
             self._t.set_info(plan=PlanInfo(revision, "rejected"))
         self._launch(RunRequest(local=msg.local))
+        return None
+
+    def _rule_to_keep(self, msg: ApprovalMsg, card: Item | None) -> tuple[str, Offer]:
+        """The rule an `approve_always` keeps (a helper's card's too); Invalid when none can be."""
+        ws_id = self.info.workspace
+        offers = self._offers_of(msg.item, card)
+        if offers is None or ws_id is None or not msg.local or self._env.rules is None \
+                or self._t.waiting_for(msg.item) != "approval":
+            raise Invalid("This card offers no rule to keep; approve it once instead.")
+        try:
+            offer = chosen_offer(*offers, msg.rule)
+            self._env.rules.check(ws_id, offer.kind, offer.text, offer.exact)
+        except BadRule as exc:
+            raise Invalid(str(exc)) from None
+        return ws_id, offer
+
+    def _offers_of(self, item_id: str, card: Item | None) -> tuple[Any, str | None, str | None] | None:
+        """A card's (rules, rule, tool), looked for among the helpers' cards too."""
+        if card is not None:
+            return card.rules, card.rule, card.tool
+        for item in self._t.items:
+            rows = item.task.get("items") if item.task else None
+            for row in rows or ():
+                if isinstance(row, dict) and row.get("id") == item_id:
+                    return row.get("rules"), row.get("rule"), row.get("tool")
         return None
 
     def _end_open_questions(self, why: str) -> None:

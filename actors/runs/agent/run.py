@@ -29,7 +29,7 @@ from actors.model.engine import direct_turn
 from actors.model.turns import Piece, ToolSpec, TurnInput, TurnResult, is_small_model
 from actors.policy.hooks_config import HookEvent, HookName
 from actors.policy.modes import ModeWatch, decide
-from actors.policy.rules import PATH_TOOLS, offered_rule
+from actors.policy.rules import PATH_TOOLS, card_fields, offered_rules
 from actors.record import cards
 from actors.record.items import EndReason, Item, Mode, PlanInfo, ToolCall, ToolState, notice_item
 from actors.record.transcript import Transcript
@@ -817,12 +817,11 @@ class AgentRun(AssistantStream):
         except ToolError as exc:
             return Done("error", str(exc))
         note: str | None = None
-        offered = None
+        offered = []
         if self.env.rules is not None and self.req.local and self.t.info.workspace is not None:
-            offered = await trio.to_thread.run_sync(offered_rule, tool.name, args, ctx.workspace)
+            offered = await trio.to_thread.run_sync(offered_rules, tool.name, args, ctx.workspace)
         for _ in range(APPROVAL_REDRAWS + 1):
-            self.t.update(card_id, state="waiting", result=note, rule=offered[1] if offered else None,
-                          **_preview_fields(shown))
+            self.t.update(card_id, state="waiting", result=note, **card_fields(offered), **_preview_fields(shown))
             answer = await self.t.wait_approval(card_id)
             if answer is None:
                 return Done("denied", notices.DENIED_WAITING_STOPPED)
