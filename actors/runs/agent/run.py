@@ -54,6 +54,7 @@ from actors.runs.agent.small import steps as small_steps
 from actors.runs.base import RunEnd, RunRequest
 from actors.runs.env import Env
 from actors.runs.streaming import AssistantStream
+from actors.tools.links import why_read_leaves
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolOutcome, cap_text
 
 # How many times a card is shown again because its file changed while it waited.
@@ -757,7 +758,10 @@ class AgentRun(AssistantStream):
             self.t.update(card_id, urgent=False, allowed_by=verdict.allowed_by)
         if verdict.action == "refuse":
             self.refused += int(verdict.unattended)
-            return Done("denied", verdict.why or notices.DENIED_READ_ONLY)
+            leaves = None  # a read refused for leading out is told so, not taken for a change
+            if tool.name == SHELL_TOOL and ws is not None:
+                leaves = await trio.to_thread.run_sync(why_read_leaves, args.get("command"), ws)
+            return Done("denied", notices.read_leads_out(leaves) if leaves else verdict.why or notices.DENIED_READ_ONLY)
         blocked = await self.hook("pre_tool_use", tool=tool.name, args=args)
         if blocked is not None:
             return Done("denied", notices.BLOCKED_BY_HOOK.format(why=blocked))
