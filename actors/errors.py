@@ -43,7 +43,9 @@ named). Each ActorError is mapped to an HTTP error in one place (bmoe_daemon/err
         ├── InvalidSchedule         schedule.py: a schedule that cannot run (routes/tasks.py: 400; scheduler.py
         │                           skips a stored one)
         ├── SkillFormatError        skills.py: a SKILL.md that cannot be read (the skill is skipped)
-        └── NotPlain                tools/classify.py: not a plain pipeline (so the command asks for consent)
+        ├── NotPlain                tools/classify.py: not a plain pipeline (so the command asks for consent)
+        └── BadRule                 policy/rules.py: a rule that cannot be kept (routes/workspaces.py: 400; a
+                                    card's approve_always: Invalid, the card still waiting)
 """
 
 from __future__ import annotations

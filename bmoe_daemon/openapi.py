@@ -26,7 +26,7 @@ import attrs
 from actors.actor import ActorStats
 from actors.conversations.hub import Workspace
 from actors.model.discovery.scan import ModelFile
-from actors.policy.rules import Rule
+from actors.policy.rules import Offer, Rule
 from actors.record.items import (
     ConversationState,
     EndReason,
@@ -215,6 +215,8 @@ def _item(c: Components) -> Schema:
         "id": str, "kind": ItemKind, "created": float, "text": str, "reasoning": str, "streaming": bool,
         "images": list[str], "tool": str, "title": str, "args": dict[str, Any], "raw_args": str, "state": ToolState,
         "bytes": int, "result": str, "diff": str, "file": str, "call_id": str,
+        # a waiting card's always-allow rules, narrowest first (`rule`: the narrowest's), the rule a call ran by
+        "rule": str, "rules": list[Offer], "allowed_by": str,
     }
     return shape(c, fields, optional=[n for n in fields if n not in ("id", "kind", "created")])
 
@@ -437,7 +439,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         lambda c: shape(c, {"item": _item(c)}), status=202, body=EditMessage, errors=(409, 507)),
     ("POST", _CONV + "/stop"): Op("Stop the run going on.", lambda c: shape(c, {"stopped": bool}), errors=(409,)),
     ("POST", _CONV + "/approval"): Op(
-        "Answer an approval card (or a plan's).",
+        "Answer an approval card (or a plan's). With approve_always, `rule` picks which of the card's offered "
+        "`rules` is kept (else the narrowest, its `rule`); one it does not offer is a 400 and the card waits.",
         lambda c: shape(c, {"item": str, "decision": schema_of(_hints(Approval)["decision"], c)}),
         body=Approval, errors=(409, 507)),
     ("POST", _CONV + "/answer"): Op(
