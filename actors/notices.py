@@ -71,6 +71,11 @@ def refused_unattended(count: int) -> str:
 DENIED_READ_ONLY = (
     "Not done: this conversation is read-only, so changes are refused. Say what you would change instead."
 )
+READ_LEADS_OUT = (
+    "Not done: this command only reads, but it would read outside the workspace: {why}. Here a read outside the "
+    "workspace is refused as a change would be (reads inside it run). Read inside the workspace only: name "
+    "paths inside it, or leave out the option that follows links."
+)
 ARGUMENTS_NOT_JSON = "The call was not run: {why}. Write the call again with a JSON object of its parameters."
 DENIED_UNATTENDED = (
     "Not done: this is a scheduled run with nobody at the screen to approve changes, so the call was refused. "
@@ -147,6 +152,13 @@ FILE_CHANGED = (
 FILE_KEEPS_CHANGING = (
     "The file kept changing while this card waited, so nothing was written. Read the file again and retry."
 )
+
+
+def read_leads_out(why: str) -> str:
+    """A refused command that only reads, but out of the workspace (a link it follows,
+    a path through one): what it would read and why, so the model does not take its
+    reads for changes."""
+    return READ_LEADS_OUT.format(why=why)
 
 
 def denied_by_person(why: str | None) -> str:

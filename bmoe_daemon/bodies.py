@@ -150,6 +150,16 @@ class Answer:
 class NewRule:
     kind: Literal["command", "path"]
     text: str
+    exact: bool = False  # this one file / this one command (else a folder / leading words)
+
+
+@attrs.frozen
+class PickedRule:
+    """One of a card's offered `rules`, as the person picked it."""
+
+    kind: Literal["command", "path"]
+    text: str
+    exact: bool = False
 
 
 @attrs.frozen
@@ -158,6 +168,8 @@ class Approval:
     decision: Literal["approve", "approve_always", "deny"]
     # with a deny (a plan's or a call's): what the model reads; actors/record/cards.py bounds it
     feedback: str | None = None
+    # with approve_always: which of the card's `rules` to keep (else its narrowest, `rule`)
+    rule: PickedRule | None = None
 
 
 PATCH_TYPES: dict[str, Any] = {

@@ -29,6 +29,7 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from actors import notices
 from actors.tools.classify import PROGRAMS
 from actors.tools.shell import ExecShellCommand, arguments_stay_inside
 from tests.test_conversation import tool_items
@@ -263,6 +264,35 @@ async def test_a_read_through_a_link_out_never_runs_unasked(real_tools, tmp_path
         card, seen = await _run_once(real_tools, workspace.id, mode, leak.command, card=True)
         assert card.state == "denied", (mode, card.state, card.result)
         _assert_no_marker(card.result or "", *seen)
+
+
+@pytest.mark.parametrize(("command", "link"), [
+    ("grep -R TODO nest", "is a link that leads out of the workspace; `grep -R` follows every link"),
+    ("diff -r twin nest", "leads out of the workspace"),
+    ("ls -RL nest", "is a link that leads out of the workspace; `ls -L` reads what the links"),
+    ("cat nest/flink", "`nest/flink` is a link that leads out of the workspace"),
+])
+async def test_a_read_refused_for_leading_out_says_so_and_which_link(real_tools, tmp_path: Path, command: str,
+                                                                      link: str) -> None:
+    """In `read_only` (and planning, and unattended) such a read is refused; the model is
+    told it reads out of the workspace through a link, and which, never that reads are changes."""
+    ws = make_sandbox(tmp_path)
+    workspace = await real_tools.hub.add_workspace(str(ws))
+    card, seen = await _run_once(real_tools, workspace.id, "read_only", command, card=False)
+    assert card.state == "denied"
+    result = card.result or ""
+    assert result.startswith("Not done: this command only reads, but it would read outside the workspace: `nest/")
+    assert link in result and "changes are refused" not in result and result != notices.DENIED_READ_ONLY
+    assert result in seen[-1]  # the model read it in its next turn
+    _assert_no_marker(result, *seen)
+
+
+async def test_a_change_in_read_only_is_still_refused_as_a_change(real_tools, tmp_path: Path) -> None:
+    ws = make_sandbox(tmp_path)
+    workspace = await real_tools.hub.add_workspace(str(ws))
+    card, _ = await _run_once(real_tools, workspace.id, "read_only", "touch made.txt", card=False)
+    assert (card.state, card.result) == ("denied", notices.DENIED_READ_ONLY)
+    assert not (ws / "made.txt").exists()
 
 
 @pytest.mark.parametrize(("command", "expect"), STILL_RUN)

@@ -11,7 +11,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors import notices
-from actors.policy.rules import BadRule, RuleBook, check_rule, command_matches, command_rule, path_matches, path_rule
+from actors.policy.rules import (
+    BadRule,
+    Offer,
+    RuleBook,
+    check_rule,
+    chosen_offer,
+    command_matches,
+    command_offers,
+    command_rule,
+    path_matches,
+    path_offers,
+    path_rule,
+)
 from actors.runs.agent.run import AgentRun
 from actors.runs.base import RunRequest
 from tests.waiting import wait_for, wait_state
@@ -68,6 +80,79 @@ def test_a_rule_never_matches_another_program_sharing_its_prefix(rule_words, ext
     assert not command_matches(rule, " ".join(longer) + " --flag")
 
 
+def test_what_a_card_offers_narrowest_first():
+    assert [(o.text, o.exact, o.covers) for o in command_offers("python app.py")] == [
+        ("python app.py", True, "command"), ("python", False, "commands")]
+    assert [(o.text, o.exact) for o in command_offers("cargo build --release")] == [
+        ("cargo build --release", True), ("cargo build", False), ("cargo", False)]
+    assert [(o.text, o.exact) for o in command_offers("npm test")] == [("npm test", True), ("npm test", False),
+                                                                       ("npm", False)]
+    assert [(o.text, o.exact) for o in command_offers("./run.sh --fast")] == [("./run.sh --fast", True)]
+    for line in ("ls | wc -l", "npm test; rm -rf x", "FOO=1 npm test", "", "x" * 300):
+        assert command_offers(line) == []
+    assert [(o.text, o.exact, o.covers) for o in path_offers("app.py")] == [
+        ("app.py", True, "file"), ("./", False, "workspace")]
+    assert [(o.text, o.exact, o.covers) for o in path_offers("src/app/x.py")] == [
+        ("src/app/x.py", True, "file"), ("src/app/", False, "folder"), ("./", False, "workspace")]
+
+
+def test_an_exact_rule_covers_that_command_or_that_file_only():
+    assert command_matches("python app.py", "python app.py", exact=True)
+    assert command_matches("python app.py", "python  'app.py'", exact=True)  # the same words
+    for other in ("python other.py", "python app.py --x", "python", "python app.py; rm x", "python app.p*"):
+        assert not command_matches("python app.py", other, exact=True)
+    assert path_matches("app.py", "app.py", exact=True)
+    for other in ("app.py.bak", "app.pyc", "src/app.py", "other.py"):
+        assert not path_matches("app.py", other, exact=True)
+    assert check_rule("path", "src/app.py", exact=True) == ("path", "src/app.py")
+    assert check_rule("command", "python  app.py", exact=True) == ("command", "python  app.py")
+    for bad in ("src/", "./", "../x", "/etc/passwd", "a/./b"):
+        with pytest.raises(BadRule):
+            check_rule("path", bad, exact=True)
+    with pytest.raises(BadRule):
+        check_rule("command", "python app.py && rm x", exact=True)
+
+
+def test_the_rule_kept_is_one_the_card_offers():
+    offers = [o.to_json() for o in path_offers("src/x.py")]
+    assert chosen_offer(offers, "src/x.py", "write_file", None) == Offer("path", "src/x.py", True, "file")
+    picked = {"kind": "path", "text": "src/", "exact": False}
+    assert chosen_offer(offers, "src/x.py", "write_file", picked).covers == "folder"
+    for bad in ({"kind": "path", "text": "src/", "exact": True}, {"kind": "path", "text": "./x/", "exact": False},
+                {"kind": "command", "text": "src/x.py", "exact": True}):
+        with pytest.raises(BadRule, match="not one this card offers"):
+            chosen_offer(offers, "src/x.py", "write_file", bad)
+    with pytest.raises(BadRule, match="offers no rule"):
+        chosen_offer(None, None, "t_echo", None)
+    # A card kept from before cards offered several: its one rule, as it was offered then.
+    assert chosen_offer(None, "./", "write_file", None) == Offer("path", "./", False, "workspace")
+    assert chosen_offer(None, "npm test", "exec_shell_command", None) == Offer("command", "npm test", False, "commands")
+
+
+async def test_rules_kept_before_exact_rules_read_as_before(tmp_path):
+    path = tmp_path / "permission-rules.json"
+    path.write_text(json.dumps({"w1": [
+        {"id": "r1", "kind": "command", "text": "npm test", "created": 1.0},
+        {"id": "r2", "kind": "path", "text": "./", "created": 2.0},
+        {"id": "r3", "kind": "path", "text": "src/", "created": 3.0},
+    ]}))
+    os.chmod(path, 0o600)
+    book = RuleBook(path)
+    assert [(r.text, r.exact) for r in book.listing("w1")] == [("npm test", False), ("./", False), ("src/", False)]
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    allowed = book.allowing("w1", ws, "exec_shell_command", {"command": "npm test --watch"})
+    assert allowed is not None and allowed.text == "npm test"
+    allowed = book.allowing("w1", ws, "write_file", {"path": "top.py"})
+    assert allowed is not None and allowed.text == "./"
+    # `./` from a card (the old offer for a file at the root) is kept, not refused.
+    assert check_rule("path", "./") == ("path", "./") == check_rule("path", ".")
+    kept = await book.add("w1", "path", "src/a.py", exact=True)
+    assert kept.exact and await book.add("w1", "path", "src/a.py", exact=True) == kept
+    assert json.loads(path.read_text())["w1"][-1]["exact"] is True
+    assert [(r.text, r.exact) for r in RuleBook(path).listing("w1")][-1] == ("src/a.py", True)
+
+
 def test_path_rules():
     assert path_rule("src/app/x.py") == "src/app/"
     assert path_rule("x.py") == "./"
@@ -106,8 +191,8 @@ async def test_approve_always_keeps_the_rule_and_later_calls_run_without_a_card(
     await conv.send_message("make a file")
     await wait_state(conv, "waiting")
     card = cards(conv)[0]
-    assert card.rule == "touch"
-    await conv.approve(card.id, True, always=True)
+    assert card.rule == "touch made.txt"  # the narrowest: this command; every `touch` is picked
+    await conv.approve(card.id, True, always=True, rule={"kind": "command", "text": "touch", "exact": False})
     await wait_state(conv, "idle")
     assert (folder / "made.txt").exists()
     assert [r.text for r in d.hub.env.rules.listing(ws.id)] == ["touch"]
@@ -136,7 +221,7 @@ async def test_a_folder_rule_lets_changes_inside_it_only(real_tools, tmp_path):
     await conv.send_message("write two files")
     await wait_for(lambda: len(cards(conv)) == 2 and cards(conv)[1].state == "waiting")
     assert cards(conv)[0].state == "done" and cards(conv)[0].allowed_by == "src/"
-    assert cards(conv)[1].rule == "./"
+    assert cards(conv)[1].rule == "b.py" and [r["text"] for r in cards(conv)[1].rules] == ["b.py", "./"]
     await conv.approve(cards(conv)[1].id, False)
     await wait_state(conv, "idle")
 
@@ -210,9 +295,11 @@ async def test_another_agents_permissions_follow_the_same_rules(tmp_path):
         await s.send(cid, "write sub/a.txt one")
         conv = await s.wait_state(cid, ("waiting",))
         card = items_of(conv, "tool")[-1]
-        assert card["rule"] == "sub/"
+        assert card["rule"] == "sub/a.txt"
+        assert [(o["text"], o["covers"]) for o in card["rules"]] == [
+            ("sub/a.txt", "file"), ("sub/", "folder"), ("./", "workspace")]
         r = await s.c.post(f"/api/conversations/{cid}/approval",
-                           json={"item": card["id"], "decision": "approve_always"})
+                           json={"item": card["id"], "decision": "approve_always", "rule": card["rules"][1]})
         assert r.status_code == 200
         await s.wait_state(cid)
         assert (s.ws / "sub" / "a.txt").read_text() == "one"

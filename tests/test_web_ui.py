@@ -172,6 +172,16 @@ SCRIPT = {
         {"when": "touch the second file", "tool_calls": [{"name": "exec_shell_command",
                                                            "arguments": {"command": "touch second.txt"}}]},
         {"when": "touch the second file", "text": "Touched second.txt without asking."},
+        # Always allow on a file at the workspace's root: that file only; another asks.
+        {"when": "write the root note", "tool_calls": [{"name": "write_file",
+                                                         "arguments": {"path": "note.txt", "content": "one\n"}}]},
+        {"when": "write the root note", "text": "Wrote note.txt."},
+        {"when": "write the note again", "tool_calls": [{"name": "write_file",
+                                                          "arguments": {"path": "note.txt", "content": "two\n"}}]},
+        {"when": "write the note again", "text": "Wrote note.txt again."},
+        {"when": "write another note", "tool_calls": [{"name": "write_file",
+                                                        "arguments": {"path": "other.txt", "content": "x\n"}}]},
+        {"when": "write another note", "text": "Not written."},
         # A conversation compacted on demand: long answers, then the summary turn (its
         # message is the transcript, "Person: ..." lines).
         {"when": "stack the first log", "text": numbered("Stacked the first log by the wall. ", 8)},
@@ -1627,13 +1637,20 @@ def test_always_allow_keeps_a_rule_the_next_call_runs_by_and_the_workspace_remov
     folder = tmp_path / "files"
     send(page, "touch the first file")
     first = card(page, "Run touch first.txt")
-    always = first.get_by_role("button", name="Always allow touch")
+    # the narrowest rule first: this command; every `touch` is a choice of its own
+    first.get_by_role("button", name="Always allow touch first.txt").wait_for()
+    assert "exactly “touch first.txt” runs without asking" in first.locator(".rule-hint").inner_text()
+    choice = first.get_by_label("What to always allow")
+    assert choice.locator("option").all_inner_texts() == [
+        "Only this exact command: touch first.txt", "Any command that starts with “touch”"]
+    choice.select_option(label="Any command that starts with “touch”")
+    always = first.get_by_role("button", name="Always allow touch", exact=True)
     always.wait_for()
     assert "commands that start with “touch” run without asking" in first.locator(".rule-hint").inner_text()
     assert first.get_by_role("button", name="Approve").is_visible()
     screenshot(page, "desktop-always-allow")
     phone = open_conversation(open_page, cid, viewport=PHONE)
-    card(phone, "Run touch first.txt").get_by_role("button", name="Always allow touch").wait_for()
+    card(phone, "Run touch first.txt").get_by_role("button", name="Always allow touch first.txt").wait_for()
     screenshot(phone, "phone-always-allow")
     always.focus()
     page.keyboard.press("Enter")
@@ -1674,6 +1691,37 @@ def test_always_allow_keeps_a_rule_the_next_call_runs_by_and_the_workspace_remov
     row.get_by_text("No rules: every change asks.").wait_for()
     with api(daemon) as c:
         assert c.get(f"/api/workspaces/{ws}/rules").json() == []
+
+
+def test_always_allow_on_a_root_file_keeps_that_file_only_and_another_file_asks(open_page, daemon, tmp_path):
+    page, cid = in_a_workspace(open_page, tmp_path, "Root note")
+    folder = tmp_path / "root-note"
+    send(page, "write the root note")
+    pinned = page.locator(".pinned-approval")
+    pinned.get_by_role("button", name="Always allow note.txt").wait_for()
+    # the pinned copy and the card offer the same choices, in words of how much each covers
+    for where in (pinned, card(page, "Write note.txt")):
+        assert where.get_by_label("What to always allow").locator("option").all_inner_texts() == [
+            "Only this file: note.txt", "Any file in this workspace"]
+        assert "changes to the file “note.txt” run without asking" in where.locator(".rule-hint").inner_text()
+    pinned.get_by_role("button", name="Always allow note.txt").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Wrote note.txt.").wait_for()
+    assert (folder / "note.txt").read_text() == "one\n"
+    ws = conversation(daemon, cid)["workspace"]
+    with api(daemon) as c:
+        kept = [(r["kind"], r["text"], r["exact"]) for r in c.get(f"/api/workspaces/{ws}/rules").json()]
+    assert kept == [("path", "note.txt", True)]
+    # the same file runs by the rule; another file at the root asks
+    send(page, "write the note again")
+    page.get_by_role("article", name="Answer").filter(has_text="Wrote note.txt again.").wait_for()
+    assert (folder / "note.txt").read_text() == "two\n"
+    send(page, "write another note")
+    other = card(page, "Write other.txt")
+    other.get_by_role("button", name="Always allow other.txt").wait_for()
+    assert other.get_attribute("data-state") == "waiting" and not (folder / "other.txt").exists()
+    other.get_by_role("button", name="Deny").click()
+    page.get_by_role("article", name="Answer").filter(has_text="Not written.").wait_for()
+    assert not (folder / "other.txt").exists()
 
 
 HOOKS = {

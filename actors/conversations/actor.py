@@ -40,6 +40,7 @@ from actors.conversations.new_run import new_run
 from actors.conversations.patching import checked_changes
 from actors.conversations.saver import Saver
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
+from actors.policy.rules import BadRule, Offer
 from actors.record import cards
 from actors.record.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, notice_item, user_item
 from actors.record.transcript import Transcript
@@ -240,17 +241,23 @@ class Conversation:
 
     async def approve(
         self, item_id: str, approve: bool, *, feedback: str | None = None, local: bool = True, always: bool = False,
+        rule: dict[str, Any] | None = None,
     ) -> None:
         """Answer an approval card; `feedback` goes with a no (a plan's rejection, a
         call's denial: the model reads it), Invalid past MAX_FEEDBACK_CHARS. A plan card
         answered after a restart starts a run. `always` (a local client's yes for good)
-        also keeps the rule the card offers, for the conversation's workspace; Invalid
-        when it offers none."""
+        also keeps a rule the card offers for the conversation's workspace: `rule`
+        ({kind, text, exact}) when it is one of the card's `rules`, else the narrowest.
+        Invalid, and the card left waiting, when it offers none or not that one."""
         if feedback is not None and len(feedback) > cards.MAX_FEEDBACK_CHARS:
             raise Invalid(f"The feedback is {len(feedback)} characters; at most {cards.MAX_FEEDBACK_CHARS} are taken.")
-        keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always))
+        keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always, rule))
         if keep is not None and self._env.rules is not None:
-            await self._env.rules.add(*keep)
+            ws_id, offer = keep
+            try:
+                await self._env.rules.add(ws_id, offer.kind, offer.text, offer.exact)
+            except BadRule as exc:  # another answer kept the last rule this workspace may have meanwhile
+                raise Invalid(f"The call was approved, but its rule was not kept: {exc}") from None
 
     async def plan_view(self) -> dict[str, Any]:
         """What GET .../plan answers: the plan's text, revision and state."""
@@ -334,9 +341,9 @@ class Conversation:
         for card in self._open_questions():
             self._t.update(card.id, state="denied", result=why)
 
-    def _approve(self, msg: ApprovalMsg) -> tuple[str, str, str] | None:
+    def _approve(self, msg: ApprovalMsg) -> tuple[str, Offer] | None:
         """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
-        keep, go_on = answers.approve(self._t, msg)
+        keep, go_on = answers.approve(self._t, msg, self._env.rules)
         if go_on:
             self._launch(RunRequest(local=msg.local))
         return keep

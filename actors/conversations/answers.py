@@ -9,9 +9,11 @@ change the transcript and say whether a run is to start.
 
 from __future__ import annotations
 
+from typing import Any
+
 from actors.conversations.messages import AnswerMsg, ApprovalMsg
 from actors.errors import Invalid, NotFound
-from actors.policy.rules import kind_of
+from actors.policy.rules import BadRule, Offer, RuleBook, chosen_offer
 from actors.record import cards
 from actors.record.cards import ASK_USER
 from actors.record.items import Item, PlanInfo
@@ -19,8 +21,8 @@ from actors.record.transcript import ANSWERABLE_AFTER_RESTART, Transcript
 from actors.runs.agent.run_tools import plans
 from actors.runs.agent.run_tools.todos_and_questions import answer_text, check_answer, parse_question
 
-# The rule an approval keeps for good: (workspace id, kind, text).
-KeptRule = tuple[str, str, str]
+# The rule an approval keeps for good: (workspace id, the card's offer).
+KeptRule = tuple[str, Offer]
 
 
 def open_cards(t: Transcript) -> list[Item]:
@@ -28,18 +30,16 @@ def open_cards(t: Transcript) -> list[Item]:
     return [i for i in t.items if i.kind == "tool" and i.tool in ANSWERABLE_AFTER_RESTART and i.state == "waiting"]
 
 
-def approve(t: Transcript, msg: ApprovalMsg) -> tuple[KeptRule | None, bool]:
-    """Answer the approval card: with `always`, the rule to keep; and whether a run is
-    to start (a plan card answered after a restart)."""
+def approve(t: Transcript, msg: ApprovalMsg, rules: RuleBook | None) -> tuple[KeptRule | None, bool]:
+    """Answer the approval card: with `always`, the rule to keep, checked before the card
+    is answered (a rule that cannot be kept leaves it waiting: Invalid); and whether a
+    run is to start (a plan card answered after a restart)."""
     card = t.find(msg.item)
     is_plan = card is not None and card.tool == cards.EXIT_PLAN
     value = cards.Decision(msg.approve, None if msg.approve else msg.feedback)
     keep = None
     if msg.always:
-        ws_id = t.info.workspace
-        if card is None or not card.rule or ws_id is None or not msg.local or t.waiting_for(msg.item) is None:
-            raise Invalid("This card offers no rule to keep; approve it once instead.")
-        keep = (ws_id, kind_of(card.tool), card.rule)
+        keep = _rule_to_keep(t, msg, card, rules)
     if card is None or card.state != "waiting" or t.waiting_for(msg.item) == "approval" or not is_plan:
         t.answer(msg.item, value, "approval")
         return keep, False
@@ -53,6 +53,32 @@ def approve(t: Transcript, msg: ApprovalMsg) -> tuple[KeptRule | None, bool]:
         t.update(msg.item, state="denied", result=plans.rejected(msg.feedback))
         t.set_info(plan=PlanInfo(revision, "rejected"))
     return None, True
+
+
+def _rule_to_keep(t: Transcript, msg: ApprovalMsg, card: Item | None, rules: RuleBook | None) -> KeptRule:
+    """The rule an `approve_always` keeps (a helper's card's too); Invalid when none can be."""
+    ws_id = t.info.workspace
+    offers = _offers_of(t, msg.item, card)
+    if offers is None or ws_id is None or not msg.local or rules is None or t.waiting_for(msg.item) != "approval":
+        raise Invalid("This card offers no rule to keep; approve it once instead.")
+    try:
+        offer = chosen_offer(*offers, msg.rule)
+        rules.check(ws_id, offer.kind, offer.text, offer.exact)
+    except BadRule as exc:
+        raise Invalid(str(exc)) from None
+    return ws_id, offer
+
+
+def _offers_of(t: Transcript, item_id: str, card: Item | None) -> tuple[Any, str | None, str | None] | None:
+    """A card's (rules, rule, tool), looked for among the helpers' cards too."""
+    if card is not None:
+        return card.rules, card.rule, card.tool
+    for item in t.items:
+        rows = item.task.get("items") if item.task else None
+        for row in rows or ():
+            if isinstance(row, dict) and row.get("id") == item_id:
+                return row.get("rules"), row.get("rule"), row.get("tool")
+    return None
 
 
 def answer_question(t: Transcript, msg: AnswerMsg) -> bool:

@@ -9,6 +9,7 @@ import attrs
 import trio
 
 from actors.actor import Reply
+from actors.policy.rules import Offer
 from actors.record.items import ConversationInfo, Goal, Item
 from actors.runs.base import RunRequest
 
@@ -33,10 +34,11 @@ class StopMsg:
 class ApprovalMsg:
     item: str
     approve: bool
-    reply: Reply[tuple[str, str, str] | None]
+    reply: Reply[tuple[str, Offer] | None]
     feedback: str | None = None
     local: bool = True
     always: bool = False  # approve, and keep the card's always-allow rule
+    rule: dict[str, Any] | None = None  # with `always`: which of the card's offered rules (else the narrowest)
 
 
 @attrs.frozen

@@ -1,15 +1,25 @@
 """Always-allow rules: what the person said yes to for good, per workspace.
 
-An approval card for a command or a file change offers a rule, the text that would be
-remembered: for a command, the program and its leading plain words (`npm test`,
-`cargo build`), offered only for one simple command; for a file change, the folder
-of the path inside the workspace (`src/`). `approve_always` stores it in
-`<data>/agent/permission-rules.json` (written whole, readable by this user only).
+An approval card for a command or a file change offers the rules it could keep,
+narrowest first (`offered_rules`), each saying how much it covers:
+
+- a file change: the file itself (an `exact` path rule, `src/app.py`), then its folder
+  (`src/`, every file under it) and the whole workspace (`./`);
+- a command: the command itself (an `exact` command rule: the program and all its
+  words, `python app.py`), then its leading plain words (`cargo build`: every command
+  that starts with them) and the program alone (`python`: every `python` command),
+  offered only for one simple command.
+
+`approve_always` keeps the narrowest unless the person picked a wider one of those
+offered; the rules go to `<data>/agent/permission-rules.json` (written whole, readable
+by this user only; an entry without `exact` is a folder or a leading-words rule, as
+every rule kept before exact rules existed).
 
 Later, in `ask`, a call a rule matches runs without a card and says which rule let it.
-A command matches at word boundaries (`git log` matches `git log --oneline`, never
-`git logger`) and only when it is itself one simple command whose words stay inside
-the workspace; a path matches when it resolves inside the rule's folder. The policy
+A leading-words rule matches at word boundaries (`git log` matches `git log --oneline`,
+never `git logger`), an exact one the same words only, and either only when the call is
+itself one simple command whose words stay inside the workspace; a path matches when it
+resolves to the rule's file, or inside the rule's folder. The policy
 (actors/policy/modes.py) decides where rules apply at all: never in `read_only` or plan
 mode, never for a network client.
 """
@@ -33,6 +43,9 @@ from actors.tools.shell_words import NotPlain, Word, split_pipeline
 log = logging.getLogger("bmoe.rules")
 
 RuleKind = Literal["command", "path"]
+# How much an offered rule covers, for the card's words: one file, a folder's files, the
+# workspace's files, one command, every command starting with some words.
+Covers = Literal["file", "folder", "workspace", "command", "commands"]
 COMMAND_TOOLS = ("exec_shell_command",)
 PATH_TOOLS = ("write_file", "edit_file")
 MAX_RULES = 200  # per workspace
@@ -51,9 +64,35 @@ class Rule:
     kind: RuleKind
     text: str
     created: float
+    exact: bool = False  # this one file, this one command (else a folder, leading words)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "text": self.text, "created": self.created}
+        return {"id": self.id, "kind": self.kind, "text": self.text, "created": self.created, "exact": self.exact}
+
+
+@attrs.frozen
+class Offer:
+    """One rule an approval card offers to keep."""
+
+    kind: RuleKind
+    text: str
+    exact: bool
+    covers: Covers
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text, "exact": self.exact, "covers": self.covers}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Offer | None:
+        """An offer as a card keeps it, or None when it is not one (a damaged record)."""
+        if not isinstance(data, dict):
+            return None
+        kind, text, exact, covers = data.get("kind"), data.get("text"), data.get("exact"), data.get("covers")
+        if kind not in ("command", "path") or not isinstance(text, str) or not isinstance(exact, bool):
+            return None
+        if covers not in ("file", "folder", "workspace", "command", "commands"):
+            return None
+        return cls(kind, text, exact, covers)
 
 
 def _simple_words(command: str) -> list[Word] | None:
@@ -81,8 +120,8 @@ def _plain_prefix(command: str, words: list[Word]) -> list[str]:
 
 
 def command_rule(command: str) -> str | None:
-    """The rule a card for `command` offers, or None (not one simple command, or no
-    plain program name to remember)."""
+    """The leading-words rule for `command`: the program and its leading plain words,
+    or None (not one simple command, or no plain program name to remember)."""
     words = _simple_words(command)
     if words is None or "=" in words[0].text:
         return None
@@ -90,18 +129,62 @@ def command_rule(command: str) -> str | None:
     return " ".join(prefix) if prefix else None
 
 
+def exact_command_rule(command: str) -> str | None:
+    """The exact rule for `command` (the command as written, trimmed), or None when it
+    is not one simple command that starts with a program's name, or is too long to keep."""
+    text = command.strip()
+    words = _simple_words(text)
+    if words is None or "=" in words[0].text or not text or len(text) > MAX_RULE_CHARS:
+        return None
+    return text
+
+
+def command_offers(command: str) -> list[Offer]:
+    """What a card for `command` offers, narrowest first: the command itself, then
+    every command that starts with its leading plain words, then with its program."""
+    out: list[Offer] = []
+    exact = exact_command_rule(command)
+    if exact is not None:
+        out.append(Offer("command", exact, True, "command"))
+    words = _simple_words(command)
+    prefix = _plain_prefix(command, words) if words is not None and "=" not in words[0].text else []
+    for text in dict.fromkeys([" ".join(prefix), prefix[0] if prefix else ""]):
+        if text and len(text) <= MAX_RULE_CHARS:
+            out.append(Offer("command", text, False, "commands"))
+    return out
+
+
 def path_rule(rel: str) -> str:
-    """The rule a card for a change of `rel` (workspace-relative) offers: its folder."""
+    """The folder rule for a change of `rel` (workspace-relative): its folder, `./` for
+    a file at the workspace's root."""
     folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
     return f"{folder}/" if folder else "./"
 
 
-def check_rule(kind: str, text: str) -> tuple[RuleKind, str]:
-    """A rule as a person may write it by hand; BadRule says what is wrong."""
+def path_offers(rel: str) -> list[Offer]:
+    """What a card for a change of `rel` (workspace-relative) offers, narrowest first:
+    the file, its folder (when it is not the workspace's root), the whole workspace."""
+    out = [Offer("path", rel, True, "file")] if len(rel) <= MAX_RULE_CHARS else []
+    folder = path_rule(rel)
+    if folder != "./" and len(folder) <= MAX_RULE_CHARS:
+        out.append(Offer("path", folder, False, "folder"))
+    out.append(Offer("path", "./", False, "workspace"))
+    return out
+
+
+def check_rule(kind: str, text: str, exact: bool = False) -> tuple[RuleKind, str]:
+    """A rule as it is kept: BadRule says what is wrong. Not `exact`, a command rule is
+    leading plain words and a path rule a folder (`src` is kept as `src/`; `./` or `.`
+    is the whole workspace); `exact`, a command is one simple command and
+    a path one file."""
     text = text.strip()
     if not text or len(text) > MAX_RULE_CHARS:
         raise BadRule(f"A rule is 1 to {MAX_RULE_CHARS} characters.")
     if kind == "command":
+        if exact:
+            if exact_command_rule(text) is None:
+                raise BadRule(f"{text!r} is not one simple command (a program and its words, without operators).")
+            return "command", text
         if command_rule(text) != " ".join(text.split()):
             raise BadRule(
                 f"{text!r} is not a command rule: give the program and its leading plain words "
@@ -109,23 +192,36 @@ def check_rule(kind: str, text: str) -> tuple[RuleKind, str]:
             )
         return "command", " ".join(text.split())
     if kind == "path":
-        parts = [p for p in text.strip("/").split("/") if p]
+        parts = [p for p in text.split("/") if p]
+        if parts == ["."] and not exact:
+            parts = []  # `./`: the workspace, as a card offers it
         if text.startswith("/") or any(p in (".", "..") for p in parts) or "\\" in text:
-            raise BadRule(f"{text!r} is not a folder inside the workspace: give it relative, like `src/`.")
+            what = "a file" if exact else "a folder"
+            raise BadRule(f"{text!r} is not {what} inside the workspace: give it relative, like `src/`.")
+        if exact:
+            if not parts or text.endswith("/"):
+                raise BadRule(f"{text!r} is not a file: give its path in the workspace, like `src/app.py`.")
+            return "path", "/".join(parts)
         return "path", ("/".join(parts) + "/") if parts else "./"
     raise BadRule("kind is `command` or `path`.")
 
 
-def command_matches(rule: str, command: str) -> bool:
-    """Whether `command` is one simple command that starts with the rule's words."""
+def command_matches(rule: str, command: str, exact: bool = False) -> bool:
+    """Whether `command` is one simple command that starts with the rule's words (with
+    `exact`: that has the rule's words, all of them and no more)."""
     words = _simple_words(command)
     if words is None:
         return False
+    if exact:
+        return words == _simple_words(rule)
     wanted = rule.split()
     return _plain_prefix(command, words)[: len(wanted)] == wanted
 
 
-def path_matches(rule: str, rel: str) -> bool:
+def path_matches(rule: str, rel: str, exact: bool = False) -> bool:
+    """Whether the workspace-relative `rel` is the rule's file (`exact`) or inside its folder."""
+    if exact:
+        return rel == rule
     return rule == "./" or rel.startswith(rule)
 
 
@@ -142,7 +238,8 @@ class RuleBook:
         try:
             data = json.loads(read_own_file(self._path, MAX_RULES_FILE_BYTES))
             for ws, rows in data.items():
-                self._rules[str(ws)] = [Rule(str(r["id"]), r["kind"], str(r["text"]), float(r["created"]))
+                self._rules[str(ws)] = [Rule(str(r["id"]), r["kind"], str(r["text"]), float(r["created"]),
+                                             r.get("exact") is True)
                                         for r in rows if r.get("kind") in ("command", "path")]
         except FileNotFoundError:
             return
@@ -153,18 +250,26 @@ class RuleBook:
     def listing(self, workspace_id: str) -> list[Rule]:
         return list(self._rules.get(workspace_id, ()))
 
-    async def add(self, workspace_id: str, kind: str, text: str) -> Rule:
-        """Keep a rule (the same one twice is kept once); BadRule when it cannot be."""
-        kind, text = check_rule(kind, text)
-        rules = self._rules.setdefault(workspace_id, [])
+    def check(self, workspace_id: str, kind: str, text: str, exact: bool = False) -> Rule:
+        """The rule `add` would keep (one kept already, or a new one not kept yet);
+        BadRule when it cannot be kept. No I/O: a card's answer asks it first, so a rule
+        that cannot be kept refuses the answer instead of letting the call run alone."""
+        kind, text = check_rule(kind, text, exact)
+        rules = self._rules.get(workspace_id, [])
         for rule in rules:
-            if rule.kind == kind and rule.text == text:
+            if (rule.kind, rule.text, rule.exact) == (kind, text, exact):
                 return rule
         if len(rules) >= MAX_RULES:
             raise BadRule(f"This workspace has {MAX_RULES} rules already; remove some first.")
-        rule = Rule(new_id("r"), kind, text, now())
-        rules.append(rule)
-        await self._save()
+        return Rule(new_id("r"), kind, text, now(), exact)
+
+    async def add(self, workspace_id: str, kind: str, text: str, exact: bool = False) -> Rule:
+        """Keep a rule (the same one twice is kept once); BadRule when it cannot be."""
+        rule = self.check(workspace_id, kind, text, exact)
+        rules = self._rules.setdefault(workspace_id, [])
+        if rule not in rules:
+            rules.append(rule)
+            await self._save()
         return rule
 
     async def remove(self, workspace_id: str, rule_id: str) -> bool:
@@ -192,7 +297,7 @@ class RuleBook:
             if not isinstance(command, str):
                 return None
             for rule in rules:
-                if rule.kind == "command" and command_matches(rule.text, command):
+                if rule.kind == "command" and command_matches(rule.text, command, rule.exact):
                     return rule if command_stays_inside(command, workspace) else None
             return None
         if tool in PATH_TOOLS:
@@ -205,7 +310,7 @@ class RuleBook:
                 return None
             if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
                 return None
-            return next((r for r in rules if r.kind == "path" and path_matches(r.text, rel)), None)
+            return next((r for r in rules if r.kind == "path" and path_matches(r.text, rel, r.exact)), None)
         return None
 
 
@@ -260,20 +365,53 @@ def kind_of(tool: str | None) -> RuleKind:
     return "command" if tool in COMMAND_TOOLS or ACP_KINDS.get(tool or "") in COMMAND_TOOLS else "path"
 
 
-def offered_rule(tool: str, args: dict[str, Any], workspace: Path | None) -> tuple[RuleKind, str] | None:
-    """The rule an approval card for this call offers, or None (resolves a path: call
-    it in a worker thread)."""
+def offered_rules(tool: str, args: dict[str, Any], workspace: Path | None) -> list[Offer]:
+    """The rules an approval card for this call offers, narrowest first; none for a call
+    rules do not speak of (resolves a path: call it in a worker thread)."""
     if tool in COMMAND_TOOLS:
         command = args.get("command")
-        text = command_rule(command) if isinstance(command, str) else None
-        return ("command", text) if text else None
+        return command_offers(command) if isinstance(command, str) else []
     if tool in PATH_TOOLS and workspace is not None:
         raw = args.get("path")
         if not isinstance(raw, str) or not raw:
-            return None
+            return []
         try:
             rel = relative(workspace, resolve(workspace, raw))
         except PathRefused:
-            return None
-        return ("path", path_rule(rel)) if rel != "." else None
-    return None
+            return []
+        if rel == "." or rel == ".." or rel.startswith("../"):
+            return []
+        return path_offers(rel)
+    return []
+
+
+def card_fields(offers: list[Offer]) -> dict[str, Any]:
+    """What a waiting card carries of its offers: `rule`, the narrowest one's text (what
+    `approve_always` keeps unless another is picked), and `rules`, all of them."""
+    if not offers:
+        return {"rule": None, "rules": None}
+    return {"rule": offers[0].text, "rules": [o.to_json() for o in offers]}
+
+
+def chosen_offer(rules: list[Any] | None, rule: str | None, tool: str | None, picked: dict[str, Any] | None) -> Offer:
+    """The rule to keep for a card (its `rules` and `rule`, of a call of `tool`): the one
+    `picked` when it is one of those offered, else the narrowest. A card kept before
+    cards offered several (only `rule`) offers its `rule` as it was then. BadRule when
+    the card offers none, or `picked` is not among them."""
+    offers = [o for o in (Offer.from_json(r) for r in rules or ()) if o is not None]
+    if not offers and rule:
+        kind = kind_of(tool)
+        covers: Covers = "commands" if kind == "command" else "workspace" if rule == "./" else "folder"
+        offers = [Offer(kind, rule, False, covers)]
+    if not offers:
+        raise BadRule("This card offers no rule to keep; approve it once instead.")
+    if picked is None:
+        return offers[0]
+    wanted = (picked.get("kind"), picked.get("text"), picked.get("exact", False))
+    for offer in offers:
+        if (offer.kind, offer.text, offer.exact) == wanted:
+            return offer
+    raise BadRule(
+        "That rule is not one this card offers; pick one of its `rules`: "
+        + ", ".join(f"{o.text!r} ({o.covers})" for o in offers) + "."
+    )

@@ -60,6 +60,7 @@ _ITEM_FIELDS = (
     "end_reason",
     "for_model",
     "rule",
+    "rules",
     "allowed_by",
     "compacted",
     "compaction",
@@ -116,7 +117,9 @@ class Item:
     level: NoticeLevel | None = None
     end_reason: EndReason | None = None
     for_model: bool | None = None  # a notice the model reads too (a goal's reminder)
-    rule: str | None = None  # a waiting card: the always-allow rule `approve_always` would keep
+    rule: str | None = None  # a waiting card: the always-allow rule `approve_always` keeps (the narrowest)
+    # ... and every rule it offers, narrowest first: {kind, text, exact, covers} (actors/policy/rules.py)
+    rules: list[dict[str, Any]] | None = None
     allowed_by: str | None = None  # a call that ran without a card because of this rule
     compacted: bool | None = None  # summarised: the model reads the compaction notice instead
     compaction: dict[str, Any] | None = None  # a compaction notice's record (actors/runs/agent/compaction_cut.py)

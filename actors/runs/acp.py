@@ -25,7 +25,7 @@ from actors.ids import new_id
 from actors.peers.acp.agents import INVALID_PARAMS, REFUSED, AcpFailed, RequestRefused
 from actors.peers.acp.updates import CANCELLED, chunk_text, pick_option, plan_text, selected, text_slice, tool_fields
 from actors.policy.modes import decide
-from actors.policy.rules import as_builtin, offered_rule
+from actors.policy.rules import as_builtin, card_fields, offered_rules
 from actors.record.items import EndReason, Item, notice_item
 from actors.record.transcript import Transcript
 from actors.runs.base import RunEnd, RunRequest
@@ -178,10 +178,10 @@ class AcpRun(AssistantStream):
             self.refused += int(verdict.unattended)
             self.t.update(card_id, state="denied", result=verdict.why)
             return selected(pick_option(options, False))
-        offered = None
+        offered = []
         if mapped and rules and ws and self.req.local:
-            offered = await trio.to_thread.run_sync(offered_rule, *mapped, ws)
-        self.t.update(card_id, state="waiting", rule=offered[1] if offered else None)
+            offered = await trio.to_thread.run_sync(offered_rules, *mapped, ws)
+        self.t.update(card_id, state="waiting", **card_fields(offered))
         answer = await self.t.wait_approval(card_id)
         if answer is None:
             self.t.update(card_id, state="denied", result=notices.DENIED_WAITING_STOPPED)

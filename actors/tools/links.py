@@ -87,7 +87,7 @@ def why_leaves(command: str, workspace: Path) -> str | None:
                     try:
                         resolve(Path(root), candidate)
                     except PathRefused:
-                        return f"`{candidate}` leads out of the workspace"
+                        return _leads_out(root, word.text, candidate)
                     named.append(candidate)
             walk = link_walk(stage)
             if walk is not None and walk.program == "rg" and child_environment().get(RG_CONFIG_ENV):
@@ -105,7 +105,36 @@ def why_leaves(command: str, workspace: Path) -> str | None:
     return None
 
 
+def why_read_leaves(command: object, workspace: Path) -> str | None:
+    """Why a command the classifier calls a read is a change all the same: the path or
+    the link through which it would read outside the workspace (`why_leaves`). None when
+    it is not such a read (not a string, not read-only by its words, or it stays inside)."""
+    from actors.tools.classify import is_read_only
+
+    if not isinstance(command, str) or not is_read_only(command):
+        return None
+    return why_leaves(command, workspace)
+
+
 # ---- the words ----
+
+
+def _leads_out(root: str, written: str, candidate: str) -> str:
+    """Why `candidate` (the word `written`, or one of its glob's matches) leads out, in
+    names the workspace holds or the command wrote: the link inside the workspace it
+    goes through, else the word as written. Never a name from outside (a glob's match
+    beyond a link), so the reason may be shown to the model."""
+    prefix = ""
+    for part in candidate.split("/"):
+        if not part or part == ".":
+            continue
+        prefix = _join(prefix, part)
+        full = os.path.normpath(os.path.join(root, prefix))
+        if not is_inside(root, full):
+            break  # `..`: out as written
+        if os.path.islink(full) and not is_inside(root, os.path.realpath(full)):
+            return f"`{prefix}` is a link that leads out of the workspace"
+    return f"`{written}` leads out of the workspace"
 
 
 def _candidates(root: str, word: Word, glued: bool, budget: _Budget) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from actors.actor import ActorStats
+from actors.policy.rules import Offer
 from actors.record.items import (
     ConversationState,
     EndReason,
@@ -47,6 +48,8 @@ def item(c: Components) -> Schema:
         "id": str, "kind": ItemKind, "created": float, "text": str, "reasoning": str, "streaming": bool,
         "images": list[str], "tool": str, "title": str, "args": dict[str, Any], "raw_args": str, "state": ToolState,
         "bytes": int, "result": str, "diff": str, "file": str, "call_id": str,
+        # a waiting card's always-allow rules, narrowest first (`rule`: the narrowest's), the rule a call ran by
+        "rule": str, "rules": list[Offer], "allowed_by": str,
     }
     return shape(c, fields, optional=[n for n in fields if n not in ("id", "kind", "created")])
 

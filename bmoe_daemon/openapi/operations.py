@@ -150,7 +150,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         lambda c: shape(c, {"item": answers.item(c)}), status=202, body=EditMessage, errors=(409, 507)),
     ("POST", _CONV + "/stop"): Op("Stop the run going on.", lambda c: shape(c, {"stopped": bool}), errors=(409,)),
     ("POST", _CONV + "/approval"): Op(
-        "Answer an approval card (or a plan's).",
+        "Answer an approval card (or a plan's). With approve_always, `rule` picks which of the card's offered "
+        "`rules` is kept (else the narrowest, its `rule`); one it does not offer is a 400 and the card waits.",
         lambda c: shape(c, {"item": str, "decision": schema_of(field_types(Approval)["decision"], c)}),
         body=Approval, errors=(409, 507)),
     ("POST", _CONV + "/answer"): Op(

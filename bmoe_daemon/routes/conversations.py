@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.conversations.actor import Conversation
@@ -171,8 +172,11 @@ async def post_edit(conversation_id: str) -> tuple[Response, int]:
 async def post_approval(conversation_id: str) -> Response:
     conv = await _conversation(conversation_id)
     body = structure(await _body(), Approval)
+    if body.rule is not None and body.decision != "approve_always":
+        raise BadRequest("A `rule` goes with the decision approve_always only.")
+    picked = attrs.asdict(body.rule) if body.rule is not None else None
     await conv.approve(body.item, body.decision != "deny", feedback=body.feedback, local=is_local(),
-                       always=body.decision == "approve_always")
+                       always=body.decision == "approve_always", rule=picked)
     return jsonify({"item": body.item, "decision": body.decision})
 
 

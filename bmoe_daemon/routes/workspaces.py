@@ -55,7 +55,7 @@ async def post_rules(workspace_id: str) -> tuple[Response, int]:
     rules = _rules(workspace_id)
     body = structure(parse_json(await request.get_data()), NewRule)
     try:
-        rule = await rules.add(workspace_id, body.kind, body.text)
+        rule = await rules.add(workspace_id, body.kind, body.text, body.exact)
     except BadRule as exc:
         raise BadRequest(str(exc)) from None
     return jsonify(rule.to_json()), 201

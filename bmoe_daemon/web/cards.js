@@ -1,8 +1,9 @@
 // The items of a conversation: the person's messages (with Edit), the agent's
 // answers (with Copy, Regenerate on the last one, and what each cost in tokens), and
 // the cards of its calls and its notices: a tool card (its diff, command or
-// arguments; Approve, Always allow with the exact rule the daemon offers, Deny; the
-// rule that let it run without a card), the plan card (the plan in Markdown, its
+// arguments; Approve, Always allow with the rules the daemon offers, the narrowest
+// first and each said in words of how much it covers, Deny; the rule that let it run
+// without a card), the plan card (the plan in Markdown, its
 // revision, Approve, Reject with a feedback box) and a notice, with a compaction's
 // fold over the items it summarised. A helper's task card is helpers.js's.
 //
@@ -39,8 +40,9 @@ const PLAN_STATES = {
   error: "not shown",
 };
 const NOTICE_LABELS = { info: "Note", warn: "Warning", error: "Error" };
-// Calls whose rule is a command's first words (another agent's `execute` too); the
-// others' rule is a folder of the workspace.
+// Calls whose rule is a command's words (another agent's `execute` too); the others'
+// rule is about files of the workspace. Only for a card kept before cards offered
+// several rules (`rules`), whose one `rule` is a folder or a command's first words.
 const COMMAND_TOOLS = new Set(["exec_shell_command", "execute"]);
 // The starts of a plan card's results (actors/plans.py).
 const APPROVED = "The plan is approved";
@@ -51,11 +53,62 @@ export function isOpenPlan(item) {
   return item.kind === "tool" && item.tool === PLAN_TOOL && item.state === "waiting";
 }
 
-function ruleHint(item) {
+// The rules a waiting card offers, narrowest first ({kind, text, exact, covers}).
+export function ruleChoices(item) {
+  if (Array.isArray(item.rules) && item.rules.length) return item.rules;
+  if (!item.rule) return [];
   const command = COMMAND_TOOLS.has(item.tool) || typeof (item.args || {}).command === "string";
-  return command
-    ? `Always allow: commands that start with “${item.rule}” run without asking in this workspace, as one simple command that stays inside it.`
-    : `Always allow: changes to files in “${item.rule}” run without asking in this workspace.`;
+  const covers = command ? "commands" : item.rule === "./" ? "workspace" : "folder";
+  return [{ kind: command ? "command" : "path", text: item.rule, exact: false, covers, legacy: true }];
+}
+
+// How much a rule covers, short (a choice's label) and in a sentence (its hint).
+export function ruleWords(rule) {
+  switch (rule.covers) {
+    case "file": return `Only this file: ${rule.text}`;
+    case "folder": return `Any file in ${rule.text} and its subfolders`;
+    case "workspace": return "Any file in this workspace";
+    case "command": return `Only this exact command: ${rule.text}`;
+    default: return `Any command that starts with “${rule.text}”`;
+  }
+}
+
+export function ruleHint(rule) {
+  switch (rule.covers) {
+    case "file": return `Always allow: changes to the file “${rule.text}” run without asking in this workspace; other files still ask.`;
+    case "folder": return `Always allow: changes to any file in “${rule.text}” (and its subfolders) run without asking in this workspace.`;
+    case "workspace": return "Always allow: changes to any file in this workspace run without asking.";
+    case "command": return `Always allow: exactly “${rule.text}” runs without asking in this workspace; any other command still asks.`;
+    default: return `Always allow: commands that start with “${rule.text}” run without asking in this workspace, as one simple command that stays inside it.`;
+  }
+}
+
+// The rule picked on a card (`draft.ruleAt`, the narrowest until another is picked),
+// and what the approval sends for it (nothing for a card kept before cards offered several).
+export function pickedRule(item, draft) {
+  const choices = ruleChoices(item);
+  return choices[Math.min(draft?.ruleAt || 0, choices.length - 1)] || null;
+}
+
+export function ruleBody(rule) {
+  return rule && !rule.legacy ? { kind: rule.kind, text: rule.text, exact: rule.exact } : null;
+}
+
+// "Always allow" and, where the card offers more than one rule, the choice of how
+// much; `onPick(i)` when another is picked. Used by the card and the pinned approval.
+export function alwaysControls(item, { draft, busy, hintId, onAlways, onPick, extraClass = "" }) {
+  const choices = ruleChoices(item);
+  if (!choices.length) return { controls: null, hint: null };
+  const picked = pickedRule(item, draft);
+  const at = choices.indexOf(picked);
+  const always = h(`button.always${extraClass}`, { type: "button", "data-focus": "always", disabled: busy,
+    "aria-describedby": hintId, onclick: () => onAlways(picked) }, "Always allow ", h("code", {}, picked.text));
+  const choice = choices.length > 1
+    ? h("select.rule-choice", { "data-focus": "rule-choice", disabled: busy, "aria-label": "What to always allow",
+      onchange: (ev) => onPick(Number(ev.target.value)) },
+    choices.map((rule, i) => h("option", { value: String(i), selected: i === at ? true : null }, ruleWords(rule))))
+    : null;
+  return { controls: [always, choice], hint: h("small.hint.rule-hint", { id: hintId }, ruleHint(picked)) };
 }
 
 function rulesLink(workspace) {
@@ -178,9 +231,10 @@ export function renderAssistant(item, { loadingModel, rate = null, ...actions } 
 // ---- tool cards ----
 
 // `workspace`: the conversation's (for the preview and the rules' page); `busy`: an
-// answer is on its way; `error`: the daemon's refusal of the last one;
-// `onDecide(decision)`: approve, approve_always or deny.
-export function renderTool(item, { workspace, busy, error, onDecide, onPreview }) {
+// answer is on its way; `error`: the daemon's refusal of the last one; `draft`: what
+// is picked on it (`ruleAt`: which offered rule); `onDecide(decision, rule)`: approve,
+// approve_always (with the rule picked) or deny; `onPick(i)`: another rule picked.
+export function renderTool(item, { workspace, busy, error, draft, onDecide, onPick, onPreview }) {
   const state = item.state || "running";
   const args = item.args || {};
   const title = item.title || item.tool || "Tool";
@@ -206,17 +260,15 @@ export function renderTool(item, { workspace, busy, error, onDecide, onPreview }
       h("pre", { tabindex: "0" }, item.raw_args)));
   }
   if (state === "waiting") {
-    const hintId = `rule-hint-${item.id}`;
+    const { controls, hint } = alwaysControls(item, { draft, busy, hintId: `rule-hint-${item.id}`,
+      onAlways: (rule) => onDecide("approve_always", ruleBody(rule)), onPick });
     parts.push(h("div.approval", { role: "group", "aria-label": `Approve or deny: ${title}` },
       h("button.primary", { type: "button", "data-focus": "approve", disabled: busy, onclick: () => onDecide("approve") },
         "Approve"),
       h("button.danger", { type: "button", "data-focus": "deny", disabled: busy, onclick: () => onDecide("deny") },
         "Deny"),
-      item.rule
-        ? h("button.always", { type: "button", "data-focus": "always", disabled: busy, "aria-describedby": hintId,
-            onclick: () => onDecide("approve_always") }, "Always allow ", h("code", {}, item.rule))
-        : null));
-    if (item.rule) parts.push(h("small.hint.rule-hint", { id: hintId }, ruleHint(item)));
+      controls));
+    parts.push(hint);
     parts.push(alertLine(error));
   }
   if (item.result) {

@@ -79,7 +79,8 @@ function renderCard(view, item) {
   }
   if (item.tool === TASK_TOOL) return renderHelper(view, item);
   return renderTool(item, { ...kept, workspace: view.info && view.info.workspace,
-    onDecide: (decision) => waiting.act(item, "approval", { decision }), onPreview: (file) => view.preview(file) });
+    onDecide: (decision, rule) => waiting.act(item, "approval", rule ? { decision, rule } : { decision }),
+    onPick: (i) => waiting.pickRule(item, i), onPreview: (file) => view.preview(file) });
 }
 
 // A task card; its helper's items drawn inside it while it is open. It opens by

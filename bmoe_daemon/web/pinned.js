@@ -1,7 +1,8 @@
 // The approval pinned above the message box: while a call waits on the person, a
 // compact copy of its card (what it asks: the tool's title, and its command, how much
 // its change adds and removes, or its arguments) with Approve, Deny and a reason for
-// the Deny that the agent reads. The card in the log stays as it is; both answer
+// the Deny that the agent reads, and Always allow with the rules the card offers (the
+// narrowest first, each in words of how much it covers; no shortcut widens anything). The card in the log stays as it is; both answer
 // through the view (waiting.js holds this copy). With several waiting, the oldest is pinned.
 //
 // Approve and Deny have keyboard shortcuts that work anywhere in the conversation but
@@ -9,7 +10,7 @@
 // or by a voice control that types words, must never approve a command.
 
 import { alertLine, clear, h } from "./dom.js";
-import { PLAN_TOOL } from "./cards.js";
+import { alwaysControls, PLAN_TOOL, ruleBody } from "./cards.js";
 import { TASK_TOOL } from "./helpers.js";
 import { limits } from "./limits.js";
 import { ASK_USER } from "./run.js";
@@ -73,9 +74,11 @@ function keysText(keys) {
 }
 
 export class PinnedApproval {
-  // `onDecide(item, decision, reason)`; `onShow(item)`: to the card in the log.
-  constructor({ onDecide, onShow }) {
+  // `onDecide(item, decision, reason, rule)`; `onPick(item, i)`: another offered rule
+  // picked; `onShow(item)`: to the card in the log.
+  constructor({ onDecide, onPick, onShow }) {
     this.onDecide = onDecide;
+    this.onPick = onPick;
     this.onShow = onShow;
     this.item = null;
     this.kept = null;
@@ -92,7 +95,8 @@ export class PinnedApproval {
   // changed, so the reason being typed keeps its caret; the keyboard keeps its place.
   render(cards, kept) {
     const item = cards[0] || null;
-    const key = item ? JSON.stringify([item.id, item.title, askSummary(item), cards.length, kept.busy, kept.error || ""]) : "";
+    const key = item ? JSON.stringify([item.id, item.title, askSummary(item), cards.length, kept.busy, kept.error || "",
+      item.rules || item.rule || null, kept.draft.ruleAt || 0]) : "";
     if (key === this.shown) return;
     this.shown = key;
     const held = this.holds() ? document.activeElement : null;
@@ -114,9 +118,9 @@ export class PinnedApproval {
   }
 
   // Approve or deny the pinned card (a shortcut, a button); nothing while an answer is on its way.
-  decide(decision) {
+  decide(decision, rule = null) {
     if (!this.item || this.kept.busy) return;
-    this.onDecide(this.item, decision, decision === "deny" ? this.kept.draft.text.trim() : "");
+    this.onDecide(this.item, decision, decision === "deny" ? this.kept.draft.text.trim() : "", rule);
   }
 
   draw(item, count, { draft, busy, error }) {
@@ -139,6 +143,10 @@ export class PinnedApproval {
       h("label.pinned-reason-label", { for: reasonId }, "Reason"),
       reason,
       h("small.visually-hidden", { id: hintId }, "Goes with Deny: the agent reads it."));
+    // not disabled while the answer travels (the keyboard stays): decide() waits for it
+    const { controls, hint } = alwaysControls(item, { draft, busy: false, hintId: `pinned-rule-hint-${item.id}`,
+      onAlways: (rule) => this.decide("approve_always", ruleBody(rule)), onPick: (i) => this.onPick(item, i) });
+    const always = controls ? h("div.pinned-always", { role: "group", "aria-label": "Always allow" }, controls) : null;
     // Deny is the form's own button: Enter in the reason sends it.
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -155,6 +163,8 @@ export class PinnedApproval {
           "Show the card")),
       h("p.pinned-what", { title: askSummary(item) }, askSummary(item)),
       form,
+      always,
+      hint,
       alertLine(error),
     ];
   }

@@ -22,7 +22,9 @@ export class WaitingCards {
     this.answered = new Set(); // cards answered from this page, the answer on its way
     this.moveOn = null; // {id, pinned}: a card answered with the keyboard on it, until the keyboard goes on
     this.pinned = new PinnedApproval({
-      onDecide: (item, decision, reason) => this.act(item, "approval", reason ? { decision, feedback: reason } : { decision }),
+      onDecide: (item, decision, reason, rule) => this.act(item, "approval",
+        { decision, ...(reason ? { feedback: reason } : {}), ...(rule ? { rule } : {}) }),
+      onPick: (item, i) => this.pickRule(item, i),
       onShow: (item) => this.showCard(item),
     });
     this.onShortcut = (ev) => this.shortcut(ev);
@@ -145,6 +147,12 @@ export class WaitingCards {
       this.moveOn = null;
       this.view.textarea.focus();
     }
+  }
+
+  // Another of the rules a card offers is picked (on the card or its pinned copy): both show it.
+  pickRule(item, i) {
+    this.draftFor(item.id).ruleAt = i;
+    this.view.log.redraw(item.id);
   }
 
   // The pinned card's "Show the card": the card in the log, on its Approve.

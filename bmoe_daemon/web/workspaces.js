@@ -12,6 +12,8 @@ import { attemptIn, pageView, problem, toast } from "./ui.js";
 
 const RULE_KINDS = [["command", "Commands that start with"], ["path", "Changes to files in the folder"]];
 const RULE_WORDS = { command: "Commands that start with", path: "Changes to files in" };
+// An exact rule (kept from a card: one command, one file) covers that one only.
+const EXACT_WORDS = { command: "Exactly the command", path: "Changes to the file" };
 
 function enc(s) {
   return encodeURIComponent(s);
@@ -28,7 +30,7 @@ function ruleRow(ws, rule, onRemoved) {
     else remove.focus();
   });
   return h("li.rule", { "aria-label": rule.text },
-    h("span.rule-kind.muted", {}, RULE_WORDS[rule.kind] || rule.kind), " ",
+    h("span.rule-kind.muted", {}, (rule.exact ? EXACT_WORDS : RULE_WORDS)[rule.kind] || rule.kind), " ",
     h("code.rule-text", {}, rule.text),
     h("span.spacer"),
     remove,

@@ -22,11 +22,11 @@ from actors import notices
 from actors.errors import ToolError
 from actors.policy.hooks_config import HookEvent, HookName
 from actors.policy.modes import ModeWatch, decide
-from actors.policy.rules import PATH_TOOLS, offered_rule
+from actors.policy.rules import PATH_TOOLS, card_fields, offered_rules
 from actors.record import cards
 from actors.record.items import PlanInfo, ToolState
 from actors.record.transcript import Transcript
-from actors.runs.agent.ledger import CallEnded, Ledger, WriteRefused, call_key, parse_arguments
+from actors.runs.agent.ledger import SHELL_TOOL, CallEnded, Ledger, WriteRefused, call_key, parse_arguments
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream
 from actors.runs.agent.run_tools import helpers as subagents
@@ -34,6 +34,7 @@ from actors.runs.agent.run_tools.carrier import Call, Done, OwnTools
 from actors.runs.agent.small.leader import Leading
 from actors.runs.base import RunRequest
 from actors.runs.env import Env
+from actors.tools.links import why_read_leaves
 from actors.tools.registry import STORED_RESULT_CAP_BYTES, Tool, ToolContext, ToolOutcome, cap_text
 from actors.tools.shell import asks_outside
 
@@ -181,7 +182,10 @@ class CallRunner:
             self._t.update(card_id, urgent=False, allowed_by=verdict.allowed_by)
         if verdict.action == "refuse":
             self._refused += int(verdict.unattended)
-            return Done("denied", verdict.why or notices.DENIED_READ_ONLY)
+            leaves = None  # a read refused for leading out is told so, not taken for a change
+            if tool.name == SHELL_TOOL and ws is not None:
+                leaves = await trio.to_thread.run_sync(why_read_leaves, args.get("command"), ws)
+            return Done("denied", notices.read_leads_out(leaves) if leaves else verdict.why or notices.DENIED_READ_ONLY)
         blocked = await self.hook("pre_tool_use", tool=tool.name, args=args)
         if blocked is not None:
             return Done("denied", notices.BLOCKED_BY_HOOK.format(why=blocked))
@@ -241,13 +245,12 @@ class CallRunner:
         except ToolError as exc:
             return Done("error", str(exc))
         note: str | None = None
-        offered = None
+        offered = []
         if self._env.rules is not None and self._req.local and self._t.info.workspace is not None \
                 and not asks_outside(tool.name, args):
-            offered = await trio.to_thread.run_sync(offered_rule, tool.name, args, ctx.workspace)
+            offered = await trio.to_thread.run_sync(offered_rules, tool.name, args, ctx.workspace)
         for _ in range(APPROVAL_REDRAWS + 1):
-            self._t.update(card_id, state="waiting", result=note, rule=offered[1] if offered else None,
-                           **_preview_fields(shown))
+            self._t.update(card_id, state="waiting", result=note, **card_fields(offered), **_preview_fields(shown))
             answer = await self._t.wait_approval(card_id)
             if answer is None:
                 return Done("denied", notices.DENIED_WAITING_STOPPED)
