@@ -88,7 +88,8 @@ def test_the_system_message_folds_into_the_first_user_turn() -> None:
 def test_parallel_calls_become_one_call_an_answer_each_followed_by_its_result() -> None:
     call = [{"id": i, "type": "function", "function": {"name": "f", "arguments": {}}} for i in ("a", "b")]
     msgs = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Both.", "tool_calls": call},
-            {"role": "tool", "tool_call_id": "a", "content": "A"}, {"role": "tool", "tool_call_id": "b", "content": "B"}]
+            {"role": "tool", "tool_call_id": "a", "content": "A"},
+            {"role": "tool", "tool_call_id": "b", "content": "B"}]
     out = shape_messages(msgs, Shape(one_call_per_turn=True))
     assert [(m["role"], m.get("tool_call_id") or [c["id"] for c in m.get("tool_calls", [])]) for m in out] == [
         ("user", []), ("assistant", ["a"]), ("tool", "a"), ("assistant", ["b"]), ("tool", "b")]
