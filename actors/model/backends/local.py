@@ -131,6 +131,7 @@ class LocalBackend:
             raise TurnFailed(f"{path.name} has no chat template; pick a chat (instruct) model, or give it a "
                              "template on the models page.")
         self.template_from = "person" if chat_template else "file"
+        self._given_template = chat_template or None
         eos = llm.detokenize([llm.token_eos()], special=True).decode("utf-8", errors="ignore")
         bos = llm.detokenize([llm.token_bos()], special=True).decode("utf-8", errors="ignore")
         self._template = person_template(source, eos, bos, self.model_id) if chat_template else \
@@ -204,9 +205,10 @@ class LocalBackend:
     def template_info(self) -> dict[str, Any]:
         """What the models page shows of the chat template: the tool-call format found
         in it, where it came from ("file" or "person") and the changes histories have
-        needed to render in it (template_shapes.Shape's names)."""
+        needed to render in it (template_shapes.Shape's names), and the person's
+        template when it is theirs (null otherwise)."""
         return {"tool_format": self.tool_format, "template_from": self.template_from,
-                "template_shapes": self._template.shapes_needed()}
+                "template_shapes": self._template.shapes_needed(), "chat_template": self._given_template}
 
     @property
     def native_abort(self) -> bool:
