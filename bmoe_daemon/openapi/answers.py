@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from actors.actor import ActorStats
+from actors.model.backends.template_shapes import Shape
 from actors.policy.rules import Offer
 from actors.record.items import (
     ConversationState,
@@ -104,8 +105,16 @@ def chat_answer(c: Components) -> Schema:
 
 
 def loaded(c: Components, *, path: bool = True) -> Schema:
-    """routes/models.py's `_loaded`: the model, its file and its context."""
-    return shape(c, {"model": str, "path": str | None, "n_ctx": int}, optional=() if path else ("path",))
+    """routes/models.py's `_loaded`: the model, its file and its context; for a local
+    model, its chat template: the tool-call format found in it, whether it is the
+    file's or the person's (`chat_template`, their text), and the shapes histories
+    needed to render in it (actors/model/backends/template_shapes.py)."""
+    shapes = {"type": "array", "items": {"type": "string", "enum": [f.name for f in attrs.fields(Shape)]}}
+    template = ("tool_format", "template_from", "template_shapes", "chat_template")
+    return shape(c, {"model": str, "path": str | None, "n_ctx": int, "tool_format": str,
+                     "template_from": {"type": "string", "enum": ["file", "person"]}, "template_shapes": shapes,
+                     "chat_template": str | None},
+                 optional=(*template, *(() if path else ("path",))))
 
 
 def limits(c: Components) -> Schema:

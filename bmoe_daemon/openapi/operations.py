@@ -243,7 +243,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "The model that serves, or null (its file's path to a client on this computer only).",
         lambda c: {"anyOf": [answers.loaded(c, path=False), {"type": "null"}]}),
     ("PUT", "/api/model"): Op(
-        "Load another model between turns (kept for the next start).",
+        "Load another model between turns (kept for the next start); with `chat_template`, give it a chat "
+        "template of the person's (kept for that file; \"\" goes back to the file's).",
         lambda c: {"anyOf": [answers.loaded(c), {"type": "null"}]}, body=ModelChoice, errors=(409,)),
 }
 

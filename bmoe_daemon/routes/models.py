@@ -1,6 +1,10 @@
 """The person's models: `GET /api/models` lists the GGUF files found
 (actors/model/discovery/scan.py), `PUT /api/model` loads one between turns, `GET /api/model`
-says which one serves (its name and context, for a conversation's header).
+says which one serves (its name and context, for a conversation's header; for a local
+model, its chat template's tool format, whether it is the file's or the person's, and
+the shapes histories needed to render in it, actors/model/backends/template_shapes.py).
+`PUT /api/model` with `chat_template` gives the model a template of the person's
+(kept for that file in the data folder; "" goes back to the file's).
 
 The listing and a load are local only: the listing shows the computer's paths, and a
 load opens a file. `GET /api/model` answers any client, with the file's path to a
@@ -36,7 +40,12 @@ def _loaded() -> dict[str, object] | None:
     if backend is None:
         return None
     path = getattr(backend, "path", None)
-    return {"model": backend.model_id, "path": str(path) if path is not None else None, "n_ctx": backend.n_ctx}
+    out: dict[str, object] = {"model": backend.model_id, "path": str(path) if path is not None else None,
+                              "n_ctx": backend.n_ctx}
+    info = getattr(backend, "template_info", None)  # a local model's chat template (a provider's is its own)
+    if info is not None:
+        out.update(info())
+    return out
 
 
 @bp.get("/api/models")
@@ -79,7 +88,7 @@ async def put_model() -> Response:
     except OSError as exc:
         raise BadRequest(f"{path} cannot be read ({exc.strerror or exc}). The model that was serving still serves.") \
             from None
-    choice = ModelChoice(str(path), choice.ctx_size, choice.n_gpu_layers, choice.threads)
+    choice = ModelChoice(str(path), choice.ctx_size, choice.n_gpu_layers, choice.threads, choice.chat_template)
     try:
         await d.engine.switch(local_loader(d.config, choice, keep=True))
     except EngineError as exc:

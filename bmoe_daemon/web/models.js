@@ -3,6 +3,11 @@
 // each with its size and what its header says, the one that serves marked, where it
 // runs (/health's `device`), and Load (PUT /api/model, with an optional context size).
 //
+// For the loaded model it also shows its chat template: the tool-call format found in it,
+// whether it is the file's or one the person gave, and what shapes of history it needed
+// (actors/model/backends/template_shapes.py); and a box to give it a template of one's
+// own (PUT /api/model with `chat_template`, "" for the file's again).
+//
 // A load answers once the new model serves, or 400 with the daemon's words, the old
 // model still serving; either way the page is read again. A `model` event (a load from
 // anywhere, the model let go after idle minutes or loaded again) reads it again too.
@@ -27,6 +32,25 @@ const SOURCES = {
 };
 
 const TOOL_FORMATS = { hermes: "Hermes", mistral: "Mistral", llama3: "Llama 3" };
+
+// GET /api/model's `template_shapes`, in words.
+const SHAPES = {
+  merge_turns: "consecutive turns of one side merged into one",
+  system_in_user: "the system message folded into the first user turn",
+  one_call_per_turn: "one tool call to an answer",
+  tools_as_text: "tool calls and results as plain text",
+  one_turn: "the whole conversation as one message",
+};
+
+function toolFormatText(format) {
+  if (format === "generic") return "Tool calls: JSON, held to the tools by a grammar (the template has no tool syntax).";
+  return `Tool calls: the ${TOOL_FORMATS[format] || format} format.`;
+}
+
+function shapesText(shapes) {
+  if (!shapes.length) return "Shapes it needed: none; it takes every conversation as it is.";
+  return `Shapes it needed: ${shapes.map((s) => SHAPES[s] || s).join("; ")}.`;
+}
 
 // 134,515,008 -> "135M", 7,241,732,096 -> "7.2B"
 export function parametersText(n) {
@@ -88,6 +112,20 @@ export function modelsPage(main) {
   const statusEl = h("p.models-status", { role: "status", "aria-live": "polite" });
   const errorEl = alertLine("");
   const loadedEl = h("section.card.model-now", { "aria-labelledby": "model-now-title" });
+  // The person's chat template for the loaded model: made once, so what is typed survives a redraw.
+  const templateBox = h("textarea.model-template-text", { rows: "8", spellcheck: "false", autocomplete: "off",
+    placeholder: "{%- for message in messages %}…" });
+  const templateField = field("Chat template (Jinja)", templateBox,
+    "Used instead of the one in the model's file, for this file only; kept in the daemon's data folder.");
+  const useTemplate = h("button", { type: "button", onclick: () => giveTemplate(templateBox.value) },
+    "Use this template");
+  const fileTemplate = h("button.quiet", { type: "button", onclick: () => giveTemplate("") },
+    "Use the file's template");
+  const templateEl = h("details.model-template", {},
+    h("summary", {}, "Give this model a chat template"),
+    h("p.small", {}, "For a model whose template is broken, missing, or refuses conversations."),
+    templateField, h("div.row-actions", {}, useTemplate, fileTemplate));
+  let templateShownFor = null; // the loaded model whose template the box was filled with
   const noticesEl = h("div.model-notices");
   const listEl = h("ul.rows.models", { "aria-label": "Models" });
   clear(body, loadedEl, ctxField, statusEl, errorEl, noticesEl, listEl);
@@ -106,8 +144,22 @@ export function modelsPage(main) {
         ? [h("p.model-now-name", {}, h("strong", {}, loaded.model), " · ", tokensText(loaded.n_ctx), " of context",
             inMemory ? h("span.badge.model-asleep", {}, inMemory) : null),
            h("p.small", {}, deviceText(health && health.device) || "Where it runs is not known (not a llama.cpp model)."),
-           loaded.path ? h("p.small.muted", {}, h("code.model-path", {}, loaded.path)) : null]
+           loaded.path ? h("p.small.muted", {}, h("code.model-path", {}, loaded.path)) : null,
+           loaded.template_from ? [
+             h("p.small.model-tool-format", {}, toolFormatText(loaded.tool_format)),
+             h("p.small.model-template-from", {}, loaded.template_from === "person"
+               ? "Chat template: yours, given on this page." : "Chat template: the one in the model's file."),
+             h("p.small.model-shapes", {}, shapesText(loaded.template_shapes || [])),
+             loaded.path ? templateEl : null,
+           ] : null]
         : h("p", {}, "No model is loaded: conversations on the local model cannot answer. Load one below."));
+    if (loaded && loaded.template_from) {
+      const key = `${loaded.path}\n${loaded.template_from}\n${loaded.chat_template || ""}`;
+      if (key !== templateShownFor) templateBox.value = loaded.chat_template || "";
+      templateShownFor = key;
+      fileTemplate.hidden = loaded.template_from !== "person";
+      for (const b of [useTemplate, fileTemplate]) b.setAttribute("aria-disabled", loading ? "true" : "false");
+    }
     statusEl.textContent = loading ? `Loading ${loading.name}… The turn running finishes first; a big model takes a while.`
       : state.status;
     errorEl.textContent = state.error;
@@ -172,6 +224,36 @@ export function modelsPage(main) {
       state.status = `${got.model} is loaded, with ${tokensText(got.n_ctx)} of context.`;
     } catch (err) {
       state.error = `${m.name} was not loaded. ${problem(err)}`;
+    }
+    state.loading = null;
+    try {
+      await load();
+    } catch (err) {
+      state.error = [state.error, problem(err)].filter(Boolean).join(" ");
+      render();
+    }
+  };
+
+  // The loaded model again, with the person's template ("" the file's): the daemon checks
+  // it parses and renders a message first, else says why and the model serves as it was.
+  const giveTemplate = async (text) => {
+    const loaded = state.listing && state.listing.loaded;
+    if (state.loading || !loaded || !loaded.path) return;
+    if (text !== "" && !text.trim()) {
+      state.error = "The chat template is empty: paste one, or use the file's template.";
+      render();
+      templateBox.focus();
+      return;
+    }
+    state.loading = { name: loaded.model, path: loaded.path };
+    state.error = "";
+    state.status = "";
+    render();
+    try {
+      const got = await api("PUT", "/api/model", { path: loaded.path, chat_template: text });
+      state.status = text ? `${got.model} now uses your chat template.` : `${got.model} uses its file's chat template again.`;
+    } catch (err) {
+      state.error = `The chat template was not changed. ${problem(err)}`;
     }
     state.loading = null;
     try {

@@ -111,11 +111,13 @@ class LocalBackend:
 
     def __init__(
         self, llm: Llama, path: Path, *, abort_callback: bool = True,
-        prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES,
+        prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES, chat_template: str | None = None,
     ) -> None:
         """`abort_callback=False` is for benchmarks only: the bare llama.cpp loop they
         compare with must run without the callback a stop relies on.
-        `prompt_cache_bytes`: RAM for the conversations' saved caches (0: none)."""
+        `prompt_cache_bytes`: RAM for the conversations' saved caches (0: none).
+        `chat_template`: the person's template for this model, used instead of the
+        file's (TurnFailed when it does not parse or renders no message)."""
         import llama_cpp
 
         self._llm = llm
@@ -124,12 +126,16 @@ class LocalBackend:
         self.n_ctx = int(llm.n_ctx())
         self._limiter = trio.CapacityLimiter(1)
         self._abort = AbortCallback(llm, enabled=abort_callback)
-        source = (llm.metadata or {}).get("tokenizer.chat_template")
+        source = chat_template or (llm.metadata or {}).get("tokenizer.chat_template")
         if not source:
-            raise TurnFailed(f"{path.name} has no chat template; pick a chat (instruct) model.")
+            raise TurnFailed(f"{path.name} has no chat template; pick a chat (instruct) model, or give it a "
+                             "template on the models page.")
+        self.template_from = "person" if chat_template else "file"
+        self._given_template = chat_template or None
         eos = llm.detokenize([llm.token_eos()], special=True).decode("utf-8", errors="ignore")
         bos = llm.detokenize([llm.token_bos()], special=True).decode("utf-8", errors="ignore")
-        self._template = ChatTemplate(source, eos=eos, bos=bos)
+        self._template = person_template(source, eos, bos, self.model_id) if chat_template else \
+            file_template(source, eos, bos, self.model_id)
         self.tool_format = self._template.tool_format
         self.last_prefill = 0
         self._grammars = GenericGrammars(self._grammar_parses)
@@ -144,10 +150,12 @@ class LocalBackend:
     async def load(
         cls, path: Path, *, n_ctx: int, n_threads: int | None = None,
         prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES, n_gpu_layers: int | None = None,
+        chat_template: str | None = None,
     ) -> LocalBackend:
         """Load the GGUF in a worker thread. Raises TurnFailed with a plain reason.
         `n_gpu_layers`: layers offloaded to the GPU (-1 all, 0 none; None: every layer
-        when this build of llama.cpp can offload, else none)."""
+        when this build of llama.cpp can offload, else none). `chat_template`: the
+        person's, instead of the file's."""
 
         def _load() -> LocalBackend:
             try:
@@ -174,7 +182,11 @@ class LocalBackend:
                     with_scratch_sequence(llm)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise TurnFailed(f"Could not load {path}: {exc}") from None
-            backend = cls(llm, path, prompt_cache_bytes=prompt_cache_bytes)
+            try:
+                backend = cls(llm, path, prompt_cache_bytes=prompt_cache_bytes, chat_template=chat_template)
+            except TurnFailed:
+                llm.close()
+                raise
             backend.n_gpu_layers = layers
             return backend
 
@@ -189,6 +201,14 @@ class LocalBackend:
         offloaded = self.n_gpu_layers if supported else 0
         return {"runs_on": "gpu" if offloaded != 0 else "cpu", "gpu_layers": offloaded,
                 "gpu_layers_asked": self.n_gpu_layers, "gpu_offload_supported": supported}
+
+    def template_info(self) -> dict[str, Any]:
+        """What the models page shows of the chat template: the tool-call format found
+        in it, where it came from ("file" or "person") and the changes histories have
+        needed to render in it (template_shapes.Shape's names), and the person's
+        template when it is theirs (null otherwise)."""
+        return {"tool_format": self.tool_format, "template_from": self.template_from,
+                "template_shapes": self._template.shapes_needed(), "chat_template": self._given_template}
 
     @property
     def native_abort(self) -> bool:
@@ -430,6 +450,33 @@ class LocalBackend:
             self._closed = True
             self.prompt_cache.clear()
             await trio.to_thread.run_sync(self._llm.close)
+
+
+def file_template(source: str, eos: str, bos: str, model: str) -> ChatTemplate:
+    """The model file's template; TurnFailed, saying how to give another, when it does not parse."""
+    import jinja2
+
+    try:
+        return ChatTemplate(source, eos=eos, bos=bos, model=model)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TurnFailed(f"{model}'s chat template does not parse ({exc}, line {exc.lineno}); give the model one "
+                         "that does on the models page (PUT /api/model with chat_template).") from None
+
+
+def person_template(source: str, eos: str, bos: str, model: str) -> ChatTemplate:
+    """The person's template for `model`; TurnFailed, in plain words, when it does not
+    parse or does not render even one message of the person's."""
+    import jinja2
+
+    try:
+        template = ChatTemplate(source, eos=eos, bos=bos, model=model)
+        template.render(({"role": "user", "content": "Hello."},))
+    except jinja2.TemplateSyntaxError as exc:
+        raise TurnFailed(f"The chat template given for {model} does not parse: {exc} (line {exc.lineno}).") from None
+    except TurnFailed:
+        raise TurnFailed(f"The chat template given for {model} renders no conversation, not even one message.") \
+            from None
+    return template
 
 
 def gpu_offload_supported() -> bool:

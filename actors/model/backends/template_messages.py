@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from actors.model.backends.worked_examples import example_messages
-from actors.model.turns import ToolSpec
+from actors.model.turns import ORIGIN, ToolSpec
 
 MISTRAL_ID_CHARS = 9
 MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
@@ -92,25 +92,9 @@ def _plain(msg: dict[str, Any], tool_format: str = "") -> dict[str, Any]:
         ]
     if msg.get("tool_call_id") or (tool_format == "mistral" and msg["role"] == "tool"):
         out["tool_call_id"] = template_call_id(str(msg.get("tool_call_id") or ""), tool_format)
+    if msg.get(ORIGIN):  # a notice's or a summary's, for the shaping (template_shapes.py)
+        out[ORIGIN] = msg[ORIGIN]
     return out
-
-
-def without_tool_roles(msg: dict[str, Any]) -> dict[str, Any]:
-    """`msg` for a template without tool roles: a result as user text, a call as a
-    line of the assistant's text."""
-    role = msg["role"]
-    content = msg.get("content") or ""
-    if role == "tool":
-        return {"role": "user", "content": f"[tool result]\n{content}"}
-    if role == "assistant" and msg.get("tool_calls"):
-        calls = "\n".join(
-            f"[called {c['function']['name']} {json.dumps(c['function']['arguments'], ensure_ascii=False)}]"
-            if isinstance(c["function"]["arguments"], dict)
-            else f"[called {c['function']['name']} {c['function']['arguments']}]"
-            for c in msg["tool_calls"]
-        )
-        return {"role": "assistant", "content": (content + "\n" + calls).strip()}
-    return {"role": role, "content": content}
 
 
 def generic_tools_text(tools: tuple[ToolSpec, ...], limit: int | None = None) -> str:

@@ -27,7 +27,7 @@ import httpx
 from actors.errors import ContextFull, TurnFailed
 from actors.model.chatstream import MAX_EVENT_BYTES, ChatStream, StreamError, error_text
 from actors.model.http_read import body_lines, read_body, read_until
-from actors.model.turns import Aborted, Emit, TurnInput, TurnResult
+from actors.model.turns import Aborted, Emit, TurnInput, TurnResult, for_provider
 
 log = logging.getLogger("bmoe.providers")
 
@@ -91,7 +91,7 @@ class ProviderBackend:
     def payload(self, turn: TurnInput) -> dict[str, Any]:
         """The request body: the messages as given, the tools as OpenAI tools, the
         thinking switch when the turn sets it and the provider has not refused it."""
-        body: dict[str, Any] = {"model": self.model_id, "messages": list(turn.messages), "stream": True}
+        body: dict[str, Any] = {"model": self.model_id, "messages": for_provider(turn.messages), "stream": True}
         if turn.tools:
             body["tools"] = [t.to_openai() for t in turn.tools]
             if turn.tool_choice in ("none", "required"):

@@ -11,6 +11,7 @@ import attrs
 import trio
 
 from actors import notices
+from actors.errors import TurnFailed
 from actors.fs.paths import read_workspace_text
 from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH
 from actors.model.turns import CountsTokens, ToolSpec, TurnInput
@@ -59,7 +60,10 @@ class Compactor:
             return estimate if since is None else since
         if not isinstance(backend, CountsTokens) or estimate < compaction.TRIGGER * self.context_tokens() / 2:
             return estimate
-        return await backend.count_tokens(self._dress(TurnInput(tuple(messages), tuple(specs))))
+        try:
+            return await backend.count_tokens(self._dress(TurnInput(tuple(messages), tuple(specs))))
+        except TurnFailed:  # a template that renders nothing: the round says so, in the template's words
+            return estimate
 
     async def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
         """Whether the prompt passes TRIGGER of the context: time to compact."""

@@ -10,6 +10,10 @@ chat template may refuse one with an answer to no call, so neither is ever sent.
 When the context runs short, an item marked `shortened` is sent cut to its head with a
 marker that says how to get the rest: a tool result, a call's arguments (each long
 string value, the object still an object), a person's message. The record keeps it whole.
+
+A user message that is not the person's (a compaction's summary, a notice for the
+model) says so in its `origin` (actors/model/turns.py), for a local template that folds
+it into the person's turn; a provider is sent the messages without it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from actors import notices
+from actors.model.turns import ORIGIN
 from actors.record.items import FINAL_TOOL_STATES, Item
 from actors.runs.agent import compaction_cut as compaction
 from actors.runs.agent.ledger import parse_arguments
@@ -134,7 +139,7 @@ def messages(items: Sequence[Item], system: str | None = None) -> list[Message]:
         if item.compacted:
             continue  # summarised: the compaction notice after it speaks for it
         if item.compaction is not None:
-            out.append({"role": "user", "content": compaction.model_text(item.compaction)})
+            out.append({"role": "user", "content": compaction.model_text(item.compaction), ORIGIN: "summary"})
             continue
         if item.kind == "user":
             text = short_message(item.text or "") if item.shortened else item.text or ""
@@ -159,7 +164,7 @@ def messages(items: Sequence[Item], system: str | None = None) -> list[Message]:
                 content = model_result(card) if card is not None else notices.NOT_RUN_IN_HISTORY
                 out.append({"role": "tool", "tool_call_id": c.id, "content": content})
         elif item.kind == "notice" and item.for_model:
-            out.append({"role": "user", "content": item.text or ""})
+            out.append({"role": "user", "content": item.text or "", ORIGIN: "notice"})
         # A tool card is sent with the call it answers, above; another notice is the person's.
     return out
 

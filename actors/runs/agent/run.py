@@ -20,6 +20,7 @@ import trio
 
 from actors import notices
 from actors.errors import ContextFull, EngineError, NoModel, NotFound
+from actors.model.backends.chat_template import TemplateRefused
 from actors.model.backends.repeats import shown_unit
 from actors.model.engine import direct_turn
 from actors.model.turns import TurnInput, TurnResult
@@ -260,6 +261,10 @@ class AgentRun:
                     self.fail(notices.CONTEXT_FULL)
                     return None
             except NoModel as exc:
+                self.fail(str(exc))
+                return None
+            except TemplateRefused as exc:  # retrying cannot help: the person gives the model a template
+                self.abandon_round()
                 self.fail(str(exc))
                 return None
             except EngineError as exc:
