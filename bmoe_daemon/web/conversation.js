@@ -394,6 +394,16 @@ export class ConversationView {
     await this.refresh(); // the edited message and what followed are gone: read it whole
   }
 
+  // "Fork from here": a new conversation with the items up to and including `item`
+  // (the daemon copies them; this one stays as it is), opened at once.
+  async fork(item) {
+    const conv = await attempt(() => api("POST", `${this.path}/fork`, { item: item.id }));
+    if (!conv || this.closed) return;
+    shell.conversationChanged(conv);
+    toast(`Forked into “${conv.title || "a new conversation"}”.`, "info");
+    location.hash = `#/c/${enc(conv.id)}`;
+  }
+
   async preview(file) {
     const dialog = document.getElementById("preview-dialog");
     const frame = dialog.querySelector("iframe");
