@@ -304,11 +304,14 @@ export class ChangesView {
           h("small.hint", {}, "Undo anyway puts those files back as they were before the run too: what you wrote in them since is lost."),
           alertLine(u.error)));
     }
+    const since = run.files.filter((f) => f.changedSince);
     const filesId = `undo-files-${id}`;
     const convId = `undo-conv-${id}`;
     return h("div.undo", {}, openBtn,
       h("div.undo-choices", { id: `undo-${id}`, role: "group", "aria-labelledby": `undo-q-${id}` },
         h("p.undo-question", { id: `undo-q-${id}` }, "Undo this run: choose what goes back."),
+        since.length ? h("p.small.undo-warn", {}, `You changed ${since.map((f) => f.path).join(", ")} after the run: `
+          + "the daemon will ask before it overwrites your changes.") : null,
         h("div.undo-choice", {},
           h("button.needs-idle", { type: "button", "data-focus": `choice:${id}`, "aria-describedby": filesId,
             disabled: this.running || busy, onclick: () => this.rewind(run, false, false) }, "Files only"),
