@@ -170,10 +170,15 @@ def test_the_changes_view_lists_a_runs_files_shows_a_diff_and_undoes_the_files_o
     cid, folder = planted(daemon, tmp_path, tag)
     page = open_page(f"#/c/{cid}", viewport=viewport, color_scheme=scheme)
     page.get_by_role("article", name="Answer").filter(has_text="Planted").wait_for()
-    open_changes(page)
-    assert page.url.endswith(f"#/c/{cid}/changes")
-
     run = the_run(page, tag)
+    if viewport == DESKTOP:  # the message's own link: its run shown first, the keyboard on it
+        page.get_by_role("article", name="Your message").get_by_role("link", name="3 files changed").click()
+        run.wait_for()
+        assert re.search(r"#/c/[^/]+/changes/[^/]+$", page.url), page.url
+        assert run.locator(".run-title").evaluate("e => e === document.activeElement")
+    else:
+        open_changes(page)
+        assert page.url.endswith(f"#/c/{cid}/changes")
     run.wait_for()
     summary = run.locator(".run-summary")
     assert "3 files changed" in summary.inner_text()

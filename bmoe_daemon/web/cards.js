@@ -73,8 +73,9 @@ function forkButton(onFork) {
 }
 
 // `editing`: the message is being edited (a form instead of the bubble); `busy`: a run
-// is on (no edit then); `onEdit()`, `onCancel()`, `onResend(text)`, `onFork()`.
-export function renderUser(item, { editing, busy, onEdit, onCancel, onResend, onFork }) {
+// is on (no edit then); `onEdit()`, `onCancel()`, `onResend(text)`, `onFork()`;
+// `changed`: how many files the message's run changed (0: none), seen at `changesHref`.
+export function renderUser(item, { editing, busy, onEdit, onCancel, onResend, onFork, changed = 0, changesHref }) {
   if (editing) {
     const area = h("textarea", { "aria-label": "Edit message", rows: "3", value: item.text || "" });
     const form = h("form.item.user.editing", { "aria-label": "Edit your message" }, area,
@@ -103,6 +104,8 @@ export function renderUser(item, { editing, busy, onEdit, onCancel, onResend, on
         : null),
     h("div.item-actions", {},
       timeStamp(item.created),
+      changed ? h("a.run-changed", { href: changesHref, "data-focus": "changes" },
+        `${changed} ${changed === 1 ? "file" : "files"} changed`) : null,
       h("button.quiet.edit", { type: "button", disabled: busy, onclick: onEdit,
         "aria-label": "Edit this message and send it again", "data-focus": "edit" }, "Edit"),
       forkButton(onFork)));

@@ -102,6 +102,7 @@ export class ChangesView {
     this.open = new Set(); // "item\npath": the files whose diff is shown
     this.undo = null; // {item, stage: "choose" | "busy" | "refused", paths, conversation, error}
     this.said = ""; // what the last undo did
+    this.changesError = ""; // why the changes could not be read
     this.closed = false;
     this.serial = 0;
   }
@@ -137,25 +138,25 @@ export class ChangesView {
   // when a run ends, after a gap in the stream).
   async refresh() {
     const serial = ++this.serial;
-    let conv;
-    let data;
-    try {
-      [conv, data] = await Promise.all([api("GET", this.path), api("GET", `${this.path}/changes`)]);
-    } catch (err) {
-      if (this.closed || serial !== this.serial) return;
-      if (err instanceof ApiError && err.status === 404 && err.code !== "no_workspace") {
+    const settled = (p) => p.then((value) => ({ value }), (error) => ({ error }));
+    const [conv, changes] = await Promise.all([settled(api("GET", this.path)),
+      settled(api("GET", `${this.path}/changes`))]);
+    if (this.closed || serial !== this.serial) return;
+    if (conv.error) {
+      if (conv.error instanceof ApiError && conv.error.status === 404) {
         this.gone();
         return;
       }
-      if (!this.info) throw err; // never shown: the page says it could not be, with Retry
-      this.say(problem(err));
+      if (!this.info) throw conv.error; // never shown: the page says it could not be, with Retry
+      this.say(problem(conv.error));
       return;
     }
-    if (this.closed || serial !== this.serial) return;
-    const { items, ...info } = conv;
+    const { items, ...info } = conv.value;
     this.info = info;
     this.items = new Map((items || []).map((i) => [i.id, i]));
-    this.runs = runsOf(data);
+    // A conversation without a workspace has no changes; a refusal otherwise is said.
+    this.changesError = changes.error && info.workspace ? problem(changes.error) : "";
+    if (!changes.error) this.runs = runsOf(changes.value);
     if (this.undo && !this.runs.some((r) => r.item === this.undo.item)) this.undo = null;
     this.render();
   }
@@ -194,6 +195,7 @@ export class ChangesView {
     this.titleEl.textContent = `Changes in “${title}”`;
     pageTitle(`Changes · ${title} · bmoe`);
     clear(this.introEl, !this.info.workspace ? "This conversation has no workspace: nothing in a folder changes."
+      : this.changesError ? "The changes could not be read."
       : this.runs.length ? `What each run changed in the workspace, by the message that started it. ${
         this.info.task ? "A scheduled task's run: undo takes back what it did." : ""}`
         : "No run in this conversation has changed a file yet.");
@@ -206,7 +208,8 @@ export class ChangesView {
       ? document.activeElement.dataset.focus : null;
     this.renderFrame();
     this.statusEl.hidden = !this.said;
-    clear(this.listEl, this.runs.length ? h("ol.changes-list", { "aria-label": "Runs that changed files" },
+    clear(this.listEl, this.changesError ? h("p.error-text", { role: "alert" }, this.changesError) : null,
+      this.runs.length ? h("ol.changes-list", { "aria-label": "Runs that changed files" },
       this.runs.map((run, at) => this.renderRun(run, this.runs.length - at - 1))) : null);
     this.renderFrame();
     const again = focusKey ? this.listEl.querySelector(`[data-focus="${CSS.escape(focusKey)}"]`) : null;

@@ -50,7 +50,9 @@ export function renderItem(view, item) {
           view.log.drawItem(item);
         },
         onResend: (text) => view.resend(item, text),
-        onFork: view.byId.get(item.id) === item ? () => view.fork(item) : null });
+        onFork: view.byId.get(item.id) === item ? () => view.fork(item) : null,
+        changed: view.changed.get(item.id) || 0,
+        changesHref: `#/c/${encodeURIComponent(view.conversationId)}/changes/${encodeURIComponent(item.id)}` });
     case "assistant":
       return renderAssistant(item, { loadingModel: view.loadingModel, rate: view.log.writingRate(item.id) ?? null,
         onCopy: (button) => copyFrom(button, item.text || ""),
