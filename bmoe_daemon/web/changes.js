@@ -38,25 +38,34 @@ function num(v) {
 function fileOf(f) {
   return {
     path: f.path,
-    status: f.status || f.change || f.kind || "modified",
-    added: num(f.added ?? f.lines_added),
-    removed: num(f.removed ?? f.lines_removed),
+    status: f.status || "modified",
+    added: num(f.added),
+    removed: num(f.removed),
+    binary: Boolean(f.binary),
     changedSince: Boolean(f.changed_since),
   };
 }
 
-// The runs the daemon lists (oldest first), each `{item, created, files}`.
-export function runsOf(data) {
-  const list = Array.isArray(data) ? data : (data && (data.runs || data.changes || data.items)) || [];
-  return list.map((r) => ({
-    item: r.item ?? r.message ?? r.id,
-    created: r.created ?? r.at ?? null,
-    files: (r.files || []).map(fileOf),
-  })).filter((r) => r.item && r.files.length);
+// Seconds since the epoch from the daemon's ISO time (or seconds); null when none.
+function seconds(at) {
+  if (typeof at === "number") return at;
+  const ms = typeof at === "string" ? Date.parse(at) : NaN;
+  return Number.isFinite(ms) ? ms / 1000 : null;
 }
 
-function countsText(added, removed) {
-  return `+${added.toLocaleString("en")} −${removed.toLocaleString("en")}`;
+// The entries the daemon lists (oldest first): a message's runs (`kind` "run", `item`
+// the message) or an undo (`kind` "rewind", `item` the undo's own id, `of` the message
+// it went back to), each `{item, kind, of, at, files, notRestorable}`.
+export function runsOf(data) {
+  const list = Array.isArray(data) ? data : (data && (data.changes || data.runs || data.entries)) || [];
+  return list.map((r) => ({
+    item: r.item,
+    kind: r.kind === "rewind" ? "rewind" : "run",
+    of: r.of || null,
+    at: seconds(r.at),
+    files: (r.files || []).map(fileOf),
+    notRestorable: r.not_restorable || [],
+  })).filter((r) => r.item && (r.files.length || r.notRestorable.length));
 }
 
 function counts(added, removed) {
@@ -71,7 +80,7 @@ function shortText(text) {
   return one.length > MESSAGE_SHOWN ? `${one.slice(0, MESSAGE_SHOWN - 1)}…` : one;
 }
 
-// A diff as the daemon answers it: JSON ({diff}) or the text itself.
+// A diff as the daemon answers it, JSON ({diff, cut}) or the text itself: `{text, cut}`.
 async function readDiff(url) {
   const resp = await fetch(url, { headers: authHeaders(), cache: "no-store" });
   const text = await resp.text();
@@ -85,8 +94,21 @@ async function readDiff(url) {
     throw new ApiError(resp.status, (data && data.code) || "internal",
       (data && data.error) || `The daemon answered ${resp.status}.`);
   }
-  if (data === null) return text;
-  return typeof data === "string" ? data : data.diff || "";
+  if (data === null) return { text, cut: false };
+  return typeof data === "string" ? { text: data, cut: false } : { text: data.diff || "", cut: Boolean(data.cut) };
+}
+
+// What an undo did, from the daemon's answer ({rewind, restored, removed, not_restorable}).
+function undoneText(run, answer, conversation, words) {
+  const restored = (answer.restored || []).length + (answer.removed || []).length;
+  const before = run.kind === "rewind" ? "as before the undo" : `as before your message${words ? ` “${words}”` : ""}`;
+  const parts = [answer.rewind === null && !restored
+    ? "Nothing to put back: the files were already as they were before."
+    : `Undone: ${plural(restored, "file", "files")} put back ${before}.`];
+  if ((answer.not_restorable || []).length)
+    parts.push(`Left as they are (too large to keep): ${answer.not_restorable.join(", ")}.`);
+  if (conversation) parts.push("The message and everything after it were removed from the conversation.");
+  return parts.join(" ");
 }
 
 export class ChangesView {
@@ -216,25 +238,39 @@ export class ChangesView {
     if (again) again.focus();
   }
 
-  // A message's run: its files, and "Undo this run". `later`: how many runs after it
-  // changed files too (undoing this one undoes those).
+  // What names an entry: the words of the message that started the run (for an
+  // undo, of the message it went back to), shortened; "" when it is gone.
+  wordsOf(id) {
+    const message = id ? this.items.get(id) : null;
+    return message && message.kind === "user" ? shortText(message.text) : "";
+  }
+
+  // An entry (a message's runs, or an undo): its files, and "Undo this run" (or "Undo
+  // this undo"). `later`: how many entries after it changed files too (undoing this one
+  // undoes those as well).
   renderRun(run, later) {
-    const message = this.items.get(run.item);
     const headId = `run-${run.item}`;
+    const undoing = run.kind === "rewind";
+    const words = this.wordsOf(undoing ? run.of : run.item);
     const added = run.files.reduce((n, f) => n + f.added, 0);
     const removed = run.files.reduce((n, f) => n + f.removed, 0);
     const since = run.files.filter((f) => f.changedSince);
-    const words = message && message.kind === "user" ? shortText(message.text) : "";
-    return h("li.card.run-changes", { "data-run": run.item },
+    const title = undoing
+      ? (words ? ["Your undo back to before ", h("q", {}, words)] : "Your undo of an earlier run")
+      : (words ? ["After your message ", h("q", {}, words)] : "A run of this conversation");
+    return h(`li.card.run-changes.kind-${run.kind}`, { "data-run": run.item },
       h("section", { "aria-labelledby": headId },
         h("header.run-head", {},
-          h("h2.run-title", { id: headId, tabindex: "-1" },
-            words ? ["After your message ", h("q", {}, words)] : "A run of this conversation"),
+          h("h2.run-title", { id: headId, tabindex: "-1" }, title),
           h("p.run-summary.small.muted", {},
-            timeStamp(run.created ?? (message && message.created)),
+            timeStamp(run.at),
             `${plural(run.files.length, "file", "files")} changed · `, counts(added, removed),
             since.length ? h("span.badge.changed-since", {}, `${plural(since.length, "file", "files")} changed since`) : null)),
-        h("ul.change-files", { "aria-label": `Files this run changed` }, run.files.map((f) => this.renderFile(run, f))),
+        run.files.length ? h("ul.change-files", { "aria-label": undoing ? "Files this undo changed" : "Files this run changed" },
+          run.files.map((f) => this.renderFile(run, f))) : null,
+        run.notRestorable.length ? h("p.small.not-restorable", {},
+          "Too large to keep, so an undo leaves them as they are: ",
+          run.notRestorable.map((p, n) => [n ? ", " : "", h("code", {}, p)])) : null,
         this.renderUndo(run, later)));
   }
 
@@ -245,7 +281,7 @@ export class ChangesView {
       h("summary", { "data-focus": `file:${key}` },
         h(`span.badge.file-status.file-${f.status}`, {}, STATUS_WORDS[f.status] || f.status),
         h("code.file-path", {}, f.path),
-        counts(f.added, f.removed),
+        f.binary ? h("span.small.muted", {}, "binary") : counts(f.added, f.removed),
         f.changedSince ? h("span.badge.changed-since", { title: "You changed this file after the run" }, "changed since")
           : null),
       diffBox);
@@ -261,33 +297,36 @@ export class ChangesView {
 
   async showDiff(run, f, box) {
     const key = `${run.item}\n${f.path}`;
-    const drawn = (text) => clear(box, text
+    const drawn = ({ text, cut }) => clear(box, text
       ? h("pre.diff", { tabindex: "0", "aria-label": `The change to ${f.path}`, html: renderDiff(text) })
-      : h("p.small.muted", {}, f.status === "deleted" ? "The file was deleted." : "No lines to show (a binary file, or only its mode changed)."));
+      : h("p.small.muted", {}, f.binary ? "A binary file: no lines to show." : "No lines to show (only its mode changed)."),
+    cut ? h("p.small.muted", {}, "The diff is long: only its start is shown.") : null);
     if (this.diffs.has(key)) {
       drawn(this.diffs.get(key));
       return;
     }
     clear(box, h("p.small.muted", { role: "status" }, "Reading the change…"));
     try {
-      const text = await readDiff(`${this.path}/changes?item=${enc(run.item)}&path=${enc(f.path)}`);
-      this.diffs.set(key, text);
-      drawn(text);
+      const diff = await readDiff(`${this.path}/changes?item=${enc(run.item)}&path=${enc(f.path)}`);
+      this.diffs.set(key, diff);
+      drawn(diff);
     } catch (err) {
       clear(box, h("p.error-text", { role: "alert" }, problem(err)));
     }
   }
 
-  // "Undo this run…", then its two choices, each with what it does; a refusal for
+  // "Undo this run…", then its two choices, each with what it does (an undo is undone
+  // with its files only: the messages it removed do not come back); a refusal for
   // files changed since names them and offers to undo anyway.
   renderUndo(run, later) {
     const u = this.undo && this.undo.item === run.item ? this.undo : null;
     const id = run.item;
-    const laterWords = later ? ` and ${later === 1 ? "the run after it" : `the ${later} runs after it`}` : "";
+    const undoing = run.kind === "rewind";
+    const laterWords = later ? ` and by ${later === 1 ? "the change listed after it" : `the ${later} changes listed after it`}` : "";
     const openBtn = h("button.undo-open.needs-idle", { type: "button", "data-focus": `undo:${id}`,
       "aria-expanded": String(Boolean(u)), "aria-controls": `undo-${id}`, disabled: this.running,
       onclick: () => this.setUndo(u ? null : { item: id, stage: "choose" }, u ? `undo:${id}` : `choice:${id}`) },
-    "Undo this run…");
+    undoing ? "Undo this undo…" : "Undo this run…");
     if (!u) return h("div.undo", {}, openBtn);
     const busy = u.stage === "busy";
     if (u.stage === "refused") {
@@ -295,7 +334,7 @@ export class ChangesView {
       return h("div.undo", {}, openBtn,
         h("div.undo-refused", { id: `undo-${id}`, role: "group", "aria-labelledby": `refused-${id}` },
           h("p.undo-question", { id: `refused-${id}`, role: "alert", tabindex: "-1", "data-focus": `refused:${id}` },
-            `Nothing was undone: you changed ${u.paths.length === 1 ? "this file" : "these files"} after the run, and undoing it would overwrite your changes.`),
+            `Nothing was undone: you changed ${u.paths.length === 1 ? "this file" : "these files"} after ${undoing ? "the undo" : "the run"}, and undoing it would overwrite your changes.`),
           h("ul.since-paths", { id: listId, "aria-label": "Files you changed since" },
             u.paths.map((p) => h("li", {}, h("code", {}, p)))),
           h("div.actions", {},
@@ -304,7 +343,7 @@ export class ChangesView {
             u.conversation ? "Undo anyway, files and conversation" : "Undo anyway, files only"),
             h("button.quiet", { type: "button", "data-focus": `keep:${id}`,
               onclick: () => this.setUndo(null, `undo:${id}`) }, "Keep my changes")),
-          h("small.hint", {}, "Undo anyway puts those files back as they were before the run too: what you wrote in them since is lost."),
+          h("small.hint", {}, "Undo anyway puts those files back too: what you wrote in them since is lost."),
           alertLine(u.error)));
     }
     const since = run.files.filter((f) => f.changedSince);
@@ -312,15 +351,18 @@ export class ChangesView {
     const convId = `undo-conv-${id}`;
     return h("div.undo", {}, openBtn,
       h("div.undo-choices", { id: `undo-${id}`, role: "group", "aria-labelledby": `undo-q-${id}` },
-        h("p.undo-question", { id: `undo-q-${id}` }, "Undo this run: choose what goes back."),
+        h("p.undo-question", { id: `undo-q-${id}` },
+          undoing ? "Undo this undo: the files go back as they were before it." : "Undo this run: choose what goes back."),
         since.length ? h("p.small.undo-warn", {}, `You changed ${since.map((f) => f.path).join(", ")} after the run: `
           + "the daemon will ask before it overwrites your changes.") : null,
         h("div.undo-choice", {},
           h("button.needs-idle", { type: "button", "data-focus": `choice:${id}`, "aria-describedby": filesId,
             disabled: this.running || busy, onclick: () => this.rewind(run, false, false) }, "Files only"),
           h("p.small.hint", { id: filesId },
-            `Puts back every file this run${laterWords} changed, as it was before your message: added files are removed, deleted ones come back. The conversation stays as it is.`)),
-        h("div.undo-choice", {},
+            undoing
+              ? `Puts back every file changed by this undo${laterWords}, as it was before the undo. The conversation stays as it is: messages the undo removed do not come back.`
+              : `Puts back every file changed by this run${laterWords}, as it was before your message: added files are removed, deleted ones come back. The conversation stays as it is.`)),
+        undoing ? null : h("div.undo-choice", {},
           h("button.needs-idle", { type: "button", "data-focus": `choice-conv:${id}`, "aria-describedby": convId,
             disabled: this.running || busy, onclick: () => this.rewind(run, true, false) }, "Files and conversation"),
           h("p.small.hint", { id: convId },
@@ -341,11 +383,11 @@ export class ChangesView {
   }
 
   // Puts the files back (and the conversation with `conversation`) to before the run's
-  // message; `force` overwrites files the person changed since.
+  // message, or before an undo; `force` overwrites files the person changed since.
   async rewind(run, conversation, force) {
     const id = run.item;
-    const message = this.items.get(id);
-    this.undo = { item: id, stage: "busy", paths: [], conversation, error: "" };
+    const paths = this.undo && this.undo.item === id ? this.undo.paths || [] : [];
+    this.undo = { item: id, stage: "busy", paths, conversation, error: "" };
     this.render();
     const body = { item: id, files: true, conversation };
     if (force) body.force = true;
@@ -355,23 +397,18 @@ export class ChangesView {
     } catch (err) {
       if (this.closed) return;
       if (err instanceof ApiError && err.code === "changed_since") {
-        const paths = (err.data && err.data.paths) || [];
-        this.setUndo({ item: id, stage: "refused", paths, conversation, error: "" }, `refused:${id}`);
+        const named = (err.data && err.data.paths) || [];
+        this.setUndo({ item: id, stage: "refused", paths: named, conversation, error: "" }, `refused:${id}`);
       } else {
-        this.setUndo({ item: id, stage: force ? "refused" : "choose", paths: this.undo.paths || [], conversation,
-          error: problem(err) }, force ? `force:${id}` : conversation ? `choice-conv:${id}` : `choice:${id}`);
+        this.setUndo({ item: id, stage: force ? "refused" : "choose", paths, conversation, error: problem(err) },
+          force ? `force:${id}` : conversation ? `choice-conv:${id}` : `choice:${id}`);
       }
       return;
     }
     if (this.closed) return;
-    const n = this.runs.filter((r) => this.runs.indexOf(r) >= this.runs.indexOf(run))
-      .reduce((all, r) => all.concat(r.files.map((f) => f.path)), []);
-    const files = answer && Array.isArray(answer.paths) ? answer.paths.length : new Set(n).size;
-    const words = message && message.kind === "user" ? ` “${shortText(message.text)}”` : "";
     this.undo = null;
     this.diffs.clear();
-    this.say(`Undone: ${plural(files, "file", "files")} put back as before your message${words}.${
-      conversation ? " The message and everything after it were removed from the conversation." : ""}`);
+    this.say(undoneText(run, answer || {}, conversation, this.wordsOf(run.kind === "rewind" ? run.of : run.item)));
     if (conversation) shell.refreshList?.();
     await this.refresh();
     this.statusEl.focus();
