@@ -225,6 +225,16 @@ def test_the_changes_view_lists_a_runs_files_shows_a_diff_and_undoes_the_files_o
     assert items(daemon, cid)[0] == ("user", f"plant the beds {tag}")  # the conversation stays
     assert len(items(daemon, cid)) == 2
 
+    # the undo is listed too, and is undone in turn: the run's files come back
+    undone = page.locator("li.run-changes.kind-rewind")
+    undone.get_by_role("heading", name=f"Your undo back to before “plant the beds {tag}”").wait_for()
+    undone.get_by_role("button", name="Undo this undo…").click()
+    assert undone.get_by_role("button", name="Files and conversation").count() == 0
+    undone.get_by_role("button", name="Files only").click()
+    page.get_by_role("status").filter(has_text="as before the undo").wait_for()
+    assert (folder / "beds.txt").read_text() == BEDS and (folder / "garden.txt").read_text() == GARDEN_AFTER
+    assert not (folder / "old.txt").exists()
+
     # back to the conversation, whole
     page.get_by_role("link", name="Back to the conversation").click()
     page.get_by_role("article", name="Answer").filter(has_text="Planted").wait_for()

@@ -80,7 +80,7 @@ function shortText(text) {
   return one.length > MESSAGE_SHOWN ? `${one.slice(0, MESSAGE_SHOWN - 1)}…` : one;
 }
 
-// A diff as the daemon answers it, JSON ({diff, cut}) or the text itself: `{text, cut}`.
+// A diff as the daemon answers it, JSON ({diff, truncated}) or the text itself: `{text, cut}`.
 async function readDiff(url) {
   const resp = await fetch(url, { headers: authHeaders(), cache: "no-store" });
   const text = await resp.text();
@@ -95,11 +95,13 @@ async function readDiff(url) {
       (data && data.error) || `The daemon answered ${resp.status}.`);
   }
   if (data === null) return { text, cut: false };
-  return typeof data === "string" ? { text: data, cut: false } : { text: data.diff || "", cut: Boolean(data.cut) };
+  return typeof data === "string" ? { text: data, cut: false } : { text: data.diff || "", cut: Boolean(data.truncated) };
 }
 
-// What an undo did, from the daemon's answer ({rewind, restored, removed, not_restorable}).
-function undoneText(run, answer, conversation, words) {
+// What an undo did, from the daemon's answer ({item, files: {rewind, restored, removed,
+// not_restorable}}).
+function undoneText(run, answered, conversation, words) {
+  const answer = answered.files || {};
   const restored = (answer.restored || []).length + (answer.removed || []).length;
   const before = run.kind === "rewind" ? "as before the undo" : `as before your message${words ? ` “${words}”` : ""}`;
   const parts = [answer.rewind === null && !restored
@@ -362,7 +364,8 @@ export class ChangesView {
             undoing
               ? `Puts back every file changed by this undo${laterWords}, as it was before the undo. The conversation stays as it is: messages the undo removed do not come back.`
               : `Puts back every file changed by this run${laterWords}, as it was before your message: added files are removed, deleted ones come back. The conversation stays as it is.`)),
-        undoing ? null : h("div.undo-choice", {},
+        // another agent's session cannot be rewritten: its files only
+        undoing || (this.info.agent || "builtin") !== "builtin" ? null : h("div.undo-choice", {},
           h("button.needs-idle", { type: "button", "data-focus": `choice-conv:${id}`, "aria-describedby": convId,
             disabled: this.running || busy, onclick: () => this.rewind(run, true, false) }, "Files and conversation"),
           h("p.small.hint", { id: convId },
