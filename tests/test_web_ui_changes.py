@@ -216,6 +216,10 @@ def test_the_changes_view_lists_a_runs_files_shows_a_diff_and_undoes_the_files_o
     assert "removes your message and everything after it" in described(page, both)
     screenshot(page, f"{tag}-undo-choices")
     assert (folder / "beds.txt").exists()  # nothing happens before a choice
+    page.keyboard.press("Escape")  # leaves the question, the keyboard back where it was
+    assert undo.get_attribute("aria-expanded") == "false" and choices.count() == 0
+    assert undo.evaluate("b => b === document.activeElement")
+    page.keyboard.press("Enter")
     files_only.click()
 
     status = page.get_by_role("status").filter(has_text="Undone:")

@@ -331,10 +331,16 @@ export class ChangesView {
     undoing ? "Undo this undo…" : "Undo this run…");
     if (!u) return h("div.undo", {}, openBtn);
     const busy = u.stage === "busy";
+    // Escape leaves the question as Cancel does, the keyboard back on "Undo this run…"
+    const escape = (ev) => {
+      if (ev.key !== "Escape" || busy) return;
+      ev.preventDefault();
+      this.setUndo(null, `undo:${id}`);
+    };
     if (u.stage === "refused") {
       const listId = `since-${id}`;
       return h("div.undo", {}, openBtn,
-        h("div.undo-refused", { id: `undo-${id}`, role: "group", "aria-labelledby": `refused-${id}` },
+        h("div.undo-refused", { id: `undo-${id}`, role: "group", "aria-labelledby": `refused-${id}`, onkeydown: escape },
           h("p.undo-question", { id: `refused-${id}`, role: "alert", tabindex: "-1", "data-focus": `refused:${id}` },
             `Nothing was undone: you changed ${u.paths.length === 1 ? "this file" : "these files"} after ${undoing ? "the undo" : "the run"}, and undoing it would overwrite your changes.`),
           h("ul.since-paths", { id: listId, "aria-label": "Files you changed since" },
@@ -352,7 +358,7 @@ export class ChangesView {
     const filesId = `undo-files-${id}`;
     const convId = `undo-conv-${id}`;
     return h("div.undo", {}, openBtn,
-      h("div.undo-choices", { id: `undo-${id}`, role: "group", "aria-labelledby": `undo-q-${id}` },
+      h("div.undo-choices", { id: `undo-${id}`, role: "group", "aria-labelledby": `undo-q-${id}`, onkeydown: escape },
         h("p.undo-question", { id: `undo-q-${id}` },
           undoing ? "Undo this undo: the files go back as they were before it." : "Undo this run: choose what goes back."),
         since.length ? h("p.small.undo-warn", {}, `You changed ${since.map((f) => f.path).join(", ")} after the run: `
