@@ -15,6 +15,7 @@ its base and with its module, and every name in it is a class that exists.
     │   │   └── NothingToResume     a resume with nothing to go on with (the last run answered)
     │   ├── ChangedSince            a rewind that would overwrite files changed since the run (HTTP 409
     │   │                           changed_since, with their paths)
+    │   ├── NoCheckpoints           git could not take, read or restore a checkpoint (HTTP 409 no_checkpoints)
     │   ├── DiskFull                nothing can be saved: the disk of the data folder is full
     │   ├── Invalid                 a request that makes no sense in the current state
     │   │   └── NotAFolder          a workspace path that is not a readable folder
@@ -53,11 +54,11 @@ its base and with its module, and every name in it is a class that exists.
     ├── _Looped                     model/backends/scripted.py: a script repeats one unit without end (the turn
     │                               ends there, as the local backend's loop cut ends one)
     ├── GitFailed                   checkpoints/git.py: git could not take or read a checkpoint (a run goes on
-    │                               with a notice; a route answers 409 no_checkpoints)
+    │                               with a notice; conversations/undo.py: NoCheckpoints)
     ├── OSError
     │   ├── NotRegularFile          fs/paths.py: a folder, FIFO, device or socket where a file was wanted
-    │   └── RestoreFailed           checkpoints/restore.py: a file a rewind could not put back (409
-    │                               no_checkpoints, the rewind's own checkpoint kept)
+    │   └── RestoreFailed           checkpoints/restore.py: a file a rewind could not put back (conversations/undo.py:
+    │                               NoCheckpoints; the rewind's own checkpoint is kept)
     └── ValueError
         ├── NotGguf                 model/discovery/gguf_header.py: not a GGUF this reads (the scan lists the
         │                           file with the reason; HTTP 400 on a switch)
@@ -99,6 +100,10 @@ class ChangedSince(ActorError):
     def __init__(self, message: str, paths: tuple[str, ...]) -> None:
         super().__init__(message)
         self.paths = paths
+
+
+class NoCheckpoints(ActorError):
+    """Git could not take, read or restore a checkpoint; the text says why."""
 
 
 class DiskFull(ActorError):

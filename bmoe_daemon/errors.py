@@ -18,7 +18,7 @@ in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
     │   ├── MethodNotAllowed            405 method_not_allowed: the route takes other methods (named)
     │   ├── BusyError                   409 busy
     │   ├── ChangedSinceError           409 changed_since: a rewind refused, with the files changed since (`paths`)
-    │   ├── NoCheckpoints               409 no_checkpoints: git could not take or read the checkpoints
+    │   ├── NoCheckpointsError          409 no_checkpoints: git could not take or read the checkpoints
     │   ├── Exists                      409 exists
     │   ├── NoModelError                409 no_model
     │   ├── SettingsConflict            409 exists: another app's settings file the daemon will not change
@@ -116,7 +116,7 @@ class ChangedSinceError(ApiError):
         return {"error": self.message, "code": self.code, "paths": list(self.paths)}
 
 
-class NoCheckpoints(ApiError):
+class NoCheckpointsError(ApiError):
     status, code = 409, "no_checkpoints"
 
 
@@ -138,6 +138,8 @@ def from_actor(exc: actor_errors.ActorError) -> ApiError:
         return NotFoundError(text)
     if isinstance(exc, actor_errors.ChangedSince):
         return ChangedSinceError(text, exc.paths)
+    if isinstance(exc, actor_errors.NoCheckpoints):
+        return NoCheckpointsError(text)
     if isinstance(exc, actor_errors.Busy):
         return BusyError(text)
     if isinstance(exc, actor_errors.NotAFolder):

@@ -111,8 +111,8 @@ def parse_diff(raw: bytes) -> list[FileChange]:
             i += 2
             continue
         if tok.count("\t") >= 2:
-            added, removed, path = tok.split("\t", 2)
-            counts[path] = (None, None) if added == "-" else (int(added), int(removed))
+            plus, minus, path = tok.split("\t", 2)
+            counts[path] = (None, None) if plus == "-" else (int(plus), int(minus))
         i += 1
     out = []
     for path in order:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from actors.fs.atomic import current_umask
 
-
 EXECUTABLE = "100755"
 LINK = "120000"
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -255,7 +255,7 @@ class Checkpoints:
         return RewindResult(rewind_id, tuple(sorted(writes)), tuple(sorted(removals)),
                             tuple(sorted(keep_out & set(plan.paths))))
 
-    async def _read_blobs(self, git: GitStore, blobs: dict[str, Blob]) -> dict[str, tuple[str, bytes]]:
+    async def _read_blobs(self, git: GitStore, blobs: Mapping[str, Blob]) -> dict[str, tuple[str, bytes]]:
         out: dict[str, tuple[str, bytes]] = {}
         items = [(p, b) for p, b in blobs.items() if b is not None]
         for start in range(0, len(items), CAT_BATCH):

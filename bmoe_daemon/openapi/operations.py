@@ -14,7 +14,17 @@ from actors.model.discovery.scan import ModelFile
 from actors.policy.rules import Rule
 from actors.record.items import ConversationState, PlanState
 from actors.record.listing import MAX_PAGE, MAX_QUERY_CHARS
-from bmoe_daemon.bodies import Answer, Approval, EditMessage, NewConversation, NewRule, NewWorkspace, SendMessage
+from bmoe_daemon.bodies import (
+    Answer,
+    Approval,
+    EditMessage,
+    Fork,
+    NewConversation,
+    NewRule,
+    NewWorkspace,
+    Rewind,
+    SendMessage,
+)
 from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
@@ -157,6 +167,20 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "A workspace file, for the preview (served under a sandbox).", errors=(400,),
         query=(Param("path", {"type": "string", "minLength": 1}, "The file, relative to the workspace."),),
         media={"*/*": {}}),
+    ("GET", _CONV + "/changes"): Op(
+        "What each message's runs (and each rewind) changed in the workspace; with `item`, its unified diff; "
+        "with `item` and `path`, one file's. A file changed since by someone else is marked `changed_since`.",
+        answers.changes, errors=(400, 409),
+        query=(Param("item", {"type": "string", "minLength": 1}, "A message's id (or a rewind's): its diff."),
+               Param("path", {"type": "string", "minLength": 1}, "With `item`: one file's diff."))),
+    ("POST", _CONV + "/rewind"): Op(
+        "Put the files the runs from a message on changed back (`files`), drop the message and what follows "
+        "(`conversation`), or both; 409 changed_since names files changed since (nothing changes) unless `force`. "
+        "Undo a rewind by rewinding to its `rewind` id with `files`.",
+        answers.rewind, body=Rewind, errors=(400, 409, 507)),
+    ("POST", _CONV + "/fork"): Op(
+        "A new conversation with the same workspace, mode, route and agent and the items up to `item`.",
+        answers.conversation, status=201, body=Fork, errors=(400, 409, 507), links=_conversation_links()),
     ("GET", "/api/workspaces"): Op("The workspaces.", lambda c: array(c.ref(Workspace, answer=True))),
     ("POST", "/api/workspaces"): Op(
         "Add a folder as a workspace.", lambda c: c.ref(Workspace, answer=True), status=201, body=NewWorkspace,
