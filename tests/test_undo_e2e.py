@@ -65,7 +65,8 @@ async def test_changes_rewind_fork_restart_and_kill(tmp_path: Path) -> None:
     data = tmp_path / "data"
     async with run_daemon(data, "--scripted", str(script)) as d, d.client() as c:
         wid = (await c.post("/api/workspaces", json={"path": str(ws)})).json()["id"]
-        cid = (await c.post("/api/conversations", json={"workspace": wid, "mode": "full", "title": "undo"})).json()["id"]
+        body = {"workspace": wid, "mode": "full", "title": "undo"}
+        cid = (await c.post("/api/conversations", json=body)).json()["id"]
         m1 = await send(c, cid, "write")
         after1 = state_of(ws)
         m2 = await send(c, cid, "shell")
@@ -79,9 +80,10 @@ async def test_changes_rewind_fork_restart_and_kill(tmp_path: Path) -> None:
         for bad in ({"item": "nope"}, {"path": "a.txt"}, {"item": m2, "path": "nope"}):
             r = await c.get(f"/api/conversations/{cid}/changes", params=bad)
             assert r.status_code in (400, 404) and r.json()["code"] in ("bad_request", "not_found"), bad
-        for body in ({}, {"item": m1}, {"item": 5, "files": True}, {"item": "nope", "files": True, "conversation": True}):
-            r = await c.post(f"/api/conversations/{cid}/rewind", json=body)
-            assert r.status_code in (400, 404), (body, r.text)
+        for bad_body in ({}, {"item": m1}, {"item": 5, "files": True},
+                         {"item": "nope", "files": True, "conversation": True}):
+            r = await c.post(f"/api/conversations/{cid}/rewind", json=bad_body)
+            assert r.status_code in (400, 404), (bad_body, r.text)
         # The fork goes on by itself; the original keeps its items.
         count = len((await c.get(f"/api/conversations/{cid}")).json()["items"])
         fork = (await c.post(f"/api/conversations/{cid}/fork", json={"item": m1}))
