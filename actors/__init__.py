@@ -11,7 +11,7 @@ with no cycle at any level):
                                        the OS sandbox around the model's commands
     model/                             the turn contract, the engine, backends, model files
     tools/                             the workspace tools and their registry
-    skills/, record/                   skills; a conversation's record
+    skills/, record/, checkpoints/     skills; a conversation's record; the workspace's checkpoints
     policy/, peers/                    whether a call runs; programs spoken to over JSON-RPC
     runs/                              what works a message: the built-in agent, another agent
     conversations/                     the conversation actors and the hub

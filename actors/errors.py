@@ -13,6 +13,9 @@ its base and with its module, and every name in it is a class that exists.
     │   ├── NotFound                an id that does not exist (conversation, item, workspace)
     │   ├── Busy                    the conversation is running; the request needs it idle
     │   │   └── NothingToResume     a resume with nothing to go on with (the last run answered)
+    │   ├── ChangedSince            a rewind that would overwrite files changed since the run (HTTP 409
+    │   │                           changed_since, with their paths)
+    │   ├── NoCheckpoints           git could not take, read or restore a checkpoint (HTTP 409 no_checkpoints)
     │   ├── DiskFull                nothing can be saved: the disk of the data folder is full
     │   ├── Invalid                 a request that makes no sense in the current state
     │   │   └── NotAFolder          a workspace path that is not a readable folder
@@ -52,8 +55,12 @@ its base and with its module, and every name in it is a class that exists.
     │                               ends with an error, or the JSON is shown as text)
     ├── _Looped                     model/backends/scripted.py: a script repeats one unit without end (the turn
     │                               ends there, as the local backend's loop cut ends one)
+    ├── GitFailed                   checkpoints/git.py: git could not take or read a checkpoint (a run goes on
+    │                               with a notice; conversations/undo.py: NoCheckpoints)
     ├── OSError
-    │   └── NotRegularFile          fs/paths.py: a folder, FIFO, device or socket where a file was wanted
+    │   ├── NotRegularFile          fs/paths.py: a folder, FIFO, device or socket where a file was wanted
+    │   └── RestoreFailed           checkpoints/restore.py: a file a rewind could not put back (conversations/undo.py:
+    │                               NoCheckpoints; the rewind's own checkpoint is kept)
     └── ValueError
         ├── NotGguf                 model/discovery/gguf_header.py: not a GGUF this reads (the scan lists the
         │                           file with the reason; HTTP 400 on a switch)
@@ -87,6 +94,18 @@ class Busy(ActorError):
 
 class NothingToResume(Busy):
     """A resume with nothing to go on with: the last run answered (or none ran)."""
+
+
+class ChangedSince(ActorError):
+    """A rewind would overwrite files someone changed after the run: nothing was changed."""
+
+    def __init__(self, message: str, paths: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.paths = paths
+
+
+class NoCheckpoints(ActorError):
+    """Git could not take, read or restore a checkpoint; the text says why."""
 
 
 class DiskFull(ActorError):

@@ -50,8 +50,8 @@ def _has_body() -> bool:
             "chunked" in request.headers.get("Transfer-Encoding", ""))
 
 
-def _error(status: int, code: str, text: str) -> Response:
-    resp = jsonify({"error": text, "code": code})
+def _error(status: int, code: str, text: str, body: dict[str, object] | None = None) -> Response:
+    resp = jsonify(body if body is not None else {"error": text, "code": code})
     resp.status_code = status
     if has_request_context() and _has_body():
         # The body may be unread (a refusal comes before it is needed): close the
@@ -61,7 +61,7 @@ def _error(status: int, code: str, text: str) -> Response:
 
 
 def _api_error(err: ApiError) -> Response:
-    return _error(err.status, err.code, err.message)
+    return _error(err.status, err.code, err.message, dict(err.body()))
 
 
 def create_app(ctx: DaemonContext) -> QuartTrio:

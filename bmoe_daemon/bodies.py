@@ -129,6 +129,19 @@ class EditMessage:
     think: bool | None = None
 
 
+@attrs.frozen
+class Rewind:
+    item: str
+    files: bool = False
+    conversation: bool = False
+    force: bool = False
+
+
+@attrs.frozen
+class Fork:
+    item: str
+
+
 def _text_or_texts(value: Any, _: Any) -> str | list[str]:
     if isinstance(value, str):
         return value

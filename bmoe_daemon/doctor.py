@@ -260,6 +260,26 @@ def check_agents() -> Check:
     return Check("other agents", True, detail + (f"; not installed: {'; '.join(lack)}" if lack else ""))
 
 
+GIT_MIN = (2, 32)
+
+
+def check_git() -> Check:
+    """git, which keeps the checkpoints (actors/checkpoints/git.py), and its version."""
+    import re
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("git", False, f"not found ({exc})", "install git: runs cannot be undone without it")
+    found = re.search(r"(\d+)\.(\d+)", out)
+    version = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+    if version < GIT_MIN:
+        return Check("git", False, f"{out.strip()}: older than {GIT_MIN[0]}.{GIT_MIN[1]}",
+                     "install a newer git: runs cannot be undone without it")
+    return Check("git", True, f"{out.strip()} (keeps the checkpoints of runs)")
+
+
 def check_service() -> Check:
     """Whether the service is installed and, when it is, running."""
     from bmoe_daemon.service.commands import ServiceError, manager_for
@@ -303,6 +323,7 @@ async def checklist(args: argparse.Namespace) -> list[Check]:
     checks.extend(await check_mcp(args.mcp_servers_config or data_dir / "mcp.json"))
     checks.append(check_agents())
     checks.append(check_sandbox(getattr(args, "sandbox", "auto"), getattr(args, "bwrap", None)))
+    checks.append(check_git())
     checks.append(check_service())
     return checks
 

@@ -17,6 +17,8 @@ in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
     │   ├── NotFoundError               404 not_found
     │   ├── MethodNotAllowed            405 method_not_allowed: the route takes other methods (named)
     │   ├── BusyError                   409 busy
+    │   ├── ChangedSinceError           409 changed_since: a rewind refused, with the files changed since (`paths`)
+    │   ├── NoCheckpointsError          409 no_checkpoints: git could not take or read the checkpoints
     │   ├── Exists                      409 exists
     │   ├── NoModelError                409 no_model
     │   ├── SettingsConflict            409 exists: another app's settings file the daemon will not change
@@ -48,7 +50,7 @@ class ApiError(Exception):
         super().__init__(message)
         self.message = message
 
-    def body(self) -> dict[str, str]:
+    def body(self) -> dict[str, object]:
         return {"error": self.message, "code": self.code}
 
 
@@ -103,6 +105,21 @@ class SettingsConflict(ApiError):
     status, code = 409, "exists"
 
 
+class ChangedSinceError(ApiError):
+    status, code = 409, "changed_since"
+
+    def __init__(self, message: str, paths: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.paths = paths
+
+    def body(self) -> dict[str, object]:
+        return {"error": self.message, "code": self.code, "paths": list(self.paths)}
+
+
+class NoCheckpointsError(ApiError):
+    status, code = 409, "no_checkpoints"
+
+
 class TooLarge(ApiError):
     status, code = 413, "too_large"
 
@@ -119,6 +136,10 @@ def from_actor(exc: actor_errors.ActorError) -> ApiError:
     text = str(exc) or "The request could not be served."
     if isinstance(exc, actor_errors.NotFound):
         return NotFoundError(text)
+    if isinstance(exc, actor_errors.ChangedSince):
+        return ChangedSinceError(text, exc.paths)
+    if isinstance(exc, actor_errors.NoCheckpoints):
+        return NoCheckpointsError(text)
     if isinstance(exc, actor_errors.Busy):
         return BusyError(text)
     if isinstance(exc, actor_errors.NotAFolder):

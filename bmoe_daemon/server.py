@@ -24,6 +24,7 @@ from hypercorn.trio.run import worker_serve
 from hypercorn.utils import wrap_app
 
 from actors.bus import EventBus
+from actors.checkpoints.store import Checkpoints
 from actors.conversations.hub import Hub
 from actors.errors import TurnFailed
 from actors.fs.atomic import write_atomic
@@ -275,6 +276,7 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         diagnostics=lsp,
         rules=None if config.chat_only else RuleBook(store.agent_dir / "permission-rules.json"),
         helpers=trio.CapacityLimiter(config.helpers),
+        checkpoints=None if config.chat_only else Checkpoints(store.agent_dir / "checkpoints"),
     )
     hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60, max_live_items=config.live_items)
     if sandbox is not None:

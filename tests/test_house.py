@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("actors.actor", "actors.bus", "actors.process", "actors.fs", "actors.sandbox"),
     ("actors.model",),
     ("actors.tools",),
-    ("actors.skills", "actors.record"),
+    ("actors.skills", "actors.record", "actors.checkpoints"),
     ("actors.policy", "actors.peers"),
     ("actors.runs",),
     ("actors.conversations",),

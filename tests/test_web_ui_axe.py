@@ -142,6 +142,9 @@ def daemon(tmp_path_factory):
             c.post(f"/api/conversations/{ids['stopped']}/stop")
             wait_states(c, {ids["answered"]: "idle", ids["approval"]: "waiting", ids["question"]: "waiting",
                             ids["stopped"]: "idle", ids["plan"]: "waiting", ids["helper"]: "waiting"})
+        # The person's own edit to the file the answered run wrote: its undo is refused,
+        # naming it (the Changes screens), and nothing is undone however often it is asked.
+        (garden / "notes.md").write_text("# Notes\n\nmy own\n")
         d.ids = ids
         yield d
 
@@ -156,6 +159,24 @@ def answer(p: Any) -> Any:
     return p.get_by_role("article", name="Answer").locator("pre.code")
 
 
+def changed_run(p: Any) -> Any:
+    return p.locator("li.run-changes").filter(has_text="report on the garden")
+
+
+def open_diffs(p: Any) -> None:
+    p.evaluate(OPEN_FOLDS)
+    changed_run(p).locator("pre.diff").first.wait_for()
+
+
+def undo_refused(p: Any) -> None:
+    """Undo this run, files only: refused for the file the person changed since."""
+    run = changed_run(p)
+    if run.get_by_role("button", name="Files only").count() == 0:
+        run.get_by_role("button", name="Undo this run…").click()
+    run.get_by_role("button", name="Files only").click()
+    run.get_by_role("button", name="Undo anyway, files only").wait_for()
+
+
 # (screen, route, what shows once it is drawn, what is done then: a form or a fold opened)
 Screen = tuple[str, str, Callable[[Any], Any], Callable[[Any], Any] | None]
 SCREENS: list[Screen] = [
@@ -167,6 +188,10 @@ SCREENS: list[Screen] = [
      lambda p: p.get_by_role("button", name="Edit this message and send it again").click()),
     ("renaming", "#/c/{answered}", answer, lambda p: p.get_by_role("button", name="Rename").click()),
     ("a file's preview", "#/c/{answered}", answer, lambda p: p.get_by_role("button", name="Preview notes.md").click()),
+    ("a run's changes with their diffs", "#/c/{answered}/changes", changed_run, open_diffs),
+    ("undo's two choices", "#/c/{answered}/changes", changed_run,
+     lambda p: changed_run(p).get_by_role("button", name="Undo this run…").click()),
+    ("an undo refused for a file changed since", "#/c/{answered}/changes", changed_run, undo_refused),
     ("waiting for an approval", "#/c/{approval}",
      lambda p: p.locator(".card.tool").get_by_role("button", name="Approve"), None),
     ("a question and the todo list", "#/c/{question}", lambda p: p.get_by_role("button", name="Blue"), None),

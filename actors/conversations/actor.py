@@ -11,7 +11,7 @@ notice saying it stopped, the state `idle`, and the file saved.
 Kept beside it, each owning its part: the saver that writes the record whenever it
 changed and retries a failed save (actors/conversations/saver.py), the answers to the
 cards (answers.py), what a PATCH may change (patching.py), which run works a message
-(new_run.py).
+(new_run.py), the checkpoints around each run and the rewinds (undo.py).
 """
 
 from __future__ import annotations
@@ -33,14 +33,16 @@ from actors.conversations.messages import (
     Msg,
     PatchMsg,
     ResumeMsg,
+    RewindMsg,
     SendMsg,
     StopMsg,
 )
 from actors.conversations.new_run import new_run
 from actors.conversations.patching import checked_changes
 from actors.conversations.saver import Saver
+from actors.conversations.undo import Undo
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
-from actors.policy.rules import BadRule, Offer
+from actors.policy.rules import Offer
 from actors.record import cards
 from actors.record.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, notice_item, user_item
 from actors.record.transcript import Transcript
@@ -68,6 +70,7 @@ class Conversation:
         self._run_done: trio.Event | None = None
         self._run_id: str | None = None
         self._saver = Saver(self._t, env.store)
+        self.undo = Undo(self._t, env)
         self._deleted = False
         self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
@@ -121,7 +124,7 @@ class Conversation:
     def quiet_since(self) -> float | None:
         """Since when (trio time) nothing keeps this actor: no run, no card waiting, no
         request in its mailbox, everything saved; None while something does."""
-        if (not self.served or self._nursery is None or self.running or self._deleted
+        if (not self.served or self._nursery is None or self.running or self._deleted or self.undo.rewinding
                 or self.info.state in ("running", "waiting") or mailbox_depth(self._rx)
                 or self._rx.statistics().tasks_waiting_send
                 or not self._saver.saved or self._saver.error is not None
@@ -147,6 +150,7 @@ class Conversation:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 self._saver.start(nursery)
+                await self.undo.settle()
                 self.served = True
                 self.touch()
                 task_status.started()
@@ -197,6 +201,8 @@ class Conversation:
             msg.reply.capture(self._compact, msg)
         elif isinstance(msg, PatchMsg):
             msg.reply.capture(self._patch, msg.changes)
+        elif isinstance(msg, RewindMsg):
+            msg.reply.capture(self._rewind, msg)
         elif isinstance(msg, DeleteMsg):
             if self.running:
                 msg.reply.fail(Busy("The conversation is running; stop it first."))
@@ -253,11 +259,7 @@ class Conversation:
             raise Invalid(f"The feedback is {len(feedback)} characters; at most {cards.MAX_FEEDBACK_CHARS} are taken.")
         keep = await self.request(ApprovalMsg(item_id, approve, Reply(), feedback, local, always, rule))
         if keep is not None and self._env.rules is not None:
-            ws_id, offer = keep
-            try:
-                await self._env.rules.add(ws_id, offer.kind, offer.text, offer.exact)
-            except BadRule as exc:  # another answer kept the last rule this workspace may have meanwhile
-                raise Invalid(f"The call was approved, but its rule was not kept: {exc}") from None
+            await answers.keep_rule(self._env.rules, keep)
 
     async def plan_view(self) -> dict[str, Any]:
         """What GET .../plan answers: the plan's text, revision and state."""
@@ -287,8 +289,14 @@ class Conversation:
         info: ConversationInfo = await self.request(PatchMsg(changes, Reply()))
         return info
 
+    async def rewind(self, item: str, *, files: bool, conversation: bool, force: bool = False) -> dict[str, Any]:
+        """Rewind the files, the conversation, or both (undo.py); Busy while a run is on."""
+        done: Reply[dict[str, Any]] = await self.request(RewindMsg(item, files, conversation, force, Reply()))
+        return await done.wait()
+
     async def delete(self) -> None:
         await self.request(DeleteMsg(Reply()))
+        await self.undo.forget()
         await self._env.store.delete_conversation(self.id)
         # Every client's list drops it (one deleted elsewhere, or a task's old run the
         # scheduler let go), to the streams that could see it.
@@ -299,7 +307,7 @@ class Conversation:
     # ---- handlers (synchronous, run in the actor's task) ----
 
     def _start(self, msg: SendMsg) -> Item:
-        if self.running:
+        if self.running or self.undo.rewinding:
             raise Busy("The conversation is already running; wait for it or stop it.")
         self._end_open_questions(notices.ANSWERED_INSTEAD)
         if msg.plan:
@@ -324,6 +332,8 @@ class Conversation:
     def _launch(self, request: RunRequest, **info: Any) -> None:
         """Start a run on the record as it stands."""
         assert self._nursery is not None
+        if self.undo.rewinding:
+            raise Busy("The conversation is being rewound; send again once it is.")
         self._run_id = next_id("run")
         self._run_scope = trio.CancelScope()
         self._run_done = trio.Event()
@@ -331,7 +341,7 @@ class Conversation:
         self._keep_reason = None
         self._t.set_info(state="running", end_reason=None, **info)
         run = new_run(self._t, self._env, request)
-        self._nursery.start_soon(self._run, run, self._run_scope, self._run_done)
+        self._nursery.start_soon(self._run, run, self._run_scope, self._run_done, request)
 
     def _open_questions(self) -> list[Item]:
         """Question and plan cards still waiting with no run to wait for them (a restart came)."""
@@ -394,6 +404,11 @@ class Conversation:
                 cs.shield = True
                 await done.wait()
 
+    def _rewind(self, msg: RewindMsg) -> Reply[dict[str, Any]]:
+        if self.running or self.undo.rewinding or self._nursery is None:
+            raise Busy("The conversation is running; stop it, or wait for it, before rewinding.")
+        return self.undo.start(self._nursery, msg.item, msg.files, msg.conversation, msg.force)
+
     def _patch(self, changes: dict[str, Any]) -> ConversationInfo:
         self._t.set_info(**checked_changes(self.info, changes, running=self.running, has_items=bool(self._t.items),
                                            chat_only=self._env.chat_only))
@@ -410,10 +425,12 @@ class Conversation:
 
     # ---- the run ----
 
-    async def _run(self, run: Run, scope: trio.CancelScope, done: trio.Event) -> None:
+    async def _run(self, run: Run, scope: trio.CancelScope, done: trio.Event, request: RunRequest) -> None:
+        item = None
         try:
             with scope:
                 try:
+                    item = await self.undo.before(request)
                     await run.loop()
                 except Exception:
                     # A bug in the loop ends this run, not the conversation or the daemon.
@@ -425,6 +442,8 @@ class Conversation:
             # send again, and the state says idle only once a message is accepted.
             stopped = scope.cancelled_caught or scope.cancel_called
             end = run.finish(self._stop_notice if stopped else None)
+            if item is not None:
+                await self.undo.after(item, self._nursery)
             self.last_outcome = "stopped" if stopped else ("error" if end.state == "error" else "done")
             self._run_scope = None
             self._run_id = None

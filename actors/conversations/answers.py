@@ -55,6 +55,15 @@ def approve(t: Transcript, msg: ApprovalMsg, rules: RuleBook | None) -> tuple[Ke
     return None, True
 
 
+async def keep_rule(rules: RuleBook, keep: KeptRule) -> None:
+    """Keep the rule an approval chose; Invalid when it cannot be kept after all."""
+    ws_id, offer = keep
+    try:
+        await rules.add(ws_id, offer.kind, offer.text, offer.exact)
+    except BadRule as exc:  # another answer kept the last rule this workspace may have meanwhile
+        raise Invalid(f"The call was approved, but its rule was not kept: {exc}") from None
+
+
 def _rule_to_keep(t: Transcript, msg: ApprovalMsg, card: Item | None, rules: RuleBook | None) -> KeptRule:
     """The rule an `approve_always` keeps (a helper's card's too); Invalid when none can be."""
     ws_id = t.info.workspace

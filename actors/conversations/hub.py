@@ -31,7 +31,7 @@ import trio
 from actors.actor import ActorStats
 from actors.conversations.actor import Conversation
 from actors.conversations.saver import save_problem
-from actors.errors import DiskFull, Invalid, NotAFolder, NotFound
+from actors.errors import Busy, DiskFull, Invalid, NotAFolder, NotFound
 from actors.ids import new_id, now
 from actors.notices import CHAT_ONLY_NO_WORKSPACE
 from actors.record import listing
@@ -420,6 +420,23 @@ class Hub:
         self._env.bus.publish("conversation", info_event(info), local_only=conv.local_only)
         self._make_room(conv.id)
         return conv
+
+    async def fork(self, conversation_id: str, item: str) -> Conversation:
+        """A new conversation with the same workspace, mode, route and agent and a copy of
+        the items up to and including `item`, titled after the original. NotFound for an
+        item it does not have; Busy when the items copied are still being worked."""
+        conv = await self.open(conversation_id)
+        items = list(conv.items)
+        pos = next((n for n, i in enumerate(items) if i.id == item), None)
+        if pos is None:
+            raise NotFound("That message is not in this conversation.")
+        last_message = max((n for n, i in enumerate(items) if i.kind == "user"), default=-1)
+        if (conv.running and pos >= last_message) or any(
+                i.state in ("running", "waiting", "composing") for i in items[:pos + 1]):
+            raise Busy("That part of the conversation is still being worked; fork it once the run ends.")
+        info = conv.info
+        return await self.create(workspace=info.workspace, mode=info.mode, route=info.route, agent=info.agent,
+                                 title=f"{info.title or 'Conversation'} (fork)", items=items[:pos + 1])
 
     async def delete(self, conversation_id: str) -> None:
         conv = await self.open(conversation_id)

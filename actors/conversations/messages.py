@@ -68,8 +68,17 @@ class PatchMsg:
 
 
 @attrs.frozen
+class RewindMsg:
+    item: str
+    files: bool
+    conversation: bool
+    force: bool
+    reply: Reply[Reply[dict[str, Any]]]  # a reply set once the rewind is done
+
+
+@attrs.frozen
 class DeleteMsg:
     reply: Reply[None]
 
 
-Msg = SendMsg | StopMsg | ApprovalMsg | AnswerMsg | ResumeMsg | CompactMsg | PatchMsg | DeleteMsg
+Msg = SendMsg | StopMsg | ApprovalMsg | AnswerMsg | ResumeMsg | CompactMsg | PatchMsg | RewindMsg | DeleteMsg

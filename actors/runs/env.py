@@ -14,6 +14,7 @@ import attrs
 import trio
 
 from actors.bus import EventBus
+from actors.checkpoints.store import Checkpoints
 from actors.model.engine import Engine
 from actors.model.turns import Backend
 from actors.policy.hooks_config import HookEvent
@@ -92,3 +93,5 @@ class Env:
     rules: RuleBook | None = None
     # How many helpers (actors/runs/agent/run_tools/helpers.py) run at once on the local model; None: no limit.
     helpers: trio.CapacityLimiter | None = None
+    # The workspaces' checkpoints (actors/checkpoints/store.py); None: runs are not checkpointed.
+    checkpoints: Checkpoints | None = None

@@ -121,3 +121,25 @@ def limits(c: Components) -> Schema:
     """routes/limits.py's LIMITS: each field's bounds, as the numbers they are."""
     return shape(c, {key: shape(c, {name: type(value) for name, value in bounds.items()})
                      for key, bounds in LIMITS.items()})
+
+
+def _changed_file(c: Components) -> Schema:
+    return shape(c, {"path": str, "status": {"enum": ["added", "modified", "deleted"]}, "added": int, "removed": int,
+                     "binary": bool, "changed_since": bool})
+
+
+def changes(c: Components) -> Schema:
+    """GET .../changes: each entry (a message's runs, or a rewind) that changed files; with
+    `item`, that one's unified diff (with `path`, one file's)."""
+    entry = shape(c, {"item": str, "kind": {"enum": ["run", "rewind"]}, "of": str | None, "at": str,
+                      "ended": str | None, "files": array(_changed_file(c)), "not_restorable": list[str]})
+    listing = shape(c, {"conversation": str, "changes": array(entry)})
+    diff = shape(c, {"item": str, "path": str | None, "diff": str, "truncated": bool})
+    return {"anyOf": [listing, diff]}
+
+
+def rewind(c: Components) -> Schema:
+    files = shape(c, {"rewind": str | None, "restored": list[str], "removed": list[str],
+                      "not_restorable": list[str]})
+    return shape(c, {"item": str, "files": {"anyOf": [files, {"type": "null"}]},
+                     "conversation": conversation_info(c)})

@@ -18,9 +18,11 @@ from bmoe_daemon.bodies import (
     Answer,
     Approval,
     EditMessage,
+    Fork,
     NewConversation,
     NewRule,
     NewWorkspace,
+    Rewind,
     SendMessage,
     WorkspaceChange,
 )
@@ -168,6 +170,20 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "A workspace file, for the preview (served under a sandbox).", errors=(400,),
         query=(Param("path", {"type": "string", "minLength": 1}, "The file, relative to the workspace."),),
         media={"*/*": {}}),
+    ("GET", _CONV + "/changes"): Op(
+        "What each message's runs (and each rewind) changed in the workspace; with `item`, its unified diff; "
+        "with `item` and `path`, one file's. A file changed since by someone else is marked `changed_since`.",
+        answers.changes, errors=(400, 409),
+        query=(Param("item", {"type": "string", "minLength": 1}, "A message's id (or a rewind's): its diff."),
+               Param("path", {"type": "string", "minLength": 1}, "With `item`: one file's diff."))),
+    ("POST", _CONV + "/rewind"): Op(
+        "Put the files the runs from a message on changed back (`files`), drop the message and what follows "
+        "(`conversation`), or both; 409 changed_since names files changed since (nothing changes) unless `force`. "
+        "Undo a rewind by rewinding to its `rewind` id with `files`.",
+        answers.rewind, body=Rewind, errors=(400, 409, 507)),
+    ("POST", _CONV + "/fork"): Op(
+        "A new conversation with the same workspace, mode, route and agent and the items up to `item`.",
+        answers.conversation, status=201, body=Fork, errors=(400, 409, 507), links=_conversation_links()),
     ("GET", "/api/workspaces"): Op("The workspaces.", lambda c: array(c.ref(Workspace, answer=True))),
     ("POST", "/api/workspaces"): Op(
         "Add a folder as a workspace (`network`: its sandboxed commands may use the network, loopback "

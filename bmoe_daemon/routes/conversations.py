@@ -18,7 +18,9 @@ from bmoe_daemon.bodies import (
     Answer,
     Approval,
     EditMessage,
+    Fork,
     NewConversation,
+    Rewind,
     SendMessage,
     check_images,
     check_route,
@@ -213,3 +215,32 @@ async def post_stop(conversation_id: str) -> Response:
     conv = await _conversation(conversation_id)
     stopped = await conv.stop()
     return jsonify({"stopped": stopped})
+
+
+@bp.get("/api/conversations/<conversation_id>/changes")
+async def get_changes(conversation_id: str) -> Response:
+    """Each message's runs (and each rewind) that changed files; with `item`, that one's
+    unified diff; with `item` and `path`, one file's."""
+    conv = await _conversation(conversation_id)
+    item, path = request.args.get("item"), request.args.get("path")
+    if path is not None and not item:
+        raise BadRequest("`path` goes with `item`: the message whose run changed the file.")
+    if item:
+        return jsonify(await conv.undo.diff(item, path or None))
+    return jsonify({"conversation": conv.id, "changes": await conv.undo.changes()})
+
+
+@bp.post("/api/conversations/<conversation_id>/rewind")
+async def post_rewind(conversation_id: str) -> Response:
+    conv = await _conversation(conversation_id)
+    body = structure(await _body(), Rewind)
+    result = await conv.rewind(body.item, files=body.files, conversation=body.conversation, force=body.force)
+    return jsonify({**result, "conversation": conv.info.to_json()})
+
+
+@bp.post("/api/conversations/<conversation_id>/fork")
+async def post_fork(conversation_id: str) -> tuple[Response, int]:
+    await _conversation(conversation_id)
+    body = structure(await _body(), Fork)
+    fork = await daemon().hub.fork(conversation_id, body.item)
+    return jsonify(fork.to_json()), 201

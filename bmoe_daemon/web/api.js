@@ -6,11 +6,13 @@
 
 const KEY_STORE = "bmoe.apiKey";
 
+// `data`: the refusal's whole body (a 409 `changed_since` names its `paths`).
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, data = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.data = data;
   }
 }
 
@@ -92,7 +94,7 @@ export async function request(method, path, body) {
     }
     if (!resp.ok) {
       const message = (data && data.error) || `The daemon answered ${resp.status}.`;
-      throw new ApiError(resp.status, (data && data.code) || "internal", message);
+      throw new ApiError(resp.status, (data && data.code) || "internal", message, data);
     }
     return { data, headers: resp.headers };
   }

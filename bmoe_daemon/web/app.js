@@ -12,6 +12,7 @@ import { api } from "./api.js";
 import { clear, field, h, select } from "./dom.js";
 import { EventStream } from "./events.js";
 import { streamStatus } from "./connection.js";
+import { ChangesView } from "./changes.js";
 import { ConversationView } from "./conversation.js";
 import { forgetDraft } from "./composer.js";
 import { homeView } from "./home.js";
@@ -159,7 +160,13 @@ async function route(how) {
     // (once; again after a read that failed). A later route meanwhile is the one drawn.
     await readLimits();
     if (serial !== app.routes) return;
-    if (head === "c" && rest[0]) {
+    if (head === "c" && rest[0] && rest[1] === "changes") {
+      // #/c/<id>/changes[/<message id>]: what the conversation's runs changed (changes.js)
+      view = new ChangesView(main, rest[0], rest[2]);
+      app.view = view;
+      setCurrent(view.conversationId);
+      await view.load();
+    } else if (head === "c" && rest[0]) {
       view = new ConversationView(main, rest.join("/"));
       app.view = view;
       setCurrent(view.conversationId);

@@ -1,5 +1,6 @@
 // The items of a conversation: the person's messages (with Edit), the agent's
-// answers (with Copy, Regenerate on the last one, and what each cost in tokens), and
+// answers (with Copy, Regenerate on the last one, and what each cost in tokens), each
+// with "Fork from here", and
 // the cards of its calls and its notices: a tool card (its diff, command or
 // arguments; Approve, Always allow with the rules the daemon offers, the narrowest
 // first and each said in words of how much it covers, Deny; the rule that let it run
@@ -117,9 +118,17 @@ function rulesLink(workspace) {
 
 // ---- messages ----
 
+// "Fork from here": a new conversation with the items up to this one (null: none, a
+// helper's item).
+function forkButton(onFork) {
+  return onFork ? h("button.quiet.fork", { type: "button", "data-focus": "fork", onclick: onFork,
+    title: "A new conversation with everything up to here; this one stays as it is" }, "Fork from here") : null;
+}
+
 // `editing`: the message is being edited (a form instead of the bubble); `busy`: a run
-// is on (no edit then); `onEdit()`, `onCancel()`, `onResend(text)`.
-export function renderUser(item, { editing, busy, onEdit, onCancel, onResend }) {
+// is on (no edit then); `onEdit()`, `onCancel()`, `onResend(text)`, `onFork()`;
+// `changed`: how many files the message's run changed (0: none), seen at `changesHref`.
+export function renderUser(item, { editing, busy, onEdit, onCancel, onResend, onFork, changed = 0, changesHref }) {
   if (editing) {
     const area = h("textarea", { "aria-label": "Edit message", rows: "3", value: item.text || "" });
     const form = h("form.item.user.editing", { "aria-label": "Edit your message" }, area,
@@ -148,8 +157,11 @@ export function renderUser(item, { editing, busy, onEdit, onCancel, onResend }) 
         : null),
     h("div.item-actions", {},
       timeStamp(item.created),
+      changed ? h("a.run-changed", { href: changesHref, "data-focus": "changes" },
+        `${changed} ${changed === 1 ? "file" : "files"} changed`) : null,
       h("button.quiet.edit", { type: "button", disabled: busy, onclick: onEdit,
-        "aria-label": "Edit this message and send it again", "data-focus": "edit" }, "Edit")));
+        "aria-label": "Edit this message and send it again", "data-focus": "edit" }, "Edit"),
+      forkButton(onFork)));
 }
 
 // What an answer cost, as the backend counted it: a small line under it.
@@ -197,15 +209,17 @@ export function renderLoadingAnswer() {
     loadingLine(), h("span.cursor", { "aria-hidden": "true" }));
 }
 
-// A finished answer's time, its Copy (its Markdown) and, on the conversation's last
-// answer, Regenerate. `onRegenerate`: null where there is none (a helper's answer).
-function answerActions(item, { onCopy, onRegenerate, last, busy }) {
+// A finished answer's time, its Copy (its Markdown), on the conversation's last
+// answer Regenerate, and Fork from here. `onRegenerate`, `onFork`: null where there is
+// none (a helper's answer).
+function answerActions(item, { onCopy, onRegenerate, onFork, last, busy }) {
   return h("div.item-actions.answer-actions", {},
     timeStamp(item.created),
     onCopy ? h("button.quiet.copy-answer", { type: "button", "aria-label": "Copy this answer", "data-focus": "copy",
       onclick: (ev) => onCopy(ev.currentTarget) }, "Copy") : null,
     onRegenerate ? h("button.quiet.regenerate", { type: "button", "aria-label": "Regenerate this answer",
-      "data-focus": "regenerate", disabled: busy, hidden: !last, onclick: onRegenerate }, "Regenerate") : null);
+      "data-focus": "regenerate", disabled: busy, hidden: !last, onclick: onRegenerate }, "Regenerate") : null,
+    forkButton(onFork));
 }
 
 // `loadingModel`: the model is being loaded for this answer (it has no words yet);

@@ -15,6 +15,7 @@
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
 import { isOpenPlan, renderLoadingAnswer, renderReadingAnswer } from "./cards.js";
+import { runsOf } from "./changes.js";
 import { Composer } from "./composer.js";
 import { ContextBar } from "./context.js";
 import { ConversationHeader } from "./header.js";
@@ -52,6 +53,7 @@ export class ConversationView {
     this.serial = 0;
     this.infoSerial = 0; // counts conversation events: an answer older than one is not applied
     this.helpers = new HelperItems(); // the helpers' items, by their task card
+    this.changed = new Map(); // a message id -> how many files its run changed (changes.js has them)
     // The view's parts, made by build(): the log (log.js, its scrolling scroll.js), the
     // cards that wait on the person (waiting.js), the todo list and why the run ended
     // (progress.js), the header, the context bar and the message box.
@@ -184,6 +186,25 @@ export class ConversationView {
     this.log.renderAll();
     this.progress.renderTodos();
     this.updateComposer();
+    this.readChanges();
+  }
+
+  // Which messages' runs changed files, and how many: each such message links to its
+  // run in the Changes view. Read after the conversation, and when a run ends.
+  async readChanges() {
+    if (!this.info || !this.info.workspace) return;
+    let runs;
+    try {
+      runs = runsOf(await api("GET", `${this.path}/changes`));
+    } catch {
+      return; // the Changes view says why; the messages simply have no link
+    }
+    if (this.closed) return;
+    const before = this.changed;
+    this.changed = new Map(runs.map((r) => [r.item, r.files.length]));
+    for (const id of new Set([...before.keys(), ...this.changed.keys()])) {
+      if (before.get(id) !== this.changed.get(id) && this.byId.has(id)) this.log.schedule(id);
+    }
   }
 
   onEvent(name, data) {
@@ -217,6 +238,7 @@ export class ConversationView {
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();
       if (moved) this.contextBar.stateChanged();
+      if (moved && !this.running) this.readChanges(); // the run that ended may have changed files
       else this.contextBar.render();
       this.progress.renderTodos();
       this.log.scroll.keep(() => this.progress.renderEnd());
@@ -392,6 +414,16 @@ export class ConversationView {
     if (!answer) return;
     this.editing = null;
     await this.refresh(); // the edited message and what followed are gone: read it whole
+  }
+
+  // "Fork from here": a new conversation with the items up to and including `item`
+  // (the daemon copies them; this one stays as it is), opened at once.
+  async fork(item) {
+    const conv = await attempt(() => api("POST", `${this.path}/fork`, { item: item.id }));
+    if (!conv || this.closed) return;
+    shell.conversationChanged(conv);
+    toast(`Forked into “${conv.title || "a new conversation"}”.`, "info");
+    location.hash = `#/c/${enc(conv.id)}`;
   }
 
   async preview(file) {

@@ -1,7 +1,8 @@
 // A conversation's header: its title (rename, delete), its state, "Planning" while
 // plan mode is on, the workspace (with a way to its always-allow rules), mode and
 // model (the route, and the model it runs on with its context size: the loaded one's
-// for the local route, whichever is loaded now), and the goal with where it stands.
+// for the local route, whichever is loaded now), the way to what its runs changed in
+// the workspace (changes.js), and the goal with where it stands.
 //
 // It reads and changes the conversation through its view (conversation.js): the
 // view's `info` is what it shows, and a change it makes is applied to it.
@@ -31,6 +32,9 @@ export class ConversationHeader {
     this.wsPicker = h("label.inline", { hidden: true }, h("span.label", {}, "Workspace"), this.wsSelect);
     this.rulesLink = h("a.rules-link.small", { hidden: true }, "Rules");
     this.sandboxEl = h("span.badge.not-sandboxed", { hidden: true, role: "status" }, NOT_SANDBOXED);
+    // What the runs changed in the workspace, with Undo (changes.js)
+    this.changesLink = h("a.changes-link.small", { hidden: true,
+      href: `#/c/${encodeURIComponent(view.conversationId)}/changes` }, "Changes");
     this.modeSelect = select({ "aria-label": "Mode", class: "mode-select" }, MODE_OPTIONS, "ask");
     this.modeSelect.addEventListener("change", () => this.patch({ mode: this.modeSelect.value }));
     this.routeSelect = select({ "aria-label": "Model", class: "route-select" }, [["local", "local"]], "local");
@@ -45,7 +49,7 @@ export class ConversationHeader {
         h("div.title-box", {}, this.titleEl),
         h("div.head-buttons", {}, this.renameBtn, this.deleteBtn)),
       h("div.conv-head-bottom", {},
-        this.stateEl, this.planningEl, this.wsEl, this.wsPicker, this.rulesLink, this.sandboxEl,
+        this.stateEl, this.planningEl, this.wsEl, this.wsPicker, this.rulesLink, this.sandboxEl, this.changesLink,
         h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
         h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl),
       this.goalEl);
@@ -83,6 +87,7 @@ export class ConversationHeader {
       this.sandboxEl.hidden = !(confinable && s && !s.confined);
       this.sandboxEl.title = notSandboxedWhy(s);
     });
+    this.changesLink.hidden = !info.workspace;
     if (found) {
       this.rulesLink.href = `#/workspaces/${encodeURIComponent(found.id)}`;
       this.rulesLink.setAttribute("aria-label", `Always-allow rules of ${found.name}`);

@@ -49,12 +49,16 @@ export function renderItem(view, item) {
           view.editing = null;
           view.log.drawItem(item);
         },
-        onResend: (text) => view.resend(item, text) });
+        onResend: (text) => view.resend(item, text),
+        onFork: view.byId.get(item.id) === item ? () => view.fork(item) : null,
+        changed: view.changed.get(item.id) || 0,
+        changesHref: `#/c/${encodeURIComponent(view.conversationId)}/changes/${encodeURIComponent(item.id)}` });
     case "assistant":
       return renderAssistant(item, { loadingModel: view.loadingModel, rate: view.log.writingRate(item.id) ?? null,
         onCopy: (button) => copyFrom(button, item.text || ""),
         // the conversation's own answers; a helper's is not the person's to regenerate
         onRegenerate: view.byId.get(item.id) === item ? () => view.regenerate(item) : null,
+        onFork: view.byId.get(item.id) === item ? () => view.fork(item) : null,
         last: view.log.lastAnswerId() === item.id, busy: view.running });
     case "tool":
       return renderCard(view, item);
