@@ -203,3 +203,15 @@ def test_the_checks_see_a_cycle_and_a_wrong_way_import() -> None:
     assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert cycle_in({"a": {"b"}, "b": set()}) is None
     assert layer_of("actors.model.engine") == 2 and layer_of("actors.runs.agent.run") == 6
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    """pyproject.toml lists the packages by name (the data packages catalog and skills
+    have no __init__.py): a package folder left out of it is missing from the wheel and
+    from a pipx install, which only the slow wheel test would see."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(d.relative_to(ROOT).parts) for pkg in PACKAGES for d in [ROOT / pkg, *(ROOT / pkg).rglob("*")]
+             if d.is_dir() and (d / "__init__.py").exists()}
+    assert found - listed == set()
