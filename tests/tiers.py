@@ -73,6 +73,11 @@ def peer_programs() -> frozenset[str]:
     )
 
 
+def _program(text: str, programs: frozenset[str]) -> str | None:
+    """The peer program `text` names (a path or a file name ending in one), or None."""
+    return next((p for p in programs if text == p or text.endswith("/" + p)), None)
+
+
 def _source_file(obj: Any) -> Path | None:
     try:
         name = inspect.getsourcefile(obj)
@@ -217,9 +222,8 @@ class Tiers:
         uses.visit(tree)
         programs = peer_programs()
         for text in uses.strings:
-            for program in programs:
-                if text.endswith(program):
-                    return f"runs tests/{program}, a peer program"
+            if (program := _program(text, programs)) is not None:
+                return f"runs tests/{program}, a peer program"
         scope = vars(inspect.getmodule(obj)) if inspect.isclass(obj) else obj.__globals__
         seen: list[Any] = []
         for names in uses.dotted:
@@ -227,6 +231,11 @@ class Tiers:
         seen.extend(_imported(module, name) for module, name in uses.imported)
         for used in seen:
             if used is None or used is obj:
+                continue
+            if isinstance(used, (str, os.PathLike)):  # SERVER = Path(__file__).with_name("mcp_server.py")
+                name = os.fspath(used)
+                if isinstance(name, str) and (program := _program(name, programs)) is not None:
+                    return f"runs tests/{program}, a peer program"
                 continue
             why = self._direct(_unwrap(used)) if not _ours(_unwrap(used)) else self.reason(used)
             if why is not None:
