@@ -57,6 +57,7 @@ class Config:
     log_file: Path | None = None  # None: <data>/logs/daemon.log
     log_max_bytes: int = LOG_MAX_BYTES  # tests lower it (the hidden --log-max-bytes)
     models_dirs: tuple[Path, ...] = ()  # more folders GET /api/models looks in
+    seed: int | None = None  # tests: the local model's sampling seed, each completion (the hidden --seed)
 
 
 def default_data_dir() -> Path:
@@ -64,6 +65,12 @@ def default_data_dir() -> Path:
     if env:
         return Path(env)
     return Path(platformdirs.user_data_dir("bmoe", appauthor=False))
+
+
+def env_seed() -> int | None:
+    """BMOE_SEED, the local model's sampling seed for tests (tests/conftest.py sets it), or None."""
+    value = os.environ.get("BMOE_SEED", "").strip()
+    return int(value) if value else None
 
 
 MAX_KEY_FILE_BYTES = 64 * 1024

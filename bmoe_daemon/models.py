@@ -128,6 +128,7 @@ def local_loader(config: Config, choice: ModelChoice, *, keep: bool) -> Loader:
             Path(choice.path), n_ctx=choice.ctx_size or config.ctx_size, n_threads=choice.threads or config.threads,
             prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024,
             n_gpu_layers=config.n_gpu_layers if choice.n_gpu_layers is None else choice.n_gpu_layers,
+            seed=config.seed,
         )
         if keep:
             try:

@@ -105,7 +105,7 @@ async def load_backend(config: Config) -> Backend | None:
     try:
         return await LocalBackend.load(path, n_ctx=config.ctx_size, n_threads=config.threads,
                                        prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024,
-                                       n_gpu_layers=config.n_gpu_layers)
+                                       n_gpu_layers=config.n_gpu_layers, seed=config.seed)
     except TurnFailed as exc:
         raise StartupError(str(exc)) from None
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow(reason=why))
         if config.getoption("--tier-reasons"):
             print(f"{'slow' if why else 'fast'}\t{item.nodeid}\t{why or ''}")
+
+
+# The bundled model samples from one seed in every daemon the tests start (the daemon's
+# hidden --seed): a reply then does not depend on what the model wrote before it in that
+# daemon (a title, a compaction, a helper, in whatever order they came).
+os.environ.setdefault("BMOE_SEED", "1")

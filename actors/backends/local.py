@@ -139,16 +139,21 @@ class LocalBackend:
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
         self.n_gpu_layers = 0  # as loaded (LocalBackend.load sets it)
+        # Each completion's sampling seed (LocalBackend.load sets it); None: llama-cpp-python's
+        # own, drawn from the one before, so a reply depends on how many came before it.
+        self.seed: int | None = None
         self.n_params = int(llm._model.n_params())  # the model's size (engine.SMALL_MODEL_PARAMS)
 
     @classmethod
     async def load(
         cls, path: Path, *, n_ctx: int, n_threads: int | None = None,
         prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES, n_gpu_layers: int | None = None,
+        seed: int | None = None,
     ) -> LocalBackend:
         """Load the GGUF in a worker thread. Raises TurnFailed with a plain reason.
         `n_gpu_layers`: layers offloaded to the GPU (-1 all, 0 none; None: every layer
-        when this build of llama.cpp can offload, else none)."""
+        when this build of llama.cpp can offload, else none). `seed`: every completion
+        samples from it, whatever ran before (tests; None: llama-cpp-python's own)."""
 
         def _load() -> LocalBackend:
             try:
@@ -171,6 +176,7 @@ class LocalBackend:
                 raise TurnFailed(f"Could not load {path}: {exc}") from None
             backend = cls(llm, path, prompt_cache_bytes=prompt_cache_bytes)
             backend.n_gpu_layers = layers
+            backend.seed = seed
             return backend
 
         if not await trio.Path(path).is_file():
@@ -376,7 +382,7 @@ class LocalBackend:
                     raise Aborted()
                 if prefill > llm.n_batch:
                     _prefill_in_batches(llm, tokens, common, send, abort)
-                stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar)
+                stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar, self.seed)
                 try:
                     for chunk in stream:
                         if abort.is_set():
@@ -516,11 +522,12 @@ def _completion_stream(
     temperature: float,
     stops: list[str],
     grammar: LlamaGrammar | None,
+    seed: int | None = None,
 ) -> Generator[CreateCompletionStreamResponse, None, None]:
     """llama.cpp's completion of `tokens`, chunk by chunk; closing it ends the generation."""
     out = llm.create_completion(
         prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=stops or None, stream=True,
-        grammar=grammar,
+        grammar=grammar, seed=seed,
     )
     # With stream=True it is a generator of chunks; its annotation covers both modes.
     return cast("Generator[CreateCompletionStreamResponse, None, None]", out)
