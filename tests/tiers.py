@@ -78,12 +78,18 @@ def _program(text: str, programs: frozenset[str]) -> str | None:
     return next((p for p in programs if text == p or text.endswith("/" + p)), None)
 
 
+@functools.cache
 def _source_file(obj: Any) -> Path | None:
     try:
         name = inspect.getsourcefile(obj)
     except TypeError:
         return None
-    return Path(name).resolve() if name else None
+    return _resolved(name) if name else None
+
+
+@functools.cache
+def _resolved(name: str) -> Path:
+    return Path(name).resolve()
 
 
 def _ours(obj: Any) -> bool:
@@ -163,6 +169,35 @@ class _Uses(ast.NodeVisitor):
             self.visit(node.value)
 
 
+@functools.cache
+def _definitions(filename: str) -> dict[int, ast.AST]:
+    """A file's functions and classes by their first line (the first decorator's, if any),
+    the line a function's code starts at."""
+    try:
+        tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return {}
+    found: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[min([node.lineno, *(d.lineno for d in node.decorator_list)])] = node
+    return found
+
+
+def _node(obj: Any) -> ast.AST | None:
+    """The syntax tree of a function or class, from its file parsed once (inspect.getsource
+    for what is not found there, a lambda's line)."""
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        node = _definitions(code.co_filename).get(code.co_firstlineno)
+        if node is not None:
+            return node
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+
 def _resolve(names: list[str], scope: dict[str, Any]) -> Iterator[Any]:
     """Each object along a dotted name found in `scope` (`a`, `a.b`, `a.b.c`)."""
     if names[0] not in scope:
@@ -214,9 +249,8 @@ class Tiers:
         return None
 
     def _read(self, obj: Any) -> str | None:
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
-        except (OSError, TypeError, SyntaxError):
+        tree = _node(obj)
+        if tree is None:
             return None
         uses = _Uses()
         uses.visit(tree)
