@@ -9,7 +9,7 @@ uses, itself or through any helper, fixture or class of tests/ it reaches:
 - a real peer that may be missing (tests/peers.py's `need_peer`, `need_modules`),
 - a process of its own (`subprocess`, `trio.run_process`, `os.fork`...), or one of
   the peer programs of tests/ (a file there with a `__main__` block) named in it,
-- the bundled model (the `model` marker).
+- a model (`LocalBackend.load`, `llama_cpp.Llama`) or the `model` marker.
 
 That is read from the source (`conftest.py` calls `slow_reason` for each collected
 test), so a new test that starts a daemon or a process is slow without a marker. A
@@ -47,6 +47,16 @@ HELPERS = {
     ("peers.py", "need_peer"): "needs a real peer (tests/peers.py)",
     ("peers.py", "need_modules"): "needs a real peer (tests/peers.py)",
 }
+
+
+# What loads a model, by module and name (not imported here: importing llama_cpp loads
+# llama.cpp, and the actors' modules may move).
+MODEL_LOADERS = {("actors.", "LocalBackend.load"), ("llama_cpp.", "Llama")}
+
+
+def _loads_a_model(obj: Any) -> bool:
+    module, name = getattr(obj, "__module__", None) or "", getattr(obj, "__qualname__", None)
+    return any(module.startswith(prefix) and name == qualname for prefix, qualname in MODEL_LOADERS)
 
 
 def _process_starters() -> dict[int, str]:
@@ -242,6 +252,8 @@ class Tiers:
         why = PROCESS_STARTERS.get(id(obj))
         if why is not None:
             return why
+        if _loads_a_model(obj):
+            return f"loads a model ({obj.__qualname__})"
         if inspect.isfunction(obj) or inspect.isclass(obj):
             path = _source_file(obj)
             if path is not None and path.parent == TESTS:
