@@ -61,6 +61,7 @@ class Config:
     # The model's commands in an OS sandbox (actors/sandbox/): required, auto (where one can be had), off.
     sandbox: str = "auto"
     bwrap: Path | None = None  # tests: the bubblewrap program to use (None: bwrap on PATH)
+    seed: int | None = None  # tests: the local model's sampling seed, each completion (the hidden --seed)
 
 
 def default_data_dir() -> Path:
@@ -68,6 +69,12 @@ def default_data_dir() -> Path:
     if env:
         return Path(env)
     return Path(platformdirs.user_data_dir("bmoe", appauthor=False))
+
+
+def env_seed() -> int | None:
+    """BMOE_SEED, the local model's sampling seed for tests (tests/conftest.py sets it), or None."""
+    value = os.environ.get("BMOE_SEED", "").strip()
+    return int(value) if value else None
 
 
 MAX_KEY_FILE_BYTES = 64 * 1024

@@ -186,6 +186,7 @@ def local_loader(config: Config, choice: ModelChoice, *, keep: bool) -> Loader:
             prompt_cache_bytes=config.prompt_cache_mib * 1024 * 1024,
             n_gpu_layers=config.n_gpu_layers if choice.n_gpu_layers is None else choice.n_gpu_layers,
             chat_template=template or None,
+            seed=config.seed,
         )
         if choice.chat_template is not None:  # the person's change of template, once it loads
             try:

@@ -23,6 +23,7 @@ from bmoe_daemon.config import (
     MAX_HELPERS,
     Config,
     default_data_dir,
+    env_seed,
     read_key_file,
 )
 from bmoe_daemon.models import MAX_GPU_LAYERS
@@ -111,6 +112,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the log file, rotated at 10 MiB, 5 kept (default: <data>/logs/daemon.log)")
     # For tests: the size the log file rotates at.
     s.add_argument("--log-max-bytes", type=int, default=LOG_MAX_BYTES, help=argparse.SUPPRESS)
+    # For tests: every completion of the local model samples from this seed, so a reply
+    # does not depend on what the model wrote before it (BMOE_SEED, which tests/conftest.py sets).
+    s.add_argument("--seed", type=int, default=env_seed(), help=argparse.SUPPRESS)
     v = sub.add_parser("service", help="run the daemon as a background service of this user (systemd, launchd)")
     actions = v.add_subparsers(dest="action", required=True)
     # install's own arguments are serve's options, passed through (main's parse_known_args).
@@ -197,6 +201,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         models_dirs=tuple(args.models_dir),
         log_file=args.log_file,
         log_max_bytes=args.log_max_bytes,
+        seed=args.seed,
         sandbox=args.sandbox,
         bwrap=args.bwrap,
     )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,30 @@ async def real_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
         yield Daemon(hub, backend, bus, engine, store, EchoTool(), NoteTool(), tmp_path / "data")
         hub.close()
         engine.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--tier-reasons", action="store_true",
+                     help="print each collected test's tier and, for a slow one, why (tests/tiers.py)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks `slow` each test that uses the daemon as a process, the browser, a real peer,
+    a process of its own or the bundled model (tests/tiers.py): `-m "not slow"` is the
+    fast tier."""
+    from tests.tiers import Tiers, slow_reason
+
+    tiers = Tiers()
+    for item in items:
+        why = slow_reason(item, tiers)
+        if why is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow(reason=why))
+        if config.getoption("--tier-reasons"):
+            print(f"{'slow' if why else 'fast'}\t{item.nodeid}\t{why or ''}")
+
+
+# The bundled model samples from one seed in every daemon the tests start (the daemon's
+# hidden --seed): a reply then does not depend on what the model wrote before it in that
+# daemon (a title, a compaction, a helper, in whatever order they came).
+os.environ.setdefault("BMOE_SEED", "1")

@@ -360,8 +360,7 @@ async def test_queued_turn_withdraws_only_its_place(daemon):
     await wait_for(lambda: len(a.items) >= 2)
     await b.send_message("second")
     await c.send_message("third")
-    await trio.sleep(0.05)
-    assert daemon.engine.statistics().mailbox == 2
+    await wait_for(lambda: daemon.engine.statistics().mailbox == 2)
     assert await b.stop() is True  # waiting for the engine: withdraws
     await wait_state(a, "idle")
     await wait_state(c, "idle")

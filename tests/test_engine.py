@@ -21,7 +21,7 @@ async def _noop(piece):
     pass
 
 
-async def test_turns_are_served_one_at_a_time_in_arrival_order():
+async def test_turns_are_served_one_at_a_time_in_arrival_order(autojump_clock):
     backend = ScriptedBackend(default={"text": "abcdefgh", "delay": 0.01})
     engine = Engine(backend)
     engine.keep_order = True
@@ -45,7 +45,7 @@ async def test_turns_are_served_one_at_a_time_in_arrival_order():
         await nursery.start(engine.run)
         for i in range(8):
             nursery.start_soon(client, f"c{i}")
-            await trio.sleep(0.001)  # a known arrival order
+            await trio.sleep(0.001)  # a known arrival order (the clock is trio's, autojump)
         await wait_for(lambda: len(done) == 8)
         engine.close()
     assert engine.order == [f"c{i}" for i in range(8)]
@@ -53,7 +53,7 @@ async def test_turns_are_served_one_at_a_time_in_arrival_order():
     assert peak == 1
 
 
-async def test_cancel_while_queued_withdraws_only_that_place():
+async def test_cancel_while_queued_withdraws_only_that_place(autojump_clock):
     backend = ScriptedBackend(default={"text": "x" * 40, "delay": 0.01})
     engine = Engine(backend)
     engine.keep_order = True

@@ -161,6 +161,7 @@ def fits(schema: dict, value: object) -> bool:
     return True
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @given(avoided=todo_args, other=todo_args)
 def test_excluding_rules_out_the_call_and_keeps_calls_that_differ_in_shape(avoided, other):
     narrowed = excluding(TODO_LIKE, avoided)
@@ -224,6 +225,7 @@ def test_a_call_of_a_tool_without_arguments_ruled_out_leaves_the_tool_out():
     assert fits(schema, {"tool_calls": [{"name": "a", "arguments": {"x": "1"}}]})
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=60)
 @given(first=todo_args, second=todo_args)
 def test_several_calls_of_one_tool_are_all_ruled_out(first, second):

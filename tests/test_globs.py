@@ -90,12 +90,14 @@ def derived(draw: st.DrawFn) -> tuple[str, str]:
     return lead + "/".join(comps), "/".join(target)
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=2000, deadline=None)
 @given(patterns, paths)
 def test_glob_agrees_with_reference(pattern: str, path: str) -> None:
     assert glob_match(pattern, path) == ref_match(pattern, path), (pattern, path)
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=3000, deadline=None)
 @given(derived())
 def test_glob_made_from_a_path_agrees_with_reference(case: tuple[str, str]) -> None:

@@ -65,6 +65,7 @@ def found_lines(data: bytes, pattern: str, *, ignore_case: bool) -> list[int]:
     return [data.count(b"\n", 0, start) + 1 for start, _ in matching_lines(data, query)]
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=3000)
 @given(
     patterns(ASCII_ATOMS, ASCII_ANCHORS),
@@ -78,6 +79,7 @@ def test_an_ascii_pattern_finds_the_lines_pythons_re_finds_on_bytes(pattern: str
     assert found_lines(text.encode(), pattern, ignore_case=icase) == expected, compile_query(pattern).pattern
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=2000)
 @given(
     patterns(UNICODE_ATOMS, ["^", "$"]),
@@ -93,6 +95,7 @@ def test_a_unicode_pattern_finds_the_lines_pythons_re_finds_on_text(pattern: str
 LITERAL_ATOMS = ["ab", "ba", "abc", "b", "a", "[ab]", "[abc]", ".", r"\w", "(?:x?)"]
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=2000)
 @given(
     patterns(LITERAL_ATOMS, ["^", "$", r"\b"]),

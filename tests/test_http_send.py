@@ -69,7 +69,7 @@ async def test_no_checkpoint_comes_before_the_write() -> None:
     assert order == [] and scope.cancelled_caught
 
 
-async def test_a_busy_lock_is_waited_for_and_order_kept() -> None:
+async def test_a_busy_lock_is_waited_for_and_order_kept(autojump_clock) -> None:
     order: list[str] = []
     conn = server(order)
     async with trio.open_nursery() as nursery:
@@ -150,7 +150,7 @@ class StalledStream:
         self.order.append("closed")
 
 
-async def test_a_write_the_client_never_takes_closes_the_connection(monkeypatch):
+async def test_a_write_the_client_never_takes_closes_the_connection(monkeypatch, autojump_clock):
     monkeypatch.setattr(http_send, "_write_limit", [0.2])
     order: list[str] = []
     conn = types.SimpleNamespace(send_lock=trio.Lock(), stream=StalledStream(order), protocol=Protocol(order))
@@ -160,7 +160,7 @@ async def test_a_write_the_client_never_takes_closes_the_connection(monkeypatch)
     assert not conn.send_lock.locked()
 
 
-async def test_stop_writes_ends_a_write_in_progress_at_once(monkeypatch):
+async def test_stop_writes_ends_a_write_in_progress_at_once(monkeypatch, autojump_clock):
     monkeypatch.setattr(http_send, "_write_limit", [3600.0])
     order: list[str] = []
     conn = types.SimpleNamespace(send_lock=trio.Lock(), stream=StalledStream(order), protocol=Protocol(order))

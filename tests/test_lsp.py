@@ -243,6 +243,7 @@ async def test_the_servers_group_ends_at_close_and_when_idle(tmp_path: Path) -> 
         await wait_for(lambda: not group_alive(pgid), timeout=5)
 
 
+@pytest.mark.slow(reason="the code it tests starts processes (LspManager)")
 async def test_an_edit_waits_at_most_its_limit_and_the_start_goes_on(tmp_path: Path) -> None:
     assert DIAGNOSTICS_WAIT_S == 3.0
     # `sleep` never answers initialize: the edit gives up at its limit, the start does not.
@@ -261,6 +262,7 @@ async def test_an_edit_waits_at_most_its_limit_and_the_start_goes_on(tmp_path: P
         lsp.close()
 
 
+@pytest.mark.slow(reason="the code it tests starts processes (LspManager)")
 async def test_a_daemon_cancelled_ends_the_group_and_is_no_crash(tmp_path: Path) -> None:
     lsp = LspManager(wait_s=WAIT_S)
     async with trio.open_nursery() as nursery:

@@ -393,3 +393,23 @@ async def test_a_long_prompt_is_read_a_batch_at_a_time_and_says_how_far(model_pa
         await engine.turn(TurnInput(short, max_tokens=4, temperature=0.0), emit)
         assert not any(p.kind == "prefill" for p in pieces)
         engine.close()
+
+
+async def test_with_a_seed_a_sampled_reply_does_not_depend_on_what_came_before(model_path):
+    """The seed the tests' daemons are given (BMOE_SEED, --seed): each completion samples
+    from it, so a reply at a temperature is the same however many came before it."""
+    backend = await LocalBackend.load(model_path, n_ctx=512, prompt_cache_bytes=0, seed=7)
+    engine = Engine(backend)
+    ask = TurnInput(({"role": "user", "content": "Name a colour."},), max_tokens=12, temperature=1.0)
+    other = TurnInput(({"role": "user", "content": "Count to five."},), max_tokens=12, temperature=1.0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(engine.run)
+        first = (await engine.turn(ask, _ignore)).text
+        await engine.turn(other, _ignore)
+        await engine.turn(other, _ignore)
+        assert (await engine.turn(ask, _ignore)).text == first
+        engine.close()
+
+
+async def _ignore(piece: Any) -> None:
+    pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,6 +68,7 @@ def test_fewer_repeats_than_the_span_are_not_a_loop():
     assert fed(unit * MIN_REPEATS, [])[0] == "x"
 
 
+@pytest.mark.slow(reason="reads every file of the project")
 def test_the_projects_own_code_and_docs_are_no_loop():
     """Real text a model is asked for (code, prose, Markdown tables), fed as tokens come."""
     files = [p for p in ROOT.glob("**/*") if p.suffix in (".py", ".md", ".js", ".css", ".html", ".toml")

@@ -442,6 +442,7 @@ def reference_lines(data: bytes, pattern: str, literal: bool, ignore_case: bool)
     return [i + 1 for i, line in enumerate(lines) if rx.search(line)]
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=1500, deadline=None)
 @given(
     st.text(alphabet="abAB \n", max_size=60).map(str.encode),

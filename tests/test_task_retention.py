@@ -218,7 +218,7 @@ async def test_a_run_that_is_running_is_never_deleted(sleepy, autojump_clock, tm
             await trio.sleep(IDLE_S * 3)  # quiet long past the idle bound, but running
         assert _runs(sleepy, task["id"]) == [first, newest]  # the runs between went
         assert _file(sleepy, first).exists() and sleepy.hub.peek(first).state == "running"
-        await wait_state(conv, "idle", timeout=7200)  # the call ends; the run answers
+        await wait_state(conv, "idle", timeout=7200, poll=1)  # the call ends; the run answers
         assert (folder / "a.txt").read_text() == "hi"
         await trio.sleep(IDLE_S * 2)
         last = await _run_and_end(sleepy, s, task["id"])  # now nothing holds it

@@ -421,6 +421,7 @@ def generated_output(draw: st.DrawFn) -> tuple[str, dict[str, Any], str, tuple[A
     return fmt, kw, prefix + body, (expected_text(texts), reasoning, expected_calls, {})
 
 
+@pytest.mark.slow(reason="a long property test; CI runs it")
 @settings(max_examples=300, deadline=None)
 @given(gen=generated_output(), data=st.data())
 def test_generated_outputs_parse_whatever_the_cuts(gen: tuple[Any, ...], data: st.DataObject) -> None:

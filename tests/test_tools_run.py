@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import trio
-
 from tests.test_conversation import tool_items
-from tests.waiting import drained, wait_state
+from tests.waiting import drained, wait_for, wait_state
 
 
 async def make_ws(daemon, tmp_path: Path):
@@ -148,8 +146,7 @@ async def test_write_file_whose_file_changed_while_its_card_waited_is_shown_agai
     (folder / "app.py").write_text("x = 1\ny = 2\nkeep me = 3\n")  # someone edits meanwhile
     await conv.approve(card.id, True)
     # Not written blind: the card is back, with what the write would now throw away.
-    await trio.sleep(0.05)
-    await wait_state(conv, "waiting")
+    await wait_for(lambda: conv.info.state == "waiting" and tool_items(conv)[0].result == FILE_CHANGED)
     card = tool_items(conv)[0]
     assert card.state == "waiting" and card.result == FILE_CHANGED
     assert "-keep me = 3\n" in card.diff
@@ -169,8 +166,7 @@ async def test_write_file_refused_after_the_redraw_leaves_the_file_alone(real_to
     await wait_state(conv, "waiting")
     (folder / "app.py").write_text("changed\n")
     await conv.approve(tool_items(conv)[0].id, True)
-    await trio.sleep(0.05)
-    await wait_state(conv, "waiting")
+    await wait_for(lambda: conv.info.state == "waiting" and tool_items(conv)[0].result)  # shown again
     await conv.approve(tool_items(conv)[0].id, False)
     await wait_state(conv, "idle")
     assert (folder / "app.py").read_text() == "changed\n"

@@ -2562,8 +2562,10 @@ def test_the_conversation_list_pages_searches_and_follows_events(browser, tmp_pa
             wait_until(lambda: sidebar_titles(page)[:1] == ["Seeded 000 renamed"], what="the renamed one on top")
             assert c.patch(f"/api/conversations/{seeded[100]}", json={"title": "Seeded 100 again"}).status_code == 200
             wait_until(lambda: sidebar_titles(page)[:1] == ["Seeded 100 again"], what="the loaded one moved up")
-            time.sleep(0.5)  # the top rows read again after an unknown conversation's event have come
-            titles = sidebar_titles(page)
+            # The top rows read again after an unknown conversation's event: waited for, not slept on.
+            top = ["Seeded 100 again", "Seeded 000 renamed", "From another client"]
+            titles = wait_until(lambda: (t := sidebar_titles(page))[:3] == top and len(t) == len(set(t)) == 52 and t,
+                                what="the top rows read again")
             assert titles[:3] == ["Seeded 100 again", "Seeded 000 renamed", "From another client"], titles[:5]
             assert len(titles) == len(set(titles)) == 52 and "Seeded 100" not in titles
             # The card answered elsewhere: nobody waits.

@@ -14,15 +14,17 @@ import trio
 POLL_S = 0.005
 
 
-async def wait_for(pred: Callable[[], Any], timeout: float = 10) -> None:
+async def wait_for(pred: Callable[[], Any], timeout: float = 10, poll: float = POLL_S) -> None:
+    """`pred()` holds, looked at every `poll` s (on trio's clock: under autojump_clock, a
+    long wait takes a coarser `poll`, or it spins through timeout/poll looks)."""
     with trio.fail_after(timeout):
         while not pred():
-            await trio.sleep(POLL_S)
+            await trio.sleep(poll)
 
 
-async def wait_state(conv: Any, *states: str, timeout: float = 10) -> None:
+async def wait_state(conv: Any, *states: str, timeout: float = 10, poll: float = POLL_S) -> None:
     """An in-process Conversation actor reaches one of `states`."""
-    await wait_for(lambda: conv.info.state in states, timeout)
+    await wait_for(lambda: conv.info.state in states, timeout, poll)
 
 
 async def wait_http_state(client: httpx.AsyncClient, cid: str, *states: str, timeout: float = 20) -> dict:

@@ -143,6 +143,9 @@ class LocalBackend:
         self.prompt_cache = PromptCache(llm, prompt_cache_bytes)
         self._closed = False
         self.n_gpu_layers = 0  # as loaded (LocalBackend.load sets it)
+        # Each completion's sampling seed (LocalBackend.load sets it); None: llama-cpp-python's
+        # own, drawn from the one before, so a reply depends on how many came before it.
+        self.seed: int | None = None
         # The model's size (which the run reads, runs/agent/small/leader.py), through the public pointer.
         self.n_params = int(llama_cpp.llama_model_n_params(llm.model))
 
@@ -151,11 +154,13 @@ class LocalBackend:
         cls, path: Path, *, n_ctx: int, n_threads: int | None = None,
         prompt_cache_bytes: int = DEFAULT_PROMPT_CACHE_BYTES, n_gpu_layers: int | None = None,
         chat_template: str | None = None,
+        seed: int | None = None,
     ) -> LocalBackend:
         """Load the GGUF in a worker thread. Raises TurnFailed with a plain reason.
         `n_gpu_layers`: layers offloaded to the GPU (-1 all, 0 none; None: every layer
         when this build of llama.cpp can offload, else none). `chat_template`: the
-        person's, instead of the file's."""
+        person's, instead of the file's. `seed`: every completion samples from it,
+        whatever ran before (tests; None: llama-cpp-python's own)."""
 
         def _load() -> LocalBackend:
             try:
@@ -188,6 +193,7 @@ class LocalBackend:
                 llm.close()
                 raise
             backend.n_gpu_layers = layers
+            backend.seed = seed
             return backend
 
         if not await trio.Path(path).is_file():
@@ -398,7 +404,7 @@ class LocalBackend:
                     raise Aborted()
                 if prefill > llm.n_batch:
                     _prefill_in_batches(llm, tokens, common, send, abort)
-                stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar)
+                stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar, self.seed)
                 try:
                     for chunk in stream:
                         if abort.is_set():
@@ -567,11 +573,12 @@ def _completion_stream(
     temperature: float,
     stops: list[str],
     grammar: LlamaGrammar | None,
+    seed: int | None = None,
 ) -> Generator[CreateCompletionStreamResponse, None, None]:
     """llama.cpp's completion of `tokens`, chunk by chunk; closing it ends the generation."""
     out = llm.create_completion(
         prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=stops or None, stream=True,
-        grammar=grammar,
+        grammar=grammar, seed=seed,
     )
     # With stream=True it is a generator of chunks; its annotation covers both modes.
     return cast("Generator[CreateCompletionStreamResponse, None, None]", out)
