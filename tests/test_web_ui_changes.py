@@ -192,12 +192,17 @@ def test_the_changes_view_lists_a_runs_files_shows_a_diff_and_undoes_the_files_o
     files = run.get_by_role("list", name="Files this run changed").get_by_role("listitem")
     assert files.count() == 3
     rows = {p: file_row(run, p).locator("summary") for p in ("beds.txt", "garden.txt", "old.txt")}
-    beds, gardens, old = (rows[p].inner_text() for p in ("beds.txt", "garden.txt", "old.txt"))
-    assert "added" in beds and "+3" in beds and "−0" in beds, beds
-    assert "modified" in gardens and "+2" in gardens and "−1" in gardens, gardens
-    assert "deleted" in old and "+0" in old and "−1" in old, old
+
+    def shown(path):
+        row = rows[path]
+        return (row.locator(".file-status").inner_text(),
+                row.locator(".count-add").inner_text().strip() + " " + row.locator(".count-del").inner_text().strip())
+
+    assert shown("beds.txt") == ("added", "+3 −0")
+    assert shown("garden.txt") == ("modified", "+2 −1")
+    assert shown("old.txt") == ("deleted", "+0 −1")
     # the counts are said in words too
-    assert rows["garden.txt"].locator(".line-counts").get_attribute("aria-label") == "2 lines added, 1 line removed"
+    assert rows["garden.txt"].locator(".line-counts .visually-hidden").inner_text() == "2 lines added, 1 line removed"
 
     # a file's diff, coloured as an approval card's, opened from the keyboard
     rows["garden.txt"].focus()

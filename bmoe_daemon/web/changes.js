@@ -68,10 +68,12 @@ export function runsOf(data) {
   })).filter((r) => r.item && (r.files.length || r.notRestorable.length));
 }
 
+// Lines added and removed: "+2 −1" to see, in words to a screen reader.
 function counts(added, removed) {
-  return h("span.line-counts", { "aria-label": `${plural(added, "line", "lines")} added, ${plural(removed, "line", "lines")} removed` },
-    h("span.count-add", { "aria-hidden": "true" }, `+${added.toLocaleString("en")}`), " ",
-    h("span.count-del", { "aria-hidden": "true" }, `−${removed.toLocaleString("en")}`));
+  return h("span.line-counts", {},
+    h("span.visually-hidden", {}, `${plural(added, "line", "lines")} added, ${plural(removed, "line", "lines")} removed`),
+    h("span.count-add", { "aria-hidden": "true" }, `+${added.toLocaleString("en")}`),
+    h("span.count-del", { "aria-hidden": "true" }, ` −${removed.toLocaleString("en")}`));
 }
 
 // A message's words, shortened to name its run.
