@@ -301,8 +301,10 @@ export class ChangesView {
 
   async showDiff(run, f, box) {
     const key = `${run.item}\n${f.path}`;
+    // git's own header lines (diff --git, index) say nothing the row does not
+    const plain = (text) => text.split("\n").filter((l) => !/^(diff --git |index [0-9a-f]+\.\.)/.test(l)).join("\n");
     const drawn = ({ text, cut }) => clear(box, text
-      ? h("pre.diff", { tabindex: "0", "aria-label": `The change to ${f.path}`, html: renderDiff(text) })
+      ? h("pre.diff", { tabindex: "0", "aria-label": `The change to ${f.path}`, html: renderDiff(plain(text)) })
       : h("p.small.muted", {}, f.binary ? "A binary file: no lines to show." : "No lines to show (only its mode changed)."),
     cut ? h("p.small.muted", {}, "The diff is long: only its start is shown.") : null);
     if (this.diffs.has(key)) {
