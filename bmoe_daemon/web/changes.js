@@ -68,10 +68,12 @@ export function runsOf(data) {
   })).filter((r) => r.item && (r.files.length || r.notRestorable.length));
 }
 
+// Lines added and removed: "+2 −1" to see, in words to a screen reader.
 function counts(added, removed) {
-  return h("span.line-counts", { "aria-label": `${plural(added, "line", "lines")} added, ${plural(removed, "line", "lines")} removed` },
-    h("span.count-add", { "aria-hidden": "true" }, `+${added.toLocaleString("en")}`), " ",
-    h("span.count-del", { "aria-hidden": "true" }, `−${removed.toLocaleString("en")}`));
+  return h("span.line-counts", {},
+    h("span.visually-hidden", {}, `${plural(added, "line", "lines")} added, ${plural(removed, "line", "lines")} removed`),
+    h("span.count-add", { "aria-hidden": "true" }, `+${added.toLocaleString("en")}`),
+    h("span.count-del", { "aria-hidden": "true" }, ` −${removed.toLocaleString("en")}`));
 }
 
 // A message's words, shortened to name its run.
@@ -299,8 +301,10 @@ export class ChangesView {
 
   async showDiff(run, f, box) {
     const key = `${run.item}\n${f.path}`;
+    // git's own header lines (diff --git, index) say nothing the row does not
+    const plain = (text) => text.split("\n").filter((l) => !/^(diff --git |index [0-9a-f]+\.\.)/.test(l)).join("\n");
     const drawn = ({ text, cut }) => clear(box, text
-      ? h("pre.diff", { tabindex: "0", "aria-label": `The change to ${f.path}`, html: renderDiff(text) })
+      ? h("pre.diff", { tabindex: "0", "aria-label": `The change to ${f.path}`, html: renderDiff(plain(text)) })
       : h("p.small.muted", {}, f.binary ? "A binary file: no lines to show." : "No lines to show (only its mode changed)."),
     cut ? h("p.small.muted", {}, "The diff is long: only its start is shown.") : null);
     if (this.diffs.has(key)) {
