@@ -125,6 +125,7 @@ class SendMessage:
     # holds it, a provider's response_format asks for it): bodies.check_answer_schema.
     answer_schema: dict[str, Any] | None = None
     max_rounds: int | None = None  # fewer rounds than a message's MAX_ROUNDS
+    unattended: bool = False  # nobody is at the screen: every approval is answered no at once (a task's rule)
 
 
 @attrs.frozen

@@ -163,7 +163,7 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
     item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan,
                                    goal=body.goal, verify=body.verify,
                                    answer_schema=check_answer_schema(body.answer_schema),
-                                   max_rounds=body.max_rounds)
+                                   max_rounds=body.max_rounds, unattended=body.unattended)
     return jsonify({"item": item.to_json()}), 202
 
 
