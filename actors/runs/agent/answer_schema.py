@@ -25,7 +25,7 @@ def problem(text: str, schema: dict[str, Any]) -> str | None:
     """Why `text` is not JSON of `schema`, in plain words; None when it is."""
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return f"the answer is not JSON ({exc.msg} at character {exc.pos})"
     error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
     if error is None:
