@@ -222,8 +222,7 @@ class Conversation:
         """Start a run; `unattended` (a scheduled task's run) answers every approval "no"
         at once; `think` switches the model's thinking where it has a switch; `plan`
         starts it in plan mode; `goal` sets what the run works to reach (`verify`: a
-        completion is checked by a verifier turn); `answer_schema` holds the final
-        answer to JSON of that schema; `max_rounds` ends the run sooner than MAX_ROUNDS."""
+        completion is checked by a verifier turn); `answer_schema`, `max_rounds`: RunRequest's."""
         request = RunRequest(local=local, unattended=unattended, think=think, answer_schema=answer_schema,
                              max_rounds=max_rounds)
         reply: Reply[Item] = Reply()

@@ -32,7 +32,8 @@ CURL = r"""
 set -e
 U=$1
 J='content-type: application/json'
-cid=$(curl -sf -XPOST "$U/api/conversations" -H "$J" -d '{}' | grep -o '"id": *"[^"]*"' | head -1 | sed 's/.*"\([^"]*\)"$/\1/')
+cid=$(curl -sf -XPOST "$U/api/conversations" -H "$J" -d '{}' | grep -o '"id": *"[^"]*"' | head -1 \
+  | sed 's/.*"\([^"]*\)"$/\1/')
 exec 3< <(curl -sN "$U/api/events")
 events=$!
 read -r line <&3
