@@ -20,6 +20,7 @@ T = TypeVar("T")
 
 MAX_IMAGES = 8
 MAX_TEXT_CHARS = 1_000_000
+MAX_ANSWER_SCHEMA_CHARS = 64 * 1024
 
 _conv = cattrs.Converter(forbid_extra_keys=False)
 
@@ -120,6 +121,11 @@ class SendMessage:
     plan: bool = False
     goal: str | None = None
     verify: bool = True
+    # The final answer is JSON of this schema (JSON Schema; the local model's grammar
+    # holds it, a provider's response_format asks for it): bodies.check_answer_schema.
+    answer_schema: dict[str, Any] | None = None
+    max_rounds: int | None = None  # fewer rounds than a message's MAX_ROUNDS
+    unattended: bool = False  # nobody is at the screen: every approval is answered no at once (a task's rule)
 
 
 @attrs.frozen
@@ -216,6 +222,22 @@ def check_route(route: str) -> None:
     provider, _, model = route.partition("/")
     if not provider or not model:
         raise BadRequest("route is 'local' or '<provider>/<model>'.")
+
+
+def check_answer_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A message's `answer_schema` as it is, or BadRequest when it is too long or not a
+    JSON Schema (checked against its own metaschema)."""
+    if schema is None:
+        return None
+    if len(json.dumps(schema)) > MAX_ANSWER_SCHEMA_CHARS:
+        raise BadRequest(f"answer_schema is longer than {MAX_ANSWER_SCHEMA_CHARS} characters as JSON.")
+    import jsonschema  # only a message with a schema pays for it
+
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise BadRequest(f"answer_schema is not a JSON Schema: {exc.message}") from None
+    return schema
 
 
 def check_images(images: list[str] | None) -> tuple[str, ...] | None:

@@ -20,6 +20,12 @@ def main(argv: list[str] | None = None) -> int:
         from bmoe_daemon.doctor import doctor
 
         return doctor(args, rest)
+    if args.command == "run":
+        if rest:
+            p.error(f"unrecognized arguments: {' '.join(rest)}")
+        from bmoe_daemon.run_cmd import run_command
+
+        return run_command(args)
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     logging.basicConfig(

@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
+from actors.record.items import MODES
 from actors.sandbox.policy import SETTINGS as SANDBOX_SETTINGS
 from bmoe_daemon import __version__
 from bmoe_daemon.access import normalize_origin
@@ -41,11 +42,8 @@ def place_options(s: argparse.ArgumentParser) -> argparse._MutuallyExclusiveGrou
     return m
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bmoe-daemon", description="Runs coding agents for the person at this computer.")
-    p.add_argument("--version", action="version", version=f"bmoe-daemon {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the daemon in the foreground")
+def serve_options(s: argparse.ArgumentParser) -> None:
+    """`serve`'s options (`run` takes them too, for the daemon it may start)."""
     m = place_options(s)
     m.add_argument("--scripted", type=Path, default=None, help=argparse.SUPPRESS)
     # For tests: a catalog file in clients.json's format whose agents (rows with `acp`) are added.
@@ -115,6 +113,46 @@ def parser() -> argparse.ArgumentParser:
     # For tests: every completion of the local model samples from this seed, so a reply
     # does not depend on what the model wrote before it (BMOE_SEED, which tests/conftest.py sets).
     s.add_argument("--seed", type=int, default=env_seed(), help=argparse.SUPPRESS)
+
+
+def run_options(r: argparse.ArgumentParser) -> None:
+    """`run`'s own options, then serve's."""
+    r.add_argument("prompt", help="what to ask")
+    r.add_argument("--workspace", type=Path, default=None, metavar="DIR",
+                   help="the folder the agent works in (added as a workspace when it is not one)")
+    r.add_argument("--mode", choices=list(MODES), default=None,
+                   help="ask (default: a change waits for your yes on the terminal, or is refused without one), "
+                        "read_only or full")
+    r.add_argument("--conversation", default=None, metavar="ID", help="go on in this conversation")
+    r.add_argument("--json", action="store_true", help="one JSON object a line: the run's events, then the result")
+    r.add_argument("--output-schema", type=Path, default=None, metavar="FILE",
+                   help="a JSON Schema file the final answer must be JSON of (else exit 1)")
+    r.add_argument("--max-rounds", type=int, default=None, metavar="N", help="end the run after N rounds")
+    r.add_argument("--embedded", action="store_true",
+                   help="start a daemon for this call (port 0, this data folder) and stop it after; the default "
+                        "when none serves the data folder")
+    serve_options(r)
+    # `run --model` is a GGUF file for the daemon it starts, or else a route (`local`, `<provider>/<model>`).
+    for action in r._actions:
+        if action.dest == "model":
+            action.help = ("a GGUF file for the daemon this call starts, or the route to use: local or "
+                           "<provider>/<model> (default: the daemon's model)")
+        if action.dest == "port":
+            action.help = "ignored: a daemon this call starts listens on a free port"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bmoe-daemon", description="Runs coding agents for the person at this computer.")
+    p.add_argument("--version", action="version", version=f"bmoe-daemon {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    serve_options(sub.add_parser("serve", help="run the daemon in the foreground"))
+    run_options(sub.add_parser(
+        "run", help="ask the agent something from a terminal or a script, and print the answer",
+        description="Send PROMPT to the daemon serving the data folder (found through its lock file), or to "
+                    "one started for this call with the serve options given (--embedded, the default when "
+                    "none runs), and print the answer as it comes. Exit status: 0 answered, 1 failed, "
+                    "2 usage error, 3 stopped or refused. (A cost limit, --max-cost, waits for the usage "
+                    "totals of issue 33.)"))
     v = sub.add_parser("service", help="run the daemon as a background service of this user (systemd, launchd)")
     actions = v.add_subparsers(dest="action", required=True)
     # install's own arguments are serve's options, passed through (main's parse_known_args).

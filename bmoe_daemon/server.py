@@ -229,7 +229,7 @@ async def serve(
     sockets = bind_sockets(hconfig, config.host, config.port)
     try:
         if data_lock is not None:
-            data_lock.record(bound_address(sockets))
+            data_lock.record(bound_address(sockets), config.api_key_file)
         await _serve_on(config, store, hconfig, sockets, stop, task_status)
     finally:
         close_sockets(sockets)

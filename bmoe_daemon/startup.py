@@ -5,7 +5,8 @@ and held by one daemon at a time), the log file, and the listening socket.
 The data folder is held with an OS file lock (`fcntl.flock`) on `<data>/daemon.lock`.
 The kernel lets go of it when the process ends, however it ends, so a lock file left by a
 kill -9 holds nothing and the next start takes it over. The file says who holds the
-folder, as JSON `{"pid", "address"}` (the address once the socket is bound, null before);
+folder, as JSON `{"pid", "address", "key_file"}` (the address once the socket is bound, null
+before; the path of `--api-key-file`, never the key, so `bmoe-daemon run` can send it);
 a start that finds the folder held opens the file only to read it, so it writes nothing
 in the folder. The file stays when the daemon stops: removing it would race a start
 that has opened it but not yet locked it.
@@ -84,6 +85,7 @@ class Holder:
 
     pid: int | None
     address: str | None
+    key_file: str | None = None
 
     def describe(self) -> str:
         who = f"bmoe-daemon pid {self.pid}" if self.pid is not None else "another bmoe-daemon"
@@ -97,7 +99,9 @@ def read_holder(fd: int) -> Holder:
         return Holder(None, None)
     pid = data.get("pid") if isinstance(data, dict) else None
     address = data.get("address") if isinstance(data, dict) else None
-    return Holder(pid if isinstance(pid, int) else None, address if isinstance(address, str) else None)
+    key_file = data.get("key_file") if isinstance(data, dict) else None
+    return Holder(pid if isinstance(pid, int) else None, address if isinstance(address, str) else None,
+                  key_file if isinstance(key_file, str) else None)
 
 
 class DataDirLock:
@@ -131,9 +135,10 @@ class DataDirLock:
         lock.record(None)
         return lock
 
-    def record(self, address: str | None) -> None:
-        """Write this process's pid and `address` in the lock file."""
-        data = json.dumps({"pid": os.getpid(), "address": address}).encode() + b"\n"
+    def record(self, address: str | None, key_file: Path | None = None) -> None:
+        """Write this process's pid, `address` and the key file's path in the lock file."""
+        key = str(key_file.resolve()) if key_file is not None else None
+        data = json.dumps({"pid": os.getpid(), "address": address, "key_file": key}).encode() + b"\n"
         try:
             os.ftruncate(self._fd, 0)
             os.pwrite(self._fd, data, 0)

@@ -56,7 +56,7 @@ async def test_a_second_daemon_on_the_same_data_folder_refuses_and_writes_nothin
     data = tmp_path / "data"
     async with run_daemon(data, "--no-model") as first, first.client() as c:
         held = json.loads((data / "daemon.lock").read_text())
-        assert held == {"pid": first.proc.pid, "address": first.url}
+        assert held == {"pid": first.proc.pid, "address": first.url, "key_file": None}
         # The first is stopped meanwhile, so nothing it writes can hide a write of the second's.
         first.proc.send_signal(signal.SIGSTOP)
         try:
@@ -82,7 +82,8 @@ async def test_a_lock_left_by_kill_9_is_taken_over(tmp_path: Path) -> None:
     assert stale["pid"] == first.proc.pid  # the file is still there, naming the dead process
     async with run_daemon(data, "--no-model") as second, second.client() as c:
         assert (await c.get("/health")).status_code == 200
-        assert json.loads((data / "daemon.lock").read_text()) == {"pid": second.proc.pid, "address": second.url}
+        assert json.loads((data / "daemon.lock").read_text()) == {"pid": second.proc.pid, "address": second.url,
+                                                                  "key_file": None}
 
 
 async def test_a_daemon_on_another_data_folder_runs_beside(tmp_path: Path) -> None:

@@ -217,13 +217,14 @@ class Conversation:
     async def send_message(
         self, text: str, *, images: tuple[str, ...] | None = None, local: bool = True, edit_of: str | None = None,
         unattended: bool = False, think: bool | None = None, plan: bool = False, goal: str | None = None,
-        verify: bool = True,
+        verify: bool = True, answer_schema: dict[str, Any] | None = None, max_rounds: int | None = None,
     ) -> Item:
         """Start a run; `unattended` (a scheduled task's run) answers every approval "no"
         at once; `think` switches the model's thinking where it has a switch; `plan`
         starts it in plan mode; `goal` sets what the run works to reach (`verify`: a
-        completion is checked by a verifier turn)."""
-        request = RunRequest(local=local, unattended=unattended, think=think)
+        completion is checked by a verifier turn); `answer_schema`, `max_rounds`: RunRequest's."""
+        request = RunRequest(local=local, unattended=unattended, think=think, answer_schema=answer_schema,
+                             max_rounds=max_rounds)
         reply: Reply[Item] = Reply()
         aim = Goal(goal.strip(), verify=verify) if goal and goal.strip() else None
         item: Item = await self.request(SendMsg(text, images, request, reply, edit_of, plan, aim))

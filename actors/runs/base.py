@@ -8,7 +8,7 @@ and a line there.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -24,7 +24,9 @@ class RunRequest:
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
     compact: bool = False  # a compaction asked for (POST .../compact), no round
     helper: Literal["explore", "general"] | None = None  # a helper's run (actors/runs/agent/run_tools/helpers.py)
-    max_rounds: int | None = None  # fewer rounds than a message's (a helper continued)
+    max_rounds: int | None = None  # fewer rounds than a message's (a helper continued, or asked for)
+    # The final answer is JSON of this schema (actors/runs/agent/answer_schema.py).
+    answer_schema: dict[str, Any] | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen

@@ -23,7 +23,6 @@ from bmoe_daemon.bodies import (
     NewRule,
     NewWorkspace,
     Rewind,
-    SendMessage,
     WorkspaceChange,
 )
 from bmoe_daemon.models import ModelChoice
@@ -146,7 +145,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("DELETE", _CONV): Op("Delete a conversation (a run going on is stopped).", answers.deleted, errors=(409, 507)),
     ("POST", _CONV + "/messages"): Op(
         "Send a message: the run starts, its progress comes as events.",
-        lambda c: shape(c, {"item": answers.item(c)}), status=202, body=SendMessage, errors=(409, 507)),
+        lambda c: shape(c, {"item": answers.item(c)}), status=202, body=request_bodies.message_body,
+        errors=(409, 507)),
     ("POST", _CONV + "/edit"): Op(
         "Send an earlier message again, changed: what came after it goes.",
         lambda c: shape(c, {"item": answers.item(c)}), status=202, body=EditMessage, errors=(409, 507)),

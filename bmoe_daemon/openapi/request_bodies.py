@@ -4,8 +4,9 @@ PATCH), or a class reshaped (a task's schedule, whole or in part)."""
 
 from __future__ import annotations
 
+from actors.runs.agent.ledger import MAX_ROUNDS
 from actors.scheduling.schedule import Schedule
-from bmoe_daemon.bodies import PATCH_TYPES
+from bmoe_daemon.bodies import MAX_ANSWER_SCHEMA_CHARS, PATCH_TYPES, SendMessage
 from bmoe_daemon.openapi.schemas import Components, Schema, array, attrs_schema, schema_of
 from bmoe_daemon.routes.openai import MAX_MESSAGES, MAX_TOOLS, ROLES
 from bmoe_daemon.routes.tasks import TaskBody
@@ -47,6 +48,22 @@ def chat_request(c: Components) -> Schema:
             "parallel_tool_calls": {"type": ["boolean", "null"]},
         },
     }
+
+
+def message_body(c: Components) -> Schema:
+    """POST .../messages: SendMessage (a named schema), with the bounds the route checks by hand."""
+    ref = c.ref(SendMessage)
+    props = c.schemas[SendMessage.__name__]["properties"]
+    props["max_rounds"] = {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_ROUNDS,
+                           "description": "end the run after this many rounds with the model (max_rounds)"}
+    props["answer_schema"] = {
+        "type": ["object", "null"],
+        "description": "a JSON Schema the final answer is JSON of: the local model's grammar holds a round "
+                       "without tools to it, a provider is asked for it; an answer that ends the run and "
+                       f"does not match gets one more round without tools (at most {MAX_ANSWER_SCHEMA_CHARS} "
+                       "characters as JSON; 400 when it is not a JSON Schema)",
+    }
+    return ref
 
 
 def patch_body(c: Components) -> Schema:

@@ -12,6 +12,7 @@ from actors.conversations.actor import Conversation
 from actors.ids import new_id
 from actors.record import listing
 from actors.record.items import Item
+from actors.runs.agent.ledger import MAX_ROUNDS
 from bmoe_daemon import access
 from bmoe_daemon.bodies import (
     MAX_SEED_ITEMS,
@@ -22,6 +23,7 @@ from bmoe_daemon.bodies import (
     NewConversation,
     Rewind,
     SendMessage,
+    check_answer_schema,
     check_images,
     check_route,
     parse_json,
@@ -156,8 +158,12 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
     conv = await _conversation(conversation_id)
     body = structure(await _body(), SendMessage)
     images = _check_send(conv, body.images)
+    if body.max_rounds is not None and not 1 <= body.max_rounds <= MAX_ROUNDS:
+        raise BadRequest(f"max_rounds is between 1 and {MAX_ROUNDS}.")
     item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan,
-                                   goal=body.goal, verify=body.verify)
+                                   goal=body.goal, verify=body.verify,
+                                   answer_schema=check_answer_schema(body.answer_schema),
+                                   max_rounds=body.max_rounds, unattended=body.unattended)
     return jsonify({"item": item.to_json()}), 202
 
 

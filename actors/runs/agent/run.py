@@ -27,7 +27,7 @@ from actors.model.turns import TurnInput, TurnResult
 from actors.record import cards
 from actors.record.items import EndReason, notice_item
 from actors.record.transcript import Transcript
-from actors.runs.agent import history
+from actors.runs.agent import answer_schema, history
 from actors.runs.agent.calls import CallRunner
 from actors.runs.agent.compaction_turn import Compactor
 from actors.runs.agent.ledger import MAX_ROUNDS, Ledger, Looped, Nudged, RoundEnded
@@ -56,6 +56,7 @@ class AgentRun:
         self._rounds = 0
         self._error: str | None = None
         self._end_reason: EndReason = "answered"
+        self._held = False  # the next round is the answer, without tools, held to answer_schema
         self._own = OwnTools(transcript, env, request)  # the tools the run carries out itself
         self._own.owner = self
         self._leader = leader_for(transcript, env)
@@ -176,7 +177,21 @@ class AgentRun:
         if self._offer.goal_open() and self._nudge():
             self._leader.free()  # told what is open: the goal's work goes on
             return True
-        return False
+        return self._schema_retry(result.text)
+
+    def _schema_retry(self, text: str) -> bool:
+        """The answer ends the run: with an answer_schema it does not meet, one more
+        round held to the schema, the error told to the model (True); else False."""
+        schema = self._req.answer_schema
+        if schema is None or self._held:
+            return False
+        why = answer_schema.problem(text, schema)
+        if why is None:
+            return False
+        self._held = True
+        self._t.upsert(attrs.evolve(notice_item(answer_schema.retry_text(schema, why), "info"), for_model=True),
+                       urgent=True)
+        return True
 
     def _nudge(self) -> bool:
         """The model answered while its goal is open: tell it what is open and go on
@@ -232,12 +247,18 @@ class AgentRun:
             # Still past the whole context by the estimate: a huge item is shortened first.
             while await self._compactor.past_context(messages, specs) and self._shorten(messages_too=True):
                 messages = tuple(history.messages(self._t.items, system))
-            must_call = self.must_call()
-            turn = TurnInput(messages, specs, think=self._req.think, cache_key=self._t.id,
-                             tool_choice="required" if must_call else None, stop_repeats=True,
-                             avoid=self._ledger.avoided(self._paused()), names=await self._offer.call_names())
-            turn = await self._leader.round_turn(turn, must_call=must_call,
-                                                 offered={t.name for t in self._offer.offered})
+            schema = self._req.answer_schema
+            if schema is not None and (self._held or not specs):
+                # The answer held to its schema: no tools, not led (a grammar of its own).
+                turn = TurnInput(messages, (), think=self._req.think, cache_key=self._t.id, stop_repeats=True,
+                                 answer_schema=schema)
+            else:
+                must_call = self.must_call()
+                turn = TurnInput(messages, specs, think=self._req.think, cache_key=self._t.id,
+                                 tool_choice="required" if must_call else None, stop_repeats=True,
+                                 avoid=self._ledger.avoided(self._paused()), names=await self._offer.call_names())
+                turn = await self._leader.round_turn(turn, must_call=must_call,
+                                                     offered={t.name for t in self._offer.offered})
             route = self._t.info.route
             try:
                 if route == "local":
