@@ -6,7 +6,6 @@ import logging
 import sys
 
 from bmoe_daemon.options import OptionError, parser, serve_config
-from bmoe_daemon.startup import LOG_FORMAT
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_command(args)
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
+    from bmoe_daemon.startup import LOG_FORMAT  # serve's only: the other commands do without hypercorn
+
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
         format=LOG_FORMAT,

@@ -13,6 +13,7 @@ from actors.fs.atomic import read_own_file
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_CTX = 8192
+MAX_GPU_LAYERS = 100_000  # --n-gpu-layers: -1 is every layer, as llama.cpp takes it
 # RAM for the local model's saved prompt caches, one per conversation (the backend's
 # own default, actors/model/backends/prompt_cache.py, is the same 1 GiB).
 DEFAULT_PROMPT_CACHE_MIB = 1024

@@ -23,7 +23,7 @@ from actors.fs.atomic import read_own_file, write_atomic
 from actors.model.discovery.scan import inside_places, places
 from actors.model.engine import Engine, Loader, ModelState
 from actors.model.turns import Backend
-from bmoe_daemon.config import Config
+from bmoe_daemon.config import MAX_GPU_LAYERS, Config
 
 log = logging.getLogger("bmoe.models")
 
@@ -32,7 +32,6 @@ MAX_CHOICE_BYTES = 64 * 1024
 MIN_CTX = 512
 MAX_CTX = 1024 * 1024
 MAX_THREADS = 256
-MAX_GPU_LAYERS = 100_000  # -1 is every layer, as llama.cpp takes it
 TEMPLATES_FILE = "chat_templates.json"
 MAX_TEMPLATE_CHARS = 128 * 1024  # the longest templates shipped in GGUFs are about 20 KiB
 MAX_TEMPLATES_BYTES = 16 * 1024 * 1024

@@ -21,13 +21,13 @@ from bmoe_daemon.config import (
     DEFAULT_PORT,
     DEFAULT_PROMPT_CACHE_MIB,
     LOG_MAX_BYTES,
+    MAX_GPU_LAYERS,
     MAX_HELPERS,
     Config,
     default_data_dir,
     env_seed,
     read_key_file,
 )
-from bmoe_daemon.models import MAX_GPU_LAYERS
 
 
 def place_options(s: argparse.ArgumentParser) -> argparse._MutuallyExclusiveGroup:
