@@ -23,14 +23,14 @@ from actors.errors import ContextFull, EngineError, NoModel, NotFound
 from actors.model.backends.chat_template import TemplateRefused
 from actors.model.backends.repeats import shown_unit
 from actors.model.engine import direct_turn
-from actors.model.turns import TurnInput, TurnResult
+from actors.model.turns import ToolSpec, TurnInput, TurnResult
 from actors.record import cards
 from actors.record.items import EndReason, notice_item
 from actors.record.transcript import Transcript
 from actors.runs.agent import history
 from actors.runs.agent.calls import CallRunner
 from actors.runs.agent.compaction_turn import Compactor
-from actors.runs.agent.ledger import MAX_ROUNDS, Ledger, Looped, Nudged, RoundEnded
+from actors.runs.agent.ledger import MAX_ROUNDS, Forgot, Ledger, Looped, Nudged, RoundEnded
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream
 from actors.runs.agent.run_tools import goals
@@ -124,6 +124,7 @@ class AgentRun:
             if not await self._compactor.compact(self._offer.system, specs, self._offer.workspace(), asked=True):
                 self._t.notice(notices.NOTHING_TO_COMPACT, "info")
             return
+        await self._calls.seed()  # what an earlier run of this message made is made
         limit = self._req.max_rounds or MAX_ROUNDS
         while True:
             if self._rounds >= limit:
@@ -227,7 +228,7 @@ class AgentRun:
         while True:
             messages = tuple(history.messages(self._t.items, system))
             if not compacted and await self._compactor.too_long(messages, specs):
-                compacted = await self._compactor.compact(system, specs, self._offer.workspace())
+                compacted = await self._compact(system, specs)
                 messages = tuple(history.messages(self._t.items, system))
             # Still past the whole context by the estimate: a huge item is shortened first.
             while await self._compactor.past_context(messages, specs) and self._shorten(messages_too=True):
@@ -254,7 +255,7 @@ class AgentRun:
                 if self._shorten():
                     continue
                 # Every result and call is short: what is before this message goes, summarised.
-                if not compacted and await self._compactor.compact(system, specs, self._offer.workspace()):
+                if not compacted and await self._compact(system, specs):
                     compacted = True
                     continue
                 if not self._shorten(messages_too=True):  # a huge message of the person's, last
@@ -271,6 +272,14 @@ class AgentRun:
                 self.abandon_round()
                 self.fail(notices.MODEL_FAILED.format(why=exc))
                 return None
+
+    async def _compact(self, system: str | None, specs: tuple[ToolSpec, ...]) -> bool:
+        """Compact what is before this message (Compactor.compact); the calls made are
+        then summarised away, so the model may make them again (ledger.Forgot)."""
+        if not await self._compactor.compact(system, specs, self._offer.workspace()):
+            return False
+        self._ledger.feed(Forgot())
+        return True
 
     def fail(self, text: str) -> None:
         """End the run with an error notice (runs.base.Run)."""
