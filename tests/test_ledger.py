@@ -276,7 +276,7 @@ class Reference:
         if e.earlier:
             return "go_on"
         self.nudges = 0
-        return "stuck" if self.streak.record(e.name, e.raw, ended, e.result) else "go_on"
+        return "stuck" if self.streak.record(e.name, e.raw, ended, e.result, again=e.again) else "go_on"
 
     def avoided(self) -> tuple:
         out = list(self.failed) + [r for r in self.made[-AVOIDED_CALLS:] if r not in self.failed]

@@ -74,13 +74,14 @@ class FailureStreak:
     _key: tuple[str, str, str] | None = None
     _count: int = 0
 
-    def record(self, name: str, arguments: str, state: str, result: str) -> bool:
-        """Record a finished call; True when the limit of identical failures is reached."""
+    def record(self, name: str, arguments: str, state: str, result: str, *, again: bool = False) -> bool:
+        """Record a finished call; True when the limit of identical failures is reached.
+        `again`: the call was refused as made already, which fails as it did, if it did."""
         if state not in ("error", "denied"):
             self._key, self._count = None, 0
             return False
         key = (*call_key(name, arguments), result)
-        if key == self._key:
+        if key == self._key or (again and self._key is not None and self._key[:2] == key[:2]):
             self._count += 1
         else:
             self._key, self._count = key, 1
@@ -249,7 +250,8 @@ class Ledger:
             return "go_on"
         self._nudges = 0  # the model called a tool: it is working on the goal
         self._round.append((ended, event.read))
-        return "stuck" if self._streak.record(event.name, event.raw, ended, event.result) else "go_on"
+        return "stuck" if self._streak.record(event.name, event.raw, ended, event.result, again=event.again) \
+            else "go_on"
 
     def _made_once(self, event: CallEnded, ended: str, args: dict[str, Any] | None) -> None:
         """A call that ran is one the model need not make again while nothing changed:

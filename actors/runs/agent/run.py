@@ -169,6 +169,15 @@ class AgentRun:
             return self._looped(result.repeated)
         if await self._leader.sent_back(result.text, changed=self._ledger.changed):
             return True
+        could_not = await self._leader.could_not(result.text, changed=self._ledger.changed)
+        if could_not is not None:
+            # Never shown as the answer: the person reads that the model could not do it.
+            answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+            if answer is not None:
+                self._t.upsert(attrs.evolve(answer, not_answer=True), urgent=True)
+            self._t.notice(could_not, "warn", "could_not")
+            self._end_reason = "could_not"
+            return False
         if result.finish_reason == "length" and self._req.helper is None:
             # Cut by the token limit, not finished: said, and Resume goes on with it.
             self._t.notice(notices.CUT_OFF, "warn", "cut_off")
