@@ -333,7 +333,7 @@ async def test_an_answer_the_record_contradicts_is_sent_back_once(real_tools, tm
     # The second answer at fault too is not the person's: they read that the model could not do it.
     assert len(d.backend.turns) == 3 and conv.info.end_reason == "could_not"
     false = [i for i in conv.items if i.kind == "assistant" and i.not_answer]
-    assert [i.text for i in false] == ["PORT is now 9090, I promise."]
+    assert [i.text for i in false] == ["PORT is now 9090.", "PORT is now 9090, I promise."]
     last = conv.items[-1]
     assert last.kind == "notice" and last.end_reason == "could_not" and not last.for_model
     assert last.text == small_steps.could_not(small_steps.Fault(claim="PORT is now 9090, I promise"))
@@ -348,7 +348,7 @@ async def test_an_answer_that_stands_after_it_was_sent_back_is_the_answer(real_t
     await conv.send_message("where is PORT set")
     await wait_state(conv, "idle", "error")
     assert conv.info.end_reason == "answered" and conv.items[-1].text == "PORT is 8080, in config.py."
-    assert not any(i.not_answer for i in conv.items)
+    assert [i.text for i in conv.items if i.not_answer] == ["It is in greet.py."]  # the one sent back
 
 
 async def test_a_file_that_is_not_there_named_twice_is_not_the_answer(real_tools, tmp_path):

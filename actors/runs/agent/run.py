@@ -168,13 +168,11 @@ class AgentRun:
         if result.repeated is not None:
             return self._looped(result.repeated)
         if await self._leader.sent_back(result.text, changed=self._ledger.changed):
+            self._not_the_answer()
             return True
         could_not = await self._leader.could_not(result.text, changed=self._ledger.changed)
         if could_not is not None:
-            # Never shown as the answer: the person reads that the model could not do it.
-            answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
-            if answer is not None:
-                self._t.upsert(attrs.evolve(answer, not_answer=True), urgent=True)
+            self._not_the_answer()  # the person reads that the model could not do it instead
             self._t.notice(could_not, "warn", "could_not")
             self._end_reason = "could_not"
             return False
@@ -187,6 +185,13 @@ class AgentRun:
             self._leader.free()  # told what is open: the goal's work goes on
             return True
         return False
+
+    def _not_the_answer(self) -> None:
+        """Mark the round's answer as one the record contradicts: the model reads it, the
+        person is never shown it as the answer (Item.not_answer)."""
+        answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+        if answer is not None:
+            self._t.upsert(attrs.evolve(answer, not_answer=True), urgent=True)
 
     def _nudge(self) -> bool:
         """The model answered while its goal is open: tell it what is open and go on
