@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from actors.runs.agent.ledger import (
     AVOIDED_CALLS,
     LOOPS_IN_A_ROW,
+    MADE_KEPT,
     PARTIAL_PARSE_LIMIT,
     REPEAT_FAILURE_LIMIT,
     SHELL_TOOL,
-    MADE_KEPT,
     CallEnded,
     FailureStreak,
     Forgot,
