@@ -101,6 +101,8 @@ NO_HELPER_WHILE_PLANNING = (
     "Not run: no helper runs while planning. Read and search yourself; helpers can work once the plan is approved."
 )
 SAME_CALL_IN_ANSWER = "Not run: this answer made the same call earlier; its result is above."
+MADE_ALREADY = ("Not run: you made this same call already and nothing has changed since, so it would answer the "
+                "same; its result is above. Use it, or do something else.")
 ERROR_ANSWER_ENDED = "The answer ended before this call was complete; it was not run."
 ERROR_ROUND_FAILED = "The round failed before this call was complete; it was not run."
 ERROR_RESTARTED = "The daemon stopped before this call finished."

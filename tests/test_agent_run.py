@@ -146,8 +146,8 @@ async def test_a_mode_switch_while_a_card_waits_keeps_the_prompt_and_is_told_at_
     folder = tmp_path / "ws"
     folder.mkdir()
     ws = await daemon.hub.add_workspace(str(folder))
-    note = {"name": "note", "arguments": {"path": "a.txt"}}
-    daemon.backend.push({"tool_calls": [note]}, {"tool_calls": [note]}, {"text": "done"})
+    note, other = {"name": "note", "arguments": {"path": "a.txt"}}, {"name": "note", "arguments": {"path": "b.txt"}}
+    daemon.backend.push({"tool_calls": [note]}, {"tool_calls": [other]}, {"text": "done"})
     conv = await daemon.hub.create(workspace=ws.id, mode="ask")
     await conv.send_message("two notes")
     await wait_state(conv, "waiting")

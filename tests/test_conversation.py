@@ -159,7 +159,9 @@ async def test_unknown_tool_is_an_error_result(daemon):
 
 
 async def test_round_limit(daemon):
-    daemon.backend.push({"tool_calls": [{"name": "echo", "arguments": {"text": "again"}}], "repeat": 100})
+    # Another call each round: the same one again would be refused (ledger.Ledger.made).
+    daemon.backend.push(*[{"tool_calls": [{"name": "echo", "arguments": {"text": f"again {n}"}}]}
+                          for n in range(MAX_ROUNDS + 5)])
     conv = await daemon.hub.create()
     await conv.send_message("loop")
     await wait_state(conv, "idle")

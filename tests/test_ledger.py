@@ -13,11 +13,13 @@ from hypothesis import strategies as st
 from actors.runs.agent.ledger import (
     AVOIDED_CALLS,
     LOOPS_IN_A_ROW,
+    MADE_KEPT,
     PARTIAL_PARSE_LIMIT,
     REPEAT_FAILURE_LIMIT,
     SHELL_TOOL,
     CallEnded,
     FailureStreak,
+    Forgot,
     Ledger,
     Looped,
     Nudged,
@@ -208,9 +210,11 @@ _raws = st.sampled_from(['{"path": "a.py"}', '{"path": "b.py"}', '{"command": "g
                          "{}", "", "[1]", "not json", '{"path": "c.py", "n": 1}'])
 _states = st.sampled_from(["done", "error", "denied"])
 _results = st.sampled_from(["ok", "no such file", "out\n[exit code: 1]", "out\n[exit code: 0]"])
-_calls = st.builds(CallEnded, _names, _raws, _states, _results, read=st.booleans(), own=st.booleans())
+_calls = st.builds(CallEnded, _names, _raws, _states, _results, read=st.booleans(), own=st.booleans(),
+                   earlier=st.booleans(), again=st.booleans())
 _events = st.one_of(
     _calls,
+    st.just(Forgot()),
     st.builds(RoundEnded, looped=st.booleans(), cut=st.lists(_names, max_size=3).map(tuple)),
     st.builds(WriteRefused, _names),
     st.just(Looped()),
@@ -221,11 +225,14 @@ _events = st.one_of(
 class Reference:
     """The bookkeeping as AgentRun kept it inline before it was a class of its own
     (commit d584c80, actors/runs/agent/run.py): avoid_again, read_once, avoided and the
-    counters, written out again to hold the Ledger to it."""
+    counters, written out again to hold the Ledger to it; with issue 30's rule since:
+    every call made since the last change (it included, the run's own reads too) is
+    kept, the latest AVOIDED_CALLS avoided, a call refused as made again kept in the
+    streak only, a call of an earlier run in no streak, and a compaction forgets them."""
 
     def __init__(self) -> None:
         self.failed: list = []
-        self.reads: list = []
+        self.made: list = []
         self.looped_tools: tuple = ()
         self.loops = self.nudges = 0
         self.changed = False
@@ -239,6 +246,9 @@ class Reference:
         if isinstance(e, WriteRefused):
             self.looped_tools += (e.name,)
             return "go_on"
+        if isinstance(e, Forgot):
+            self.made = []
+            return "go_on"
         if isinstance(e, Looped):
             self.loops += 1
             return "stuck" if self.loops >= LOOPS_IN_A_ROW else "go_on"
@@ -247,33 +257,29 @@ class Reference:
                 return "stuck"
             self.nudges += 1
             return "go_on"
-        self.nudges = 0
         ended = ended_as(e.name, e.state, e.result)
-        if e.state in ("error", "denied"):
-            try:
-                args = json.loads(e.raw)
-            except (json.JSONDecodeError, TypeError):
-                args = None
-            if isinstance(args, dict):
-                self.failed = [f for f in self.failed if f != (e.name, args)][-(AVOIDED_CALLS - 1):] + [(e.name, args)]
-        if not e.own:
+        try:
+            args = json.loads(e.raw)
+        except (json.JSONDecodeError, TypeError):
+            args = None
+        if e.state in ("error", "denied") and not e.again and isinstance(args, dict):
+            self.failed = [f for f in self.failed if f != (e.name, args)][-(AVOIDED_CALLS - 1):] + [(e.name, args)]
+        if not e.again and (e.read or not e.own):
             failed_command = ended == "error" and e.name == SHELL_TOOL
             if ended == "done" or failed_command:
                 if not failed_command and not e.read:
-                    self.reads = []
-                else:
-                    try:
-                        args = json.loads(e.raw)
-                    except (json.JSONDecodeError, TypeError):
-                        args = None
-                    if isinstance(args, dict):
-                        made = (e.name, args)
-                        self.reads = [r for r in self.reads if r != made][-(AVOIDED_CALLS - 1):] + [made]
-        self.changed = self.changed or (ended == "done" and not e.read)
-        return "stuck" if self.streak.record(e.name, e.raw, ended, e.result) else "go_on"
+                    self.made = []
+                if isinstance(args, dict):
+                    made = (e.name, args)
+                    self.made = [r for r in self.made if r != made][-(MADE_KEPT - 1):] + [made]
+        self.changed = self.changed or (ended == "done" and not e.read and not e.own)
+        if e.earlier:
+            return "go_on"
+        self.nudges = 0
+        return "stuck" if self.streak.record(e.name, e.raw, ended, e.result, again=e.again) else "go_on"
 
     def avoided(self) -> tuple:
-        out = list(self.failed) + [r for r in self.reads if r not in self.failed]
+        out = list(self.failed) + [r for r in self.made[-AVOIDED_CALLS:] if r not in self.failed]
         out += [(name, None) for name in dict.fromkeys(self.looped_tools) if (name, None) not in out]
         return tuple(out)
 
@@ -303,7 +309,7 @@ def test_what_is_avoided_is_bounded_and_never_twice(events: list) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(events=st.lists(_events, max_size=30), name=_names, raw=_raws)
-def test_a_change_that_ran_clears_the_reads_but_not_the_failures(events: list, name: str, raw: str) -> None:
+def test_a_change_that_ran_clears_the_calls_made_but_not_the_failures(events: list, name: str, raw: str) -> None:
     ledger = Ledger(NUDGES)
     for event in events:
         ledger.feed(event)
@@ -312,19 +318,65 @@ def test_a_change_that_ran_clears_the_reads_but_not_the_failures(events: list, n
     ledger.feed(CallEnded(name, raw, "done", "ok", read=False))
     after = [a for a in ledger.avoided() if a[1] is not None]
     assert ledger.changed
-    assert set(map(repr, after)) <= set(map(repr, failed_before))  # the reads are gone
+    # The reads are gone; the change itself is made (not again while nothing changed).
+    change = [(name, json.loads(raw))] if raw.startswith("{") else []
+    assert set(map(repr, after)) <= set(map(repr, failed_before + change))
+    assert ledger.made(name, raw) is bool(change)
     assert ledger.round_calls == (("done", False),)
 
 
 @settings(max_examples=200, deadline=None)
 @given(events=st.lists(_events, max_size=30), raw=_raws)
-def test_a_call_of_the_runs_own_tools_is_never_a_read_to_avoid(events: list, raw: str) -> None:
+def test_a_call_of_the_runs_own_tools_that_is_no_read_is_never_one_to_avoid(events: list, raw: str) -> None:
     ledger = Ledger(NUDGES)
     for event in events:
         ledger.feed(event)
-    before = ledger.avoided()
-    ledger.feed(CallEnded("todo_write", raw, "done", "ok", read=True, own=True))
-    assert ledger.avoided() == before
+    before, changed = ledger.avoided(), ledger.changed
+    ledger.feed(CallEnded("todo_write", raw, "done", "ok", read=False, own=True))
+    assert ledger.avoided() == before and ledger.changed is changed  # nor a change
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=st.lists(_events, max_size=30), name=_names, args=st.dictionaries(
+    st.sampled_from(["path", "pattern", "n", "include"]), st.one_of(st.text(max_size=5), st.integers(0, 3)),
+    max_size=4), spaces=st.sampled_from(["", " ", "\n", "\t "]))
+def test_no_call_twice_while_nothing_changed(events: list, name: str, args: dict, spaces: str) -> None:
+    """A call that ran is made (refused again) until a change runs or a compaction
+    forgets it, whatever came between that changed nothing, however its arguments are
+    ordered or spaced; its refusal keeps it made and ends the run after as many
+    identical failures as any other."""
+    ledger = Ledger(NUDGES)
+    for event in events:
+        ledger.feed(event)
+    raw = json.dumps(args)
+    ledger.feed(CallEnded(name, raw, "done", "ok", read=True))
+    reordered = spaces + json.dumps(dict(reversed(list(args.items()))), indent=spaces.count(" ") or None) + spaces
+    assert ledger.made(name, raw) and ledger.made(name, reordered)
+    assert (name, args) in ledger.avoided()
+    for other in events:  # what changes nothing keeps it made
+        if isinstance(other, CallEnded) and (other.read or other.own or other.state != "done"):
+            ledger.feed(other)
+        elif not isinstance(other, (CallEnded, Forgot)):
+            ledger.feed(other)
+    assert ledger.made(name, raw)
+    verdicts = [ledger.feed(CallEnded(name, raw, "error", "again", again=True)) for _ in range(REPEAT_FAILURE_LIMIT)]
+    assert verdicts[-1] == "stuck" and ledger.made(name, raw)
+    ledger.feed(CallEnded("write_file", '{"path": "z"}', "done", "ok"))
+    assert not ledger.made(name, raw) or (name, args) == ("write_file", {"path": "z"})
+    ledger.feed(CallEnded(name, raw, "done", "ok", read=True))
+    ledger.feed(Forgot())
+    assert not ledger.made(name, raw)
+
+
+def test_calls_of_an_earlier_run_are_made_but_in_no_streak() -> None:
+    ledger = Ledger(NUDGES)
+    search = CallEnded("grep", '{"pattern": "x"}', "done", "none", read=True, earlier=True)
+    assert ledger.feed(search) == "go_on" and ledger.made("grep", '{ "pattern":"x" }')
+    assert ledger.round_calls == () and not ledger.changed
+    ledger.feed(CallEnded("write_file", '{"path": "a"}', "done", "ok", earlier=True))
+    assert ledger.changed and not ledger.made("grep", '{"pattern": "x"}')
+    failing = CallEnded("echo", '{"t": 1}', "error", "no", earlier=True)
+    assert [ledger.feed(failing) for _ in range(REPEAT_FAILURE_LIMIT + 1)] == ["go_on"] * (REPEAT_FAILURE_LIMIT + 1)
 
 
 @given(gaps=st.lists(st.integers(0, LOOPS_IN_A_ROW - 1), max_size=5))
@@ -364,4 +416,5 @@ def test_a_command_that_exited_non_zero_is_avoided_until_a_change() -> None:
     assert ledger.avoided() == ((SHELL_TOOL, {"command": "greet"}),) and not ledger.changed
     assert ledger.round_calls == (("error", False),)
     ledger.feed(CallEnded("write_file", '{"path": "greet"}', "done", "ok"))
-    assert ledger.avoided() == () and ledger.changed
+    assert ledger.avoided() == (("write_file", {"path": "greet"}),) and ledger.changed
+    assert not ledger.made(SHELL_TOOL, '{"command": "greet"}')

@@ -84,8 +84,9 @@ async def test_answers_that_loop_round_after_round_end_the_run_stuck(daemon):
 async def test_a_loop_between_good_rounds_does_not_count_towards_stuck(daemon):
     led(daemon)
     loop = {"tool_calls": [{"name": "echo", "arguments": LOOPING_ARGS}]}
-    good = {"tool_calls": [{"name": "echo", "arguments": {"text": "ok"}}]}
-    daemon.backend.push(*([loop] * (LOOPS_IN_A_ROW - 1) + [good]) * 2, {"text": "Done."})
+    good = [{"tool_calls": [{"name": "echo", "arguments": {"text": f"ok {n}"}}]} for n in range(2)]
+    daemon.backend.push(*[loop] * (LOOPS_IN_A_ROW - 1), good[0], *[loop] * (LOOPS_IN_A_ROW - 1), good[1],
+                        {"text": "Done."})
     conv = await daemon.hub.create()
     await conv.send_message("go")
     await wait_state(conv, "idle", "error")
@@ -120,8 +121,9 @@ async def test_a_read_made_is_ruled_out_until_a_change_runs(daemon, tmp_path):
     conv = await daemon.hub.create(workspace=ws.id, mode="full")
     await conv.send_message("look, note, look again")
     await wait_state(conv, "idle", "error")
-    looked = ("echo", {"text": "look"})
-    assert [t.avoid for t in daemon.backend.turns] == [(), (looked,), (), (looked,)]
+    looked, noted = ("echo", {"text": "look"}), ("note", {"path": "n.txt", "text": "x"})
+    # The change made is one not to make again either, while nothing else changed.
+    assert [t.avoid for t in daemon.backend.turns] == [(), (looked,), (noted,), (noted, looked)]
     assert conv.info.end_reason == "answered" and (folder / "n.txt").read_text() == "x"
 
 

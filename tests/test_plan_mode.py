@@ -199,8 +199,9 @@ async def test_a_write_outside_the_plan_file_is_refused_while_planning(real_tool
 async def test_planning_that_never_shows_a_plan_ends_at_the_round_cap_and_says_so(real_tools, tmp_path):
     d = real_tools
     _, conv = await project(d, tmp_path)
-    read = {"name": "read_file", "arguments": {"path": "app.py"}}
-    d.backend.push({"tool_calls": [read], "repeat": 100})
+    # Reads of other files each round (the same read again would be refused: ledger.Ledger.made).
+    d.backend.push(*[{"tool_calls": [{"name": "read_file", "arguments": {"path": f"app{n}.py"}}]}
+                     for n in range(MAX_ROUNDS + 5)])
     await conv.send_message("plan", plan=True)
     await wait_state(conv, "idle")
     assert len(d.backend.turns) == MAX_ROUNDS

@@ -330,7 +330,45 @@ async def test_an_answer_the_record_contradicts_is_sent_back_once(real_tools, tm
     told = [i for i in conv.items if i.kind == "notice" and i.for_model]
     assert len(told) == 1 and "no change was made" in told[0].text
     assert told[0].text in d.backend.turns[2].messages[-1]["content"]  # the model reads it next
-    assert len(d.backend.turns) == 3 and conv.info.end_reason == "answered"  # the second answer stands
+    # The second answer at fault too is not the person's: they read that the model could not do it.
+    assert len(d.backend.turns) == 3 and conv.info.end_reason == "could_not"
+    false = [i for i in conv.items if i.kind == "assistant" and i.not_answer]
+    assert [i.text for i in false] == ["PORT is now 9090.", "PORT is now 9090, I promise."]
+    last = conv.items[-1]
+    assert last.kind == "notice" and last.end_reason == "could_not" and not last.for_model
+    assert last.text == small_steps.could_not(small_steps.Fault(claim="PORT is now 9090, I promise"))
+    assert "no file changed" in last.text and "larger model (the models page)" in last.text
+
+
+async def test_an_answer_that_stands_after_it_was_sent_back_is_the_answer(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("read_file", path="config.py"), {"text": "It is in greet.py."},
+                   {"text": "PORT is 8080, in config.py."})
+    await conv.send_message("where is PORT set")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "answered" and conv.items[-1].text == "PORT is 8080, in config.py."
+    assert [i.text for i in conv.items if i.not_answer] == ["It is in greet.py."]  # the one sent back
+
+
+async def test_a_file_that_is_not_there_named_twice_is_not_the_answer(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push({"text": "It is in greet.py."}, {"text": "Yes, greet.py line 1."})
+    await conv.send_message("where is greet defined")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "could_not"
+    assert conv.items[-1].text == small_steps.could_not(small_steps.Fault(file="greet.py"))
+    assert "greet.py, which is not a file" in conv.items[-1].text
+
+
+def test_what_the_person_reads_names_the_claim_in_its_own_sentence():
+    there = {"config.py"}.__contains__
+    fault = small_steps.find_fault("I read it. PORT is now 9090 in config.py! Done", exists=there, changed=False)
+    assert fault == small_steps.Fault(claim="PORT is now 9090 in config.py")
+    long = small_steps.find_fault("PORT is now " + "9" * 200, exists=there, changed=False)
+    assert long is not None and long.claim is not None and len(long.claim) == small_steps.CLAIM_CHARS
+    assert small_steps.find_fault("PORT is now 9090.", exists=there, changed=True) is None
 
 
 def test_the_examples_keep_their_order_for_the_whole_conversation():

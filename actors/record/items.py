@@ -24,7 +24,7 @@ GoalState = Literal["active", "complete", "blocked"]
 # Why a run ended (`end_reason`): on the conversation and on the notice that ends it.
 EndReason = Literal[
     "answered", "max_rounds", "stuck", "stopped", "error", "goal_complete", "goal_blocked", "plan_proposed", "question",
-    "cut_off",
+    "cut_off", "could_not",
 ]
 
 KINDS: tuple[ItemKind, ...] = get_args(ItemKind)
@@ -66,6 +66,7 @@ _ITEM_FIELDS = (
     "compaction",
     "task",
     "usage",
+    "not_answer",
 )
 
 
@@ -125,6 +126,9 @@ class Item:
     compaction: dict[str, Any] | None = None  # a compaction notice's record (actors/runs/agent/compaction_cut.py)
     task: dict[str, Any] | None = None  # a `task` card: its helper's kind, state, rounds and items
     usage: dict[str, int] | None = None  # an answer's {prompt_tokens, completion_tokens, cached_tokens}
+    # An answer the run's record contradicts (a change nobody made, a file that is not
+    # there): the model reads it, the person is shown the notice after it instead.
+    not_answer: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}

@@ -225,7 +225,9 @@ function answerActions(item, { onCopy, onRegenerate, onFork, last, busy }) {
 // `loadingModel`: the model is being loaded for this answer (it has no words yet);
 // `onCopy(button)`, `onRegenerate()`, `last` and `busy`: answerActions'.
 export function renderAssistant(item, { loadingModel, rate = null, ...actions } = {}) {
-  if (!item.text && !item.reasoning && !item.streaming) return h("div.item.assistant.empty", { hidden: true });
+  // An answer the record contradicts is the model's, not the person's: the notice after it says so.
+  if (item.not_answer || (!item.text && !item.reasoning && !item.streaming))
+    return h("div.item.assistant.empty", { hidden: true });
   const streaming = Boolean(item.streaming);
   return h("article.item.assistant", { "aria-label": "Answer", "aria-busy": streaming ? "true" : "false",
     class: streaming ? "streaming" : "" },

@@ -106,7 +106,7 @@ export class ConversationLog {
     for (let at = this.view.items.length - 1; at >= 0; at--) {
       const item = this.view.items[at];
       if (item.kind === "user") return null;
-      if (item.kind === "assistant" && item.text && !item.streaming) return item.id;
+      if (item.kind === "assistant" && item.text && !item.streaming && !item.not_answer) return item.id;
     }
     return null;
   }

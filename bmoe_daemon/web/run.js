@@ -24,6 +24,7 @@ const END_TEXT = {
   plan_proposed: "Run ended: a plan waits for your approval.",
   question: "Run ended: a question waits for your answer.",
   cut_off: "Run ended: the answer was cut off at the token limit.",
+  could_not: "Run ended: the model could not do this; its answer was not shown.",
 };
 
 const TODO_MARKS = { completed: "✓", in_progress: "▸", pending: "" };

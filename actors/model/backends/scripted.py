@@ -6,7 +6,7 @@ the run (streaming, composing cards, stops, limits) can be exercised without a m
 
 A script is JSON::
 
-    {"token_delay": 0.0, "context_chars": null, "default": {"text": "Done."},
+    {"token_delay": 0.0, "context_chars": null, "n_params": 0, "default": {"text": "Done."},
      "rounds": [{"when": "deploy", "reasoning": "...", "text": "...",
                  "tool_calls": [{"name": "echo", "arguments": {"text": "hi"}}],
                  "delay": 0.01, "fail": null, "repeat": 1, "prefill": 0,
@@ -14,7 +14,8 @@ A script is JSON::
 
 A round is taken by the first turn whose last user message contains its `when` (or
 any turn when it has none); `repeat` plays it that many times. When no round fits,
-`default` is played.
+`default` is played. `n_params`: the size the "model" says it has (the bundled one's,
+135_000_000, for a run that leads it; 0: unknown).
 """
 
 from __future__ import annotations
@@ -72,8 +73,10 @@ class ScriptedBackend:
         context_chars: int | None = None,
         default: dict[str, Any] | None = None,
         model_id: str = "scripted",
+        n_params: int = 0,
     ) -> None:
         self.model_id = model_id
+        self.n_params = n_params
         self.n_ctx = (context_chars or 1_000_000) // CHARS_PER_TOKEN
         self._rounds: list[dict[str, Any]] = [dict(r) for r in rounds or []]
         self.token_delay = token_delay
@@ -92,6 +95,7 @@ class ScriptedBackend:
             token_delay=float(data.get("token_delay") or 0.0),
             context_chars=data.get("context_chars"),
             default=data.get("default"),
+            n_params=int(data.get("n_params") or 0),
         )
 
     def push(self, *rounds: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ run's ledger (actors/runs/agent/ledger.py), which says when the run is stuck.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ class CallRunner:
         self._modes = ModeWatch(transcript.info.mode)
         self._pending: list[Call] = []  # calls of the round that have not ended, in order
         self._copies: set[str] = set()  # cards of calls this round's answer had made already
+        self._again: set[str] = set()  # cards of calls refused as made already while nothing changed
         self._refused = 0  # calls refused in an unattended run, for the closing notice
 
     def take(self, calls: list[Call]) -> None:
@@ -75,7 +77,7 @@ class CallRunner:
         # A call the answer made twice runs once: the copies are refused (a small
         # model writes one call four times over in a parallel answer).
         seen: set[tuple[str, str]] = set()
-        self._copies = set()
+        self._copies, self._again = set(), set()
         ws = self._offer.workspace()
         for call in self._pending:
             key = call_key(call.name, call.raw)
@@ -97,10 +99,34 @@ class CallRunner:
                 if call.card in self._copies:
                     continue  # neither a failure of its own nor a call to avoid: its first is
                 ended = CallEnded(call.name, call.raw, done[call.card].state, done[call.card].result,
-                                  read=await self._reads_only(call, ws), own=call.name in self._offer.own_names())
+                                  read=await self._reads_only(call, ws), own=self._changes_no_file(call),
+                                  again=call.card in self._again)
                 if self._ledger.feed(ended) == "stuck":
                     return True
         return False
+
+    async def seed(self) -> None:
+        """Tell the ledger the calls an earlier run of the same message made (those after
+        the person's latest message: a run resumed, or one that goes on after an approval
+        or an answer), so what it made while nothing changed is not made again."""
+        items = self._t.items
+        last_user = max((n for n, i in enumerate(items) if i.kind == "user"), default=-1)
+        ws = self._offer.workspace()
+        for item in items[last_user + 1:]:
+            if item.kind != "tool" or item.tool is None or item.state not in ("done", "error", "denied"):
+                continue
+            raw = item.raw_args if item.raw_args is not None else json.dumps(item.args or {})
+            call = Call(item.id, item.tool, raw)
+            self._ledger.feed(CallEnded(call.name, raw, item.state, item.result or "", read=await self._reads_only(
+                call, ws), own=self._changes_no_file(call), earlier=True))
+
+    def _changes_no_file(self, call: Call) -> bool:
+        """Whether a call that is no read surely changes no file of the workspace: one
+        of the run's own tools (a general helper's excepted), or the plan's file."""
+        args, _ = parse_arguments(call.raw)
+        if call.name in self._offer.own_names():
+            return not (call.name == subagents.TASK and args is not None and args.get("subagent_type") == "general")
+        return args is not None and self._own.writes_plan(call.name, args)
 
     async def _call_into(self, call: Call, done: dict[str, Done], limit: trio.CapacityLimiter) -> None:
         async with limit:
@@ -146,6 +172,12 @@ class CallRunner:
             done = Done("error", notices.ARGUMENTS_NOT_JSON.format(why=why))
         elif call.card in self._copies:
             done = Done("error", notices.SAME_CALL_IN_ANSWER)
+        elif self._ledger.made(call.name, call.raw):
+            # Made while nothing changed since: refused here, on every route (a
+            # provider's model is not held by a grammar; in the web UI the bundled one
+            # searched for one text 25 times).
+            done = Done("error", notices.MADE_ALREADY)
+            self._again.add(call.card)
         elif call.name in self._offer.own_names():
             self._t.update(call.card, state="running")  # as any card: a question or a plan then waits
             done = await self._own.run(call, args)

@@ -74,13 +74,14 @@ class FailureStreak:
     _key: tuple[str, str, str] | None = None
     _count: int = 0
 
-    def record(self, name: str, arguments: str, state: str, result: str) -> bool:
-        """Record a finished call; True when the limit of identical failures is reached."""
+    def record(self, name: str, arguments: str, state: str, result: str, *, again: bool = False) -> bool:
+        """Record a finished call; True when the limit of identical failures is reached.
+        `again`: the call was refused as made already, which fails as it did, if it did."""
         if state not in ("error", "denied"):
             self._key, self._count = None, 0
             return False
         key = (*call_key(name, arguments), result)
-        if key == self._key:
+        if key == self._key or (again and self._key is not None and self._key[:2] == key[:2]):
             self._count += 1
         else:
             self._key, self._count = key, 1
@@ -117,8 +118,11 @@ class PartialCall:
 # ---- what the run rules out, and when it is stuck ----
 
 # The run's latest failed calls a local model's grammar rules out of its next rounds,
-# and as many reads already made.
+# and as many calls already made since the last change.
 AVOIDED_CALLS = 4
+# Calls made since the last change the run keeps to refuse again (`Ledger.made`): more
+# than a run's rounds can make one at a time (MAX_ROUNDS), bounded all the same.
+MADE_KEPT = 64
 # Answers in a row cut where the model repeated itself (actors/model/backends/repeats.py)
 # before the run ends `stuck`: the ones before are told to the model, which tries again.
 LOOPS_IN_A_ROW = 3
@@ -138,8 +142,14 @@ class RoundEnded:
 @attrs.frozen
 class CallEnded:
     """One of the round's calls ended with `state` and `result` (a copy of an earlier
-    call of the answer is not one). `read`: it surely changed nothing; `own`: a tool
-    the run carries out itself."""
+    call of the answer is not one). `read`: it surely changed nothing; `own`: a call
+    that changes no file of the workspace though it is no read (one of the run's own
+    tools: the todo list, a question; a plan's file), which neither counts as a change
+    nor is kept as made. `earlier`: a call of an earlier run of the same message (a
+    resumed run, one after an approval or an answer), read from the record: it counts
+    for what was made and changed, not in this run's streaks or rounds. `again`: it
+    was refused as made already (`Ledger.made`): counted in the streak of identical
+    failures, not kept as a failed call (a change lets it run again)."""
 
     name: str
     raw: str
@@ -147,6 +157,8 @@ class CallEnded:
     result: str
     read: bool = False
     own: bool = False
+    earlier: bool = False
+    again: bool = False
 
 
 @attrs.frozen
@@ -159,6 +171,12 @@ class WriteRefused:
 
 
 @attrs.frozen
+class Forgot:
+    """What the model read was summarised away (a compaction): the calls made are no
+    longer in what it reads, so it may make them again."""
+
+
+@attrs.frozen
 class Looped:
     """The round was cut where the model began to repeat itself."""
 
@@ -168,7 +186,7 @@ class Nudged:
     """The model answered while its goal was open, and is to be told what is open."""
 
 
-Event = RoundEnded | CallEnded | WriteRefused | Looped | Nudged
+Event = RoundEnded | CallEnded | WriteRefused | Forgot | Looped | Nudged
 Verdict = Literal["go_on", "stuck"]
 
 
@@ -176,8 +194,9 @@ Verdict = Literal["go_on", "stuck"]
 class Ledger:
     """The run's avoid and loop bookkeeping, fed the run's events (`feed`), with no I/O.
 
-    What it keeps: the latest failed calls and reads already made (what the next
-    round's grammar rules out, `avoided`), the tools a loop or a refusal took out of
+    What it keeps: the latest failed calls, and the calls made since the last change
+    (what the next round's grammar rules out, `avoided`; a call made already is refused
+    by the run on any route, `made`: no call twice while nothing changed), the tools a loop or a refusal took out of
     the next round, the same call failing the same way in a row, answers in a row cut
     for a loop, answers in a row while the goal is open, whether a change ran, and the
     round's calls as (state, whether it only read) for a small model's next step.
@@ -187,7 +206,7 @@ class Ledger:
     nudge_limit: int
     _streak: FailureStreak = attrs.field(factory=FailureStreak)
     _failed: list[Avoided] = attrs.field(factory=list)  # the latest failed calls, oldest first
-    _reads: list[Avoided] = attrs.field(factory=list)  # reads made since the last change
+    _made: list[Avoided] = attrs.field(factory=list)  # calls made since the last change, it included
     _out_next: tuple[str, ...] = ()  # tools the next round may not call
     _loops: int = 0
     _nudges: int = 0
@@ -207,6 +226,9 @@ class Ledger:
         if isinstance(event, WriteRefused):
             self._out_next += (event.name,)
             return "go_on"
+        if isinstance(event, Forgot):
+            self._made = []
+            return "go_on"
         if isinstance(event, Looped):
             self._loops += 1
             return "stuck" if self._loops >= LOOPS_IN_A_ROW else "go_on"
@@ -216,42 +238,55 @@ class Ledger:
         return "go_on"
 
     def _call_ended(self, event: CallEnded) -> Verdict:
-        self._nudges = 0  # the model called a tool: it is working on the goal
         ended = ended_as(event.name, event.state, event.result)  # a command that exited non-zero failed
         args, _ = parse_arguments(event.raw) if event.raw.strip() else (None, None)
-        if event.state in ("error", "denied") and args is not None:
+        if event.state in ("error", "denied") and args is not None and not event.again:
             # Not the same again for the rest of the run (its last AVOIDED_CALLS).
-            self._failed = _latest(self._failed, (event.name, args))
-        self._read_once(event, ended, args)
+            self._failed = _latest(self._failed, (event.name, args), AVOIDED_CALLS)
+        if not event.again:
+            self._made_once(event, ended, args)
+        self._changed = self._changed or (ended == "done" and not event.read and not event.own)
+        if event.earlier:
+            return "go_on"
+        self._nudges = 0  # the model called a tool: it is working on the goal
         self._round.append((ended, event.read))
-        self._changed = self._changed or (ended == "done" and not event.read)
-        return "stuck" if self._streak.record(event.name, event.raw, ended, event.result) else "go_on"
+        return "stuck" if self._streak.record(event.name, event.raw, ended, event.result, again=event.again) \
+            else "go_on"
 
-    def _read_once(self, event: CallEnded, ended: str, args: dict[str, Any] | None) -> None:
-        """A read that ran is one the model need not make again while nothing changed:
-        its result is in the conversation already (a small model reads one file or
-        globs one pattern round after round). So is a command that failed (it exited
-        non-zero), which fails the same way until something changes (SmolLM2 ran
-        `greet` 29 times). A change that ran clears them, since a read or the
-        command may then answer otherwise."""
-        if event.own:
+    def _made_once(self, event: CallEnded, ended: str, args: dict[str, Any] | None) -> None:
+        """A call that ran is one the model need not make again while nothing changed:
+        a read's result is in the conversation already (a small model reads one file or
+        globs one pattern round after round; in the web UI it searched for one text 25
+        times), and a change made again changes nothing more or does it twice. So is a
+        command that failed (it exited non-zero), which fails the same way until
+        something changes (SmolLM2 ran `greet` 29 times). A change that ran clears the
+        others, since a read or the command may then answer otherwise."""
+        if event.own and not event.read:
             return
         failed_command = ended == "error" and event.name == SHELL_TOOL
         if ended != "done" and not failed_command:
             return
         if not failed_command and not event.read:
-            self._reads = []
-            return
+            self._made = []
         if args is not None:
-            self._reads = _latest(self._reads, (event.name, args))
+            self._made = _latest(self._made, (event.name, args), MADE_KEPT)
+
+    def made(self, name: str, raw: str) -> bool:
+        """Whether the call `name(raw)` was made already while nothing changed since
+        (its arguments as parsed: key order and spacing do not matter); the run refuses
+        it with a short result instead of running it again (a provider's model is not
+        held by a grammar, and a local one's grammar cannot rule out every value)."""
+        args, _ = parse_arguments(raw)
+        return args is not None and (name, args) in self._made
 
     def avoided(self, paused: tuple[Avoided, ...] = ()) -> tuple[Avoided, ...]:
         """What the next round's grammar rules out (TurnInput.avoid): the latest failed
-        calls and reads already made, the `paused` tools (from the record), and for one
+        calls and the latest calls made since the last change, the `paused` tools (from the record), and for one
         round the tools whose call the last round's loop cut or a refusal took out (a
         small model that looped inside a call writes the same call again: made to pick
         something else, it goes on)."""
-        out = list(self._failed) + [r for r in self._reads if r not in self._failed] + list(paused)
+        made = self._made[-AVOIDED_CALLS:]
+        out = list(self._failed) + [r for r in made if r not in self._failed] + list(paused)
         out += [(name, None) for name in dict.fromkeys(self._out_next) if (name, None) not in out]
         return tuple(out)
 
@@ -271,6 +306,6 @@ class Ledger:
         return tuple(self._round)
 
 
-def _latest(kept: list[Avoided], made: Avoided) -> list[Avoided]:
-    """`kept` with `made` last, once, and at most AVOIDED_CALLS of them."""
-    return [k for k in kept if k != made][-(AVOIDED_CALLS - 1):] + [made]
+def _latest(kept: list[Avoided], made: Avoided, most: int) -> list[Avoided]:
+    """`kept` with `made` last, once, and at most `most` of them."""
+    return [k for k in kept if k != made][-(most - 1):] + [made]

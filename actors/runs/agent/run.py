@@ -23,14 +23,14 @@ from actors.errors import ContextFull, EngineError, NoModel, NotFound
 from actors.model.backends.chat_template import TemplateRefused
 from actors.model.backends.repeats import shown_unit
 from actors.model.engine import direct_turn
-from actors.model.turns import TurnInput, TurnResult
+from actors.model.turns import ToolSpec, TurnInput, TurnResult
 from actors.record import cards
 from actors.record.items import EndReason, notice_item
 from actors.record.transcript import Transcript
 from actors.runs.agent import answer_schema, history
 from actors.runs.agent.calls import CallRunner
 from actors.runs.agent.compaction_turn import Compactor
-from actors.runs.agent.ledger import MAX_ROUNDS, Ledger, Looped, Nudged, RoundEnded
+from actors.runs.agent.ledger import MAX_ROUNDS, Forgot, Ledger, Looped, Nudged, RoundEnded
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream
 from actors.runs.agent.run_tools import goals
@@ -125,6 +125,7 @@ class AgentRun:
             if not await self._compactor.compact(self._offer.system, specs, self._offer.workspace(), asked=True):
                 self._t.notice(notices.NOTHING_TO_COMPACT, "info")
             return
+        await self._calls.seed()  # what an earlier run of this message made is made
         limit = self._req.max_rounds or MAX_ROUNDS
         while True:
             if self._rounds >= limit:
@@ -168,7 +169,14 @@ class AgentRun:
         if result.repeated is not None:
             return self._looped(result.repeated)
         if await self._leader.sent_back(result.text, changed=self._ledger.changed):
+            self._not_the_answer()
             return True
+        could_not = await self._leader.could_not(result.text, changed=self._ledger.changed)
+        if could_not is not None:
+            self._not_the_answer()  # the person reads that the model could not do it instead
+            self._t.notice(could_not, "warn", "could_not")
+            self._end_reason = "could_not"
+            return False
         if result.finish_reason == "length" and self._req.helper is None:
             # Cut by the token limit, not finished: said, and Resume goes on with it.
             self._t.notice(notices.CUT_OFF, "warn", "cut_off")
@@ -192,6 +200,13 @@ class AgentRun:
         self._t.upsert(attrs.evolve(notice_item(answer_schema.retry_text(schema, why), "info"), for_model=True),
                        urgent=True)
         return True
+
+    def _not_the_answer(self) -> None:
+        """Mark the round's answer as one the record contradicts: the model reads it, the
+        person is never shown it as the answer (Item.not_answer)."""
+        answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+        if answer is not None:
+            self._t.upsert(attrs.evolve(answer, not_answer=True), urgent=True)
 
     def _nudge(self) -> bool:
         """The model answered while its goal is open: tell it what is open and go on
@@ -242,7 +257,7 @@ class AgentRun:
         while True:
             messages = tuple(history.messages(self._t.items, system))
             if not compacted and await self._compactor.too_long(messages, specs):
-                compacted = await self._compactor.compact(system, specs, self._offer.workspace())
+                compacted = await self._compact(system, specs)
                 messages = tuple(history.messages(self._t.items, system))
             # Still past the whole context by the estimate: a huge item is shortened first.
             while await self._compactor.past_context(messages, specs) and self._shorten(messages_too=True):
@@ -275,7 +290,7 @@ class AgentRun:
                 if self._shorten():
                     continue
                 # Every result and call is short: what is before this message goes, summarised.
-                if not compacted and await self._compactor.compact(system, specs, self._offer.workspace()):
+                if not compacted and await self._compact(system, specs):
                     compacted = True
                     continue
                 if not self._shorten(messages_too=True):  # a huge message of the person's, last
@@ -292,6 +307,14 @@ class AgentRun:
                 self.abandon_round()
                 self.fail(notices.MODEL_FAILED.format(why=exc))
                 return None
+
+    async def _compact(self, system: str | None, specs: tuple[ToolSpec, ...]) -> bool:
+        """Compact what is before this message (Compactor.compact); the calls made are
+        then summarised away, so the model may make them again (ledger.Forgot)."""
+        if not await self._compactor.compact(system, specs, self._offer.workspace()):
+            return False
+        self._ledger.feed(Forgot())
+        return True
 
     def fail(self, text: str) -> None:
         """End the run with an error notice (runs.base.Run)."""

@@ -216,7 +216,7 @@ class _slot:
 def answer_of(items: tuple[Item, ...]) -> str:
     """What the parent reads: the helper's last answer (capped), or why there is none."""
     for item in reversed(items):
-        if item.kind == "assistant" and item.text and not item.tool_calls:
+        if item.kind == "assistant" and item.text and not item.tool_calls and not item.not_answer:
             return cap_text(item.text, RESULT_CAP_BYTES)
         if item.kind == "notice" and item.level in ("warn", "error"):
             return f"The helper gave no answer: {item.text}"

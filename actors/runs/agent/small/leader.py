@@ -15,7 +15,8 @@ it is asked and decides nothing); it is offered fewer of the run's own tools, no
 and each tool's required arguments only; the round after a change is the answer, the
 round after a change it only claimed a change; its edit_file names only lines that
 are there; its write_file may not replace a file it did not write; and an answer the
-record contradicts is sent back once.
+record contradicts is sent back once, and when the next one is too, the person reads
+that the model could not do it and what to try instead (`could_not`).
 
 A larger model, or a provider's, is not led: its rounds are its own.
 """
@@ -83,6 +84,8 @@ class Leading(Protocol):
 
     async def sent_back(self, text: str, *, changed: bool) -> bool: ...
 
+    async def could_not(self, text: str, *, changed: bool) -> str | None: ...
+
     async def write_refused(self, name: str, args: dict[str, Any]) -> str | None: ...
 
 
@@ -118,6 +121,9 @@ class NotLed:
 
     async def sent_back(self, text: str, *, changed: bool) -> bool:
         return False
+
+    async def could_not(self, text: str, *, changed: bool) -> str | None:
+        return None
 
     async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
         return None
@@ -222,6 +228,18 @@ class Leader:
         self._step = "change" if fault == steps.CLAIMED_CHANGE else "any"
         self._t.upsert(attrs.evolve(notice_item(fault, "info"), for_model=True), urgent=True)
         return True
+
+    async def could_not(self, text: str, *, changed: bool) -> str | None:
+        """What the person reads instead of an answer still at fault once answers were
+        sent back as often as they may be (steps.could_not: the model could not do it,
+        and what to try); None when the answer stands."""
+        ws = self._workspace()
+        if not text or ws is None or self._checks < steps.ANSWER_CHECKS:
+            return None
+        asked = self._asked()
+        fault = await trio.to_thread.run_sync(lambda: steps.find_fault(
+            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked))
+        return None if fault is None else steps.could_not(fault)
 
     async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
         """Why its write_file may not go on (steps.replace_refused), None when it may."""

@@ -197,25 +197,66 @@ _CLAIMS_CHANGE = re.compile(
 ANSWER_CHECKS = 1
 
 
-def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> str | None:
-    """What a small model's answer says that the run's record contradicts, told to the
-    model (a notice it reads) so it can look again; None when nothing does. Two kinds,
-    both from the evaluation: a file the workspace does not have (asked which file
-    defines greet, SmolLM2 searched for the example's `def total`, found nothing and
-    answered "greet.py"), and a change when none ran (asked to change PORT, it read
-    config.py and answered "PORT is now 8080 and is set to 9090"). A change is not
-    looked for in the answer to a question (`asked`, the request, ends with a question
-    mark): asked which file defines greet, SmolLM2 answered "This function has been
-    added to the lib.py module", right but for its verb, and sent back to make the
-    change it claimed, wrote a file of nonsense."""
+@attrs.frozen
+class Fault:
+    """What an answer says that the run's record contradicts: `file` a file it names
+    that the workspace does not have, or else `claim` the words in which it claims a
+    change when none ran."""
+
+    file: str | None = None
+    claim: str | None = None
+
+
+# Where a sentence ends (a dot in `config.py` does not).
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+# How much of a claimed change the person is shown (`could_not`).
+CLAIM_CHARS = 80
+
+
+def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> Fault | None:
+    """What a small model's answer says that the run's record contradicts, None when
+    nothing does. Two kinds, both from the evaluation: a file the workspace does not
+    have (asked which file defines greet, SmolLM2 searched for the example's `def
+    total`, found nothing and answered "greet.py"), and a change when none ran (asked
+    to change PORT, it read config.py and answered "PORT is now 8080 and is set to
+    9090"). A change is not looked for in the answer to a question (`asked`, the
+    request, ends with a question mark): asked which file defines greet, SmolLM2
+    answered "This function has been added to the lib.py module", right but for its
+    verb, and sent back to make the change it claimed, wrote a file of nonsense."""
     missing = [m.group(1) for m in _PATH.finditer(text) if not exists(posixpath.normpath(m.group(1)))]
     if missing:
-        return (f"Your answer names {missing[0]}, which is not a file of this workspace. Look again with the "
+        return Fault(file=missing[0])
+    found = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
+    if found is None:
+        return None
+    # The claim's sentence, as the person is shown it.
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())), default=0)
+    end = _SENTENCE_END.search(text, found.end())
+    claim = " ".join(text[start:end.start() if end else len(text)].split())
+    return Fault(claim=claim if len(claim) <= CLAIM_CHARS else claim[:CLAIM_CHARS - 1] + "…")
+
+
+def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> str | None:
+    """What the model is told of its answer's fault (`find_fault`), a notice it reads so
+    it can look again; None when nothing is at fault."""
+    fault = find_fault(text, exists=exists, changed=changed, asked=asked)
+    if fault is None:
+        return None
+    if fault.file is not None:
+        return (f"Your answer names {fault.file}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
-    if not changed and _CLAIMS_CHANGE.search(text) and not asked.rstrip().endswith(("?", "？")):
-        return CLAIMED_CHANGE
-    return None
+    return CLAIMED_CHANGE
 
 
 CLAIMED_CHANGE = ("Your answer says something changed, but no change was made in this run. Make the change with a "
                   "tool (edit_file changes a line of a file), then answer.")
+
+
+def could_not(fault: Fault) -> str:
+    """What the person reads instead of an answer still at fault once it was sent back:
+    that the model could not do it, and what to try."""
+    if fault.file is not None:
+        return (f"The model could not do this: it named {fault.file}, which is not a file of this workspace. "
+                "Try a larger model (the models page) or say exactly which file to look in.")
+    return (f"The model could not do this: it said it changed something (\u201c{fault.claim}\u201d) but no file "
+            "changed. Try a larger model (the models page) or say exactly which file to change.")

@@ -1,0 +1,63 @@
+"""The web UI when the bundled model cannot do a job (issue 30), in Chromium: an answer
+that claims a change nobody made, sent back once and made again, is not shown as the
+answer; the person reads that the model could not do it and what to try, and the end
+line says why the run ended."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import httpx
+
+from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running_daemon, write_script
+from tests.test_loops import LED_PARAMS
+
+
+def wait_until(pred, timeout: float = 20.0, what: str = "the condition") -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+FALSE = "PORT is now 9090, I promise."
+SCRIPT = {
+    "n_params": LED_PARAMS,  # the bundled model's size: the run leads it
+    "rounds": [
+        # No `when`: the second round's last user message is the notice that sent the first back.
+        {"text": "PORT is now 9090."},
+        {"text": FALSE},
+    ],
+}
+
+
+def test_the_person_reads_that_the_model_could_not_do_it_not_its_false_answer(tmp_path):
+    require_browser()
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "config.py").write_text("PORT = 8080\n")
+    script = write_script(tmp_path / "script.json", SCRIPT)
+    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, \
+            httpx.Client(base_url=d.url, timeout=30) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
+        cid = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"}).json()["id"]
+        assert c.post(f"/api/conversations/{cid}/messages", json={"text": "change PORT to 9090"}).status_code == 202
+        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["end_reason"] is not None, what="the run's end")
+        conv = c.get(f"/api/conversations/{cid}").json()
+        assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
+        kept = [i for i in conv["items"] if i["kind"] == "assistant" and i.get("not_answer")]
+        assert [i["text"] for i in kept] == ["PORT is now 9090.", FALSE]  # kept in the record, for the model
+        with chromium() as browser:
+            page = browser.new_context(viewport=DESKTOP).new_page()
+            watch = PageWatch(page, {urlsplit(d.url).netloc})
+            page.goto(f"{d.url}/#/c/{cid}")
+            notice = page.get_by_role("note").filter(has_text="The model could not do this")
+            notice.wait_for()
+            text = notice.inner_text()
+            assert "no file changed" in text and "Try a larger model (the models page)" in text
+            page.locator(".run-end").filter(has_text="the model could not do this").wait_for()
+            # The false answer is nowhere the person sees: no answer holds it, only the notice quotes it.
+            assert page.get_by_role("article", name="Answer").count() == 0
+            shown = [e for e in page.locator(".item").filter(has_text="I promise").all() if e.is_visible()]
+            assert len(shown) == 1 and "notice" in (shown[0].get_attribute("class") or "")
+            watch.check()
