@@ -27,6 +27,8 @@ in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
     │   └── ContextFullError            routes/openai.py: 400 bad_request, a /v1 request longer than the context
     ├── SettingsError                   connect.py: an app's settings file it cannot merge (answered SettingsConflict)
     ├── StartupError                    startup.py: the daemon cannot start; the command line prints it and exits 2
+    ├── RunError                        run_cmd/locate.py: `bmoe-daemon run` cannot go on (printed; exits with its
+    │                                   code)
     ├── ServiceError                    service/commands.py: a service command that cannot be carried out (printed,
     │                                   exit 1; doctor reports no service manager)
     ├── RuntimeError
