@@ -93,7 +93,7 @@ export function homeView(main) {
       error,
       h("p.small", {},
         tools && !(workspaces || []).length ? "No folder is added yet: this is plain chat. " : "",
-        tools && !(workspaces || []).length ? h("a", { href: "#/workspaces" }, "Add a folder") : null,
+        tools && !(workspaces || []).length ? h("a", { href: "#/workspaces/add" }, "Add a folder") : null,
         tools && !(workspaces || []).length ? " · " : "",
         h("a", { href: "#/new" }, "More choices (a title, another agent)")));
     made = { box, workspace, mode, route, tools, error, send };
@@ -152,6 +152,7 @@ export function homeView(main) {
       }
     }
     store(DRAFT_KEY, null);
+    shell.focusComposer = conv.id; // the conversation's view puts the keyboard in its message box
     location.hash = `#/c/${encodeURIComponent(conv.id)}`;
   });
   return { name: "home", load: draw, refresh: draw, close: () => phone.removeEventListener("change", refit) };
