@@ -44,6 +44,19 @@ function fit(box) {
   box.style.height = `${box.scrollHeight + box.offsetHeight - box.clientHeight}px`;
 }
 
+// The workspaces by their names (a name two share, with its path), each path in its
+// option's title: a choice is read whole, a phone's row included.
+function shortWsOptions(workspaces) {
+  const named = new Map();
+  for (const w of workspaces) named.set(w.name, (named.get(w.name) || 0) + 1);
+  const byId = new Map(workspaces.map((w) => [w.id, w]));
+  return wsOptions(workspaces).map(([value, text]) => {
+    const w = byId.get(value);
+    if (!w) return [value, value ? text : "No workspace"];
+    return [value, named.get(w.name) > 1 ? text : w.name];
+  });
+}
+
 // `value` when `control` offers it (a workspace removed since is not picked).
 function pick(control, value) {
   if (value && [...control.options].some((o) => o.value === value)) control.value = value;
@@ -71,9 +84,10 @@ export function homeView(main) {
     const box = h("textarea", { name: "text", rows: "4", "aria-label": "Message",
       placeholder: "Ask the agent, or tell it what to change…" });
     box.value = typeof kept.text === "string" ? kept.text : "";
-    const workspace = select({ name: "workspace", "aria-label": "Workspace" }, wsOptions(workspaces || []), "");
+    const workspace = select({ name: "workspace", "aria-label": "Workspace" }, shortWsOptions(workspaces || []), "");
     const mode = select({ name: "mode", "aria-label": "Mode" }, MODE_OPTIONS, "ask");
     const route = select({ name: "route", "aria-label": "Model" }, routeOptions(providers), "local");
+    for (const o of workspace.options) o.title = (workspaces || []).find((w) => w.id === o.value)?.path || "Plain chat";
     pick(workspace, kept.workspace);
     pick(mode, kept.mode);
     pick(route, kept.route);
