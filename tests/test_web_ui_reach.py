@@ -14,7 +14,16 @@ import time
 
 import pytest
 
-from tests.browser import DESKTOP, PHONE, require_browser, running_daemon, screenshot, write_script
+from tests.browser import (
+    CUT_CHOICES,
+    DESKTOP,
+    HEAD_CONTROLS,
+    PHONE,
+    require_browser,
+    running_daemon,
+    screenshot,
+    write_script,
+)
 from tests.test_web_ui import api, browser, conversation, open_page, wait_until  # noqa: F401  (fixtures)
 
 SCRIPT = {
@@ -212,36 +221,6 @@ def test_a_call_that_comes_to_wait_takes_the_keyboard_and_is_announced(open_page
     page.keyboard.press("Tab")  # on into its controls: never on Approve by itself
     assert page.evaluate(FOCUSED).startswith("pinned:")
     screenshot(page, f"{tag}-{scheme}-pinned-focus")
-
-
-# Each control of the conversation's header that is shown, and whether it lies whole
-# within the screen's width; and whether the header scrolls sideways.
-HEAD_CONTROLS = """() => {
-  const head = document.querySelector("header.conv-head");
-  const out = [];
-  for (const el of head.querySelectorAll("a, button, select, input")) {
-    const r = el.getBoundingClientRect();
-    if (!r.width || !r.height) continue;  // not shown (behind the menu)
-    out.push([el.getAttribute("aria-label") || el.textContent.trim(), r.left >= 0 && r.right <= innerWidth]);
-  }
-  const scrolls = [...head.querySelectorAll("*")].some((e) => e.scrollWidth > e.clientWidth + 1
-    && ["auto", "scroll"].includes(getComputedStyle(e).overflowX));
-  return { out, scrolls };
-}"""
-
-# Each home choice whose chosen text is wider than the room its select gives it.
-CUT_CHOICES = """() => {
-  const ctx = document.createElement("canvas").getContext("2d");
-  const cut = [];
-  for (const s of document.querySelectorAll(".home-choices select")) {
-    const cs = getComputedStyle(s);
-    ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
-    const text = s.options[s.selectedIndex].text;
-    const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16;  // the arrow
-    if (ctx.measureText(text).width > room) cut.push(text);
-  }
-  return cut;
-}"""
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
