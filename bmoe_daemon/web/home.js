@@ -81,8 +81,9 @@ export function homeView(main) {
       route: made.route.value } : { text: stored(DRAFT_KEY, ""), ...stored(CHOICE_KEY, {}) };
     const focused = made && form.contains(document.activeElement) ? document.activeElement.name : null;
     const tools = Boolean(agentInfo.tools) && workspaces !== null;
+    // a phone's box starts one line tall, its placeholder too (fit() counts its lines)
     const box = h("textarea", { name: "text", rows: "4", "aria-label": "Message",
-      placeholder: "Ask the agent, or tell it what to change…" });
+      placeholder: phone.matches ? "Ask the agent…" : "Ask the agent, or tell it what to change…" });
     box.value = typeof kept.text === "string" ? kept.text : "";
     const workspace = select({ name: "workspace", "aria-label": "Workspace" }, shortWsOptions(workspaces || []), "");
     const mode = select({ name: "mode", "aria-label": "Mode" }, MODE_OPTIONS, "ask");
