@@ -213,7 +213,8 @@ SCREENS: list[Screen] = [
     ("workspaces", "#/workspaces", lambda p: p.get_by_role("heading", name="garden"),
      lambda p: p.get_by_text("Add a rule by hand").click()),
     ("removing a workspace", "#/workspaces", lambda p: p.get_by_role("heading", name="garden"),
-     lambda p: p.get_by_role("button", name="Remove garden").click() or p.get_by_role("button", name="Keep it").wait_for()),
+     lambda p: p.get_by_role("button", name="Remove garden").click()
+     or p.get_by_role("button", name="Keep it").wait_for()),
     ("the header's menu", "#/c/{approval}", lambda p: p.locator(".card.tool").get_by_role("button", name="Approve"),
      lambda p: p.get_by_role("button", name="Workspace, mode, model").click()
      if p.get_by_role("button", name="Workspace, mode, model").is_visible() else None),
@@ -286,7 +287,8 @@ def phone_faults(page: Any, screen: Screen) -> list[str]:
         taken = pinned.bounding_box()["height"] + page.locator("form.composer").bounding_box()["height"]
         if taken > WAITING_SHARE * page.viewport_size["height"]:
             shot = screenshot(page, "phone-axe-" + re.sub(r"\W+", "-", name))
-            out.append(f"{name}: the waiting approval and the message box take {taken:.0f} px (at most a third; {shot})")
+            out.append(f"{name}: the waiting approval and the message box take {taken:.0f} px "
+                       f"(at most a third; {shot})")
     return out
 
 

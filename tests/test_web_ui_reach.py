@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from tests import test_web_ui
 from tests.browser import (
     CUT_CHOICES,
     DESKTOP,
@@ -24,7 +25,11 @@ from tests.browser import (
     screenshot,
     write_script,
 )
-from tests.test_web_ui import api, browser, conversation, open_page, wait_until  # noqa: F401  (fixtures)
+from tests.test_web_ui import api, conversation, wait_until
+
+# test_web_ui's browser and pages, over this file's daemon (its own script)
+browser = test_web_ui.browser
+open_page = test_web_ui.open_page
 
 SCRIPT = {
     "token_delay": 0.002,
