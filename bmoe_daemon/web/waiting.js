@@ -10,7 +10,7 @@ import { isTask } from "./helpers.js";
 import { h } from "./dom.js";
 import { isOpenApproval, PinnedApproval, SHORTCUTS, shortcutOf } from "./pinned.js";
 import { isOpenQuestion } from "./run.js";
-import { problem } from "./ui.js";
+import { problem, shell } from "./ui.js";
 
 export class WaitingCards {
   constructor(view) {
@@ -32,7 +32,9 @@ export class WaitingCards {
     // region is hidden until then, and a region that appears is not read out).
     this.announcer = h("p.visually-hidden", { role: "status", "aria-live": "polite" });
     this.announced = new Set(); // the cards pinned so far: each is announced once
-    this.primed = false; // the conversation was drawn once: what waited then did not "arrive"
+    // The conversation was drawn once: what waited then did not "arrive"; in one just
+    // sent from the home page, everything did.
+    this.primed = shell.focusComposer === view.conversationId;
     this.onShortcut = (ev) => this.shortcut(ev);
     document.addEventListener("keydown", this.onShortcut);
   }
