@@ -223,6 +223,7 @@ def test_a_call_that_comes_to_wait_takes_the_keyboard_and_is_announced(open_page
     wait_until(lambda: page.evaluate(FOCUSED) == "pinned", what="the keyboard on the pinned approval")
     live = page.locator(".conv [role=status][aria-live=polite]").filter(has_text="Waiting for your approval")
     assert live.inner_text().startswith("Waiting for your approval: Write index.md.")
+    screenshot(page, f"{tag}-{scheme}-pinned-arrived")
     page.keyboard.press("Tab")  # on into its controls: never on Approve by itself
     assert page.evaluate(FOCUSED).startswith("pinned:")
     screenshot(page, f"{tag}-{scheme}-pinned-focus")
