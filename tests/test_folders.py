@@ -96,5 +96,7 @@ async def test_the_route_answers_a_local_client_only_and_never_outside_home(make
     assert (await resp.get_json())["folders"] == []
     resp = await client.get("/api/folders", query_string={"prefix": "~/", "hidden": "1"}, scope_base=LOCAL)
     assert "~/.config" in (await resp.get_json())["folders"]
+    resp = await client.get("/api/folders", query_string={"prefix": "~/", "hidden": "maybe"}, scope_base=LOCAL)
+    assert resp.status_code == 400
     resp = await client.get("/api/folders", query_string={"prefix": "~/"}, scope_base=NET)
     assert resp.status_code == 403 and (await resp.get_json())["code"] == "local_only"

@@ -25,6 +25,7 @@ MAX_FOLDERS = 50
 MAX_PREFIX_CHARS = 4096
 # A folder with more entries than this is read this far only: the field completes, it does not list.
 MAX_SCANNED = 20_000
+HIDDEN_VALUES = {"1": True, "true": True, "0": False, "false": False}
 
 
 def _within(path: Path, home: Path) -> bool:
@@ -88,7 +89,10 @@ async def get_folders() -> Response:
     prefix = request.args.get("prefix", "")
     if len(prefix) > MAX_PREFIX_CHARS:
         raise BadRequest(f"prefix is at most {MAX_PREFIX_CHARS} characters.")
-    hidden = request.args.get("hidden", "") in ("1", "true")
+    shown = request.args.getlist("hidden")
+    if any(v not in HIDDEN_VALUES for v in shown):
+        raise BadRequest("hidden is 1 (hidden folders too) or 0.")
+    hidden = bool(shown) and HIDDEN_VALUES[shown[-1]]
     home = Path.home()
     folders, more = await trio.to_thread.run_sync(lambda: folder_completions(home, prefix, hidden=hidden))
     return jsonify({"home": str(home.resolve()), "folders": folders, "truncated": more})
