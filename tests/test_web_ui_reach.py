@@ -35,7 +35,7 @@ SCRIPT = {
     "token_delay": 0.002,
     "rounds": [
         {"when": "say a short word", "repeat": 50, "text": "Word."},
-        *[r for tag in ("desk", "phone", "room-light", "room-dark") for r in (
+        *[r for tag in ("desk-light", "desk-dark", "phone-light", "phone-dark", "room-light", "room-dark") for r in (
             {"when": f"tidy the notes ({tag})", "tool_calls": [
                 {"name": "write_file", "arguments": {"path": "index.md", "content": "# Notes\n\n- shelf\n"}}]},
             {"when": f"tidy the notes ({tag})", "text": "I wrote the index."})],
@@ -54,8 +54,12 @@ def daemon(tmp_path_factory):
         yield d
 
 # The one place each item is checked on both screens and in both schemes.
-LOOKS = [(DESKTOP, "light"), (PHONE, "dark")]
-LOOK_IDS = ["desktop-light", "phone-dark"]
+LOOKS = [(DESKTOP, "light"), (DESKTOP, "dark"), (PHONE, "light"), (PHONE, "dark")]
+LOOK_IDS = ["desktop-light", "desktop-dark", "phone-light", "phone-dark"]
+
+
+def tag_of(viewport, scheme):
+    return f"{'desk' if viewport == DESKTOP else 'phone'}-{scheme}"
 
 # Where the keyboard is: "pinned" (the pinned approval's region), its control's
 # data-focus, or the focused element's label.
@@ -90,7 +94,7 @@ def test_the_home_pages_add_a_folder_leads_to_the_field(open_page, daemon):
 
 @pytest.mark.parametrize(("viewport", "scheme"), LOOKS, ids=LOOK_IDS)
 def test_a_folder_is_added_by_its_completed_path_and_removed_with_what_that_does(open_page, daemon, viewport, scheme):
-    tag = "desk" if viewport == DESKTOP else "phone"
+    tag = tag_of(viewport, scheme)
     (daemon.home / f"projects-{tag}" / "site").mkdir(parents=True)
     (daemon.home / f"projects-{tag}" / "shop").mkdir()
     (daemon.home / f"projects-{tag}" / ".hidden").mkdir()
@@ -114,7 +118,7 @@ def test_a_folder_is_added_by_its_completed_path_and_removed_with_what_that_does
     assert path.get_attribute("aria-invalid") == "true" and "add-folder-path-error" in path.get_attribute(
         "aria-describedby")
     assert path.input_value() == f"~/projects-{tag}/nope"
-    screenshot(page, f"{tag}-{scheme}-workspaces-refused")
+    screenshot(page, f"{tag}-workspaces-refused")
     path.fill(f"~/projects-{tag}/site")
     page.get_by_role("button", name="Add folder").click()
     row = page.get_by_role("listitem", name="site")
@@ -126,7 +130,7 @@ def test_a_folder_is_added_by_its_completed_path_and_removed_with_what_that_does
         c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "say a short word"})
         wait_until(lambda: conversation(daemon, conv["id"])["state"] == "idle", what="the answer")
     no_sideways_scroll(page)
-    screenshot(page, f"{tag}-{scheme}-workspaces")
+    screenshot(page, f"{tag}-workspaces")
     row.get_by_role("button", name="Remove site").first.click()
     ask = row.get_by_role("group", name="Remove site?")
     ask.wait_for()
@@ -134,7 +138,7 @@ def test_a_folder_is_added_by_its_completed_path_and_removed_with_what_that_does
     assert said.startswith("Its 1 conversation stays, with its messages, but loses the folder:"), said
     assert "none of the folder's tools" in said and "stay as they are on disk" in said
     assert page.evaluate("document.activeElement.textContent") == "Keep it"
-    screenshot(page, f"{tag}-{scheme}-workspaces-remove")
+    screenshot(page, f"{tag}-workspaces-remove")
     ask.get_by_role("button", name="Remove site").click()
     row.wait_for(state="detached")
     # what was said is what happened: the conversation and its messages stay, without the folder
@@ -147,7 +151,7 @@ def test_a_folder_is_added_by_its_completed_path_and_removed_with_what_that_does
 
 @pytest.mark.parametrize(("viewport", "scheme"), LOOKS, ids=LOOK_IDS)
 def test_an_interval_task_starts_from_now_with_its_limits_said_before_saving(open_page, daemon, viewport, scheme):
-    tag = "desk" if viewport == DESKTOP else "phone"
+    tag = tag_of(viewport, scheme)
     page = open_page(viewport=viewport, color_scheme=scheme, allowed_errors=("status of 400",))
     page.goto(page.url.split("#")[0] + "#/tasks")
     page.get_by_role("button", name="New task").click()
@@ -173,7 +177,7 @@ def test_an_interval_task_starts_from_now_with_its_limits_said_before_saving(ope
     form.get_by_text(f"Runs are at least {least} minutes apart.").wait_for()  # the daemon's refusal, beside it
     every.fill(str(least))
     no_sideways_scroll(page)
-    screenshot(page, f"{tag}-{scheme}-task-interval")
+    screenshot(page, f"{tag}-task-interval")
     saved_at = time.time()
     form.get_by_role("button", name="Add task").click()
     page.get_by_role("listitem", name=f"News {tag}").wait_for()
@@ -205,7 +209,7 @@ def send_from_home(page, ws_id, text):
 
 @pytest.mark.parametrize(("viewport", "scheme"), LOOKS, ids=LOOK_IDS)
 def test_after_sending_from_home_the_keyboard_is_in_the_conversations_box(open_page, daemon, viewport, scheme):
-    ws = in_a_folder(daemon, f"words-{viewport['width']}")
+    ws = in_a_folder(daemon, f"words-{tag_of(viewport, scheme)}")
     page = open_page(viewport=viewport, color_scheme=scheme)
     send_from_home(page, ws["id"], "say a short word")
     page.get_by_role("article", name="Answer").filter(has_text="Word").first.wait_for()
@@ -214,7 +218,7 @@ def test_after_sending_from_home_the_keyboard_is_in_the_conversations_box(open_p
 
 @pytest.mark.parametrize(("viewport", "scheme"), LOOKS, ids=LOOK_IDS)
 def test_a_call_that_comes_to_wait_takes_the_keyboard_and_is_announced(open_page, daemon, viewport, scheme):
-    tag = "desk" if viewport == DESKTOP else "phone"
+    tag = tag_of(viewport, scheme)
     ws = in_a_folder(daemon, f"notes-{tag}")
     page = open_page(viewport=viewport, color_scheme=scheme)
     send_from_home(page, ws["id"], f"tidy the notes ({tag})")
@@ -223,10 +227,10 @@ def test_a_call_that_comes_to_wait_takes_the_keyboard_and_is_announced(open_page
     wait_until(lambda: page.evaluate(FOCUSED) == "pinned", what="the keyboard on the pinned approval")
     live = page.locator(".conv [role=status][aria-live=polite]").filter(has_text="Waiting for your approval")
     assert live.inner_text().startswith("Waiting for your approval: Write index.md.")
-    screenshot(page, f"{tag}-{scheme}-pinned-arrived")
+    screenshot(page, f"{tag}-pinned-arrived")
     page.keyboard.press("Tab")  # on into its controls: never on Approve by itself
     assert page.evaluate(FOCUSED).startswith("pinned:")
-    screenshot(page, f"{tag}-{scheme}-pinned-focus")
+    screenshot(page, f"{tag}-pinned-focus")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
