@@ -151,6 +151,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("POST", _CONV + "/rewind"): (Locality.LOCAL, "A rewind"),
     ("POST", _CONV + "/fork"): (Locality.LOCAL, "A fork"),
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
+    ("GET", "/api/folders"): (Locality.LOCAL, "The list of this computer's folders"),
     ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),
     ("PATCH", "/api/workspaces/<workspace_id>"): (Locality.LOCAL, "Changing a workspace (its network)"),
     ("DELETE", "/api/workspaces/<workspace_id>"): (Locality.LOCAL, "Removing a workspace"),

@@ -24,6 +24,7 @@ from bmoe_daemon.routes import (
     debug,
     events,
     files,
+    folders,
     health,
     hooks,
     limits,
@@ -72,8 +73,9 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
     app.config["RESPONSE_TIMEOUT"] = None
     app.extensions[EXTENSION] = ctx
 
-    for bp in (health.bp, workspaces.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp, agent.bp,
-               skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, limits.bp, openai.bp, web.bp, api_doc.bp):
+    for bp in (health.bp, workspaces.bp, folders.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp,
+               agent.bp, skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, limits.bp, openai.bp, web.bp,
+               api_doc.bp):
         app.register_blueprint(bp)
 
     def guard(path: str, headers: Any, method: str, rule: Any, remote: str | None) -> None:

@@ -131,6 +131,37 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+# The phone's layout checks (tests/test_web_ui_reach.py, the axe walk's phone_faults).
+# Each control of the conversation's header that is shown, and whether it lies whole
+# within the screen's width; and whether the header scrolls sideways.
+HEAD_CONTROLS = """() => {
+  const head = document.querySelector("header.conv-head");
+  const out = [];
+  for (const el of head.querySelectorAll("a, button, select, input")) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height) continue;  // not shown (behind the menu)
+    out.push([el.getAttribute("aria-label") || el.textContent.trim(), r.left >= 0 && r.right <= innerWidth]);
+  }
+  const scrolls = [...head.querySelectorAll("*")].some((e) => e.scrollWidth > e.clientWidth + 1
+    && ["auto", "scroll"].includes(getComputedStyle(e).overflowX));
+  return { out, scrolls };
+}"""
+
+# Each home choice whose chosen text is wider than the room its select gives it.
+CUT_CHOICES = """() => {
+  const ctx = document.createElement("canvas").getContext("2d");
+  const cut = [];
+  for (const s of document.querySelectorAll(".home-choices select")) {
+    const cs = getComputedStyle(s);
+    ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    const text = s.options[s.selectedIndex].text;
+    const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16;  // the arrow
+    if (ctx.measureText(text).width > room) cut.push(text);
+  }
+  return cut;
+}"""
+
+
 class PageWatch:
     """Everything a page did that a test forbids: console errors, uncaught exceptions,
     and requests to any host but the allowed ones."""

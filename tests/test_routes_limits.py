@@ -17,6 +17,7 @@ from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_L
 from actors.record.cards import MAX_FEEDBACK_CHARS
 from actors.record.listing import MAX_PAGE
 from actors.runs.agent.compaction_cut import TRIGGER
+from actors.scheduling.schedule import MAX_EVERY_MINUTES, MIN_EVERY_MINUTES
 from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, MAX_KEEP_RUNS
 from bmoe_daemon.app import create_app
 from bmoe_daemon.bodies import MAX_IMAGES
@@ -36,6 +37,7 @@ EXPECTED = {
     "ctx_size": {"min": MIN_CTX, "max": MAX_CTX},
     "context_length": {"min": MIN_CONTEXT_LENGTH, "max": MAX_CONTEXT_LENGTH, "default": DEFAULT_CONTEXT_LENGTH},
     "keep_runs": {"max": MAX_KEEP_RUNS, "default": DEFAULT_KEEP_RUNS},
+    "every_minutes": {"min": MIN_EVERY_MINUTES, "max": MAX_EVERY_MINUTES},
 }
 
 

@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.scheduling.schedule import InvalidSchedule, Schedule, js_weekday, next_due, parse_schedule
+from actors.scheduling.schedule import (
+    MIN_EVERY_MINUTES,
+    InvalidSchedule,
+    Schedule,
+    js_weekday,
+    next_due,
+    parse_schedule,
+)
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -99,9 +106,22 @@ def test_interval_counts_from_at_then_from_the_last_run():
     # No `at`: the first is one interval after it was made.
     plain = parse_schedule({"kind": "interval", "every_minutes": 5})
     assert next_due(plain, since=created, last_run=None, zone=BERLIN) == created + 300
-    # `at` as a time of day: the next such time.
+    # `at` as a time of day sets the grid: made at 07:00, "every hour at 06:30" first runs at 07:30.
     daily_start = parse_schedule({"kind": "interval", "every_minutes": 60, "at": "06:30"})
-    assert next_due(daily_start, since=created, last_run=None, zone=BERLIN) == ts(BERLIN, 2024, 6, 2, 6, 30)
+    assert next_due(daily_start, since=created, last_run=None, zone=BERLIN) == ts(BERLIN, 2024, 6, 1, 7, 30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(every=st.integers(MIN_EVERY_MINUTES, 3 * 24 * 60), hour=st.integers(0, 23), minute=st.integers(0, 59),
+       offset=st.integers(0, 400 * 24 * 3600))
+def test_an_interval_first_runs_within_one_interval_whatever_its_time_of_day(every, hour, minute, offset):
+    """The form once kept the daily default "at 09:00" for "every 5 minutes", and the first
+    run came the next morning: with a time of day, the first run is still after `since`
+    and at most one interval after it."""
+    s = parse_schedule({"kind": "interval", "every_minutes": every, "at": f"{hour:02d}:{minute:02d}"})
+    since = ts(BERLIN, 2024, 1, 1) + offset
+    first = next_due(s, since=since, last_run=None, zone=BERLIN)
+    assert first is not None and since < first <= since + every * 60
 
 
 def test_interval_ignores_the_clock_change():

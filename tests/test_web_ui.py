@@ -764,7 +764,7 @@ def test_edit_a_task(open_page, daemon, tmp_path):
     form.get_by_label("Title", exact=True).fill("")
     form.get_by_label("Schedule").select_option("interval")
     form.get_by_label("Every (minutes)").fill("90")
-    form.get_by_label("At", exact=True).fill("")
+    assert form.get_by_label("At", exact=True).is_hidden()  # an interval counts from when it is saved
     form.get_by_role("button", name="Save task").click()
     page.get_by_role("listitem", name=re.compile("^Summarise the week")).get_by_text("every 90 minutes").wait_for()
     saved = task()
@@ -3004,7 +3004,7 @@ def test_switching_the_schedule_kind_resets_the_hidden_fields_and_their_errors(o
     form.get_by_label("Prompt").fill("Tidy the desk")
     form.get_by_label("Schedule").select_option("interval")
     form.get_by_label("Every (minutes)").fill("2")
-    form.get_by_label("At", exact=True).fill("")
+    assert form.get_by_label("At", exact=True).is_hidden()  # an interval counts from when it is saved
     form.get_by_role("button", name="Add task").click()
     assert field_error(form, "Every (minutes)") == "Runs are at least 5 minutes apart."
     form.get_by_label("Schedule").select_option("daily")

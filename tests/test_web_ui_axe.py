@@ -23,7 +23,18 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.browser import DESKTOP, PHONE, PageWatch, chromium, require_browser, running_daemon, write_script
+from tests.browser import (
+    CUT_CHOICES,
+    DESKTOP,
+    HEAD_CONTROLS,
+    PHONE,
+    PageWatch,
+    chromium,
+    require_browser,
+    running_daemon,
+    screenshot,
+    write_script,
+)
 
 AXE_DIR = Path(__file__).resolve().parent / "vendor" / "axe-core"
 AXE = AXE_DIR / "axe.min.js"
@@ -201,6 +212,12 @@ SCREENS: list[Screen] = [
      lambda p: p.get_by_role("article", name="Tool: Write labels.txt").get_by_role("button", name="Approve"), None),
     ("workspaces", "#/workspaces", lambda p: p.get_by_role("heading", name="garden"),
      lambda p: p.get_by_text("Add a rule by hand").click()),
+    ("removing a workspace", "#/workspaces", lambda p: p.get_by_role("heading", name="garden"),
+     lambda p: p.get_by_role("button", name="Remove garden").click()
+     or p.get_by_role("button", name="Keep it").wait_for()),
+    ("the header's menu", "#/c/{approval}", lambda p: p.locator(".card.tool").get_by_role("button", name="Approve"),
+     lambda p: p.get_by_role("button", name="Workspace, mode, model").click()
+     if p.get_by_role("button", name="Workspace, mode, model").is_visible() else None),
     ("skills", "#/skills", lambda p: p.get_by_role("switch", name="Use review-change"), None),
     ("skill form", "#/skills", lambda p: p.get_by_role("switch", name="Use review-change"),
      lambda p: p.get_by_role("button", name="New skill").click()),
@@ -208,6 +225,9 @@ SCREENS: list[Screen] = [
      lambda p: p.locator("details.task-runs summary").click()),
     ("task form", "#/tasks", lambda p: p.get_by_role("listitem", name="Morning summary"),
      lambda p: p.get_by_role("button", name="New task").click()),
+    ("task form, every few minutes", "#/tasks", lambda p: p.get_by_role("listitem", name="Morning summary"),
+     lambda p: p.get_by_role("button", name="New task").click()
+     or p.get_by_role("form", name="New task").get_by_label("Schedule").select_option("interval")),
     ("providers", "#/providers", lambda p: p.get_by_role("listitem", name="Example AI"),
      lambda p: p.get_by_role("button", name="Edit Example AI").click()),
     ("models", "#/models", lambda p: p.get_by_role("listitem", name="not-a-model"), None),
@@ -235,12 +255,20 @@ def violations_on(page: Any, daemon: Any, screen: Screen) -> list[str]:
 HEAD_SHARE = 0.2
 
 
+# A waiting approval and the message box: their share of a phone screen, at most (issue 31).
+WAITING_SHARE = 1 / 3
+
+
 def phone_faults(page: Any, screen: Screen) -> list[str]:
     """What a phone's screen lacks: every screen but the list has a back control one can
-    see and tap, and a conversation's header takes at most a fifth of the height."""
+    see and tap, and a conversation's header takes at most a fifth of the height, with
+    every control it shows whole on the screen and no strip scrolled sideways; the home
+    page's choices are read whole; a pinned approval and the message box take at most a
+    third of the screen."""
     name, route, _, _ = screen
     if route == "#/":
-        return []
+        cut = page.evaluate(CUT_CHOICES)
+        return [f"{name}: the home page's choice {c!r} is cut" for c in cut]
     out = []
     back = page.locator("#main a.back").first
     if not (back.count() and back.is_visible()):
@@ -248,8 +276,19 @@ def phone_faults(page: Any, screen: Screen) -> list[str]:
     head = page.locator("header.conv-head")
     if route.startswith("#/c/") and head.count():
         share = head.bounding_box()["height"] / page.viewport_size["height"]
-        if share > HEAD_SHARE:
+        if share > HEAD_SHARE and "menu" not in name:  # the menu opened takes room while open
             out.append(f"{name}: the header takes {share:.0%} of the screen (at most {HEAD_SHARE:.0%})")
+        seen = page.evaluate(HEAD_CONTROLS)
+        out += [f"{name}: the header's {n!r} is not whole on the screen" for n, whole in seen["out"] if not whole]
+        if seen["scrolls"]:
+            out.append(f"{name}: a strip of the header scrolls sideways")
+    pinned = page.locator("section.pinned-approval:not([hidden])")
+    if route.startswith("#/c/") and pinned.count():
+        taken = pinned.bounding_box()["height"] + page.locator("form.composer").bounding_box()["height"]
+        if taken > WAITING_SHARE * page.viewport_size["height"]:
+            shot = screenshot(page, "phone-axe-" + re.sub(r"\W+", "-", name))
+            out.append(f"{name}: the waiting approval and the message box take {taken:.0f} px "
+                       f"(at most a third; {shot})")
     return out
 
 

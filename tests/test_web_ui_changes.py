@@ -144,7 +144,10 @@ def items(daemon, cid: str) -> list[tuple[str, str | None]]:
 
 
 def open_changes(page):
-    """From a conversation, its header's Changes."""
+    """From a conversation, its header's Changes (on a phone, behind the header's menu)."""
+    menu = page.locator("header.conv-head").get_by_role("button", name="Workspace, mode, model")
+    if menu.is_visible():
+        menu.click()
     page.locator("header.conv-head").get_by_role("link", name="Changes").click()
     page.get_by_role("heading", name=re.compile("^Changes in")).wait_for()
 

@@ -3,8 +3,10 @@
 A schedule is one of
 
     once      at "YYYY-MM-DDTHH:MM"
-    interval  every `every_minutes` (at least MIN_EVERY_MINUTES) from the last run,
-              or from `at` ("YYYY-MM-DDTHH:MM" or "HH:MM") for the first
+    interval  every `every_minutes` (at least MIN_EVERY_MINUTES) from the last run;
+              the first one interval after `since`, or at `at` ("YYYY-MM-DDTHH:MM"),
+              or on the grid of `at` ("HH:MM": that time of day, plus or minus whole
+              intervals), so the first is never more than one interval away
     daily     at "HH:MM"
     weekly    at "HH:MM" on `weekdays` (0 = Sunday .. 6 = Saturday, as JavaScript counts)
 
@@ -28,6 +30,7 @@ exactly once on both nights.
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import re
 from typing import Literal, get_args
@@ -174,7 +177,11 @@ def next_due(schedule: Schedule, *, since: float, last_run: float | None, zone: 
         if schedule.at is None:
             return since + every
         if _TIME.match(schedule.at):
-            return next_slot(*_parse_time(schedule.at, "at"), since, zone)
+            # The time of day sets the grid, not the first day: "every 5 minutes at 09:00"
+            # made at 10:02 runs at 10:05, not at 09:00 tomorrow.
+            anchor = next_slot(*_parse_time(schedule.at, "at"), since, zone)
+            steps = math.ceil((anchor - since) / every) - 1
+            return anchor - steps * every
         first = _parse_datetime(schedule.at, "at")
         return local_instant(first.date(), first.hour, first.minute, zone)
     hour, minute = _parse_time(schedule.at, "at")

@@ -192,6 +192,13 @@ OPERATIONS: dict[tuple[str, str], Op] = {
             "Remove": Link(("DELETE", _WS), {"workspace_id": _FROM_ID}),
             "Rules": Link(("GET", _WS + "/rules"), {"workspace_id": _FROM_ID}),
             "AddRule": Link(("POST", _WS + "/rules"), {"workspace_id": _FROM_ID})}),
+    ("GET", "/api/folders"): Op(
+        "The folders under the home folder whose path starts with `prefix` (`~/...`, absolute, or relative to "
+        "home), written `~/...`, at most 50 (`truncated`: there were more); never outside home, after `..` and "
+        "links; hidden ones only with `hidden=1` or a prefix whose last part starts with a dot.",
+        lambda c: shape(c, {"home": str, "folders": list[str], "truncated": bool}), errors=(400,),
+        query=(Param("prefix", {"type": "string", "maxLength": 4096}, "The start of a folder's path."),
+               Param("hidden", {"enum": ["0", "1", "true", "false"]}, "1: hidden folders too."))),
     ("PATCH", _WS): Op("Rename a workspace or allow its sandboxed commands the network (`network`).",
                        lambda c: c.ref(Workspace, answer=True), body=WorkspaceChange, errors=(404, 507)),
     ("DELETE", _WS): Op("Forget a workspace (its folder stays).", answers.deleted, errors=(409, 507)),

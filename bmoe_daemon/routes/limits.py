@@ -16,6 +16,7 @@ from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_L
 from actors.record.cards import MAX_FEEDBACK_CHARS
 from actors.record.listing import MAX_PAGE
 from actors.runs.agent.compaction_cut import TRIGGER
+from actors.scheduling.schedule import MAX_EVERY_MINUTES, MIN_EVERY_MINUTES
 from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, MAX_KEEP_RUNS
 from bmoe_daemon.bodies import MAX_IMAGES
 from bmoe_daemon.models import MAX_CTX, MIN_CTX
@@ -32,6 +33,7 @@ LIMITS: dict[str, dict[str, int | float]] = {
     "context_length": {"min": MIN_CONTEXT_LENGTH, "max": MAX_CONTEXT_LENGTH,  # a provider's model's
                        "default": DEFAULT_CONTEXT_LENGTH},
     "keep_runs": {"max": MAX_KEEP_RUNS, "default": DEFAULT_KEEP_RUNS},  # a task's
+    "every_minutes": {"min": MIN_EVERY_MINUTES, "max": MAX_EVERY_MINUTES},  # a task's interval schedule
 }
 
 

@@ -212,6 +212,7 @@ export class Composer {
     this.sendBtn.title = busy && !this.offline ? "A run is going on: wait for it, or stop it." : "";
     const note = busy ? waiting : null;
     this.note.hidden = !note;
+    this.note.dataset.kind = note || "";
     if (note) {
       this.note.firstChild.textContent = NOTES[note];
       this.goTo.textContent = GO_TO[note];

@@ -104,6 +104,13 @@ export class ConversationView {
     this.build();
     await this.readChoices();
     await this.refresh();
+    // Sent from the home page: the keyboard goes on in this conversation's message box
+    // (unless the person already put it somewhere, or an approval took it).
+    if (shell.focusComposer === this.conversationId && !this.closed) {
+      shell.focusComposer = null;
+      const at = document.activeElement;
+      if (!at || at === document.body) this.textarea.focus();
+    }
   }
 
   // What the header offers to pick: the providers' models and the workspaces.
@@ -314,7 +321,8 @@ export class ConversationView {
     this.textarea = this.composer.textarea;
     this.waiting = new WaitingCards(this);
     clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" },
-      this.header.element, h("div.log-wrap", {}, this.log.element, this.log.scroll.jumpBtn), this.progress.element,
+      this.header.element, h("div.log-wrap", {}, this.log.element, this.log.scroll.jumpBtn), this.waiting.announcer,
+      this.progress.element,
       this.contextBar.element, this.waiting.pinned.element, this.composer.element));
     this.composer.fit(); // a draft kept from before is shown whole
   }

@@ -5,7 +5,8 @@
 // the workspace (changes.js), and the goal with where it stands.
 //
 // It reads and changes the conversation through its view (conversation.js): the
-// view's `info` is what it shows, and a change it makes is applied to it.
+// view's `info` is what it shows, and a change it makes is applied to it. On a phone the
+// workspace, mode and model fold behind a button (menuOpen).
 
 import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
@@ -43,16 +44,39 @@ export class ConversationHeader {
     this.renameBtn = h("button.quiet", { type: "button", onclick: () => this.startRename() }, "Rename");
     this.deleteBtn = h("button.quiet.danger", { type: "button", onclick: () => this.askDelete() }, "Delete");
     this.goalEl = h("div.conv-head-goal", { hidden: true });
+    const settingsId = `head-settings-${view.conversationId}`;
+    this.settingsEl = h("div.head-settings", { id: settingsId },
+      this.wsEl, this.wsPicker, this.rulesLink, this.changesLink,
+      h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
+      h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl);
+    this.menuBtn = h("button.quiet.head-menu", { type: "button", "aria-expanded": "false", "aria-controls": settingsId,
+      onclick: () => this.toggleMenu() }, "Workspace, mode, model");
     this.element = h("header.conv-head", {},
       h("div.conv-head-top", {},
         h("a.back", { href: "#/", "aria-label": "Back to the conversations" }, "‹ Conversations"),
         h("div.title-box", {}, this.titleEl),
         h("div.head-buttons", {}, this.renameBtn, this.deleteBtn)),
       h("div.conv-head-bottom", {},
-        this.stateEl, this.planningEl, this.wsEl, this.wsPicker, this.rulesLink, this.sandboxEl, this.changesLink,
-        h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
-        h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl),
+        this.stateEl, this.planningEl, this.sandboxEl, this.menuBtn, this.settingsEl),
       this.goalEl);
+    this.settingsEl.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape" && this.menuOpen()) {
+        this.toggleMenu(false);
+        this.menuBtn.focus();
+      }
+    });
+  }
+
+  // On a phone the workspace, mode and model are behind a menu button (style.css shows
+  // them in the row elsewhere, where there is room): every control in reach without
+  // scrolling the header sideways.
+  menuOpen() {
+    return this.menuBtn.getAttribute("aria-expanded") === "true";
+  }
+
+  toggleMenu(open = !this.menuOpen()) {
+    this.menuBtn.setAttribute("aria-expanded", String(open));
+    this.element.classList.toggle("menu-open", open);
   }
 
   render() {

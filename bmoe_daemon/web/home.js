@@ -44,6 +44,19 @@ function fit(box) {
   box.style.height = `${box.scrollHeight + box.offsetHeight - box.clientHeight}px`;
 }
 
+// The workspaces by their names (a name two share, with its path), each path in its
+// option's title: a choice is read whole, a phone's row included.
+function shortWsOptions(workspaces) {
+  const named = new Map();
+  for (const w of workspaces) named.set(w.name, (named.get(w.name) || 0) + 1);
+  const byId = new Map(workspaces.map((w) => [w.id, w]));
+  return wsOptions(workspaces).map(([value, text]) => {
+    const w = byId.get(value);
+    if (!w) return [value, value ? text : "No workspace"];
+    return [value, named.get(w.name) > 1 ? text : w.name];
+  });
+}
+
 // `value` when `control` offers it (a workspace removed since is not picked).
 function pick(control, value) {
   if (value && [...control.options].some((o) => o.value === value)) control.value = value;
@@ -68,12 +81,14 @@ export function homeView(main) {
       route: made.route.value } : { text: stored(DRAFT_KEY, ""), ...stored(CHOICE_KEY, {}) };
     const focused = made && form.contains(document.activeElement) ? document.activeElement.name : null;
     const tools = Boolean(agentInfo.tools) && workspaces !== null;
+    // a phone's box starts one line tall, its placeholder too (fit() counts its lines)
     const box = h("textarea", { name: "text", rows: "4", "aria-label": "Message",
-      placeholder: "Ask the agent, or tell it what to change…" });
+      placeholder: phone.matches ? "Ask the agent…" : "Ask the agent, or tell it what to change…" });
     box.value = typeof kept.text === "string" ? kept.text : "";
-    const workspace = select({ name: "workspace", "aria-label": "Workspace" }, wsOptions(workspaces || []), "");
+    const workspace = select({ name: "workspace", "aria-label": "Workspace" }, shortWsOptions(workspaces || []), "");
     const mode = select({ name: "mode", "aria-label": "Mode" }, MODE_OPTIONS, "ask");
     const route = select({ name: "route", "aria-label": "Model" }, routeOptions(providers), "local");
+    for (const o of workspace.options) o.title = (workspaces || []).find((w) => w.id === o.value)?.path || "Plain chat";
     pick(workspace, kept.workspace);
     pick(mode, kept.mode);
     pick(route, kept.route);
@@ -93,7 +108,7 @@ export function homeView(main) {
       error,
       h("p.small", {},
         tools && !(workspaces || []).length ? "No folder is added yet: this is plain chat. " : "",
-        tools && !(workspaces || []).length ? h("a", { href: "#/workspaces" }, "Add a folder") : null,
+        tools && !(workspaces || []).length ? h("a", { href: "#/workspaces/add" }, "Add a folder") : null,
         tools && !(workspaces || []).length ? " · " : "",
         h("a", { href: "#/new" }, "More choices (a title, another agent)")));
     made = { box, workspace, mode, route, tools, error, send };
@@ -152,6 +167,7 @@ export function homeView(main) {
       }
     }
     store(DRAFT_KEY, null);
+    shell.focusComposer = conv.id; // the conversation's view puts the keyboard in its message box
     location.hash = `#/c/${encodeURIComponent(conv.id)}`;
   });
   return { name: "home", load: draw, refresh: draw, close: () => phone.removeEventListener("change", refit) };

@@ -83,7 +83,8 @@ export class PinnedApproval {
     this.item = null;
     this.kept = null;
     this.shown = "";
-    this.element = h("section.pinned-approval", { "aria-labelledby": "pinned-title", hidden: true });
+    this.element = h("section.pinned-approval", { "aria-labelledby": "pinned-title", hidden: true, tabindex: "-1",
+      "data-focus": "region" });
   }
 
   holds(el = document.activeElement) {
@@ -115,6 +116,11 @@ export class PinnedApproval {
 
   focus() {
     this.element.querySelector("[data-focus=approve]")?.focus();
+  }
+
+  // The keyboard on the region itself: read out whole, Tab goes on to Approve.
+  focusRegion() {
+    if (this.item) this.element.focus();
   }
 
   // Approve or deny the pinned card (a shortcut, a button); nothing while an answer is on its way.

@@ -50,6 +50,52 @@ function inThePast(at) {
   return Boolean(m) && new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]) < new Date();
 }
 
+function checkedDays(days) {
+  return days.map((l) => l.querySelector("input")).filter((c) => c.checked).map((c) => Number(c.value));
+}
+
+// The first local instant after `from` at hh:mm (on one of `weekdays`, when given), as
+// actors/scheduling/schedule.py's next_slot counts it.
+function nextAt(hh, mm, from, weekdays) {
+  for (let i = 0; i < 9; i++) {
+    const d = new Date(from.getFullYear(), from.getMonth(), from.getDate() + i, hh, mm);
+    if (d > from && (!weekdays || weekdays.includes(d.getDay()))) return d;
+  }
+  return null;
+}
+
+function dayAndTime(d, now) {
+  const time = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" }); // as "At" is written
+  const tomorrow = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1);
+  if (d.toDateString() === now.toDateString()) return `today at ${time}`;
+  if (d.toDateString() === tomorrow.toDateString()) return `tomorrow at ${time}`;
+  return `${d.toLocaleDateString([], { weekday: "long", day: "numeric", month: "long" })} at ${time}`;
+}
+
+// When the schedule being written would first run, counted from now (saving it now),
+// as the daemon counts it; "" while a field does not say yet.
+// `lastRun`: when the task last ran (seconds), which an interval counts from.
+export function firstRunText(kind, at, every, weekdays, lastRun = null, now = new Date()) {
+  if (kind === "interval") {
+    if (!Number.isInteger(every) || every < limits.every_minutes.min) return "";
+    const d = new Date((lastRun ? lastRun * 1000 : now.getTime()) + every * 60_000);
+    if (d <= now) return `Next run: right away; then every ${every} minutes.`;
+    const minutes = Math.round((d - now) / 60_000);
+    return `${lastRun ? "Next" : "First"} run: in ${minutes} ${minutes === 1 ? "minute" : "minutes"}, `
+      + `${dayAndTime(d, now)}; then every ${every} minutes.`;
+  }
+  if (kind === "once") {
+    const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(at);
+    if (!m) return "";
+    const d = new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]);
+    return d < now ? "That time has passed: it would run once, right away." : `It runs once, ${dayAndTime(d, now)}.`;
+  }
+  const m = /^(\d{2}):(\d{2})$/.exec(at);
+  if (!m || +m[1] > 23 || +m[2] > 59 || (kind === "weekly" && !weekdays.length)) return "";
+  const d = nextAt(+m[1], +m[2], now, kind === "weekly" ? weekdays : null);
+  return d ? `First run: ${dayAndTime(d, now)}.` : "";
+}
+
 // A new task (`task` null) or an existing one's fields; `done(saved)` closes it. A
 // refusal stays in the form, beside the field it concerns, with what was typed.
 function taskForm(task, workspaces, providers, done) {
@@ -73,15 +119,25 @@ function taskForm(task, workspaces, providers, done) {
   const keepField = field("Keep the last N runs", keep,
     "Each run is a conversation. After a run, older ones beyond this many are deleted (one you have open, "
     + `or one that waits for you, stays). From 1 to ${limits.keep_runs.max.toLocaleString("en")}.`);
-  const everyField = field("Every (minutes)", every);
+  const everyLimits = limits.every_minutes;
+  const everyField = field("Every (minutes)", every,
+    `At least ${everyLimits.min} minutes apart, at most a year. The first run is one interval after the task is saved.`);
   const daysField = h("fieldset.days", {}, h("legend", {}, "Days"), days);
   const error = alertLine("");
   const rules = taskRules({ at, every, days: daysField, prompt, title, ws, route, keep });
   const controls = [at, every, daysField, prompt, title, ws, route, keep];
+  const atField = field("At", at);
+  const first = h("p.small.first-run", { "aria-live": "polite" });
   const sync = () => {
     everyField.hidden = kind.value !== "interval";
     daysField.hidden = kind.value !== "weekly";
+    // An interval counts from when it is saved: no time of day of its own (the daily
+    // default "09:00" kept for "every 5 minutes" once put the first run at 09:00 tomorrow).
+    atField.hidden = kind.value === "interval";
+    first.textContent = firstRunText(kind.value, at.value.trim(), Number(every.value), checkedDays(days),
+      task && task.last_run ? task.last_run.at : null);
   };
+  for (const c of [at, every, ...days.map((l) => l.querySelector("input"))]) c.addEventListener("input", sync);
   // A field the new kind hides goes back to how it started, and its error with it: a
   // hidden field the browser finds invalid would stop Add without a word.
   kind.addEventListener("change", () => {
@@ -94,15 +150,15 @@ function taskForm(task, workspaces, providers, done) {
   const form = h("form.card.task-form", { "aria-label": task ? `Edit ${task.title}` : "New task" },
     field("Title", title, task ? "Empty: named after the prompt." : null), field("Prompt", prompt),
     field("Workspace", ws), field("Mode", mode), field("Model", route),
-    field("Schedule", kind), field("At", at), everyField, daysField, keepField, error,
+    field("Schedule", kind), atField, everyField, daysField, first, keepField, error,
     h("div.actions", {}, h("button.primary", { type: "submit" }, task ? "Save task" : "Add task"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const schedule = { kind: kind.value };
-    if (at.value.trim()) schedule.at = at.value.trim();
+    if (at.value.trim() && kind.value !== "interval") schedule.at = at.value.trim();
     if (kind.value === "interval") schedule.every_minutes = Number(every.value);
-    if (kind.value === "weekly") schedule.weekdays = days.map((l) => l.querySelector("input")).filter((c) => c.checked).map((c) => Number(c.value));
+    if (kind.value === "weekly") schedule.weekdays = checkedDays(days);
     const kept = keep.value.trim();
     if (keep.validity.badInput || !/^-?\d+$/.test(kept)) {
       for (const c of controls) unsay(c);

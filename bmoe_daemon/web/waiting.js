@@ -7,9 +7,10 @@
 import { api } from "./api.js";
 import { isOpenPlan } from "./cards.js";
 import { isTask } from "./helpers.js";
-import { isOpenApproval, PinnedApproval, shortcutOf } from "./pinned.js";
+import { h } from "./dom.js";
+import { isOpenApproval, PinnedApproval, SHORTCUTS, shortcutOf } from "./pinned.js";
 import { isOpenQuestion } from "./run.js";
-import { problem } from "./ui.js";
+import { problem, shell } from "./ui.js";
 
 export class WaitingCards {
   constructor(view) {
@@ -27,6 +28,13 @@ export class WaitingCards {
       onPick: (item, i) => this.pickRule(item, i),
       onShow: (item) => this.showCard(item),
     });
+    // A call that comes to wait is said here to a screen reader (the pinned copy's own
+    // region is hidden until then, and a region that appears is not read out).
+    this.announcer = h("p.visually-hidden", { role: "status", "aria-live": "polite" });
+    this.announced = new Set(); // the cards pinned so far: each is announced once
+    // The conversation was drawn once: what waited then did not "arrive"; in one just
+    // sent from the home page, everything did.
+    this.primed = shell.focusComposer === view.conversationId;
     this.onShortcut = (ev) => this.shortcut(ev);
     document.addEventListener("keydown", this.onShortcut);
   }
@@ -115,6 +123,25 @@ export class WaitingCards {
     // the pinned card went with the keyboard on it (read again whole, say): never to the page's top
     if (held && !this.pinned.holds() && !this.moveOn) this.moveOn = { id: null, pinned: true };
     this.goOn();
+    this.arrived(first);
+  }
+
+  // A call pinned for the first time while the page is open: a screen reader hears it,
+  // and the keyboard goes to it (its region, not its Approve: a key pressed for
+  // something else must not approve) when it is nowhere or in an empty message box.
+  // A draft being typed keeps the keyboard.
+  arrived(first) {
+    const fresh = first && !this.announced.has(first.id);
+    if (first) this.announced.add(first.id);
+    const primed = this.primed;
+    if (this.view.info) this.primed = true;
+    if (!fresh || !primed) return;
+    const title = first.title || first.tool || "a call";
+    this.announcer.textContent = `Waiting for your approval: ${title}. ${SHORTCUTS.approve} approves, `
+      + `${SHORTCUTS.deny} denies.`;
+    const at = document.activeElement;
+    const box = this.view.textarea;
+    if (!at || at === document.body || (at === box && !box.value.trim())) this.pinned.focusRegion();
   }
 
   // The keyboard after an answer (`moveOn`): to the next card that waits (the pinned

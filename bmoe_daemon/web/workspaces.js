@@ -1,7 +1,8 @@
-// The workspaces page: the folders the agent may work in, and each one's always-allow
-// rules (kept by "Always allow" on an approval card, or added here), with Remove.
+// The workspaces page: the folders the agent may work in (added here by their path,
+// removed with what that does said first), and each one's always-allow rules (kept by
+// "Always allow" on an approval card, or added here), with Remove.
 //
-// `#/workspaces/<id>` opens it at one workspace. Every change goes through the public
+// `#/workspaces/<id>` opens it at one workspace, `#/workspaces/add` at the path field. Every change goes through the public
 // API; a refusal is said beside what was done, in the daemon's words.
 
 import { api } from "./api.js";
@@ -85,8 +86,119 @@ function networkSwitch(ws) {
       + "other programs' ports). Turn it on only for work you trust the model with."));
 }
 
+// A folder added by its path: the field completes the folders under the home folder
+// (GET /api/folders, as typed); the daemon checks the folder, and its refusal is said
+// beside the field.
+const COMPLETE_AFTER_MS = 150;
+
+function addFolderForm(onAdded) {
+  const choices = h("datalist#folder-choices");
+  const path = h("input#add-folder-path", { type: "text", name: "path", list: "folder-choices", required: true,
+    autocomplete: "off", spellcheck: "false", placeholder: "~/projects/site" });
+  let timer = null;
+  let asked = 0;
+  const complete = async () => {
+    const serial = ++asked;
+    let got;
+    try {
+      got = await api("GET", `/api/folders?prefix=${enc(path.value.trim() || "~/")}`);
+    } catch {
+      return; // the field still takes a path typed whole
+    }
+    if (serial !== asked) return;
+    clear(choices, got.folders.map((f) => h("option", { value: f })));
+  };
+  path.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(complete, COMPLETE_AFTER_MS);
+  });
+  path.addEventListener("focus", () => choices.children.length || complete(), { once: true });
+  const error = alertLine("");
+  const form = h("form.add-folder", { "aria-labelledby": "add-folder-title" },
+    h("h2#add-folder-title", {}, "Add a folder"),
+    h("div.field", {},
+      h("label", { for: "add-folder-path" }, "Folder"),
+      h("div.add-rule-row", {}, path, h("button.primary", { type: "submit" }, "Add folder")),
+      h("p.small.muted.hint", { id: "add-folder-hint" }, "Its path: type ~/ to pick among the folders in your home "
+        + "folder. The agent may then read it, and change it as its mode allows.")),
+    choices, error);
+  path.setAttribute("aria-describedby", "add-folder-hint");
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const typed = path.value.trim();
+    // Every refusal of a folder is about its path: beside it, in the daemon's words.
+    const ws = await attemptAt(error, [[/^(.*)$/s, path, (m) => m[1]]], [path], () =>
+      api("POST", "/api/workspaces", { path: typed.replace(/\/+$/, "") || typed }));
+    if (!ws) return;
+    toast(`Added ${ws.path}.`, "info");
+    onAdded(ws);
+  });
+  return form;
+}
+
+function plural(n, one, many) {
+  return `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
+}
+
+// What removing a workspace does (DELETE /api/workspaces/<id> forgets it and nothing
+// else: actors/conversations/hub.py), said before the yes: its conversations and tasks
+// are counted when Remove is pressed.
+async function removalText(ws) {
+  const [convs, tasks] = await Promise.all([
+    api("GET", "/api/conversations").catch(() => null),
+    api("GET", "/api/tasks").catch(() => null),
+  ]);
+  const n = convs ? convs.filter((c) => c.workspace === ws.id).length : null;
+  const t = tasks ? tasks.filter((x) => x.workspace === ws.id).length : 0;
+  let their = "Its conversations stay, with their messages, but lose the folder:";
+  if (n === 0) their = "No conversation is in it.";
+  else if (n === 1) their = "Its 1 conversation stays, with its messages, but loses the folder:";
+  else if (n !== null) their = `Its ${n.toLocaleString("en")} conversations stay, with their messages, but lose the folder:`;
+  return [
+    their,
+    n === 0 ? "" : " from the next message on, the agent has none of the folder's tools there, and Changes can no "
+      + "longer put its files back.",
+    t ? ` ${plural(t, "task", "tasks")} in it will not run until given another folder.` : "",
+    " The folder and its files stay as they are on disk; adding it again makes a new workspace, which those "
+      + "conversations do not get back.",
+  ].join("");
+}
+
+function removeControl(ws, onRemoved) {
+  const box = h("div.ws-remove");
+  const error = alertLine("");
+  const ask = h("button.quiet.danger", { type: "button", "aria-label": `Remove ${ws.name}` }, "Remove");
+  const idle = () => clear(box, ask, error);
+  ask.addEventListener("click", async () => {
+    ask.disabled = true;
+    const text = await removalText(ws);
+    ask.disabled = false;
+    const said = h("p.ws-remove-what", { id: `ws-remove-${ws.id}` }, text);
+    const yes = h("button.danger", { type: "button", "aria-describedby": said.id }, `Remove ${ws.name}`);
+    const no = h("button.quiet", { type: "button" }, "Keep it");
+    no.addEventListener("click", () => {
+      idle();
+      ask.focus();
+    });
+    yes.addEventListener("click", async () => {
+      yes.disabled = true;
+      const done = await attemptIn(error, () => api("DELETE", `/api/workspaces/${enc(ws.id)}`));
+      yes.disabled = false;
+      if (done) {
+        toast(`Removed ${ws.name}; ${ws.path} is still on disk.`, "info");
+        onRemoved();
+      }
+    });
+    clear(box, h("div.ws-remove-ask", { role: "group", "aria-label": `Remove ${ws.name}?` }, said,
+      h("div.actions", {}, yes, no)), error);
+    no.focus();
+  });
+  idle();
+  return box;
+}
+
 // One workspace and its rules; `reload` reads its rules again.
-function workspaceRow(ws) {
+function workspaceRow(ws, onRemoved) {
   const rulesEl = h("div.rules");
   const titleId = `ws-title-${ws.id}`;
   const row = h("li.row.workspace-row", { id: `ws-${ws.id}`, "aria-labelledby": titleId, tabindex: "-1" },
@@ -94,7 +206,8 @@ function workspaceRow(ws) {
       h("h2.ws-name", { id: titleId }, ws.name), h("code.muted.ws-path", {}, ws.path),
       networkSwitch(ws),
       h("h3.rules-title", {}, "Always allowed"),
-      rulesEl));
+      rulesEl,
+      removeControl(ws, onRemoved)));
   const reload = async (focus) => {
     let rules;
     try {
@@ -124,14 +237,20 @@ export function workspacesPage(main, which) {
       + "folder's rules allows it: a rule never reaches outside its folder, and never applies in Read only, in plan "
       + "mode, or for a client on the network."),
     body));
-  const load = async () => {
+  // `focus`: where the keyboard goes once drawn (a workspace's id, "add": the path field).
+  const load = async (focus = which) => {
     const [workspaces, sandbox] = await Promise.all([api("GET", "/api/workspaces"), sandboxStatus()]);
-    const rows = workspaces.map(workspaceRow);
-    clear(body, notSandboxedBanner(sandbox),
-      workspaces.length ? null : h("p.muted", {}, "No folders yet: add one when you start a conversation."),
+    const rows = workspaces.map((ws) => workspaceRow(ws, () => load("add")));
+    const adding = addFolderForm((ws) => load(ws.id));
+    clear(body, notSandboxedBanner(sandbox), adding,
+      workspaces.length ? null : h("p.muted.no-folders", {}, "No folders yet: this is plain chat until one is added."),
       h("ul.rows.workspaces", { "aria-label": "Workspaces" }, rows.map((r) => r.row)));
     await Promise.all(rows.map((r) => r.reload()));
-    const target = which && document.getElementById(`ws-${which}`);
+    if (focus === "add") {
+      adding.querySelector("input").focus();
+      return;
+    }
+    const target = focus && document.getElementById(`ws-${focus}`);
     if (target) {
       target.scrollIntoView({ block: "start" });
       target.focus();
