@@ -229,10 +229,13 @@ async def get_changes(conversation_id: str) -> Response:
     unified diff; with `item` and `path`, one file's."""
     conv = await _conversation(conversation_id)
     item, path = request.args.get("item"), request.args.get("path")
-    if path is not None and not item:
+    for name, value in (("item", item), ("path", path)):
+        if value is not None and not value:
+            raise BadRequest(f"`{name}` is empty: leave it out, or give the message's id (and a file's path).")
+    if path is not None and item is None:
         raise BadRequest("`path` goes with `item`: the message whose run changed the file.")
-    if item:
-        return jsonify(await conv.undo.diff(item, path or None))
+    if item is not None:
+        return jsonify(await conv.undo.diff(item, path))
     return jsonify({"conversation": conv.id, "changes": await conv.undo.changes()})
 
 
