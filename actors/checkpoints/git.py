@@ -116,24 +116,34 @@ class GitStore:
         info.mkdir(exist_ok=True)
         (info / "exclude").write_text("# the folders the search tools never enter\n" + text, encoding="utf-8")
 
-    async def snapshot(self) -> Snapshot:
-        """The workspace's tree now (its objects written to the store)."""
+    async def snapshot(self, *, only: Sequence[str] | None = None, still_skipped: Sequence[str] = ()) -> Snapshot:
+        """The workspace's tree now (its objects written to the store).
+
+        `only`: the caller knows that nothing but these paths changed since the last
+        snapshot (a rewind, which wrote them itself): they are taken as they are now
+        without listing the workspace, and `still_skipped` (the files the last
+        snapshot skipped for size that are still there) is named as skipped."""
         await self.ensure()
-        # Two listings at once: each alone is a third of the cost of one asking for both.
-        found: dict[str, bytes] = {}
-
-        async def listing(name: str, *flags: str) -> None:
-            found[name] = await self.git("ls-files", "-z", *flags)
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(listing, "tracked", "-m", "-d")
-            nursery.start_soon(listing, "new", "-o", "--exclude-standard")
         listed: dict[str, bool] = {}  # path -> in the index already
-        for name, tracked in (("new", False), ("tracked", True)):
-            for rel in found[name].decode("utf-8", "surrogateescape").split("\0"):
-                if rel:
-                    listed[rel] = tracked
+        if only is not None:
+            listed = dict.fromkeys(only, True)
+        else:
+            # Two listings at once: each alone is a third of the cost of one asking for both.
+            found: dict[str, bytes] = {}
+
+            async def listing(name: str, *flags: str) -> None:
+                found[name] = await self.git("ls-files", "-z", *flags)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(listing, "tracked", "-m", "-d")
+                nursery.start_soon(listing, "new", "-o", "--exclude-standard")
+            for name, tracked in (("new", False), ("tracked", True)):
+                for rel in found[name].decode("utf-8", "surrogateescape").split("\0"):
+                    if rel:
+                        listed[rel] = tracked
         update, drop, skipped = await trio.to_thread.run_sync(_sort_by_size, self.work_tree, listed)
+        if only is not None:
+            skipped = sorted(set(skipped) | set(still_skipped))
         if update:
             await self.git("update-index", "-z", "--add", "--remove", "--stdin", stdin=_nul(update))
         if drop:

@@ -250,7 +250,12 @@ class Checkpoints:
                 await trio.to_thread.run_sync(restore.apply, path, data, removals)
             finally:
                 with trio.CancelScope(shield=True):
-                    after = await ws.git.snapshot()
+                    # The rewind's own paths, without listing the whole workspace again:
+                    # a change someone else made meanwhile is left to the next snapshot
+                    # (and is not undone by undoing this rewind).
+                    gone = set(removals)
+                    after = await ws.git.snapshot(only=sorted(set(writes) | gone),
+                                                  still_skipped=[p for p in snap.skipped if p not in gone])
                     await self._commit(ws.git, after, _ref(conversation, key, "after"), key, "after", of=item)
         return RewindResult(rewind_id, tuple(sorted(writes)), tuple(sorted(removals)),
                             tuple(sorted(keep_out & set(plan.paths))))
