@@ -175,7 +175,11 @@ def test_rewinding_to_any_message_restores_the_state_before_it(
         for item, changes in zip(items, runs, strict=True):
             states.append(state_of(ws))
             await run(cp, ws, item, lambda c=changes: apply(c))  # type: ignore[misc]
-        await cp.rewind("w1", ws, CONV, items[target], items)
+        end = state_of(ws)
+        result = await cp.rewind("w1", ws, CONV, items[target], items)
         assert state_of(ws) == states[target]
+        if result.rewind is not None:  # and the rewind undone puts back the end
+            await cp.rewind("w1", ws, CONV, result.rewind, items)
+            assert state_of(ws) == end
 
     trio.run(main)
