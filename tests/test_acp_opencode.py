@@ -215,3 +215,58 @@ async def test_an_opencode_edit_waits_for_approval(tmp_path):
         assert conv["state"] == "idle", (conv["items"], failure_context(s))
         assert target.read_text() == "hi from opencode\n"
         assert any(DONE in (i.get("text") or "") for i in conv["items"] if i["kind"] == "assistant")
+
+
+def tree_of(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under `root` (not .git): its bytes and permission bits."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            p = Path(dirpath) / name
+            out[str(p.relative_to(root))] = (p.read_bytes(), p.stat().st_mode & 0o777)
+    return out
+
+
+async def test_what_opencode_wrote_is_listed_and_rewound(tmp_path):
+    """Issue 29 over ACP: a `full` run in which OpenCode writes a new file and rewrites
+    an old one; `changes` lists both under its message, and the rewind to that message
+    puts the workspace back byte for byte (modes kept)."""
+    ws = tmp_path / "project"
+    made, kept = ws / "notes" / "made.txt", ws / "a.txt"
+    writes = [{"filePath": str(made), "content": "written by opencode\n"},
+              {"filePath": str(kept), "content": "rewritten by opencode\n"}]
+
+    def choose(req: Received) -> dict[str, Any]:
+        if is_title_request(req):
+            return answer(TITLE)
+        done = sum(m.get("role") == "tool" for m in (req.body or {}).get("messages", []))
+        if done < len(writes):
+            return tool_call_reply("write", writes[done])
+        return answer(DONE)
+
+    async with opencode_daemon(tmp_path, choose) as s:
+        kept.write_bytes(b"one\r\ntwo\n")
+        (ws / "run.sh").write_bytes(b"#!/bin/sh\necho hi\n")
+        (ws / "run.sh").chmod(0o755)
+        before = tree_of(ws)
+        cid = await start(s, "full", "Write two files.")
+        conv = await wait_state(s, cid, ("idle", "error", "waiting"))
+        assert conv["state"] == "idle", (conv["items"], failure_context(s))
+        assert made.read_text() == "written by opencode\n" and kept.read_text() == "rewritten by opencode\n"
+        message = next(i["id"] for i in conv["items"] if i["kind"] == "user")
+        r = await s.c.get(f"/api/conversations/{cid}/changes")
+        assert r.status_code == 200, r.text
+        listed = r.json()["changes"]
+        assert [e["item"] for e in listed] == [message], listed
+        files = {f["path"]: f for f in listed[0]["files"]}
+        assert {p: f["status"] for p, f in files.items()} == {"notes/made.txt": "added", "a.txt": "modified"}
+        assert not any(f["changed_since"] for f in files.values())
+        r = await s.c.get(f"/api/conversations/{cid}/changes", params={"item": message, "path": "a.txt"})
+        assert "+rewritten by opencode" in r.json()["diff"], r.text
+        r = await s.c.post(f"/api/conversations/{cid}/rewind", json={"item": message, "files": True})
+        assert r.status_code == 200, r.text
+        assert sorted(r.json()["files"]["restored"]) == ["a.txt"]
+        assert r.json()["files"]["removed"] == ["notes/made.txt"]
+        assert tree_of(ws) == before
+        assert not (ws / "notes").exists()

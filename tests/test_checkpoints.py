@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actors.checkpoints import git as cpgit
+from actors.checkpoints import restore
 from actors.checkpoints.store import Checkpoints, read_limits
 from actors.errors import ChangedSince
 
@@ -115,10 +117,31 @@ async def test_tidy_keeps_each_conversations_last(tmp_path: Path) -> None:
         await run(cp, ws, f"m{n}", lambda n=n: put(ws, "f.txt", b"%d" % n))  # type: ignore[misc]
     (tmp_path / "cp" / "limits.json").write_text('{"max_age_days": 0.000001}')
     assert read_limits(tmp_path / "cp" / "limits.json")[1] == 0.000001
-    dropped = await cp.tidy("w1", ws)
+    # A second on: every entry is past the age (86 ms), however fast the runs went.
+    dropped = await cp.tidy("w1", ws, now_ns=time.time_ns() + 10**9)
     assert dropped == 3
     listed = await cp.changes("w1", ws, CONV, [f"m{n}" for n in range(4)])
     assert [e["item"] for e in listed] == ["m3"]
+
+
+def test_a_batch_that_cannot_be_written_changes_nothing(tmp_path: Path) -> None:
+    """The files of a batch are all written and synced before any is renamed: one that
+    cannot be written (a folder stands in its place) leaves the others as they were,
+    and no temporary file behind."""
+    ws = tmp_path / "ws"
+    put(ws, "a.txt", b"old a\n")
+    put(ws, "z.txt", b"old z\n")
+    put(ws, "m/inside.txt", b"a folder stands at m\n")
+    start = state_of(ws)
+    writes = {"a.txt": ("100644", b"new a\n"), "m": ("100644", b"m\n"), "z.txt": ("100755", b"new z\n")}
+    with pytest.raises(restore.RestoreFailed, match="a folder stands"):
+        restore.apply(ws, writes, [])
+    assert state_of(ws) == start
+    assert not [p for p in ws.rglob("*") if p.name.endswith(".bmoe-restore")]
+    del writes["m"]
+    restore.apply(ws, writes, ["m/inside.txt"])
+    assert state_of(ws) == {"a.txt": (b"new a\n", False), "z.txt": (b"new z\n", True)}
+    assert not (ws / "m").exists()
 
 
 FILES = st.sampled_from(["a.txt", "b.txt", "d/c.txt", "d/e/f.sh"])
@@ -152,7 +175,11 @@ def test_rewinding_to_any_message_restores_the_state_before_it(
         for item, changes in zip(items, runs, strict=True):
             states.append(state_of(ws))
             await run(cp, ws, item, lambda c=changes: apply(c))  # type: ignore[misc]
-        await cp.rewind("w1", ws, CONV, items[target], items)
+        end = state_of(ws)
+        result = await cp.rewind("w1", ws, CONV, items[target], items)
         assert state_of(ws) == states[target]
+        if result.rewind is not None:  # and the rewind undone puts back the end
+            await cp.rewind("w1", ws, CONV, result.rewind, items)
+            assert state_of(ws) == end
 
     trio.run(main)

@@ -26,7 +26,7 @@ import attrs
 import trio
 
 from actors.checkpoints import history, restore
-from actors.checkpoints.git import GitFailed, GitStore, Snapshot
+from actors.checkpoints.git import EMPTY_TREE, GitFailed, GitStore, Snapshot
 from actors.checkpoints.history import Blob, Entry, FileChange
 from actors.errors import ChangedSince, NotFound
 
@@ -228,9 +228,19 @@ class Checkpoints:
                 if item not in messages and not any(e.item == item for e in entries):
                     raise NotFound("There is no such message or rewind in this conversation.")
                 return RewindResult(None, (), (), ())
-            snap = await ws.git.snapshot()
-            per = await self._changes(ws.git, undone, snap.tree)
-            paths = sorted({c.path for changes in per for c in changes})
+            if all(e.after is not None for e in undone):
+                # Only the paths those entries changed matter (are they as the entries
+                # left them? what do they go back to?): they are taken as they are now
+                # without listing the whole workspace. So the rewind's own entry holds
+                # its paths alone, and a change someone made elsewhere meanwhile is left
+                # to the next snapshot rather than undone with the rewind.
+                per = await self._changes(ws.git, undone, EMPTY_TREE)
+                paths = sorted({c.path for changes in per for c in changes})
+                snap = await ws.git.snapshot(only=paths)
+            else:  # a run the daemon died in, not settled: its changes run to now
+                snap = await ws.git.snapshot()
+                per = await self._changes(ws.git, undone, snap.tree)
+                paths = sorted({c.path for changes in per for c in changes})
             now = await self._blobs(ws.git, snap.tree, paths)
             plan = history.plan_rewind(per, now, snap.skipped)
             if plan.conflicts and not force:
@@ -250,7 +260,10 @@ class Checkpoints:
                 await trio.to_thread.run_sync(restore.apply, path, data, removals)
             finally:
                 with trio.CancelScope(shield=True):
-                    after = await ws.git.snapshot()
+                    # The rewind's own paths, without listing the whole workspace again.
+                    gone = set(removals)
+                    after = await ws.git.snapshot(only=sorted(set(writes) | gone),
+                                                  still_skipped=[p for p in snap.skipped if p not in gone])
                     await self._commit(ws.git, after, _ref(conversation, key, "after"), key, "after", of=item)
         return RewindResult(rewind_id, tuple(sorted(writes)), tuple(sorted(removals)),
                             tuple(sorted(keep_out & set(plan.paths))))
