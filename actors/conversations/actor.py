@@ -443,8 +443,8 @@ class Conversation:
             # send again, and the state says idle only once a message is accepted.
             stopped = scope.cancelled_caught or scope.cancel_called
             end = run.finish(self._stop_notice if stopped else None)
-            if item is not None:
-                await self.undo.after(item, self._nursery)
+            if item is not None and self._nursery is not None:
+                self.undo.after(item, self._nursery)  # taken in the background; the next run waits for it
             self.last_outcome = "stopped" if stopped else ("error" if end.state == "error" else "done")
             self._run_scope = None
             self._run_id = None

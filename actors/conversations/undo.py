@@ -40,6 +40,13 @@ class Undo:
         self._t = transcript
         self._env = env
         self.rewinding = False  # a rewind is going on: the actor starts no run meanwhile
+        # Held while the store is written or read. The after-run checkpoint goes on in the
+        # background once the conversation is idle again (`_settled` set when it is done):
+        # the next run's before-checkpoint, a rewind and a read of the changes wait for it,
+        # so none sees a run half recorded.
+        self._taking = trio.Lock()
+        self._settled = trio.Event()
+        self._settled.set()
 
     def _where(self) -> tuple[Checkpoints, str, Path] | None:
         cp, ws = self._env.checkpoints, self._t.info.workspace
@@ -57,28 +64,45 @@ class Undo:
             return None
         cp, ws, path = where
         try:
-            await cp.before_run(ws, path, self._t.id, messages[-1])
+            await self._wait_settled()
+            async with self._taking:
+                await cp.before_run(ws, path, self._t.id, messages[-1])
         except GitFailed as exc:
             self._t.notice(NO_CHECKPOINT.format(why=exc), "warn")
             return None
         return messages[-1]
 
-    async def after(self, item: str, nursery: trio.Nursery | None) -> None:
-        """Checkpoint after a run of `item` (bounded and shielded: it runs when the run was
-        stopped too); now and then, the store is tidied in `nursery`."""
+    def after(self, item: str, nursery: trio.Nursery) -> None:
+        """Start the checkpoint after a run of `item` in `nursery` and return at once, so
+        the conversation says it is idle (and takes a message) while the files are read;
+        the next run's before-checkpoint, a rewind and a read of the changes wait for it.
+        It is bounded and shielded from its first step: taken when the run was stopped,
+        and during a shutdown, too. Now and then the store is tidied afterwards."""
         where = self._where()
         if where is None:
             return
+        settled = self._settled = trio.Event()
+        nursery.start_soon(self._after, where, item, settled, nursery)
+
+    async def _after(self, where: tuple[Checkpoints, str, Path], item: str, settled: trio.Event,
+                     nursery: trio.Nursery) -> None:
         cp, ws, path = where
+        due = False
         with trio.move_on_after(CHECKPOINT_S) as cs:
             cs.shield = True
             try:
-                due = await cp.after_run(ws, path, self._t.id, item)
+                async with self._taking:
+                    due = await cp.after_run(ws, path, self._t.id, item)
             except GitFailed as exc:
                 log.warning("conversation %s: no checkpoint after the run: %s", self._t.id, exc)
-                return
-        if due and nursery is not None:
+            finally:
+                settled.set()
+        if due:
             nursery.start_soon(self._tidy, cp, ws, path)
+
+    async def _wait_settled(self) -> None:
+        """Once the last after-run checkpoint is taken."""
+        await self._settled.wait()
 
     @staticmethod
     async def _tidy(cp: Checkpoints, ws: str, path: Path) -> None:
@@ -108,14 +132,18 @@ class Undo:
             return []
         cp, ws, path = self._need()
         try:
-            return await cp.changes(ws, path, self._t.id, self.messages())
+            await self._wait_settled()
+            async with self._taking:
+                return await cp.changes(ws, path, self._t.id, self.messages())
         except GitFailed as exc:
             raise NoCheckpoints(f"The checkpoints cannot be read: {exc}.") from None
 
     async def diff(self, item: str, file: str | None) -> dict[str, Any]:
         cp, ws, path = self._need()
         try:
-            text, cut = await cp.diff(ws, path, self._t.id, item, file)
+            await self._wait_settled()
+            async with self._taking:
+                text, cut = await cp.diff(ws, path, self._t.id, item, file)
         except GitFailed as exc:
             raise NoCheckpoints(f"The checkpoints cannot be read: {exc}.") from None
         return {"item": item, "path": file, "diff": text, "truncated": cut}
@@ -160,7 +188,9 @@ class Undo:
         if files:
             cp, ws, path = self._need()
             try:
-                result = await cp.rewind(ws, path, self._t.id, item, self.messages(), force=force)
+                await self._wait_settled()
+                async with self._taking:
+                    result = await cp.rewind(ws, path, self._t.id, item, self.messages(), force=force)
             except (GitFailed, RestoreFailed) as exc:
                 raise NoCheckpoints(f"The files could not be rewound: {exc}.") from None
             out["files"] = result.to_json()
