@@ -48,7 +48,7 @@ async def one_run(c, cid: str) -> tuple[dict, bool]:
         await trio.sleep(0.25)
 
 
-async def test_sixty_rounds_at_a_2048_token_context_compact_and_never_fail(tmp_path, model_path):  # noqa: F811
+async def test_a_long_conversation_at_a_2048_token_context_compacts_and_never_fails(tmp_path, model_path):  # noqa: F811
     folder = tmp_path / "garden"
     folder.mkdir()
     for n in range(3):
