@@ -64,14 +64,15 @@ def make_script(folder: Path, n: int, rounds: int, delay: float) -> Path:
     script = {
         "token_delay": delay,
         "default": {"text": "Done."},
+        # Each round's call its own (the same call again, with nothing changed, is refused).
         "rounds": [
             {
                 "when": f"[conv-{i:03d}]",
                 "text": "Calling echo.",
-                "tool_calls": [{"name": "echo", "arguments": {"text": f"hello from {i}"}}],
-                "repeat": rounds,
+                "tool_calls": [{"name": "echo", "arguments": {"text": f"hello from {i}, call {k}"}}],
             }
             for i in range(n)
+            for k in range(rounds)
         ],
     }
     path = folder / "script.json"

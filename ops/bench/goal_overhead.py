@@ -36,12 +36,14 @@ TARGET_MS = 2.0
 
 
 def script(rounds: int) -> list[dict[str, Any]]:
-    echo = {"name": "echo", "arguments": {"text": "x"}}
+    def echo(k: int) -> dict[str, Any]:  # each call its own: the same one again is refused
+        return {"name": "echo", "arguments": {"text": f"x{k}"}}
+
     todos = [{"content": f"step {n}", "status": "pending"} for n in range(3)]
     done = [{"content": f"step {n}", "status": "completed"} for n in range(3)]
-    out: list[dict[str, Any]] = [{"when": "plain", "tool_calls": [echo], "repeat": rounds}]
+    out: list[dict[str, Any]] = [{"when": "plain", "tool_calls": [echo(k)]} for k in range(rounds)]
     out.append({"when": "goal", "tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}]})
-    out.append({"when": "goal", "tool_calls": [echo], "repeat": rounds - 2})
+    out.extend({"when": "goal", "tool_calls": [echo(k)]} for k in range(rounds - 2))
     out.append({"when": "goal", "tool_calls": [{"name": "todo_write", "arguments": {"todos": done}}]})
     out.append({"when": "goal", "tool_calls": [{"name": "update_goal", "arguments": {"completed": True}}]})
     out.append({"when": "Goal: ", "text": json.dumps({"complete": True, "gaps": []})})
@@ -62,7 +64,7 @@ async def one(hub: Any, backend: Any, ws: str, rounds: int, goal: bool) -> tuple
     outcome = await conv.wait_run_end()
     took = time.perf_counter() - t0
     turns = len(backend.turns) - before
-    if outcome != "done" or (goal and conv.info.end_reason != "goal_complete"):
+    if outcome != "done" or conv.info.end_reason == "stuck" or (goal and conv.info.end_reason != "goal_complete"):
         raise RuntimeError(f"the {'goal' if goal else 'plain'} message ended {outcome} ({conv.info.end_reason})")
     return took / turns, turns
 

@@ -47,8 +47,9 @@ FIRE_LOOPS = 200_000
 
 async def one(hub: Any, backend: Any, ws: str, rounds: int) -> tuple[float, int]:
     """Seconds per turn of one message, and its turns."""
-    echo = {"name": "echo", "arguments": {"text": "x"}}
-    backend.push({"tool_calls": [echo], "repeat": rounds}, {"text": "Done."})
+    # Each call its own: the same one again, with nothing changed, is refused.
+    backend.push(*({"tool_calls": [{"name": "echo", "arguments": {"text": f"x{k}"}}]} for k in range(rounds)),
+                 {"text": "Done."})
     conv = await hub.create(workspace=ws, mode="full")
     before = len(backend.turns)
     t0 = time.perf_counter()
@@ -56,7 +57,7 @@ async def one(hub: Any, backend: Any, ws: str, rounds: int) -> tuple[float, int]
     outcome = await conv.wait_run_end()
     took = time.perf_counter() - t0
     turns = len(backend.turns) - before
-    if outcome != "done":
+    if outcome != "done" or conv.info.end_reason == "stuck":
         raise RuntimeError(f"the message ended {outcome} ({conv.info.end_reason})")
     return took / turns, turns
 

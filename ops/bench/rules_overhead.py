@@ -36,8 +36,9 @@ TARGET_MS = 1.0
 
 async def one(hub: Any, backend: Any, ws: str, mode: str, rounds: int, tag: str) -> float:
     """Seconds per turn of one message."""
-    write = {"name": "write_file", "arguments": {"path": f"src/{tag}.py", "content": "x = 1\n"}}
-    backend.push({"when": tag, "tool_calls": [write], "repeat": rounds})
+    # Each write its own: the same call again, with nothing changed, is refused.
+    backend.push(*({"when": tag, "tool_calls": [{"name": "write_file", "arguments": {
+        "path": f"src/{tag}.py", "content": f"x = {k}\n"}}]} for k in range(rounds)))
     conv = await hub.create(workspace=ws, mode=mode)
     before = len(backend.turns)
     t0 = time.perf_counter()
@@ -45,7 +46,7 @@ async def one(hub: Any, backend: Any, ws: str, mode: str, rounds: int, tag: str)
     outcome = await conv.wait_run_end()
     took = time.perf_counter() - t0
     cards = [i for i in conv.items if i.kind == "tool"]
-    if outcome != "done" or any(c.state != "done" for c in cards):
+    if outcome != "done" or conv.info.end_reason == "stuck" or any(c.state != "done" for c in cards):
         raise RuntimeError(f"the {tag} message ended {outcome}: {[c.state for c in cards]}")
     return took / (len(backend.turns) - before)
 
