@@ -151,6 +151,7 @@ local.LocalBackend.generate = generate
 if STAMPS_ON:
     import quart_trio
     import actors.runs.agent.run as agent_run, actors.bus as bus, actors.conversations.actor as conversation
+    import actors.runs.agent.round_stream as round_stream
     import actors.model.engine as engine, actors.model.backends.piece_pipe as piece_pipe
     import bmoe_daemon.routes.conversations as routes, bmoe_daemon.routes.events as events
     import bmoe_daemon.store as store
@@ -214,7 +215,7 @@ if STAMPS_ON:
     local._completion_stream = completion_stream
     wrap(piece_pipe.PiecePipe, "send", "piece sent by the thread")
     wrap(piece_pipe.PiecePipe, "_put", "piece queued on the trio side")
-    wrap(agent_run.AgentRun, "on_piece", "run got the piece")
+    wrap(round_stream.RoundStream, "on_piece", "run got the piece")
     wrap(bus.EventBus, "publish", "delta published", when=lambda self, name, *a, **k: name == "delta")
     _frame = events.sse_frame
     def sse_frame(event):
