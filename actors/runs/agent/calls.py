@@ -30,7 +30,7 @@ from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, CallEnded, Ledger, WriteRefused, call_key, parse_arguments
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream
-from actors.runs.agent.run_tools import helpers as subagents
+from actors.runs.agent.run_tools import helpers
 from actors.runs.agent.run_tools.carrier import Call, Done, OwnTools
 from actors.runs.agent.small.leader import Leading
 from actors.runs.base import RunRequest
@@ -125,7 +125,7 @@ class CallRunner:
         of the run's own tools (a general helper's excepted), or the plan's file."""
         args, _ = parse_arguments(call.raw)
         if call.name in self._offer.own_names():
-            return not (call.name == subagents.TASK and args is not None and args.get("subagent_type") == "general")
+            return not (call.name == helpers.TASK and args is not None and args.get("subagent_type") == "general")
         return args is not None and self._own.writes_plan(call.name, args)
 
     async def _call_into(self, call: Call, done: dict[str, Done], limit: trio.CapacityLimiter) -> None:
@@ -149,7 +149,7 @@ class CallRunner:
         args, _ = parse_arguments(call.raw)
         tool = self._env.registry.get(call.name)
         own = self._offer.own_names()
-        if args is not None and call.name == subagents.TASK and call.name in own:
+        if args is not None and call.name == helpers.TASK and call.name in own:
             return args.get("subagent_type", "explore") in ("explore", None)  # explore tasks run at once
         if args is None or tool is None or not self._offer.offers(tool) or call.name in own:
             return False

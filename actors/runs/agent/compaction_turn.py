@@ -17,8 +17,7 @@ from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH
 from actors.model.turns import CountsTokens, ToolSpec, TurnInput
 from actors.record.items import notice_item
 from actors.record.transcript import Transcript
-from actors.runs.agent import compaction_cut as compaction
-from actors.runs.agent import history
+from actors.runs.agent import compaction_cut, history
 from actors.runs.agent.side_turn import SideTurnFailed, side_turn
 from actors.runs.env import Env
 
@@ -51,14 +50,14 @@ class Compactor:
         """How long the prompt is: on the local model counted with its own template and
         tokenizer once the estimate says it may matter (under half the trigger it does
         not, and counting costs a render); on a provider, what its last round counted
-        and an estimate of what came after (compaction.counted_since); else the
+        and an estimate of what came after (compaction_cut.counted_since); else the
         estimate from characters."""
-        estimate = compaction.estimate_tokens(messages, specs)
+        estimate = compaction_cut.estimate_tokens(messages, specs)
         backend = self.env.engine.backend
         if self.t.info.route != "local":
-            since = compaction.counted_since(self.t.items) if counted else None
+            since = compaction_cut.counted_since(self.t.items) if counted else None
             return estimate if since is None else since
-        if not isinstance(backend, CountsTokens) or estimate < compaction.TRIGGER * self.context_tokens() / 2:
+        if not isinstance(backend, CountsTokens) or estimate < compaction_cut.TRIGGER * self.context_tokens() / 2:
             return estimate
         try:
             return await backend.count_tokens(self._dress(TurnInput(tuple(messages), tuple(specs))))
@@ -67,7 +66,7 @@ class Compactor:
 
     async def too_long(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
         """Whether the prompt passes TRIGGER of the context: time to compact."""
-        return await self.prompt_tokens(messages, specs) > compaction.TRIGGER * self.context_tokens()
+        return await self.prompt_tokens(messages, specs) > compaction_cut.TRIGGER * self.context_tokens()
 
     async def past_context(self, messages: Sequence[dict[str, Any]], specs: Sequence[ToolSpec]) -> bool:
         """Whether the prompt would not fit the context at all. (On a provider by the
@@ -79,33 +78,33 @@ class Compactor:
         self, system: str | None, specs: Sequence[ToolSpec], workspace: Path | None, *, asked: bool = False
     ) -> bool:
         """Summarise the items before the current message, or else the earlier rounds of
-        its run (compaction.cut_range); False when there are none. `asked`: the person
+        its run (compaction_cut.cut_range); False when there are none. `asked`: the person
         asked for it (POST .../compact), the context was not full."""
         items = self.t.items
-        where = compaction.cut_range(items)
+        where = compaction_cut.cut_range(items)
         if where is None:
             return False
         start, cut = where
         old = [i for i in items[start:cut] if not i.compacted]
-        before = compaction.estimate_tokens(history.messages(items, system), specs)
-        limit = min(compaction.TRANSCRIPT_CHARS, int(self.context_tokens() * compaction.CHARS_PER_TOKEN * 0.5))
-        text_in = compaction.transcript_text(items[:cut], limit)
+        before = compaction_cut.estimate_tokens(history.messages(items, system), specs)
+        limit = min(compaction_cut.TRANSCRIPT_CHARS, int(self.context_tokens() * compaction_cut.CHARS_PER_TOKEN * 0.5))
+        text_in = compaction_cut.transcript_text(items[:cut], limit)
         summary = await self.summarise(text_in)
-        if summary is None or compaction.parse_summary(summary) is None or len(summary) >= len(text_in):
+        if summary is None or compaction_cut.parse_summary(summary) is None or len(summary) >= len(text_in):
             summary = None  # not usable: the items are dropped for the model instead
         files: dict[str, str] = {}
         # Each file at most FILE_CHARS, and all of them a quarter of the context at most.
-        file_chars = min(compaction.FILE_CHARS,
-                         self.context_tokens() * compaction.CHARS_PER_TOKEN // (4 * compaction.FILES_KEPT))
+        file_chars = min(compaction_cut.FILE_CHARS,
+                         self.context_tokens() * compaction_cut.CHARS_PER_TOKEN // (4 * compaction_cut.FILES_KEPT))
         if workspace is not None:
-            for path in compaction.edited_files(items[:cut]):
+            for path in compaction_cut.edited_files(items[:cut]):
                 text = await trio.to_thread.run_sync(read_workspace_text, workspace, path, file_chars)
                 if text is not None:
                     files[path] = text
         plan_text = None
         if self.t.info.plan is not None and self.env.plans is not None:
             plan_text = await trio.to_thread.run_sync(self.env.plans.read, self.t.id) or None
-        record = compaction.record(summary=summary, tokens_before=before, items_summarised=len(old),
+        record = compaction_cut.record(summary=summary, tokens_before=before, items_summarised=len(old),
                                    todos=self.t.info.todos, plan=plan_text, files=files)
         for item in old:
             self.t.update(item.id, urgent=False, compacted=True)
@@ -115,7 +114,7 @@ class Compactor:
             text = (notices.COMPACTED if summary else notices.COMPACTED_DROPPED).format(n=len(old))
         notice = attrs.evolve(notice_item(text, "info"), compaction=record)
         self.t.insert_before(items[cut].id, notice)
-        after = compaction.estimate_tokens(history.messages(self.t.items, system), specs)
+        after = compaction_cut.estimate_tokens(history.messages(self.t.items, system), specs)
         self.t.update(notice.id, compaction={**record, "tokens_after": after})
         self.t.set_info(context=(after, self.context_tokens()))  # an estimate until the next round counts
         return True
@@ -123,8 +122,8 @@ class Compactor:
     async def summarise(self, text_in: str) -> str | None:
         """One tool-free turn on the conversation's route; None when it fails or does not fit."""
         turn = TurnInput(
-            ({"role": "system", "content": compaction.SUMMARY_PROMPT}, {"role": "user", "content": text_in}), (),
-            max_tokens=compaction.summary_tokens(self.context_tokens()), temperature=0.0,
+            ({"role": "system", "content": compaction_cut.SUMMARY_PROMPT}, {"role": "user", "content": text_in}), (),
+            max_tokens=compaction_cut.summary_tokens(self.context_tokens()), temperature=0.0,
         )
         try:
             return (await side_turn(self.env, self.t.info.route, self.t.id, turn)).strip() or None

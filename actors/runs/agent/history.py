@@ -25,7 +25,7 @@ from typing import Any
 from actors import notices
 from actors.model.turns import ORIGIN
 from actors.record.items import FINAL_TOOL_STATES, Item
-from actors.runs.agent import compaction_cut as compaction
+from actors.runs.agent import compaction_cut
 from actors.runs.agent.ledger import parse_arguments
 from actors.runs.agent.prompt import user_content
 from actors.tools.registry import RESULT_CAP_BYTES, cap_text
@@ -139,7 +139,7 @@ def messages(items: Sequence[Item], system: str | None = None) -> list[Message]:
         if item.compacted:
             continue  # summarised: the compaction notice after it speaks for it
         if item.compaction is not None:
-            out.append({"role": "user", "content": compaction.model_text(item.compaction), ORIGIN: "summary"})
+            out.append({"role": "user", "content": compaction_cut.model_text(item.compaction), ORIGIN: "summary"})
             continue
         if item.kind == "user":
             text = short_message(item.text or "") if item.shortened else item.text or ""

@@ -16,11 +16,9 @@ from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.record.items import Mode
 from actors.record.transcript import Transcript
-from actors.runs.agent import instructions
-from actors.runs.agent import real_names as names
+from actors.runs.agent import instructions, real_names
 from actors.runs.agent.prompt import system_prompt
-from actors.runs.agent.run_tools import goals, plans
-from actors.runs.agent.run_tools import helpers as subagents
+from actors.runs.agent.run_tools import goals, helpers, plans
 from actors.runs.agent.run_tools.carrier import PLAN_WRITERS, OwnTools
 from actors.runs.agent.small.leader import Leading
 from actors.runs.base import RunRequest
@@ -68,7 +66,7 @@ class Offer:
         self._narrowed = frozenset(tools)
 
     def planning(self) -> bool:
-        return self._t.info.plan_mode and self._env.plans is not None
+        return self._own.planning()  # decided once, by the run's own tools that carry plan mode
 
     def must_call(self) -> bool:
         """Planning ends only with exit_plan_mode or a question (the prompt says so), so
@@ -141,8 +139,8 @@ class Offer:
             instructions=await self._instructions(ws) if ws else None,
             planning=plans.prompt_lines(env.plans.path(self._t.id)) if planning and env.plans else None,
             goal=goal.text if goal and goal.state == "active" and goals.UPDATE_SPEC in specs else None,
-            helper=subagents.HELPER_LINES[self._req.helper] if self._req.helper else None,
-            files=names.prompt_index(files) if files else None,
+            helper=helpers.HELPER_LINES[self._req.helper] if self._req.helper else None,
+            files=real_names.prompt_index(files) if files else None,
         )
 
     async def workspace_files(self) -> tuple[str, ...] | None:
@@ -150,14 +148,14 @@ class Offer:
         ws = self.workspace()
         if ws is None or not any(getattr(t, "existing_file_args", ()) for t in self._offered):
             return None
-        return await trio.to_thread.run_sync(names.workspace_files, ws)
+        return await trio.to_thread.run_sync(real_names.workspace_files, ws)
 
     async def call_names(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         """This round's real names for a local model's grammar (TurnInput.names): the
         files as they are now (the last round may have made one), the skills."""
         if self._t.info.route != "local":
             return ()
-        return names.call_names(self._offered, await self.workspace_files(), self._skill_names)
+        return real_names.call_names(self._offered, await self.workspace_files(), self._skill_names)
 
     async def _instructions(self, ws: Path) -> str | None:
         """The project's instruction files for the prompt; the conversation records

@@ -33,8 +33,7 @@ from actors.runs.agent.compaction_turn import Compactor
 from actors.runs.agent.ledger import MAX_ROUNDS, Forgot, Ledger, Looped, Nudged, RoundEnded
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream
-from actors.runs.agent.run_tools import goals
-from actors.runs.agent.run_tools import todos_and_questions as run_tools
+from actors.runs.agent.run_tools import goals, todos_and_questions
 from actors.runs.agent.run_tools.carrier import OwnTools
 from actors.runs.agent.small.leader import leader_for
 from actors.runs.base import RunEnd, RunRequest
@@ -240,8 +239,8 @@ class AgentRun:
         exit_plan_mode until the todo list has a step (a plan is shown with its steps)."""
         out: list[tuple[str, None]] = []
         last = next((i for i in reversed(self._t.items) if i.kind == "tool"), None)
-        if last is not None and last.tool == run_tools.TODO_WRITE and last.state == "done":
-            out.append((run_tools.TODO_WRITE, None))
+        if last is not None and last.tool == todos_and_questions.TODO_WRITE and last.state == "done":
+            out.append((todos_and_questions.TODO_WRITE, None))
         if self._offer.planning() and not self._t.info.todos:
             out.append((cards.EXIT_PLAN, None))
         return tuple(out)

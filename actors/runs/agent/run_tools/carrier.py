@@ -21,9 +21,7 @@ from actors.model.turns import ToolSpec, TurnInput
 from actors.record import cards
 from actors.record.items import EndReason, Goal, PlanInfo, ToolState
 from actors.record.transcript import Transcript
-from actors.runs.agent.run_tools import goals, plans
-from actors.runs.agent.run_tools import helpers as subagents
-from actors.runs.agent.run_tools import todos_and_questions as run_tools
+from actors.runs.agent.run_tools import goals, helpers, plans, todos_and_questions
 from actors.runs.agent.side_turn import SideTurnFailed, side_turn
 from actors.runs.base import RunRequest
 from actors.runs.env import Env
@@ -59,8 +57,8 @@ class OwnTools:
         self.replan = False  # plan mode began or ended: prepare again before the next round
         self.verifications = 0  # verifier turns this message
         self.settled: EndReason | None = None  # the run ends after this round, for this reason
-        self.helpers: dict[str, subagents.Helper] = {}  # this run's helpers, by their card
-        self.owner: subagents.Parent | None = None  # the run these tools belong to (helpers need it)
+        self.helpers: dict[str, helpers.Helper] = {}  # this run's helpers, by their card
+        self.owner: helpers.Parent | None = None  # the run these tools belong to (helpers need it)
 
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
@@ -71,8 +69,9 @@ class OwnTools:
         # Planning offers reads, the todo list, questions and the plan, no helper: a
         # general one would work under the conversation's mode, and an explore one takes
         # the local model's turns for minutes while nothing is planned.
-        helpers = () if planning else subagents.SPECS
-        specs = run_tools.SPECS + helpers + ((goals.UPDATE_SPEC,) if goal and goal.state == "active" else ())
+        helper_specs = () if planning else helpers.SPECS
+        goal_specs = (goals.UPDATE_SPEC,) if goal and goal.state == "active" else ()
+        specs = todos_and_questions.SPECS + helper_specs + goal_specs
         if planning:
             specs += (plans.EXIT_SPEC,)
         elif mode != "read_only" and self.env.plans is not None:
@@ -88,13 +87,13 @@ class OwnTools:
             return "Show the plan"
         if name == goals.UPDATE_GOAL:
             return "Update the goal"
-        if name == subagents.TASK:
+        if name == helpers.TASK:
             description = args.get("description")
             named = isinstance(description, str) and description
             return f"Helper: {description}" if named else "Hand a task to a helper"
-        if name == subagents.SEND:
+        if name == helpers.SEND:
             return "Message a helper"
-        if name == run_tools.TODO_WRITE:
+        if name == todos_and_questions.TODO_WRITE:
             return "Update the todo list"
         if name == cards.ASK_USER:
             question = args.get("question")
@@ -179,17 +178,17 @@ class OwnTools:
             return await self.run_plan_tool(call, args)
         if call.name == goals.UPDATE_GOAL:
             return await self.update_goal(call, args)
-        if call.name in (subagents.TASK, subagents.SEND):
+        if call.name in (helpers.TASK, helpers.SEND):
             return await self.helper(call, args)
         try:
-            if call.name == run_tools.TODO_WRITE:
-                todos = run_tools.parse_todos(args)
+            if call.name == todos_and_questions.TODO_WRITE:
+                todos = todos_and_questions.parse_todos(args)
                 if todos == self.t.info.todos:
-                    raise ToolError(run_tools.todo_unchanged(todos))
+                    raise ToolError(todos_and_questions.todo_unchanged(todos))
                 self.t.set_info(todos=todos)
-                summary = run_tools.todo_summary(todos)
+                summary = todos_and_questions.todo_summary(todos)
                 return Done("done", f"{summary}\n{plans.AFTER_TODOS}" if self.planning() else summary)
-            question = run_tools.parse_question(args)
+            question = todos_and_questions.parse_question(args)
         except ToolError as exc:
             return Done("error", str(exc))
         if self.req.unattended:
@@ -199,7 +198,7 @@ class OwnTools:
         if not answered:
             return Done("denied", notices.QUESTION_STOPPED)
         assert isinstance(answer, (str, list))
-        return Done("done", run_tools.answer_text(question, answer))
+        return Done("done", todos_and_questions.answer_text(question, answer))
 
     async def update_goal(self, call: Call, args: dict[str, Any]) -> Done:
         """update_goal: the model says the goal is reached (checked before it counts) or blocked."""
@@ -252,10 +251,10 @@ class OwnTools:
         owner = self.owner
         assert owner is not None
         try:
-            if call.name == subagents.TASK:
-                description, prompt, kind = subagents.task_args(args)
-                helper = self.helpers[call.card] = subagents.Helper(owner, call.card, kind, description)
-                message, rounds = prompt, subagents.HELPER_ROUNDS
+            if call.name == helpers.TASK:
+                description, prompt, kind = helpers.task_args(args)
+                helper = self.helpers[call.card] = helpers.Helper(owner, call.card, kind, description)
+                message, rounds = prompt, helpers.HELPER_ROUNDS
             else:
                 task, said = args.get("task"), args.get("message")
                 if not isinstance(said, str) or not said.strip():
@@ -263,8 +262,8 @@ class OwnTools:
                 message = said
                 found = self.helpers.get(task) if isinstance(task, str) else None
                 card = self.t.find(task) if found is None and isinstance(task, str) else None
-                if card is not None and card.tool == subagents.TASK:
-                    found = subagents.Helper.from_card(owner, card)  # a helper of an earlier message
+                if card is not None and card.tool == helpers.TASK:
+                    found = helpers.Helper.from_card(owner, card)  # a helper of an earlier message
                     if found is not None:
                         self.helpers[card.id] = found
                 if found is None:
@@ -272,7 +271,7 @@ class OwnTools:
                     raise ToolError(f"There is no finished helper {task!r} here. Helpers of this run: {known}.")
                 if found.state in ("waiting", "running"):
                     raise ToolError("That helper is still working; wait for its answer.")
-                helper, rounds = found, subagents.CONTINUE_ROUNDS
+                helper, rounds = found, helpers.CONTINUE_ROUNDS
         except ToolError as exc:
             return Done("error", str(exc))
         if self.planning():

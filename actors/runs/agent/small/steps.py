@@ -46,8 +46,7 @@ import attrs
 from actors.model.backends import generic_grammar
 from actors.model.turns import ToolSpec
 from actors.record import cards
-from actors.runs.agent.run_tools import goals, plans
-from actors.runs.agent.run_tools import helpers as subagents
+from actors.runs.agent.run_tools import goals, helpers, plans
 
 Step = Literal["any", "answer", "change"]
 
@@ -74,7 +73,7 @@ def small_specs(specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpe
     work, which a person may ask for by name) and a phase's own (the goal's update;
     while planning the todo list, questions and the plan's exit), not the todo list,
     questions or plan mode otherwise."""
-    kept = {goals.UPDATE_GOAL, subagents.TASK, subagents.SEND}
+    kept = {goals.UPDATE_GOAL, helpers.TASK, helpers.SEND}
     if planning:
         kept |= {cards.EXIT_PLAN} | {s.name for s in specs if s.name not in {plans.ENTER}}
     return tuple(s for s in specs if s.name in kept)
