@@ -34,15 +34,16 @@ def went_on_after_compacting(body: dict, times: int = 2, after: int = 2) -> bool
 
 async def one_run(c, cid: str) -> tuple[dict, bool]:
     """The conversation once its run has ended, and whether the test stopped it: a run
-    still going when the conversation has its ROUNDS rounds is stopped there (a small
-    model may go on calling tools to its round cap, minutes at a time, past what the
-    test needs). The round it was writing is not kept, so the stored rounds can stay
-    one short of ROUNDS: the stop itself says the rounds were made."""
+    still going when the conversation has its ROUNDS rounds, or has shown the claim
+    (compacted twice and answered since, often inside one message's run: a small model
+    may go on calling tools to its round cap, minutes at a time), is stopped there. The
+    round it was writing is not kept, so the stored rounds can stay one short of ROUNDS:
+    the stop itself says the rounds were made."""
     while True:
         body = (await c.get(f"/api/conversations/{cid}")).json()
         if body["state"] in ("idle", "error"):
             return body, False
-        if answers(body) >= ROUNDS:
+        if answers(body) >= ROUNDS or went_on_after_compacting(body):
             assert (await c.post(f"/api/conversations/{cid}/stop")).is_success
             return await wait_http_state(c, cid, "idle", "error", timeout=60), True
         await trio.sleep(0.25)
