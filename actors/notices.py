@@ -24,7 +24,8 @@ PLAN_ROUNDS_OF = (
     "Tell it what to plan, or switch plan mode off, and send again."
 )
 REPEATS = (
-    "The same call failed the same way three times in a row, so the run stopped. "
+    "The agent made the same call three times in a row and got nowhere (it failed the same way, "
+    "or it had been made already with nothing changed since), so the run stopped. "
     "Tell the agent what to do differently, or change the mode, and send again."
 )
 SHORTENED = (
@@ -93,7 +94,7 @@ DENIED_BY_PERSON = "The person denied this call; it was not run. Ask them what t
 DENIED_BY_PERSON_SAYING = "The person denied this call: {why}\nIt was not run. Go on as they said."
 DENIED_WAITING_STOPPED = "Stopped while waiting for approval; it was not run."
 DENIED_NOT_REACHED = "Stopped before this call ran; it was not run."
-DENIED_NOT_REACHED_REPEATS = "Not run: the run stopped because the same call failed three times in a row."
+DENIED_NOT_REACHED_REPEATS = "Not run: the run stopped, as the agent made the same call three times and got nowhere."
 DENIED_PARTIAL_STOPPED = "Stopped before this call was complete; it was not run."
 ERROR_RUNNING_STOPPED = "Stopped before it finished."
 ERROR_NOT_REACHED_FAILED = "Not run: the run stopped on an error before this call."

@@ -16,7 +16,7 @@ export const RESUMABLE = new Set(["stopped", "error", "max_rounds", "stuck", "cu
 const END_TEXT = {
   answered: "Run finished: the agent answered.",
   max_rounds: "Run ended: the agent used all its rounds for this message.",
-  stuck: "Run ended: the agent was stuck, repeating a call that failed the same way.",
+  stuck: "Run ended: the agent was stuck, making the same call again and getting nowhere.",
   stopped: "Run stopped before it finished.",
   error: "Run ended with an error.",
   goal_complete: "Run finished: the goal is reached.",
