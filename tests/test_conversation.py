@@ -490,10 +490,12 @@ async def test_restart_marks_running_conversation_idle(tmp_path):
 
     info = ConversationInfo("c1", "t", None, "ask", "local", "builtin", "running", 1.0, 2.0)
     rec = ConversationRecord(info, (Item(id="i1", kind="user", text="hi"),
-                                    Item(id="i2", kind="assistant", text="par", streaming=True)))
+                                    Item(id="i2", kind="assistant", text="par", streaming=True),
+                                    Item(id="i3", kind="assistant", text="held", checking=True)))
     out = restored(rec)
     assert out.info.state == "idle"
-    assert out.items[1].streaming is False
+    assert out.items[1].streaming is False and out.items[1].checking is None
+    assert out.items[2].checking is None  # no check will come: shown as it is
     assert out.items[-1].kind == "notice" and out.items[-1].text == NOTICE_RESTARTED
 
 

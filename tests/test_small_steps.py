@@ -351,6 +351,43 @@ async def test_an_answer_that_stands_after_it_was_sent_back_is_the_answer(real_t
     assert [i.text for i in conv.items if i.not_answer] == ["It is in greet.py."]  # the one sent back
 
 
+async def test_a_led_answer_is_shown_only_once_its_check_settles(real_tools, tmp_path):
+    """Every published version of a led model's answer is marked `checking` until the
+    check settles: the person's screen never holds a false answer's words as the
+    answer, not even while it streams; the answer that stands loses the mark; a model
+    that is not led is never marked."""
+    from actors.bus import Event
+    from tests.waiting import drained
+
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("read_file", path="config.py"), {"text": "It is in greet.py."},
+                   {"text": "PORT is 8080, in config.py."})
+    with d.bus.subscribe() as sub:
+        await conv.send_message("where is PORT set")
+        await wait_state(conv, "idle", "error")
+        shown = [e.data["item"] for e in drained(sub)
+                 if isinstance(e, Event) and e.name == "item" and e.data["item"]["kind"] == "assistant"]
+    final = {i.id: i for i in conv.items}
+    false_id = next(i.id for i in conv.items if i.not_answer)
+    for item in shown:
+        if item["id"] == false_id and item.get("text"):
+            assert item.get("checking") or item.get("not_answer"), item  # never shown bare
+    assert any(i.get("checking") for i in shown if i["id"] == final[conv.items[-1].id].id)  # held, then shown
+    assert not any(i.checking for i in conv.items), "a mark outlived its check"
+    # The model that is not led streams its answer as it comes.
+    big = tmp_path / "big"
+    big.mkdir()
+    _, conv2 = await small_project(d, big, {"config.py": "PORT = 8080\n"}, size=8_000_000_000)
+    d.backend.push({"text": "It is in config.py."})
+    with d.bus.subscribe() as sub:
+        await conv2.send_message("where is PORT set")
+        await wait_state(conv2, "idle", "error")
+        shown = [e.data["item"] for e in drained(sub)
+                 if isinstance(e, Event) and e.name == "item" and e.data["item"]["kind"] == "assistant"]
+    assert shown and not any(i.get("checking") for i in shown)
+
+
 async def test_a_file_that_is_not_there_named_twice_is_not_the_answer(real_tools, tmp_path):
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})

@@ -61,3 +61,40 @@ def test_the_person_reads_that_the_model_could_not_do_it_not_its_false_answer(tm
             shown = [e for e in page.locator(".item").filter(has_text="I promise").all() if e.is_visible()]
             assert len(shown) == 1 and "notice" in (shown[0].get_attribute("class") or "")
             watch.check()
+
+
+def test_a_false_answer_is_never_on_the_screen_even_while_it_streams(tmp_path):
+    """Watched from before the message is sent, with the answer streaming slowly: the
+    page says the answer is being written and checked, and no answer on it ever holds
+    the false answer's words."""
+    require_browser()
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "config.py").write_text("PORT = 8080\n")
+    script = write_script(tmp_path / "script.json", {**SCRIPT, "token_delay": 0.08})
+    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, \
+            httpx.Client(base_url=d.url, timeout=30) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
+        cid = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"}).json()["id"]
+        with chromium() as browser:
+            page = browser.new_context(viewport=DESKTOP).new_page()
+            watch = PageWatch(page, {urlsplit(d.url).netloc})
+            page.goto(f"{d.url}/#/c/{cid}")
+            page.get_by_role("textbox", name="Message").wait_for()
+            # Every answer the page ever shows, and every time it says it checks one.
+            page.evaluate("""() => {
+                window.seenAnswers = []; window.seenChecking = 0;
+                new MutationObserver(() => {
+                    for (const a of document.querySelectorAll('article.item.assistant')) {
+                        if (a.querySelector('.checking-answer')) window.seenChecking += 1;
+                        const words = a.querySelector('.markdown');
+                        if (words && words.textContent) window.seenAnswers.push(words.textContent);
+                    }
+                }).observe(document.body, { subtree: true, childList: true, characterData: true });
+            }""")
+            assert c.post(f"/api/conversations/{cid}/messages", json={"text": "change PORT to 9090"}).status_code == 202
+            page.get_by_role("note").filter(has_text="The model could not do this").wait_for()
+            seen = page.evaluate("window.seenAnswers")
+            assert not [t for t in seen if "9090" in t], seen
+            assert page.evaluate("window.seenChecking") > 0, "the page never said the answer was being checked"
+            watch.check()

@@ -67,6 +67,7 @@ _ITEM_FIELDS = (
     "task",
     "usage",
     "not_answer",
+    "checking",
 )
 
 
@@ -129,6 +130,10 @@ class Item:
     # An answer the run's record contradicts (a change nobody made, a file that is not
     # there): the model reads it, the person is shown the notice after it instead.
     not_answer: bool | None = None
+    # An answer of a led model that is still to be checked against the record (written,
+    # or being written): the person is shown that it is being checked, not its words,
+    # until the check passes (the flag goes) or fails (not_answer).
+    checking: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "kind": self.kind, "created": self.created}

@@ -367,8 +367,8 @@ def restored(record: ConversationRecord) -> ConversationRecord:
     items: list[Item] = []
     question = False
     for item in record.items:
-        if item.kind == "assistant" and item.streaming:
-            item = attrs.evolve(item, streaming=False)
+        if item.kind == "assistant" and (item.streaming or item.checking):
+            item = attrs.evolve(item, streaming=False, checking=None)
         elif item.kind == "tool" and item.state == "waiting" and item.tool in ANSWERABLE_AFTER_RESTART:
             question = True  # still answerable: the answer starts a run that goes on from it
         elif item.kind == "tool" and item.state == "waiting":

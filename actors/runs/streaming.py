@@ -20,11 +20,13 @@ class AssistantStream:
     assistant: str | None
     text: str
     reasoning: str
+    checking = False  # the run checks an answer before it is shown (Item.checking)
 
     def ensure_assistant(self) -> str:
         """The streaming assistant item's id; the item is made (empty) when there is none."""
         if self.assistant is None:
-            item = Item(id=new_id("i"), kind="assistant", text="", reasoning="", streaming=True)
+            item = Item(id=new_id("i"), kind="assistant", text="", reasoning="", streaming=True,
+                        checking=True if self.checking else None)
             self.assistant = item.id
             self.t.upsert(item, urgent=False)
         return self.assistant
@@ -52,7 +54,9 @@ class AssistantStream:
         if self.assistant is not None:
             item = self.t.find(self.assistant)
             if item is not None and (item.text or item.reasoning):
-                self.t.upsert(attrs.evolve(item, streaming=False, reasoning=item.reasoning or None), urgent=True)
+                # An interrupted round's words are shown as they are: no check will come.
+                self.t.upsert(attrs.evolve(item, streaming=False, checking=None, reasoning=item.reasoning or None),
+                              urgent=True)
             elif item is not None:
                 self.t.drop(self.assistant)
         self.assistant, self.text, self.reasoning = None, "", ""

@@ -228,6 +228,7 @@ export function renderAssistant(item, { loadingModel, rate = null, ...actions } 
   // An answer the record contradicts is the model's, not the person's: the notice after it says so.
   if (item.not_answer || (!item.text && !item.reasoning && !item.streaming))
     return h("div.item.assistant.empty", { hidden: true });
+  if (item.checking) return renderCheckingAnswer(item, rate);
   const streaming = Boolean(item.streaming);
   return h("article.item.assistant", { "aria-label": "Answer", "aria-busy": streaming ? "true" : "false",
     class: streaming ? "streaming" : "" },
@@ -242,6 +243,17 @@ export function renderAssistant(item, { loadingModel, rate = null, ...actions } 
     streaming && !(loadingModel && !item.text) ? writingLine(item, rate) : null,
     !streaming && item.text ? answerActions(item, actions) : null,
     !streaming && item.usage ? usageLine(item.usage, rate) : null);
+}
+
+// A small model's answer is checked against what the run did before it is shown (a
+// change it claims, a file it names): until then its words are not shown as the answer.
+function renderCheckingAnswer(item, rate) {
+  const streaming = Boolean(item.streaming);
+  return h("article.item.assistant.streaming.checking", { "aria-label": "Answer", "aria-busy": "true" },
+    h("p.checking-answer.muted", { role: "status" },
+      streaming ? "Writing the answer. It is checked against what was done before it is shown."
+        : "Checking the answer against what was done…"),
+    streaming ? writingLine(item, rate) : null);
 }
 
 // ---- tool cards ----

@@ -104,14 +104,16 @@ class RoundStream(AssistantStream):
         if self.assistant is None and (calls or result.text or result.reasoning):
             self.ensure_assistant()
         if self.assistant is not None:
-            self.t.update(
-                self.assistant,
-                text=self.text or result.text,
-                reasoning=(self.reasoning or result.reasoning) or None,
-                streaming=False,
-                tool_calls=tuple(ToolCall(c.id, c.name, c.arguments) for c in calls) or None,
-                usage=usage_of(result),
-            )
+            ended: dict[str, Any] = {
+                "text": self.text or result.text,
+                "reasoning": (self.reasoning or result.reasoning) or None,
+                "streaming": False,
+                "tool_calls": tuple(ToolCall(c.id, c.name, c.arguments) for c in calls) or None,
+                "usage": usage_of(result),
+            }
+            if calls:
+                ended["checking"] = None  # words before a call are not an answer to check
+            self.t.update(self.assistant, **ended)
         if result.prompt_tokens and self._req.helper is None:
             used = result.prompt_tokens + result.completion_tokens
             self.t.set_info(context=(used, self._compactor.context_tokens()))

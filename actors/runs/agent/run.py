@@ -63,6 +63,7 @@ class AgentRun:
         self._ledger = Ledger(goals.NUDGES_IN_A_ROW)
         self._offer = Offer(transcript, env, request, self._own, self._leader)
         self._stream = RoundStream(transcript, env, request, self._own, self._compactor)
+        self._stream.checking = self._leader.checks_answers
         self._calls = CallRunner(transcript, env, request, offer=self._offer, own=self._own, leader=self._leader,
                                  ledger=self._ledger, stream=self._stream)
 
@@ -164,7 +165,17 @@ class AgentRun:
 
     async def _answered(self, result: TurnResult) -> bool:
         """The round was an answer without calls: whether the run goes on (the loop was
-        told to the model, the answer sent back, the goal still open) or ends here."""
+        told to the model, the answer sent back, the goal still open) or ends here. An
+        answer held while it was checked (Item.checking) is shown once that is settled,
+        unless it was found not to be the answer."""
+        try:
+            return await self._answer_settled(result)
+        finally:
+            answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+            if answer is not None and answer.checking:
+                self._t.upsert(attrs.evolve(answer, checking=None), urgent=True)
+
+    async def _answer_settled(self, result: TurnResult) -> bool:
         if result.repeated is not None:
             return self._looped(result.repeated)
         if await self._leader.sent_back(result.text, changed=self._ledger.changed):

@@ -70,6 +70,9 @@ class Leading(Protocol):
     @property
     def offers_skills(self) -> bool: ...
 
+    @property
+    def checks_answers(self) -> bool: ...
+
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]: ...
 
     def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]: ...
@@ -100,6 +103,7 @@ class NotLed:
     """A model that is not led: its rounds are its own."""
 
     offers_skills = True
+    checks_answers = False
 
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
         return specs
@@ -141,6 +145,12 @@ class Leader:
         self._step: steps.Step = "any"  # the next round's step, from the last round's calls
         self._change_rounds = 0  # rounds of this run that had to change a file (step "change")
         self._checks = 0  # answers of this run sent back (steps.answer_fault)
+
+    @property
+    def checks_answers(self) -> bool:
+        """Whether an answer is checked against the record before the person reads it
+        (sent_back, could_not): with a workspace to check it in."""
+        return self._workspace() is not None
 
     @property
     def step(self) -> steps.Step:
