@@ -12,7 +12,9 @@ from typing import Any
 
 import trio
 
-from ops.eval.tasks import BY_NAME, TASKS, Task
+from ops.eval.more_tasks import DEV, HELD_OUT
+from ops.eval.run import ALL, BY_NAME
+from ops.eval.tasks import TASKS, Task
 
 REPO = Path(__file__).resolve().parent.parent
 RUNNER_TIMEOUT_S = 180
@@ -60,6 +62,30 @@ SOLVED: dict[str, tuple[Any, str]] = {
                      "Added."),
     "count_todos": (None, "There are 3 TODO comments."),
     "fix_syntax": (lambda ws: _sub(ws, "calc.py", "half(n)\n", "half(n):\n"), "Fixed."),
+    # more_tasks.py's development half
+    "rename_file": (lambda ws: (ws / "draft.txt").rename(ws / "final.txt"), "Renamed."),
+    "copy_file": (lambda ws: (ws / "base.cfg.bak").write_text((ws / "base.cfg").read_text()), "Copied."),
+    "slugify_result": (None, "It returns 'good-morning-sun'."),
+    "two_constants": (lambda ws: (_sub(ws, "colors.py", "'red'", "'#ff0000'"),
+                                  _sub(ws, "colors.py", "'blue'", "'#0000ff'")), "Done."),
+    "run_and_save": (lambda ws: (ws / "result.txt").write_text("55\n"), "It printed 55, saved."),
+    "typo_unnamed": (lambda ws: _sub(ws, "hello_app/welcome.py", "Helo", "Hello"), "Fixed."),
+    "find_class": (None, "Invoice is defined in billing/documents.py."),
+    "count_functions": (None, "geometry.py defines 4 functions."),
+    "new_doc": (lambda ws: ((ws / "docs").mkdir(), (ws / "docs/intro.md").write_text("# Intro\n")), "Created."),
+    "drop_line": (lambda ws: _sub(ws, "app.cfg", "DEBUG=1\n", ""), "Removed."),
+    # and its held-out half
+    "move_file": (lambda ws: (ws / "report.csv").rename(ws / "data/report.csv"), "Moved."),
+    "count_args": (None, "mix takes 3 parameters: first, second and ratio."),
+    "two_json_values": (lambda ws: (_sub(ws, "bounds.json", '"min": 0', '"min": 1'),
+                                    _sub(ws, "bounds.json", '"max": 10', '"max": 99')), "Done."),
+    "copy_version": (lambda ws: _sub(ws, "setup_info.py", "0.0.0", "2.4.1"), "Done."),
+    "name_error": (lambda ws: _sub(ws, "basket.py", "print(total)", "print(totl)"), "Fixed."),
+    "which_mentions": (None, "fruit/list.txt mentions banana."),
+    "header_line": (lambda ws: (ws / "out.py").write_text("# generated\n" + (ws / "out.py").read_text()), "Added."),
+    "last_line": (None, "The last line is: finished at 17:42"),
+    "replace_word": (lambda ws: _sub(ws, "style.txt", "colour", "color"), "Replaced."),
+    "run_number": (None, "It prints 42."),
 }
 
 
@@ -71,7 +97,7 @@ def _fixture(tmp_path: Path, task: Task) -> Path:
 
 
 def test_tasks_cover_issue_19s_jobs_and_more():
-    assert len(TASKS) >= 15 and len(BY_NAME) == len(TASKS)
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 20
     firsts = {t.name: t.prompt for t in TASKS[:5]}
     assert firsts == {
         "create_hello": "Create a file hello.txt containing hi",
@@ -82,11 +108,28 @@ def test_tasks_cover_issue_19s_jobs_and_more():
     }
     assert all(set(t.files) == {"config.py", "lib.py", "app.py"} for t in TASKS[:5])
     assert all(t.mode == "full" for t in TASKS)
-    assert set(SOLVED) == set(BY_NAME)
+    assert set(SOLVED) == set(BY_NAME) and len(BY_NAME) == len(ALL)
+
+
+def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
+    """more_tasks.py: at least twenty jobs, half to develop against and half held out,
+    none of them the same as the eighteen; and no file or prompt word of theirs in the
+    product's own sources (actors/, bmoe_daemon/): a rule may not be written for a job."""
+    assert len(DEV) >= 10 and len(HELD_OUT) >= 10
+    names = [t.name for t in ALL]
+    assert len(set(names)) == len(names)
+    prompts = {t.prompt for t in TASKS}
+    assert not any(t.prompt in prompts for t in DEV + HELD_OUT)
+    sources = "\n".join(p.read_text() for folder in ("actors", "bmoe_daemon") for p in (REPO / folder).rglob("*.py"))
+    sources += "\n".join(p.read_text() for p in (REPO / "bmoe_daemon" / "web").glob("*.js"))
+    for task in DEV + HELD_OUT:
+        for rel in task.files:
+            stem = Path(rel).name
+            assert stem not in sources or stem in ("__init__.py",), (task.name, stem)
 
 
 def test_every_checker_fails_on_the_untouched_fixture(tmp_path):
-    for task in TASKS:
+    for task in ALL:
         ws = _fixture(tmp_path, task)
         passed, reason = task.check(ws, "")
         assert not passed, (task.name, reason)
@@ -94,7 +137,7 @@ def test_every_checker_fails_on_the_untouched_fixture(tmp_path):
 
 
 def test_every_checker_passes_a_right_run(tmp_path):
-    for task in TASKS:
+    for task in ALL:
         ws = _fixture(tmp_path, task)
         change, answer = SOLVED[task.name]
         if change is not None:

@@ -43,7 +43,14 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from actors.notices import ARGUMENTS_NOT_JSON  # noqa: E402
-from ops.eval.tasks import BY_NAME, TASKS, Task  # noqa: E402
+from ops.eval.more_tasks import DEV, HELD_OUT  # noqa: E402
+from ops.eval.tasks import TASKS, Task  # noqa: E402
+
+# The sets --set chooses from: the five first-minute jobs, the eighteen of tasks.py (the
+# five among them), and more_tasks.py's development and held-out halves.
+SETS: dict[str, tuple[Task, ...]] = {"five": TASKS[:5], "eighteen": TASKS, "dev": DEV, "held_out": HELD_OUT}
+ALL: tuple[Task, ...] = TASKS + DEV + HELD_OUT
+BY_NAME = {t.name: t for t in ALL}
 
 DAEMON_START_S = 120  # loading a large model takes a while
 POLL_S = 0.25
@@ -266,7 +273,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--daemon-arg", action="append", default=[], metavar="ARG",
                    help="one more argument for the daemon this starts (e.g. --daemon-arg=--ctx-size=8192); repeatable")
     p.add_argument("--scripted", type=Path, help=argparse.SUPPRESS)  # tests: the scripted backend
-    p.add_argument("--tasks", help="comma-separated task names (default: all)")
+    p.add_argument("--tasks", help="comma-separated task names (default: all, or those of --set)")
+    p.add_argument("--set", action="append", choices=sorted(SETS), default=[], dest="sets",
+                   help="run this set of tasks (repeatable): five, eighteen (tasks.py), dev or held_out "
+                        "(more_tasks.py; held_out is for reporting, not for developing against)")
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="run each task N times (default 1)")
     p.add_argument("--task-timeout", type=float, default=30.0, metavar="S",
                    help="seconds a task's run may take before it is stopped (default %(default)s, for the bundled "
@@ -295,10 +305,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.list:
-        for t in TASKS:
-            print(f"{t.name:<16} {t.mode:<5} {t.prompt}")
+        for name, tasks in SETS.items():
+            for t in tasks:
+                print(f"{name:<9} {t.name:<16} {t.mode:<5} {t.prompt}")
         return 0
-    chosen = [BY_NAME[n] for n in args.tasks.split(",")] if args.tasks else list(TASKS)
+    chosen = [BY_NAME[n] for n in args.tasks.split(",")] if args.tasks else list(
+        dict.fromkeys(t for name in args.sets for t in SETS[name])) if args.sets else list(ALL)
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
     results: list[Result] = []
     root = Path(tempfile.mkdtemp(prefix="bmoe-eval-"))
