@@ -309,8 +309,8 @@ def main(argv: list[str] | None = None) -> int:
             for t in tasks:
                 print(f"{name:<9} {t.name:<16} {t.mode:<5} {t.prompt}")
         return 0
-    chosen = [BY_NAME[n] for n in args.tasks.split(",")] if args.tasks else list(
-        dict.fromkeys(t for name in args.sets for t in SETS[name])) if args.sets else list(ALL)
+    names = args.tasks.split(",") if args.tasks else [t.name for s in args.sets for t in SETS[s]] or list(BY_NAME)
+    chosen = [BY_NAME[n] for n in dict.fromkeys(names)]
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
     results: list[Result] = []
     root = Path(tempfile.mkdtemp(prefix="bmoe-eval-"))
