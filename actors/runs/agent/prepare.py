@@ -118,6 +118,8 @@ class Offer:
         offer_mode: Mode = "read_only" if planning or self._req.helper == "explore" else mode
         await env.registry.prepare(workspace=ws, mode=offer_mode, local=local)
         self._offered = env.registry.offered(workspace=ws, mode=offer_mode, local=local, skills=bool(skills))
+        if not self._leader.offers_memory:
+            self._offered = [t for t in self._offered if not getattr(t, "memory", False)]
         if planning:
             self._offered += [t for t in map(env.registry.get, PLAN_WRITERS) if t is not None]
         # The run's own tools come with a workspace, as skills do: plain chat gets none

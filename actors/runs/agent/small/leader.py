@@ -70,6 +70,9 @@ class Leading(Protocol):
     @property
     def offers_skills(self) -> bool: ...
 
+    @property
+    def offers_memory(self) -> bool: ...
+
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]: ...
 
     def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]: ...
@@ -100,6 +103,7 @@ class NotLed:
     """A model that is not led: its rounds are its own."""
 
     offers_skills = True
+    offers_memory = True
 
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
         return specs
@@ -134,6 +138,9 @@ class Leader:
 
     # Skills are not offered: a small model offered `use_skill` calls it instead of working.
     offers_skills = False
+    # Not the memory tools: a small model offered a tool calls it instead of answering, and
+    # three more tool lines crowd its prompt; no run has shown it using them to any good.
+    offers_memory = False
 
     def __init__(self, transcript: Transcript, env: Env) -> None:
         self._t = transcript
