@@ -107,9 +107,11 @@ async def test_a_workspace_keeps_at_most_its_limit_the_oldest_going_first(store,
     assert PER_WORKSPACE_MAX >= 10_000
 
 
-async def test_memories_survive_a_new_store_on_the_same_file(tmp_path):
+async def test_memories_survive_a_new_store_on_the_same_file_which_is_the_persons_alone(tmp_path):
     first = Memories(tmp_path / "m.sqlite")
     await first.write("/a", "kept across restarts")
+    for made in tmp_path.glob("m.sqlite*"):
+        assert made.stat().st_mode & 0o777 == 0o600, made
     first.close()
     second = Memories(tmp_path / "m.sqlite")
     try:

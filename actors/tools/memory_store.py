@@ -16,6 +16,7 @@ never instructions (actors/tools/memory.py frames it so).
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import threading
@@ -36,6 +37,7 @@ SEARCH_MAX = 8
 QUERY_WORDS_MAX = 16
 PER_WORKSPACE_MAX = 20_000
 LIST_MAX = 1000
+FILE_MODE = 0o600  # what the agent learned of the person's folders is theirs alone
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -154,6 +156,8 @@ class Memories:
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
+            # Made the person's alone before SQLite opens it (its -wal and -shm take its mode).
+            os.close(os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE))
             db = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

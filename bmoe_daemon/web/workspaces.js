@@ -162,7 +162,8 @@ async function removalText(ws) {
       + "longer put its files back.",
     t ? ` ${plural(t, "task", "tasks")} in it will not run until given another folder.` : "",
     " The folder and its files stay as they are on disk; adding it again makes a new workspace, which those "
-      + "conversations do not get back.",
+      + "conversations do not get back. What the agent remembered of it stays with the folder (in the daemon's "
+      + "data folder) and comes back with it.",
   ].join("");
 }
 
