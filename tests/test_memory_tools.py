@@ -147,6 +147,25 @@ async def test_the_tools_frame_memories_as_data_and_read_only_is_refused_unless_
     assert not any(t.is_change({}) for t in (write, search, get))
 
 
+async def test_a_damaged_file_or_a_full_disk_is_said_in_words(tmp_path):
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(b"this is not a database, only bytes " * 200)
+    store = Memories(damaged)
+    _, search, _ = memory.memory_tools(memory.MemoryBook(store))
+    with pytest.raises(ToolError, match="cannot be used now"):
+        await search.run({"query": "x"}, ToolContext("c", tmp_path, "full"))
+    full = Memories(tmp_path / "full.sqlite")
+    try:
+        write, _, _ = memory.memory_tools(memory.MemoryBook(full))
+        await full.write("/a", "first")
+        await full._run(lambda db: db.execute("PRAGMA max_page_count = 1"))  # no room for one more page
+        with pytest.raises(ToolError, match="disk .* is full"):
+            for n in range(50):  # the free pages there are fill first
+                await write.run({"text": f"{n} " + "x" * 1900}, ToolContext("c", tmp_path, "full"))
+    finally:
+        full.close()
+
+
 @pytest.fixture
 async def memory_daemon(tmp_path: Path) -> AsyncIterator[tuple[Hub, ScriptedBackend, memory.MemoryBook]]:
     backend = ScriptedBackend()

@@ -8,10 +8,13 @@ each word also as a prefix (`test` finds `tests`), at most SEARCH_MAX results.
 
 Every call is blocking SQLite work and goes through `trio.to_thread.run_sync` behind one
 limiter (one connection, one writer); a write is one transaction, so a crash leaves the
-memory whole or absent. Limits: TEXT_MAX characters a memory, TAGS_MAX tags of TAG_MAX
-characters (lower-case letters, digits, `-`, `_`), PER_WORKSPACE_MAX memories a
-workspace (the oldest go first). Text is stored as given: it is data the model reads,
-never instructions (actors/tools/memory.py frames it so).
+memory whole or absent. A full disk is DiskFull; another SQLite failure (a damaged file)
+is sqlite3.Error, which the tools and the compaction turn into words or nothing.
+
+Limits: TEXT_MAX characters a memory, TAGS_MAX tags of TAG_MAX characters (lower-case
+letters, digits, `-`, `_`), PER_WORKSPACE_MAX memories a workspace (the oldest go first).
+Text is stored as given: it is data the model reads, never instructions
+(actors/tools/memory.py frames it so).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
-from actors.errors import Invalid, NotFound
+from actors.errors import DiskFull, Invalid, NotFound
 from actors.ids import new_id, now
 
 TEXT_MAX = 2000
@@ -159,15 +162,24 @@ class Memories:
             # Made the person's alone before SQLite opens it (its -wal and -shm take its mode).
             os.close(os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE))
             db = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+            except BaseException:
+                db.close()  # a damaged file: asked again next time, no connection left open
+                raise
             self._db = db
         return self._db
 
     def _locked(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
-            return work(self._conn())
+            try:
+                return work(self._conn())
+            except sqlite3.OperationalError as exc:
+                if "full" in str(exc).lower():  # SQLITE_FULL: "database or disk is full"
+                    raise DiskFull("The memories cannot be saved: the disk of the data folder is full.") from None
+                raise
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await trio.to_thread.run_sync(self._locked, work, limiter=self._limiter)

@@ -3,6 +3,7 @@ compact, the summary turn, and writing the result into the conversation."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -137,7 +138,10 @@ class Compactor:
         aim = goal.text if goal is not None else next((i.text for i in items if i.kind == "user" and i.text), "")
         names = " ".join(Path(p).stem for p in [*files, *compaction_cut.edited_files(items)])
         query = f"{aim} {names}"[:MEMORY_QUERY_CHARS]
-        found = await self.env.memory.store.search(str(workspace), query, limit=MEMORIES_AFTER_COMPACTION)
+        try:
+            found = await self.env.memory.store.search(str(workspace), query, limit=MEMORIES_AFTER_COMPACTION)
+        except sqlite3.Error:  # a damaged memory file costs the block, never the compaction
+            return None
         return memory.block(found, MEMORIES_LEAD) if found else None
 
     async def summarise(self, text_in: str) -> str | None:
