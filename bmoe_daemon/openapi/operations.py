@@ -217,8 +217,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         lambda c: array(c.ref(Memory, answer=True))),
     ("PATCH", _WS + "/memories/<memory_id>"): Op(
         "Change a memory's `text` (at most 2,000 characters) or `tags` (at most 8 lower-case words).",
-        lambda c: c.ref(Memory, answer=True), body=MemoryChange, errors=(400,)),
-    ("DELETE", _WS + "/memories/<memory_id>"): Op("Forget a memory.", answers.deleted),
+        lambda c: c.ref(Memory, answer=True), body=MemoryChange, errors=(400, 507)),
+    ("DELETE", _WS + "/memories/<memory_id>"): Op("Forget a memory.", answers.deleted, errors=(507,)),
     ("GET", "/api/debug/actors"): Op("The live actor tree.", answers.actor),
     ("GET", "/api/providers"): Op("The saved providers (never their keys).", lambda c: array(answers.provider(c))),
     ("POST", "/api/providers"): Op(
