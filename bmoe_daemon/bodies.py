@@ -92,6 +92,13 @@ class NewWorkspace:
 class WorkspaceChange:
     name: str | None = None
     network: bool | None = None
+    memory_in_read_only: bool | None = None
+
+
+@attrs.frozen
+class MemoryChange:
+    text: str | None = None
+    tags: list[str] | None = None
 
 
 @attrs.frozen

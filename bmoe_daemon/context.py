@@ -24,6 +24,7 @@ from actors.policy.rules import RuleBook
 from actors.sandbox.policy import Sandbox
 from actors.scheduling.scheduler import Scheduler
 from actors.skills.catalog import SkillCatalog
+from actors.tools.memory import MemoryBook
 from actors.tools.registry import Registry
 from bmoe_daemon import access
 from bmoe_daemon.config import Config
@@ -59,6 +60,8 @@ class DaemonContext:
     rules: RuleBook | None = None
     # The sandbox of the model's commands (/health shows its status); none in chat-only mode or a test's app.
     sandbox: Sandbox | None = None
+    # What the agent remembers of each workspace; none in chat-only mode or a test's app.
+    memory: MemoryBook | None = None
 
 
 def daemon() -> DaemonContext:

@@ -46,6 +46,8 @@ from actors.scheduling.scheduler import Scheduler
 from actors.skills.catalog import SkillCatalog
 from actors.skills.tool import UseSkill
 from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
+from actors.tools.memory import MemoryBook, memory_tools
+from actors.tools.memory_store import Memories
 from actors.tools.registry import Registry
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
@@ -79,6 +81,7 @@ ACP_STOP_S = 10.0
 LSP_STOP_S = 6.0  # each server: `shutdown` and `exit` (1 s), then its group's kill grace and reaping
 HOOKS_STOP_S = 6.0  # the HTTP hooks' posts in flight, each at most 5 s
 ENGINE_STOP_S = HTTP_GRACE_S + 3
+MEMORY_FILE = "memory.sqlite"  # under <data>/agent/: every workspace's memories
 # The skills the release ships: `skills/` beside the packages (the repo's, or site-packages').
 SHIPPED_SKILLS = Path(__file__).resolve().parent.parent / "skills"
 
@@ -183,7 +186,7 @@ def build_sandbox(config: Config) -> Sandbox | None:
 
 
 def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: McpManager | None = None,
-                   sandbox: Sandbox | None = None) -> Registry:
+                   sandbox: Sandbox | None = None, memory: MemoryBook | None = None) -> Registry:
     """The built-in tools, in the order they are offered, then use_skill and the MCP
     servers' tools (known once they start); none in chat-only mode."""
     registry = Registry()
@@ -205,6 +208,9 @@ def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: M
             registry.add(test_tool)
     if skills is not None:
         registry.add(UseSkill(skills))
+    if memory is not None:
+        for memory_tool in memory_tools(memory):
+            registry.add(memory_tool)
     if mcp is not None:
         registry.add_source(mcp)
     return registry
@@ -262,7 +268,9 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
     mcp = build_mcp(config)
     acp = build_acp(config)
     sandbox = await trio.to_thread.run_sync(build_sandbox, config)
-    registry = build_registry(config, skills=skills, mcp=mcp, sandbox=sandbox)
+    # What the agent remembers of each workspace; none in chat-only mode (no workspace there).
+    memory = None if config.chat_only else MemoryBook(Memories(store.agent_dir / MEMORY_FILE))
+    registry = build_registry(config, skills=skills, mcp=mcp, sandbox=sandbox, memory=memory)
     # No hooks in chat-only mode: no run there has tools or a workspace.
     hooks = None if config.chat_only else HookRunner(store.agent_dir / HOOKS_FILE, home=config.data_dir,
                                                      tool_of=registry.get)
@@ -277,15 +285,18 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         rules=None if config.chat_only else RuleBook(store.agent_dir / "permission-rules.json"),
         helpers=trio.CapacityLimiter(config.helpers),
         checkpoints=None if config.chat_only else Checkpoints(store.agent_dir / "checkpoints"),
+        memory=memory,
     )
     hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60, max_live_items=config.live_items)
     if sandbox is not None:
         sandbox.network_of = hub.network_of
+    if memory is not None:
+        memory.allows_read_only = hub.memory_allowed_read_only
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
-                        hooks=hooks, sandbox=sandbox)
+                        hooks=hooks, sandbox=sandbox, memory=memory)
     app = create_app(ctx)
 
     http_send.install()  # each event frame is written before its task yields (see the module)
@@ -322,6 +333,8 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         with trio.CancelScope(shield=True):
             await shutdown(shutdown_steps(scheduler=scheduler, hub=hub, acp=acp, mcp=mcp, lsp=lsp, engine=engine,
                                           http=_Trigger(http_stop), hooks=hooks))
+        if memory is not None:
+            memory.store.close()  # the runs are over: nothing writes a memory now
         nursery.cancel_scope.cancel()
 
 

@@ -335,7 +335,8 @@ class Store:
         out = []
         for row in data if isinstance(data, list) else []:
             try:
-                out.append(Workspace(str(row["id"]), str(row["name"]), str(row["path"]), row.get("network") is True))
+                out.append(Workspace(str(row["id"]), str(row["name"]), str(row["path"]), row.get("network") is True,
+                                     row.get("memory_in_read_only") is True))
             except (KeyError, TypeError):
                 continue
         return out

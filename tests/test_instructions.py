@@ -95,3 +95,58 @@ async def test_a_folders_own_file_comes_once_with_the_first_result_there(real_to
     await conv.send_message("again")
     await wait_state(conv, "idle")
     assert "keep v1 working" not in [i for i in conv.items if i.kind == "tool"][-1].result
+
+
+def repo_with_workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository (a `.git` folder is what marks it) with the workspace two folders down."""
+    repo = tmp_path / "repo"
+    ws = repo / "services" / "api"
+    (ws / ".claude").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / "AGENTS.md").write_text("Repository rule: run make check.\n")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "CLAUDE.md").write_text("Repository claude notes.\n")
+    (repo / "services" / "CLAUDE.md").write_text("Services share one database.\n")
+    (ws / "AGENTS.md").write_text("The api's own rule.\n")
+    (ws / ".claude" / "CLAUDE.md").write_text("The api's claude notes.\n")
+    return repo, ws
+
+
+def test_the_folders_up_to_the_git_root_come_after_the_workspaces_nearest_first(tmp_path):
+    repo, ws = repo_with_workspace(tmp_path)
+    files = instructions.root_files(ws)
+    assert [f.path for f in files] == [
+        ".claude/CLAUDE.md", "AGENTS.md", "../CLAUDE.md", "../../.claude/CLAUDE.md", "../../AGENTS.md",
+    ]
+    assert files[2].text == "Services share one database."
+    block = instructions.prompt_block(files, [])
+    assert block.index("The api's claude notes.") < block.index("Repository rule")
+    # Nothing above the git root is read, and a workspace in no repository reads its own only.
+    (tmp_path / "AGENTS.md").write_text("above the repository\n")
+    assert "above the repository" not in instructions.prompt_block(instructions.root_files(ws), [])
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "CLAUDE.md").write_text("own\n")
+    assert [f.path for f in instructions.root_files(plain)] == ["CLAUDE.md"]
+
+
+def test_a_link_above_the_workspace_that_leads_out_of_the_repository_is_refused(tmp_path):
+    repo, ws = repo_with_workspace(tmp_path)
+    secret = tmp_path / "secret.md"
+    secret.write_text("TOP SECRET")
+    (repo / "AGENTS.md").unlink()
+    (repo / "AGENTS.md").symlink_to(secret)
+    (repo / "services" / "AGENTS.md").symlink_to(repo / ".claude" / "CLAUDE.md")  # inside: followed
+    (repo / "services" / ".claude").mkdir()
+    os.mkfifo(repo / "services" / ".claude" / "CLAUDE.md")  # never waited on
+    texts = [f.text for f in instructions.root_files(ws)]
+    assert "TOP SECRET" not in texts
+    assert texts.count("Repository claude notes.") == 2  # the link inside the repository, and the file
+
+
+def test_the_files_above_share_the_total_cap(tmp_path):
+    repo, ws = repo_with_workspace(tmp_path)
+    (repo / "AGENTS.md").write_text("r" * 9000)
+    (ws / "AGENTS.md").write_text("w" * 9000)
+    total = sum(len(f.text.encode()) for f in instructions.root_files(ws))
+    assert total <= instructions.TOTAL_BYTES

@@ -58,9 +58,12 @@ class Workspace:
     path: str
     # Commands in the sandbox may use the network (loopback included): the person's choice.
     network: bool = False
+    # A read-only conversation may write memories (actors/tools/memory.py): the person's choice.
+    memory_in_read_only: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "path": self.path, "network": self.network}
+        return {"id": self.id, "name": self.name, "path": self.path, "network": self.network,
+                "memory_in_read_only": self.memory_in_read_only}
 
 
 class HubStore(Protocol):
@@ -285,14 +288,22 @@ class Hub:
         real = str(workspace)
         return any(ws.network for ws in self._workspaces.values() if ws.path == real)
 
+    def memory_allowed_read_only(self, workspace: Path) -> bool:
+        """Whether read-only conversations in the workspace at `workspace` may write memories."""
+        real = str(workspace)
+        return any(ws.memory_in_read_only for ws in self._workspaces.values() if ws.path == real)
+
     async def change_workspace(self, workspace_id: str, *, name: str | None = None,
-                               network: bool | None = None) -> Workspace:
-        """Rename a workspace or allow or forbid its commands the network; saved at once."""
+                               network: bool | None = None, memory_in_read_only: bool | None = None) -> Workspace:
+        """Rename a workspace, allow or forbid its commands the network, or its read-only
+        conversations memories; saved at once."""
         ws = self._workspaces.get(workspace_id)
         if ws is None:
             raise NotFound("There is no such workspace.")
         changed = attrs.evolve(ws, name=ws.name if name is None or not name.strip() else name.strip(),
-                               network=ws.network if network is None else network)
+                               network=ws.network if network is None else network,
+                               memory_in_read_only=(ws.memory_in_read_only if memory_in_read_only is None
+                                                    else memory_in_read_only))
         if changed != ws:
             self._workspaces[workspace_id] = changed
             await self._store.save_workspaces(self.workspaces())

@@ -21,6 +21,7 @@ from actors.policy.hooks_config import HookEvent
 from actors.policy.rules import RuleBook
 from actors.record.cards import PlanFiles
 from actors.record.items import ConversationRecord
+from actors.tools.memory import MemoryBook
 from actors.tools.registry import Registry
 
 if TYPE_CHECKING:
@@ -95,3 +96,5 @@ class Env:
     helpers: trio.CapacityLimiter | None = None
     # The workspaces' checkpoints (actors/checkpoints/store.py); None: runs are not checkpointed.
     checkpoints: Checkpoints | None = None
+    # What the agent remembers of each workspace (actors/tools/memory.py): a compaction adds the matching ones.
+    memory: MemoryBook | None = None

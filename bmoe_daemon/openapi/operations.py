@@ -14,11 +14,13 @@ from actors.model.discovery.scan import ModelFile
 from actors.policy.rules import Rule
 from actors.record.items import ConversationState, PlanState
 from actors.record.listing import MAX_PAGE, MAX_QUERY_CHARS
+from actors.tools.memory_store import Memory
 from bmoe_daemon.bodies import (
     Answer,
     Approval,
     EditMessage,
     Fork,
+    MemoryChange,
     NewConversation,
     NewRule,
     NewWorkspace,
@@ -191,7 +193,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(507,), links={
             "Remove": Link(("DELETE", _WS), {"workspace_id": _FROM_ID}),
             "Rules": Link(("GET", _WS + "/rules"), {"workspace_id": _FROM_ID}),
-            "AddRule": Link(("POST", _WS + "/rules"), {"workspace_id": _FROM_ID})}),
+            "AddRule": Link(("POST", _WS + "/rules"), {"workspace_id": _FROM_ID}),
+            "Memories": Link(("GET", _WS + "/memories"), {"workspace_id": _FROM_ID})}),
     ("GET", "/api/folders"): Op(
         "The folders under the home folder whose path starts with `prefix` (`~/...`, absolute, or relative to "
         "home), written `~/...`, at most 50 (`truncated`: there were more); never outside home, after `..` and "
@@ -199,7 +202,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         lambda c: shape(c, {"home": str, "folders": list[str], "truncated": bool}), errors=(400,),
         query=(Param("prefix", {"type": "string", "maxLength": 4096}, "The start of a folder's path."),
                Param("hidden", {"enum": ["0", "1", "true", "false"]}, "1: hidden folders too."))),
-    ("PATCH", _WS): Op("Rename a workspace or allow its sandboxed commands the network (`network`).",
+    ("PATCH", _WS): Op("Rename a workspace, allow its sandboxed commands the network (`network`), or let its "
+                       "read-only conversations write memories (`memory_in_read_only`).",
                        lambda c: c.ref(Workspace, answer=True), body=WorkspaceChange, errors=(404, 507)),
     ("DELETE", _WS): Op("Forget a workspace (its folder stays).", answers.deleted, errors=(409, 507)),
     ("GET", _WS + "/rules"): Op("A workspace's always-allow rules.", lambda c: array(c.ref(Rule, answer=True))),
@@ -208,6 +212,13 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         links={"Remove": Link(("DELETE", _WS + "/rules/<rule_id>"),
                               {"workspace_id": "$request.path.workspace_id", "rule_id": _FROM_ID})}),
     ("DELETE", _WS + "/rules/<rule_id>"): Op("Remove an always-allow rule.", answers.deleted, errors=(507,)),
+    ("GET", _WS + "/memories"): Op(
+        "What the agent remembered of the workspace (memory_write), the newest first, at most 1,000.",
+        lambda c: array(c.ref(Memory, answer=True))),
+    ("PATCH", _WS + "/memories/<memory_id>"): Op(
+        "Change a memory's `text` (at most 2,000 characters) or `tags` (at most 8 lower-case words).",
+        lambda c: c.ref(Memory, answer=True), body=MemoryChange, errors=(400, 507)),
+    ("DELETE", _WS + "/memories/<memory_id>"): Op("Forget a memory.", answers.deleted, errors=(507,)),
     ("GET", "/api/debug/actors"): Op("The live actor tree.", answers.actor),
     ("GET", "/api/providers"): Op("The saved providers (never their keys).", lambda c: array(answers.provider(c))),
     ("POST", "/api/providers"): Op(

@@ -3,7 +3,8 @@ from __future__ import annotations
 from quart import Blueprint, Response, jsonify, request
 
 from actors.policy.rules import BadRule, RuleBook
-from bmoe_daemon.bodies import NewRule, NewWorkspace, WorkspaceChange, parse_json, structure
+from actors.tools.memory_store import Memories
+from bmoe_daemon.bodies import MemoryChange, NewRule, NewWorkspace, WorkspaceChange, parse_json, structure
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError
 
@@ -25,7 +26,8 @@ async def post_workspaces() -> tuple[Response, int]:
 @bp.patch("/api/workspaces/<workspace_id>")
 async def patch_workspace(workspace_id: str) -> Response:
     body = structure(parse_json(await request.get_data()), WorkspaceChange)
-    ws = await daemon().hub.change_workspace(workspace_id, name=body.name, network=body.network)
+    ws = await daemon().hub.change_workspace(workspace_id, name=body.name, network=body.network,
+                                             memory_in_read_only=body.memory_in_read_only)
     return jsonify(ws.to_json())
 
 
@@ -66,3 +68,36 @@ async def delete_rule(workspace_id: str, rule_id: str) -> Response:
     if not await _rules(workspace_id).remove(workspace_id, rule_id):
         raise NotFoundError("There is no such rule in this workspace.")
     return jsonify({"deleted": rule_id})
+
+
+def _memories(workspace_id: str) -> tuple[Memories, str]:
+    """The memory store and the workspace's folder (what its memories are kept by)."""
+    path = daemon().hub.workspace_path(workspace_id)
+    if path is None:
+        raise NotFoundError("There is no such workspace.")
+    memory = daemon().memory
+    if memory is None:
+        raise NotFoundError("This daemon keeps no memories (--chat-only).")
+    return memory.store, str(path)
+
+
+@bp.get("/api/workspaces/<workspace_id>/memories")
+async def get_memories(workspace_id: str) -> Response:
+    store, path = _memories(workspace_id)
+    return jsonify([m.to_json() for m in await store.listing(path)])
+
+
+@bp.patch("/api/workspaces/<workspace_id>/memories/<memory_id>")
+async def patch_memory(workspace_id: str, memory_id: str) -> Response:
+    store, path = _memories(workspace_id)
+    body = structure(parse_json(await request.get_data()), MemoryChange)
+    if body.text is None and body.tags is None:
+        raise BadRequest("Give the memory's new text, its new tags, or both.")
+    return jsonify((await store.change(path, memory_id, text=body.text, tags=body.tags)).to_json())
+
+
+@bp.delete("/api/workspaces/<workspace_id>/memories/<memory_id>")
+async def delete_memory(workspace_id: str, memory_id: str) -> Response:
+    store, path = _memories(workspace_id)
+    await store.delete(path, memory_id)
+    return jsonify({"deleted": memory_id})

@@ -1,6 +1,7 @@
 // The workspaces page: the folders the agent may work in (added here by their path,
 // removed with what that does said first), and each one's always-allow rules (kept by
-// "Always allow" on an approval card, or added here), with Remove.
+// "Always allow" on an approval card, or added here), with Remove, and what the agent
+// remembered of it (memories.js).
 //
 // `#/workspaces/<id>` opens it at one workspace, `#/workspaces/add` at the path field. Every change goes through the public
 // API; a refusal is said beside what was done, in the daemon's words.
@@ -8,6 +9,7 @@
 import { api } from "./api.js";
 import { alertLine, clear, h, select } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
+import { memorySection } from "./memories.js";
 import { notSandboxedBanner, sandboxStatus } from "./sandbox.js";
 import { attemptIn, pageView, problem, toast } from "./ui.js";
 
@@ -160,7 +162,8 @@ async function removalText(ws) {
       + "longer put its files back.",
     t ? ` ${plural(t, "task", "tasks")} in it will not run until given another folder.` : "",
     " The folder and its files stay as they are on disk; adding it again makes a new workspace, which those "
-      + "conversations do not get back.",
+      + "conversations do not get back. What the agent remembered of it stays with the folder (in the daemon's "
+      + "data folder) and comes back with it.",
   ].join("");
 }
 
@@ -197,9 +200,10 @@ function removeControl(ws, onRemoved) {
   return box;
 }
 
-// One workspace and its rules; `reload` reads its rules again.
+// One workspace, its rules and memories; `reload` reads them again.
 function workspaceRow(ws, onRemoved) {
   const rulesEl = h("div.rules");
+  const memory = memorySection(ws);
   const titleId = `ws-title-${ws.id}`;
   const row = h("li.row.workspace-row", { id: `ws-${ws.id}`, "aria-labelledby": titleId, tabindex: "-1" },
     h("div.row-main", {},
@@ -207,8 +211,12 @@ function workspaceRow(ws, onRemoved) {
       networkSwitch(ws),
       h("h3.rules-title", {}, "Always allowed"),
       rulesEl,
+      memory.section,
       removeControl(ws, onRemoved)));
   const reload = async (focus) => {
+    await Promise.all([reloadRules(focus), memory.reload()]);
+  };
+  const reloadRules = async (focus) => {
     let rules;
     try {
       rules = await api("GET", `/api/workspaces/${enc(ws.id)}/rules`);
@@ -218,9 +226,9 @@ function workspaceRow(ws, onRemoved) {
     }
     clear(rulesEl,
       rules.length
-        ? h("ul.rule-list", { "aria-label": `Rules of ${ws.name}` }, rules.map((r) => ruleRow(ws, r, () => reload("remove"))))
+        ? h("ul.rule-list", { "aria-label": `Rules of ${ws.name}` }, rules.map((r) => ruleRow(ws, r, () => reloadRules("remove"))))
         : h("p.muted.small.no-rules", {}, "No rules: every change asks. “Always allow” on an approval card keeps one here."),
-      addRuleForm(ws, () => reload("add"), focus === "add"));
+      addRuleForm(ws, () => reloadRules("add"), focus === "add"));
     // After a removal the keyboard stays in the list (or on the form when it is empty).
     if (focus === "remove") (rulesEl.querySelector(".rule button") || rulesEl.querySelector("summary")).focus();
     if (focus === "add") rulesEl.querySelector("input").focus();

@@ -8,10 +8,12 @@ alternate, each a message of `--rounds` rounds with one `write_file` call into `
 - plain: a `full` conversation in a workspace with no instruction file and no rule;
 - ruled: an `ask` conversation whose workspace has a rule for `src/` (so every write
   runs without a card, the rule matched and the path resolved each time), a root
-  CLAUDE.md and AGENTS.md, and nested ones to index and deliver.
+  CLAUDE.md, .claude/CLAUDE.md and AGENTS.md, nested ones to index and deliver, and
+  is a folder of a git repository (its root's AGENTS.md read too, its branch and
+  `git status -sb` in the prompt: read at most every 30 s, actors/runs/agent/git_status.py).
 
 Figure: the median time per turn of each and their difference. Target: under 1 ms a
-round.
+round. Beside it, what one read of the git state costs when the 30 s cache has none.
 
     .venv/bin/python ops/bench/rules_overhead.py [--rounds 20] [--reps 15] [--quick]
 """
@@ -57,6 +59,7 @@ async def main(args: argparse.Namespace) -> int:
     from actors.model.backends.scripted import ScriptedBackend
     from actors.model.engine import Engine
     from actors.policy.rules import RuleBook
+    from actors.runs.agent.git_status import read_block
     from actors.runs.env import Env
     from bmoe_daemon.config import Config
     from bmoe_daemon.server import build_registry
@@ -65,9 +68,13 @@ async def main(args: argparse.Namespace) -> int:
     report = Report("rules_overhead", "what always-allow rules and instruction files add to a round")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for name in ("plain", "ruled"):
-            (root / name / "src").mkdir(parents=True)
-        ruled = root / "ruled"
+        ruled = root / "repo" / "ruled"
+        for folder in (root / "plain", ruled):
+            (folder / "src").mkdir(parents=True)
+        await trio.run_process(["git", "init", "-q", str(root / "repo")])
+        (root / "repo" / "AGENTS.md").write_text("The repository's rules.\n")
+        (ruled / ".claude").mkdir()
+        (ruled / ".claude" / "CLAUDE.md").write_text("Claude notes.\n")
         (ruled / "CLAUDE.md").write_text("Be brief.\n")
         (ruled / "AGENTS.md").write_text("Use tabs.\n" * 50)
         (ruled / "src" / "AGENTS.md").write_text("src rules\n")
@@ -97,12 +104,18 @@ async def main(args: argparse.Namespace) -> int:
                 plain.append(await one(hub, backend, ws_plain, "full", args.rounds, "plain"))
                 with_rules.append(await one(hub, backend, ws_ruled, "ask", args.rounds, "ruled"))
             other = cpu.foreign_cores()
+            git_reads = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                await read_block(ruled)
+                git_reads.append(time.perf_counter() - t0)
             hub.close()
             engine.close()
     a, b = median(plain) * 1000, median(with_rules) * 1000
     report.figure("plain: median time per turn", a, "ms")
     report.figure("rules and instructions: median time per turn", b, "ms")
     report.figure("other processes' CPU during the run", other, "cores")
+    report.figure("one read of the git state (two git processes), once per 30 s", median(git_reads) * 1000, "ms")
     report.target("what rules and instructions add to a round", b - a, "<=", TARGET_MS, "ms")
     return report.finish()
 

@@ -159,15 +159,19 @@ def model_text(compaction: dict[str, Any]) -> str:
         parts.append(f"The plan:\n{compaction['plan']}")
     for path, text in (compaction.get("files") or {}).items():
         parts.append(f"{path} as it is now:\n{text}")
+    if compaction.get("memories"):
+        parts.append(compaction["memories"])
     return "[A summary of the conversation so far]\n" + "\n\n".join(parts)
 
 
 def record(
     *, summary: str | None, tokens_before: int, items_summarised: int, todos: Sequence[Todo],
-    plan: str | None, files: dict[str, str],
+    plan: str | None, files: dict[str, str], memories: str | None = None,
 ) -> dict[str, Any]:
+    """`memories`: the block of the workspace's memories that match the goal and the
+    files (actors/runs/agent/compaction_turn.py), framed as data."""
     return {
         "summary": summary, "tokens_before": tokens_before, "tokens_after": 0,
         "items_summarised": items_summarised, "todos": [t.to_json() for t in todos], "plan": plan or None,
-        "files": files,
+        "files": files, "memories": memories,
     }

@@ -1,15 +1,19 @@
-"""A project's own instruction files: `AGENTS.md` and `CLAUDE.md`.
+"""A project's own instruction files: `CLAUDE.md`, `.claude/CLAUDE.md` and `AGENTS.md`.
 
-At each message the prompt carries the two at the workspace's root (`CLAUDE.md` first,
-each under a heading with its path) and an index of the nested ones (paths only, at
+At each message the prompt carries those at the workspace's root (in that order, each
+under a heading with its path), then those of each folder between the workspace and
+its git root, the nearest first (`../AGENTS.md`, ...: a workspace that is a part of a
+repository gets the repository's), and an index of the nested ones (paths only, at
 most INDEX_DEPTH folders deep; `.git`, `node_modules`, virtual environments and
 dot-folders are not walked). When a file tool first touches a path under a folder with
 its own instruction file, that file's text comes back with the tool's result, once per
 conversation. A file whose first line is `<!-- bmoe:noload -->` is left out of both.
 
 Every read goes through the workspace's confinement (actors/fs/paths.py
-`read_workspace_text`: a link out is not followed, a FIFO is not waited on), each file
-at most FILE_BYTES, all of a prompt at most TOTAL_BYTES. Blocking: call in a thread.
+`read_workspace_text`: a link out is not followed, a FIFO is not waited on); a folder
+above the workspace is confined the same way to the git root (a link there that leads
+out of the repository is not followed). Each file at most FILE_BYTES, all of a prompt at
+most TOTAL_BYTES. Blocking: call in a thread.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ import attrs
 
 from actors.fs.paths import read_workspace_text
 
-NAMES = ("CLAUDE.md", "AGENTS.md")  # in the order they are given
+NAMES = ("CLAUDE.md", "AGENTS.md")  # a nested folder's, in the order they are given
+ROOT_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md")  # the workspace's and each folder's above it
 NOLOAD = "<!-- bmoe:noload -->"
 FILE_BYTES = 8 * 1024
 TOTAL_BYTES = 16 * 1024
 INDEX_DEPTH = 5
+UP_MAX = 32  # folders looked at above the workspace for its git root
 INDEX_MAX = 50  # paths listed
 WALK_MAX_ENTRIES = 20_000
 WALK_MAX_S = 0.2
@@ -51,14 +57,48 @@ def read(workspace: Path, rel: str, limit: int = FILE_BYTES) -> Instruction | No
     return Instruction(rel, text)
 
 
+def git_root(workspace: Path) -> Path | None:
+    """The folder holding the `.git` (a folder, or a file of a linked work tree) of the
+    repository the workspace is in: the workspace itself or a folder above it (at most
+    UP_MAX up); None when it is in none."""
+    here = Path(os.path.realpath(workspace))
+    for _ in range(UP_MAX + 1):
+        if os.path.lexists(here / ".git"):
+            return here
+        if here.parent == here:
+            return None
+        here = here.parent
+    return None
+
+
+def folders_up(workspace: Path) -> tuple[Path, list[str]]:
+    """The area a file above the workspace must stay in (its git root, else the
+    workspace) and, relative to it, the folders between the workspace and it, the
+    nearest first ("" is the git root itself)."""
+    ws = Path(os.path.realpath(workspace))
+    root = git_root(ws)
+    if root is None or root == ws:
+        return ws, []
+    rel = ws.relative_to(root).parts
+    return root, ["/".join(rel[:i]) for i in range(len(rel) - 1, -1, -1)]
+
+
 def root_files(workspace: Path) -> list[Instruction]:
-    """The root's instruction files, within TOTAL_BYTES together."""
+    """The workspace's instruction files, then those of the folders up to its git root
+    (nearest first), within TOTAL_BYTES together. A path is relative to the workspace
+    (`../AGENTS.md`)."""
+    ws = Path(os.path.realpath(workspace))
+    area, ups = folders_up(ws)
+    places: list[tuple[Path, str, str]] = [(ws, name, name) for name in ROOT_NAMES]
+    for folder in ups:
+        shown = os.path.relpath(area / folder, ws).replace(os.sep, "/")
+        places += [(area, f"{folder}/{name}" if folder else name, f"{shown}/{name}") for name in ROOT_NAMES]
     out: list[Instruction] = []
     room = TOTAL_BYTES
-    for name in NAMES:
-        found = read(workspace, name, min(FILE_BYTES, room))
+    for confined_to, rel, shown in places:
+        found = read(confined_to, rel, min(FILE_BYTES, room))
         if found is not None:
-            out.append(found)
+            out.append(Instruction(shown, found.text))
             room -= len(found.text.encode("utf-8"))
             if room <= 0:
                 break

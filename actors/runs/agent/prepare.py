@@ -16,7 +16,7 @@ from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.record.items import Mode
 from actors.record.transcript import Transcript
-from actors.runs.agent import instructions, real_names
+from actors.runs.agent import git_status, instructions, real_names
 from actors.runs.agent.prompt import system_prompt
 from actors.runs.agent.run_tools import goals, helpers, plans
 from actors.runs.agent.run_tools.carrier import PLAN_WRITERS, OwnTools
@@ -43,6 +43,8 @@ class Offer:
         self._nested_known: set[str] | None = None  # every nested instruction file, when the index is whole
         self._narrowed: frozenset[str] | None = None  # a loaded skill's allowed-tools, for the rest of the run
         self._skill_names: tuple[str, ...] = ()  # the switched-on skills (use_skill's real names)
+        self._git: str | None = None  # the workspace's git state, read once a message (git_status.py)
+        self._git_read = False
 
     @property
     def system(self) -> str | None:
@@ -116,6 +118,8 @@ class Offer:
         offer_mode: Mode = "read_only" if planning or self._req.helper == "explore" else mode
         await env.registry.prepare(workspace=ws, mode=offer_mode, local=local)
         self._offered = env.registry.offered(workspace=ws, mode=offer_mode, local=local, skills=bool(skills))
+        if not self._leader.offers_memory:
+            self._offered = [t for t in self._offered if not getattr(t, "memory", False)]
         if planning:
             self._offered += [t for t in map(env.registry.get, PLAN_WRITERS) if t is not None]
         # The run's own tools come with a workspace, as skills do: plain chat gets none
@@ -141,7 +145,15 @@ class Offer:
             goal=goal.text if goal and goal.state == "active" and goals.UPDATE_SPEC in specs else None,
             helper=helpers.HELPER_LINES[self._req.helper] if self._req.helper else None,
             files=real_names.prompt_index(files) if files else None,
+            git=await self._git_block(ws) if ws else None,
         )
+
+    async def _git_block(self, ws: Path) -> str | None:
+        """The workspace's branch and status, the same for every prepare of this message."""
+        if not self._git_read:
+            self._git = await git_status.CACHE.get(ws)
+            self._git_read = True
+        return self._git
 
     async def workspace_files(self) -> tuple[str, ...] | None:
         """The workspace's files when an offered tool names existing ones (actors/runs/agent/real_names.py)."""

@@ -54,10 +54,12 @@ def system_prompt(
     goal: str | None = None,
     helper: str | None = None,
     files: str | None = None,
+    git: str | None = None,
 ) -> str:
     """The base prompt (capped) plus the project's instruction files (actors/runs/agent/instructions.py).
     `planning`: the lines that say the conversation plans (actors/runs/agent/run_tools/plans.py). `files`:
-    the line that lists the workspace's files (actors/runs/agent/real_names.py `prompt_index`)."""
+    the line that lists the workspace's files (actors/runs/agent/real_names.py `prompt_index`). `git`: the
+    workspace's branch and status (actors/runs/agent/git_status.py), last: it changes most often."""
     lines = [
         "You are a coding agent working for the person at this computer.",
         f"Platform: {platform_name()}. Date: {today.isoformat()}.",
@@ -94,6 +96,8 @@ def system_prompt(
     base = cap_lines(lines, PROMPT_CAP_CHARS)
     if instructions:
         base += "\n\n" + instructions
+    if git:
+        base += "\n\n" + git
     return base
 
 

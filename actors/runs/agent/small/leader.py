@@ -73,6 +73,9 @@ class Leading(Protocol):
     @property
     def checks_answers(self) -> bool: ...
 
+    @property
+    def offers_memory(self) -> bool: ...
+
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]: ...
 
     def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]: ...
@@ -104,6 +107,7 @@ class NotLed:
 
     offers_skills = True
     checks_answers = False
+    offers_memory = True
 
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
         return specs
@@ -138,6 +142,9 @@ class Leader:
 
     # Skills are not offered: a small model offered `use_skill` calls it instead of working.
     offers_skills = False
+    # Not the memory tools: a small model offered a tool calls it instead of answering, and
+    # three more tool lines crowd its prompt; no run has shown it using them to any good.
+    offers_memory = False
 
     def __init__(self, transcript: Transcript, env: Env) -> None:
         self._t = transcript
