@@ -217,12 +217,17 @@ def _generate(backend: object) -> float:
     return max(time.perf_counter() - start, 1e-6)
 
 
-async def check_mcp(config_path: Path) -> list[Check]:
-    """Each configured MCP server started and its tools listed (each within its start limit)."""
+async def check_mcp(config_path: Path, data_dir: Path | None = None) -> list[Check]:
+    """Each configured MCP server started (a remote one connected, its headers' secrets
+    read from the key store in `data_dir`) and its tools listed (each within its start
+    limit)."""
+    from actors.fs.atomic import write_atomic
+    from actors.model.providers.directory import ProviderDirectory
     from actors.peers.mcp.config import load_config
-    from actors.peers.mcp.servers import McpManager
+    from actors.peers.mcp.manager import McpManager
 
-    manager = McpManager(load_config(config_path))
+    secrets = ProviderDirectory(data_dir, write_file=write_atomic).secret if data_dir is not None else None
+    manager = McpManager(load_config(config_path), secrets=secrets)
     if not manager.listing():
         return [Check("MCP servers", True, f"none configured ({config_path})")]
     async with trio.open_nursery() as nursery:
@@ -236,11 +241,20 @@ async def check_mcp(config_path: Path) -> list[Check]:
     for row in rows:
         name = f"MCP server {row['name']}"
         tools = [str(t["name"]) for t in row["tools"]]  # type: ignore[attr-defined]
-        if row["state"] == "failed":
-            out.append(Check(name, False, f"{row['command']}: {row.get('error', 'did not start')}",
+        where = row.get("url") or row.get("command")
+        if row["state"] == "failed" and row.get("remote"):
+            out.append(Check(name, False, f"{where}: {row.get('error', 'did not connect')}",
+                             f"fix or remove its entry in {config_path} (its url, its headers and the secrets "
+                             "they name: PUT /api/secrets/NAME or the Agent & MCP page)"))
+        elif row["state"] == "failed":
+            out.append(Check(name, False, f"{where}: {row.get('error', 'did not start')}",
                              f"fix or remove its entry in {config_path} (is the program installed?)"))
+        elif row["state"] == "reconnecting":
+            out.append(Check(name, False, f"{where}: {row.get('error', 'cannot be reached')}",
+                             "check that the server is up and its url in the MCP config is right"))
         else:
-            out.append(Check(name, True, f"started; {len(tools)} tools: {', '.join(tools) or 'none'}"))
+            how = f"connected over {row['transport']}" if row.get("remote") else "started"
+            out.append(Check(name, True, f"{how}; {len(tools)} tools: {', '.join(tools) or 'none'}"))
     return out
 
 
@@ -320,7 +334,7 @@ async def checklist(args: argparse.Namespace) -> list[Check]:
     checks.append(check_data_dir(data_dir))
     checks.append(check_port(args.host, args.port, data_dir))
     checks.extend(await check_model(args, data_dir))
-    checks.extend(await check_mcp(args.mcp_servers_config or data_dir / "mcp.json"))
+    checks.extend(await check_mcp(args.mcp_servers_config or data_dir / "mcp.json", data_dir))
     checks.append(check_agents())
     checks.append(check_sandbox(getattr(args, "sandbox", "auto"), getattr(args, "bwrap", None)))
     checks.append(check_git())

@@ -70,6 +70,31 @@ def provider(c: Components) -> Schema:
     return shape(c, {"id": str, "name": str, "base_url": str, "models": array(model), "has_key": bool})
 
 
+def mcp_server(c: Components) -> Schema:
+    """One MCP server of GET /api/agent: a program (`command`) or a remote server (`url`,
+    query values hidden, and its headers' names with the secrets they name, never a value)."""
+    state = {"enum": ["running", "stopped", "reconnecting", "failed"]}
+    header = shape(c, {"name": str, "secrets": list[str]})
+    return shape(c, {"name": str, "remote": bool, "transport": {"enum": ["stdio", "streamable-http", "sse"]},
+                     "command": str, "url": str, "headers": array(header), "state": state,
+                     "next_try_at": float, "error": str,
+                     "tools": array(shape(c, {"name": str, "description": str})),
+                     "prompts": array(shape(c, {"name": str, "title": str, "description": str,
+                                                "arguments": array(shape(c, {"name": str, "required": bool}))},
+                                            optional=("title", "description"))),
+                     "resources": array(shape(c, {"uri": str, "name": str, "description": str, "mime_type": str},
+                                              optional=("description", "mime_type")))},
+                 optional=("command", "url", "headers", "next_try_at", "error", "transport", "prompts", "resources"))
+
+
+def secrets(c: Components) -> Schema:
+    return shape(c, {"secrets": array(secret(c))})
+
+
+def secret(c: Components) -> Schema:
+    return shape(c, {"name": str, "stored": bool, "used_by": list[str]})
+
+
 def skill(c: Components) -> Schema:
     return shape(c, {"name": str, "title": str, "description": str, "source": str, "enabled": bool, "body": str})
 
