@@ -232,6 +232,15 @@ async def test_streamable_http_lists_and_calls_then_ends_its_session(everything)
             assert server is not None
             assert await server.call("echo", {"message": "hi"}) == ("Echo: hi", False)
             assert b"Session initialized" in node.out
+            # A call given up on (a stop): the server is told, and the session goes on.
+            posts = node.out.count(b"Received MCP POST request")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(server.call, "trigger-long-running-operation", {"duration": 60, "steps": 60})
+                await wait_for(lambda: node.out.count(b"Received MCP POST request") > posts, poll=0.02)
+                nursery.cancel_scope.cancel()
+            await wait_for(lambda: node.out.count(b"Received MCP POST request") >= posts + 2, poll=0.02)
+            assert server.state == "running"
+            assert await server.call("echo", {"message": "still"}) == ("Echo: still", False)
         # Closed: the session is ended with a DELETE, not left to time out.
         await wait_for(lambda: b"session termination" in node.out, timeout=10, poll=0.02)
 
@@ -246,6 +255,10 @@ async def test_an_sse_only_server_is_spoken_to_over_the_older_transport(everythi
             assert server is not None
             assert await server.call("echo", {"message": "over sse"}) == ("Echo: over sse", False)
             assert await server.call("get-sum", {"a": 2, "b": 3}) == ("The sum of 2 and 3 is 5.", False)
+            # Its event stream broken while nothing is asked: seen at once, and tried again.
+            await node.kill()
+            await wait_for(lambda: server.state in ("reconnecting", "starting"), poll=0.02)
+            assert m.listing()[0]["state"] == "reconnecting"
 
 
 async def test_a_server_that_drops_mid_call_ends_the_call_and_is_reconnected(everything):

@@ -34,7 +34,7 @@ import trio
 from actors.actor import Reply
 from actors.model.chatstream import StreamError
 from actors.model.http_read import body_lines, read_body, read_head
-from actors.peers.jsonrpc import Response, WireError, encode_request, parse
+from actors.peers.jsonrpc import Response, WireError, encode_notification, encode_request, parse
 from actors.peers.mcp.sse import SseEvents
 from actors.peers.program import Handler, ProgramEnded, answer
 
@@ -149,7 +149,8 @@ class RemoteLink:
         """Send a request and wait for its answer (a JSON value as the server sent it).
         RpcError for a JSON-RPC error, HttpRefused for an HTTP error status, WireError
         for an answer that breaks the protocol, ProgramEnded when the session ended.
-        The first request of a link decides the transport."""
+        The first request of a link decides the transport. Cancelled (a stop, a time
+        limit): the server is told with `notifications/cancelled`, the session goes on."""
         rid = next(self._ids)
         slot: Reply[object] = Reply()
         self.pending[rid] = slot
@@ -166,6 +167,11 @@ class RemoteLink:
                 if not slot.done:
                     self.end("the server ended its answer without a result")
             return await slot.wait()
+        except trio.Cancelled:
+            if self.protocol is not None and self._nursery is not None and not self.ended.is_set():
+                note = encode_notification("notifications/cancelled", {"requestId": rid, "reason": "given up"})
+                self._nursery.start_soon(self.send_quietly, note)
+            raise
         finally:
             self.pending.pop(rid, None)
 
