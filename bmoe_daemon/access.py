@@ -163,6 +163,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("POST", "/api/providers"): (Locality.LOCAL, "Saving a provider"),
     ("PUT", "/api/providers/<provider_id>"): (Locality.LOCAL, "Saving a provider"),
     ("DELETE", "/api/providers/<provider_id>"): (Locality.LOCAL, "Forgetting a provider"),
+    ("POST", "/api/mcp/<server>/prompts/<name>"): (Locality.LOCAL, "An MCP server's prompt"),
     ("GET", "/api/secrets"): (Locality.LOCAL, "The list of secrets"),
     ("PUT", "/api/secrets/<name>"): (Locality.LOCAL, "Saving a secret"),
     ("DELETE", "/api/secrets/<name>"): (Locality.LOCAL, "Forgetting a secret"),

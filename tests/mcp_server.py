@@ -14,6 +14,8 @@ Its tools:
     slow {seconds}       answers after that many seconds
     pid                  answers its process id
 
+Its one prompt, `review {topic}`, gives "Review <topic> carefully.".
+
 It prints a banner to stderr when it starts, and lists its tools in two pages (so the
 client's cursor is exercised). Options change how it starts:
 
@@ -61,6 +63,8 @@ TOOLS = [
                input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
     types.Tool(name="pid", description="Answers its process id.", input_schema={"type": "object"}),
 ]
+PROMPTS = [types.Prompt(name="review", description="Asks for a careful review.",
+                         arguments=[types.PromptArgument(name="topic", required=True)])]
 PAGE_2 = "page2"
 CRASH_CODE = 3
 # JSON-RPC codes the faulty handshake and an unknown tool answer with.
@@ -114,7 +118,19 @@ def build(argv: list[str]) -> Server[Any]:
             return text(str(os.getpid()))
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
 
-    server: Server[Any] = Server("test-server", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
+    async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                           ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=PROMPTS)
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != "review":
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        topic = (params.arguments or {}).get("topic", "")
+        return types.GetPromptResult(messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=f"Review {topic} carefully."))])
+
+    server: Server[Any] = Server("test-server", version="1", on_list_tools=list_tools, on_call_tool=call_tool,
+                                 on_list_prompts=list_prompts, on_get_prompt=get_prompt)
 
     async def handshake_faults(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "initialize":

@@ -355,6 +355,16 @@ async def test_a_token_from_the_key_store_reaches_the_server_and_nothing_else(tm
                 (row,) = body.json()["mcp"]
                 assert (row["state"], row["transport"]) == ("running", "streamable-http")
                 assert "t_echo" in [t["name"] for t in row["tools"]]
+                # Its prompt: listed, and given as text to start a message with.
+                assert row["prompts"] == [{"name": "review", "description": "Asks for a careful review.",
+                                           "arguments": [{"name": "topic", "required": True}]}]
+                got = await c.post("/api/mcp/t/prompts/review", json={"arguments": {"topic": "the diff"}})
+                assert got.json() == {"text": "Review the diff carefully."}
+                for path, body, code in [("/api/mcp/t/prompts/review", {"arguments": {}}, 400),
+                                         ("/api/mcp/t/prompts/review", {"arguments": {"topic": 3}}, 400),
+                                         ("/api/mcp/t/prompts/nope", {}, 404),
+                                         ("/api/mcp/nope/prompts/review", {}, 404)]:
+                    assert (await c.post(path, json=body)).status_code == code, path
                 ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
                 conv = (await c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"})).json()
                 assert (await c.post(f"/api/conversations/{conv['id']}/messages",

@@ -93,10 +93,17 @@ def test_remote_servers_are_marked_and_a_secret_is_saved_from_the_page(daemon):
         form.get_by_label("Value").fill(TOKEN)
         form.get_by_role("button", name="Save secret").click()
         expect(tokened.locator(".badge.mcp-running")).to_be_visible()
-        expect(tokened.locator("summary")).to_contain_text("tools")
+        expect(tokened.locator("summary").first).to_have_text("7 tools")
         expect(page.get_by_role("list", name="Secrets").get_by_role("listitem", name="tok")).to_contain_text("saved")
         assert form.get_by_label("Value").input_value() == ""
         assert TOKEN not in page.content()
         screenshot(page, "desktop-mcp-remote")
+        # Its prompt starts a message: its argument asked for, its text the home's draft.
+        tokened.locator("details.mcp-prompts summary").click()
+        tokened.get_by_role("button", name="Use review").click()
+        use = tokened.get_by_role("form", name="Use the prompt review")
+        use.get_by_label("topic").fill("the release notes")
+        use.get_by_role("button", name="Start a message with it").click()
+        expect(page.get_by_role("textbox", name="Message")).to_have_value("Review the release notes carefully.")
         ctx.close()
         watch.check()

@@ -28,6 +28,7 @@ from bmoe_daemon.bodies import (
 from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
+from bmoe_daemon.routes.agent import PromptArguments
 from bmoe_daemon.routes.providers import ProviderBody
 from bmoe_daemon.routes.secrets import SecretBody
 from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
@@ -218,6 +219,10 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("PUT", "/api/providers/<provider_id>"): Op("Change a provider.", answers.provider, body=ProviderBody,
                                                 errors=(507,)),
     ("DELETE", "/api/providers/<provider_id>"): Op("Forget a provider and its key.", answers.deleted, errors=(507,)),
+    ("POST", "/api/mcp/<server>/prompts/<name>"): Op(
+        "An MCP server's prompt (`prompts/get` with `{arguments}`) as text, for a person to start a message with; "
+        "409 busy when the server cannot give it now.",
+        lambda c: shape(c, {"text": str}), body=PromptArguments, body_required=False, errors=(400, 404, 409)),
     ("GET", "/api/secrets"): Op(
         "The key store's named secrets (never their values) and the MCP servers whose headers name each; a name a "
         "server wants that is not stored yet is listed with `stored: false`.", answers.secrets),

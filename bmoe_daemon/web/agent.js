@@ -5,16 +5,50 @@
 import { api } from "./api.js";
 import { alertLine, clear, field, h, when } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
+import { startWith } from "./home.js";
 import { deleteButton, page } from "./settings.js";
-import { attempt, pageView, problem } from "./ui.js";
+import { attempt, attemptIn, pageView, problem } from "./ui.js";
 
 // While a remote server is reconnecting, the page is read again this often.
 const RECONNECT_POLL_MS = 2000;
 const TRANSPORTS = { "streamable-http": "Streamable HTTP", sse: "HTTP+SSE", stdio: "stdio" };
 
+const count = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
 function secondsFromNow(at) {
   const s = Math.max(0, Math.round(at - Date.now() / 1000));
   return s ? `in ${s} s` : "now";
+}
+
+// A prompt's arguments, asked for when it is used; its text then starts a message on
+// the home page (as a draft the person reads and sends).
+function promptForm(server, p) {
+  const inputs = p.arguments.map((a) => [a, h("input", { type: "text", required: a.required, autocomplete: "off" })]);
+  const error = alertLine("");
+  const form = h("form.card.prompt-form", { "aria-label": `Use the prompt ${p.name}` },
+    inputs.map(([a, el]) => field(a.required ? a.name : `${a.name} (optional)`, el)), error,
+    h("div.actions", {}, h("button.primary", { type: "submit" }, "Start a message with it")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const args = Object.fromEntries(inputs.filter(([, el]) => el.value.trim()).map(([a, el]) => [a.name, el.value]));
+    const got = await attemptIn(error, () => api("POST",
+      `/api/mcp/${encodeURIComponent(server)}/prompts/${encodeURIComponent(p.name)}`, { arguments: args }));
+    if (got) startWith(got.text);
+  });
+  return form;
+}
+
+function promptItem(server, p) {
+  const use = h("button.quiet", { type: "button", "aria-label": `Use ${p.name}` }, "Use");
+  const item = h("li.mcp-prompt", { "aria-label": p.name }, h("code", {}, p.name),
+    p.arguments.length ? ` (${p.arguments.map((a) => a.name + (a.required ? "" : "?")).join(", ")})` : "",
+    p.description ? ` — ${p.description}` : "", " ", use);
+  use.addEventListener("click", () => {
+    use.hidden = true;
+    item.append(promptForm(server, p));
+    item.querySelector("input, button.primary").focus();
+  });
+  return item;
 }
 
 // One MCP server: a program of this computer, or a remote one (marked: what its tools
@@ -38,17 +72,15 @@ function mcpRow(m) {
         : null,
       m.error ? h("p.error-text", {}, m.error) : null,
       m.tools.length
-        ? h("details", {}, h("summary", {}, `${m.tools.length} tools`),
+        ? h("details", {}, h("summary", {}, count(m.tools.length, "tool")),
             h("ul", {}, m.tools.map((t) => h("li", {}, h("code", {}, t.name), ` — ${t.description || ""}`))))
         : null,
       m.prompts && m.prompts.length
-        ? h("details.mcp-prompts", {}, h("summary", {}, `${m.prompts.length} prompts`),
-            h("ul", {}, m.prompts.map((p) => h("li", {}, h("code", {}, p.name),
-              p.arguments.length ? ` (${p.arguments.map((a) => a.name + (a.required ? "" : "?")).join(", ")})` : "",
-              p.description ? ` — ${p.description}` : ""))))
+        ? h("details.mcp-prompts", {}, h("summary", {}, count(m.prompts.length, "prompt")),
+            h("ul", { "aria-label": `Prompts of ${m.name}` }, m.prompts.map((p) => promptItem(m.name, p))))
         : null,
       m.resources && m.resources.length
-        ? h("details.mcp-resources", {}, h("summary", {}, `${m.resources.length} resources`),
+        ? h("details.mcp-resources", {}, h("summary", {}, count(m.resources.length, "resource")),
             h("ul", {}, m.resources.map((r) => h("li", {}, h("code", {}, r.uri),
               r.name !== r.uri ? ` ${r.name}` : "", r.description ? ` — ${r.description}` : ""))))
         : null));

@@ -4,7 +4,8 @@ it has shaken hands (when its capabilities name them) for the person to see.
 `read_prompts` and `read_resources` turn one page of `prompts/list` and
 `resources/list` into plain rows (strings bounded, what is malformed left out);
 `list_extras` asks for the pages, bounded, and never fails the server: a listing that
-goes wrong is a log line and an empty list.
+goes wrong is a log line and an empty list. `prompt_text` reads what `prompts/get`
+answers as the text a person may start a message with.
 """
 
 from __future__ import annotations
@@ -89,6 +90,34 @@ def read_resources(result: object) -> tuple[list[Row], str | None]:
             row["mime_type"] = mime
         out.append(row)
     return out, cursor
+
+
+MAX_PROMPT_CHARS = 256 * 1024
+
+
+def prompt_text(result: object) -> str:
+    """The text of a `prompts/get` answer: each message's text (a resource's text too;
+    another kind of part named in a short line), messages apart by a blank line.
+    WireError when it is not such an answer or holds no text."""
+    if not isinstance(result, dict) or not isinstance(result.get("messages"), list):
+        raise WireError("its answer to prompts/get has no list of messages")
+    parts: list[str] = []
+    for msg in result["messages"]:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for part in content if isinstance(content, list) else [content]:
+            if not isinstance(part, dict):
+                continue
+            resource = part.get("resource")
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(resource, dict) and isinstance(resource.get("text"), str):
+                parts.append(resource["text"])
+            else:
+                parts.append(f"[a {part.get('type') or 'content'} part is not shown here]")
+    text = "\n\n".join(parts)
+    if not text.strip():
+        raise WireError("its prompt holds no text")
+    return text[:MAX_PROMPT_CHARS]
 
 
 async def _pages(asker: Asker, method: str, read: Reader, label: str) -> tuple[Row, ...]:

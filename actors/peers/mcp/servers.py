@@ -60,7 +60,7 @@ from actors.peers.jsonrpc import (
     tool_list,
 )
 from actors.peers.mcp.config import MissingSecret, RemoteSpec, ServerSpec
-from actors.peers.mcp.extras import Extras, list_extras
+from actors.peers.mcp.extras import Extras, list_extras, prompt_text
 from actors.peers.mcp.remote import HTTP_PROTOCOL_VERSION, HttpRefused, RemoteLink
 from actors.peers.program import Program, ProgramEnded, RpcError, serving
 from actors.process import STDERR_LINE_CHARS, StartFailed, start_program
@@ -320,6 +320,24 @@ class McpServer:
             return call_result(result)
         except WireError as exc:
             raise ToolError(f"The MCP server {self.name} answered in a form the daemon cannot read: {exc}.") from None
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> str:
+        """`prompts/get`: the prompt's text, for a person to start a message with.
+        Raises ToolError (plain words) when the server cannot give it."""
+        await self.ensure_started()
+        prog = self._program
+        if prog is None or self.state != "running":
+            raise McpUnavailable(f"The MCP server {self.name} is not running; try again in a moment.")
+        try:
+            with trio.fail_after(self.spec.timeout_s):
+                return prompt_text(await prog.request("prompts/get", {"name": name, "arguments": arguments}))
+        except trio.TooSlowError:
+            raise ToolError(f"The MCP server {self.name} did not give its prompt within "
+                            f"{self.spec.timeout_s:g} seconds.") from None
+        except ProgramEnded as exc:
+            raise ToolError(f"The MCP server {self.name} went away before giving its prompt ({exc}).") from None
+        except (RpcError, WireError) as exc:
+            raise ToolError(f"The MCP server {self.name} did not give the prompt {name}: {exc}.") from None
 
     # ---- the program ----
 
