@@ -296,6 +296,8 @@ class RemoteLink:
         text = f"HTTP {resp.status_code} {resp.reason_phrase}".rstrip() + (f": {said}" if said else "")
         if resp.status_code in AUTH_STATUSES:
             text += " (check the headers of this server in mcp.json, and the secrets they name)"
+        elif 300 <= resp.status_code < 400:
+            text += " (it sends the daemon elsewhere: put the address it redirects to in mcp.json)"
         return HttpRefused(resp.status_code, self.redact(text))
 
     async def _open_sse(self) -> None:
