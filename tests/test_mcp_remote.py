@@ -378,6 +378,7 @@ async def test_a_token_from_the_key_store_reaches_the_server_and_nothing_else(tm
                 seen.append(got.text)
                 card = next(i for i in got.json()["items"] if i["kind"] == "tool")
                 assert (card["tool"], card["state"], card["result"]) == ("t_echo", "done", "echo: over the network")
+                assert (card["mcp"], card["mcp_host"]) == ("t", f"127.0.0.1:{port}")
                 secrets = await c.get("/api/secrets")
                 seen.append(secrets.text)
                 assert secrets.json() == {"secrets": [{"name": "t-token", "stored": True, "used_by": ["t"]}]}

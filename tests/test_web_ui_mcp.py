@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running_daemon, screenshot, write_script
@@ -25,6 +26,10 @@ from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running
 SERVER = Path(__file__).with_name("mcp_server.py")
 TOKEN = "ui-" + "c0ffee5eed" * 3
 WAIT_MS = 20_000
+SCRIPT = {"rounds": [
+    {"when": "remote echo", "tool_calls": [{"name": "tokened_echo", "arguments": {"text": "hi"}}]},
+    {"when": "remote echo", "text": "Echoed."},
+]}
 
 
 def free_port() -> int:
@@ -60,11 +65,13 @@ def daemon(tmp_path_factory, bearer):
         "tokened": {"url": f"http://127.0.0.1:{bearer}/mcp", "headers": {"Authorization": "Bearer ${secret:tok}"}},
         "away": {"url": f"http://127.0.0.1:{free_port()}/mcp"},
     }}))
-    with running_daemon(data, "--scripted", str(write_script(root / "script.json", {"rounds": []}))) as d:
+    (root / "ws").mkdir()
+    with running_daemon(data, "--scripted", str(write_script(root / "script.json", SCRIPT))) as d:
+        d.folder = root / "ws"
         yield d
 
 
-def test_remote_servers_are_marked_and_a_secret_is_saved_from_the_page(daemon):
+def test_remote_servers_are_marked_and_a_secret_is_saved_from_the_page(daemon, bearer):
     from playwright.sync_api import expect
 
     with chromium() as browser:
@@ -105,5 +112,14 @@ def test_remote_servers_are_marked_and_a_secret_is_saved_from_the_page(daemon):
         use.get_by_label("topic").fill("the release notes")
         use.get_by_role("button", name="Start a message with it").click()
         expect(page.get_by_role("textbox", name="Message")).to_have_value("Review the release notes carefully.")
+        # A call of its tool asks first (ask mode), its card saying where the arguments go.
+        with httpx.Client(base_url=daemon.url, timeout=30) as c:
+            ws = c.post("/api/workspaces", json={"path": str(daemon.folder)}).json()
+            conv = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "ask"}).json()
+            assert c.post(f"/api/conversations/{conv['id']}/messages", json={"text": "remote echo"}).status_code == 202
+        page.goto(daemon.url + f"/#/c/{conv['id']}")
+        card = page.locator("article.card.tool")
+        expect(card.locator(".badge.on-network")).to_have_text(f"on the network: 127.0.0.1:{bearer}")
+        expect(card.locator(".badge.tool-state")).to_have_text("waiting for your answer")
         ctx.close()
         watch.check()

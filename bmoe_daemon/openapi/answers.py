@@ -48,7 +48,7 @@ def item(c: Components) -> Schema:
     fields: dict[str, Any] = {
         "id": str, "kind": ItemKind, "created": float, "text": str, "reasoning": str, "streaming": bool,
         "images": list[str], "tool": str, "title": str, "args": dict[str, Any], "raw_args": str, "state": ToolState,
-        "bytes": int, "result": str, "diff": str, "file": str, "call_id": str,
+        "bytes": int, "result": str, "diff": str, "file": str, "call_id": str, "mcp": str, "mcp_host": str,
         # a waiting card's always-allow rules, narrowest first (`rule`: the narrowest's), the rule a call ran by
         "rule": str, "rules": list[Offer], "allowed_by": str,
     }

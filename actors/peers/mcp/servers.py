@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 import trio
@@ -108,6 +109,12 @@ class McpTool:
     @property
     def mcp(self) -> str:
         return self.server.name
+
+    @property
+    def mcp_host(self) -> str | None:
+        """A remote server's host (and port): where a call's arguments go."""
+        spec = self.server.spec
+        return urlsplit(spec.url).netloc if isinstance(spec, RemoteSpec) else None
 
     def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True
