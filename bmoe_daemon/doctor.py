@@ -4,7 +4,8 @@ line each with its mark, and for each failure a line that says what to do.
 It checks without changing anything the daemon keeps: the data folder is not made (its
 nearest existing parent is checked instead), its lock is only tried and let go, the
 model is loaded and freed, each MCP server is started, listed and ended (each within
-mcp.START_TIMEOUT_S), and the service manager is only asked. Exit 0 when every line
+mcp.START_TIMEOUT_S; a remote one connected with the key store's secrets, read as the
+file is), and the service manager is only asked. Exit 0 when every line
 is `ok`, 1 otherwise (2 for an option that cannot be used, as `serve`).
 """
 
@@ -13,11 +14,13 @@ from __future__ import annotations
 import argparse
 import errno
 import fcntl
+import json
 import os
 import socket
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -217,17 +220,37 @@ def _generate(backend: object) -> float:
     return max(time.perf_counter() - start, 1e-6)
 
 
+def key_store(data_dir: Path) -> Callable[[str], str | None]:
+    """The key store's named secrets (`<data>/credentials.json`), read without changing
+    the file (not even its mode, which the daemon fixes); none when it cannot be read."""
+    from actors.fs.paths import open_regular, read_fd
+    from actors.model.providers.directory import MAX_SETTINGS_BYTES, SECRET_PREFIX
+
+    try:
+        fd = open_regular(data_dir / "credentials.json", follow=False)
+        try:
+            keys = json.loads(read_fd(fd, MAX_SETTINGS_BYTES + 1))
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, RecursionError):
+        keys = {}
+    found = keys if isinstance(keys, dict) else {}
+
+    def secret(name: str) -> str | None:
+        value = found.get(SECRET_PREFIX + name)
+        return value if isinstance(value, str) and value else None
+
+    return secret
+
+
 async def check_mcp(config_path: Path, data_dir: Path | None = None) -> list[Check]:
     """Each configured MCP server started (a remote one connected, its headers' secrets
     read from the key store in `data_dir`) and its tools listed (each within its start
     limit)."""
-    from actors.fs.atomic import write_atomic
-    from actors.model.providers.directory import ProviderDirectory
     from actors.peers.mcp.config import load_config
     from actors.peers.mcp.manager import McpManager
 
-    secrets = ProviderDirectory(data_dir, write_file=write_atomic).secret if data_dir is not None else None
-    manager = McpManager(load_config(config_path), secrets=secrets)
+    manager = McpManager(load_config(config_path), secrets=key_store(data_dir) if data_dir is not None else None)
     if not manager.listing():
         return [Check("MCP servers", True, f"none configured ({config_path})")]
     async with trio.open_nursery() as nursery:

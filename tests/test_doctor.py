@@ -223,6 +223,7 @@ async def test_remote_mcp_servers_are_connected_with_the_key_stores_secrets(tmp_
     data = tmp_path / "data"
     data.mkdir()
     (data / "credentials.json").write_text(json.dumps({"secret/t-token": TOKEN}))
+    (data / "credentials.json").chmod(0o640)  # doctor reads it as it is: the daemon fixes the mode, not doctor
     async with bearer_server() as port:
         (data / "mcp.json").write_text(json.dumps({"mcpServers": {
             "t": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"Authorization": "Bearer ${secret:t-token}"}},
@@ -240,3 +241,4 @@ async def test_remote_mcp_servers_are_connected_with_the_key_stores_secrets(tmp_
     assert text.startswith("FAIL") and "'missing'" in text
     assert todo is not None and "PUT /api/secrets/NAME" in todo
     assert all(TOKEN not in text for text in lines)
+    assert (data / "credentials.json").stat().st_mode & 0o777 == 0o640
