@@ -45,8 +45,10 @@ its base and with its module, and every name in it is a class that exists.
     ├── ProgramEnded                peers/program.py: the program ended while a request waited for its answer
     ├── RpcError                    peers/program.py: the program answered a request with a JSON-RPC error
     ├── WireError                   peers/jsonrpc.py: what a program sent breaks the protocol
-    │                               (these four stop in peers/mcp, peers/acp and peers/lsp: a failed server or
-    │                               start, a ToolError, or AcpFailed)
+    │   │                           (these four stop in peers/mcp, peers/acp and peers/lsp: a failed server or
+    │   │                           start, a ToolError, or AcpFailed)
+    │   └── HttpRefused             peers/mcp/remote.py: a remote MCP server answered with an HTTP error status
+    │                               (peers/mcp/servers.py: failed, tried again, or a ToolError)
     ├── OutOfTime                   tools/search_common.py: a search ran past its time budget (glob and grep
     │                               answer what they found, and say so)
     ├── _OverBudget                 tools/links.py: the walk for links ran past its budget (the command asks)
@@ -65,6 +67,8 @@ its base and with its module, and every name in it is a class that exists.
         ├── NotGguf                 model/discovery/gguf_header.py: not a GGUF this reads (the scan lists the
         │                           file with the reason; HTTP 400 on a switch)
         ├── ConfigError             peers/mcp/config.py: an MCP config entry that cannot be used (it is left out)
+        ├── MissingSecret           peers/mcp/config.py: a remote MCP server's header names a secret the key
+        │                           store lacks (peers/mcp/servers.py: the server fails, saying which)
         ├── BadRule                 policy/rules.py: a rule that cannot be kept (HTTP 400)
         ├── BadPage                 record/listing.py: a page asked for wrongly (HTTP 400)
         ├── InvalidSchedule         scheduling/schedule.py: a schedule that cannot run (HTTP 400; the scheduler

@@ -18,7 +18,7 @@ from actors.model.engine import Engine
 from actors.model.providers.directory import ProviderDirectory
 from actors.peers.acp.agents import AcpAgents
 from actors.peers.lsp.servers import LspManager
-from actors.peers.mcp.servers import McpManager
+from actors.peers.mcp.manager import McpManager
 from actors.policy.hooks import HookRunner
 from actors.policy.rules import RuleBook
 from actors.sandbox.policy import Sandbox

@@ -4,7 +4,8 @@ line each with its mark, and for each failure a line that says what to do.
 It checks without changing anything the daemon keeps: the data folder is not made (its
 nearest existing parent is checked instead), its lock is only tried and let go, the
 model is loaded and freed, each MCP server is started, listed and ended (each within
-mcp.START_TIMEOUT_S), and the service manager is only asked. Exit 0 when every line
+mcp.START_TIMEOUT_S; a remote one connected with the key store's secrets, read as the
+file is), and the service manager is only asked. Exit 0 when every line
 is `ok`, 1 otherwise (2 for an option that cannot be used, as `serve`).
 """
 
@@ -13,11 +14,13 @@ from __future__ import annotations
 import argparse
 import errno
 import fcntl
+import json
 import os
 import socket
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -217,12 +220,37 @@ def _generate(backend: object) -> float:
     return max(time.perf_counter() - start, 1e-6)
 
 
-async def check_mcp(config_path: Path) -> list[Check]:
-    """Each configured MCP server started and its tools listed (each within its start limit)."""
-    from actors.peers.mcp.config import load_config
-    from actors.peers.mcp.servers import McpManager
+def key_store(data_dir: Path) -> Callable[[str], str | None]:
+    """The key store's named secrets (`<data>/credentials.json`), read without changing
+    the file (not even its mode, which the daemon fixes); none when it cannot be read."""
+    from actors.fs.paths import open_regular, read_fd
+    from actors.model.providers.directory import MAX_SETTINGS_BYTES, SECRET_PREFIX
 
-    manager = McpManager(load_config(config_path))
+    try:
+        fd = open_regular(data_dir / "credentials.json", follow=False)
+        try:
+            keys = json.loads(read_fd(fd, MAX_SETTINGS_BYTES + 1))
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, RecursionError):
+        keys = {}
+    found = keys if isinstance(keys, dict) else {}
+
+    def secret(name: str) -> str | None:
+        value = found.get(SECRET_PREFIX + name)
+        return value if isinstance(value, str) and value else None
+
+    return secret
+
+
+async def check_mcp(config_path: Path, data_dir: Path | None = None) -> list[Check]:
+    """Each configured MCP server started (a remote one connected, its headers' secrets
+    read from the key store in `data_dir`) and its tools listed (each within its start
+    limit)."""
+    from actors.peers.mcp.config import load_config
+    from actors.peers.mcp.manager import McpManager
+
+    manager = McpManager(load_config(config_path), secrets=key_store(data_dir) if data_dir is not None else None)
     if not manager.listing():
         return [Check("MCP servers", True, f"none configured ({config_path})")]
     async with trio.open_nursery() as nursery:
@@ -236,11 +264,20 @@ async def check_mcp(config_path: Path) -> list[Check]:
     for row in rows:
         name = f"MCP server {row['name']}"
         tools = [str(t["name"]) for t in row["tools"]]  # type: ignore[attr-defined]
-        if row["state"] == "failed":
-            out.append(Check(name, False, f"{row['command']}: {row.get('error', 'did not start')}",
+        where = row.get("url") or row.get("command")
+        if row["state"] == "failed" and row.get("remote"):
+            out.append(Check(name, False, f"{where}: {row.get('error', 'did not connect')}",
+                             f"fix or remove its entry in {config_path} (its url, its headers and the secrets "
+                             "they name: PUT /api/secrets/NAME or the Agent & MCP page)"))
+        elif row["state"] == "failed":
+            out.append(Check(name, False, f"{where}: {row.get('error', 'did not start')}",
                              f"fix or remove its entry in {config_path} (is the program installed?)"))
+        elif row["state"] == "reconnecting":
+            out.append(Check(name, False, f"{where}: {row.get('error', 'cannot be reached')}",
+                             "check that the server is up and its url in the MCP config is right"))
         else:
-            out.append(Check(name, True, f"started; {len(tools)} tools: {', '.join(tools) or 'none'}"))
+            how = f"connected over {row['transport']}" if row.get("remote") else "started"
+            out.append(Check(name, True, f"{how}; {len(tools)} tools: {', '.join(tools) or 'none'}"))
     return out
 
 
@@ -320,7 +357,7 @@ async def checklist(args: argparse.Namespace) -> list[Check]:
     checks.append(check_data_dir(data_dir))
     checks.append(check_port(args.host, args.port, data_dir))
     checks.extend(await check_model(args, data_dir))
-    checks.extend(await check_mcp(args.mcp_servers_config or data_dir / "mcp.json"))
+    checks.extend(await check_mcp(args.mcp_servers_config or data_dir / "mcp.json", data_dir))
     checks.append(check_agents())
     checks.append(check_sandbox(getattr(args, "sandbox", "auto"), getattr(args, "bwrap", None)))
     checks.append(check_git())

@@ -34,8 +34,9 @@ from actors.model.providers.directory import ProviderDirectory
 from actors.model.turns import Backend
 from actors.peers.acp.agents import AcpAgents, load_specs
 from actors.peers.lsp.servers import LspManager
-from actors.peers.mcp.config import McpConfig, load_config
-from actors.peers.mcp.servers import McpManager
+from actors.peers.mcp.config import McpConfig, RemoteSpec, load_config
+from actors.peers.mcp.manager import McpManager
+from actors.peers.mcp.servers import SecretLookup
 from actors.policy.hooks import HOOKS_FILE, HookRunner
 from actors.policy.rules import RuleBook
 from actors.record.cards import PlanFiles
@@ -128,12 +129,16 @@ def build_skills(config: Config) -> SkillCatalog:
     return SkillCatalog(shipped=config.skills_dir or SHIPPED_SKILLS, data_dir=config.data_dir, write_file=write_atomic)
 
 
-def build_mcp(config: Config) -> McpManager:
+def build_mcp(config: Config, secrets: SecretLookup | None = None) -> McpManager:
     """The MCP servers of the config (`--mcp-servers-config`, else `<data>/mcp.json`);
-    none in chat-only mode or where no process may start."""
-    if config.chat_only or not can_run_commands():
+    none in chat-only mode, only the remote ones where no process may start. `secrets`
+    looks up the key store's secrets that remote servers' headers name."""
+    if config.chat_only:
         return McpManager(McpConfig())
-    return McpManager(load_config(config.mcp_servers_config or config.data_dir / "mcp.json"))
+    mcp_config = load_config(config.mcp_servers_config or config.data_dir / "mcp.json")
+    if not can_run_commands():
+        mcp_config = McpConfig(tuple(s for s in mcp_config.servers if isinstance(s, RemoteSpec)), mcp_config.skipped)
+    return McpManager(mcp_config, secrets=secrets)
 
 
 def build_acp(config: Config) -> AcpAgents:
@@ -265,7 +270,7 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
     engine.on_model = lambda b: tell_model(ModelState(b.model_id, int(b.n_ctx), "loaded"))
     providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
     skills = build_skills(config)
-    mcp = build_mcp(config)
+    mcp = build_mcp(config, providers.secret)
     acp = build_acp(config)
     sandbox = await trio.to_thread.run_sync(build_sandbox, config)
     # What the agent remembers of each workspace; none in chat-only mode (no workspace there).

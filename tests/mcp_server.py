@@ -1,4 +1,5 @@
-"""A small MCP server for the tests, written with the official `mcp` SDK (stdio).
+"""A small MCP server for the tests, written with the official `mcp` SDK (stdio, or
+Streamable HTTP with `--http`).
 
 Run it with `sys.executable tests/mcp_server.py [options]`. It is the peer the daemon's
 own client (actors/peers/mcp/servers.py, which speaks the wire on trio itself) is tested against, so
@@ -13,6 +14,8 @@ Its tools:
     slow {seconds}       answers after that many seconds
     pid                  answers its process id
 
+Its one prompt, `review {topic}`, gives "Review <topic> carefully.".
+
 It prints a banner to stderr when it starts, and lists its tools in two pages (so the
 client's cursor is exercised). Options change how it starts:
 
@@ -21,6 +24,11 @@ client's cursor is exercised). Options change how it starts:
     --exit-at-start      exits at once, before reading anything
     --stdout-noise       writes a line that is not JSON to stdout first
     --extra-tool NAME    one more tool like echo, named NAME (repeatable)
+    --http               serve Streamable HTTP (JSON answers) at http://127.0.0.1:PORT/mcp
+                         instead of stdio, on a free port it prints as `listening on PORT`;
+                         with TEST_MCP_TOKEN in its environment (never on its command line)
+                         every request must carry `Authorization: Bearer <that token>`,
+                         else it answers 401
 
 The SDK owns the handshake, so the two faulty handshakes go through its middleware (which
 sees `initialize` before the SDK answers it); the crash is `os._exit`, which no SDK can
@@ -55,6 +63,8 @@ TOOLS = [
                input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}}),
     types.Tool(name="pid", description="Answers its process id.", input_schema={"type": "object"}),
 ]
+PROMPTS = [types.Prompt(name="review", description="Asks for a careful review.",
+                         arguments=[types.PromptArgument(name="topic", required=True)])]
 PAGE_2 = "page2"
 CRASH_CODE = 3
 # JSON-RPC codes the faulty handshake and an unknown tool answer with.
@@ -108,7 +118,19 @@ def build(argv: list[str]) -> Server[Any]:
             return text(str(os.getpid()))
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
 
-    server: Server[Any] = Server("test-server", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
+    async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                           ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=PROMPTS)
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != "review":
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        topic = (params.arguments or {}).get("topic", "")
+        return types.GetPromptResult(messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=f"Review {topic} carefully."))])
+
+    server: Server[Any] = Server("test-server", version="1", on_list_tools=list_tools, on_call_tool=call_tool,
+                                 on_list_prompts=list_prompts, on_get_prompt=get_prompt)
 
     async def handshake_faults(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "initialize":
@@ -128,6 +150,32 @@ async def serve(argv: list[str]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+async def serve_http(argv: list[str]) -> None:
+    import socket
+
+    import uvicorn
+
+    token = os.environ.get("TEST_MCP_TOKEN", "")
+    app = build(argv).streamable_http_app(json_response=True, host="127.0.0.1")
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and token:
+            given = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            if given != f"Bearer {token}":
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": b'{"error": "invalid_token"}'})
+                return
+        await app(scope, receive, send)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sys.stdout.write(f"listening on {sock.getsockname()[1]}\n")
+    sys.stdout.flush()
+    config = uvicorn.Config(guarded, lifespan="on", log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
 def main(argv: list[str]) -> int:
     if "--exit-at-start" in argv:
         return 1
@@ -136,7 +184,10 @@ def main(argv: list[str]) -> int:
         # Before the SDK claims stdout, so the line really reaches the client.
         sys.stdout.write("this line is not JSON\n")
         sys.stdout.flush()
-    anyio.run(serve, argv, backend="trio")
+    if "--http" in argv:
+        anyio.run(serve_http, argv, backend="asyncio")  # uvicorn's loop
+    else:
+        anyio.run(serve, argv, backend="trio")
     return 0
 
 

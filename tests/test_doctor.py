@@ -215,3 +215,30 @@ def test_a_python_too_old():
     old = check_python((3, 10, 14))
     assert not old.ok and old.detail == "3.10.14 is older than 3.11" and "Python 3.11 or newer" in old.todo
     assert check_python().ok
+
+
+async def test_remote_mcp_servers_are_connected_with_the_key_stores_secrets(tmp_path):
+    from tests.test_mcp_remote import TOKEN, bearer_server
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "credentials.json").write_text(json.dumps({"secret/t-token": TOKEN}))
+    (data / "credentials.json").chmod(0o640)  # doctor reads it as it is: the daemon fixes the mode, not doctor
+    async with bearer_server() as port:
+        (data / "mcp.json").write_text(json.dumps({"mcpServers": {
+            "t": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"Authorization": "Bearer ${secret:t-token}"}},
+            "away": {"url": f"http://127.0.0.1:{free_port()}/mcp"},
+            "unsaved": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Key": "${secret:missing}"}},
+        }}))
+        code, lines = await doctor(tmp_path, "--data-dir", str(data), "--port", "0", "--no-model")
+    assert code == 1
+    text, _ = line(lines, "MCP server t")
+    assert text.startswith("ok") and "connected over streamable-http" in text and "t_echo" in text
+    text, todo = line(lines, "MCP server away")
+    assert text.startswith("FAIL") and "cannot be reached" in text
+    assert todo is not None and "server is up" in todo
+    text, todo = line(lines, "MCP server unsaved")
+    assert text.startswith("FAIL") and "'missing'" in text
+    assert todo is not None and "PUT /api/secrets/NAME" in todo
+    assert all(TOKEN not in text for text in lines)
+    assert (data / "credentials.json").stat().st_mode & 0o777 == 0o640

@@ -44,7 +44,8 @@ from actors.peers.jsonrpc import (
     tool_list,
 )
 from actors.peers.mcp.config import DEFAULT_TIMEOUT_MS, McpConfig, ServerSpec, load_config, parse_config
-from actors.peers.mcp.servers import McpManager, McpUnavailable
+from actors.peers.mcp.manager import McpManager
+from actors.peers.mcp.servers import McpUnavailable
 from actors.runs.env import Env
 from actors.tools.files import ReadFile
 from actors.tools.registry import Registry, ToolContext
@@ -214,7 +215,7 @@ def test_config_entries_and_what_is_left_out(tmp_path, caplog):
     data = {"mcpServers": {
         "docs": {"command": "npx", "args": ["-y", "pkg"], "env": {"KEY": "v", "N": 3}, "cwd": "sub", "timeout_ms": 500},
         "plain": {"command": "prog"},
-        "remote": {"url": "https://example.invalid/mcp"},
+        "remote": {"url": "http://example.invalid/mcp"},
         "bad name!": {"command": "x"},
         "noargs": {"command": "x", "args": "not a list"},
         "slow": {"command": "x", "timeout_ms": 0},
@@ -228,7 +229,7 @@ def test_config_entries_and_what_is_left_out(tmp_path, caplog):
     assert plain.timeout_ms == DEFAULT_TIMEOUT_MS == 30_000 and plain.args == ()
     skipped = {s.name: s for s in config.skipped}
     assert set(skipped) == {"remote", "bad name!", "noargs", "slow", "nothing"}
-    assert "remote server" in skipped["remote"].why and skipped["remote"].command == "https://example.invalid/mcp"
+    assert "https://" in skipped["remote"].why and skipped["remote"].command == "http://example.invalid/mcp"
     assert "left out" in caplog.text and "remote" in caplog.text
     env = docs.environment({"PATH": "/bin", "HOME": "/h", "SECRET_TOKEN": "s", "KEY": "old"})
     assert env == {"PATH": "/bin", "HOME": "/h", "KEY": "v", "N": "3"}
@@ -572,7 +573,7 @@ async def test_daemon_lists_servers_and_its_exit_leaves_no_mcp_process(tmp_path)
     data.mkdir()
     (data / "mcp.json").write_text(json.dumps({"mcpServers": {
         "t": {"command": sys.executable, "args": [str(SERVER)]},
-        "remote": {"url": "https://example.invalid/mcp"},
+        "remote": {"url": "http://example.invalid/mcp"},  # plain http off this network: left out
     }}))
     (tmp_path / "script.json").write_text(json.dumps(SCRIPT))
     folder = tmp_path / "ws"
@@ -588,7 +589,8 @@ async def test_daemon_lists_servers_and_its_exit_leaves_no_mcp_process(tmp_path)
             assert (t["name"], t["state"]) == ("t", "running") and t["command"].endswith("mcp_server.py")
             assert [x["name"] for x in t["tools"]] == TEST_TOOLS and "error" not in t
             assert t["tools"][0] == {"name": "t_echo", "description": "Answers with the text it is given."}
-            assert remote["state"] == "failed" and "url" in remote["error"] and remote["tools"] == []
+            assert remote["state"] == "failed" and "https://" in remote["error"] and remote["tools"] == []
+            assert remote["remote"] is True and remote["url"] == "http://example.invalid/mcp"
             cid = await _conversation(c, folder, "hang")
             with trio.fail_after(15):
                 while True:

@@ -68,6 +68,7 @@ def make_record(conv_id: str = "c1", extra: int = 0) -> ConversationRecord:
             call_id="call1",
             shortened=True,
             mcp="server",
+            mcp_host="mcp.example.com:8443",
         ),
         Item(id="i4", kind="notice", created=4.0, text="The run was stopped.", level="warn"),
     ) + tuple(Item(id=f"x{n}", kind="user", created=5.0 + n, text=f"more {n}") for n in range(extra))

@@ -3,7 +3,7 @@
 `read_until` hands each item of an async iterator to a handler until it says stop,
 ending the iterators cleanly; `body_lines` reads an event stream a line at a time with
 every line bounded (actors/model/chatstream.py's SseLines); `read_body` reads a whole body
-but no more than a limit. What a server sends decides none of these costs beyond the
+but no more than a limit; `read_head` reads the start of one. What a server sends decides none of these costs beyond the
 limits: a body that never ends its line, or is larger than asked for, is refused.
 """
 
@@ -68,6 +68,22 @@ async def body_lines(resp: httpx.Response, handle: Callable[[str], Awaitable[boo
         if await handle(line):
             return True
     return False
+
+
+async def read_head(resp: httpx.Response, limit: int) -> bytes:
+    """At least the first `limit` bytes of `resp`'s body when it has that many (the
+    rest is not read): enough of a refusal to say what it was."""
+    parts: list[bytes] = []
+    size = 0
+
+    async def on_bytes(chunk: bytes) -> bool:
+        nonlocal size
+        parts.append(chunk)
+        size += len(chunk)
+        return size >= limit
+
+    await read_until(resp.aiter_bytes(), on_bytes)
+    return b"".join(parts)
 
 
 async def read_body(resp: httpx.Response, limit: int) -> bytes:

@@ -153,8 +153,8 @@ def encode_error(rid: object, code: int, message: str) -> bytes:
     return _line({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
 
 
-def initialize_params() -> dict[str, object]:
-    return {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": dict(CLIENT_INFO)}
+def initialize_params(version: str = PROTOCOL_VERSION) -> dict[str, object]:
+    return {"protocolVersion": version, "capabilities": {}, "clientInfo": dict(CLIENT_INFO)}
 
 
 def error_text(error: Mapping[str, object]) -> str:

@@ -117,13 +117,7 @@ class Program:
             self.pending.pop(rid, None)
 
     def dispatch(self, msg: Response) -> None:
-        slot = self.pending.get(msg.id)
-        if slot is None:
-            return  # an answer to a request given up on
-        if msg.error is not None:
-            slot.fail(RpcError(msg.error))
-        else:
-            slot.set(msg.result)
+        answer(self.pending, msg)
 
     async def read_stdout(self, handle: Handler, nursery: trio.Nursery, exit_wait: float) -> None:
         """Read its messages until its output closes: answers fill our requests, the rest
@@ -150,6 +144,17 @@ class Program:
             pass
         code = await wait_exit(proc.pid, exit_wait)
         self.end(f"its program exited with code {code}" if code is not None else "its program closed its output")
+
+
+def answer(pending: dict[int, Reply[object]], msg: Response) -> None:
+    """Fill the slot of the request `msg` answers (an answer to a request given up on is dropped)."""
+    slot = pending.get(msg.id)
+    if slot is None:
+        return
+    if msg.error is not None:
+        slot.fail(RpcError(msg.error))
+    else:
+        slot.set(msg.result)
 
 
 @asynccontextmanager

@@ -56,6 +56,7 @@ _ITEM_FIELDS = (
     "call_id",
     "shortened",
     "mcp",
+    "mcp_host",
     "level",
     "end_reason",
     "for_model",
@@ -116,6 +117,7 @@ class Item:
     call_id: str | None = None
     shortened: bool | None = None
     mcp: str | None = None
+    mcp_host: str | None = None  # a remote MCP server's host: the call's arguments leave the computer for it
     level: NoticeLevel | None = None
     end_reason: EndReason | None = None
     for_model: bool | None = None  # a notice the model reads too (a goal's reminder)

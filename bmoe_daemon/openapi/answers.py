@@ -48,7 +48,7 @@ def item(c: Components) -> Schema:
     fields: dict[str, Any] = {
         "id": str, "kind": ItemKind, "created": float, "text": str, "reasoning": str, "streaming": bool,
         "images": list[str], "tool": str, "title": str, "args": dict[str, Any], "raw_args": str, "state": ToolState,
-        "bytes": int, "result": str, "diff": str, "file": str, "call_id": str,
+        "bytes": int, "result": str, "diff": str, "file": str, "call_id": str, "mcp": str, "mcp_host": str,
         # a waiting card's always-allow rules, narrowest first (`rule`: the narrowest's), the rule a call ran by
         "rule": str, "rules": list[Offer], "allowed_by": str,
     }
@@ -68,6 +68,31 @@ def deleted(c: Components) -> Schema:
 def provider(c: Components) -> Schema:
     model = {"anyOf": [{"type": "string"}, shape(c, {"id": str, "context_length": int})]}
     return shape(c, {"id": str, "name": str, "base_url": str, "models": array(model), "has_key": bool})
+
+
+def mcp_server(c: Components) -> Schema:
+    """One MCP server of GET /api/agent: a program (`command`) or a remote server (`url`,
+    query values hidden, and its headers' names with the secrets they name, never a value)."""
+    state = {"enum": ["running", "stopped", "reconnecting", "failed"]}
+    header = shape(c, {"name": str, "secrets": list[str]})
+    return shape(c, {"name": str, "remote": bool, "transport": {"enum": ["stdio", "streamable-http", "sse"]},
+                     "command": str, "url": str, "headers": array(header), "state": state,
+                     "next_try_at": float, "error": str,
+                     "tools": array(shape(c, {"name": str, "description": str})),
+                     "prompts": array(shape(c, {"name": str, "title": str, "description": str,
+                                                "arguments": array(shape(c, {"name": str, "required": bool}))},
+                                            optional=("title", "description"))),
+                     "resources": array(shape(c, {"uri": str, "name": str, "description": str, "mime_type": str},
+                                              optional=("description", "mime_type")))},
+                 optional=("command", "url", "headers", "next_try_at", "error", "transport", "prompts", "resources"))
+
+
+def secrets(c: Components) -> Schema:
+    return shape(c, {"secrets": array(secret(c))})
+
+
+def secret(c: Components) -> Schema:
+    return shape(c, {"name": str, "stored": bool, "used_by": list[str]})
 
 
 def skill(c: Components) -> Schema:

@@ -30,7 +30,9 @@ from bmoe_daemon.bodies import (
 from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
+from bmoe_daemon.routes.agent import PromptArguments
 from bmoe_daemon.routes.providers import ProviderBody
+from bmoe_daemon.routes.secrets import SecretBody
 from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
 
 # One Server-Sent Event, as OpenAPI before 3.2 has a stream's `schema` describe each
@@ -115,7 +117,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "What conversations here may use: tools, commands, agents, MCP and language servers, helpers.",
         lambda c: shape(c, {"tools": bool, "commands": bool, "agents": array(shape(c, {
             "id": str, "name": str, "available": bool, "missing": list[str]})),
-            "mcp": array({"type": "object"}), "lsp": array({"type": "object"}), "helpers": int})),
+            "mcp": array(answers.mcp_server(c)), "lsp": array({"type": "object"}), "helpers": int})),
     ("GET", "/api/limits"): Op(
         "The limits the daemon enforces that a client may show or keep to, each by the field it bounds "
         "(`feedback` in characters, `compaction.at` a share of the context).",
@@ -228,6 +230,17 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("PUT", "/api/providers/<provider_id>"): Op("Change a provider.", answers.provider, body=ProviderBody,
                                                 errors=(507,)),
     ("DELETE", "/api/providers/<provider_id>"): Op("Forget a provider and its key.", answers.deleted, errors=(507,)),
+    ("POST", "/api/mcp/<server>/prompts/<name>"): Op(
+        "An MCP server's prompt (`prompts/get` with `{arguments}`) as text, for a person to start a message with; "
+        "409 busy when the server cannot give it now.",
+        lambda c: shape(c, {"text": str}), body=PromptArguments, body_required=False, errors=(400, 404, 409)),
+    ("GET", "/api/secrets"): Op(
+        "The key store's named secrets (never their values) and the MCP servers whose headers name each; a name a "
+        "server wants that is not stored yet is listed with `stored: false`.", answers.secrets),
+    ("PUT", "/api/secrets/<name>"): Op(
+        "Keep a secret for remote MCP servers' headers (`${secret:NAME}` in mcp.json); a server that failed for "
+        "want of it is tried again.", answers.secret, body=SecretBody, errors=(400, 507)),
+    ("DELETE", "/api/secrets/<name>"): Op("Forget a secret.", answers.deleted, errors=(404, 507)),
     ("GET", "/api/connect"): Op(
         "The apps that can use this daemon's /v1, with their settings snippets.",
         lambda c: array(shape(c, {"id": str, "name": str, "how": str, "snippet": {}, "file": str | None,

@@ -1,10 +1,129 @@
 // The agent page: what conversations here may use (tools, commands, the agents, the
-// MCP servers and their tools) and the person's hooks with their last outcomes.
+// MCP servers and their tools), the secrets remote servers' headers name, and the
+// person's hooks with their last outcomes.
 
 import { api } from "./api.js";
-import { clear, h, when } from "./dom.js";
-import { page } from "./settings.js";
-import { pageView, problem } from "./ui.js";
+import { alertLine, clear, field, h, when } from "./dom.js";
+import { attemptAt } from "./fielderrors.js";
+import { startWith } from "./home.js";
+import { deleteButton, page } from "./settings.js";
+import { attempt, attemptIn, pageView, problem } from "./ui.js";
+
+// While a remote server is reconnecting, the page is read again this often.
+const RECONNECT_POLL_MS = 2000;
+const TRANSPORTS = { "streamable-http": "Streamable HTTP", sse: "HTTP+SSE", stdio: "stdio" };
+
+const count = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
+function secondsFromNow(at) {
+  const s = Math.max(0, Math.round(at - Date.now() / 1000));
+  return s ? `in ${s} s` : "now";
+}
+
+// A prompt's arguments, asked for when it is used; its text then starts a message on
+// the home page (as a draft the person reads and sends).
+function promptForm(server, p) {
+  const inputs = p.arguments.map((a) => [a, h("input", { type: "text", required: a.required, autocomplete: "off" })]);
+  const error = alertLine("");
+  const form = h("form.card.prompt-form", { "aria-label": `Use the prompt ${p.name}` },
+    inputs.map(([a, el]) => field(a.required ? a.name : `${a.name} (optional)`, el)), error,
+    h("div.actions", {}, h("button.primary", { type: "submit" }, "Start a message with it")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const args = Object.fromEntries(inputs.filter(([, el]) => el.value.trim()).map(([a, el]) => [a.name, el.value]));
+    const got = await attemptIn(error, () => api("POST",
+      `/api/mcp/${encodeURIComponent(server)}/prompts/${encodeURIComponent(p.name)}`, { arguments: args }));
+    if (got) startWith(got.text);
+  });
+  return form;
+}
+
+function promptItem(server, p) {
+  const use = h("button.quiet", { type: "button", "aria-label": `Use ${p.name}` }, "Use");
+  const item = h("li.mcp-prompt", { "aria-label": p.name }, h("code", {}, p.name),
+    p.arguments.length ? ` (${p.arguments.map((a) => a.name + (a.required ? "" : "?")).join(", ")})` : "",
+    p.description ? ` — ${p.description}` : "", " ", use);
+  use.addEventListener("click", () => {
+    use.hidden = true;
+    item.append(promptForm(server, p));
+    item.querySelector("input, button.primary").focus();
+  });
+  return item;
+}
+
+// One MCP server: a program of this computer, or a remote one (marked: what its tools
+// are given leaves the computer for the address shown).
+function mcpRow(m) {
+  return h("li.row", { "aria-label": m.name },
+    h("div.row-main", {},
+      h("strong", {}, m.name), " ", h(`span.badge.mcp-${m.state}`, {}, m.state),
+      m.remote ? h("span.badge.on-network", { title: "Each call's arguments are sent to this address." },
+        "on the network") : null,
+      h("p.small.muted", {}, m.remote ? h("code", {}, m.url) : m.command,
+        m.remote && m.transport ? ` · ${TRANSPORTS[m.transport] || m.transport}` : ""),
+      m.remote ? h("p.small.mcp-leaves", {}, "Not on this computer: what a conversation gives its tools leaves "
+        + "the computer for this address.") : null,
+      m.headers && m.headers.length
+        ? h("p.small.muted.mcp-headers", {}, "Headers: ", m.headers.map((hd) =>
+          hd.secrets.length ? `${hd.name} (secret ${hd.secrets.join(", ")})` : hd.name).join(", "))
+        : null,
+      m.state === "reconnecting" && m.next_try_at
+        ? h("p.small.mcp-next-try", {}, `Next try ${secondsFromNow(m.next_try_at)} (${when(m.next_try_at)})`)
+        : null,
+      m.error ? h("p.error-text", {}, m.error) : null,
+      m.tools.length
+        ? h("details", {}, h("summary", {}, count(m.tools.length, "tool")),
+            h("ul", {}, m.tools.map((t) => h("li", {}, h("code", {}, t.name), ` — ${t.description || ""}`))))
+        : null,
+      m.prompts && m.prompts.length
+        ? h("details.mcp-prompts", {}, h("summary", {}, count(m.prompts.length, "prompt")),
+            h("ul", { "aria-label": `Prompts of ${m.name}` }, m.prompts.map((p) => promptItem(m.name, p))))
+        : null,
+      m.resources && m.resources.length
+        ? h("details.mcp-resources", {}, h("summary", {}, count(m.resources.length, "resource")),
+            h("ul", {}, m.resources.map((r) => h("li", {}, h("code", {}, r.uri),
+              r.name !== r.uri ? ` ${r.name}` : "", r.description ? ` — ${r.description}` : ""))))
+        : null));
+}
+
+// The key store's named secrets (GET /api/secrets): a remote server's header names one
+// as ${secret:NAME} in mcp.json. A value is written here once and never shown again.
+function secretsSection(secrets, reload) {
+  if (secrets instanceof Error) return [h("h2", {}, "Secrets"), h("p.error-text", { role: "alert" }, problem(secrets))];
+  const name = h("input", { type: "text", required: true, autocomplete: "off", placeholder: "github-token" });
+  const value = h("input", { type: "password", required: true, autocomplete: "new-password" });
+  const error = alertLine("");
+  const rules = [[/secret's name/, name, "1-64 letters, digits, '_', '.' or '-', starting with a letter or digit."],
+    [/secret|value/, value, (m) => m.input]];
+  const form = h("form.card.secret-form", { "aria-label": "Save a secret" },
+    field("Name", name, "Named in mcp.json as ${secret:NAME}."),
+    field("Value", value, "Written once; the daemon never shows it again."), error,
+    h("div.actions", {}, h("button.primary", { type: "submit" }, "Save secret")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const saved = await attemptAt(error, rules, [name, value], () =>
+      api("PUT", `/api/secrets/${encodeURIComponent(name.value.trim())}`, { value: value.value }));
+    value.value = "";
+    if (saved) reload();
+  });
+  return [
+    h("h2", {}, "Secrets"),
+    h("p.small.muted", {}, "Values a remote MCP server's headers name (${secret:NAME}), kept in the daemon's key "
+      + "store beside the providers' keys instead of in mcp.json."),
+    secrets.secrets.length ? null : h("p.muted", {}, "No secrets."),
+    h("ul.rows", { "aria-label": "Secrets" }, secrets.secrets.map((s) =>
+      h("li.row", { "aria-label": s.name },
+        h("div.row-main", {}, h("strong", {}, s.name), " ",
+          h(`span.badge${s.stored ? "" : ".not-stored"}`, {}, s.stored ? "saved" : "not saved yet"),
+          s.used_by.length ? h("p.small.muted", {}, `Used by ${s.used_by.join(", ")}`) : null),
+        s.stored
+          ? h("div.row-actions", {}, deleteButton(s.name, async () => {
+            if (await attempt(() => api("DELETE", `/api/secrets/${encodeURIComponent(s.name)}`))) reload();
+          }))
+          : null))),
+    form,
+  ];
+}
 
 const HOOK_EVENTS = {
   pre_tool_use: "Before a tool runs",
@@ -60,8 +179,19 @@ function hooksSection(hooks) {
 
 export function agentPage(main) {
   const body = page(main, "Agent, MCP servers and hooks", "What conversations here may use, and your hooks.");
+  let timer = null;
+  let view = null;
+  // Read again while a server reconnects, unless a form is being filled (then later).
+  const poll = () => {
+    if (!body.isConnected) return;
+    const reading = view.refresh();
+    if (reading) reading.catch(() => {});
+    else timer = setTimeout(poll, RECONNECT_POLL_MS);
+  };
   const load = async () => {
-    const [info, hooks] = await Promise.all([api("GET", "/api/agent"), api("GET", "/api/hooks").catch((err) => err)]);
+    clearTimeout(timer);
+    const [info, hooks, secrets] = await Promise.all([api("GET", "/api/agent"), api("GET", "/api/hooks").catch((err) => err),
+      api("GET", "/api/secrets").catch((err) => err)]);
     clear(body,
       h("ul.facts", {},
         h("li", {}, info.tools ? "Conversations with a workspace get file tools." : "Plain chat only: no tools."),
@@ -72,18 +202,13 @@ export function agentPage(main) {
           h("span.badge", {}, a.available ? "available" : `missing ${a.missing.join(", ")}`))))),
       h("h2", {}, "MCP servers"),
       info.mcp.length ? null : h("p.muted", {}, "None configured (add them to mcp.json in the data folder)."),
-      h("ul.rows", { "aria-label": "MCP servers" }, info.mcp.map((m) =>
-        h("li.row", { "aria-label": m.name },
-          h("div.row-main", {},
-            h("strong", {}, m.name), " ", h(`span.badge.mcp-${m.state}`, {}, m.state),
-            h("p.small.muted", {}, m.command),
-            m.error ? h("p.error-text", {}, m.error) : null,
-            m.tools.length
-              ? h("details", {}, h("summary", {}, `${m.tools.length} tools`),
-                  h("ul", {}, m.tools.map((t) => h("li", {}, h("code", {}, t.name), ` — ${t.description || ""}`))))
-              : null)))),
+      h("ul.rows", { "aria-label": "MCP servers" }, info.mcp.map(mcpRow)),
+      info.tools ? secretsSection(secrets, load) : null,
       hooksSection(hooks),
     );
+    // A server coming back shows without a reload; the timer ends with the page.
+    if (info.mcp.some((m) => m.state === "reconnecting")) timer = setTimeout(poll, RECONNECT_POLL_MS);
   };
-  return pageView(load, body);
+  view = pageView(load, body);
+  return view;
 }

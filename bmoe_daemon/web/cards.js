@@ -315,6 +315,8 @@ export function renderTool(item, { workspace, busy, error, draft, onDecide, onPi
     h("header.card-head", {},
       h("span.tool-title", {}, title),
       item.mcp ? h("span.muted", {}, ` (${item.mcp})`) : null,
+      item.mcp_host ? h("span.badge.on-network", { title: `This call's arguments are sent to ${item.mcp_host}.` },
+        `on the network: ${item.mcp_host}`) : null,
       h("span.spacer"),
       bytes,
       h(`span.badge.tool-state.state-${state}`, {}, TOOL_STATES[state] || state)),

@@ -62,6 +62,13 @@ function pick(control, value) {
   if (value && [...control.options].some((o) => o.value === value)) control.value = value;
 }
 
+// Start the home's message with `text` (an MCP server's prompt, picked on the Agent &
+// MCP page): it becomes the home box's draft, and the home is shown.
+export function startWith(text) {
+  store(DRAFT_KEY, text);
+  location.hash = "#/";
+}
+
 export function homeView(main) {
   const form = h("form.page.home.home-composer", { "aria-labelledby": "home-title" });
   clear(main, form);

@@ -26,7 +26,7 @@ import httpx
 
 from actors.errors import ContextFull, TurnFailed
 from actors.model.chatstream import MAX_EVENT_BYTES, ChatStream, StreamError, error_text
-from actors.model.http_read import body_lines, read_body, read_until
+from actors.model.http_read import body_lines, read_body, read_head
 from actors.model.turns import Aborted, Emit, TurnInput, TurnResult, for_provider
 
 log = logging.getLogger("bmoe.providers")
@@ -202,15 +202,8 @@ class ProviderBackend:
 
     async def _refusal(self, resp: httpx.Response) -> Exception:
         """What a refused request's status and body say, in plain words; closes `resp`."""
-        body = b""
-
-        async def on_bytes(chunk: bytes) -> bool:
-            nonlocal body
-            body += chunk
-            return len(body) >= MAX_ERROR_BODY_BYTES
-
         try:
-            await read_until(resp.aiter_bytes(), on_bytes)
+            body = await read_head(resp, MAX_ERROR_BODY_BYTES)
         finally:
             await resp.aclose()
         status = resp.status_code

@@ -1,8 +1,9 @@
 """The directory of saved providers: `ProviderDirectory`, and the files it keeps them in.
 
 The providers are kept in `<data>/agent/providers.json` (entries.py says what one
-is), and their keys in `<data>/credentials.json` (a JSON object id -> key). The
-credentials file is readable by this user only before any key is in it: it is
+is), and their keys in `<data>/credentials.json` (a JSON object id -> key); named
+secrets (`secret(name)`, which a remote MCP server's headers use) are kept in the same
+file under `secret/<name>`. The credentials file is readable by this user only before any key is in it: it is
 created 0600 (O_EXCL), an older one has its mode fixed first, and each write goes
 through a temporary file that `mkstemp` creates 0600 in the same folder before it is
 renamed over. A key is never returned by a listing (`has_key` only), and never goes
@@ -39,6 +40,10 @@ log = logging.getLogger("bmoe.providers")
 
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024  # providers.json and credentials.json: larger is refused
 CREDENTIALS_MODE = 0o600
+# A named secret's entry in credentials.json (a remote MCP server's header names it):
+# a provider's id never holds `/`, so the two never meet.
+SECRET_PREFIX = "secret/"
+MAX_SECRET_CHARS = 8192
 
 
 def _read_settings(path: Path, *, follow: bool, mode: int | None = None) -> bytes:
@@ -163,6 +168,24 @@ class ProviderDirectory:
         provider_id, _, model = route.partition("/")
         provider = self._providers.get(provider_id)
         return provider.context_length(model) if provider is not None else DEFAULT_CONTEXT_LENGTH
+
+    def secret(self, name: str) -> str | None:
+        """The secret `name`, or None; for the one who puts it in a request header only."""
+        return self._keys.get(SECRET_PREFIX + name) or None
+
+    def secret_names(self) -> list[str]:
+        return sorted(k[len(SECRET_PREFIX):] for k in self._keys if k.startswith(SECRET_PREFIX))
+
+    async def set_secret(self, name: str, value: str) -> None:
+        """Keep `value` as the secret `name` ("" forgets it). Invalid (never quoting the
+        value) when a header could not carry it."""
+        if len(value) > MAX_SECRET_CHARS:
+            raise Invalid(f"The secret is longer than {MAX_SECRET_CHARS} characters.")
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise Invalid("The secret may not hold line breaks or other control characters: "
+                          "it goes into a request header.")
+        async with self._lock:
+            await self._set_key(SECRET_PREFIX + name, value)
 
     def _provider(self, provider_id: str) -> Provider:
         provider = self._providers.get(provider_id)

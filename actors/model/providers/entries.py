@@ -93,13 +93,15 @@ def check_base_url(raw: str) -> str:
     if parts.query or parts.fragment:
         raise Invalid("base_url may not have a query (?...) or fragment (#...); give the address that "
                       "/chat/completions is added to.")
-    if scheme == "http" and not _is_nearby(host):
+    if scheme == "http" and not is_nearby(host):
         raise Invalid(f"http:// is accepted only for a service on this machine or the local network; "
                       f"{host} is neither, so use https://.")
     return url.rstrip("/")
 
 
-def _is_nearby(host: str) -> bool:
+def is_nearby(host: str) -> bool:
+    """Whether `host` is this machine or the local network (loopback, private or
+    link-local addresses, `localhost`, `.local` names): where plain http may go."""
     name = host.lower().rstrip(".")
     if name == "localhost" or name.endswith(".localhost") or name.endswith(".local"):
         return True

@@ -1,12 +1,21 @@
 """The MCP servers' configuration, in the common `mcpServers` format.
 
     {"mcpServers": {"docs": {"command": "npx", "args": ["-y", "some-mcp-server"],
-                             "env": {"KEY": "value"}, "cwd": "/some/folder", "timeout_ms": 30000}}}
+                             "env": {"KEY": "value"}, "cwd": "/some/folder", "timeout_ms": 30000},
+                    "remote": {"url": "https://mcp.example.com/mcp",
+                               "headers": {"Authorization": "Bearer ${secret:example}"}}}}
 
 Read once when the daemon starts, from `<data>/mcp.json` or `--mcp-servers-config`.
-Only stdio servers (a `command`) are started: an entry with a `url` (a remote server)
-is left out with a warning, and so is an entry that does not parse; a warning is kept
-with the entry's name so `GET /api/agent` can show it beside the servers.
+An entry with a `command` is a program the daemon starts (stdio); one with a `url` is a
+remote server spoken to over HTTP (actors/peers/mcp/remote.py): the person pointed it
+there, so the listing marks it as on the network. `"type": "sse"` says the server speaks
+only the older HTTP+SSE transport; otherwise Streamable HTTP is tried first. A header's
+value may hold `${secret:NAME}`, which stands for the secret NAME of the daemon's key
+store (`PUT /api/secrets/NAME`, kept in `<data>/credentials.json`): it is put in when
+the daemon connects, and shown nowhere (the listing names the header and its secrets).
+`http://` is taken only for this machine or the local network; elsewhere `https://`.
+An entry that does not parse is left out with a warning, kept with the entry's name so
+`GET /api/agent` can show it beside the servers.
 
 A server's program does not inherit the daemon's whole environment: it gets the few
 variables a program needs to run (PATH, HOME, the locale, ...) plus the entry's `env`,
@@ -21,11 +30,14 @@ import logging
 import os
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 import attrs
 
 from actors.fs.paths import open_regular, read_fd
+from actors.model.providers.entries import is_nearby
 
 log = logging.getLogger("bmoe.mcp")
 
@@ -36,6 +48,17 @@ MAX_SERVERS = 64
 # A server's name starts each of its tools' names (`<server>_<tool>`), which the model
 # writes in a call: letters, digits, `_` and `-` only.
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$")
+MAX_URL_CHARS = 2048
+MAX_HEADERS = 32
+MAX_HEADER_CHARS = 8192
+# `${secret:NAME}` in a header's value: the secret NAME of the key store.
+SECRET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+SECRET_REF = re.compile(r"\$\{secret:([^}]*)\}")
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+# Headers the transport sets itself; an entry may not write them.
+OWN_HEADERS = frozenset({"accept", "content-type", "content-length", "host", "mcp-session-id", "mcp-protocol-version",
+                         "last-event-id", "transfer-encoding", "connection"})
+REMOTE_TYPES = {"sse": "sse", "http": "auto", "streamable-http": "auto", "streamableHttp": "auto"}
 INHERITED_ENV = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
     "SYSTEMROOT", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "TEMP", "TMP", "PATHEXT", "COMSPEC",
@@ -69,18 +92,84 @@ class ServerSpec:
         return out
 
 
+def mask_url(url: str) -> str:
+    """The address with each query value and any user info hidden (a key may be passed
+    there)."""
+    try:
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            parts = parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2])
+        if parts.query:
+            query = "&".join(f"{quote(k)}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+            parts = parts._replace(query=query)
+        return urlunsplit(parts._replace(fragment=""))
+    except ValueError:
+        return "(an address that does not parse)"
+
+
+class MissingSecret(ValueError):
+    """A header names a secret the key store does not hold."""
+
+
+@attrs.frozen
+class RemoteSpec:
+    """One remote server: its address, its headers as written (a value may hold
+    `${secret:NAME}`), which transport to speak, and how long one call may take.
+    No header's value is in its repr."""
+
+    name: str
+    url: str
+    headers: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)
+    transport: str = "auto"  # auto (Streamable HTTP, else the older SSE) | sse
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+
+    @property
+    def timeout_s(self) -> float:
+        return self.timeout_ms / 1000
+
+    @property
+    def shown_url(self) -> str:
+        return mask_url(self.url)
+
+    @property
+    def secret_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(n for _, v in self.headers for n in SECRET_REF.findall(v)))
+
+    def shown_headers(self) -> list[dict[str, object]]:
+        """Each header's name and the secrets its value names; never a value."""
+        return [{"name": k, "secrets": SECRET_REF.findall(v)} for k, v in self.headers]
+
+    def resolve_headers(self, secret: Callable[[str], str | None]) -> tuple[dict[str, str], tuple[str, ...]]:
+        """The headers to send, each `${secret:NAME}` replaced, and the secret values
+        put in (to be kept out of any text). MissingSecret names one that is not stored."""
+        used: list[str] = []
+
+        def put(m: re.Match[str]) -> str:
+            value = secret(m.group(1))
+            if not value:
+                raise MissingSecret(
+                    f"its header needs the secret {m.group(1)!r}, which the key store does not hold; add it on the "
+                    f"Agent & MCP page or with PUT /api/secrets/{m.group(1)}"
+                )
+            used.append(value)
+            return value
+
+        return {k: SECRET_REF.sub(put, v) for k, v in self.headers}, tuple(used)
+
+
 @attrs.frozen
 class Skipped:
     """An entry left out, with why in plain words."""
 
     name: str
-    command: str
+    command: str  # or the url (query values hidden) of a remote server
     why: str
+    remote: bool = False
 
 
 @attrs.frozen
 class McpConfig:
-    servers: tuple[ServerSpec, ...] = ()
+    servers: tuple[ServerSpec | RemoteSpec, ...] = ()
     skipped: tuple[Skipped, ...] = ()
 
 
@@ -109,16 +198,79 @@ def _env(value: object) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def parse_entry(name: str, entry: object, *, base: Path | None = None) -> ServerSpec:
-    """One `mcpServers` entry; raises ConfigError (a url entry included) with why."""
+def _timeout(entry: dict[str, object]) -> int:
+    timeout = entry.get("timeout_ms", DEFAULT_TIMEOUT_MS)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_MS:
+        raise ConfigError(f"timeout_ms must be a number of milliseconds from 1 to {MAX_TIMEOUT_MS}")
+    return int(timeout)
+
+
+def check_url(url: object) -> str:
+    """A remote server's address: http(s), no user name or password in it, plain http
+    only for this machine or the local network. ConfigError says what is wrong."""
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError("url must be the server's address, like https://mcp.example.com/mcp")
+    url = url.strip()
+    if len(url) > MAX_URL_CHARS or any(ch.isspace() or ord(ch) < 32 for ch in url):
+        raise ConfigError(f"url must be one address of at most {MAX_URL_CHARS} characters, without spaces")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise ConfigError("url is not a valid address") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigError("url must start with https:// (or http:// for a server on this machine or network)")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError("url may not carry a user name or password; put the credential in headers, "
+                          "with its value in the key store (${secret:NAME})")
+    if parts.scheme.lower() == "http" and not is_nearby(parts.hostname):
+        raise ConfigError(f"http:// is taken only for a server on this machine or the local network; "
+                          f"{parts.hostname} is neither, so use https://")
+    return url
+
+
+def _headers(value: object) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or len(value) > MAX_HEADERS:
+        raise ConfigError(f"headers must be an object of at most {MAX_HEADERS} names and string values")
+    out = []
+    for key, val in value.items():
+        if not HEADER_NAME.match(key):
+            raise ConfigError(f"the header name {key[:40]!r} is not a valid HTTP header name")
+        if key.lower() in OWN_HEADERS:
+            raise ConfigError(f"the header {key} is set by the daemon itself; leave it out")
+        # Never the value in the text: it may be a token written in the file.
+        if not isinstance(val, str) or len(val) > MAX_HEADER_CHARS or any(ch in val for ch in "\r\n\0"):
+            raise ConfigError(f"the header {key} must have a string value on one line")
+        for ref in SECRET_REF.findall(val):
+            if not SECRET_NAME.match(ref):
+                raise ConfigError(f"the header {key} names a secret {ref[:70]!r}: a secret's name is 1-64 letters, "
+                                  "digits, '_', '.' or '-'")
+        out.append((key, val))
+    return tuple(out)
+
+
+def _remote(name: str, entry: dict[str, object]) -> RemoteSpec:
+    kind = entry.get("type", "streamable-http")
+    if not isinstance(kind, str) or kind not in REMOTE_TYPES:
+        raise ConfigError(f"type must be one of {', '.join(REMOTE_TYPES)} for a server with a url")
+    if "command" in entry:
+        raise ConfigError("the entry has both a url and a command; keep one")
+    return RemoteSpec(name=name, url=check_url(entry.get("url")), headers=_headers(entry.get("headers")),
+                      transport=REMOTE_TYPES[kind], timeout_ms=_timeout(entry))
+
+
+def parse_entry(name: str, entry: object, *, base: Path | None = None) -> ServerSpec | RemoteSpec:
+    """One `mcpServers` entry; raises ConfigError with why."""
     if not SERVER_NAME.match(name):
         raise ConfigError(
             "the name must be 1-48 letters, digits, '_' or '-' (it starts the names of its tools)"
         )
     if not isinstance(entry, dict):
         raise ConfigError("the entry must be an object")
-    if "url" in entry or entry.get("type") in ("sse", "http", "streamable-http", "streamableHttp"):
-        raise ConfigError("it names a remote server (url); only servers started with a command (stdio) are used")
+    if "url" in entry or entry.get("type") in REMOTE_TYPES:
+        return _remote(name, entry)
     command = entry.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ConfigError("the entry needs a command")
@@ -129,16 +281,13 @@ def parse_entry(name: str, entry: object, *, base: Path | None = None) -> Server
         cwd = os.path.expanduser(cwd)
         if base is not None and not os.path.isabs(cwd):
             cwd = str(base / cwd)
-    timeout = entry.get("timeout_ms", DEFAULT_TIMEOUT_MS)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_MS:
-        raise ConfigError(f"timeout_ms must be a number of milliseconds from 1 to {MAX_TIMEOUT_MS}")
     return ServerSpec(
         name=name,
         command=command,
         args=_strings(entry.get("args"), "args"),
         env=_env(entry.get("env")),
         cwd=cwd,
-        timeout_ms=int(timeout),
+        timeout_ms=_timeout(entry),
     )
 
 
@@ -149,17 +298,20 @@ def parse_config(data: object, *, base: Path | None = None) -> McpConfig:
     entries = data.get("mcpServers", {})
     if not isinstance(entries, dict):
         raise ConfigError("mcpServers must be an object of servers by name")
-    servers: list[ServerSpec] = []
+    servers: list[ServerSpec | RemoteSpec] = []
     skipped: list[Skipped] = []
     for name, entry in entries.items():
-        shown = (entry.get("url") or entry.get("command") or "") if isinstance(entry, dict) else ""
+        shown = (entry.get("command") or "") if isinstance(entry, dict) else ""
+        remote = isinstance(entry, dict) and ("url" in entry or entry.get("type") in REMOTE_TYPES)
+        if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+            shown = mask_url(entry["url"])  # a key in its query stays hidden
         try:
             if len(servers) >= MAX_SERVERS:
                 raise ConfigError(f"at most {MAX_SERVERS} servers are started")
             servers.append(parse_entry(name, entry, base=base))
         except ConfigError as exc:
             log.warning("MCP server %r left out: %s", name, exc)
-            skipped.append(Skipped(name, str(shown) if isinstance(shown, str) else "", f"Left out: {exc}."))
+            skipped.append(Skipped(name, str(shown) if isinstance(shown, str) else "", f"Left out: {exc}.", remote))
     return McpConfig(tuple(servers), tuple(skipped))
 
 

@@ -18,6 +18,15 @@ stack for a few hundred lines of protocol.
 A call is `tools/call` in the caller's task; the program's reader task hands it the
 answer. A call cancelled (the run's stop) ends the program; a call past the server's
 `timeout_ms` ends it too and reads as an error in plain words.
+
+A remote server (a `url` entry) is the same actor around a `RemoteLink`
+(actors/peers/mcp/remote.py) instead of a program: connected when its tools are first
+wanted, its headers' secrets read from the key store at each connection. One that
+cannot be reached, or whose connection drops (a call in flight then ends with an
+error), is `reconnecting`: tried again after RETRY_FIRST_S, twice as long after each
+failure up to RETRY_MAX_S, with the time of the next try in the listing. One that
+refuses its headers (401/403) or breaks the protocol is `failed`, as a program is;
+one whose header names a secret not stored yet is tried again once that secret is saved.
 """
 
 from __future__ import annotations
@@ -25,9 +34,11 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 import trio
@@ -49,10 +60,12 @@ from actors.peers.jsonrpc import (
     initialize_params,
     tool_list,
 )
-from actors.peers.mcp.config import McpConfig, ServerSpec, Skipped
+from actors.peers.mcp.config import MissingSecret, RemoteSpec, ServerSpec
+from actors.peers.mcp.extras import Extras, list_extras, prompt_text
+from actors.peers.mcp.remote import HTTP_PROTOCOL_VERSION, HttpRefused, RemoteLink
 from actors.peers.program import Program, ProgramEnded, RpcError, serving
 from actors.process import STDERR_LINE_CHARS, StartFailed, start_program
-from actors.tools.registry import Tool, ToolContext, ToolOutcome
+from actors.tools.registry import ToolContext, ToolOutcome
 
 log = logging.getLogger("bmoe.mcp")
 
@@ -62,6 +75,12 @@ MAX_LIST_PAGES = 16
 MAX_TOOLS = 256
 # What a backend accepts as a function's name.
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+# A remote server that cannot be reached is tried again after this, doubled each time.
+RETRY_FIRST_S = 1.0
+RETRY_MAX_S = 60.0
+# Statuses a remote server answers when it is busy or failing on its side: tried again.
+TRANSIENT_STATUSES = frozenset({408, 429})
+SecretLookup = Callable[[str], str | None]
 
 
 class McpUnavailable(ToolError):
@@ -91,6 +110,12 @@ class McpTool:
     def mcp(self) -> str:
         return self.server.name
 
+    @property
+    def mcp_host(self) -> str | None:
+        """A remote server's host (and port): where a call's arguments go."""
+        spec = self.server.spec
+        return urlsplit(spec.url).netloc if isinstance(spec, RemoteSpec) else None
+
     def is_change(self, args: dict[str, Any], workspace: Path | None = None) -> bool:
         return True
 
@@ -110,17 +135,25 @@ class McpTool:
 class McpServer:
     """The actor of one configured server; see the module docstring."""
 
-    def __init__(self, spec: ServerSpec, *, start_timeout: float = START_TIMEOUT_S,
-                 kill_grace: float = KILL_GRACE_S) -> None:
+    def __init__(self, spec: ServerSpec | RemoteSpec, *, start_timeout: float = START_TIMEOUT_S,
+                 kill_grace: float = KILL_GRACE_S, secrets: SecretLookup | None = None,
+                 retry_first: float = RETRY_FIRST_S, retry_max: float = RETRY_MAX_S) -> None:
         self.spec = spec
         self._start_timeout = start_timeout
         self._kill_grace = kill_grace
-        self._state = "stopped"  # stopped | starting | running | failed
+        self._secrets: SecretLookup = secrets or (lambda name: None)
+        self._retry_first = self._retry_delay = retry_first
+        self._retry_max = retry_max
+        self._retry_scope: trio.CancelScope | None = None
+        self.next_try_at: float | None = None  # Unix time of a reconnecting server's next try
+        self.retries = 0  # tries since it was last running
+        self._state = "stopped"  # stopped | starting | running | reconnecting | failed
         self._error: str | None = None
         self._last_end = ""
         self._tools: tuple[McpTool, ...] = ()
+        self.extras = Extras()  # its prompts and resources, as last listed
         self._known = False  # its tools were listed once
-        self._program: Program | None = None
+        self._program: Program | RemoteLink | None = None
         self._start_done: trio.Event | None = None
         self._nursery: trio.Nursery | None = None
         self._send, self._rx = trio.open_memory_channel[StartMsg](MAILBOX_SIZE)
@@ -133,10 +166,24 @@ class McpServer:
         return self.spec.name
 
     @property
+    def remote(self) -> bool:
+        return isinstance(self.spec, RemoteSpec)
+
+    @property
+    def transport(self) -> str:
+        """`stdio`; for a remote server `streamable-http` or `sse` once known, else its config's."""
+        if isinstance(self.spec, ServerSpec):
+            return "stdio"
+        known = self._program.transport if isinstance(self._program, RemoteLink) else None
+        return known or ("sse" if self.spec.transport == "sse" else "streamable-http")
+
+    @property
     def state(self) -> str:
-        """`running`, `stopped` (not started yet, or its program ended), `starting`, `failed`."""
+        """`running`, `stopped` (not started yet, or its program ended), `starting`,
+        `reconnecting` (a remote server, tried again at `next_try_at`), `failed`."""
         if self._state == "running" and (self._program is None or self._program.ended.is_set()):
-            return "stopped"  # ended; its task is still reaping it
+            # ended; its task is still reaping it
+            return "reconnecting" if self.remote else "stopped"
         return self._state
 
     @property
@@ -166,6 +213,9 @@ class McpServer:
                 async with self._rx:
                     async for msg in self._rx:
                         msg.reply.capture(self._start)
+                self._nursery = None  # no new start, no new try
+                if self._retry_scope is not None:
+                    self._retry_scope.cancel()
                 if self._program is not None:
                     self._program.end("the daemon is stopping")
         finally:
@@ -183,20 +233,32 @@ class McpServer:
         """Wait until `run` has returned: the program ended and reaped."""
         await self._stopped.wait()
 
-    def _start(self) -> trio.Event:
-        """The event the current start attempt sets when it ends, starting one if needed."""
+    def _start(self, *, retry: bool = False) -> trio.Event:
+        """The event the current start attempt sets when it ends, starting one if needed
+        (a reconnecting server only when its next try is due: `retry`)."""
         state = self.state
         if state == "starting" and self._start_done is not None:
             return self._start_done
-        if state in ("running", "failed") or self._nursery is None:
-            done = trio.Event()
+        done = trio.Event()
+        if state in ("running", "failed") or (state == "reconnecting" and not retry) or self._nursery is None:
             done.set()
             return done
         # A program that ended may still be reaped by its task: the new one is current
         # from here on, so the old task's ending no longer touches the state.
+        prog: Program | RemoteLink
+        if isinstance(self.spec, RemoteSpec):
+            try:
+                headers, used = self.spec.resolve_headers(self._secrets)
+            except MissingSecret as exc:
+                self._fail(f"It is not connected: {exc}.")
+                done.set()
+                return done
+            prog = RemoteLink(self.spec.url, headers, used, transport=self.spec.transport)
+        else:
+            prog = Program()
         self._state = "starting"
-        self._program = prog = Program()
-        self._start_done = done = trio.Event()
+        self._program = prog
+        self._start_done = done
         self.starts += 1
         self._nursery.start_soon(self._run_program, prog, done)
         return done
@@ -215,9 +277,14 @@ class McpServer:
             raise McpUnavailable(f"The MCP server {self.name} is not available: the daemon is stopping.") from None
         await done.wait()
         if self._state == "failed":
+            again = ("It is tried again once the secret is saved." if self.remote and "secret" in (self._error or "")
+                     else "It is tried again when the daemon restarts.")
+            raise McpUnavailable(f"The MCP server {self.name} is not available: {self._error} {again}")
+        if self._state == "reconnecting":
+            wait = max(0.0, (self.next_try_at or 0) - time.time())
             raise McpUnavailable(
-                f"The MCP server {self.name} is not available: {self._error} "
-                "It is tried again when the daemon restarts."
+                f"The MCP server {self.name} cannot be reached ({self._last_end or 'no reason given'}); the daemon "
+                f"tries again in {wait:.0f} s. Go on without its tools for now, or try the call again later."
             )
 
     async def wait_started(self) -> None:
@@ -237,42 +304,82 @@ class McpServer:
         if prog is None or self.state != "running":
             raise McpUnavailable(
                 f"The MCP server {self.name} ended right after it started ({self._last_end or 'no reason given'}). "
-                "Try the call once more; its stderr is in the daemon's log."
+                "Try the call once more; " + ("the daemon's log says more." if self.remote else
+                                              "its stderr is in the daemon's log.")
             )
         timeout = self.spec.timeout_s
         try:
             with trio.move_on_after(timeout) as cs:
                 result = await prog.request("tools/call", {"name": tool, "arguments": args})
         except trio.Cancelled:
-            prog.end("a stop ended the call it was running")
+            if not self.remote:  # a remote server's session goes on; the request's connection closed
+                prog.end("a stop ended the call it was running")
             raise
         except ProgramEnded as exc:
-            raise ToolError(
-                f"The MCP server {self.name} ended during the call ({exc}), so there is no result. "
-                "Its program is started again by the next call."
-            ) from None
-        except RpcError as exc:
+            raise ToolError(_ended_text(self.name, str(exc), self.remote)) from None
+        except (RpcError, HttpRefused) as exc:
             raise ToolError(f"The MCP server {self.name} refused the call: {exc}.") from None
         if cs.cancelled_caught:
-            prog.end(f"a call of {tool} took longer than {timeout:g} s")
-            raise ToolError(
-                f"{self.name}_{tool} did not answer within {timeout:g} seconds, so the call was given up and the "
-                "server's program was ended (the next call starts it again). Try a smaller request, or go on "
-                "without this tool."
-            )
+            if not self.remote:  # a remote server's session goes on; only the request was given up
+                prog.end(f"a call of {tool} took longer than {timeout:g} s")
+            raise ToolError(_late_text(f"{self.name}_{tool}", timeout, self.remote))
         try:
             return call_result(result)
         except WireError as exc:
             raise ToolError(f"The MCP server {self.name} answered in a form the daemon cannot read: {exc}.") from None
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> str:
+        """`prompts/get`: the prompt's text, for a person to start a message with.
+        Raises ToolError (plain words) when the server cannot give it."""
+        await self.ensure_started()
+        prog = self._program
+        if prog is None or self.state != "running":
+            raise McpUnavailable(f"The MCP server {self.name} is not running; try again in a moment.")
+        try:
+            with trio.fail_after(self.spec.timeout_s):
+                return prompt_text(await prog.request("prompts/get", {"name": name, "arguments": arguments}))
+        except trio.TooSlowError:
+            raise ToolError(f"The MCP server {self.name} did not give its prompt within "
+                            f"{self.spec.timeout_s:g} seconds.") from None
+        except ProgramEnded as exc:
+            raise ToolError(f"The MCP server {self.name} went away before giving its prompt ({exc}).") from None
+        except (RpcError, WireError) as exc:
+            raise ToolError(f"The MCP server {self.name} did not give the prompt {name}: {exc}.") from None
 
     # ---- the program ----
 
     def _fail(self, why: str) -> None:
         self._state = "failed"
         self._error = why
+        self.next_try_at = None
         log.warning("MCP server %s failed: %s", self.name, why)
 
-    async def _run_program(self, prog: Program, done: trio.Event) -> None:
+    def reset(self) -> None:
+        """A failed server may be tried again (the secret it named was saved)."""
+        if self._state == "failed" and self.remote:
+            self._state = "stopped"
+            self._error = None
+
+    def _retry(self, why: str) -> None:
+        """A remote server that cannot be reached: tried again after the current delay."""
+        delay = self._retry_delay
+        self._retry_delay = min(delay * 2, self._retry_max)
+        self._state = "reconnecting"
+        self._error = f"It cannot be reached ({why}); the daemon tries again by itself."
+        self.next_try_at = time.time() + delay
+        self.retries += 1
+        log.warning("MCP server %s cannot be reached (%s); trying again in %g s", self.name, why, delay)
+        if self._nursery is not None:
+            self._nursery.start_soon(self._retry_after, delay)
+
+    async def _retry_after(self, delay: float) -> None:
+        self._retry_scope = scope = trio.CancelScope()
+        with scope:
+            await trio.sleep(delay)
+        if not scope.cancelled_caught and self._state == "reconnecting":
+            self._start(retry=True)
+
+    async def _run_program(self, prog: Program | RemoteLink, done: trio.Event) -> None:
         try:
             with prog.scope:
                 await self._serve_program(prog, done)
@@ -285,17 +392,25 @@ class McpServer:
             prog.end(prog.why or "the daemon is stopping")
             if self._program is prog:
                 self._last_end = prog.why
-                if self._state == "starting":
+                retry = isinstance(prog, RemoteLink) and self._nursery is not None
+                if self._state in ("starting", "running") and retry:
+                    self._retry(prog.why)
+                elif self._state == "starting":
                     self._fail(f"Its program ended during its start ({prog.why}); its stderr is in the daemon's log.")
                 elif self._state == "running":
                     self._state = "stopped"
                 self._program = None
                 self.pid = None
-            log.info("MCP server %s: its program ended: %s", self.name, prog.why)
+            log.info("MCP server %s: %s ended: %s", self.name,
+                     "its connection" if isinstance(prog, RemoteLink) else "its program", prog.why)
             done.set()
 
-    async def _serve_program(self, prog: Program, done: trio.Event) -> None:
+    async def _serve_program(self, prog: Program | RemoteLink, done: trio.Event) -> None:
+        if isinstance(prog, RemoteLink):
+            await self._serve_remote(prog, done)
+            return
         spec = self.spec
+        assert isinstance(spec, ServerSpec)
         try:
             proc = await start_program([spec.command, *spec.args], env=spec.environment(), cwd=spec.cwd)
         except StartFailed as exc:
@@ -325,45 +440,65 @@ class McpServer:
             done.set()
             await prog.ended.wait()
 
-    async def _handshake(self, prog: Program) -> None:
-        version = check_initialize(await prog.request("initialize", initialize_params()))
-        if version != PROTOCOL_VERSION:
-            log.info("MCP server %s answered protocol %s (offered %s)", self.name, version, PROTOCOL_VERSION)
+    async def _serve_remote(self, link: RemoteLink, done: trio.Event) -> None:
+        """Connect, shake hands and list the tools, then hold the session until it ends.
+        What cannot be fixed by trying again (a refusal of the headers, a broken
+        protocol) fails the server; the rest is left to `_run_program`, which retries."""
+        async with link.open(functools.partial(self._on_message, link)):
+            try:
+                with trio.fail_after(self._start_timeout):
+                    await self._handshake(link)
+            except trio.TooSlowError:
+                link.end(f"it did not answer within {self._start_timeout:g} s")
+                return
+            except HttpRefused as exc:
+                if exc.status >= 500 or exc.status in TRANSIENT_STATUSES:
+                    link.end(str(exc))
+                else:
+                    self._fail(f"It refused the connection: {exc}.")
+                return
+            except (WireError, RpcError) as exc:
+                self._fail(f"It failed its handshake: {exc}.")
+                return
+            except ProgramEnded:
+                return  # _run_program tries again
+            self._state = "running"
+            self._error = None
+            self._retry_delay = self._retry_first
+            self.next_try_at = None
+            self.retries = 0
+            log.info("MCP server %s is connected (%s) with %d tools", self.name, link.transport, len(self._tools))
+            link.listen()
+            done.set()
+            await link.ended.wait()
+
+    async def _handshake(self, prog: Program | RemoteLink) -> None:
+        offered = HTTP_PROTOCOL_VERSION if isinstance(prog, RemoteLink) else PROTOCOL_VERSION
+        answer = await prog.request("initialize", initialize_params(offered))
+        version = check_initialize(answer)
+        if version != offered:
+            log.info("MCP server %s answered protocol %s (offered %s)", self.name, version, offered)
+        if isinstance(prog, RemoteLink):
+            prog.protocol = version
         await prog.send(encode_notification("notifications/initialized"))
-        self._tools = await self._list_tools(prog)
+        self._tools = await list_tools(self, prog)
+        self.extras = await list_extras(prog, answer.get("capabilities") if isinstance(answer, dict) else None,
+                                        self.name)
         self._known = True
 
-    async def _list_tools(self, prog: Program) -> tuple[McpTool, ...]:
-        tools: list[McpTool] = []
-        cursor: str | None = None
-        for _ in range(MAX_LIST_PAGES):
-            page, cursor, left_out = tool_list(await prog.request("tools/list", {"cursor": cursor} if cursor else None))
-            for why in left_out:
-                log.warning("MCP server %s: a tool left out: %s", self.name, why)
-            for info in page:
-                name = f"{self.name}_{info.name}"
-                if not TOOL_NAME.match(name):
-                    log.warning("MCP server %s: tool %r left out: its name has characters a model cannot call",
-                                self.name, info.name)
-                    continue
-                tools.append(McpTool(name=name, tool=info.name, server=self, description=info.description,
-                                     parameters=info.input_schema, label=info.title or info.name))
-            if cursor is None or len(tools) >= MAX_TOOLS:
-                break
-        return tuple(tools[:MAX_TOOLS])
-
-    async def _relist(self, prog: Program) -> None:
+    async def _relist(self, prog: Program | RemoteLink) -> None:
         """The server said its tools changed: list them again (bounded)."""
         with trio.move_on_after(self._start_timeout):
             try:
-                tools = await self._list_tools(prog)
+                tools = await list_tools(self, prog)
             except (WireError, RpcError, ProgramEnded) as exc:
                 log.warning("MCP server %s: listing its tools again failed: %s", self.name, exc)
                 return
             if prog is self._program:
                 self._tools = tools
 
-    def _on_message(self, prog: Program, msg: Request | Notification | Ignored, nursery: trio.Nursery) -> None:
+    def _on_message(self, prog: Program | RemoteLink, msg: Request | Notification | Ignored,
+                    nursery: trio.Nursery) -> None:
         if isinstance(msg, Request):
             # Sent from a task of its own: the reader never waits on the program's input.
             if msg.method == "ping":
@@ -375,109 +510,46 @@ class McpServer:
             if msg.method == "notifications/tools/list_changed" and self._state == "running":
                 nursery.start_soon(self._relist, prog)
             elif msg.method == "notifications/message":
-                log.info("MCP server %s says: %s", self.name, str(msg.params)[:STDERR_LINE_CHARS])
+                said = str(msg.params)[:STDERR_LINE_CHARS]
+                shown = prog.redact(said) if isinstance(prog, RemoteLink) else said
+                log.info("MCP server %s says: %s", self.name, shown)
         elif isinstance(msg, Ignored):
             log.debug("MCP server %s wrote %s to stdout; ignored", self.name, msg.why)
 
 
-class McpManager:
-    """Every configured server's actor, started in one nursery and closed together.
+async def list_tools(server: McpServer, prog: Program | RemoteLink) -> tuple[McpTool, ...]:
+    """`tools/list`, page after page (bounded): each tool as the model calls it, one
+    whose name a model cannot call left out with a log line."""
+    tools: list[McpTool] = []
+    cursor: str | None = None
+    for _ in range(MAX_LIST_PAGES):
+        page, cursor, left_out = tool_list(await prog.request("tools/list", {"cursor": cursor} if cursor else None))
+        for why in left_out:
+            log.warning("MCP server %s: a tool left out: %s", server.name, why)
+        for info in page:
+            name = f"{server.name}_{info.name}"
+            if not TOOL_NAME.match(name):
+                log.warning("MCP server %s: tool %r left out: its name has characters a model cannot call",
+                            server.name, info.name)
+                continue
+            tools.append(McpTool(name=name, tool=info.name, server=server, description=info.description,
+                                 parameters=info.input_schema, label=info.title or info.name))
+        if cursor is None or len(tools) >= MAX_TOOLS:
+            break
+    return tuple(tools[:MAX_TOOLS])
 
-    It is a tool source for the registry (actors/tools/registry.py): `prepare()` starts
-    the servers whose tools are not known yet, `tools()` is what is known now, each
-    server's tools after the previous one's, a name already taken left out.
-    """
 
-    needs_workspace = True
-    offered_read_only = False
+def _ended_text(server: str, why: str, remote: bool) -> str:
+    if remote:
+        return (f"The connection to the MCP server {server} was lost during the call ({why}), so there is no "
+                "result. The daemon reconnects by itself; try the call again later.")
+    return (f"The MCP server {server} ended during the call ({why}), so there is no result. "
+            "Its program is started again by the next call.")
 
-    def __init__(self, config: McpConfig | None = None, *, start_timeout: float = START_TIMEOUT_S,
-                 kill_grace: float = KILL_GRACE_S) -> None:
-        config = config or McpConfig()
-        self._servers = tuple(McpServer(s, start_timeout=start_timeout, kill_grace=kill_grace) for s in config.servers)
-        self._skipped: tuple[Skipped, ...] = config.skipped
-        self._closing = trio.Event()
-        self._stopped = trio.Event()
-        self._state = "starting"
-        self._collisions: set[str] = set()
 
-    @property
-    def servers(self) -> tuple[McpServer, ...]:
-        return self._servers
-
-    def server(self, name: str) -> McpServer | None:
-        return next((s for s in self._servers if s.name == name), None)
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Run every server's actor until `close()`; returns once each program is reaped."""
-        try:
-            async with trio.open_nursery() as nursery:
-                for server in self._servers:
-                    await nursery.start(server.run)
-                self._state = "serving"
-                task_status.started()
-                await self._closing.wait()
-                self._state = "stopping"
-                for server in self._servers:
-                    server.close()
-        finally:
-            self._state = "stopped"
-            self._stopped.set()
-
-    def close(self) -> None:
-        """End every server's program (each group signalled and reaped)."""
-        self._closing.set()
-
-    async def wait_stopped(self) -> None:
-        """Wait until `run` has returned: every program reaped."""
-        await self._stopped.wait()
-
-    async def prepare(self) -> None:
-        """Start every server whose tools are not known yet and that has not failed, and
-        wait until each runs or failed (each at most its start limit). Cancelled: only the
-        wait ends."""
-        wanted = [s for s in self._servers if not s.known and s.state != "failed"]
-        if not wanted:
-            return
-        async with trio.open_nursery() as nursery:
-            for server in wanted:
-                nursery.start_soon(server.wait_started)
-
-    def tools(self) -> list[Tool]:
-        out: list[Tool] = []
-        seen: set[str] = set()
-        for server in self._servers:
-            for tool in server.tools:
-                if tool.name in seen:
-                    if tool.name not in self._collisions:
-                        self._collisions.add(tool.name)
-                        log.warning("MCP tool %s of server %s left out: another server has that name",
-                                    tool.name, server.name)
-                    continue
-                seen.add(tool.name)
-                out.append(tool)
-        return out
-
-    def listing(self, shown: Callable[[Tool], bool] | None = None) -> list[dict[str, object]]:
-        """`GET /api/agent`'s `mcp`: each server with its state and the tools the model
-        gets (`shown` says which: a name taken by a built-in tool is left out)."""
-        offered = {id(t) for t in self.tools() if shown is None or shown(t)}
-        out: list[dict[str, object]] = []
-        for server in self._servers:
-            row: dict[str, object] = {
-                "name": server.name,
-                "command": server.spec.command_line,
-                "state": server.state if server.state != "starting" else "stopped",
-                "tools": [{"name": t.name, "description": t.description} for t in server.tools if id(t) in offered],
-            }
-            if server.error:
-                row["error"] = server.error
-            out.append(row)
-        for skipped in self._skipped:
-            out.append({"name": skipped.name, "command": skipped.command, "state": "failed", "error": skipped.why,
-                        "tools": []})
-        return out
-
-    def statistics(self) -> ActorStats:
-        return ActorStats(kind="mcp-servers", id="mcp", state=self._state, mailbox=0,
-                          children=tuple(s.statistics() for s in self._servers))
+def _late_text(tool: str, timeout: float, remote: bool) -> str:
+    if remote:
+        return (f"{tool} did not answer within {timeout:g} seconds, so the call was given up. Try a smaller "
+                "request, or go on without this tool.")
+    return (f"{tool} did not answer within {timeout:g} seconds, so the call was given up and the server's program "
+            "was ended (the next call starts it again). Try a smaller request, or go on without this tool.")

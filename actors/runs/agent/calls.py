@@ -166,6 +166,7 @@ class CallRunner:
         self._t.update(
             call.card, urgent=False, args=shown, raw_args=None if args is not None else call.raw,
             title=self._stream.title(call.name, shown), mcp=getattr(tool, "mcp", None),
+            mcp_host=getattr(tool, "mcp_host", None),
         )
         note = self._modes.note(self._t.info.mode)
         if args is None:
