@@ -16,6 +16,7 @@ from actors.bus import EventBus
 from actors.conversations.hub import Hub
 from actors.model.engine import Engine
 from actors.model.providers.directory import ProviderDirectory
+from actors.model.usage import UsageLedger
 from actors.peers.acp.agents import AcpAgents
 from actors.peers.lsp.servers import LspManager
 from actors.peers.mcp.servers import McpManager
@@ -59,6 +60,8 @@ class DaemonContext:
     rules: RuleBook | None = None
     # The sandbox of the model's commands (/health shows its status); none in chat-only mode or a test's app.
     sandbox: Sandbox | None = None
+    # The usage ledger (GET /api/usage); none in a test's app that keeps none.
+    usage: UsageLedger | None = None
 
 
 def daemon() -> DaemonContext:

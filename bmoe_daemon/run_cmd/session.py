@@ -24,7 +24,8 @@ TIMEOUT_S = 30.0
 CHANNEL_EVENTS = 1024
 RUN_EVENTS = ("conversation", "item", "delta", "prefill", "plan")
 ANSWERED = ("answered", "goal_complete")
-STOPPED_OR_REFUSED = ("stopped", "plan_proposed", "question", "goal_blocked")
+# A budget reached (--max-cost, --max-tokens, the conversation's) is a stop the caller asked for, not a failure.
+STOPPED_OR_REFUSED = ("stopped", "plan_proposed", "question", "goal_blocked", "budget")
 DECISIONS = {"y": "approve", "yes": "approve", "a": "approve_always", "always": "approve_always",
              "n": "deny", "no": "deny"}
 
@@ -40,11 +41,13 @@ class Ask:
     route: str | None = None
     answer_schema: dict[str, Any] | None = None
     max_rounds: int | None = None
+    budget: dict[str, Any] | None = None  # the message's {tokens, cost}
     interactive: bool = False  # a person at the terminal answers the cards
 
 
 def exit_code(end_reason: str | None) -> int:
-    """0 answered, 1 failed (an error, stuck, out of rounds, cut off), 3 stopped or refused."""
+    """0 answered, 1 failed (an error, stuck, out of rounds, cut off), 3 stopped or refused
+    (a budget reached included)."""
     if end_reason in ANSWERED:
         return 0
     if end_reason in STOPPED_OR_REFUSED:
@@ -99,6 +102,8 @@ class Session:
                 body["answer_schema"] = self._ask.answer_schema
             if self._ask.max_rounds is not None:
                 body["max_rounds"] = self._ask.max_rounds
+            if self._ask.budget is not None:
+                body["budget"] = self._ask.budget
             self._out.reading("")
             sent = await self.call("POST", f"/api/conversations/{self._cid}/messages", body)
             end = await self._follow(receive, nursery)
