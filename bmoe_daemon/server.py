@@ -252,10 +252,10 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
                     stop: trio.Event, task_status: trio.TaskStatus[str]) -> None:
     backend = await load_backend(config)
     providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
-    # The usage ledger, read once before anything runs (actors/model/usage.py).
+    # The usage ledger (actors/model/usage.py): opened now, read by its task once serving.
     usage = UsageLedger(config.data_dir, zone=local_zone())
     try:
-        await trio.to_thread.run_sync(usage.load)
+        usage.open()
     except OSError as exc:  # the runs go on uncounted, each logging it; `doctor` says why
         log.error("cannot open the usage ledger %s: %s; answers are not counted", usage.path, exc)
     try:

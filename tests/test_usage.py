@@ -145,6 +145,33 @@ def test_any_cut_of_the_file_keeps_every_whole_line_before_it(cut: int, garbage:
     assert len(kept) <= whole + 1  # the cut line can only be whole itself (cut at its end)
 
 
+async def test_lines_written_while_the_file_is_read_go_after_it(tmp_path: Path) -> None:
+    """The daemon serves before the ledger is read: a line written meanwhile is counted
+    once, after the old ones, and a sum waits for the read."""
+    first = ledger(tmp_path)
+    first.append_nowait(entry(T0, "c1", p=5, c=1))
+    first.close()
+    led = UsageLedger(tmp_path, zone=UTC)
+    led.open()
+    led.append_nowait(entry(T0 + 10, "c1", p=7, c=1))
+    waited = []
+
+    async def sum_when_loaded() -> None:
+        await led.wait_loaded()
+        waited.append(led.conversation("c1").prompt_tokens)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sum_when_loaded)
+        await trio.sleep(0.05)
+        assert waited == []  # not read yet: a sum waits
+        await led.read()
+    assert waited == [12] and led.entries == 2
+    assert [g["key"] for g in led.report("day")["groups"]] == ["2026-03-01"]
+    led.close()
+    again = ledger(tmp_path)
+    assert again.entries == 2 and again.conversation("c1").answers == 2
+
+
 async def test_record_syncs_and_concurrent_records_share_the_syncs(tmp_path: Path) -> None:
     led = ledger(tmp_path)
     async with trio.open_nursery() as nursery:

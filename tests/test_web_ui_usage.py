@@ -65,7 +65,8 @@ def test_prices_totals_and_a_conversation_budget(tmp_path):
                                               "models": ["m"]}).status_code == 201
         with chromium() as browser:
             page = browser.new_context(viewport=DESKTOP).new_page()
-            watch = PageWatch(page, {urlsplit(d.url).netloc})
+            # The two refusals the test asks for (prices without an output, a budget of 0).
+            watch = PageWatch(page, {urlsplit(d.url).netloc}, ("status of 400",))
             page.goto(f"{d.url}/#/providers")
             row = page.get_by_role("listitem", name="Priced")
             row.get_by_text("No prices").wait_for()
@@ -89,7 +90,7 @@ def test_prices_totals_and_a_conversation_budget(tmp_path):
             answered(c, priced, "hi")
             report = c.get("/api/usage").json()
 
-            page.goto(f"{d.url}/#/providers")
+            page.reload()  # the page read its totals before these answers
             table = page.get_by_role("table", name="Usage by provider")
             priced_row = table.locator("tr[data-key=priced]")
             priced_row.get_by_text("$0.0040").wait_for()  # (1,000 × $2 + 250 × $8) per million

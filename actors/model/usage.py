@@ -9,8 +9,10 @@ provider has none, and for the local model). GET /api/usage sums these (by
 conversation, task, provider, model or local day, since a time) and a run's budget
 reads them (actors/runs/agent/meter.py): neither reads a conversation's file.
 
-Kept whole in memory (read once when the daemon starts, about 100 bytes an answer),
-so a sum is a pass over the entries in memory and a conversation's total is a lookup.
+Kept whole in memory (about 100 bytes an answer), so a sum is a pass over the entries
+in memory and a conversation's total is a lookup. The daemon serves before the file is
+read (`open`, then `run` reads it in a worker thread): a sum and a budget wait for it
+(`wait_loaded`), and what is written meanwhile goes after what was read.
 What was spent stays spent: deleting a conversation or a task's old run keeps its
 lines, so a day's or a provider's total does not shrink.
 
@@ -47,6 +49,7 @@ GROUPINGS: tuple[Grouping, ...] = get_args(Grouping)
 RouteKind = Literal["local", "provider"]
 FILE_MODE = 0o600  # it names the conversations
 FINAL_SYNC_S = 5.0  # the last sync when the daemon stops
+READ_CHUNK = 16 * 1024 * 1024
 _QUARTER_HOUR_S = 900  # every time zone's offset is a whole number of quarter hours
 
 
@@ -184,25 +187,67 @@ class UsageLedger:
         self._sync_lock = trio.Lock()
         self._dirty = trio.Event()  # lines were written since the syncing task last looked
         self._days: dict[int, str] = {}
+        self._to_read = 0  # the file's size when opened: what `read` reads
+        self._loaded = trio.Event()
 
     # ---- reading and writing ----
 
-    def load(self) -> None:
-        """Read the ledger (none yet: empty) and open it for appending. OSError when the
-        file cannot be opened; a line that is not an entry is skipped and counted."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+    def open(self) -> None:
+        """Open the ledger for appending (made when there is none) and note how much of
+        it there is to read: the lines written from now on go after it. OSError when it
+        cannot be opened (through a link, say); the ledger then counts nothing, but is
+        `loaded` (empty), so nothing waits for it."""
         try:
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                raw = fh.read()
-        except BaseException:
-            os.close(fd)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+        except OSError:
+            self._loaded.set()
             raise
-        self._fd = fd
-        self._torn = bool(raw) and not raw.endswith(b"\n")
-        entries, self.skipped = parse_lines(raw)
-        for entry in entries:
+        size = os.fstat(fd).st_size
+        self._torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        self._fd, self._to_read = fd, size
+
+    def load(self) -> None:
+        """`open`, and read what the file held, at once (blocking: a test, a bench)."""
+        self.open()
+        self._merge(*self._read_old())
+
+    async def read(self) -> None:
+        """Read what the file held when opened, in a worker thread; `loaded` then. A read
+        that fails (OSError) is logged and counts none of the old lines."""
+        try:
+            if self._fd is not None and not self._loaded.is_set():
+                self._merge(*await trio.to_thread.run_sync(self._read_old))
+        except OSError as exc:
+            log.error("cannot read the usage ledger %s: %s; the answers before are not counted", self.path, exc)
+        finally:
+            self._loaded.set()
+
+    async def wait_loaded(self) -> None:
+        """Wait until what the file held is counted (at once after `load`)."""
+        await self._loaded.wait()
+
+    def _read_old(self) -> tuple[list[Entry], int]:
+        assert self._fd is not None
+        chunks, at = [], 0
+        while at < self._to_read:
+            chunk = os.pread(self._fd, min(self._to_read - at, READ_CHUNK), at)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            at += len(chunk)
+        return parse_lines(b"".join(chunks))
+
+    def _merge(self, old: list[Entry], skipped: int) -> None:
+        """The entries read go before those written since `open` (they are older)."""
+        newer, self._entries, self._by_conversation, self._of_conversation = (
+            self._entries, [], {}, {})
+        for entry in old:
             self._keep(entry)
+        for entry in newer:
+            self._keep(entry)
+        self.skipped = skipped
+        self._loaded.set()
 
     def append_nowait(self, entry: Entry) -> None:
         """Write the entry's line and count it (not yet synced: `record` does that).
@@ -226,11 +271,13 @@ class UsageLedger:
         self._dirty.set()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Sync what is written, as it is written (see the module docstring), until
+        """Read the file (`read`, started at once), then sync what is written, as it is
+        written (see the module docstring), until
         cancelled; then a last sync, bounded by FINAL_SYNC_S. A sync that fails is
         logged, and the next line written tries again (the lines stay in the kernel's
         cache meanwhile)."""
         task_status.started()
+        await self.read()
         try:
             while True:
                 await self._dirty.wait()

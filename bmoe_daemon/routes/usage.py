@@ -77,7 +77,9 @@ def _label(by: str, key: str | None) -> str | None:
 @bp.get("/api/usage")
 async def get_usage() -> Response:
     by, since, conversation, task = _query(request.args.to_dict())
-    report: dict[str, Any] = _ledger().report(by, since=since, conversation=conversation, task=task)
+    ledger = _ledger()
+    await ledger.wait_loaded()  # read in the background as the daemon starts
+    report: dict[str, Any] = ledger.report(by, since=since, conversation=conversation, task=task)
     for group in report["groups"]:
         group["label"] = _label(by, group["key"])
     return jsonify(report)

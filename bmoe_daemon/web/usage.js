@@ -59,7 +59,8 @@ function costCell(group) {
 // among them) since the period picked.
 export function usageTotals() {
   const period = select({ "aria-label": "Usage period", class: "usage-period" }, PERIODS, "");
-  const table = h("div.usage-table");
+  // It scrolls sideways on a narrow screen: the keyboard can reach it to scroll it.
+  const table = h("div.usage-table", { tabindex: "0", role: "region", "aria-label": "Usage by provider, scrollable" });
   const error = alertLine("");
   const section = h("section.usage", { "aria-labelledby": "usage-title" },
     h("div.usage-head", {}, h("h2#usage-title", {}, "Usage"), period),

@@ -51,11 +51,14 @@ class Meter:
         if self._env.usage is not None:
             self._env.usage.append_nowait(entry)
 
-    def reached(self) -> str | None:
+    async def reached(self) -> str | None:
         """The notice that ends the run when one of its budgets is reached (see
         actors/record/budget.py), else None. The conversation's budget is read as it
-        stands now, so one raised while the run goes on holds at once."""
+        stands now, so one raised while the run goes on holds at once; its total waits
+        for the ledger's file to be read (a run just after the daemon started)."""
         info = self._t.info
+        if info.budget is not None and self._env.usage is not None:
+            await self._env.usage.wait_loaded()
         checks: list[tuple[Budget, Sums, str]] = []
         if info.budget is not None:
             spent = self._env.usage.conversation(info.id) if self._env.usage is not None else self.run

@@ -135,7 +135,7 @@ class AgentRun:
         await self._calls.seed()  # what an earlier run of this message made is made
         limit = self._req.max_rounds or MAX_ROUNDS
         while True:
-            over = self._meter.reached()
+            over = await self._meter.reached()
             if over is not None:  # before the first round too: a budget used up asks nothing
                 self._t.notice(over, "warn", "budget")
                 self._end_reason = "budget"
