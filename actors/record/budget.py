@@ -18,9 +18,10 @@ Where one is set and what it counts:
   which carries it as the conversation's budget;
 - a message's (`POST .../messages`, `bmoe-daemon run --max-cost`): that run only.
 
-It is reached once what it counts is at or past it. The check comes after each
-answer (and before the first), so a run ends after the answer that reached it: an
-answer already asked for is not cut, and the budget can be passed by that one answer.
+It is reached once what it counts is at or past it. The check comes before each
+round with the model (the first included), so a run ends after the answer that reached
+it and the calls that answer made: an answer already asked for is not cut, and the
+budget can be passed by that one answer.
 """
 
 from __future__ import annotations
