@@ -219,6 +219,7 @@ async def test_totals_prices_groupings_and_budgets(tmp_path: Path, stub: OpenAIS
         assert done.returncode == 3, (done.stdout[-2000:], done.stderr)
         final = json.loads(done.stdout.splitlines()[-1])
         assert final["end_reason"] == "budget" and final["usage"]["prompt_tokens"] == 2000
+        assert final["usage"]["cost"] == pytest.approx(cost(2000, 10, 0))
         bad = await trio.to_thread.run_sync(lambda: subprocess.run(
             [sys.executable, "-m", "bmoe_daemon", "run", "--data-dir", str(d.data_dir), "--max-cost", "-1", "x"],
             capture_output=True, text=True, timeout=90, cwd=REPO, env=ENV))

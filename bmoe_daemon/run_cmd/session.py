@@ -7,6 +7,7 @@ once), and the result read back from the conversation."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import signal
 import sys
@@ -233,7 +234,7 @@ class Session:
         conv = await self.call("GET", f"/api/conversations/{self._cid}")
         items = conv.get("items") or []
         after = next((i + 1 for i, it in enumerate(items) if it.get("id") == user_item), 0)
-        usage = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
+        usage: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
         result = None
         for it in items[after:]:
             if it.get("kind") == "assistant":
@@ -244,4 +245,25 @@ class Session:
         end_reason = end if self._started else conv.get("end_reason")
         if self._stops and end_reason is None:
             end_reason = "stopped"
+        sent = next((it.get("created") for it in items if it.get("id") == user_item), None)
+        usage["cost"] = None
+        usage.update(await self._ledger_usage(sent) or {})
         return {"result": result, "end_reason": end_reason, "usage": usage, "conversation": self._cid}
+
+    async def _ledger_usage(self, since: float | None) -> dict[str, Any] | None:
+        """The run's usage as the daemon's ledger counts it (its helpers' answers too),
+        with its cost where the provider has prices; None when the daemon keeps none."""
+        if since is None:
+            return None
+        when = datetime.datetime.fromtimestamp(since, datetime.UTC).isoformat()
+        try:
+            resp = await self._c.get("/api/usage", params={"conversation": self._cid, "since": when})
+            report = resp.json() if resp.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        if not isinstance(report, dict):
+            return None
+        local, provider = report.get("local") or {}, report.get("provider") or {}
+        out = {key: int(local.get(key, 0)) + int(provider.get(key, 0))
+               for key in ("prompt_tokens", "completion_tokens", "cached_tokens")}
+        return {**out, "cost": provider.get("cost")}
