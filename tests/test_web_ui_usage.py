@@ -65,7 +65,7 @@ def test_prices_totals_and_a_conversation_budget(tmp_path):
                                               "models": ["m"]}).status_code == 201
         with chromium() as browser:
             page = browser.new_context(viewport=DESKTOP).new_page()
-            # The two refusals the test asks for (prices without an output, a budget of 0).
+            # The refusals the test asks for (prices without an output, budgets of 0).
             watch = PageWatch(page, {urlsplit(d.url).netloc}, ("status of 400",))
             page.goto(f"{d.url}/#/providers")
             row = page.get_by_role("listitem", name="Priced")
@@ -127,4 +127,18 @@ def test_prices_totals_and_a_conversation_budget(tmp_path):
             page.locator(".run-end").filter(has_text="its budget is used up").wait_for()
             head_usage.get_by_text("2,160 tokens").wait_for()
             assert c.get(f"/api/conversations/{priced}").json()["end_reason"] == "budget"
+
+            # A task's budget, each run's: a refusal beside its field, then saved.
+            page.goto(f"{d.url}/#/tasks")
+            page.get_by_role("button", name="New task").click()
+            form = page.locator(".task-form")
+            form.get_by_label("Prompt").fill("Summarise the day")
+            form.get_by_label("Tokens").fill("0")
+            form.get_by_role("button", name="Add task").click()
+            form.get_by_text("The token budget is a whole number of tokens from 1").wait_for()
+            form.get_by_label("Tokens").fill("5000")
+            form.get_by_label("Cost (US$)").fill("0.25")
+            form.get_by_role("button", name="Add task").click()
+            page.get_by_role("listitem", name="Summarise the day").wait_for()
+            assert c.get("/api/tasks").json()[0]["budget"] == {"tokens": 5000, "cost": 0.25}
             watch.check()
