@@ -156,7 +156,7 @@ async def test_totals_prices_groupings_and_budgets(tmp_path: Path, stub: OpenAIS
         assert body["end_reason"] == "budget" and len(stub.received) == asked + 1
         notice = body["items"][-1]
         assert notice["kind"] == "notice" and notice["end_reason"] == "budget"
-        assert "budget of $0.0010 is used up ($0.0021 so far" in notice["text"], notice["text"]
+        assert "budget of $0.001 is used up ($0.0021 so far" in notice["text"], notice["text"]
         assert [i["state"] for i in body["items"] if i["kind"] == "tool"] == ["done"]
 
         # A cost budget on a provider without prices cannot be kept: nothing is asked.

@@ -218,3 +218,13 @@ def test_since_is_a_local_date_or_an_iso_time(text: str, expected: float) -> Non
 def test_since_refuses_what_does_not_read(text: str) -> None:
     with pytest.raises(ValueError, match="since must be"):
         parse_since(text, UTC)
+
+
+@pytest.mark.parametrize("amount,shown", [
+    (0.0, "$0.00"), (0.25, "$0.25"), (0.004, "$0.004"), (0.0041, "$0.0041"), (0.001, "$0.001"), (0.5, "$0.50"),
+    (1.5, "$1.50"), (1234.5, "$1,234.50"), (0.00004, "$0.00"),
+])
+def test_dollars_as_a_person_reads_them(amount: float, shown: str) -> None:
+    from actors.runs.agent.meter import dollars
+
+    assert dollars(amount) == shown

@@ -93,20 +93,20 @@ def test_prices_totals_and_a_conversation_budget(tmp_path):
             page.reload()  # the page read its totals before these answers
             table = page.get_by_role("table", name="Usage by provider")
             priced_row = table.locator("tr[data-key=priced]")
-            priced_row.get_by_text("$0.0040").wait_for()  # (1,000 × $2 + 250 × $8) per million
+            priced_row.get_by_text("$0.004").wait_for()  # (1,000 × $2 + 250 × $8) per million
             assert "1,000" in priced_row.inner_text() and "250" in priced_row.inner_text()
             local_row = table.locator("tr[data-key=local]")
             assert "This computer" in local_row.inner_text() and "free: runs here" in local_row.inner_text()
             tokens = report["local"]["tokens"] + report["provider"]["tokens"]
             page.get_by_role("status").filter(has_text="In all: 2 answers").get_by_text(
-                f"{tokens:,} tokens · $0.0040").wait_for()
+                f"{tokens:,} tokens · $0.004").wait_for()
             page.get_by_label("Usage period").select_option(label="Today")
             page.get_by_role("status").filter(has_text="In all: 2 answers").wait_for()
 
             # The conversation's own totals in its header; a token budget set there.
             page.goto(f"{d.url}/#/c/{priced}")
             head_usage = page.get_by_role("status", name="Usage of this conversation")
-            head_usage.get_by_text("1,250 tokens · $0.0040").wait_for()
+            head_usage.get_by_text("1,250 tokens · $0.004").wait_for()
             page.locator(".conv-head").get_by_role("button", name="Budget").click()
             budget = page.get_by_role("form", name="Budget of this conversation")
             budget.get_by_label("Tokens").fill("0")
@@ -139,6 +139,7 @@ def test_prices_totals_and_a_conversation_budget(tmp_path):
             form.get_by_label("Tokens").fill("5000")
             form.get_by_label("Cost (US$)").fill("0.25")
             form.get_by_role("button", name="Add task").click()
-            page.get_by_role("listitem", name="Summarise the day").wait_for()
+            page.get_by_role("listitem", name="Summarise the day").get_by_text(
+                "Budget of each run: 5,000 tokens or $0.25").wait_for()
             assert c.get("/api/tasks").json()[0]["budget"] == {"tokens": 5000, "cost": 0.25}
             watch.check()

@@ -9,6 +9,7 @@ import { limits } from "./limits.js";
 import { deleteButton, page } from "./settings.js";
 import { runsFold } from "./taskruns.js";
 import { attempt, MODE_OPTIONS, pageView, routeOptions, toast, wsOptions } from "./ui.js";
+import { budgetText } from "./usage.js";
 
 const SCHEDULE_KINDS = [["once", "Once"], ["interval", "Every few minutes"], ["daily", "Every day"], ["weekly", "Every week"]];
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -278,7 +279,8 @@ export function tasksPage(main) {
               last ? [when(last.at), ` (${last.outcome})`, last.conversation
                 ? [" · ", h("a", { href: `#/c/${encodeURIComponent(last.conversation)}` }, "open its conversation")] : null]
                 : "never",
-              " · Next: ", t.next_run ? when(t.next_run) : "not scheduled"),
+              " · Next: ", t.next_run ? when(t.next_run) : "not scheduled",
+              t.budget ? ` · Budget of each run: ${budgetText(t.budget)}` : null),
             fold(t)),
           h("div.row-actions", {},
             h("label.switch", {}, toggle, h("span", {}, "On")),

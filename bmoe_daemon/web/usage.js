@@ -11,9 +11,11 @@ import { problem } from "./ui.js";
 
 const num = (n) => Number(n).toLocaleString("en");
 
+// Dollars and cents; below a dollar to a hundredth of a cent, as far as it has digits
+// ($0.25, $0.004, $0.0041).
 export function costText(cost) {
   if (cost === null || cost === undefined) return "";
-  return `$${cost.toFixed(cost !== 0 && cost < 1 ? 4 : 2)}`;
+  return `$${cost === 0 || cost >= 1 ? cost.toFixed(2) : cost.toFixed(4).replace(/0{1,2}$/, "")}`;
 }
 
 // The two sides of a group (local and provider routes) as one.
@@ -98,7 +100,8 @@ export function usageTotals() {
 
 // ---- a conversation's own, in its header ----
 
-function budgetText(budget) {
+// "5,000 tokens or $0.25": what a budget lets the answers spend ("" for none).
+export function budgetText(budget) {
   if (!budget) return "";
   const parts = [];
   if (budget.tokens !== null) parts.push(`${num(budget.tokens)} tokens`);

@@ -82,5 +82,9 @@ class Meter:
 
 
 def dollars(amount: float) -> str:
-    """US dollars as a person reads them: cents from a dollar up, tenths of a cent below."""
-    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"
+    """US dollars as a person reads them: cents from a dollar up; below, to a hundredth
+    of a cent as far as it has digits ($0.25, $0.004, $0.0041), as the web UI says them."""
+    if amount >= 1 or amount == 0:
+        return f"${amount:,.2f}"
+    text = f"{amount:.4f}"
+    return "$" + (text[:-2] + text[-2:].rstrip("0") if text.endswith("0") else text)
