@@ -36,8 +36,9 @@ class Meter:
         if not usage:
             return
         info = self._t.info
-        prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
-        cached = usage.get("cached_tokens", 0)
+        # A provider's counts as it sent them: never below 0 (the ledger refuses to read those).
+        prompt, completion = max(0, usage.get("prompt_tokens", 0)), max(0, usage.get("completion_tokens", 0))
+        cached = min(max(0, usage.get("cached_tokens", 0)), prompt)
         if info.route == "local":
             entry = Entry(time.time(), info.id, info.task, "local", "local", self._env.engine.model_id or "local",
                           item_id, prompt, completion, cached, None)
