@@ -54,6 +54,10 @@ class Providers(Protocol):
         """The name the person gave the provider of a route."""
         ...
 
+    def knows(self, route: str) -> bool:
+        """Whether a `<provider>/<model>` route names a saved provider."""
+        ...
+
 
 class Hooks(Protocol):
     async def fire(self, event: HookEvent) -> str | None:

@@ -73,9 +73,10 @@ class Meter:
             if budget.cost is None:
                 continue
             providers = self._env.providers
-            if info.route != "local" and (providers is None or providers.prices(info.route) is None):
-                name = providers.name_of(info.route) if providers is not None else info.route.partition("/")[0]
-                return notices.BUDGET_NO_PRICES.format(provider=name, **words)
+            # (A provider no longer saved is not blamed here: the round says it is gone.)
+            if info.route != "local" and providers is not None and providers.knows(info.route) \
+                    and providers.prices(info.route) is None:
+                return notices.BUDGET_NO_PRICES.format(provider=providers.name_of(info.route), **words)
             if (spent.cost or 0.0) >= budget.cost:
                 return notices.BUDGET_COST.format(limit=dollars(budget.cost), spent=dollars(spent.cost or 0.0),
                                                   **words)
