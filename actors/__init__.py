@@ -9,7 +9,7 @@ with no cycle at any level):
     errors, ids, notices               what every part names
     actor, bus, process, fs/, sandbox/ actor plumbing, the event bus, child processes, files,
                                        the OS sandbox around the model's commands
-    model/                             the turn contract, the engine, backends, model files
+    model/                             the turn contract, the engine, backends, model files, the usage ledger
     tools/                             the workspace tools and their registry
     skills/, record/, checkpoints/     skills; a conversation's record; the workspace's checkpoints
     policy/, peers/                    whether a call runs; programs spoken to over JSON-RPC

@@ -48,6 +48,26 @@ SAVE_FAILED = (
 SAVED_AGAIN = "The conversation is saved again; nothing was lost."
 CHAT_ONLY_NO_WORKSPACE = "This daemon runs as plain chat (--chat-only): a conversation has no workspace."
 
+# A budget reached (actors/runs/agent/meter.py); `whose`: BUDGET_OF's, `to_go_on`: BUDGET_NEXT's.
+BUDGET_TOKENS = (
+    "Stopped: {whose} budget of {limit:,} tokens is used up ({spent:,} tokens so far). {to_go_on}"
+)
+BUDGET_COST = (
+    "Stopped: {whose} budget of {limit} is used up ({spent} so far, at the provider's prices). {to_go_on}"
+)
+BUDGET_NO_PRICES = (
+    "Stopped before asking the model: {whose} budget is a cost, but the provider {provider} has no prices, so "
+    "what it costs cannot be counted. Enter its prices per million tokens on the Providers page, or remove the "
+    "cost budget. {to_go_on}"
+)
+BUDGET_OF = {"conversation": "this conversation's", "task": "this task run's", "message": "this message's"}
+BUDGET_NEXT = {
+    "conversation": "Raise or remove the budget in the conversation's header, then Resume.",
+    "task": "Raise or remove the budget in the conversation's header, then Resume; change the task's budget "
+            "for its next runs.",
+    "message": "Send another message, or Resume, to go on without this limit.",
+}
+
 # Another agent's run (actors/runs/acp.py).
 AGENT_NO_WORKSPACE = (
     "Another agent works in a folder, and this conversation has none any more. "

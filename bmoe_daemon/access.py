@@ -185,6 +185,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("POST", "/api/tasks/<task_id>/run"): (Locality.LOCAL, "Running a task"),
     ("GET", "/api/hooks"): (Locality.LOCAL, "The list of hooks"),
     ("GET", "/api/models"): (Locality.LOCAL, "The list of this computer's models"),
+    ("GET", "/api/usage"): (Locality.LOCAL, "What the models used and cost"),
     ("GET", "/api/model"): (Locality.OPEN, ""),  # the model's file's path to local clients only
     ("PUT", "/api/model"): (Locality.LOCAL, "Loading another model"),
 }

@@ -118,6 +118,8 @@ class NewConversation:
     agent: str = "builtin"
     title: str | None = None
     items: list[SeedItem] | None = None
+    # {tokens, cost}: what its answers may spend in all (actors/record/budget.py); null: no limit
+    budget: dict[str, Any] | None = None
 
 
 @attrs.frozen
@@ -133,6 +135,7 @@ class SendMessage:
     answer_schema: dict[str, Any] | None = None
     max_rounds: int | None = None  # fewer rounds than a message's MAX_ROUNDS
     unattended: bool = False  # nobody is at the screen: every approval is answered no at once (a task's rule)
+    budget: dict[str, Any] | None = None  # {tokens, cost}: what this run may spend (actors/record/budget.py)
 
 
 @attrs.frozen
@@ -207,6 +210,7 @@ PATCH_TYPES: dict[str, Any] = {
     "plan_mode": bool,
     "goal": str | None,
     "verify": bool,
+    "budget": dict[str, Any] | None,  # checked by actors/record/budget.check_budget; null removes it
 }
 
 

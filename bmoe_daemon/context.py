@@ -16,6 +16,7 @@ from actors.bus import EventBus
 from actors.conversations.hub import Hub
 from actors.model.engine import Engine
 from actors.model.providers.directory import ProviderDirectory
+from actors.model.usage import UsageLedger
 from actors.peers.acp.agents import AcpAgents
 from actors.peers.lsp.servers import LspManager
 from actors.peers.mcp.manager import McpManager
@@ -62,6 +63,8 @@ class DaemonContext:
     sandbox: Sandbox | None = None
     # What the agent remembers of each workspace; none in chat-only mode or a test's app.
     memory: MemoryBook | None = None
+    # The usage ledger (GET /api/usage); none in a test's app that keeps none.
+    usage: UsageLedger | None = None
 
 
 def daemon() -> DaemonContext:

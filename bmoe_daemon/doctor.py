@@ -351,10 +351,40 @@ def check_sandbox(setting: str = "auto", bwrap: Path | None = None) -> Check:
                  "--sandbox off runs commands unconfined knowingly")
 
 
+def check_usage(data_dir: Path) -> Check:
+    """Whether the usage ledger (actors/model/usage.py) reads: its answers and totals, and
+    the lines it skips (a crash can leave the last one cut short; it is then ignored)."""
+    from actors.model.usage import LEDGER_FILE, Sums, parse_lines
+
+    path = data_dir / LEDGER_FILE
+    name = "usage ledger"
+    try:
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            return Check(name, False, f"{path} is not a plain file",
+                         "move it away: the daemon starts a new ledger (what it held is no longer counted)")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Check(name, True, f"{path} does not exist yet; the first answer starts it")
+    except OSError as exc:
+        return Check(name, False, f"cannot read {path}: {exc.strerror}",
+                     "fix its permissions (the daemon's user reads and writes it)")
+    entries, skipped = parse_lines(raw)
+    sums = {"local": Sums(), "provider": Sums()}
+    for entry in entries:
+        sums[entry.route].add(entry)
+    cost = sums["provider"].cost
+    detail = (f"{path}: {len(entries)} answers, {sums['local'].tokens:,} tokens on this computer, "
+              f"{sums['provider'].tokens:,} on providers" + (f" (${cost:,.2f} priced)" if cost is not None else ""))
+    if skipped:
+        detail += f"; {skipped} line(s) skipped that are not whole entries (a crash mid-write leaves one)"
+    return Check(name, True, detail)
+
+
 async def checklist(args: argparse.Namespace) -> list[Check]:
     data_dir = args.data_dir or default_data_dir()
     checks = [check_python(), *check_llama()]
     checks.append(check_data_dir(data_dir))
+    checks.append(check_usage(data_dir))
     checks.append(check_port(args.host, args.port, data_dir))
     checks.extend(await check_model(args, data_dir))
     checks.extend(await check_mcp(args.mcp_servers_config or data_dir / "mcp.json", data_dir))

@@ -128,6 +128,11 @@ def run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--output-schema", type=Path, default=None, metavar="FILE",
                    help="a JSON Schema file the final answer must be JSON of (else exit 1)")
     r.add_argument("--max-rounds", type=int, default=None, metavar="N", help="end the run after N rounds")
+    r.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                   help="end the run once its answers cost this many US dollars, at the provider's prices "
+                        "(end_reason budget, exit 3)")
+    r.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                   help="end the run once its answers used N prompt and completion tokens (end_reason budget, exit 3)")
     r.add_argument("--embedded", action="store_true",
                    help="start a daemon for this call (port 0, this data folder) and stop it after; the default "
                         "when none serves the data folder")

@@ -32,6 +32,7 @@ from actors.model.backends.scripted import ScriptedBackend
 from actors.model.engine import Engine, Loader, ModelState
 from actors.model.providers.directory import ProviderDirectory
 from actors.model.turns import Backend
+from actors.model.usage import UsageLedger
 from actors.peers.acp.agents import AcpAgents, load_specs
 from actors.peers.lsp.servers import LspManager
 from actors.peers.mcp.config import McpConfig, RemoteSpec, load_config
@@ -43,6 +44,7 @@ from actors.record.cards import PlanFiles
 from actors.runs.env import Env
 from actors.sandbox.policy import Sandbox
 from actors.sandbox.policy import Setting as SandboxSetting
+from actors.scheduling.schedule import local_zone
 from actors.scheduling.scheduler import Scheduler
 from actors.skills.catalog import SkillCatalog
 from actors.skills.tool import UseSkill
@@ -260,6 +262,22 @@ def hypercorn_config(config: Config) -> hypercorn.config.Config:
 async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Config, sockets: hypercorn.config.Sockets,
                     stop: trio.Event, task_status: trio.TaskStatus[str]) -> None:
     backend = await load_backend(config)
+    providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
+    # The usage ledger (actors/model/usage.py): opened now, read by its task once serving.
+    usage = UsageLedger(config.data_dir, zone=local_zone())
+    try:
+        usage.open()
+    except OSError as exc:  # the runs go on uncounted, each logging it; `doctor` says why
+        log.error("cannot open the usage ledger %s: %s; answers are not counted", usage.path, exc)
+    try:
+        await _serve_with(config, store, hconfig, sockets, stop, task_status, backend, providers, usage)
+    finally:
+        usage.close()
+
+
+async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Config,
+                      sockets: hypercorn.config.Sockets, stop: trio.Event, task_status: trio.TaskStatus[str],
+                      backend: Backend | None, providers: ProviderDirectory, usage: UsageLedger) -> None:
     bus = EventBus()
     engine = Engine(backend, loader=_reloader(config, backend), idle_unload_s=config.idle_unload_minutes * 60)
 
@@ -268,7 +286,6 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
 
     engine.on_state = tell_model
     engine.on_model = lambda b: tell_model(ModelState(b.model_id, int(b.n_ctx), "loaded"))
-    providers = ProviderDirectory(config.data_dir, write_file=write_atomic)
     skills = build_skills(config)
     mcp = build_mcp(config, providers.secret)
     acp = build_acp(config)
@@ -291,6 +308,7 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         helpers=trio.CapacityLimiter(config.helpers),
         checkpoints=None if config.chat_only else Checkpoints(store.agent_dir / "checkpoints"),
         memory=memory,
+        usage=usage,
     )
     hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60, max_live_items=config.live_items)
     if sandbox is not None:
@@ -301,7 +319,7 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
-                        hooks=hooks, sandbox=sandbox, memory=memory)
+                        hooks=hooks, sandbox=sandbox, memory=memory, usage=usage)
     app = create_app(ctx)
 
     http_send.install()  # each event frame is written before its task yields (see the module)
@@ -309,6 +327,7 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_signals, stop)
         await nursery.start(bus.keepalive, events_route.PING_S)
+        await nursery.start(usage.run)
         await nursery.start(engine.run)
         await nursery.start(mcp.run)
         await nursery.start(acp.run)

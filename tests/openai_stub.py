@@ -11,6 +11,8 @@ not know (as OpenAI's own API answers one). Every request it receives is recorde
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -179,3 +181,13 @@ class OpenAIStub:
         if reply.get("done", True):
             await send_event("[DONE]")
         await stream.send_all(b"0\r\n\r\n")
+
+
+@asynccontextmanager
+async def serving() -> AsyncIterator[OpenAIStub]:
+    """An OpenAIStub serving on 127.0.0.1 while the block runs."""
+    server = OpenAIStub()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        yield server
+        nursery.cancel_scope.cancel()

@@ -242,3 +242,22 @@ async def test_remote_mcp_servers_are_connected_with_the_key_stores_secrets(tmp_
     assert todo is not None and "PUT /api/secrets/NAME" in todo
     assert all(TOKEN not in text for text in lines)
     assert (data / "credentials.json").stat().st_mode & 0o777 == 0o640
+def test_the_usage_ledger_line(tmp_path):
+    """`doctor`'s usage ledger line: none yet, a ledger read with its totals and the lines
+    it skips (a crash leaves one cut short), and one that is not a plain file."""
+    from actors.model.usage import LEDGER_FILE, Entry
+    from bmoe_daemon.doctor import check_usage
+
+    check = check_usage(tmp_path)
+    assert check.ok and "does not exist yet" in check.detail
+    lines = [Entry(1.0, "c", None, "local", "local", "m", "i", 100, 20, 0, None).to_line(),
+             Entry(2.0, "c", None, "provider", "p", "m", "i", 1000, 10, 0, 0.5).to_line()]
+    (tmp_path / LEDGER_FILE).write_bytes(b"".join(lines) + lines[0][:20])
+    check = check_usage(tmp_path)
+    assert check.ok, check
+    assert "2 answers, 120 tokens on this computer, 1,010 on providers ($0.50 priced)" in check.detail
+    assert "1 line(s) skipped" in check.detail
+    (tmp_path / LEDGER_FILE).unlink()
+    (tmp_path / LEDGER_FILE).mkdir()
+    check = check_usage(tmp_path)
+    assert not check.ok and "not a plain file" in check.detail and check.todo

@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from tests.daemon_proc import SSE, run_daemon
-from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, text_chunks
+from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, serving, text_chunks
 from tests.waiting import wait_http_state
 
 KEY = "sk-e2e-Very-Secret-7b2e41"
@@ -21,11 +21,8 @@ SCRIPT = {"rounds": [], "default": {"text": "Local scripted answer."}}
 
 @pytest.fixture
 async def stub() -> AsyncIterator[OpenAIStub]:
-    server = OpenAIStub()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run)
+    async with serving() as server:
         yield server
-        nursery.cancel_scope.cancel()
 
 
 async def test_a_provider_conversation_end_to_end(tmp_path: Path, stub: OpenAIStub) -> None:

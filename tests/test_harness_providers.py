@@ -12,7 +12,7 @@ import trio
 
 from actors.runs.agent.run_tools import goals, plans
 from tests.daemon_proc import run_daemon
-from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk
+from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, serving
 from tests.waiting import wait_http_state
 
 SCRIPT = {"rounds": [], "default": {"text": "Local scripted answer."}}
@@ -20,11 +20,8 @@ SCRIPT = {"rounds": [], "default": {"text": "Local scripted answer."}}
 
 @pytest.fixture
 async def stub() -> AsyncIterator[OpenAIStub]:
-    server = OpenAIStub()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run)
+    async with serving() as server:
         yield server
-        nursery.cancel_scope.cancel()
 
 
 def call(name: str, arguments: dict, call_id: str) -> dict:

@@ -26,7 +26,7 @@ from actors.model.providers.directory import ProviderDirectory
 from actors.model.providers.entries import check_base_url, slug
 from actors.model.turns import Aborted, Piece, ToolSpec, TurnInput
 from bmoe_daemon.store import write_atomic
-from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, text_chunks
+from tests.openai_stub import OpenAIStub, answer, call_chunks, chunk, serving, text_chunks
 from tests.peers import need_modules
 
 KEY = "sk-test-Zq8v1Kx9-secret"
@@ -208,11 +208,8 @@ async def test_backend_route_splits_at_the_first_slash(tmp_path: Path) -> None:
 
 @pytest.fixture
 async def stub() -> AsyncIterator[OpenAIStub]:
-    server = OpenAIStub()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run)
+    async with serving() as server:
         yield server
-        nursery.cancel_scope.cancel()
 
 
 TURN = TurnInput(
@@ -250,6 +247,7 @@ async def test_streams_text_and_reasoning_with_the_key(stub: OpenAIStub) -> None
     assert req.headers["authorization"] == f"Bearer {KEY}"
     assert req.body == {
         "model": "org/model-1", "stream": True, "messages": list(TURN.messages),
+        "stream_options": {"include_usage": True},  # the answer's token counts, for the usage ledger
         "tools": [{"type": "function", "function": {"name": "echo", "description": "Answers with its text.",
                                                     "parameters": TURN.tools[0].parameters}}],
     }
@@ -549,3 +547,34 @@ async def test_a_context_refusal_is_not_retried(stub: OpenAIStub) -> None:
     with pytest.raises(ContextFull):
         await generate(ProviderBackend(base_url=stub.base_url, model="m"), turn_thinking(True))
     assert len(stub.received) == 1
+
+
+async def test_a_provider_that_refuses_stream_options_is_asked_again_without_it_and_remembered(
+    tmp_path: Path, stub: OpenAIStub
+) -> None:
+    """The usage request is dropped only where the refusal names it; the thinking switch
+    sent beside it stays."""
+    stub.unknown_fields = {"stream_options"}
+    d = directory(tmp_path)
+    pid = (await d.add("No usage", stub.base_url, ["m"]))["id"]
+    result, _ = await generate(d.backend(f"{pid}/m"), turn_thinking(True))
+    assert result.text == "Default answer."
+    first, second = stub.received
+    assert first.body["stream_options"] == {"include_usage": True} and "stream_options" not in second.body
+    assert second.body["chat_template_kwargs"] == {"enable_thinking": True}
+    await generate(d.backend(f"{pid}/m"), turn_thinking(None))
+    assert len(stub.received) == 3 and "stream_options" not in stub.received[2].body
+
+
+async def test_a_refusal_that_names_no_field_keeps_the_usage_request(stub: OpenAIStub) -> None:
+    stub.replies.append({"status": 400, "json": {"error": {"message": "messages: a message is malformed"}}})
+    with pytest.raises(TurnFailed, match="answered 400.*malformed"):
+        await generate(ProviderBackend(base_url=stub.base_url, model="m"), turn_thinking(None))
+    assert len(stub.received) == 1  # not asked again: nothing optional was to blame
+
+
+async def test_the_usage_at_the_end_of_the_stream_with_cached_tokens(stub: OpenAIStub) -> None:
+    stub.replies.append(answer("Counted.", usage={"prompt_tokens": 900, "completion_tokens": 12,
+                                                  "prompt_tokens_details": {"cached_tokens": 640}}))
+    result, _ = await generate(ProviderBackend(base_url=stub.base_url, model="m"))
+    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (900, 12, 640)

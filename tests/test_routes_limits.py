@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_LENGTH, MIN_CONTEXT_LENGTH
+from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_LENGTH, MAX_PRICE, MIN_CONTEXT_LENGTH
+from actors.record.budget import MAX_BUDGET_COST, MAX_BUDGET_TOKENS
 from actors.record.cards import MAX_FEEDBACK_CHARS
 from actors.record.listing import MAX_PAGE
 from actors.runs.agent.compaction_cut import TRIGGER
@@ -38,6 +39,9 @@ EXPECTED = {
     "context_length": {"min": MIN_CONTEXT_LENGTH, "max": MAX_CONTEXT_LENGTH, "default": DEFAULT_CONTEXT_LENGTH},
     "keep_runs": {"max": MAX_KEEP_RUNS, "default": DEFAULT_KEEP_RUNS},
     "every_minutes": {"min": MIN_EVERY_MINUTES, "max": MAX_EVERY_MINUTES},
+    "budget_tokens": {"min": 1, "max": MAX_BUDGET_TOKENS},
+    "budget_cost": {"max": MAX_BUDGET_COST},
+    "price": {"min": 0, "max": MAX_PRICE},
 }
 
 

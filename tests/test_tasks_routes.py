@@ -59,8 +59,8 @@ async def test_create_list_change_and_delete(served, daemon, tmp_path):
                                                                    "workspace": ws.id})
     assert status == 201
     assert set(task) == {"id", "title", "prompt", "workspace", "mode", "route", "schedule", "enabled", "created",
-                         "last_run", "next_run", "running", "keep_runs"}
-    assert task["keep_runs"] == 100
+                         "last_run", "next_run", "running", "keep_runs", "budget"}
+    assert task["keep_runs"] == 100 and task["budget"] is None
     assert task["mode"] == "read_only" and task["route"] == "local" and task["enabled"] is True
     assert task["schedule"] == {"kind": "daily", "at": "04:00", "every_minutes": None, "weekdays": None}
     assert task["title"] == "Review the changes." and task["last_run"] is None and task["running"] is False

@@ -44,6 +44,7 @@ from actors.conversations.undo import Undo
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
 from actors.policy.rules import Offer
 from actors.record import cards
+from actors.record.budget import Budget
 from actors.record.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, notice_item, user_item
 from actors.record.transcript import Transcript
 from actors.runs.base import Run, RunRequest
@@ -55,7 +56,7 @@ STOP_WAIT_S = 30.0
 CLEANUP_S = 5.0
 TITLE_CHARS = 60
 # How a run may have ended for `resume` to go on with it.
-RESUMABLE = ("stopped", "error", "max_rounds", "stuck", "cut_off")
+RESUMABLE = ("stopped", "error", "max_rounds", "stuck", "cut_off", "budget")
 
 
 class Conversation:
@@ -218,13 +219,13 @@ class Conversation:
         self, text: str, *, images: tuple[str, ...] | None = None, local: bool = True, edit_of: str | None = None,
         unattended: bool = False, think: bool | None = None, plan: bool = False, goal: str | None = None,
         verify: bool = True, answer_schema: dict[str, Any] | None = None, max_rounds: int | None = None,
+        budget: Budget | None = None,
     ) -> Item:
-        """Start a run; `unattended` (a scheduled task's run) answers every approval "no"
-        at once; `think` switches the model's thinking where it has a switch; `plan`
-        starts it in plan mode; `goal` sets what the run works to reach (`verify`: a
-        completion is checked by a verifier turn); `answer_schema`, `max_rounds`: RunRequest's."""
+        """Start a run; `unattended` (a scheduled task's run) answers every approval "no" at once;
+        `think` switches the model's thinking where it has a switch; `plan` starts it in plan mode;
+        `goal` sets what the run works to reach (`verify`: a verifier turn checks a completion)."""
         request = RunRequest(local=local, unattended=unattended, think=think, answer_schema=answer_schema,
-                             max_rounds=max_rounds)
+                             max_rounds=max_rounds, budget=budget)
         reply: Reply[Item] = Reply()
         aim = Goal(goal.strip(), verify=verify) if goal and goal.strip() else None
         item: Item = await self.request(SendMsg(text, images, request, reply, edit_of, plan, aim))

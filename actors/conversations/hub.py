@@ -35,6 +35,7 @@ from actors.errors import Busy, DiskFull, Invalid, NotAFolder, NotFound
 from actors.ids import new_id, now
 from actors.notices import CHAT_ONLY_NO_WORKSPACE
 from actors.record import listing
+from actors.record.budget import Budget
 from actors.record.items import MODES, ConversationInfo, ConversationRecord, Item, Mode
 from actors.record.transcript import info_event, restored
 from actors.runs.env import Env
@@ -398,6 +399,7 @@ class Hub:
         title: str | None = None,
         items: list[Item] | None = None,
         task: str | None = None,
+        budget: Budget | None = None,
     ) -> Conversation:
         if workspace is not None and self._env.chat_only:
             raise Invalid(CHAT_ONLY_NO_WORKSPACE)
@@ -415,7 +417,7 @@ class Hub:
         t = now()
         info = ConversationInfo(
             id=new_id("c"), title=title or "", workspace=workspace, mode=mode, route=route,
-            agent=agent, state="idle", created=t, updated=t, task=task,
+            agent=agent, state="idle", created=t, updated=t, task=task, budget=budget,
         )
         record = ConversationRecord(info, tuple(items or ()))
         # Saved before its actor starts: a conversation that cannot be written (a full

@@ -120,6 +120,7 @@ class ChatStream:
         self._answer_chars = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.cached_tokens = 0  # of the prompt's, served from the provider's cache
         self.chunks = 0
 
     @property
@@ -193,6 +194,7 @@ class ChatStream:
             finish_reason=reason,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
+            cached_tokens=self.cached_tokens,
         )
 
     # ---- inside ----
@@ -221,6 +223,9 @@ class ChatStream:
         if isinstance(usage, dict):
             self.prompt_tokens = _int(usage.get("prompt_tokens"), self.prompt_tokens)
             self.completion_tokens = _int(usage.get("completion_tokens"), self.completion_tokens)
+            details = usage.get("prompt_tokens_details")  # OpenAI's, and the servers that copy it
+            if isinstance(details, dict):
+                self.cached_tokens = _int(details.get("cached_tokens"), self.cached_tokens)
         choices = obj.get("choices")
         if choices is None:
             return []

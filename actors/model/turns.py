@@ -79,6 +79,9 @@ class TurnResult:
     prompt_tokens: int = 0
     prefill_tokens: int = 0
     completion_tokens: int = 0
+    # Of prompt_tokens, those a provider served from its cache (its usage's
+    # prompt_tokens_details.cached_tokens); a local backend says prefill_tokens instead.
+    cached_tokens: int = 0
     # The unit the model repeated without end, when the turn was cut for it
     # (TurnInput.stop_repeats; finish_reason is then "length").
     repeated: str | None = None

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar, get_args
 import attrs
 
 from actors.ids import new_id, now
+from actors.record.budget import Budget, budget_from_json
 
 ItemKind = Literal["user", "assistant", "tool", "notice"]
 ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
@@ -24,7 +25,7 @@ GoalState = Literal["active", "complete", "blocked"]
 # Why a run ended (`end_reason`): on the conversation and on the notice that ends it.
 EndReason = Literal[
     "answered", "max_rounds", "stuck", "stopped", "error", "goal_complete", "goal_blocked", "plan_proposed", "question",
-    "cut_off", "could_not",
+    "cut_off", "could_not", "budget",
 ]
 
 KINDS: tuple[ItemKind, ...] = get_args(ItemKind)
@@ -255,6 +256,8 @@ class ConversationInfo:
     # Its cards waiting for the person (a helper's on a task card too): kept by its
     # Transcript as cards start and stop waiting, read from the items whenever it starts.
     waiting_cards: int = 0
+    # What its answers may spend before a run ends `budget` (actors/record/budget.py).
+    budget: Budget | None = None
 
     @property
     def local_only(self) -> bool:
@@ -272,6 +275,7 @@ class ConversationInfo:
         get = data.get
         todos, plan, goal, context = get("todos"), get("plan"), get("goal"), get("context")
         instructions, delivered, end_reason = get("instructions"), get("instructions_delivered"), get("end_reason")
+        budget = get("budget")
         return cls(
             id=str(data["id"]),
             title=str(get("title") or ""),
@@ -293,6 +297,7 @@ class ConversationInfo:
             instructions_delivered=tuple(str(p) for p in delivered) if delivered else (),
             context=(int(context["used"]), int(context["size"])) if context else None,
             waiting_cards=int(get("waiting_cards") or 0),
+            budget=budget_from_json(budget) if budget else None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -315,6 +320,7 @@ class ConversationInfo:
             "instructions": list(self.instructions),
             "context": {"used": self.context[0], "size": self.context[1]} if self.context else None,
             "waiting_cards": self.waiting_cards,
+            "budget": self.budget.to_json() if self.budget is not None else None,
         }
 
 

@@ -354,6 +354,7 @@ def info_event(info: ConversationInfo) -> dict[str, Any]:
         "goal": info.goal.to_json() if info.goal is not None else None,
         "context": {"used": info.context[0], "size": info.context[1]} if info.context else None,
         "waiting_cards": info.waiting_cards,
+        "budget": info.budget.to_json() if info.budget is not None else None,
     }
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 import attrs
 
+from actors.record.budget import Budget
 from actors.record.items import ConversationState, EndReason
 
 
@@ -27,6 +28,7 @@ class RunRequest:
     max_rounds: int | None = None  # fewer rounds than a message's (a helper continued, or asked for)
     # The final answer is JSON of this schema (actors/runs/agent/answer_schema.py).
     answer_schema: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    budget: Budget | None = None  # what this run may spend (actors/record/budget.py)
 
 
 @attrs.frozen

@@ -16,7 +16,9 @@ import trio
 from actors.bus import EventBus
 from actors.checkpoints.store import Checkpoints
 from actors.model.engine import Engine
+from actors.model.providers.entries import Prices
 from actors.model.turns import Backend
+from actors.model.usage import UsageLedger
 from actors.policy.hooks_config import HookEvent
 from actors.policy.rules import RuleBook
 from actors.record.cards import PlanFiles
@@ -43,6 +45,18 @@ class Providers(Protocol):
 
     def context_length(self, route: str) -> int:
         """The context, in tokens, of the model a provider route names."""
+        ...
+
+    def prices(self, route: str) -> Prices | None:
+        """What the provider of a route charges per million tokens; None: no prices entered."""
+        ...
+
+    def name_of(self, route: str) -> str:
+        """The name the person gave the provider of a route."""
+        ...
+
+    def knows(self, route: str) -> bool:
+        """Whether a `<provider>/<model>` route names a saved provider."""
         ...
 
 
@@ -98,3 +112,5 @@ class Env:
     checkpoints: Checkpoints | None = None
     # What the agent remembers of each workspace (actors/tools/memory.py): a compaction adds the matching ones.
     memory: MemoryBook | None = None
+    # The usage ledger (actors/model/usage.py): each answer's tokens and cost; None: not kept.
+    usage: UsageLedger | None = None

@@ -44,6 +44,7 @@ from actors.conversations.hub import Hub
 from actors.errors import Busy, Invalid, NotFound
 from actors.fs.atomic import read_own_file
 from actors.ids import new_id
+from actors.record.budget import Budget, budget_from_json
 from actors.record.items import MODES, Mode, notice_item, user_item
 from actors.scheduling.schedule import InvalidSchedule, Schedule, local_zone, next_due, parse_schedule
 
@@ -86,6 +87,7 @@ class TaskSpec:
     route: str = "local"
     enabled: bool = True
     keep_runs: int = DEFAULT_KEEP_RUNS
+    budget: Budget | None = None  # each run's (its conversation carries it; actors/record/budget.py)
 
 
 @attrs.frozen
@@ -103,6 +105,7 @@ class Task:
     # Slots are counted from here: the later of the last change and the last run's start.
     since: float = 0.0
     keep_runs: int = DEFAULT_KEEP_RUNS
+    budget: Budget | None = None
 
     def record(self) -> dict[str, object]:
         """The task as tasks.json keeps it."""
@@ -111,6 +114,7 @@ class Task:
             "mode": self.mode, "route": self.route, "schedule": self.schedule.to_json(), "enabled": self.enabled,
             "created": self.created, "last_run": self.last_run.to_json() if self.last_run else None,
             "since": self.since, "keep_runs": self.keep_runs,
+            "budget": self.budget.to_json() if self.budget is not None else None,
         }
 
     @classmethod
@@ -134,6 +138,7 @@ class Task:
             route=str(data.get("route") or "local"), schedule=parse_schedule(data["schedule"]),
             enabled=bool(data.get("enabled", True)), created=created, last_run=last_run,
             since=float(data.get("since") or created), keep_runs=keep_runs,
+            budget=budget_from_json(data.get("budget")),
         )
 
 
@@ -359,7 +364,8 @@ class Scheduler:
             conv = await self._hub.create(mode=task.mode, route=task.route, title=task.title, items=items, task=task.id)
             return conv, "error"
         conv = await self._hub.create(
-            workspace=task.workspace, mode=task.mode, route=task.route, title=task.title, task=task.id
+            workspace=task.workspace, mode=task.mode, route=task.route, title=task.title, task=task.id,
+            budget=task.budget,
         )
         await conv.send_message(task.prompt, local=True, unattended=True)
         return conv, "running"
@@ -404,6 +410,7 @@ class Scheduler:
             "mode": task.mode, "route": task.route, "schedule": task.schedule.to_json(), "enabled": task.enabled,
             "created": task.created, "last_run": task.last_run.to_json() if task.last_run else None,
             "next_run": self.next_run(task), "running": task.id in self._running, "keep_runs": task.keep_runs,
+            "budget": task.budget.to_json() if task.budget is not None else None,
         }
 
     def tasks(self) -> list[dict[str, object]]:
@@ -439,7 +446,7 @@ class Scheduler:
         task = Task(
             id=new_id("t"), title=(spec.title or "").strip() or _title_from(spec.prompt), prompt=spec.prompt,
             workspace=spec.workspace, mode=spec.mode, route=spec.route, schedule=spec.schedule,
-            enabled=spec.enabled, created=t, since=t, keep_runs=spec.keep_runs,
+            enabled=spec.enabled, created=t, since=t, keep_runs=spec.keep_runs, budget=spec.budget,
         )
         self._tasks[task.id] = task
         view = await self._commit(task.id)
@@ -458,13 +465,14 @@ class Scheduler:
             title=changes.get("title", task.title), workspace=changes.get("workspace", task.workspace),
             mode=changes.get("mode", task.mode), route=changes.get("route", task.route),
             enabled=changes.get("enabled", task.enabled), keep_runs=changes.get("keep_runs", task.keep_runs),
+            budget=changes.get("budget", task.budget),
         )
         self._check(spec)
         self._tasks[task_id] = attrs.evolve(
             task, title=(spec.title or "").strip() or _title_from(spec.prompt), prompt=spec.prompt,
             workspace=spec.workspace, mode=spec.mode, route=spec.route, schedule=spec.schedule,
             enabled=spec.enabled, since=max(self._clock(), task.last_run.at if task.last_run else 0.0),
-            keep_runs=spec.keep_runs,
+            keep_runs=spec.keep_runs, budget=spec.budget,
         )
         view = await self._commit(task_id)
         assert view is not None

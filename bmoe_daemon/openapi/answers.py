@@ -10,6 +10,7 @@ import attrs
 
 from actors.actor import ActorStats
 from actors.model.backends.template_shapes import Shape
+from actors.model.usage import GROUPINGS
 from actors.policy.rules import Offer
 from actors.record.items import (
     ConversationState,
@@ -40,7 +41,28 @@ def conversation_info(c: Components) -> Schema:
         "context": {"anyOf": [shape(c, {"used": int, "size": int}), {"type": "null"}]},
         "waiting_cards": {"type": "integer", "minimum": 0,
                           "description": "Its cards waiting for the person (a helper's too)."},
+        "budget": budget(c),
     })
+
+
+def budget(c: Components) -> Schema:
+    """A budget as the daemon writes it (actors/record/budget.py), or null for none."""
+    return {"anyOf": [shape(c, {"tokens": int | None, "cost": float | None}), {"type": "null"}],
+            "description": "What the answers may spend before a run ends `budget`: prompt and completion "
+                           "tokens, and US dollars at the provider's prices; null: no limit."}
+
+
+def _sums(c: Components) -> Schema:
+    return shape(c, {"answers": int, "prompt_tokens": int, "completion_tokens": int, "cached_tokens": int,
+                     "tokens": int, "cost": float | None, "unpriced_answers": int})
+
+
+def usage(c: Components) -> Schema:
+    """GET /api/usage (actors/model/usage.py's report, with each group's label)."""
+    sums = _sums(c)
+    group = shape(c, {"key": str | None, "label": str | None, "local": sums, "provider": sums})
+    return shape(c, {"by": {"enum": list(GROUPINGS)}, "since": float | None, "local": sums, "provider": sums,
+                     "groups": array(group)})
 
 
 def item(c: Components) -> Schema:
@@ -67,7 +89,9 @@ def deleted(c: Components) -> Schema:
 
 def provider(c: Components) -> Schema:
     model = {"anyOf": [{"type": "string"}, shape(c, {"id": str, "context_length": int})]}
-    return shape(c, {"id": str, "name": str, "base_url": str, "models": array(model), "has_key": bool})
+    prices = shape(c, {"input": float, "output": float, "cached": float | None})
+    return shape(c, {"id": str, "name": str, "base_url": str, "models": array(model), "has_key": bool,
+                     "prices": prices}, optional=("prices",))
 
 
 def mcp_server(c: Components) -> Schema:
@@ -105,6 +129,7 @@ def task(c: Components) -> Schema:
         "id": str, "title": str, "prompt": str, "workspace": str | None, "mode": Mode, "route": str,
         "schedule": c.ref(Schedule, answer=True), "enabled": bool, "created": float,
         "last_run": {"anyOf": [last, {"type": "null"}]}, "next_run": float | None, "running": bool,
+        "budget": budget(c),
     })
 
 

@@ -11,6 +11,7 @@ import attrs
 
 from actors.conversations.hub import Workspace
 from actors.model.discovery.scan import ModelFile
+from actors.model.usage import GROUPINGS
 from actors.policy.rules import Rule
 from actors.record.items import ConversationState, PlanState
 from actors.record.listing import MAX_PAGE, MAX_QUERY_CHARS
@@ -21,7 +22,6 @@ from bmoe_daemon.bodies import (
     EditMessage,
     Fork,
     MemoryChange,
-    NewConversation,
     NewRule,
     NewWorkspace,
     Rewind,
@@ -31,7 +31,6 @@ from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
 from bmoe_daemon.routes.agent import PromptArguments
-from bmoe_daemon.routes.providers import ProviderBody
 from bmoe_daemon.routes.secrets import SecretBody
 from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
 
@@ -141,7 +140,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
                Param("task", {"type": "string", "minLength": 1}, "Only the conversations of this task."),
                Param("state", {"enum": list(get_args(ConversationState))}, "Only the conversations in this state."))),
     ("POST", "/api/conversations"): Op(
-        "Start a conversation.", answers.conversation, status=201, body=NewConversation, errors=(400, 403, 409, 507),
+        "Start a conversation.", answers.conversation, status=201, body=request_bodies.new_conversation,
+        errors=(400, 403, 409, 507),
         links=_conversation_links()),
     ("GET", _CONV): Op("A conversation with its items.", answers.conversation),
     ("PATCH", _CONV): Op("Change a conversation's title, mode, route, workspace, agent, plan mode or goal.",
@@ -224,11 +224,12 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("GET", "/api/debug/actors"): Op("The live actor tree.", answers.actor),
     ("GET", "/api/providers"): Op("The saved providers (never their keys).", lambda c: array(answers.provider(c))),
     ("POST", "/api/providers"): Op(
-        "Save an OpenAI-compatible provider.", answers.provider, status=201, body=ProviderBody, errors=(507,),
+        "Save an OpenAI-compatible provider.", answers.provider, status=201, body=request_bodies.provider_body,
+        errors=(507,),
         links={"Change": Link(("PUT", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID}),
                "Forget": Link(("DELETE", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID})}),
-    ("PUT", "/api/providers/<provider_id>"): Op("Change a provider.", answers.provider, body=ProviderBody,
-                                                errors=(507,)),
+    ("PUT", "/api/providers/<provider_id>"): Op("Change a provider.", answers.provider,
+                                                body=request_bodies.provider_body, errors=(507,)),
     ("DELETE", "/api/providers/<provider_id>"): Op("Forget a provider and its key.", answers.deleted, errors=(507,)),
     ("POST", "/api/mcp/<server>/prompts/<name>"): Op(
         "An MCP server's prompt (`prompts/get` with `{arguments}`) as text, for a person to start a message with; "
@@ -241,6 +242,17 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Keep a secret for remote MCP servers' headers (`${secret:NAME}` in mcp.json); a server that failed for "
         "want of it is tried again.", answers.secret, body=SecretBody, errors=(400, 507)),
     ("DELETE", "/api/secrets/<name>"): Op("Forget a secret.", answers.deleted, errors=(404, 507)),
+    ("GET", "/api/usage"): Op(
+        "What the answers used and cost, from the usage ledger: prompt, completion and cached tokens and the "
+        "cost in US dollars (where the provider has prices), local and provider routes apart, in all and per "
+        "group of `by`.",
+        answers.usage, errors=(400,),
+        query=(Param("by", {"enum": list(GROUPINGS)}, "How to group the answers (default provider); `day` is "
+                     "the local date."),
+               Param("since", {"type": "string"}, 'Only answers from then on: a date "YYYY-MM-DD" (its local '
+                     "midnight) or an ISO date and time."),
+               Param("conversation", {"type": "string", "minLength": 1}, "Only this conversation's answers."),
+               Param("task", {"type": "string", "minLength": 1}, "Only the answers of this task's runs."))),
     ("GET", "/api/connect"): Op(
         "The apps that can use this daemon's /v1, with their settings snippets.",
         lambda c: array(shape(c, {"id": str, "name": str, "how": str, "snippet": {}, "file": str | None,

@@ -4,11 +4,14 @@ PATCH), or a class reshaped (a task's schedule, whole or in part)."""
 
 from __future__ import annotations
 
+from actors.model.providers.entries import MAX_PRICE
+from actors.record.budget import MAX_BUDGET_COST, MAX_BUDGET_TOKENS
 from actors.runs.agent.ledger import MAX_ROUNDS
 from actors.scheduling.schedule import Schedule
-from bmoe_daemon.bodies import MAX_ANSWER_SCHEMA_CHARS, PATCH_TYPES, SendMessage
+from bmoe_daemon.bodies import MAX_ANSWER_SCHEMA_CHARS, PATCH_TYPES, NewConversation, SendMessage
 from bmoe_daemon.openapi.schemas import Components, Schema, array, attrs_schema, schema_of
 from bmoe_daemon.routes.openai import MAX_MESSAGES, MAX_TOOLS, ROLES
+from bmoe_daemon.routes.providers import ProviderBody
 from bmoe_daemon.routes.tasks import TaskBody
 
 
@@ -50,10 +53,41 @@ def chat_request(c: Components) -> Schema:
     }
 
 
+def budget(whose: str) -> Schema:
+    """A budget as a body gives it (actors/record/budget.py's check_budget)."""
+    return {"anyOf": [{"type": "object", "additionalProperties": False, "properties": {
+        "tokens": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_BUDGET_TOKENS,
+                   "description": "prompt and completion tokens"},
+        "cost": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_BUDGET_COST,
+                 "description": "US dollars, at the provider's prices"}}}, {"type": "null"}],
+        "description": f"What {whose} may spend before its run ends with end_reason `budget`; null: no limit."}
+
+
+def new_conversation(c: Components) -> Schema:
+    """POST /api/conversations: NewConversation, its budget's shape said."""
+    ref = c.ref(NewConversation)
+    c.schemas[NewConversation.__name__]["properties"]["budget"] = budget("the conversation's answers, all told,")
+    return ref
+
+
+def provider_body(c: Components) -> Schema:
+    """POST /api/providers, PUT: ProviderBody, its prices' shape said."""
+    ref = c.ref(ProviderBody)
+    price = {"type": "number", "minimum": 0, "maximum": MAX_PRICE}
+    c.schemas[ProviderBody.__name__]["properties"]["prices"] = {"anyOf": [{
+        "type": "object", "additionalProperties": False, "required": ["input", "output"],
+        "properties": {"input": price, "output": price, "cached": {"anyOf": [price, {"type": "null"}]}}},
+        {"type": "null"}],
+        "description": "US dollars per million tokens: input (prompt), output (completion), cached (prompt tokens "
+                       "served from its cache; null: the input price). Null or absent: no prices, no cost."}
+    return ref
+
+
 def message_body(c: Components) -> Schema:
     """POST .../messages: SendMessage (a named schema), with the bounds the route checks by hand."""
     ref = c.ref(SendMessage)
     props = c.schemas[SendMessage.__name__]["properties"]
+    props["budget"] = budget("this run")
     props["max_rounds"] = {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_ROUNDS,
                            "description": "end the run after this many rounds with the model (max_rounds)"}
     props["answer_schema"] = {
@@ -68,19 +102,23 @@ def message_body(c: Components) -> Schema:
 
 def patch_body(c: Components) -> Schema:
     """PATCH /api/conversations/<id>: the fields bodies.PATCH_TYPES takes, each optional."""
-    return {"type": "object", "properties": {k: schema_of(t, c) for k, t in PATCH_TYPES.items()}}
+    props = {k: schema_of(t, c) for k, t in PATCH_TYPES.items()}
+    props["budget"] = budget("the conversation's answers, all told,")
+    return {"type": "object", "properties": props}
 
 
 def task_change(c: Components) -> Schema:
     """PUT /api/tasks/<id>: any of TaskBody's fields (the others are kept); no other."""
     full = attrs_schema(TaskBody, c, closed=True)
     full["properties"]["schedule"] = c.ref(Schedule)
+    full["properties"]["budget"] = budget("each run of the task")
     return {key: value for key, value in full.items() if key != "required"}
 
 
 def task_body(c: Components) -> Schema:
     full = attrs_schema(TaskBody, c)
     full["properties"]["schedule"] = c.ref(Schedule)
+    full["properties"]["budget"] = budget("each run of the task")
     return full
 
 

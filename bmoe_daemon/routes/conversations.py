@@ -11,6 +11,7 @@ from quart import Blueprint, Response, jsonify, request
 from actors.conversations.actor import Conversation
 from actors.ids import new_id
 from actors.record import listing
+from actors.record.budget import check_budget
 from actors.record.items import Item
 from actors.runs.agent.ledger import MAX_ROUNDS
 from bmoe_daemon import access
@@ -103,8 +104,10 @@ async def post_conversations() -> tuple[Response, int]:
     _require_provider(body.route)
     _check_agent(body.agent, body.workspace)
     items = [Item(id=new_id("i"), kind=s.kind, text=s.text) for s in body.items or ()]
+    budget = check_budget(body.budget)
     conv = await daemon().hub.create(
-        workspace=body.workspace, mode=body.mode, route=body.route, agent=body.agent, title=body.title, items=items
+        workspace=body.workspace, mode=body.mode, route=body.route, agent=body.agent, title=body.title, items=items,
+        budget=budget,
     )
     return jsonify(conv.to_json()), 201
 
@@ -118,6 +121,8 @@ async def get_conversation(conversation_id: str) -> Response:
 async def patch_conversation(conversation_id: str) -> Response:
     conv = await _conversation(conversation_id)
     changes = patch_fields(await _body())
+    if "budget" in changes:
+        changes["budget"] = check_budget(changes["budget"])
     local = is_local()
     if "route" in changes:
         check_route(changes["route"])
@@ -163,7 +168,8 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
     item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan,
                                    goal=body.goal, verify=body.verify,
                                    answer_schema=check_answer_schema(body.answer_schema),
-                                   max_rounds=body.max_rounds, unattended=body.unattended)
+                                   max_rounds=body.max_rounds, unattended=body.unattended,
+                                   budget=check_budget(body.budget))
     return jsonify({"item": item.to_json()}), 202
 
 

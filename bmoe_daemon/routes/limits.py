@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, jsonify
 
-from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_LENGTH, MIN_CONTEXT_LENGTH
+from actors.model.providers.entries import DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT_LENGTH, MAX_PRICE, MIN_CONTEXT_LENGTH
+from actors.record.budget import MAX_BUDGET_COST, MAX_BUDGET_TOKENS
 from actors.record.cards import MAX_FEEDBACK_CHARS
 from actors.record.listing import MAX_PAGE
 from actors.runs.agent.compaction_cut import TRIGGER
@@ -34,6 +35,9 @@ LIMITS: dict[str, dict[str, int | float]] = {
                        "default": DEFAULT_CONTEXT_LENGTH},
     "keep_runs": {"max": MAX_KEEP_RUNS, "default": DEFAULT_KEEP_RUNS},  # a task's
     "every_minutes": {"min": MIN_EVERY_MINUTES, "max": MAX_EVERY_MINUTES},  # a task's interval schedule
+    "budget_tokens": {"min": 1, "max": MAX_BUDGET_TOKENS},  # a conversation's, task's or message's budget
+    "budget_cost": {"max": MAX_BUDGET_COST},  # US dollars, more than 0
+    "price": {"min": 0, "max": MAX_PRICE},  # a provider's, US dollars per million tokens
 }
 
 

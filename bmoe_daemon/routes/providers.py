@@ -23,12 +23,15 @@ bp = Blueprint("providers", __name__)
 class ProviderBody:
     """`POST /api/providers` and `PUT /api/providers/<id>`: `api_key` absent (or
     null) keeps the key, `""` removes it. A model is its name or `{id, context_length}`
-    (actors/providers.check_models says what is refused, a 400)."""
+    (actors/providers.check_models says what is refused, a 400). `prices` (US dollars per
+    million tokens, `{input, output, cached}`; entries.check_prices) price its answers in
+    GET /api/usage; absent or null: none, and its answers have no cost."""
 
     name: str
     base_url: str
     models: list[Any]
     api_key: str | None = None
+    prices: dict[str, Any] | None = None
 
     def __repr__(self) -> str:  # the key stays out of any log or traceback
         return f"ProviderBody(name={self.name!r}, base_url={self.base_url!r}, models={self.models!r})"
@@ -54,7 +57,7 @@ async def get_providers() -> Response:
 async def post_providers() -> tuple[Response, int]:
     providers = _directory()
     body = await _body()
-    saved = await providers.add(body.name, body.base_url, body.models, body.api_key)
+    saved = await providers.add(body.name, body.base_url, body.models, body.api_key, body.prices)
     return jsonify(saved), 201
 
 
@@ -63,7 +66,7 @@ async def put_provider(provider_id: str) -> Response:
     providers = _directory()
     providers.get(provider_id)  # an unknown id is 404 before the body is read
     body = await _body()
-    saved = await providers.update(provider_id, body.name, body.base_url, body.models, body.api_key)
+    saved = await providers.update(provider_id, body.name, body.base_url, body.models, body.api_key, body.prices)
     return jsonify(saved)
 
 

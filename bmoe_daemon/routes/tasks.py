@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 from quart import Blueprint, Response, jsonify, request
 
+from actors.record.budget import check_budget
 from actors.record.items import Mode
 from actors.scheduling.schedule import InvalidSchedule, parse_schedule
 from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
@@ -30,6 +31,8 @@ class TaskBody:
     route: str = "local"
     enabled: bool = True
     keep_runs: int = DEFAULT_KEEP_RUNS  # the runs kept, newest first; older ones are deleted
+    # {tokens, cost}: what each run may spend (its conversation carries it); null: no limit
+    budget: dict[str, Any] | None = None
 
 
 _FIELD_TYPES: dict[str, Any] = {f.name: f.type for f in attrs.fields(TaskBody)}
@@ -73,7 +76,8 @@ async def post_tasks() -> tuple[Response, int]:
     schedule = _schedule(body.schedule)
     _check_route(body.route)
     spec = TaskSpec(prompt=body.prompt, schedule=schedule, title=body.title, workspace=body.workspace,
-                    mode=body.mode, route=body.route, enabled=body.enabled, keep_runs=body.keep_runs)
+                    mode=body.mode, route=body.route, enabled=body.enabled, keep_runs=body.keep_runs,
+                    budget=check_budget(body.budget))
     return jsonify(await scheduler.create(spec)), 201
 
 
@@ -92,6 +96,8 @@ async def put_task(task_id: str) -> Response:
         changes["schedule"] = _schedule(changes["schedule"])
     if "route" in changes:
         _check_route(changes["route"])
+    if "budget" in changes:
+        changes["budget"] = check_budget(changes["budget"])
     return jsonify(await scheduler.update(task_id, changes))
 
 

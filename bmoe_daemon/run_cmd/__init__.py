@@ -32,12 +32,13 @@ def run_command(args: argparse.Namespace) -> int:
         schema = _schema(args)
         if args.max_rounds is not None and args.max_rounds < 1:
             raise RunError("--max-rounds takes 1 or more", USAGE)
+        budget = _budget(args)
         if not args.prompt.strip():
             raise RunError("the prompt is empty", USAGE)
         route = str(args.model) if args.model is not None and not is_gguf(args.model) else None
         workspace = args.workspace.resolve() if args.workspace is not None else None
         ask = Ask(args.prompt, conversation=args.conversation, workspace=workspace, mode=args.mode,
-                  route=route, answer_schema=schema, max_rounds=args.max_rounds,
+                  route=route, answer_schema=schema, max_rounds=args.max_rounds, budget=budget,
                   interactive=os.isatty(sys.stdin.fileno()) if sys.stdin is not None else False)
         final = trio.run(_main, args, ask, out, args.data_dir or default_data_dir())
     except RunError as exc:
@@ -49,6 +50,19 @@ def run_command(args: argparse.Namespace) -> int:
     code = int(final.pop("_code", 0))
     out.result(final)
     return code
+
+
+def _budget(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The message's budget from --max-cost and --max-tokens (actors/record/budget.py), or None."""
+    from actors.errors import Invalid
+    from actors.record.budget import check_budget
+
+    given = {"cost": args.max_cost, "tokens": args.max_tokens}
+    try:
+        budget = check_budget(given, "the run's budget")
+    except Invalid as exc:
+        raise RunError(f"--max-cost/--max-tokens: {exc}", USAGE) from None
+    return budget.to_json() if budget is not None else None
 
 
 def _schema(args: argparse.Namespace) -> dict[str, Any] | None:

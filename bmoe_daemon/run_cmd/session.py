@@ -7,6 +7,7 @@ once), and the result read back from the conversation."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import signal
 import sys
@@ -24,7 +25,8 @@ TIMEOUT_S = 30.0
 CHANNEL_EVENTS = 1024
 RUN_EVENTS = ("conversation", "item", "delta", "prefill", "plan")
 ANSWERED = ("answered", "goal_complete")
-STOPPED_OR_REFUSED = ("stopped", "plan_proposed", "question", "goal_blocked")
+# A budget reached (--max-cost, --max-tokens, the conversation's) is a stop the caller asked for, not a failure.
+STOPPED_OR_REFUSED = ("stopped", "plan_proposed", "question", "goal_blocked", "budget")
 DECISIONS = {"y": "approve", "yes": "approve", "a": "approve_always", "always": "approve_always",
              "n": "deny", "no": "deny"}
 
@@ -40,11 +42,13 @@ class Ask:
     route: str | None = None
     answer_schema: dict[str, Any] | None = None
     max_rounds: int | None = None
+    budget: dict[str, Any] | None = None  # the message's {tokens, cost}
     interactive: bool = False  # a person at the terminal answers the cards
 
 
 def exit_code(end_reason: str | None) -> int:
-    """0 answered, 1 failed (an error, stuck, out of rounds, cut off), 3 stopped or refused."""
+    """0 answered, 1 failed (an error, stuck, out of rounds, cut off), 3 stopped or refused
+    (a budget reached included)."""
     if end_reason in ANSWERED:
         return 0
     if end_reason in STOPPED_OR_REFUSED:
@@ -99,6 +103,8 @@ class Session:
                 body["answer_schema"] = self._ask.answer_schema
             if self._ask.max_rounds is not None:
                 body["max_rounds"] = self._ask.max_rounds
+            if self._ask.budget is not None:
+                body["budget"] = self._ask.budget
             self._out.reading("")
             sent = await self.call("POST", f"/api/conversations/{self._cid}/messages", body)
             end = await self._follow(receive, nursery)
@@ -228,7 +234,7 @@ class Session:
         conv = await self.call("GET", f"/api/conversations/{self._cid}")
         items = conv.get("items") or []
         after = next((i + 1 for i, it in enumerate(items) if it.get("id") == user_item), 0)
-        usage = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
+        usage: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
         result = None
         for it in items[after:]:
             if it.get("kind") == "assistant":
@@ -239,4 +245,25 @@ class Session:
         end_reason = end if self._started else conv.get("end_reason")
         if self._stops and end_reason is None:
             end_reason = "stopped"
+        sent = next((it.get("created") for it in items if it.get("id") == user_item), None)
+        usage["cost"] = None
+        usage.update(await self._ledger_usage(sent) or {})
         return {"result": result, "end_reason": end_reason, "usage": usage, "conversation": self._cid}
+
+    async def _ledger_usage(self, since: float | None) -> dict[str, Any] | None:
+        """The run's usage as the daemon's ledger counts it (its helpers' answers too),
+        with its cost where the provider has prices; None when the daemon keeps none."""
+        if since is None:
+            return None
+        when = datetime.datetime.fromtimestamp(since, datetime.UTC).isoformat()
+        try:
+            resp = await self._c.get("/api/usage", params={"conversation": self._cid, "since": when})
+            report = resp.json() if resp.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        if not isinstance(report, dict):
+            return None
+        local, provider = report.get("local") or {}, report.get("provider") or {}
+        out = {key: int(local.get(key, 0)) + int(provider.get(key, 0))
+               for key in ("prompt_tokens", "completion_tokens", "cached_tokens")}
+        return {**out, "cost": provider.get("cost")}

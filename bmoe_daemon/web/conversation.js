@@ -28,7 +28,7 @@ import { attempt, problem, shell, toast } from "./ui.js";
 import { WaitingCards } from "./waiting.js";
 
 // What a conversation event carries besides its title, state and time.
-const INFO_KEYS = ["todos", "end_reason", "plan_mode", "plan", "goal", "context"];
+const INFO_KEYS = ["todos", "end_reason", "plan_mode", "plan", "goal", "context", "budget"];
 
 function enc(s) {
   return encodeURIComponent(s);
@@ -194,6 +194,7 @@ export class ConversationView {
     this.progress.renderTodos();
     this.updateComposer();
     this.readChanges();
+    this.header.usage.read();
   }
 
   // Which messages' runs changed files, and how many: each such message links to its
@@ -246,6 +247,7 @@ export class ConversationView {
       this.renderHeader();
       if (moved) this.contextBar.stateChanged();
       if (moved && !this.running) this.readChanges(); // the run that ended may have changed files
+      if (moved) this.header.usage.read();
       else this.contextBar.render();
       this.progress.renderTodos();
       this.log.scroll.keep(() => this.progress.renderEnd());
@@ -258,6 +260,8 @@ export class ConversationView {
     } else if (name === "item" && data.conversation === this.conversationId) {
       if (data.task) this.upsertHelper(data.task, data.item);
       else this.upsert(data.item);
+      // An answer ended with its usage: the ledger has counted it before it was shown.
+      if (data.item.kind === "assistant" && data.item.usage && !data.item.streaming) this.header.usage.read();
     } else if (name === "delta" && data.conversation === this.conversationId && data.task) {
       const item = this.helpers.delta(data);
       if (!item) return;

@@ -2,7 +2,8 @@
 // plan mode is on, the workspace (with a way to its always-allow rules), mode and
 // model (the route, and the model it runs on with its context size: the loaded one's
 // for the local route, whichever is loaded now), the way to what its runs changed in
-// the workspace (changes.js), and the goal with where it stands.
+// the workspace (changes.js), what its answers used and cost with its budget
+// (usage.js), and the goal with where it stands.
 //
 // It reads and changes the conversation through its view (conversation.js): the
 // view's `info` is what it shows, and a change it makes is applied to it. On a phone the
@@ -13,6 +14,7 @@ import { clear, h, select } from "./dom.js";
 import { modelMemory } from "./modelstate.js";
 import { renderGoal } from "./run.js";
 import { NOT_SANDBOXED, notSandboxedWhy, sandboxStatus } from "./sandbox.js";
+import { ConversationUsage } from "./usage.js";
 import { attempt, memoryText, MODE_OPTIONS, pageTitle, problem, routeModel, routeOptions, shell, STATE_LABELS, tokensText,
   wsOptions } from "./ui.js";
 
@@ -44,11 +46,12 @@ export class ConversationHeader {
     this.renameBtn = h("button.quiet", { type: "button", onclick: () => this.startRename() }, "Rename");
     this.deleteBtn = h("button.quiet.danger", { type: "button", onclick: () => this.askDelete() }, "Delete");
     this.goalEl = h("div.conv-head-goal", { hidden: true });
+    this.usage = new ConversationUsage(view, (changes) => this.patchOrThrow(changes));
     const settingsId = `head-settings-${view.conversationId}`;
     this.settingsEl = h("div.head-settings", { id: settingsId },
       this.wsEl, this.wsPicker, this.rulesLink, this.changesLink,
       h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
-      h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl);
+      h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl, this.usage.element);
     this.menuBtn = h("button.quiet.head-menu", { type: "button", "aria-expanded": "false", "aria-controls": settingsId,
       onclick: () => this.toggleMenu() }, "Workspace, mode, model");
     this.element = h("header.conv-head", {},
@@ -117,6 +120,7 @@ export class ConversationHeader {
       this.rulesLink.setAttribute("aria-label", `Always-allow rules of ${found.name}`);
     }
     this.renderModel();
+    this.usage.render();
     this.renderGoal();
     pageTitle(`${info.title || "New conversation"} · bmoe`);
   }
@@ -177,6 +181,14 @@ export class ConversationHeader {
     }
     this.render();
     this.view.updateComposer(); // what it offers follows the route (images) and the mode
+  }
+
+  // A change whose refusal the caller says itself (the budget's form, beside its fields).
+  async patchOrThrow(changes) {
+    const info = await api("PATCH", this.view.path, changes);
+    Object.assign(this.view.info, info);
+    shell.conversationChanged(info);
+    this.render();
   }
 
   startRename() {

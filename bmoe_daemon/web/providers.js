@@ -1,6 +1,8 @@
 // The providers page: the OpenAI-compatible services a conversation may use instead
-// of the local model, each with its models (and their contexts) and its key, which is
-// written once and never read back.
+// of the local model, each with its models (and their contexts), its prices per
+// million tokens (entered by the person; none means its answers have no cost) and its
+// key, which is written once and never read back; and what the answers used and cost
+// (usage.js).
 
 import { api } from "./api.js";
 import { alertLine, clear, field, h } from "./dom.js";
@@ -8,6 +10,7 @@ import { attemptAt, sayAt, unsay } from "./fielderrors.js";
 import { limits } from "./limits.js";
 import { deleteButton, page } from "./settings.js";
 import { attempt, modelName, pageView } from "./ui.js";
+import { usageTotals } from "./usage.js";
 
 // One number field per model named in `models`, for its context in tokens; a value
 // typed stays with its model's name while the list is edited.
@@ -52,6 +55,9 @@ function providerRules(f) {
     [/model's name|model's field|body\.models/, f.models, "Give the models' names, separated by commas."],
     [/^name is empty/, f.name, "Give the provider a name."],
     [/^name /, f.name, "That name is too long or holds characters that cannot be shown."],
+    [/prices\.input/, f.priceIn, "Give the input price per million tokens (like 2.50), or leave all three prices empty."],
+    [/prices\.output/, f.priceOut, "Give the output price per million tokens (like 10), or leave all three prices empty."],
+    [/prices\.cached/, f.priceCached, "The cached price is a number of dollars per million tokens, or empty."],
     [/api_key is longer/, f.key, "That key is too long to be a key."],
     [/api_key/, f.key, "A key holds only printable characters, without spaces."],
   ];
@@ -69,10 +75,20 @@ function providerForm(provider, done) {
   const key = h("input", { type: "password", value: "", autocomplete: "new-password",
     placeholder: provider && provider.has_key ? "saved: leave empty to keep it" : "" });
   const removeKey = h("input", { type: "checkbox" });
+  const prices = (provider && provider.prices) || {};
+  const price = (value) => h("input", { type: "number", min: "0", step: "any", inputmode: "decimal",
+    value: value === undefined || value === null ? "" : String(value) });
+  const priceIn = price(prices.input);
+  const priceOut = price(prices.output);
+  const priceCached = price(prices.cached);
   const error = alertLine("");
-  const rules = providerRules({ name, base, models, key });
+  const rules = providerRules({ name, base, models, key, priceIn, priceOut, priceCached });
   const form = h("form.card.provider-form", { "aria-label": provider ? `Edit ${provider.name}` : "New provider" },
     field("Name", name), field("Base URL", base), field("Models", models, "Separated by commas."), contexts,
+    h("fieldset.prices", {}, h("legend", {}, "Prices, US$ per million tokens (optional)"),
+      field("Input", priceIn, "Prompt tokens."), field("Output", priceOut, "Completion tokens."),
+      field("Cached input", priceCached, "Prompt tokens served from its cache; empty: the input price."),
+      h("small.hint", {}, "Without prices its answers are counted in tokens only, with no cost.")),
     field("API key", key, "Written once; the daemon never shows it again."),
     provider && provider.has_key ? h("label.inline", {}, removeKey, "Remove the saved key") : null, error,
     h("div.actions", {}, h("button.primary", { type: "submit" }, provider ? "Save provider" : "Add provider"),
@@ -84,6 +100,9 @@ function providerForm(provider, done) {
       base_url: base.value.trim(),
       models: contexts.entries(),
     };
+    const typed = [priceIn, priceOut, priceCached].map((p) => p.value.trim());
+    body.prices = typed.some(Boolean) ? { input: typed[0] === "" ? null : Number(typed[0]),
+      output: typed[1] === "" ? null : Number(typed[1]), cached: typed[2] === "" ? null : Number(typed[2]) } : null;
     if (key.value) body.api_key = key.value;
     else if (removeKey.checked) body.api_key = "";
     // A provider with no models could never be picked: said here, before any request.
@@ -93,7 +112,7 @@ function providerForm(provider, done) {
       models.focus();
       return;
     }
-    const saved = await attemptAt(error, rules, [name, base, models, key], () =>
+    const saved = await attemptAt(error, rules, [name, base, models, key, priceIn, priceOut, priceCached], () =>
       provider ? api("PUT", `/api/providers/${encodeURIComponent(provider.id)}`, body) : api("POST", "/api/providers", body));
     key.value = "";
     if (saved) done(true);
@@ -101,14 +120,24 @@ function providerForm(provider, done) {
   return form;
 }
 
+const dollars = (n) => `$${Number(n).toLocaleString("en", { maximumFractionDigits: 6 })}`;
+
+function pricesText(p) {
+  if (!p) return "No prices: its answers are counted in tokens only.";
+  return `Prices per million tokens: ${dollars(p.input)} input, ${dollars(p.output)} output`
+    + (p.cached === null ? "" : `, ${dollars(p.cached)} cached input`) + ".";
+}
+
 const modelLabel = (m) => (typeof m === "string" ? m : `${m.id} (${m.context_length.toLocaleString("en")} tokens)`);
 
 export function providersPage(main) {
   const body = page(main, "Providers",
     "OpenAI-compatible services a conversation may use instead of the local model. Only that conversation's messages go there.");
+  const totals = usageTotals();
   const load = async () => {
     const providers = await api("GET", "/api/providers");
     const adding = h("div");
+    totals.load();
     clear(body,
       h("button.primary", { type: "button", onclick: () =>
         clear(adding, providerForm(null, (saved) => (saved ? load() : clear(adding)))) }, "Add a provider"),
@@ -120,7 +149,8 @@ export function providersPage(main) {
           h("div.row-main", {},
             h("strong", {}, p.name), " ", h("code.muted", {}, p.base_url),
             h("span.badge", {}, p.has_key ? "key saved" : "no key"),
-            h("p.small", {}, `Models: ${p.models.map(modelLabel).join(", ")}`)),
+            h("p.small", {}, `Models: ${p.models.map(modelLabel).join(", ")}`),
+            h("p.small.prices-line", {}, pricesText(p.prices))),
           h("div.row-actions", {},
             h("button.quiet", { type: "button", "aria-label": `Edit ${p.name}`, onclick: () =>
               clear(editing, providerForm(p, (saved) => (saved ? load() : clear(editing)))) }, "Edit"),
@@ -128,7 +158,8 @@ export function providersPage(main) {
               if (await attempt(() => api("DELETE", `/api/providers/${encodeURIComponent(p.id)}`))) load();
             })),
           editing);
-      })));
+      })),
+      totals);
   };
   return pageView(load, body);
 }

@@ -11,7 +11,7 @@ import { alertLine, h } from "./dom.js";
 export const ASK_USER = "ask_user_question";
 
 // How a run may have ended for POST .../resume to go on with it (actors/conversation.py).
-export const RESUMABLE = new Set(["stopped", "error", "max_rounds", "stuck", "cut_off"]);
+export const RESUMABLE = new Set(["stopped", "error", "max_rounds", "stuck", "cut_off", "budget"]);
 
 const END_TEXT = {
   answered: "Run finished: the agent answered.",
@@ -25,6 +25,7 @@ const END_TEXT = {
   question: "Run ended: a question waits for your answer.",
   cut_off: "Run ended: the answer was cut off at the token limit.",
   could_not: "Run ended: the model could not do this; its answer was not shown.",
+  budget: "Run ended: its budget is used up. Raise the budget to go on, then Resume.",
 };
 
 const TODO_MARKS = { completed: "✓", in_progress: "▸", pending: "" };

@@ -9,6 +9,7 @@ import { limits } from "./limits.js";
 import { deleteButton, page } from "./settings.js";
 import { runsFold } from "./taskruns.js";
 import { attempt, MODE_OPTIONS, pageView, routeOptions, toast, wsOptions } from "./ui.js";
+import { budgetText } from "./usage.js";
 
 const SCHEDULE_KINDS = [["once", "Once"], ["interval", "Every few minutes"], ["daily", "Every day"], ["weekly", "Every week"]];
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -38,6 +39,8 @@ function taskRules(f) {
     [/needs a prompt/, f.prompt, "Say what the task should ask."],
     [/prompt is at most (\d+)/, f.prompt, (m) => `The prompt is too long: at most ${Number(m[1]).toLocaleString("en")} characters.`],
     [/title is at most (\d+)/, f.title, (m) => `The title is too long: at most ${Number(m[1]).toLocaleString("en")} characters.`],
+    [/budget\.tokens/, f.budgetTokens, "The token budget is a whole number of tokens from 1, or empty for none."],
+    [/budget\.cost/, f.budgetCost, "The cost budget is a number of US dollars above 0, like 0.50, or empty for none."],
     [/no saved provider/, f.route, "That provider is no longer saved: pick another model."],
     [/workspace/i, f.ws, "That folder is no longer added: pick another, or add it first."],
     [/keeps between (\d+) and (\d+) of its runs/, f.keep, (m) => `A task keeps between ${m[1]} and ${m[2]} of its runs.`],
@@ -123,9 +126,18 @@ function taskForm(task, workspaces, providers, done) {
   const everyField = field("Every (minutes)", every,
     `At least ${everyLimits.min} minutes apart, at most a year. The first run is one interval after the task is saved.`);
   const daysField = h("fieldset.days", {}, h("legend", {}, "Days"), days);
+  // Each run's budget (its conversation carries it): empty for no limit.
+  const b = (task && task.budget) || { tokens: null, cost: null };
+  const budgetTokens = h("input", { type: "number", step: "any", inputmode: "numeric", autocomplete: "off",
+    value: b.tokens === null ? "" : String(b.tokens) });
+  const budgetCost = h("input", { type: "number", step: "any", inputmode: "decimal", autocomplete: "off",
+    value: b.cost === null ? "" : String(b.cost) });
+  const budgetField = h("fieldset.budget", {}, h("legend", {}, "Budget of each run (optional)"),
+    field("Tokens", budgetTokens, "Prompt and completion tokens; the run ends once its answers reach it."),
+    field("Cost (US$)", budgetCost, "At the provider's prices (entered on the Providers page)."));
   const error = alertLine("");
-  const rules = taskRules({ at, every, days: daysField, prompt, title, ws, route, keep });
-  const controls = [at, every, daysField, prompt, title, ws, route, keep];
+  const rules = taskRules({ at, every, days: daysField, prompt, title, ws, route, keep, budgetTokens, budgetCost });
+  const controls = [at, every, daysField, prompt, title, ws, route, keep, budgetTokens, budgetCost];
   const atField = field("At", at);
   const first = h("p.small.first-run", { "aria-live": "polite" });
   const sync = () => {
@@ -150,7 +162,7 @@ function taskForm(task, workspaces, providers, done) {
   const form = h("form.card.task-form", { "aria-label": task ? `Edit ${task.title}` : "New task" },
     field("Title", title, task ? "Empty: named after the prompt." : null), field("Prompt", prompt),
     field("Workspace", ws), field("Mode", mode), field("Model", route),
-    field("Schedule", kind), atField, everyField, daysField, first, keepField, error,
+    field("Schedule", kind), atField, everyField, daysField, first, keepField, budgetField, error,
     h("div.actions", {}, h("button.primary", { type: "submit" }, task ? "Save task" : "Add task"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
   form.addEventListener("submit", async (ev) => {
@@ -172,6 +184,8 @@ function taskForm(task, workspaces, providers, done) {
       return;
     }
     const body = { prompt: prompt.value, schedule, mode: mode.value, route: route.value, keep_runs: Number(kept) };
+    const [bt, bc] = [budgetTokens.value.trim(), budgetCost.value.trim()];
+    body.budget = bt || bc ? { tokens: bt ? Number(bt) : null, cost: bc ? Number(bc) : null } : null;
     if (task) {
       // A change sends every field: an emptied title or workspace is a change too.
       body.title = title.value.trim() || null;
@@ -265,7 +279,8 @@ export function tasksPage(main) {
               last ? [when(last.at), ` (${last.outcome})`, last.conversation
                 ? [" · ", h("a", { href: `#/c/${encodeURIComponent(last.conversation)}` }, "open its conversation")] : null]
                 : "never",
-              " · Next: ", t.next_run ? when(t.next_run) : "not scheduled"),
+              " · Next: ", t.next_run ? when(t.next_run) : "not scheduled",
+              t.budget ? ` · Budget of each run: ${budgetText(t.budget)}` : null),
             fold(t)),
           h("div.row-actions", {},
             h("label.switch", {}, toggle, h("span", {}, "On")),

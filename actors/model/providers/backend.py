@@ -4,10 +4,13 @@ It POSTs the round to `<base_url>/chat/completions` with `stream: true` and the 
 as OpenAI tools, and turns the Server-Sent Events it gets back into pieces
 (actors/model/chatstream.py). A turn's `think`, when it says on or off, goes as
 `chat_template_kwargs: {enable_thinking}`, the switch llama.cpp's server and vLLM
-hand to the model's chat template. Strict APIs (OpenAI's own) refuse a field they do
-not know with a 400, so a refused request is sent once more without it, and a
-provider that then accepts is not sent it again while the daemon runs (`Learned`,
-which the directory keeps per provider).
+hand to the model's chat template; `stream_options: {include_usage}` asks for the
+answer's token counts at the end of the stream (OpenAI sends none in a stream
+otherwise), which the usage ledger counts. Strict APIs (OpenAI's own) refuse a field
+they do not know with a 400, so a refused request is sent once more without it (the
+one the refusal names, else the thinking switch), and a provider that then accepts
+is not sent it again while the daemon runs (`Learned`, which the directory keeps per
+provider).
 
 The key leaves this process only in the `Authorization` header of a request to its
 own provider: never in an error, a log line or a `repr`.
@@ -40,6 +43,8 @@ MAX_ERROR_BODY_BYTES = 64 * 1024
 # The field that carries the thinking switch, and the statuses a provider refuses an
 # unknown field with (OpenAI: 400; servers that validate with pydantic: 422).
 TEMPLATE_KWARGS = "chat_template_kwargs"
+STREAM_OPTIONS = "stream_options"
+OPTIONAL_FIELDS = (TEMPLATE_KWARGS, STREAM_OPTIONS)  # a provider that refuses one is sent the turn without it
 REFUSED_FIELD_STATUSES = frozenset({400, 422})
 
 _CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"})
@@ -50,7 +55,7 @@ _CONTEXT_WORDS = re.compile(r"context (length|window|size)|maximum context|too m
 class Learned:
     """What a provider turned out to refuse, kept for it while the daemon runs."""
 
-    refuses_template_kwargs: bool = False
+    refused: set[str] = attrs.field(factory=set)  # of OPTIONAL_FIELDS
 
 
 class ProviderBackend:
@@ -92,6 +97,8 @@ class ProviderBackend:
         """The request body: the messages as given, the tools as OpenAI tools, the
         thinking switch when the turn sets it and the provider has not refused it."""
         body: dict[str, Any] = {"model": self.model_id, "messages": for_provider(turn.messages), "stream": True}
+        if STREAM_OPTIONS not in self._learned.refused:
+            body[STREAM_OPTIONS] = {"include_usage": True}
         if turn.tools:
             body["tools"] = [t.to_openai() for t in turn.tools]
             if turn.tool_choice in ("none", "required"):
@@ -106,7 +113,7 @@ class ProviderBackend:
             body["response_format"] = {
                 "type": "json_schema", "json_schema": {"name": "answer", "schema": turn.answer_schema, "strict": True},
             }
-        if turn.think is not None and not self._learned.refuses_template_kwargs:
+        if turn.think is not None and TEMPLATE_KWARGS not in self._learned.refused:
             body[TEMPLATE_KWARGS] = {"enable_thinking": turn.think}
         return body
 
@@ -178,20 +185,28 @@ class ProviderBackend:
     async def _accepted(self, client: httpx.AsyncClient, turn: TurnInput, headers: dict[str, str]) -> httpx.Response:
         """The streaming response once the provider accepted the turn's request (the
         caller closes it); raises the refusal (TurnFailed, ContextFull) otherwise. A
-        refused request that carried the thinking switch is sent once more without
-        it; if that one is accepted, the switch was the trouble and this provider is
-        not sent it again."""
+        refused request that carried an optional field (OPTIONAL_FIELDS) is sent once
+        more without the one the refusal names (without the thinking switch when it
+        names none); if that one is accepted, the field was the trouble and this
+        provider is not sent it again."""
         body = self.payload(turn)
         resp = await self._post(client, body, headers)
-        if resp.status_code in REFUSED_FIELD_STATUSES and TEMPLATE_KWARGS in body:
+        while resp.status_code in REFUSED_FIELD_STATUSES and any(f in body for f in OPTIONAL_FIELDS):
             first = await self._refusal(resp)
             if isinstance(first, ContextFull):
                 raise first
-            del body[TEMPLATE_KWARGS]
+            sent = [f for f in OPTIONAL_FIELDS if f in body]
+            # The field the refusal names; else the thinking switch, which a server may
+            # refuse without naming it (stream_options is dropped only when named).
+            dropped = [f for f in sent if f in str(first)] or [f for f in sent if f == TEMPLATE_KWARGS]
+            if not dropped:
+                raise first
+            for field in dropped:
+                del body[field]
             resp = await self._post(client, body, headers)
             if resp.status_code < 300:
-                self._learned.refuses_template_kwargs = True
-                log.info("%s refused %s; it is not sent to it again", self._label, TEMPLATE_KWARGS)
+                self._learned.refused.update(dropped)
+                log.info("%s refused %s; it is not sent to it again", self._label, ", ".join(dropped))
         if resp.status_code >= 300:
             raise await self._refusal(resp)
         return resp

@@ -28,11 +28,14 @@ from actors.fs.paths import open_regular, read_fd
 from actors.model.providers.backend import Learned, ProviderBackend
 from actors.model.providers.entries import (
     DEFAULT_CONTEXT_LENGTH,
+    Prices,
     Provider,
     check_base_url,
     check_key,
     check_models,
     check_name,
+    check_prices,
+    prices_from_json,
     slug,
 )
 
@@ -116,7 +119,7 @@ class ProviderDirectory:
         for row in rows if isinstance(rows, list) else []:
             try:
                 p = Provider(str(row["id"]), str(row["name"]), str(row["base_url"]),
-                             check_models(list(row.get("models") or ())))
+                             check_models(list(row.get("models") or ())), prices_from_json(row.get("prices")))
             except (KeyError, TypeError, AttributeError, Invalid):
                 continue
             if p.id and "/" not in p.id:
@@ -186,6 +189,17 @@ class ProviderDirectory:
                           "it goes into a request header.")
         async with self._lock:
             await self._set_key(SECRET_PREFIX + name, value)
+    def prices(self, route: str) -> Prices | None:
+        """The prices of the provider a `<provider-id>/<model>` route names; None when it
+        has none (or is not saved)."""
+        provider = self._providers.get(route.partition("/")[0])
+        return provider.prices if provider is not None else None
+
+    def name_of(self, route: str) -> str:
+        """The name the person gave the provider of a route (its id when it is not saved)."""
+        provider_id = route.partition("/")[0]
+        provider = self._providers.get(provider_id)
+        return provider.name if provider is not None else provider_id
 
     def _provider(self, provider_id: str) -> Provider:
         provider = self._providers.get(provider_id)
@@ -198,11 +212,14 @@ class ProviderDirectory:
 
     # ---- changing ----
 
-    async def add(self, name: str, base_url: str, models: list[Any], api_key: str | None = None) -> dict[str, Any]:
-        """Save a new provider; its id is made from the name (`-2`, `-3` when taken)."""
+    async def add(self, name: str, base_url: str, models: list[Any], api_key: str | None = None,
+                  prices: object = None) -> dict[str, Any]:
+        """Save a new provider; its id is made from the name (`-2`, `-3` when taken).
+        `prices` as check_prices takes them (None: none)."""
         clean_name = check_name(name)
         url = check_base_url(base_url)
         checked = check_models(models)
+        priced = check_prices(prices)
         key = check_key(api_key) if api_key else ""
         async with self._lock:
             base = slug(clean_name)
@@ -210,7 +227,7 @@ class ProviderDirectory:
             while pid in self._providers:
                 n += 1
                 pid = f"{base}-{n}"
-            provider = Provider(pid, clean_name, url, checked)
+            provider = Provider(pid, clean_name, url, checked, priced)
             providers = {**self._providers, pid: provider}
             # The provider first, its key second: a crash between leaves no stray key.
             await self._save_providers(providers)
@@ -219,17 +236,20 @@ class ProviderDirectory:
         return self._public(provider)
 
     async def update(
-        self, provider_id: str, name: str, base_url: str, models: list[Any], api_key: str | None = None
+        self, provider_id: str, name: str, base_url: str, models: list[Any], api_key: str | None = None,
+        prices: object = None,
     ) -> dict[str, Any]:
-        """Change a provider (its id stays). `api_key` None keeps the key, "" removes it."""
+        """Change a provider (its id stays). `api_key` None keeps the key, "" removes it;
+        `prices` replace the saved ones (None: none, as for every field but the key)."""
         self._provider(provider_id)
         clean_name = check_name(name)
         url = check_base_url(base_url)
         checked = check_models(models)
+        priced = check_prices(prices)
         key = None if api_key is None else (check_key(api_key) if api_key else "")
         async with self._lock:
             self._provider(provider_id)
-            provider = Provider(provider_id, clean_name, url, checked)
+            provider = Provider(provider_id, clean_name, url, checked, priced)
             providers = {**self._providers, provider_id: provider}
             await self._save_providers(providers)
             self._providers = providers

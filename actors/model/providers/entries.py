@@ -2,14 +2,17 @@
 
 A provider is `{id, name, base_url, models}` (`Provider`); a model is its name, or
 `{id, context_length}` when its context is not DEFAULT_CONTEXT_LENGTH tokens
-(`ProviderModel`; compaction reads it). The `check_*` functions turn what a request
-gives into these, or raise Invalid with a plain reason; a key is checked without
-ever being quoted.
+(`ProviderModel`; compaction reads it). It may carry `prices`, what the person pays it
+in US dollars per million tokens (`Prices`: the usage ledger prices its answers with
+them; a provider without them has no cost, never a guessed one). The `check_*`
+functions turn what a request gives into these, or raise Invalid with a plain reason;
+a key is checked without ever being quoted.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 import unicodedata
 from typing import Any
@@ -29,6 +32,8 @@ MIN_CONTEXT_LENGTH = 256
 MAX_CONTEXT_LENGTH = 16_777_216
 MAX_KEY_CHARS = 8192
 MAX_ID_CHARS = 40
+MAX_PRICE = 100_000.0  # US dollars per million tokens: far above any model's
+PER_TOKENS = 1_000_000  # prices are per this many tokens
 
 
 # ---- the entries ----
@@ -47,15 +52,40 @@ class ProviderModel:
 
 
 @attrs.frozen
+class Prices:
+    """What a provider charges, in US dollars per million tokens: `input` for prompt
+    tokens, `output` for completion tokens, `cached` for prompt tokens it served from
+    its cache (None: they cost `input`, as at a provider that gives no discount)."""
+
+    input: float
+    output: float
+    cached: float | None = None
+
+    def cost(self, prompt: int, completion: int, cached: int) -> float:
+        """The cost of one answer's tokens (`cached` is part of `prompt`)."""
+        cached = min(max(cached, 0), prompt)
+        cached_price = self.input if self.cached is None else self.cached
+        return ((prompt - cached) * self.input + cached * cached_price + completion * self.output) / PER_TOKENS
+
+    def to_json(self) -> dict[str, Any]:
+        return {"input": self.input, "output": self.output, "cached": self.cached}
+
+
+@attrs.frozen
 class Provider:
     id: str
     name: str
     base_url: str
     models: tuple[ProviderModel, ...]
+    prices: Prices | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "base_url": self.base_url,
-                "models": [m.to_json() for m in self.models]}
+        """The entry as given: `prices` only when the person entered them."""
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "base_url": self.base_url,
+                               "models": [m.to_json() for m in self.models]}
+        if self.prices is not None:
+            out["prices"] = self.prices.to_json()
+        return out
 
     def context_length(self, model: str) -> int:
         """The context of `model` in tokens (DEFAULT_CONTEXT_LENGTH for one not listed or not given)."""
@@ -165,6 +195,44 @@ def _check_model(entry: object) -> ProviderModel:
                           f"and {MAX_CONTEXT_LENGTH} tokens (the model's card says how many it takes); "
                           f"leave it out for {DEFAULT_CONTEXT_LENGTH}.")
     return ProviderModel(_clean(name, "A model's name", MAX_MODEL_CHARS), length)
+
+
+def check_prices(data: object) -> Prices | None:
+    """The prices as saved, or None for none (`null` or `{}`): `input` and `output`
+    both, `cached` optional, each a number of US dollars per million tokens from 0 to
+    MAX_PRICE. Invalid, in plain words, for anything else."""
+    if data is None or data == {}:
+        return None
+    shape = 'prices is {"input": dollars, "output": dollars, "cached": dollars or null}, per million tokens'
+    if not isinstance(data, dict):
+        raise Invalid(f"{shape}.")
+    extra = sorted(str(k) for k in set(data) - {"input", "output", "cached"})
+    if extra:
+        raise Invalid(f"{shape}; {', '.join(extra)} is not one of its fields.")
+    got: dict[str, float | None] = {}
+    for name in ("input", "output", "cached"):
+        value = data.get(name)
+        if value is None:
+            if name != "cached":
+                raise Invalid(f"prices.{name} is missing: give both the input and the output price (per million "
+                              "tokens, in US dollars), or no prices.")
+            got[name] = None
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise Invalid(f"prices.{name} must be a number of US dollars per million tokens, like 2.50.")
+        if not 0 <= value <= MAX_PRICE:
+            raise Invalid(f"prices.{name} must be between 0 and {MAX_PRICE:,.0f} US dollars per million tokens.")
+        got[name] = float(value)
+    assert got["input"] is not None and got["output"] is not None
+    return Prices(got["input"], got["output"], got["cached"])
+
+
+def prices_from_json(data: object) -> Prices | None:
+    """Saved prices, or None where the file's are missing or broken (the provider then has none)."""
+    try:
+        return check_prices(data)
+    except Invalid:
+        return None
 
 
 def check_key(key: str) -> str:

@@ -156,7 +156,10 @@ def usage_of(result: TurnResult) -> dict[str, int] | None:
     """An answer's token counts, as the backend reported them (none: no usage)."""
     if not result.prompt_tokens and not result.completion_tokens:
         return None
-    cached = max(0, result.prompt_tokens - result.prefill_tokens) if result.prefill_tokens else 0
+    if result.cached_tokens:
+        cached = max(0, min(result.cached_tokens, result.prompt_tokens))
+    else:
+        cached = max(0, result.prompt_tokens - result.prefill_tokens) if result.prefill_tokens else 0
     return {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
             "cached_tokens": cached}
 

@@ -15,6 +15,8 @@ why (`finish`), so the history sent next is whole.
 
 from __future__ import annotations
 
+import logging
+
 import attrs
 import trio
 
@@ -31,13 +33,16 @@ from actors.runs.agent import answer_schema, history
 from actors.runs.agent.calls import CallRunner
 from actors.runs.agent.compaction_turn import Compactor
 from actors.runs.agent.ledger import MAX_ROUNDS, Forgot, Ledger, Looped, Nudged, RoundEnded
+from actors.runs.agent.meter import Meter
 from actors.runs.agent.prepare import Offer
-from actors.runs.agent.round_stream import RoundStream
+from actors.runs.agent.round_stream import RoundStream, usage_of
 from actors.runs.agent.run_tools import goals, todos_and_questions
 from actors.runs.agent.run_tools.carrier import OwnTools
 from actors.runs.agent.small.leader import leader_for
 from actors.runs.base import RunEnd, RunRequest
 from actors.runs.env import Env
+
+log = logging.getLogger("bmoe.run")
 
 # How long the session_end hooks may take once the run is over (a stop included).
 HOOK_END_S = 5.0
@@ -48,7 +53,8 @@ class AgentRun:
     prompt), the round's stream into cards, the calls under the policy, the ledger, and
     the leading of a small model (absent for other models)."""
 
-    def __init__(self, transcript: Transcript, env: Env, request: RunRequest) -> None:
+    def __init__(self, transcript: Transcript, env: Env, request: RunRequest, meter: Meter | None = None) -> None:
+        """`meter`: the parent's, for a helper's run (what it spends counts for the conversation)."""
         self._t = transcript
         self._env = env
         self._req = request
@@ -66,6 +72,7 @@ class AgentRun:
         self._stream.checking = self._leader.checks_answers
         self._calls = CallRunner(transcript, env, request, offer=self._offer, own=self._own, leader=self._leader,
                                  ledger=self._ledger, stream=self._stream)
+        self._meter = meter if meter is not None else Meter(transcript, env, request)
 
     # What a helper sees of its parent (run_tools.helpers.Parent), and a helper's run of it.
 
@@ -128,6 +135,11 @@ class AgentRun:
         await self._calls.seed()  # what an earlier run of this message made is made
         limit = self._req.max_rounds or MAX_ROUNDS
         while True:
+            over = await self._meter.reached()
+            if over is not None:  # before the first round too: a budget used up asks nothing
+                self._t.notice(over, "warn", "budget")
+                self._end_reason = "budget"
+                return
             if self._rounds >= limit:
                 # A plan that was never shown is said so: every round of it was a call.
                 # A helper's limit is its own (subagents.HELPER_ROUNDS), not MAX_ROUNDS.
@@ -139,6 +151,7 @@ class AgentRun:
             result = await self._ask()
             if result is None:
                 return
+            self._count(result)  # before the answer is shown whole: a page that reads the totals then finds it
             pending, cut = self._stream.end_round(result)
             self._ledger.feed(RoundEnded(looped=result.repeated is not None, cut=cut))
             if not pending:
@@ -162,6 +175,14 @@ class AgentRun:
                 # are those of the new phase from the next round on.
                 self._own.replan = False
                 await self.prepare()
+
+    def _count(self, result: TurnResult) -> None:
+        """The answer's usage into the meter; a ledger that cannot be written is logged,
+        and the run goes on (its own count keeps it)."""
+        try:
+            self._meter.count(self._stream.assistant or "", usage_of(result))
+        except OSError as exc:
+            log.warning("cannot write the usage ledger: %s", exc)
 
     async def _answered(self, result: TurnResult) -> bool:
         """The round was an answer without calls: whether the run goes on (the loop was
@@ -351,7 +372,7 @@ class AgentRun:
 
     def child_run(self, transcript: Transcript, request: RunRequest) -> AgentRun:
         """A run of the built-in agent for one of this run's helpers (subagents.Parent)."""
-        return AgentRun(transcript, self._env, request)
+        return AgentRun(transcript, self._env, request, self._meter)
 
     def finish(self, stop_notice: str | None) -> RunEnd:
         stopped = stop_notice is not None
