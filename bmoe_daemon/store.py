@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -131,8 +132,10 @@ class Store:
         self._locks: dict[str, trio.Lock] = {}
         # Per conversation (the last ENCODED_CONVERSATIONS saved or read): its items'
         # encodings by id, and what its file holds as this store last wrote or read it.
-        self._encoded: dict[str, dict[str, tuple[Item, bytes]]] = {}
-        self._journals: dict[str, Journal] = {}
+        # (OrderedDicts: the least recently used is let go in O(1); a dict's first key
+        # is found slower and slower as keys are popped from its front.)
+        self._encoded: OrderedDict[str, dict[str, tuple[Item, bytes]]] = OrderedDict()
+        self._journals: OrderedDict[str, Journal] = OrderedDict()
         self._encoded_lock = threading.Lock()
         self._limiter = trio.CapacityLimiter(4)
         # The index: conversation id -> (file name, stamp, its encoded entry).
@@ -200,8 +203,10 @@ class Store:
         if read.journal and read.whole == size == before[1]:
             stamp = _stamp(os.stat(path))
             if stamp == before:
-                self._keep(conversation_id, Journal(record, head=journal.head_bytes(record), size=size,
-                                                    base=read.base, synced=True, stamp=stamp))
+                # Its head's encoding is left unknown (a start may read many files): the
+                # first save writes the head again, whatever it is.
+                self._keep(conversation_id, Journal(record, head=b"", size=size, base=read.base, synced=True,
+                                                    stamp=stamp))
         return record
 
     def load_index(self) -> list[ConversationInfo]:
@@ -346,10 +351,10 @@ class Store:
 
     def _keep(self, cid: str, book: Journal) -> None:
         with self._encoded_lock:
-            self._journals.pop(cid, None)
-            self._journals[cid] = book  # most recently used last
+            self._journals[cid] = book
+            self._journals.move_to_end(cid)  # most recently used last
             while len(self._journals) > ENCODED_CONVERSATIONS:
-                self._journals.pop(next(iter(self._journals)))
+                self._journals.popitem(last=False)
 
     def _forget(self, cid: str, book: Journal | None = None) -> None:
         """No journal for `cid` (only if it is still `book`, when given): its next save
@@ -368,10 +373,10 @@ class Store:
         or changed since are encoded. `whole`: `items` are all the conversation's, and
         the encodings of others are let go."""
         with self._encoded_lock:
-            cache = self._encoded.pop(cid, None) or {}
-            self._encoded[cid] = cache  # most recently saved last
+            cache = self._encoded.setdefault(cid, {})
+            self._encoded.move_to_end(cid)  # most recently saved last
             while len(self._encoded) > ENCODED_CONVERSATIONS:
-                self._encoded.pop(next(iter(self._encoded)))
+                self._encoded.popitem(last=False)
         parts: list[bytes] = []
         append, get = parts.append, cache.get
         for item in items:

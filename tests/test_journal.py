@@ -96,7 +96,6 @@ def test_a_torn_last_save_is_left_out_and_so_is_all_after_a_line_never_written()
     journal.BASE_PREFIX + b'"head":{"id":"c1"},"items":[\n',
     journal.BASE_PREFIX + b'"head":5,"items":[]}\n',
     journal.BASE_PREFIX + b'"items":[]}\n',
-    journal.BASE_PREFIX + b'"head":{"id":"c1"},"items":[{"kind":"user"}]}\n',
     journal.BASE_PREFIX + b'"head":{"id":"c1"},"items":7}\n',
     b"[1, 2]",
     b"",
@@ -104,6 +103,14 @@ def test_a_torn_last_save_is_left_out_and_so_is_all_after_a_line_never_written()
 def test_a_file_whose_base_is_not_whole_is_no_conversation(raw: bytes) -> None:
     with pytest.raises(ValueError):
         journal.read(raw)
+
+
+def test_a_base_whose_items_are_not_items_is_no_conversation() -> None:
+    alone = journal.BASE_PREFIX + b'"head":{"id":"c1"},"items":[{"kind":"user"}]}\n'
+    with pytest.raises(KeyError):
+        ConversationRecord.from_json(journal.read(alone).document)
+    with pytest.raises(ValueError):  # followed by a save: the ids are needed to apply it
+        journal.read(alone + journal.save_line(None, encode([item(2)])))
 
 
 def test_a_line_after_the_base_that_is_no_save_ends_the_reading() -> None:

@@ -84,9 +84,9 @@ def _object(value: object, what: str) -> dict[str, Any]:
     return value
 
 
-def _entry(value: object, *, base: bool) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[str]]:
-    """A line's head (None when it has none), items and their ids; ValueError when it
-    is not a line of the journal."""
+def _entry(value: object, *, base: bool) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """A line's head (None when it has none) and items; ValueError when it is not a
+    line of the journal."""
     line = _object(value, "a line of the journal")
     head = line.get("head")
     if head is not None or base:
@@ -94,26 +94,32 @@ def _entry(value: object, *, base: bool) -> tuple[dict[str, Any] | None, list[di
     items = line.get("items")
     if not isinstance(items, list):
         raise ValueError("a line of the journal lists its items")
+    return head, items
+
+
+def _ids(items: list[dict[str, Any]]) -> list[str]:
+    """The items' ids; ValueError when one is not an object with an id."""
     ids = []
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             raise ValueError("an item of the journal is an object with an id")
         ids.append(item["id"])
-    return head, items, ids
+    return ids
 
 
 def read(raw: bytes) -> Read:
     """What a conversation's file holds, either form. Raises ValueError (or what json
     raises, RecursionError included) for a file that is neither: a base line that does
-    not parse, a document that is no object. A save after the base that is not whole
-    ends what is read, with everything after it."""
+    not parse, a document that is no object. (The items of a base alone are checked by
+    ConversationRecord.from_json, as a whole document's are.) A save after the base
+    that is not whole ends what is read, with everything after it."""
     if not raw.startswith(BASE_PREFIX):
         return Read(_object(json.loads(raw), "a conversation"), len(raw), 0)
     end = raw.find(b"\n")
     if end < 0:
         raise ValueError("the file ends inside its base line")
     # A file that is its base alone (one just written whole) is parsed without a copy.
-    head, items, base_ids = _entry(json.loads(raw if end + 1 == len(raw) else raw[:end]), base=True)
+    head, items = _entry(json.loads(raw if end + 1 == len(raw) else raw[:end]), base=True)
     assert head is not None
     # The base keeps every item it lists (as the whole document did); a later version
     # replaces the last one of its id.
@@ -124,13 +130,14 @@ def read(raw: bytes) -> Read:
         if end < 0:
             break  # the last save's line, torn before its newline
         try:
-            new_head, changed, ids = _entry(json.loads(raw[pos:end]), base=False)
+            new_head, changed = _entry(json.loads(raw[pos:end]), base=False)
+            ids = _ids(changed)
         except (ValueError, RecursionError):
             break  # bytes a power cut never wrote, or a line cut and then followed
         if new_head is not None:
             head = new_head
         if where is None:
-            where = {item_id: n for n, item_id in enumerate(base_ids)}
+            where = {item_id: n for n, item_id in enumerate(_ids(items))}
         for item_id, item in zip(ids, changed, strict=True):
             n = where.get(item_id)
             if n is None:
