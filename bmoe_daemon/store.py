@@ -1,9 +1,14 @@
 """The store: conversations and workspaces as JSON files under the data folder.
 
-Every file is written whole to a temporary file in the same folder, fsynced, then
-renamed over the old one, so a crash at any moment leaves either the previous
-version or the new one, never a torn file. Writes run in a worker thread; one lock
-per file keeps them in order.
+A conversation's file is a journal (actors/record/journal.py): a base line with the
+whole record, then one line appended per save with only what changed, so saving one
+item of a long conversation writes that item, not the conversation. The file is
+written whole again (a temporary file, fsynced, renamed over the old one) when it is
+new, from before the journal, not as this store last left it, grown to twice its base,
+or when items were removed or moved (an undo, an edit). A crash at any moment leaves
+the old file, the new one, or the journal with a torn last line that reading leaves
+out: always a record that was saved. Every other file is written whole. Writes run in
+a worker thread; one lock per file keeps them in order.
 
 The index (`agent/conversations-index.json`) lets the daemon start without reading
 every conversation: for each file, its name, the (inode, size, mtime) it had when the
@@ -26,22 +31,25 @@ import json
 import logging
 import os
 import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import jiter
 import trio
 
 from actors.conversations.hub import Workspace
-from actors.fs.atomic import read_own_file, write_atomic
+from actors.fs.atomic import append_whole, read_own_file, write_atomic
+from actors.record import journal
 from actors.record.items import ConversationInfo, ConversationRecord, Item
+from actors.record.journal import Journal
 
 log = logging.getLogger("bmoe.store")
 
-# What the files this store reads may hold at most (a conversation is written whole).
+# What the files this store reads may hold at most.
 MAX_CONVERSATION_FILE_BYTES = 1024 * 1024 * 1024
 MAX_SETTINGS_FILE_BYTES = 16 * 1024 * 1024
-# How many conversations keep their items' encodings between saves.
+# How many conversations keep their items' encodings and their journals between saves.
 ENCODED_CONVERSATIONS = 32
 INDEX_FILE = "conversations-index.json"
 INDEX_VERSION = 2
@@ -51,11 +59,10 @@ MAX_INDEX_FILE_BYTES = 1024 * 1024 * 1024
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+_dumps = journal.dumps
 
 
-Stamp = tuple[int, int, int]  # a file's (inode, size, mtime in ns): a new save is a new inode
+Stamp = journal.Stamp  # a file's (inode, size, mtime in ns): a save writes a new inode or a new size
 
 
 def _stamp(st: os.stat_result) -> Stamp:
@@ -123,7 +130,12 @@ class Store:
         self.conv_dir = self.agent_dir / "conversations"
         self.conv_dir.mkdir(parents=True, exist_ok=True)
         self._locks: dict[str, trio.Lock] = {}
-        self._encoded: dict[str, dict[str, tuple[Item, bytes]]] = {}
+        # Per conversation (the last ENCODED_CONVERSATIONS saved or read): its items'
+        # encodings by id, and what its file holds as this store last wrote or read it.
+        # (OrderedDicts: the least recently used is let go in O(1); a dict's first key
+        # is found slower and slower as keys are popped from its front.)
+        self._encoded: OrderedDict[str, dict[str, tuple[Item, bytes]]] = OrderedDict()
+        self._journals: OrderedDict[str, Journal] = OrderedDict()
         self._encoded_lock = threading.Lock()
         self._limiter = trio.CapacityLimiter(4)
         # The index: conversation id -> (file name, stamp, its encoded entry).
@@ -166,16 +178,35 @@ class Store:
         return out
 
     def _read(self, path: Path) -> ConversationRecord:
-        return ConversationRecord.from_json(json.loads(read_own_file(path, MAX_CONVERSATION_FILE_BYTES)))
+        return self._read_file(path)[0]
+
+    def _read_file(self, path: Path) -> tuple[ConversationRecord, journal.Read, int]:
+        """The record a file holds, how it was read, and the file's size."""
+        raw = read_own_file(path, MAX_CONVERSATION_FILE_BYTES)
+        read = journal.read(raw)
+        if read.whole < len(raw):
+            log.warning("%s: the last %d bytes are a save that was cut short (a crash); read without it",
+                        path, len(raw) - read.whole)
+        return ConversationRecord.from_json(read.document), read, len(raw)
 
     def load_conversation(self, conversation_id: str) -> ConversationRecord:
         """One conversation whole, from the file the index names (blocking: call it in a
         thread). NotFound-like KeyError when the index has no such conversation; a file
-        that cannot be read now raises as it does (OSError, ValueError, ...)."""
+        that cannot be read now raises as it does (OSError, ValueError, ...). A journal
+        read whole and unchanged while read is what the next save appends to."""
         name = self._index[conversation_id][0]
-        record = self._read(self.conv_dir / name)
+        path = self.conv_dir / name
+        before = _stamp(os.stat(path))
+        record, read, size = self._read_file(path)
         if record.info.id != conversation_id:
             raise ValueError(f"{name} now holds conversation {record.info.id!r}")
+        if read.journal and read.whole == size == before[1]:
+            stamp = _stamp(os.stat(path))
+            if stamp == before:
+                # Its head's encoding is left unknown (a start may read many files): the
+                # first save writes the head again, whatever it is.
+                self._keep(conversation_id, Journal(record, head=b"", size=size, base=read.base, synced=True,
+                                                    stamp=stamp))
         return record
 
     def load_index(self) -> list[ConversationInfo]:
@@ -270,31 +301,85 @@ class Store:
                 log.error("could not write the conversation index: %s", exc)
 
     async def save_conversation(self, record: ConversationRecord, *, durable: bool = True) -> None:
-        """Write the conversation whole. Cancelled: the write already started finishes
-        in its thread; the file is the old version or the new one. `durable=False`: an
-        interim save while an item streams, without fsync (see write_atomic)."""
+        """Write the conversation: append what changed since this store last wrote or
+        read its file, or write it whole (see the module docstring). Cancelled: the
+        write already started finishes in its thread; the file holds the old version or
+        the new one. `durable=False`: an interim save while an item streams, without
+        fsync (a power cut may lose it; see write_atomic)."""
         path = self.conversation_path(record.info.id)
         async with self._lock(path.name):
             stamp = await trio.to_thread.run_sync(self._write_record, path, record, durable, limiter=self._limiter)
             self._index_set(record.info.id, (path.name, stamp, _entry_bytes(path.name, stamp, record)))
 
     def _write_record(self, path: Path, record: ConversationRecord, durable: bool = True) -> Stamp:
-        write_atomic(path, self.encode_record(record), durable=durable)
-        return _stamp(os.stat(path))
+        cid = record.info.id
+        head = journal.head_bytes(record)
+        with self._encoded_lock:
+            book = self._journals.get(cid)
+        change = None if book is None else book.change(record, head, lambda items: self._encode(cid, items))
+        if book is None or change is None:
+            return self._write_whole(path, record, head, durable)
+        if book.due(change):
+            try:
+                return self._write_whole(path, record, head, durable)
+            except OSError as exc:  # appending may still fit (a nearly full disk)
+                log.warning("could not write %s whole (%s): appending to it instead", path.name, exc)
+        if not change.line and ((book.synced and book.named) or not durable):
+            return book.stamp  # nothing to write
+        try:
+            st = append_whole(path, change.line, expect=lambda st: _stamp(st) == book.stamp, durable=durable,
+                              sync_folder=not book.named)
+        except BaseException:
+            self._forget(cid, book)
+            raise
+        if st is None:  # not the file this store left: written whole
+            return self._write_whole(path, record, head, durable)
+        stamp = _stamp(st)
+        book.appended(change, durable=durable, stamp=stamp)
+        self._keep(cid, book)
+        return stamp
 
-    def encode_record(self, record: ConversationRecord) -> bytes:
-        """The record as the file's bytes. Items are immutable values, so each one's
-        encoding is kept (for the last ENCODED_CONVERSATIONS saved) and a save encodes
-        only the items that are new or changed since, not the whole conversation."""
+    def _write_whole(self, path: Path, record: ConversationRecord, head: bytes, durable: bool) -> Stamp:
         cid = record.info.id
         with self._encoded_lock:
-            cache = self._encoded.pop(cid, None) or {}
-            self._encoded[cid] = cache  # most recently saved last
+            self._journals.pop(cid, None)  # until the new file is in place
+        data = journal.base_line(head, self._encode(cid, record.items, whole=True))
+        write_atomic(path, data, durable=durable)
+        stamp = _stamp(os.stat(path))
+        self._keep(cid, Journal(record, head=head, size=len(data), base=len(data), synced=durable, stamp=stamp))
+        return stamp
+
+    def _keep(self, cid: str, book: Journal) -> None:
+        with self._encoded_lock:
+            self._journals[cid] = book
+            self._journals.move_to_end(cid)  # most recently used last
+            while len(self._journals) > ENCODED_CONVERSATIONS:
+                self._journals.popitem(last=False)
+
+    def _forget(self, cid: str, book: Journal | None = None) -> None:
+        """No journal for `cid` (only if it is still `book`, when given): its next save
+        writes the file whole."""
+        with self._encoded_lock:
+            if book is None or self._journals.get(cid) is book:
+                self._journals.pop(cid, None)
+
+    def encode_record(self, record: ConversationRecord) -> bytes:
+        """The record as the bytes of its file written whole (a journal's base line)."""
+        return journal.base_line(journal.head_bytes(record), self._encode(record.info.id, record.items, whole=True))
+
+    def _encode(self, cid: str, items: Sequence[Item], *, whole: bool = False) -> list[bytes]:
+        """The items' encodings. Items are immutable values, so each one's encoding is
+        kept (for the last ENCODED_CONVERSATIONS saved) and only the items that are new
+        or changed since are encoded. `whole`: `items` are all the conversation's, and
+        the encodings of others are let go."""
+        with self._encoded_lock:
+            cache = self._encoded.setdefault(cid, {})
+            self._encoded.move_to_end(cid)  # most recently saved last
             while len(self._encoded) > ENCODED_CONVERSATIONS:
-                self._encoded.pop(next(iter(self._encoded)))
+                self._encoded.popitem(last=False)
         parts: list[bytes] = []
         append, get = parts.append, cache.get
-        for item in record.items:
+        for item in items:
             hit = get(item.id)
             if hit is not None and hit[0] is item:
                 append(hit[1])
@@ -302,19 +387,16 @@ class Store:
                 data = _dumps(item.to_json())
                 cache[item.id] = (item, data)
                 append(data)
-        if len(cache) > len(parts):  # every item is in the cache now: the rest are gone
-            keep = {item.id for item in record.items}
+        if whole and len(cache) > len(parts):  # every item is in the cache now: the rest are gone
+            keep = {item.id for item in items}
             for gone in [key for key in cache if key not in keep]:
                 del cache[gone]
-        head = record.head_json()
-        head["items"] = []  # last, so the items' bytes go where its brackets are
-        out = _dumps(head)
-        assert out.endswith(b'"items":[]}')
-        return b"".join((out[: -len(b"]}")], b",".join(parts), b"]}"))
+        return parts
 
     async def delete_conversation(self, conversation_id: str) -> None:
         path = self.conversation_path(conversation_id)
         async with self._lock(path.name):
+            self._forget(conversation_id)
             try:
                 path.unlink()
             except FileNotFoundError:

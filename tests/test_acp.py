@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from actors.peers.acp import updates as acp_map
 from actors.peers.acp.agents import CANCEL_WAIT_S
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
-from tests.waiting import saved_record
+from tests.waiting import read_saved, saved_record
 
 AGENT = Path(__file__).with_name("acp_agent.py")
 # A hung agent's group is ended CANCEL_WAIT_S after the stop; the rest is room for a
@@ -388,7 +388,7 @@ async def test_delete_and_daemon_stop_leave_no_agent_process(tmp_path):
             await daemon.wait()
         assert daemon.returncode == 0
         assert [p for p in pids if group_alive(p)] == []
-    record = json.loads((tmp_path / "data" / "agent" / "conversations" / f"{third}.json").read_text())
+    record = read_saved(tmp_path / "data" / "agent" / "conversations" / f"{third}.json")
     assert record["state"] == "idle"
 
 

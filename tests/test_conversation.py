@@ -17,7 +17,7 @@ from actors.record.cards import MAX_FEEDBACK_CHARS
 from actors.runs.agent.ledger import MAX_ROUNDS
 from actors.runs.agent.prompt import PROMPT_CAP_CHARS, system_prompt
 from tests.filler import numbered
-from tests.waiting import drained, wait_for, wait_state
+from tests.waiting import drained, read_saved, wait_for, wait_state
 
 NOTE_HI = {"name": "note", "arguments": {"path": "a.txt", "text": "hi"}}
 
@@ -61,7 +61,7 @@ async def test_reply_streams_and_is_saved(daemon):
     first_delta = next(i for i, e in enumerate(events) if e.name == "delta")
     assert first_item < first_delta
     await conv.flush()
-    saved = json.loads((daemon.data / "agent" / "conversations" / f"{conv.id}.json").read_text())
+    saved = read_saved(daemon.data / "agent" / "conversations" / f"{conv.id}.json")
     assert [i["kind"] for i in saved["items"]] == ["user", "assistant"]
     assert saved["items"][1]["text"] == "Hello there, person."
     assert saved["state"] == "idle"
@@ -521,7 +521,7 @@ async def test_streaming_saves_are_interim_and_the_end_is_durable(daemon, monkey
     assert len(interim) >= 2 and interim == sorted(interim)
     # The last save, with the whole reply and the idle state, is durable.
     assert saves[-1] == (len(WORDS), True)
-    saved = json.loads((daemon.data / "agent" / "conversations" / f"{conv.id}.json").read_text())
+    saved = read_saved(daemon.data / "agent" / "conversations" / f"{conv.id}.json")
     assert saved["items"][-1]["text"] == WORDS and saved["state"] == "idle"
 
 

@@ -4,7 +4,6 @@ everything in memory, says so once, and writes it all once space is back."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -24,7 +23,7 @@ from actors.runs.env import Env
 from actors.tools.registry import Registry
 from bmoe_daemon.store import Store
 from tests.peers import need_peer
-from tests.waiting import wait_for, wait_state
+from tests.waiting import read_saved, wait_for, wait_state
 
 DISK_BYTES = 512 * 1024
 
@@ -82,20 +81,25 @@ async def on_small_disk(
 
 
 def on_disk(disk: Path, cid: str) -> dict:
-    return json.loads((disk / "data" / "agent" / "conversations" / f"{cid}.json").read_text())
+    return read_saved(disk / "data" / "agent" / "conversations" / f"{cid}.json")
+
+
+# Longer than a page: a save appends to the conversation's file, and what fits in the
+# room its last page still has would be saved even on a full disk.
+FIRST = "first, on a full disk: " + "a message longer than the room left in a page of the file. " * 80
 
 
 async def test_a_full_disk_loses_nothing_and_the_conversation_goes_on(on_small_disk):
     hub, _, disk = on_small_disk
     conv = await hub.create()
     filler = fill(disk)
-    await conv.send_message("first, on a full disk")
+    await conv.send_message(FIRST)
     await wait_state(conv, "idle")
     await wait_for(lambda: conv.save_error is not None)
     assert conv.save_error == "the disk is full"
     assert [i.kind for i in conv.items] == ["user", "assistant", "notice"]
     assert conv.items[-1].text == notices.SAVE_FAILED.format(why="the disk is full")
-    assert on_disk(disk, conv.id)["items"] == []  # the old version, whole
+    assert on_disk(disk, conv.id)["items"] == []  # the old version, whole (the append was cut back)
     # Another message while nothing can be saved is taken, and answered.
     await conv.send_message("second, still full")
     await wait_state(conv, "idle")
@@ -108,7 +112,7 @@ async def test_a_full_disk_loses_nothing_and_the_conversation_goes_on(on_small_d
     await conv.flush()
     saved = on_disk(disk, conv.id)
     assert [i["text"] for i in saved["items"] if i["kind"] == "user"] == [
-        "first, on a full disk", "second, still full", "third, with space again"]
+        FIRST, "second, still full", "third, with space again"]
     assert len([i for i in saved["items"] if i["kind"] == "assistant"]) == 3
     assert notices.SAVED_AGAIN in [i.get("text") for i in saved["items"]]
     assert saved["state"] == "idle"

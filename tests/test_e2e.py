@@ -14,7 +14,7 @@ import trio_websocket
 from actors.record.cards import MAX_FEEDBACK_CHARS
 from bmoe_daemon import __version__
 from tests.daemon_proc import SSE, run_daemon
-from tests.waiting import wait_http_state
+from tests.waiting import read_saved, wait_http_state
 
 SCRIPT = {
     "token_delay": 0.002,
@@ -303,7 +303,7 @@ async def test_sigterm_stops_runs_with_a_notice(tmp_path):
         with trio.fail_after(30):
             code = await d.proc.wait()
         assert code == 0
-    saved = json.loads((data / "agent" / "conversations" / f"{conv['id']}.json").read_text())
+    saved = read_saved(data / "agent" / "conversations" / f"{conv['id']}.json")
     assert saved["state"] == "idle"
     assert saved["items"][1]["streaming"] is False and saved["items"][1]["text"].startswith("tick")
     assert saved["items"][-1]["kind"] == "notice" and "shut down" in saved["items"][-1]["text"]

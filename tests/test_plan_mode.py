@@ -4,7 +4,6 @@ approved (carried out) or rejected with feedback (revised)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import attrs
@@ -20,7 +19,7 @@ from actors.runs.agent.run import AgentRun
 from actors.runs.agent.run_tools import plans
 from actors.runs.base import RunRequest
 from actors.tools.registry import ToolContext, ToolOutcome
-from tests.waiting import drained, wait_for, wait_state
+from tests.waiting import drained, read_saved, wait_for, wait_state
 
 PLAN = "1. Read app.py\n2. Change x to 10\n"
 
@@ -333,7 +332,7 @@ async def test_plan_routes_over_http(tmp_path):
             assert r.status_code == 200
             body = await wait_http_state(c, cid, "idle")
             assert body["items"][-1]["text"] == "Carried out." and body["plan"]["state"] == "approved"
-    saved = json.loads((data / "agent" / "conversations" / f"{cid}.json").read_text())
+    saved = read_saved(data / "agent" / "conversations" / f"{cid}.json")
     assert saved["plan"] == {"revision": 1, "state": "approved"} and saved["plan_mode"] is False
 
 

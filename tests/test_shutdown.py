@@ -4,7 +4,6 @@ and no program it started outlives it."""
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 
@@ -15,7 +14,7 @@ import trio
 from actors import notices
 from tests.daemon_proc import run_daemon
 from tests.test_e2e import write_script
-from tests.waiting import wait_http_state
+from tests.waiting import read_saved, wait_http_state
 
 EXIT_WITHIN_S = 3.0
 MARK = "31.4159"  # the command's sleep, to find it among the machine's processes
@@ -70,7 +69,7 @@ async def test_a_signal_stops_streaming_waiting_and_commanding_runs_cleanly(tmp_
     assert "Traceback" not in log and " ERROR " not in log and "failed" not in log, log
     assert not _sleepers()
     for what, cid in ids.items():
-        saved = json.loads((data / "agent" / "conversations" / f"{cid}.json").read_text())
+        saved = read_saved(data / "agent" / "conversations" / f"{cid}.json")
         assert saved["state"] == "idle", what
         assert saved["items"][-1]["kind"] == "notice" and saved["items"][-1]["text"] == notices.SHUTDOWN, what
         cards = [i for i in saved["items"] if i["kind"] == "tool"]

@@ -1,4 +1,5 @@
-"""The store: conversations and workspaces as JSON files, written whole or not at all."""
+"""The store: conversations as journals (a save appended whole or not at all, a torn
+one left out), workspaces as JSON files written whole."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 from hypothesis import HealthCheck, event, given, settings
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 
 from actors.conversations.hub import Workspace
 from actors.fs import atomic as atomic_module
+from actors.record import journal
 from actors.record.items import ConversationInfo, ConversationRecord, Goal, Item, PlanInfo, Todo, ToolCall
 from bmoe_daemon import store as store_module
 from bmoe_daemon.store import Store, write_atomic
@@ -84,7 +87,7 @@ async def test_conversation_round_trip(tmp_path: Path) -> None:
     await store.save_conversation(record)
     path = store.conversation_path("c1")
     assert path == tmp_path / "agent" / "conversations" / "c1.json"
-    on_disk = json.loads(path.read_bytes())
+    on_disk = journal.read(path.read_bytes()).document
     assert [i["kind"] for i in on_disk["items"]] == ["user", "assistant", "tool", "notice"]
     # Only the fields of each item's kind are written.
     assert "tool" not in on_disk["items"][0] and "level" not in on_disk["items"][0]
@@ -283,6 +286,22 @@ def test_write_atomic_failure_keeps_the_old_version(tmp_path: Path, monkeypatch:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json"]
 
 
+def test_append_whole_appends_only_to_the_file_it_expects(tmp_path: Path) -> None:
+    path = tmp_path / "f.json"
+    write_atomic(path, b"one\n")
+    st = atomic_module.append_whole(path, b"two\n", expect=lambda st: st.st_size == 4)
+    assert st is not None and st.st_size == 8 and path.read_bytes() == b"one\ntwo\n"
+    # Not the file expected, no file, a link in its place: nothing written, None.
+    assert atomic_module.append_whole(path, b"x", expect=lambda st: st.st_size == 4) is None
+    assert atomic_module.append_whole(tmp_path / "none.json", b"x", expect=lambda st: True) is None
+    (tmp_path / "link.json").symlink_to(path)
+    assert atomic_module.append_whole(tmp_path / "link.json", b"x", expect=lambda st: True) is None
+    assert path.read_bytes() == b"one\ntwo\n" and not (tmp_path / "none.json").exists()
+    # Nothing to append: only synced.
+    again = atomic_module.append_whole(path, b"", expect=lambda st: True, sync_folder=True)
+    assert again is not None and again.st_size == 8
+
+
 async def test_store_removes_stray_temporaries_only(tmp_path: Path) -> None:
     store = Store(tmp_path)
     await store.save_conversation(make_record())
@@ -307,8 +326,11 @@ CHILD = textwrap.dedent(
     import hashlib, json, sys
     from pathlib import Path
     import trio
+    from actors.record import journal
     from actors.record.items import ConversationInfo, ConversationRecord, Item
     from bmoe_daemon.store import Store, write_atomic, _dumps
+
+    journal.COMPACT_MIN_BYTES = 0  # a journal written whole again as soon as it doubles
 
     data_dir, ops = Path(sys.argv[1]), json.loads(sys.argv[2])
     info = ConversationInfo(id="crash", title="t", workspace=None, mode="ask", route="local",
@@ -329,14 +351,14 @@ CHILD = textwrap.dedent(
                                               text=body, reasoning=str(n), streaming=False)
             record = ConversationRecord(info, tuple(items))
             data = _dumps(record.to_json())
-            # Announce the version before writing it: any file seen later must be one of these.
+            # Announce the version before writing it: any record read later must be one of these.
             sys.stdout.write(hashlib.sha256(data).hexdigest() + "\\n")
             sys.stdout.flush()
             if via_store:
-                await store.save_conversation(record)
+                await store.save_conversation(record, durable=size % 3 != 0)
                 if size % 2:  # the index is written now and then, as the hub does
                     await store.save_index()
-            else:
+            else:  # written whole by another hand, in the form from before the journal
                 write_atomic(store.conversation_path("crash"), data)
 
     trio.run(main)
@@ -358,6 +380,9 @@ _ops = st.lists(
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=_ops, data=st.data())
 def test_random_upserts_and_crashes_never_leave_an_unreadable_file(ops: list, data: st.DataObject) -> None:
+    """Saves appended, written whole (a new file, a compaction, a file another hand
+    replaced) and interim, SIGKILLed at a random moment: the file always reads as the
+    last version announced or the one before (whose save the kill cut short)."""
     kill_after = data.draw(st.integers(1, len(ops)), label="kill after this many announced versions")
     delay = data.draw(st.floats(0, 0.02), label="then wait this long (s) before SIGKILL")
     with tempfile.TemporaryDirectory() as tmp:
@@ -381,7 +406,11 @@ def test_random_upserts_and_crashes_never_leave_an_unreadable_file(ops: list, da
             time.sleep(delay)
             if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)
-            rest, err = proc.communicate()
+            # Read on through the same buffered file: a line readline() already took in
+            # would be lost to communicate(), which reads the pipe underneath it.
+            rest = proc.stdout.read()
+            err = proc.stderr.read()
+            proc.wait()
         announced.extend(rest.splitlines(keepends=True))
         versions = [line.strip() for line in announced if line.endswith("\n")]
         killed = proc.returncode == -signal.SIGKILL
@@ -393,14 +422,13 @@ def test_random_upserts_and_crashes_never_leave_an_unreadable_file(ops: list, da
         path = conv_dir / "crash.json"
         if path.exists():
             raw = path.read_bytes()
-            digest = hashlib.sha256(raw).hexdigest()
-            # The file is the last announced version (written) or the one before it
-            # (the last was announced but its write had not replaced the file yet).
-            assert digest in versions[-2:], "the file is not a version the child wrote whole"
+            record = ConversationRecord.from_json(journal.read(raw).document)
+            digest = hashlib.sha256(store_module._dumps(record.to_json())).hexdigest()
+            # The record is the last announced version (written) or the one before it
+            # (the last was announced but its save was not whole yet).
+            assert digest in versions[-2:], "the file does not hold a version the child saved whole"
             if not killed:
                 assert digest == versions[-1]
-            record = ConversationRecord.from_json(json.loads(raw))
-            assert store_module._dumps(record.to_json()) == raw
             expected = [record]
         else:
             # Only a crash before the first write finished leaves no file.
@@ -446,9 +474,8 @@ def test_cached_encoding_always_equals_a_fresh_one(tmp_path_factory, ops) -> Non
             del items[pos % len(items)]
         record = ConversationRecord(info, tuple(items))
         got = store.encode_record(record)
-        head = record.to_json()
-        head["acp_session"] = info.acp_session
-        assert json.loads(got) == json.loads(store_module._dumps(head))
+        assert got == journal.base_line(journal.head_bytes(record), [store_module._dumps(i.to_json()) for i in items])
+        assert ConversationRecord.from_json(journal.read(got).document) == record
         assert len(store._encoded[info.id]) == len(items)
 
 
@@ -609,3 +636,227 @@ def test_an_index_line_reads_back_as_the_conversation_it_was_made_from(info):
     [(name, (stamp, read, kept))] = store_module._read_index(store_module.INDEX_HEADER + b"\n" + line + b"\n").items()
     assert (name, stamp, kept) == (f"{info.id}.json", (1, 2, 3), line)
     assert read == info
+
+
+# ---- the journal: saves appended, written whole again, torn ones left out ----
+
+
+def _item(n: int, text: str = "x", **kw: object) -> Item:
+    return Item(id=f"j{n}", kind="assistant", created=float(n), text=text, **kw)  # type: ignore[arg-type]
+
+
+async def test_a_save_appends_what_changed_and_an_undo_writes_the_file_whole(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    record = make_record(extra=50)
+    await store.save_conversation(record)
+    path = store.conversation_path("c1")
+    first = path.stat()
+    streaming = _item(1, "half", streaming=True)
+    await store.save_conversation(ConversationRecord(record.info, (*record.items, streaming)), durable=False)
+    done = attrs.evolve(streaming, text="half, then the rest", streaming=False)
+    grown = ConversationRecord(attrs.evolve(record.info, state="idle"), (*record.items, done))
+    await store.save_conversation(grown)
+    after = path.stat()
+    # The same file, longer by the two versions of the one item (and the head once).
+    assert after.st_ino == first.st_ino
+    assert after.st_size - first.st_size < 2 * len(store_module._dumps(record.head_json())) + 200
+    assert path.read_bytes().count(b"\n") == 3
+    assert Store(tmp_path).load_conversations() == [grown]
+    # An item gone (an undo, an edit): the file is written whole, the base alone.
+    shorter = ConversationRecord(grown.info, grown.items[:3])
+    await store.save_conversation(shorter)
+    assert path.stat().st_ino != first.st_ino and path.read_bytes().count(b"\n") == 1
+    assert Store(tmp_path).load_conversations() == [shorter]
+
+
+# A conversation saved by the daemon before the journal: one JSON document.
+OLD_FORMAT = (
+    '{"id":"c-old","title":"Before the journal ✓","workspace":null,"mode":"ask","route":"local",'
+    '"agent":"builtin","state":"idle","created":1700000000.5,"updated":1700000100.25,"task":null,"todos":[],'
+    '"end_reason":"answered","plan_mode":false,"plan":null,"goal":null,"instructions":[],"context":null,'
+    '"waiting_cards":0,"acp_session":null,"instructions_delivered":[],"items":[{"id":"i1","kind":"user",'
+    '"created":1700000000.5,"text":"Hello\\nthere"},{"id":"i2","kind":"assistant","created":1700000001.0,'
+    '"text":"Hi.","streaming":false}]}'
+).encode()
+
+
+async def test_a_conversation_saved_before_the_journal_loads_and_becomes_one_at_its_next_save(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    path = store.conversation_path("c-old")
+    path.write_bytes(OLD_FORMAT)
+    (info,) = store.load_index()
+    assert (info.id, info.title, info.end_reason) == ("c-old", "Before the journal ✓", "answered")
+    record = store.load_conversation("c-old")
+    assert [(i.id, i.text) for i in record.items] == [("i1", "Hello\nthere"), ("i2", "Hi.")]
+    assert path.read_bytes() == OLD_FORMAT  # reading writes nothing
+    more = ConversationRecord(record.info, (*record.items, _item(3, "more")))
+    await store.save_conversation(more)
+    assert path.read_bytes().startswith(journal.BASE_PREFIX) and path.read_bytes().count(b"\n") == 1
+    assert Store(tmp_path).load_conversations() == [more]
+
+
+async def test_a_conversation_read_is_appended_to_from_its_first_save(tmp_path: Path) -> None:
+    record = make_record()
+    await Store(tmp_path).save_conversation(record)
+    store = Store(tmp_path)
+    store.load_index()
+    loaded = store.load_conversation("c1")
+    path = store.conversation_path("c1")
+    ino = path.stat().st_ino
+    more = ConversationRecord(loaded.info, (*loaded.items, _item(1)))
+    await store.save_conversation(more)
+    assert path.stat().st_ino == ino and path.read_bytes().count(b"\n") == 2
+    assert Store(tmp_path).load_conversations() == [more]
+
+
+async def test_a_file_another_hand_changed_is_written_whole_not_appended_to(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    record = make_record()
+    await store.save_conversation(record)
+    path = store.conversation_path("c1")
+    stranger = make_record(extra=2)
+    path.write_bytes(store_module._dumps(stranger.to_json()))  # in place: the same file, other bytes
+    more = ConversationRecord(record.info, (*record.items, _item(1)))
+    await store.save_conversation(more)
+    assert path.read_bytes().count(b"\n") == 1
+    assert Store(tmp_path).load_conversations() == [more]
+
+
+async def test_a_torn_last_save_is_left_out_named_in_the_log_and_gone_at_the_next_save(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = Store(tmp_path)
+    record = make_record()
+    await store.save_conversation(record)
+    path = store.conversation_path("c1")
+    with path.open("ab") as fh:  # what a crash in the middle of an append leaves
+        fh.write(journal.save_line(None, [store_module._dumps(_item(1).to_json())])[:-7])
+    again = Store(tmp_path)
+    assert again.load_index() == [record.info]
+    assert again.load_conversation("c1") == record
+    assert "cut short" in caplog.text and path.name in caplog.text
+    more = ConversationRecord(record.info, (*record.items, _item(2)))
+    await again.save_conversation(more)
+    assert path.read_bytes().count(b"\n") == 1 and path.read_bytes().endswith(b"\n")  # written whole
+    assert Store(tmp_path).load_conversations() == [more]
+
+
+_journal_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 400)),
+        st.tuples(st.just("update"), st.integers(0, 50)),
+        st.tuples(st.just("remove"), st.integers(0, 50)),
+        st.tuples(st.just("head"), st.integers(0, 50)),
+        st.tuples(st.just("interim"), st.integers(0, 400)),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_journal_ops, cuts=st.lists(st.integers(0, 10**7), min_size=1, max_size=5))
+def test_any_saves_and_compactions_cut_at_any_byte_load_as_a_save_that_was_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ops: list, cuts: list[int],
+) -> None:
+    """Appends, new versions of items, items removed (the file written whole), the
+    journal compacted once it doubles; then the file cut at any byte (each save's end
+    and the bytes either side of it too): it loads as the record of the last save whose
+    line is whole, never a mix, and its next save goes on from there."""
+    monkeypatch.setattr(journal, "COMPACT_MIN_BYTES", 0)  # compacted as soon as it doubles
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        data_dir = Path(tmp)
+        saves: list[tuple[int, ConversationRecord]] = []  # since the file was last written whole
+
+        async def run() -> None:
+            store = Store(data_dir)
+            path = store.conversation_path("c1")
+            items: list[Item] = [_item(0, "first")]
+            info = make_record().info
+            serial = 0
+            for op, n in [("add", 1), *ops]:
+                if op in ("add", "interim"):
+                    serial += 1
+                    items.append(_item(serial, "t" * n, streaming=op == "interim"))
+                elif op == "update" and items:
+                    old = items[n % len(items)]
+                    items[n % len(items)] = attrs.evolve(old, text=(old.text or "") + "+", streaming=False)
+                elif op == "remove" and items:
+                    del items[n % len(items)]
+                elif op == "head":
+                    info = attrs.evolve(info, title=f"title {n}", updated=info.updated + 1)
+                record = ConversationRecord(info, tuple(items))
+                ino = path.stat().st_ino if path.exists() else None
+                await store.save_conversation(record, durable=op != "interim")
+                st_now = path.stat()
+                if st_now.st_ino != ino:
+                    saves.clear()  # written whole: what came before is gone
+                saves.append((st_now.st_size, record))
+
+        trio.run(run)
+        store = Store(data_dir)
+        path = store.conversation_path("c1")
+        raw = path.read_bytes()
+        assert store.load_conversations() == [saves[-1][1]]
+        base = saves[0][0]
+        assert raw.index(b"\n") + 1 == base  # the base line is the first save since written whole
+        edges = {e + d for e, _ in saves for d in (-1, 0, 1)}
+        for cut in sorted(edges | {c % (len(raw) + 1) for c in cuts}):
+            if not base <= cut <= len(raw):
+                continue  # inside the base: written whole and renamed, never cut by a crash
+            path.write_bytes(raw[:cut])
+            expected = [r for size, r in saves if size <= cut][-1]
+            again = Store(data_dir)
+            assert again.load_conversations() == [expected], cut
+        # From a cut file, the next save goes on from the record read.
+        path.write_bytes(raw[: base + (len(raw) - base) // 2])
+        again = Store(data_dir)
+        again.load_index()
+        went_on = ConversationRecord(again.load_conversation("c1").info, (*saves[-1][1].items, _item(10**6)))
+        trio.run(again.save_conversation, went_on)
+        assert Store(data_dir).load_conversations() == [went_on]
+
+
+CUT_BACK_CHILD = textwrap.dedent(
+    """
+    import resource, signal, sys
+    from pathlib import Path
+    import trio
+    from actors.record.items import ConversationInfo, ConversationRecord, Item
+    from bmoe_daemon.store import Store
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
+    info = ConversationInfo(id="c1", title="t", workspace=None, mode="ask", route="local",
+                            agent="builtin", state="idle", created=1.0, updated=1.0)
+    first = ConversationRecord(info, (Item(id="i1", kind="user", text="hi"),))
+    big = ConversationRecord(info, (*first.items, Item(id="i2", kind="assistant", text="x" * 100_000)))
+
+    async def main():
+        store = Store(Path(sys.argv[1]))
+        await store.save_conversation(first)
+        path = store.conversation_path("c1")
+        size = path.stat().st_size
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 5000, resource.RLIM_INFINITY))
+        try:
+            await store.save_conversation(big)
+        except OSError as exc:
+            print("failed", exc.errno, path.stat().st_size == size, flush=True)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        await store.save_conversation(big)
+        print("saved", Store(Path(sys.argv[1])).load_conversations() == [big], flush=True)
+
+    trio.run(main)
+    """
+)
+
+
+def test_an_append_that_fails_part_way_is_cut_back_and_the_next_save_writes_it(tmp_path: Path) -> None:
+    """A write that stops part way (here a file size limit, as a full disk does): the
+    file is cut back to its last whole save, the error is the save's, and a later save
+    writes the record."""
+    import errno
+
+    done = subprocess.run([sys.executable, "-c", CUT_BACK_CHILD, str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == [f"failed {errno.EFBIG} True", "saved True"], done.stdout + done.stderr

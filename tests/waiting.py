@@ -3,13 +3,14 @@ one over HTTP. Each is bounded; running out of time fails the test there."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import trio
+
+from actors.record import journal
 
 POLL_S = 0.005
 
@@ -37,6 +38,12 @@ async def wait_http_state(client: httpx.AsyncClient, cid: str, *states: str, tim
             await trio.sleep(0.02)
 
 
+def read_saved(path: Path) -> dict:
+    """A conversation's file as the record's JSON (its head with `items`), whichever
+    form it is in (a journal, or one document from before it): what the daemon reads."""
+    return journal.read(path.read_bytes()).document
+
+
 async def saved_record(path: Path, pred: Callable[[dict], Any], timeout: float = 10) -> dict:
     """The conversation's file on disk once `pred` holds for it. The daemon saves a
     moment after a change (a state in memory is not yet a state on disk), so a test
@@ -45,8 +52,8 @@ async def saved_record(path: Path, pred: Callable[[dict], Any], timeout: float =
     with trio.fail_after(timeout):
         while True:
             try:
-                record = json.loads(path.read_text())
-            except (FileNotFoundError, json.JSONDecodeError):
+                record = read_saved(path)
+            except (FileNotFoundError, ValueError):
                 record = {}
             if record and pred(record):
                 return record

@@ -3,13 +3,16 @@
 The data goes to a temporary file in the same folder, which is renamed over the
 target, so a reader (or a crash of this process) sees the old version or the new one,
 never a mix. Durable writes fsync the file before the rename and the folder after it.
+A file read as a journal of whole lines may be appended to instead (`append_whole`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -90,8 +93,69 @@ def write_atomic(
             pass
         raise
     if durable:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _sync_folder(path.parent)
+
+
+def append_whole(
+    path: Path,
+    data: bytes,
+    *,
+    expect: Callable[[os.stat_result], bool],
+    durable: bool = True,
+    sync_folder: bool = False,
+) -> os.stat_result | None:
+    """Append `data` to the regular file at `path` (not through a link), whole or not
+    at all, and its status after; None, with nothing written, when there is no such
+    file or `expect` refuses its status before the write (it is not the file the
+    caller wrote last).
+
+    A write that fails part way (a full disk) cuts the file back to where it ended
+    before and raises; if even that fails the tail stays, and a reader that takes only
+    whole lines (actors/record/journal.py) reads the file as it was. A crash part way
+    leaves that same torn tail. `durable`: fsync the file's data (what any earlier
+    write left unsynced too) before returning, and with `sync_folder` the folder as
+    well (the file's name came from a rename that was not synced). Empty `data`
+    writes nothing and only syncs."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link where the file was: written whole instead
+            return None
+        raise
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode) or not expect(before):
+            return None
+        if data:
+            try:
+                write_all(fd, data)
+            except BaseException:
+                try:
+                    os.ftruncate(fd, before.st_size)
+                except OSError:
+                    pass
+                raise
+        if durable:
+            _sync_data(fd)
+        after = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if durable and sync_folder:
+        _sync_folder(path.parent)
+    return after
+
+
+def _sync_data(fd: int) -> None:
+    # fdatasync flushes the new size with the data; only the times may wait.
+    sync = getattr(os, "fdatasync", os.fsync)
+    sync(fd)
+
+
+def _sync_folder(folder: Path) -> None:
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -1,3 +1,3 @@
 """A conversation's record: its items as values (items.py), the record in memory with its
-waiting cards (transcript.py), what the cards need (cards.py) and the list's pages
-(listing.py)."""
+waiting cards (transcript.py), what the cards need (cards.py), the list's pages
+(listing.py) and the record's file as a journal of its saves (journal.py)."""

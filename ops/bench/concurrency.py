@@ -149,6 +149,7 @@ def main() -> int:
     args = parse_args(ap, quick={"conversations": 20, "rounds": 4, "timeout": 60.0})
     exit_on_sigterm()
     n, rounds = args.conversations, args.rounds
+    from actors.record import journal
 
     rep = Report("concurrency", f"{n} conversations x scripted {rounds}-round runs at once")
     watch = CpuWatch().start()
@@ -177,7 +178,7 @@ def main() -> int:
         on_disk_bad = 0
         for c in out["convs"]:
             path = out["data"] / "agent" / "conversations" / f"{c['id']}.json"
-            data = json.loads(path.read_text())
+            data = journal.read(path.read_bytes()).document
             if data["state"] != "idle" or sum(1 for i in data["items"] if i["kind"] == "assistant") != want_assistant:
                 on_disk_bad += 1
         queued, order = out["queued"], out["order"]
