@@ -12,9 +12,11 @@ from typing import Any, Literal, TypeVar, get_args
 import attrs
 
 from actors.ids import new_id, now
+from actors.record.client_tools import ClientTool
 
 ItemKind = Literal["user", "assistant", "tool", "notice"]
-ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
+# `waiting_client`: a client's tool (actors/record/client_tools.py) waits for the client's result.
+ToolState = Literal["composing", "running", "waiting", "waiting_client", "done", "denied", "error"]
 ConversationState = Literal["idle", "running", "waiting", "error"]
 Mode = Literal["ask", "read_only", "full"]
 NoticeLevel = Literal["info", "warn", "error"]
@@ -248,6 +250,12 @@ class ConversationInfo:
     # Its cards waiting for the person (a helper's on a task card too): kept by its
     # Transcript as cards start and stop waiting, read from the items whenever it starts.
     waiting_cards: int = 0
+    # The tools its client brought (their handlers stay in the client), and whether the
+    # daemon's own tools (files, commands, search, helpers) are offered beside them;
+    # without them, MCP tools only when `mcp_tools`.
+    client_tools: tuple[ClientTool, ...] = ()
+    workspace_tools: bool = True
+    mcp_tools: bool = False
 
     @property
     def local_only(self) -> bool:
@@ -265,6 +273,7 @@ class ConversationInfo:
         get = data.get
         todos, plan, goal, context = get("todos"), get("plan"), get("goal"), get("context")
         instructions, delivered, end_reason = get("instructions"), get("instructions_delivered"), get("end_reason")
+        client_tools, workspace_tools = get("tools"), get("workspace_tools")
         return cls(
             id=str(data["id"]),
             title=str(get("title") or ""),
@@ -286,6 +295,9 @@ class ConversationInfo:
             instructions_delivered=tuple(str(p) for p in delivered) if delivered else (),
             context=(int(context["used"]), int(context["size"])) if context else None,
             waiting_cards=int(get("waiting_cards") or 0),
+            client_tools=tuple(ClientTool.from_json(t) for t in client_tools) if client_tools else (),
+            workspace_tools=workspace_tools is not False,
+            mcp_tools=bool(get("mcp_tools")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -308,6 +320,9 @@ class ConversationInfo:
             "instructions": list(self.instructions),
             "context": {"used": self.context[0], "size": self.context[1]} if self.context else None,
             "waiting_cards": self.waiting_cards,
+            "tools": [t.to_json() for t in self.client_tools],
+            "workspace_tools": self.workspace_tools,
+            "mcp_tools": self.mcp_tools,
         }
 
 

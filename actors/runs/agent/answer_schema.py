@@ -14,6 +14,8 @@ from typing import Any
 
 import jsonschema
 
+from actors.record.client_tools import validator_of
+
 # How much of the schema the model is shown in the retry's notice.
 SHOWN_SCHEMA_CHARS = 4000
 
@@ -27,7 +29,10 @@ def problem(text: str, schema: dict[str, Any]) -> str | None:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         return f"the answer is not JSON ({exc.msg} at character {exc.pos})"
-    error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
+    try:
+        error = jsonschema.exceptions.best_match(validator_of(schema)(schema).iter_errors(value))
+    except Exception as exc:  # a $ref inside the schema that leads nowhere
+        return f"the schema cannot be checked: {str(exc)[:200]}"
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)
