@@ -131,6 +131,8 @@ async def test_names_schemas_and_counts_are_checked(daemon):
         await daemon.hub.create(client_tools=(tool("todo_write"),))
     conv = await daemon.hub.create(client_tools=(tool("echo"),), workspace_tools=False)  # then it may
     assert [t.name for t in conv.info.client_tools] == ["echo"]
+    with pytest.raises(Invalid, match="Another agent brings its own tools"):
+        await conv.patch({"agent": "opencode"})
     with pytest.raises(Invalid, match="'echo' is taken"):
         (await daemon.hub.create()).client.replace((tool("echo"),))
     for bad in ({"type": "string"}, {"type": "object", "properties": {"a": {"type": 5}}}, {"type": "object",
