@@ -231,10 +231,18 @@ async def test_a_client_tool_over_http_and_after_a_restart(tmp_path):
         with trio.fail_after(10):  # the stream's end is seen when the daemon notices the client left
             while (await c.get(f"/api/conversations/{cid}")).json()["tool_clients"] != 0:
                 await trio.sleep(0.02)
+        # A call still waiting when the daemon stops ends with the run.
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "late line 3"})
+        with trio.fail_after(20):
+            while (await c.get(f"/api/conversations/{cid}")).json()["items"][-1].get("state") != "waiting_client":
+                await trio.sleep(0.02)
     # After a restart: the tools are kept, and a call is answered by a client that connects afterwards.
     async with run_daemon(data, "--scripted", str(script)) as d, d.client() as c:
         body = (await c.get(f"/api/conversations/{cid}")).json()
         assert [t["name"] for t in body["tools"]] == ["highlight", "slow_tool"] and body["tool_clients"] == 0
+        card = [i for i in body["items"] if i["kind"] == "tool"][-1]
+        assert (card["state"], card["result"]) == ("error", notices.CLIENT_STOPPED)
+        assert body["items"][-1]["text"] == notices.SHUTDOWN
         await c.post(f"/api/conversations/{cid}/messages", json={"text": "late line 3"})
         with trio.fail_after(20):
             while not any(i.get("state") == "waiting_client" for i in body["items"]):
@@ -321,3 +329,17 @@ async def test_a_provider_route_gets_the_clients_tools_as_openai_tools(tmp_path)
                                                              "parameters": LINE}}]
         assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call_p", "content": "lit"}
         outer.cancel_scope.cancel()
+
+
+async def test_a_tool_of_the_daemon_that_takes_its_name_later_wins_and_is_said(daemon):
+    from tests.conftest import EchoTool
+
+    conv = await daemon.hub.create(client_tools=(tool("zap"),))
+    daemon.hub.env.registry.add(EchoTool(name="zap"))  # as an MCP server started since would bring one
+    await conv.send_message("hi")
+    await wait_state(conv, "idle")
+    await conv.send_message("hi again")
+    await wait_state(conv, "idle")
+    assert [t.name for t in daemon.backend.turns[-1].tools].count("zap") == 1  # the daemon's, once
+    hidden = notices.CLIENT_TOOL_HIDDEN.format(name="zap")
+    assert [i.text for i in conv.items if i.kind == "notice"] == [hidden]  # said once
