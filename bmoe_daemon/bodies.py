@@ -14,7 +14,7 @@ import attrs
 import cattrs
 
 from actors.errors import Invalid
-from actors.record import client_tools
+from actors.record import client_tools, json_schema
 from actors.record.client_tools import ClientTool
 from actors.record.items import Mode
 from bmoe_daemon.errors import BadRequest
@@ -280,7 +280,7 @@ def check_answer_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     if len(json.dumps(schema)) > MAX_ANSWER_SCHEMA_CHARS:
         raise BadRequest(f"answer_schema is longer than {MAX_ANSWER_SCHEMA_CHARS} characters as JSON.")
-    problem = client_tools.json_schema_problem(schema)
+    problem = json_schema.problem(schema)
     if problem is not None:
         raise BadRequest(f"answer_schema is not a JSON Schema: {problem}")
     return schema

@@ -293,6 +293,11 @@ async def test_refusals_and_a_conversation_without_host_tools_over_http(tmp_path
         assert r.status_code == 400
         r = await c.get("/api/events?tools=nope")
         assert r.status_code == 404
+        # The same checks hold a message's answer_schema (a $schema that is no name was a 500).
+        for bad, said in (({"$schema": []}, "$schema cannot be read"), ({"$ref": "https://example.com/s"},
+                                                                        "leads outside it")):
+            r = await c.post(f"/api/conversations/{other}/messages", json={"text": "x", "answer_schema": bad})
+            assert r.status_code == 400 and said in r.json()["error"], r.text
 
 
 async def test_a_provider_route_gets_the_clients_tools_as_openai_tools(tmp_path):

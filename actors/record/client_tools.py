@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from actors.errors import Invalid
+from actors.record import json_schema
 
 MAX_CLIENT_TOOLS = 32  # a conversation's
 DEFAULT_TIMEOUT_S = 120.0  # a call's wait for the client's answer, unless the tool says
@@ -75,68 +76,14 @@ def schema_problem(parameters: dict[str, Any]) -> str | None:
         return f"the schema is {size} characters as JSON; keep it under {MAX_PARAMETERS_CHARS}"
     if parameters.get("type") != "object":
         return 'the schema must be of an object: {"type": "object", "properties": {...}}'
-    problem = json_schema_problem(parameters)
+    problem = json_schema.problem(parameters)
     return f"not a JSON Schema ({problem})" if problem is not None else None
 
 
-def json_schema_problem(schema: dict[str, Any]) -> str | None:
-    """Why `schema` is not a JSON Schema, checked against its metaschema (None when it
-    is). A `$schema` naming no metaschema is read as the latest draft."""
-    import jsonschema  # only a request that brings a schema pays for it
-
-    outside = _outside_ref(schema)
-    if outside is not None:
-        return f"its $ref {outside!r} leads outside it; refer only to its own parts (#/...)"
-    try:
-        validator_of(schema).check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        return str(exc.message)
-    except Exception as exc:  # a `$schema` that is no name at all (a list, an object)
-        return f"its $schema cannot be read ({type(exc).__name__})"
-    return None
-
-
-def _outside_ref(schema: object, depth: int = 0) -> str | None:
-    """The first `$ref` (or `$dynamicRef`) of `schema` that does not point inside it: the
-    daemon fetches no schema, so it could not check a call against it."""
-    if depth > 64:
-        return None  # json.dumps refused deeper ones before
-    if isinstance(schema, dict):
-        for key, value in schema.items():
-            if key in ("$ref", "$dynamicRef") and not (isinstance(value, str) and value.startswith("#")):
-                return str(value)
-            found = _outside_ref(value, depth + 1)
-            if found is not None:
-                return found
-    elif isinstance(schema, list):
-        for value in schema:
-            found = _outside_ref(value, depth + 1)
-            if found is not None:
-                return found
-    return None
-
-
-def validator_of(schema: dict[str, Any]) -> Any:
-    """The jsonschema validator class for `schema` (its `$schema`'s, else the latest draft's)."""
-    import jsonschema
-
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-
-
 def arguments_problem(tool: ClientTool, args: dict[str, Any]) -> str | None:
-    """Why a call's arguments do not meet the tool's schema (the first reason), None when
-    they do. A provider's model is not held to the schema as the local grammar holds it."""
-    import jsonschema
-
-    validator = validator_of(tool.parameters)(tool.parameters)
-    try:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
-    except Exception as exc:  # a $ref inside it that leads nowhere
-        return f"its schema cannot be checked: {str(exc)[:200]}"
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path)
-    return f"{where}: {error.message}" if where else error.message
+    """Why a call's arguments do not meet the tool's schema, None when they do. A
+    provider's model is not held to the schema as the local grammar holds it."""
+    return json_schema.mismatch(tool.parameters, args)
 
 
 def unique(tools: list[ClientTool]) -> tuple[ClientTool, ...]:
