@@ -11,6 +11,7 @@ import trio
 
 from actors import notices
 from actors.errors import Invalid, NotFound, NotWaiting
+from actors.model.backends.generic_grammar import generic_schema
 from actors.record.client_tools import ClientTool, checked
 from actors.record.transcript import restored
 from actors.runs.agent import history
@@ -33,6 +34,18 @@ def call(name: str = "highlight", **arguments) -> dict:
     return {"tool_calls": [{"name": name, "arguments": arguments or {"line": 3}}]}
 
 
+def _properties(schema):
+    """Every `properties` object in a schema, however deep."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("properties"), dict):
+            yield schema["properties"]
+        for value in schema.values():
+            yield from _properties(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _properties(value)
+
+
 async def waiting_card(conv):
     await wait_for(lambda: any(c.state == "waiting_client" for c in cards(conv)))
     return next(c for c in cards(conv) if c.state == "waiting_client")
@@ -52,6 +65,10 @@ async def test_a_call_waits_for_the_client_and_the_model_reads_its_result(daemon
                                            "name": "highlight", "arguments": {"line": 3}, "timeout_s": 120.0}]
     assert conv.info.state == "running" and conv.info.waiting_cards == 0  # the client's, not the person's
     assert "highlight" in [t.name for t in daemon.backend.turns[0].tools]
+    # A local model without tool syntax is held by a grammar made of the round's tools:
+    # a call of the client's tool, to its schema.
+    grammar = generic_schema(daemon.backend.turns[0].tools, required=False, strict=True)
+    assert {"name": {"const": "highlight"}, "arguments": LINE} in list(_properties(grammar))
     with pytest.raises(NotFound):
         await conv.approve(card.id, True)  # answered by its client, not approved
     with pytest.raises(NotFound):
