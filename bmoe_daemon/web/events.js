@@ -33,7 +33,7 @@ export class EventStream {
     const served = [...ids].join(",");
     if (served === this.served) return;
     this.served = served;
-    if (!this.controller) return;
+    if (!this.controller) return; // the first connection names them
     this.switching = true; // a new address, not a drop: no "Reconnecting…", no wait
     this.controller.abort();
   }
