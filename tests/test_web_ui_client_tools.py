@@ -10,6 +10,7 @@ app's tool that no event stream answers for says so, until an app connects.
 
 from __future__ import annotations
 
+import time
 from urllib.parse import urlsplit
 
 import httpx
@@ -60,6 +61,15 @@ def api(daemon):
     return httpx.Client(base_url=daemon.url, timeout=30)
 
 
+def wait_clients(daemon, cid: str, n: int) -> None:
+    """The daemon counts `n` event streams that answer the conversation's tool calls."""
+    deadline = time.monotonic() + 20
+    with api(daemon) as c:
+        while c.get(f"/api/conversations/{cid}").json()["tool_clients"] != n:
+            assert time.monotonic() < deadline, f"the daemon does not count {n} app(s) for {cid}"
+            time.sleep(0.05)
+
+
 def test_the_page_shows_a_file_at_a_line_when_the_model_asks(daemon, page, tmp_path):
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -89,6 +99,14 @@ def test_the_page_shows_a_file_at_a_line_when_the_model_asks(daemon, page, tmp_p
     assert card["state"] == "done" and card["result"] == answer
     dialog.get_by_role("button", name="Close preview").click()
     assert not dialog.is_visible()
+    # Away from it the page no longer answers for it; a reload of it does again (the
+    # daemon kept the tool).
+    page.goto(f"{daemon.url}/#/")
+    wait_clients(daemon, cid, 0)
+    page.goto(f"{daemon.url}/#/c/{cid}")
+    page.reload()
+    page.locator("article.item.assistant").filter(has_text=answer).wait_for()
+    wait_clients(daemon, cid, 1)
 
 
 def test_a_card_says_when_no_app_is_there_to_answer(daemon, browser, page):
