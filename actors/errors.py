@@ -11,6 +11,7 @@ its base and with its module, and every name in it is a class that exists.
     ├── ActorError                  base of everything an actor refuses
     │   ├── ActorGone               the actor stopped; a request could not be served
     │   ├── NotFound                an id that does not exist (conversation, item, workspace)
+    │   ├── NotWaiting              a client's result for a call that waits no more (HTTP 409 not_waiting)
     │   ├── Busy                    the conversation is running; the request needs it idle
     │   │   └── NothingToResume     a resume with nothing to go on with (the last run answered)
     │   ├── ChangedSince            a rewind that would overwrite files changed since the run (HTTP 409
@@ -90,6 +91,10 @@ class ActorGone(ActorError):
 
 class NotFound(ActorError):
     """An id that does not exist."""
+
+
+class NotWaiting(ActorError):
+    """A client's result for a call of its tool that is not waiting for one (answered, timed out, stopped)."""
 
 
 class Busy(ActorError):

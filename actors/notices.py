@@ -129,6 +129,18 @@ ERROR_ROUND_FAILED = "The round failed before this call was complete; it was not
 ERROR_RESTARTED = "The daemon stopped before this call finished."
 DENIED_RESTARTED = "The daemon stopped while this call waited for approval; it was not run."
 NOT_RUN_IN_HISTORY = "This call was not run."
+# A client's tool (actors/runs/agent/client_calls.py): the app that brought it carries the call out.
+CLIENT_STOPPED = "Stopped before the app answered this call; whether the app carried it out is unknown."
+CLIENT_RESTARTED = "The daemon stopped before the app answered this call; whether the app carried it out is unknown."
+CLIENT_TIMED_OUT = (
+    "The app that offers {name} did not answer within {seconds:g} s (it may be closed); the call has no result. "
+    "Do not call it again unless the person says the app is back; go on without it."
+)
+CLIENT_FAILED = "The app could not carry out {name}: {why}"
+CLIENT_BAD_ARGUMENTS = ("Not sent to the app: the arguments do not fit {name}'s parameters ({why}). "
+                        "Call it again with arguments that do.")
+CLIENT_TOOL_HIDDEN = ("The app's tool {name} is not offered: a tool of the daemon has taken its name since it was "
+                      "given. Give the app's tool another name (PUT .../tools).")
 NOBODY_TO_ANSWER = "No one is here to answer; choose yourself and say what you chose."
 QUESTION_STOPPED = "Stopped before the person answered."
 BLOCKED_BY_HOOK = "Not done: a hook of the person's refused this call: {why}"

@@ -143,6 +143,9 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("POST", _CONV + "/stop"): (Locality.CONVERSATION, "Stopping this conversation"),
     ("POST", _CONV + "/approval"): (Locality.LOCAL, "An approval"),
     ("POST", _CONV + "/answer"): (Locality.LOCAL, "An answer to the agent's question"),
+    # A client's tools run in the client, not on this computer.
+    ("PUT", _CONV + "/tools"): (Locality.CONVERSATION, "Giving this conversation tools"),
+    ("POST", _CONV + "/tool_result"): (Locality.CONVERSATION, "A tool's result in this conversation"),
     ("GET", _CONV + "/plan"): (Locality.CONVERSATION, "Reading this conversation's plan"),
     ("POST", _CONV + "/resume"): (Locality.CONVERSATION, "Resuming this conversation's run"),
     ("POST", _CONV + "/compact"): (Locality.CONVERSATION, "Compacting this conversation"),

@@ -13,6 +13,9 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import attrs
 import cattrs
 
+from actors.errors import Invalid
+from actors.record import client_tools, json_schema
+from actors.record.client_tools import ClientTool
 from actors.record.items import Mode
 from bmoe_daemon.errors import BadRequest
 
@@ -111,6 +114,16 @@ MAX_SEED_ITEMS = 2000  # messages a new conversation may start with
 
 
 @attrs.frozen
+class ClientToolBody:
+    """A tool the client brings: the model calls it, the client carries the call out."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]  # a JSON Schema of an object: the call's arguments
+    timeout_s: float | None = None  # how long a call waits for the client's result (default 120 s, at most 1800)
+
+
+@attrs.frozen
 class NewConversation:
     workspace: str | None = None
     mode: Mode = "ask"
@@ -120,6 +133,42 @@ class NewConversation:
     items: list[SeedItem] | None = None
     # {tokens, cost}: what its answers may spend in all (actors/record/budget.py); null: no limit
     budget: dict[str, Any] | None = None
+    tools: list[ClientToolBody] | None = None  # the client's tools (at most 32)
+    workspace_tools: bool = True  # false: none of the daemon's own tools, only the client's
+    mcp_tools: bool = False  # with workspace_tools false: the MCP tools too
+
+
+@attrs.frozen
+class ToolsBody:
+    tools: list[ClientToolBody]
+
+
+def client_tool_set(tools: list[ClientToolBody] | None) -> tuple[ClientTool, ...]:
+    """The client's tools, each checked (actors/record/client_tools.py); BadRequest
+    naming what is wrong (too many, a name twice, a schema that is not an object's)."""
+    try:
+        return client_tools.unique([client_tools.checked(t.name, t.description, t.parameters, t.timeout_s)
+                                    for t in tools or ()])
+    except Invalid as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def tool_result(data: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """POST .../tool_result: (item, result as text, error), exactly one of the last two
+    given; BadRequest otherwise. A result that is not text is kept as its JSON."""
+    item = data.get("item")
+    if not isinstance(item, str) or not item:
+        raise BadRequest("Invalid request: body.item must be the id of the call's card (a string).")
+    has_result, has_error = "result" in data, "error" in data
+    if has_result == has_error:
+        raise BadRequest("Give exactly one of `result` (what the tool gave) and `error` (why it could not run).")
+    if has_error:
+        error = data["error"]
+        if not isinstance(error, str) or not error.strip():
+            raise BadRequest("Invalid request: body.error must be a non-empty string saying why the tool failed.")
+        return item, None, error
+    result = data["result"]
+    return item, result if isinstance(result, str) else json.dumps(result, ensure_ascii=False), None
 
 
 @attrs.frozen
@@ -242,12 +291,9 @@ def check_answer_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     if len(json.dumps(schema)) > MAX_ANSWER_SCHEMA_CHARS:
         raise BadRequest(f"answer_schema is longer than {MAX_ANSWER_SCHEMA_CHARS} characters as JSON.")
-    import jsonschema  # only a message with a schema pays for it
-
-    try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise BadRequest(f"answer_schema is not a JSON Schema: {exc.message}") from None
+    problem = json_schema.problem(schema)
+    if problem is not None:
+        raise BadRequest(f"answer_schema is not a JSON Schema: {problem}")
     return schema
 
 

@@ -17,6 +17,7 @@ in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
     │   ├── NotFoundError               404 not_found
     │   ├── MethodNotAllowed            405 method_not_allowed: the route takes other methods (named)
     │   ├── BusyError                   409 busy
+    │   ├── NotWaitingError             409 not_waiting: a client's result for a call that waits no more
     │   ├── ChangedSinceError           409 changed_since: a rewind refused, with the files changed since (`paths`)
     │   ├── NoCheckpointsError          409 no_checkpoints: git could not take or read the checkpoints
     │   ├── Exists                      409 exists
@@ -92,6 +93,10 @@ class BusyError(ApiError):
     status, code = 409, "busy"
 
 
+class NotWaitingError(ApiError):
+    status, code = 409, "not_waiting"
+
+
 class Exists(ApiError):
     status, code = 409, "exists"
 
@@ -144,6 +149,8 @@ def from_actor(exc: actor_errors.ActorError) -> ApiError:
         return NoCheckpointsError(text)
     if isinstance(exc, actor_errors.Busy):
         return BusyError(text)
+    if isinstance(exc, actor_errors.NotWaiting):
+        return NotWaitingError(text)
     if isinstance(exc, actor_errors.NotAFolder):
         return NotAFolderError(text)
     if isinstance(exc, actor_errors.Invalid):

@@ -76,6 +76,10 @@ def _says_nothing(key: str, value: object) -> bool:
     # An empty text reads back as itself only where its default is one (the title);
     # elsewhere (a workspace, a task, a session) it is not None and stays. So does a
     # zero: only the count of cards waiting reads a missing one as 0.
+    # The daemon's own tools read a missing `workspace_tools` as on: there a True is
+    # what says nothing, and a False must stay.
+    if key == "workspace_tools":
+        return value is True
     return (value is None or value is False or value == [] or (key == "title" and value == "")
             or (key == "waiting_cards" and value == 0))
 

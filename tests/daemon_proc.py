@@ -83,15 +83,17 @@ async def run_daemon(data_dir: Path, *args: str, env: dict[str, str] | None = No
 class SSE:
     """A minimal Server-Sent Events reader over httpx."""
 
-    def __init__(self, client: httpx.AsyncClient, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, client: httpx.AsyncClient, headers: dict[str, str] | None = None,
+                 path: str = "/api/events") -> None:
         self._client = client
         self._headers = headers or {}
+        self._path = path
         self.events: list[tuple[int | None, str, Any]] = []
         self.comments: list[str] = []
         self._new = trio.Event()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with self._client.stream("GET", "/api/events", headers=self._headers, timeout=None) as resp:
+        async with self._client.stream("GET", self._path, headers=self._headers, timeout=None) as resp:
             assert resp.status_code == 200, resp.status_code
             assert resp.headers["content-type"].startswith("text/event-stream")
             started = False

@@ -465,6 +465,30 @@ async def test_full_mode_calls_the_server_tool_at_once(mcp_daemon):
     assert conv.items[-1].text == "Done."
 
 
+async def test_without_workspace_tools_the_mcp_tools_come_only_when_asked_for(mcp_daemon):
+    from actors.errors import Invalid
+    from actors.record.client_tools import checked
+
+    d = mcp_daemon
+    ws = await d.hub.add_workspace(str(d.folder))
+    mine = checked("read_file", "The editor's own read.", {"type": "object"}, None)  # a built-in's name: free here
+    conv = await d.hub.create(workspace=ws.id, mode="full", workspace_tools=False, mcp_tools=True,
+                              client_tools=(mine,))
+    d.backend.push(call("t_echo", text="hi"), {"text": "Done."})
+    await conv.send_message("go")
+    await wait_state(conv, "idle", timeout=15)
+    assert {t.name for t in d.backend.turns[-2].tools} == {*TEST_TOOLS, "read_file"}
+    (card,) = tool_items(conv)
+    assert (card.state, card.mcp) == ("done", "t")
+    with pytest.raises(Invalid, match="'t_echo' is taken: an MCP tool"):  # listed now: taken when asked for
+        await d.hub.create(workspace=ws.id, workspace_tools=False, mcp_tools=True,
+                           client_tools=(checked("t_echo", "", {"type": "object"}, None),))
+    plain = await d.hub.create(workspace=ws.id, mode="full", workspace_tools=False, client_tools=(mine,))
+    await plain.send_message("go")
+    await wait_state(plain, "idle", timeout=15)
+    assert [t.name for t in d.backend.turns[-1].tools] == ["read_file"]
+
+
 async def test_ask_mode_shows_the_arguments_on_a_card_before_the_call(mcp_daemon):
     d = mcp_daemon
     ws = await d.hub.add_workspace(str(d.folder))

@@ -10,8 +10,8 @@ notice saying it stopped, the state `idle`, and the file saved.
 
 Kept beside it, each owning its part: the saver that writes the record whenever it
 changed and retries a failed save (actors/conversations/saver.py), the answers to the
-cards (answers.py), what a PATCH may change (patching.py), which run works a message
-(new_run.py), the checkpoints around each run and the rewinds (undo.py).
+cards (answers.py), the tools its client brought (client_tools.py), what a PATCH may
+change (patching.py), which run works a message (new_run.py), the checkpoints around each run and the rewinds (undo.py).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import trio
 from actors import notices
 from actors.actor import MAILBOX_SIZE, ActorStats, Reply, fail_pending, mailbox_depth, next_id
 from actors.conversations import answers
+from actors.conversations.client_tools import ClientTools
 from actors.conversations.messages import (
     AnswerMsg,
     ApprovalMsg,
@@ -72,6 +73,7 @@ class Conversation:
         self._run_id: str | None = None
         self._saver = Saver(self._t, env.store)
         self.undo = Undo(self._t, env)
+        self.client = ClientTools(self._t, env)  # the tools its client brought
         self._deleted = False
         self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
@@ -131,9 +133,7 @@ class Conversation:
                 or not self._saver.saved or self._saver.error is not None
                 or (self._run_done is not None and not self._run_done.is_set())):
             return None
-        if any(i.state == "waiting" for i in self._t.items):
-            return None
-        return self._quiet_since
+        return None if any(i.state == "waiting" for i in self._t.items) else self._quiet_since
 
     def to_json(self) -> dict[str, Any]:
         return self._t.to_json()

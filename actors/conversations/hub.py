@@ -30,12 +30,14 @@ import trio
 
 from actors.actor import ActorStats
 from actors.conversations.actor import Conversation
+from actors.conversations.client_tools import ToolClients, check_new
 from actors.conversations.saver import save_problem
 from actors.errors import Busy, DiskFull, Invalid, NotAFolder, NotFound
 from actors.ids import new_id, now
 from actors.notices import CHAT_ONLY_NO_WORKSPACE
 from actors.record import listing
 from actors.record.budget import Budget
+from actors.record.client_tools import ClientTool
 from actors.record.items import MODES, ConversationInfo, ConversationRecord, Item, Mode
 from actors.record.transcript import info_event, restored
 from actors.runs.env import Env
@@ -91,6 +93,22 @@ def _readable_folder(path: str) -> str | None:
     return real if os.path.isdir(real) and os.access(real, os.R_OK | os.X_OK) else None
 
 
+def _check_new(env: Env, workspace: str | None, known: bool, mode: str, agent: str) -> None:
+    """Invalid, saying why, when a new conversation may not have these: a workspace in
+    chat-only mode or one that is not `known`, a mode or an agent there is not."""
+    if workspace is not None and env.chat_only:
+        raise Invalid(CHAT_ONLY_NO_WORKSPACE)
+    if not known:
+        # A body's field, not the path's id: 400, as a PATCH or a task naming it answers.
+        raise Invalid("There is no such workspace; add the folder first.")
+    if mode not in MODES:
+        raise Invalid(f"Unknown mode {mode!r}.")
+    if agent not in AGENTS and (env.acp is None or not env.acp.knows(agent)):
+        raise Invalid(f"Unknown agent {agent!r}.")
+    if agent not in AGENTS and workspace is None:
+        raise Invalid("Another agent works in a folder: give the conversation a workspace.")
+
+
 class Hub:
     """See the module docstring."""
 
@@ -107,6 +125,7 @@ class Hub:
         self._asleep = listing.Shelf()  # the others, in list order: their items are on disk only
         self._waking: dict[str, trio.Event] = {}  # conversations being read, set once they are live (or not)
         self._sleeping: dict[str, trio.Event] = {}  # actors being closed for idleness, set once ended
+        self.tool_clients = ToolClients(env.bus, self.peek)  # the event streams that answer tool calls
         self._nursery: trio.Nursery | None = None
         self._state = "starting"
         self._closing = trio.Event()
@@ -400,24 +419,20 @@ class Hub:
         items: list[Item] | None = None,
         task: str | None = None,
         budget: Budget | None = None,
+        client_tools: tuple[ClientTool, ...] = (),
+        workspace_tools: bool = True,
+        mcp_tools: bool = False,
     ) -> Conversation:
-        if workspace is not None and self._env.chat_only:
-            raise Invalid(CHAT_ONLY_NO_WORKSPACE)
-        if workspace is not None and workspace not in self._workspaces:
-            # A body's field, not the path's id: 400, as a PATCH or a task naming it answers.
-            raise Invalid("There is no such workspace; add the folder first.")
-        if mode not in MODES:
-            raise Invalid(f"Unknown mode {mode!r}.")
-        if agent not in AGENTS and (self._env.acp is None or not self._env.acp.knows(agent)):
-            raise Invalid(f"Unknown agent {agent!r}.")
-        if agent not in AGENTS and workspace is None:
-            raise Invalid("Another agent works in a folder: give the conversation a workspace.")
+        """`client_tools`: its client's (client_tools.check_new); without `workspace_tools`, none of the daemon's."""
+        _check_new(self._env, workspace, workspace is None or workspace in self._workspaces, mode, agent)
+        check_new(self._env, agent=agent, tools=client_tools, workspace_tools=workspace_tools, mcp_tools=mcp_tools)
         if self._nursery is None or self._state != "serving":
             raise Invalid("The daemon is shutting down.")
         t = now()
         info = ConversationInfo(
             id=new_id("c"), title=title or "", workspace=workspace, mode=mode, route=route,
             agent=agent, state="idle", created=t, updated=t, task=task, budget=budget,
+            client_tools=client_tools, workspace_tools=workspace_tools, mcp_tools=mcp_tools,
         )
         record = ConversationRecord(info, tuple(items or ()))
         # Saved before its actor starts: a conversation that cannot be written (a full
@@ -445,11 +460,13 @@ class Hub:
             raise NotFound("That message is not in this conversation.")
         last_message = max((n for n, i in enumerate(items) if i.kind == "user"), default=-1)
         if (conv.running and pos >= last_message) or any(
-                i.state in ("running", "waiting", "composing") for i in items[:pos + 1]):
+                i.state in ("running", "waiting", "waiting_client", "composing") for i in items[:pos + 1]):
             raise Busy("That part of the conversation is still being worked; fork it once the run ends.")
         info = conv.info
         return await self.create(workspace=info.workspace, mode=info.mode, route=info.route, agent=info.agent,
-                                 title=f"{info.title or 'Conversation'} (fork)", items=items[:pos + 1])
+                                 title=f"{info.title or 'Conversation'} (fork)", items=items[:pos + 1],
+                                 client_tools=info.client_tools, workspace_tools=info.workspace_tools,
+                                 mcp_tools=info.mcp_tools)
 
     async def delete(self, conversation_id: str) -> None:
         conv = await self.open(conversation_id)

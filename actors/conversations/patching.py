@@ -24,6 +24,9 @@ def checked_changes(
         raise Busy("The workspace and the model route cannot change while the conversation runs.")
     if "agent" in changes and changes["agent"] != info.agent and has_items:
         raise Busy("The agent is chosen before the first message; start a new conversation for another.")
+    if changes.get("agent", "builtin") != "builtin" and (info.client_tools or not info.workspace_tools):
+        raise Invalid("Another agent brings its own tools; this conversation has a client's tools (or none of the "
+                      "daemon's), which go with the built-in agent only. Start a new conversation for another agent.")
     if "plan_mode" in changes and running and changes["plan_mode"] != info.plan_mode:
         raise Busy("Plan mode changes between messages; stop the run first, or wait for it.")
     if "goal" in changes or "verify" in changes:

@@ -13,9 +13,11 @@ import attrs
 
 from actors.ids import new_id, now
 from actors.record.budget import Budget, budget_from_json
+from actors.record.client_tools import ClientTool
 
 ItemKind = Literal["user", "assistant", "tool", "notice"]
-ToolState = Literal["composing", "running", "waiting", "done", "denied", "error"]
+# `waiting_client`: a client's tool (actors/record/client_tools.py) waits for the client's result.
+ToolState = Literal["composing", "running", "waiting", "waiting_client", "done", "denied", "error"]
 ConversationState = Literal["idle", "running", "waiting", "error"]
 Mode = Literal["ask", "read_only", "full"]
 NoticeLevel = Literal["info", "warn", "error"]
@@ -258,6 +260,12 @@ class ConversationInfo:
     waiting_cards: int = 0
     # What its answers may spend before a run ends `budget` (actors/record/budget.py).
     budget: Budget | None = None
+    # The tools its client brought (their handlers stay in the client), and whether the
+    # daemon's own tools (files, commands, search, helpers) are offered beside them;
+    # without them, MCP tools only when `mcp_tools`.
+    client_tools: tuple[ClientTool, ...] = ()
+    workspace_tools: bool = True
+    mcp_tools: bool = False
 
     @property
     def local_only(self) -> bool:
@@ -276,6 +284,7 @@ class ConversationInfo:
         todos, plan, goal, context = get("todos"), get("plan"), get("goal"), get("context")
         instructions, delivered, end_reason = get("instructions"), get("instructions_delivered"), get("end_reason")
         budget = get("budget")
+        client_tools, workspace_tools = get("tools"), get("workspace_tools")
         return cls(
             id=str(data["id"]),
             title=str(get("title") or ""),
@@ -298,6 +307,9 @@ class ConversationInfo:
             context=(int(context["used"]), int(context["size"])) if context else None,
             waiting_cards=int(get("waiting_cards") or 0),
             budget=budget_from_json(budget) if budget else None,
+            client_tools=tuple(ClientTool.from_json(t) for t in client_tools) if client_tools else (),
+            workspace_tools=workspace_tools is not False,
+            mcp_tools=bool(get("mcp_tools")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -321,6 +333,9 @@ class ConversationInfo:
             "context": {"used": self.context[0], "size": self.context[1]} if self.context else None,
             "waiting_cards": self.waiting_cards,
             "budget": self.budget.to_json() if self.budget is not None else None,
+            "tools": [t.to_json() for t in self.client_tools],
+            "workspace_tools": self.workspace_tools,
+            "mcp_tools": self.mcp_tools,
         }
 
 

@@ -42,8 +42,9 @@ class Publisher(Protocol):
     def publish(self, name: str, data: object, *, local_only: bool = False) -> object: ...
 
 
-# What a card waits for: a person's yes or no (an approval), or their answer to a question.
-WaitKind = Literal["approval", "question"]
+# What a card waits for: a person's yes or no (an approval), their answer to a question,
+# or a client's result for a call of its tool (`client`: the conversation stays `running`).
+WaitKind = Literal["approval", "question", "client"]
 
 
 @attrs.define(eq=False)
@@ -249,13 +250,13 @@ class Transcript:
         if self._waits_of is not None:
             return await self._waits_of.wait_answer(card_id, kind)
         slot = self._waits[card_id] = _Wait(kind)
-        if self._info.state != "waiting":
+        if self._info.state != "waiting" and kind != "client":
             self.set_info(state="waiting")
         try:
             await slot.event.wait()
         finally:
             self._waits.pop(card_id, None)
-            if not self._waits and self._info.state == "waiting":
+            if self._info.state == "waiting" and not any(w.kind != "client" for w in self._waits.values()):
                 self.set_info(state="running")
         return slot.answered, slot.answer
 
@@ -271,10 +272,18 @@ class Transcript:
         """The person's answer; NotFound when that card is not waiting for one of `kind`."""
         slot = self._waits.get(card_id)
         if slot is None or slot.kind != kind or slot.event.is_set():
-            what = "an approval" if kind == "approval" else "an answer"
+            what = {"approval": "an approval", "question": "an answer", "client": "a result"}[kind]
             raise NotFound(f"That card is not waiting for {what}.")
         slot.answered, slot.answer = True, value
         slot.event.set()
+
+    def request_client(self, card: Item, timeout_s: float) -> None:
+        """A `tool_request` event: the card's call waits for its client's result
+        (POST .../tool_result), at most `timeout_s`."""
+        self._bus.publish("tool_request", {
+            "conversation": self.id, "item": card.id, "call_id": card.call_id, "name": card.tool,
+            "arguments": card.args or {}, "timeout_s": timeout_s,
+        }, local_only=self.local_only)
 
     def cancel_approvals(self) -> None:
         """End every wait without an answer."""
@@ -374,6 +383,8 @@ def restored(record: ConversationRecord) -> ConversationRecord:
             question = True  # still answerable: the answer starts a run that goes on from it
         elif item.kind == "tool" and item.state == "waiting":
             item = attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED)
+        elif item.kind == "tool" and item.state == "waiting_client":
+            item = attrs.evolve(item, state="error", result=notices.CLIENT_RESTARTED)
         elif item.kind == "tool" and item.state in ("composing", "running"):
             item = attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED)
         if item.kind == "tool" and item.task and item.task.get("state") in ("waiting", "running"):

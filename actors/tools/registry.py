@@ -146,6 +146,10 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._tools) + [t.name for t in self._dynamic()]
 
+    def source_names(self) -> list[str]:
+        """The names of the sources' tools known now (an MCP server's, once started)."""
+        return [t.name for t in self._dynamic()]
+
     async def prepare(self, *, workspace: Path | None, mode: str, local: bool) -> None:
         """Get ready the sources whose tools this round may offer (an MCP server is
         started the first time its tools are wanted). Cancelled: only the wait ends."""

@@ -42,7 +42,13 @@ def conversation_info(c: Components) -> Schema:
         "waiting_cards": {"type": "integer", "minimum": 0,
                           "description": "Its cards waiting for the person (a helper's too)."},
         "budget": budget(c),
+        "tools": array(client_tool(c)), "workspace_tools": bool, "mcp_tools": bool,
     })
+
+
+def client_tool(c: Components) -> Schema:
+    """ClientTool.to_json (actors/record/client_tools.py)."""
+    return shape(c, {"name": str, "description": str, "parameters": {"type": "object"}, "timeout_s": float})
 
 
 def budget(c: Components) -> Schema:
@@ -78,8 +84,11 @@ def item(c: Components) -> Schema:
 
 
 def conversation(c: Components) -> Schema:
+    """A conversation with its items; a read or a creation says too how many event
+    streams answer its tools' calls (`tool_clients`)."""
     info = conversation_info(c)
-    return {**info, "properties": {**info["properties"], "items": array(item(c))},
+    clients = {"type": "integer", "minimum": 0, "description": "Event streams open that answer its tools' calls."}
+    return {**info, "properties": {**info["properties"], "items": array(item(c)), "tool_clients": clients},
             "required": [*info["required"], "items"]}
 
 

@@ -25,6 +25,7 @@ from bmoe_daemon.bodies import (
     NewRule,
     NewWorkspace,
     Rewind,
+    ToolsBody,
     WorkspaceChange,
 )
 from bmoe_daemon.models import ModelChoice
@@ -80,6 +81,12 @@ class Op:
 
 
 _CONV = "/api/conversations/<conversation_id>"
+# The events of /api/events and /api/ws (README's API table says what each carries).
+EVENTS = ("conversation", "conversation_deleted", "item", "delta", "prefill", "plan", "task", "model",
+          "tool_request", "tool_clients")
+_TOOLS_PARAM = Param("tools", {"type": "string", "maxLength": 4096},
+                     "Conversation ids, comma separated (at most 32): this stream answers their tool calls "
+                     "(`tool_clients` counts it while it is open).")
 _WS = "/api/workspaces/<workspace_id>"
 _FROM_ID = "$response.body#/id"
 
@@ -88,7 +95,8 @@ def _conversation_links() -> dict[str, Link]:
     ops = {"Read": ("GET", ""), "Change": ("PATCH", ""), "Message": ("POST", "/messages"),
            "Edit": ("POST", "/edit"), "Stop": ("POST", "/stop"), "Plan": ("GET", "/plan"),
            "Resume": ("POST", "/resume"), "Compact": ("POST", "/compact"), "Approve": ("POST", "/approval"),
-           "Answer": ("POST", "/answer"), "File": ("GET", "/file"), "Delete": ("DELETE", "")}
+           "Answer": ("POST", "/answer"), "File": ("GET", "/file"), "Delete": ("DELETE", ""),
+           "Tools": ("PUT", "/tools"), "ToolResult": ("POST", "/tool_result")}
     return {name: Link((method, _CONV + tail), {"conversation_id": _FROM_ID}) for name, (method, tail) in ops.items()}
 
 
@@ -122,15 +130,16 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "(`feedback` in characters, `compaction.at` a share of the context).",
         answers.limits),
     ("GET", "/api/events"): Op(
-        "The event stream (Server-Sent Events); `Last-Event-ID` or `last_event_id` replays what came after.",
-        errors=(400,), media={"text/event-stream": SSE_EVENT},
+        "The event stream (Server-Sent Events); `Last-Event-ID` or `last_event_id` replays what came after. "
+        "Events: " + ", ".join(f"`{e}`" for e in EVENTS) + ".",
+        errors=(400, 403, 404), media={"text/event-stream": SSE_EVENT},
         query=(Param("last_event_id", {"type": "integer", "minimum": 0}, "Replay the events after this id."),
                Param("Last-Event-ID", {"type": "integer", "minimum": 0}, "Replay the events after this id.",
-                     "header"))),
+                     "header"), _TOOLS_PARAM)),
     ("WEBSOCKET", "/api/ws"): Op(
         "The event stream over a WebSocket (an upgrade request; a plain GET is refused).", status=101,
-        errors=(400,), query=(Param("last_event_id", {"type": "integer", "minimum": 0},
-                                    "Replay the events after this id."),)),
+        errors=(400, 403, 404), query=(Param("last_event_id", {"type": "integer", "minimum": 0},
+                                             "Replay the events after this id."), _TOOLS_PARAM)),
     ("GET", "/api/conversations"): Op(
         "The conversations, newest first; with `limit`, one page and the next page's cursor in X-Next-Before.",
         lambda c: array(answers.conversation_info(c)), errors=(400,),
@@ -163,6 +172,17 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("POST", _CONV + "/answer"): Op(
         "Answer the agent's question card.",
         lambda c: shape(c, {"item": str, "answer": schema_of(str | list[str], c)}), body=Answer, errors=(409, 507)),
+    ("PUT", _CONV + "/tools"): Op(
+        "Replace the tools the client brings (from the next message on): the model calls them, the client "
+        "carries the calls out (`tool_request` events, POST .../tool_result). 400 naming a tool whose name the "
+        "daemon's tools have while they are on, a name given twice, more than 32, or parameters that are not a "
+        "JSON Schema of an object.",
+        lambda c: shape(c, {"tools": array(answers.client_tool(c))}), body=ToolsBody, errors=(409, 507)),
+    ("POST", _CONV + "/tool_result"): Op(
+        "The client's answer to a call of its tool that waits (`waiting_client`): `result`, or `error`, not both. "
+        "404 for an item that is no call of a client tool here; 409 not_waiting for one that waits no more.",
+        lambda c: shape(c, {"item": str, "state": {"enum": ["done", "error"]}}), body=request_bodies.tool_result,
+        errors=(409,)),
     ("GET", _CONV + "/plan"): Op(
         "The conversation's plan: text, revision and state.",
         lambda c: shape(c, {"text": str, "revision": int, "state": PlanState, "plan_mode": bool})),

@@ -122,3 +122,13 @@ def task_body(c: Components) -> Schema:
     return full
 
 
+def tool_result(c: Components) -> Schema:
+    """POST .../tool_result, read by hand (bodies.tool_result): the item and exactly one
+    of `result` (any JSON; text as it is, the rest as its JSON) and `error`."""
+    return {
+        "type": "object", "required": ["item"],
+        "properties": {"item": {"type": "string", "minLength": 1}, "result": {},
+                       "error": {"type": "string", "minLength": 1}},
+        "oneOf": [{"required": ["result"], "not": {"required": ["error"]}},
+                  {"required": ["error"], "not": {"required": ["result"]}}],
+    }

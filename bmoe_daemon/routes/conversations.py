@@ -24,12 +24,15 @@ from bmoe_daemon.bodies import (
     NewConversation,
     Rewind,
     SendMessage,
+    ToolsBody,
     check_answer_schema,
     check_images,
     check_route,
+    client_tool_set,
     parse_json,
     patch_fields,
     structure,
+    tool_result,
 )
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest, NoVision
@@ -108,13 +111,37 @@ async def post_conversations() -> tuple[Response, int]:
     conv = await daemon().hub.create(
         workspace=body.workspace, mode=body.mode, route=body.route, agent=body.agent, title=body.title, items=items,
         budget=budget,
+        client_tools=client_tool_set(body.tools), workspace_tools=body.workspace_tools, mcp_tools=body.mcp_tools,
     )
-    return jsonify(conv.to_json()), 201
+    return jsonify(_with_clients(conv)), 201
+
+
+def _with_clients(conv: Conversation) -> dict[str, Any]:
+    """The conversation, and how many event streams answer its tools' calls now."""
+    return {**conv.to_json(), "tool_clients": daemon().hub.tool_clients.count(conv.id)}
 
 
 @bp.get("/api/conversations/<conversation_id>")
 async def get_conversation(conversation_id: str) -> Response:
-    return jsonify((await _conversation(conversation_id)).to_json())
+    return jsonify(_with_clients(await _conversation(conversation_id)))
+
+
+@bp.put("/api/conversations/<conversation_id>/tools")
+async def put_tools(conversation_id: str) -> Response:
+    """Replace the client's tools, from the next message on."""
+    conv = await _conversation(conversation_id)
+    tools = client_tool_set(structure(await _body(), ToolsBody).tools)
+    kept = conv.client.replace(tools)
+    return jsonify({"tools": [t.to_json() for t in kept]})
+
+
+@bp.post("/api/conversations/<conversation_id>/tool_result")
+async def post_tool_result(conversation_id: str) -> Response:
+    """The client's answer to a call of its tool that waits (`waiting_client`)."""
+    conv = await _conversation(conversation_id)
+    item, result, error = tool_result(await _body())
+    conv.client.result(item, result=result, error=error)
+    return jsonify({"item": item, "state": "error" if error is not None else "done"})
 
 
 @bp.patch("/api/conversations/<conversation_id>")

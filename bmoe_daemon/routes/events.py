@@ -5,17 +5,23 @@ held events after that id, then the live ones. Fifteen seconds of silence send a
 `: ping` comment (the bus's keepalive, started by the server, puts it in the queue). A
 client too slow to keep up is dropped with a `lagged` event and reconnects to replay
 what it missed.
+
+A client that answers conversations' tool calls (their client tools) says so with
+`?tools=<conversation id>[,<id>...]`: while its stream is open it is counted as one
+that answers them (`tool_clients`), so a card waiting for a client that is gone can say so.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 
 import trio
 from quart import Blueprint, Response, make_response, request, websocket
 
 from actors.bus import Event, EventBus
+from bmoe_daemon import access
 from bmoe_daemon.access import is_loopback
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest
@@ -24,6 +30,7 @@ from bmoe_daemon.responses import no_timeout
 bp = Blueprint("events", __name__)
 
 PING_S = 15.0
+MAX_SERVED = 32  # conversations one stream answers the tool calls of
 
 
 def _after(header: str | None, query: str | None) -> int | None:
@@ -39,6 +46,20 @@ def _after(header: str | None, query: str | None) -> int | None:
     return value
 
 
+def _served(raw: str | None, local: bool) -> list[str]:
+    """The conversations whose tool calls the stream answers (`?tools=`): each must be
+    one this client may see (404 or 403 otherwise)."""
+    if raw is None or not raw.strip():
+        return []
+    ids = list(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    if len(ids) > MAX_SERVED:
+        raise BadRequest(f"`tools` names {len(ids)} conversations; one stream answers at most {MAX_SERVED}.")
+    hub = daemon().hub
+    for cid in ids:
+        access.check_conversation(hub.peek(cid).local_only, local)
+    return ids
+
+
 # Events that are waiting when the stream wakes go out in one write, at most this many.
 BATCH_EVENTS = 64
 
@@ -47,10 +68,12 @@ def sse_frame(event: Event) -> bytes:
     return event.sse_frame()
 
 
-async def _stream(bus: EventBus, after: int | None, local: bool) -> AsyncIterator[bytes]:
+async def _stream(bus: EventBus, after: int | None, local: bool,
+                  serving: AbstractContextManager[None]) -> AsyncIterator[bytes]:
     """The stream waits on its queue alone: pings come through it from the bus's one
-    keepalive timer, so a delta costs no timeout per subscriber."""
-    with bus.subscribe(after=after, local=local) as sub:
+    keepalive timer, so a delta costs no timeout per subscriber. `serving`: held while
+    it is open (the conversations whose tool calls it answers)."""
+    with bus.subscribe(after=after, local=local) as sub, serving:
         yield b": connected\n\n"
         while True:
             try:
@@ -77,8 +100,10 @@ async def _stream(bus: EventBus, after: int | None, local: bool) -> AsyncIterato
 @bp.get("/api/events")
 async def get_events() -> Response:
     after = _after(request.headers.get("Last-Event-ID"), request.args.get("last_event_id"))
+    local = is_local()
+    served = _served(request.args.get("tools"), local)
     resp = await make_response(
-        _stream(daemon().bus, after, is_local()),
+        _stream(daemon().bus, after, local, daemon().hub.tool_clients.serving(served)),
         200,
         {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
@@ -89,9 +114,10 @@ async def get_events() -> Response:
 async def ws_events() -> None:
     after = _after(None, websocket.args.get("last_event_id"))
     local = is_loopback(websocket.remote_addr)
+    served = _served(websocket.args.get("tools"), local)
     await websocket.accept()
     bus = daemon().bus
-    with bus.subscribe(after=after, local=local) as sub:
+    with bus.subscribe(after=after, local=local) as sub, daemon().hub.tool_clients.serving(served):
         while True:
             try:
                 got = await sub.receive()

@@ -11,6 +11,7 @@
 import { api } from "./api.js";
 import { clear, field, h, select } from "./dom.js";
 import { EventStream } from "./events.js";
+import { resetPreview, SHOW_FILE_TOOL } from "./clienttools.js";
 import { streamStatus } from "./connection.js";
 import { ChangesView } from "./changes.js";
 import { ConversationView } from "./conversation.js";
@@ -117,6 +118,7 @@ function newConversationView(main) {
     if (c.title.value.trim()) body.title = c.title.value.trim();
     if (tools && c.workspace.value) body.workspace = c.workspace.value;
     if (tools && agents.length > 1) body.agent = c.agent.value;
+    if (body.workspace && (body.agent || "builtin") === "builtin") body.tools = [SHOW_FILE_TOOL]; // the page's own
     const conv = await attempt(() => api("POST", "/api/conversations", body));
     if (!conv) return;
     conversationChanged(conv);
@@ -269,7 +271,8 @@ function skipToContent(ev) {
 }
 
 function start() {
-  Object.assign(shell, { refreshList, forgetConversation, conversationInfo, conversationChanged, renderList });
+  Object.assign(shell, { refreshList, forgetConversation, conversationInfo, conversationChanged, renderList,
+    serveTools: (ids) => app.stream && app.stream.serve(ids) });
   startList();
   document.querySelector("a.skip").addEventListener("click", skipToContent);
   const notify = notifySwitch();
@@ -280,6 +283,7 @@ function start() {
     const frame = preview.querySelector("iframe");
     if (frame.src.startsWith("blob:")) URL.revokeObjectURL(frame.src);
     frame.removeAttribute("src");
+    resetPreview(preview);
   });
   window.addEventListener("hashchange", route);
   document.addEventListener("keydown", jumpToComposer);

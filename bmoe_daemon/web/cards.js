@@ -28,6 +28,7 @@ const TOOL_STATES = {
   composing: "writing the call",
   running: "running",
   waiting: "waiting for your answer",
+  waiting_client: "waiting for the app",
   done: "done",
   denied: "denied",
   error: "error",
@@ -262,7 +263,8 @@ function renderCheckingAnswer(item, rate) {
 // answer is on its way; `error`: the daemon's refusal of the last one; `draft`: what
 // is picked on it (`ruleAt`: which offered rule); `onDecide(decision, rule)`: approve,
 // approve_always (with the rule picked) or deny; `onPick(i)`: another rule picked.
-export function renderTool(item, { workspace, busy, error, draft, onDecide, onPick, onPreview }) {
+// `noApp`: no app answers the conversation's tool calls now (a call of one waits in vain).
+export function renderTool(item, { workspace, busy, error, draft, onDecide, onPick, onPreview, noApp }) {
   const state = item.state || "running";
   const args = item.args || {};
   const title = item.title || item.tool || "Tool";
@@ -278,7 +280,7 @@ export function renderTool(item, { workspace, busy, error, draft, onDecide, onPi
     if (args.outside_sandbox === true) { // always a card: it runs with everything your account can reach
       parts.push(h("p.small.outside-sandbox", {}, h("strong", {}, "Outside the sandbox: "), String(args.reason || "")));
     }
-  } else if (Object.keys(args).length && state === "waiting") {
+  } else if (Object.keys(args).length && (state === "waiting" || state === "waiting_client")) {
     parts.push(h("pre.args", { "aria-label": "The arguments", tabindex: "0" }, JSON.stringify(args, null, 2)));
   } else if (Object.keys(args).length) {
     parts.push(h("details.args", { "data-key": "args" }, h("summary", {}, "Arguments"),
@@ -298,6 +300,12 @@ export function renderTool(item, { workspace, busy, error, draft, onDecide, onPi
       controls));
     parts.push(hint);
     parts.push(alertLine(error));
+  }
+  if (state === "waiting_client") {
+    parts.push(noApp
+      ? h("p.client-gone", { role: "status" }, "No app is connected to answer this call. It ends with an error when "
+        + "its time runs out; open the app that gave the tool, or stop the run.")
+      : h("p.small.muted", { role: "status" }, "The app that gave this tool is carrying the call out."));
   }
   if (item.result) {
     parts.push(h("details.result", { "data-key": "result" },

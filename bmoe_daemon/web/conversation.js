@@ -15,6 +15,7 @@
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
 import { isOpenPlan, renderLoadingAnswer, renderReadingAnswer } from "./cards.js";
+import { answerShowFile, offersShowFile, resetPreview, SHOW_FILE } from "./clienttools.js";
 import { runsOf } from "./changes.js";
 import { Composer } from "./composer.js";
 import { ContextBar } from "./context.js";
@@ -54,6 +55,8 @@ export class ConversationView {
     this.infoSerial = 0; // counts conversation events: an answer older than one is not applied
     this.helpers = new HelperItems(); // the helpers' items, by their task card
     this.changed = new Map(); // a message id -> how many files its run changed (changes.js has them)
+    this.toolClients = null; // event streams open that answer this conversation's tool calls (the daemon counts)
+    this.shown = new Set(); // show_file calls this page answered (clienttools.js)
     // The view's parts, made by build(): the log (log.js, its scrolling scroll.js), the
     // cards that wait on the person (waiting.js), the todo list and why the run ended
     // (progress.js), the header, the context bar and the message box.
@@ -72,6 +75,26 @@ export class ConversationView {
     if (this.unwatch) this.unwatch();
     if (this.composer) this.composer.close();
     if (this.waiting) this.waiting.close();
+    shell.serveTools?.([]);
+  }
+
+  // The page answers this conversation's show_file calls while it is open (clienttools.js):
+  // its stream says so, and a call that waited before the page opened is answered now.
+  serveTools() {
+    const serving = offersShowFile(this.info);
+    shell.serveTools?.(serving ? [this.conversationId] : []);
+    if (!serving) return;
+    for (const item of this.items) {
+      if (item.kind === "tool" && item.tool === SHOW_FILE && item.state === "waiting_client") {
+        this.showFile({ item: item.id, arguments: item.args || {} });
+      }
+    }
+  }
+
+  showFile(request) {
+    if (this.shown.has(request.item) || !offersShowFile(this.info)) return;
+    this.shown.add(request.item);
+    answerShowFile(this.path, request);
   }
 
   // The local model is being loaded again (let go after idle minutes) for the turn
@@ -189,12 +212,14 @@ export class ConversationView {
     this.items = fresh;
     this.byId = new Map(this.items.map((i) => [i.id, i]));
     this.helpers.sync(fresh, touched);
+    this.toolClients = typeof conv.tool_clients === "number" ? conv.tool_clients : null;
     this.renderHeader();
     this.log.renderAll();
     this.progress.renderTodos();
     this.updateComposer();
     this.readChanges();
     this.header.usage.read();
+    this.serveTools();
   }
 
   // Which messages' runs changed files, and how many: each such message links to its
@@ -222,7 +247,12 @@ export class ConversationView {
       this.reading = null; // the model began to write: what it read is behind it
       this.log.scroll.keep(() => this.renderPending());
     }
-    if (name === "prefill" && data.conversation === this.conversationId) {
+    if (name === "tool_request" && data.conversation === this.conversationId && data.name === SHOW_FILE) {
+      this.showFile(data);
+    } else if (name === "tool_clients" && data.conversation === this.conversationId) {
+      this.toolClients = data.clients;
+      for (const item of this.items) if (item.state === "waiting_client") this.log.schedule(item.id);
+    } else if (name === "prefill" && data.conversation === this.conversationId) {
       this.reading = { done: data.done, total: data.total };
       this.log.scroll.keep(() => this.renderPending());
     } else if (name === "model") {
@@ -442,6 +472,7 @@ export class ConversationView {
     const dialog = document.getElementById("preview-dialog");
     const frame = dialog.querySelector("iframe");
     const url = `${this.path}/file?path=${enc(file)}`;
+    resetPreview(dialog);
     try {
       frame.src = keyInUse() ? await fileBlobUrl(url) : url;
     } catch (err) {

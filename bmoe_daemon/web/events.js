@@ -6,7 +6,8 @@
 // and the daemon replays what it still holds. When the first event after a reconnect
 // is not the next number (the daemon no longer held them, or it restarted and counts
 // from 1 again), what was missed is gone: `onResync` asks the page to re-read its
-// state whole.
+// state whole. The conversations whose tool calls this page answers (`serve`) go in the
+// stream's address (`?tools=`): the daemon counts the page as their app while it is open.
 
 import { askKey, authHeaders } from "./api.js";
 
@@ -22,6 +23,19 @@ export class EventStream {
     this.stopped = false;
     this.controller = null;
     this.connected = false;
+    this.served = "";
+    this.switching = false;
+  }
+
+  // The page answers these conversations' tool calls from now on: the stream opens
+  // again naming them (and replays what came meanwhile, as after any drop).
+  serve(ids) {
+    const served = [...ids].join(",");
+    if (served === this.served) return;
+    this.served = served;
+    if (!this.controller) return; // the first connection names them
+    this.switching = true; // a new address, not a drop: no "Reconnecting…", no wait
+    this.controller.abort();
   }
 
   start() {
@@ -55,7 +69,8 @@ export class EventStream {
         if (resumed) headers["Last-Event-ID"] = String(this.lastId);
         let resp;
         try {
-          resp = await fetch("/api/events", { headers, signal: this.controller.signal, cache: "no-store" });
+          const url = this.served ? `/api/events?tools=${encodeURIComponent(this.served)}` : "/api/events";
+          resp = await fetch(url, { headers, signal: this.controller.signal, cache: "no-store" });
         } catch (err) {
           unreachable = true; // no answer at all, not a line that dropped
           throw err;
@@ -86,6 +101,10 @@ export class EventStream {
         if (this.stopped) return;
       } finally {
         clearTimeout(watchdog);
+      }
+      if (this.switching && !this.stopped) {
+        this.switching = false;
+        continue;
       }
       this.setStatus(false);
       if (this.stopped) return;

@@ -10,6 +10,7 @@
 // keyboard by itself (that would open the phone's keyboard over the list).
 
 import { api } from "./api.js";
+import { SHOW_FILE_TOOL } from "./clienttools.js";
 import { clear, h, select } from "./dom.js";
 import { MODE_OPTIONS, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
@@ -152,6 +153,7 @@ export function homeView(main) {
     send.disabled = true;
     const body = { route: route.value, mode: tools ? mode.value : "ask" };
     if (tools && workspace.value) body.workspace = workspace.value;
+    if (body.workspace) body.tools = [SHOW_FILE_TOOL]; // the page's own (clienttools.js)
     let conv = null;
     try {
       conv = await api("POST", "/api/conversations", body);

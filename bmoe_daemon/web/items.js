@@ -82,7 +82,7 @@ function renderCard(view, item) {
       onDecide: (decision, feedback) => waiting.act(item, "approval", feedback ? { decision, feedback } : { decision }) });
   }
   if (item.tool === TASK_TOOL) return renderHelper(view, item);
-  return renderTool(item, { ...kept, workspace: view.info && view.info.workspace,
+  return renderTool(item, { ...kept, workspace: view.info && view.info.workspace, noApp: view.toolClients === 0,
     onDecide: (decision, rule) => waiting.act(item, "approval", rule ? { decision, rule } : { decision }),
     onPick: (i) => waiting.pickRule(item, i), onPreview: (file) => view.preview(file) });
 }

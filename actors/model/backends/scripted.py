@@ -15,7 +15,9 @@ A script is JSON::
 A round is taken by the first turn whose last user message contains its `when` (or
 any turn when it has none); `repeat` plays it that many times. When no round fits,
 `default` is played. `n_params`: the size the "model" says it has (the bundled one's,
-135_000_000, for a run that leads it; 0: unknown).
+135_000_000, for a run that leads it; 0: unknown). A round's `"say"` makes its text what
+the turn was given, so a test over HTTP reads the request back: "tools" (the offered
+tools' names, comma separated), "tool_result" (the last tool message's content).
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ def _last_user_text(turn: TurnInput) -> str:
             content = msg.get("content")
             return content if isinstance(content, str) else json.dumps(content)
     return ""
+
+
+def _said(turn: TurnInput, what: str) -> str:
+    """The text of a round that says what the turn was given (see the module docstring)."""
+    if what == "tools":
+        return ", ".join(t.name for t in turn.tools)
+    if what == "tool_result":
+        last = next((m for m in reversed(turn.messages) if m.get("role") == "tool"), None)
+        return str(last.get("content")) if last is not None else ""
+    raise ValueError(f"a script's `say` is tools or tool_result, not {what!r}")
 
 
 def _prompt_text(turn: TurnInput) -> str:
@@ -168,7 +180,7 @@ class ScriptedBackend:
             await pause()
             await emit(Piece("prefill", done=min(done, to_read), total=to_read))
         reasoning = str(rnd.get("reasoning") or "")
-        text = str(rnd.get("text") or "")
+        text = _said(turn, str(rnd["say"])) if rnd.get("say") else str(rnd.get("text") or "")
         calls: list[CallOut] = []
         played = {"reasoning": "", "text": ""}
         try:

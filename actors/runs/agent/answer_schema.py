@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
+from actors.record import json_schema
 
 # How much of the schema the model is shown in the retry's notice.
 SHOWN_SCHEMA_CHARS = 4000
@@ -27,11 +27,7 @@ def problem(text: str, schema: dict[str, Any]) -> str | None:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         return f"the answer is not JSON ({exc.msg} at character {exc.pos})"
-    error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path)
-    return f"at {where or 'the top'}: {error.message}"
+    return json_schema.mismatch(schema, value)
 
 
 def retry_text(schema: dict[str, Any], why: str) -> str:

@@ -27,6 +27,7 @@ from actors.policy.rules import PATH_TOOLS, card_fields, offered_rules
 from actors.record import cards
 from actors.record.items import PlanInfo, ToolState
 from actors.record.transcript import Transcript
+from actors.runs.agent.client_calls import ask_client
 from actors.runs.agent.ledger import SHELL_TOOL, CallEnded, Ledger, WriteRefused, call_key, parse_arguments
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream
@@ -162,7 +163,8 @@ class CallRunner:
         """Run one call under the policy and end its card; what it ended with."""
         args, why = parse_arguments(call.raw)
         shown = args if args is not None else {}
-        tool = self._env.registry.get(call.name)
+        client = self._offer.client_tool(call.name)  # a client's tool may take a built-in's name
+        tool = None if client is not None else self._env.registry.get(call.name)
         self._t.update(
             call.card, urgent=False, args=shown, raw_args=None if args is not None else call.raw,
             title=self._stream.title(call.name, shown), mcp=getattr(tool, "mcp", None),
@@ -179,6 +181,8 @@ class CallRunner:
             # searched for one text 25 times).
             done = Done("error", notices.MADE_ALREADY)
             self._again.add(call.card)
+        elif client is not None:
+            done = await ask_client(self._t, call.card, client, args)
         elif call.name in self._offer.own_names():
             self._t.update(call.card, state="running")  # as any card: a question or a plan then waits
             done = await self._own.run(call, args)
@@ -316,6 +320,8 @@ class CallRunner:
                     self._t.set_info(plan=PlanInfo(plan.revision, "drafting"))
             elif card.state == "running":
                 changes = {"state": "error", "result": notices.ERROR_RUNNING_STOPPED}
+            elif card.state == "waiting_client":
+                changes = {"state": "error", "result": notices.CLIENT_STOPPED}
             else:
                 changes = {"state": state, "result": why, "args": args if args is not None else {}}
                 if args is not None:

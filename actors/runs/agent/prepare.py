@@ -12,8 +12,10 @@ from pathlib import Path
 
 import trio
 
+from actors import notices
 from actors.model.turns import ToolSpec
 from actors.record import cards
+from actors.record.client_tools import ClientTool
 from actors.record.items import Mode
 from actors.record.transcript import Transcript
 from actors.runs.agent import git_status, instructions, real_names
@@ -45,6 +47,8 @@ class Offer:
         self._skill_names: tuple[str, ...] = ()  # the switched-on skills (use_skill's real names)
         self._git: str | None = None  # the workspace's git state, read once a message (git_status.py)
         self._git_read = False
+        self._client: dict[str, ClientTool] = {}  # the client's tools offered, by name
+        self._client_specs: tuple[ToolSpec, ...] = ()
 
     @property
     def system(self) -> str | None:
@@ -82,18 +86,25 @@ class Offer:
     def offers(self, tool: Tool) -> bool:
         return tool in self._offered
 
+    def client_tool(self, name: str) -> ClientTool | None:
+        """The client's tool of that name, when this message offers it."""
+        return self._client.get(name)
+
     def tool_names(self) -> str:
         """Every tool offered, for a call of one that is not."""
-        return ", ".join([t.name for t in self._offered] + [s.name for s in self._run_specs]) or "none"
+        names = [t.name for t in self._offered] + [s.name for s in self._run_specs + self._client_specs]
+        return ", ".join(names) or "none"
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tools as this message describes them to the model."""
-        return self._env.registry.specs(self._offered) + self._run_specs
+        return self._env.registry.specs(self._offered) + self._run_specs + self._client_specs
 
     def round_specs(self) -> tuple[ToolSpec, ...]:
         """The tools as a round describes them: the workspace's as the leading has them
-        (a small model is told of the required arguments only), then the run's own."""
-        return self._leader.parameters(self._env.registry.specs(self._offered)) + self._run_specs
+        (a small model is told of the required arguments only), then the run's own,
+        then the client's (whole: their schemas are the client's contract)."""
+        return (self._leader.parameters(self._env.registry.specs(self._offered)) + self._run_specs
+                + self._client_specs)
 
     def goal_open(self) -> bool:
         goal = self._t.info.goal
@@ -107,6 +118,9 @@ class Offer:
         model into calling it instead of answering."""
         env = self._env
         if env.chat_only:
+            return
+        if not self._t.info.workspace_tools:
+            await self._prepare_without_host()
             return
         ws, mode, local = self.workspace(), self._t.info.mode, self._req.local
         planning = self.planning()
@@ -134,6 +148,7 @@ class Offer:
             specs = tuple(s for s in specs if s.name in self._narrowed)
         self._run_specs = specs
         self._skill_names = tuple(name for name, _ in skills)
+        self._offer_client({t.name for t in self._offered} | {s.name for s in specs})
         # The workspace's files, shown to a local model (its prompt's index): read once
         # a run, so the prompt stays the same from round to round (its cache holds).
         files = await self.workspace_files() if local else None
@@ -154,6 +169,35 @@ class Offer:
             self._git = await git_status.CACHE.get(ws)
             self._git_read = True
         return self._git
+    def _offer_client(self, taken: set[str]) -> None:
+        """The client's tools (none to a helper: it answers its parent only). One whose
+        name a tool of the daemon took after it was given (an MCP server started since)
+        is left out, and the person told once."""
+        tools = () if self._req.helper is not None else self._t.info.client_tools
+        if self._narrowed is not None:
+            tools = tuple(t for t in tools if t.name in self._narrowed)
+        for tool in tools:
+            hidden = notices.CLIENT_TOOL_HIDDEN.format(name=tool.name)
+            if tool.name in taken and not self._t.has_notice(hidden):
+                self._t.notice(hidden, "warn")
+        self._client = {t.name: t for t in tools if t.name not in taken}
+        self._client_specs = tuple(ToolSpec(t.name, t.description, t.parameters) for t in self._client.values())
+
+    async def _prepare_without_host(self) -> None:
+        """A conversation without the daemon's own tools (`workspace_tools: false`): the
+        client's tools, and the MCP tools when it asked for them (they run in its
+        workspace); no file, command, search or helper, no skill, no instruction file."""
+        env, info = self._env, self._t.info
+        ws, local = self.workspace(), self._req.local
+        self._offered, self._run_specs, self._skill_names = [], (), ()
+        if info.mcp_tools and ws is not None and local and self._req.helper is None:
+            await env.registry.prepare(workspace=ws, mode=info.mode, local=local)
+            mcp = set(env.registry.source_names())
+            self._offered = [t for t in env.registry.offered(workspace=ws, mode=info.mode, local=local)
+                             if t.name in mcp]
+        self._offer_client({t.name for t in self._offered})
+        self._system = system_prompt(workspace=None, mode=info.mode, today=self._today,
+                                     tools=bool(self._offered or self._client), host=False)
 
     async def workspace_files(self) -> tuple[str, ...] | None:
         """The workspace's files when an offered tool names existing ones (actors/runs/agent/real_names.py)."""

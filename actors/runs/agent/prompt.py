@@ -55,11 +55,13 @@ def system_prompt(
     helper: str | None = None,
     files: str | None = None,
     git: str | None = None,
+    host: bool = True,
 ) -> str:
     """The base prompt (capped) plus the project's instruction files (actors/runs/agent/instructions.py).
     `planning`: the lines that say the conversation plans (actors/runs/agent/run_tools/plans.py). `files`:
     the line that lists the workspace's files (actors/runs/agent/real_names.py `prompt_index`). `git`: the
-    workspace's branch and status (actors/runs/agent/git_status.py), last: it changes most often."""
+    workspace's branch and status (actors/runs/agent/git_status.py), last: it changes most often. `host`:
+    False for a conversation without the daemon's own tools (its client's tools run in the app)."""
     lines = [
         "You are a coding agent working for the person at this computer.",
         f"Platform: {platform_name()}. Date: {today.isoformat()}.",
@@ -75,6 +77,11 @@ def system_prompt(
                 "Use the tools to look before you answer: read files rather than guess their content. "
                 "Keep answers short and say what you changed."
             )
+    elif not host:
+        lines.append(
+            "You have no file or command tools on this computer"
+            + ("; the tools you are given run in the app the person uses." if tools else ".")
+        )
     else:
         lines.append(
             "No folder is open in this conversation, so you have no file or command tools. "
