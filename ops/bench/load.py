@@ -42,6 +42,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
+    CpuWatch,
     DaemonProcess,
     Report,
     SSEClient,
@@ -179,14 +180,20 @@ async def drive(args: argparse.Namespace, daemon: DaemonProcess, stub: Stub, rep
             os.kill(daemon.pid, signal.SIGUSR1)
         load0 = os.getloadavg()
         cpu0 = proc_cpu_seconds(daemon.pid)
+        main0 = proc_cpu_seconds(f"{daemon.pid}/task/{daemon.pid}")
+        own0 = time.process_time()
+        watch = CpuWatch([daemon.pid]).start()
         t0 = time.perf_counter()
         with trio.fail_after(args.timeout):
             async with trio.open_nursery() as senders:
                 for i, cid in enumerate(cids):
                     senders.start_soon(converse, i, cid)
         wall = time.perf_counter() - t0
+        own = time.process_time() - own0
+        foreign = watch.foreign_cores()
         cpu_idle = proc_cpu_seconds(daemon.pid)
         cpu_settled = await settled_cpu(daemon.pid)
+        main_thread = proc_cpu_seconds(f"{daemon.pid}/task/{daemon.pid}") - main0
         load1 = os.getloadavg()
         if args.profile:
             os.kill(daemon.pid, signal.SIGUSR2)
@@ -198,8 +205,9 @@ async def drive(args: argparse.Namespace, daemon: DaemonProcess, stub: Stub, rep
         for cid in cids:
             states[cid] = (await http.get(f"/api/conversations/{cid}")).json().get("state")
         nursery.cancel_scope.cancel()
-    out.update(latencies=latencies, statuses=statuses, wall=wall, cpu_idle=cpu_idle - cpu0,
-               cpu_settled=cpu_settled - cpu0, load=(load0, load1), followers=followers, states=states)
+    out.update(latencies=latencies, statuses=statuses, wall=wall, own=own, foreign=foreign, main_thread=main_thread,
+               cpu_idle=cpu_idle - cpu0, cpu_settled=cpu_settled - cpu0, load=(load0, load1),
+               followers=followers, states=states)
     return out
 
 
@@ -275,6 +283,10 @@ def main() -> int:
         report.figure("messages a second", len(lat) / out["wall"], "/s")
         report.figure("daemon CPU per message to the last idle", out["cpu_idle"] / n * 1000, "ms")
         report.figure("daemon CPU per message, settled", out["cpu_settled"] / n * 1000, "ms")
+        report.figure("  of it the trio thread's", out["main_thread"] / n * 1000, "ms")
+        report.figure("  of it other threads' (saves, ...)", (out["cpu_settled"] - out["main_thread"]) / n * 1000, "ms")
+        report.figure("this process's CPU per message (clients, provider)", out["own"] / n * 1000, "ms")
+        report.figure("other processes' CPU during the messages", out["foreign"], "cores", fmt="{:.2f}")
         load0, load1 = out["load"]
         report.figure("load average (1 min) before / after", f"{load0[0]:.2f} / {load1[0]:.2f}")
         if args.profile:
