@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -260,6 +261,25 @@ async def test_no_key_no_authorization_header(stub: OpenAIStub) -> None:
     (req,) = stub.received
     assert "authorization" not in req.headers
     assert req.path == "/v1/chat/completions" and "tools" not in req.body and req.body["max_tokens"] == 5
+
+
+async def test_turns_load_no_certificates_on_the_event_loop(stub: OpenAIStub, monkeypatch) -> None:
+    # Loading the certificate store costs ~40 ms of CPU: a client built per turn without a
+    # shared TLS context paid it on the trio thread at every turn (issue 34).
+    loads: list[str] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counting(self, *args, **kwargs):
+        loads.append(threading.current_thread().name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
+    loop_thread = threading.current_thread().name
+    for _ in range(3):
+        result, _pieces = await generate(ProviderBackend(base_url=stub.base_url, model="m"))
+        assert result.text == "Default answer."
+    assert len(stub.received) == 3
+    assert loop_thread not in loads and len(loads) <= 1, loads
 
 
 async def test_tool_calls_split_across_chunks_by_index(stub: OpenAIStub) -> None:

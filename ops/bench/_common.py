@@ -495,6 +495,12 @@ def _proc_ticks(pid: int | str) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime
 
 
+def proc_cpu_seconds(pid: int | str) -> float:
+    """A process's CPU time so far (user + system, every thread), from /proc/<pid>/stat;
+    0.0 once it is gone."""
+    return _proc_ticks(pid) / _clock_ticks()
+
+
 class CpuWatch:
     """How much CPU the machine's *other* processes used over a span, in cores.
 
