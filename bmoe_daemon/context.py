@@ -27,6 +27,7 @@ from actors.skills.catalog import SkillCatalog
 from actors.tools.registry import Registry
 from bmoe_daemon import access
 from bmoe_daemon.config import Config
+from bmoe_daemon.write_guard import WriteGuard
 
 # Where create_app puts the context among the app's extensions.
 EXTENSION = "bmoe"
@@ -59,6 +60,8 @@ class DaemonContext:
     rules: RuleBook | None = None
     # The sandbox of the model's commands (/health shows its status); none in chat-only mode or a test's app.
     sandbox: Sandbox | None = None
+    # The bound on writes to clients (the debug route shows them); none in a test's app.
+    writes: WriteGuard | None = None
 
 
 def daemon() -> DaemonContext:
