@@ -111,20 +111,23 @@ class Subscription:
         """At least one item and at most `limit`: what is queued, or else the next to come.
         A checkpoint, as trio's receive is."""
         sub = self._sub
-        if self._backlog or sub.queue:
+        queue = sub.queue
+        if self._backlog or queue:
             await trio.lowlevel.checkpoint()
         else:
-            while not sub.queue:
+            while not queue:
                 if sub.closed:
                     raise trio.ClosedResourceError
                 if sub.dropped:
                     raise trio.EndOfChannel
                 await self._wait()
+            if len(queue) == 1:  # the usual wakeup: one event
+                return [queue.popleft()]
         out: list[Event | Ping] = []
-        for source in (self._backlog, sub.queue):
+        for source in (self._backlog, queue):
             while source and len(out) < limit:
                 out.append(source.popleft())
-        if not out:  # emptied while the checkpoint ran (the bus never takes from a queue)
+        if not out:  # emptied while the checkpoint ran (unsubscribed: the bus never takes from a queue)
             return await self.receive_batch(limit)
         return out
 
