@@ -17,13 +17,19 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 import trio
 
 REPLAY_EVENTS = 2000
 SUBSCRIBER_QUEUE = 4096
+# Subscribers woken at once by an event; each one woken wakes the next waiting, so an
+# event reaches WAKE_GROUP more subscribers each scheduler round. A stream's write takes
+# two rounds of its own (hypercorn's send lock, then the socket's send): woken all at
+# once, every stream would get its bytes ready before the first one wrote them; woken in
+# groups, the first write while the next get ready.
+WAKE_GROUP = 8
 
 
 @attrs.frozen
@@ -69,6 +75,7 @@ class _Subscriber:
     local: bool
     queue: collections.deque[Event | Ping] = attrs.field(factory=collections.deque)
     waiter: trio.lowlevel.Task | None = None
+    in_line: bool = False  # in the bus's line of subscribers to wake
     dropped: bool = False  # its queue overflowed: it gets what is queued, then the end
     closed: bool = False  # unsubscribed
     sent: int = 0  # items queued, so keepalive sees which subscribers were quiet
@@ -88,9 +95,10 @@ class Subscription:
     `receive_nowait` raises trio.WouldBlock when there is none, and both raise
     trio.EndOfChannel once a subscriber the bus dropped has taken what was queued."""
 
-    def __init__(self, backlog: list[Event], sub: _Subscriber) -> None:
+    def __init__(self, backlog: list[Event], sub: _Subscriber, wake_next: Callable[[int], None]) -> None:
         self._backlog = collections.deque(backlog)
         self._sub = sub
+        self._wake_next = wake_next
 
     def receive_nowait(self) -> Event | Ping:
         if self._backlog:
@@ -121,6 +129,7 @@ class Subscription:
                 if sub.dropped:
                     raise trio.EndOfChannel
                 await self._wait()
+                self._wake_next(1)  # woken: the next in line, for the next round
             if len(queue) == 1:  # the usual wakeup: one event
                 return [queue.popleft()]
         out: list[Event | Ping] = []
@@ -151,6 +160,7 @@ class EventBus:
         self._subs: dict[int, _Subscriber] = {}
         self._queue = queue
         self._keys = 0
+        self._line: collections.deque[_Subscriber] = collections.deque()  # waiting, to be woken
 
     @property
     def last_id(self) -> int:
@@ -170,6 +180,7 @@ class EventBus:
         self._replay.append(event)
         full: list[int] = []
         bound = self._queue
+        line = self._line
         for key, sub in self._subs.items():
             if local_only and not sub.local:
                 continue
@@ -179,11 +190,23 @@ class EventBus:
                 continue
             queue.append(event)
             sub.sent += 1
-            if sub.waiter is not None:
-                sub.wake()
+            if sub.waiter is not None and not sub.in_line:
+                sub.in_line = True
+                line.append(sub)
         for key in full:
             self._drop(key)
+        self._wake_next(WAKE_GROUP)
         return event
+
+    def _wake_next(self, n: int) -> None:
+        """Wake the next `n` subscribers in line that still wait."""
+        line = self._line
+        while n and line:
+            sub = line.popleft()
+            sub.in_line = False
+            if sub.waiter is not None:
+                sub.wake()
+                n -= 1
 
     async def keepalive(self, every: float, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Forever: a subscriber that was sent nothing for `every` seconds gets a Ping.
@@ -221,7 +244,7 @@ class EventBus:
         sub = _Subscriber(local)
         self._subs[key] = sub
         try:
-            yield Subscription(backlog, sub)
+            yield Subscription(backlog, sub, self._wake_next)
         finally:
             self._subs.pop(key, None)
             sub.closed = True

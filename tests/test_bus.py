@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import trio
 import trio.testing
@@ -240,3 +242,26 @@ async def test_a_dropped_subscriber_waiting_is_woken_to_see_its_end() -> None:
             with trio.fail_after(1):
                 await ended.wait()
         assert bus.subscribers == 0
+
+
+async def test_an_event_wakes_a_group_of_waiting_subscribers_and_each_the_next_until_all_have_it() -> None:
+    from actors.bus import WAKE_GROUP
+
+    bus = EventBus()
+    n = 3 * WAKE_GROUP + 2
+    got: list[list[object]] = [[] for _ in range(n)]
+    with contextlib.ExitStack() as stack:
+        subs = [stack.enter_context(bus.subscribe()) for _ in range(n)]
+        async with trio.open_nursery() as nursery:
+            for k, sub in enumerate(subs):
+
+                async def take(k: int = k, sub: Subscription = sub) -> None:
+                    got[k].extend(e.data for e in await sub.receive_batch(5))
+
+                nursery.start_soon(take)
+            await trio.testing.wait_all_tasks_blocked()
+            bus.publish("tick", "x")
+            # Woken now: the first group only (the others are woken by those, a round later).
+            assert sum(1 for s in subs if s._sub.waiter is None) == WAKE_GROUP
+            await trio.testing.wait_all_tasks_blocked()
+            assert got == [["x"]] * n
