@@ -29,6 +29,7 @@ from actors.tools.memory import MemoryBook
 from actors.tools.registry import Registry
 from bmoe_daemon import access
 from bmoe_daemon.config import Config
+from bmoe_daemon.write_guard import WriteGuard
 
 # Where create_app puts the context among the app's extensions.
 EXTENSION = "bmoe"
@@ -65,6 +66,8 @@ class DaemonContext:
     memory: MemoryBook | None = None
     # The usage ledger (GET /api/usage); none in a test's app that keeps none.
     usage: UsageLedger | None = None
+    # The bound on writes to clients (the debug route shows them); none in a test's app.
+    writes: WriteGuard | None = None
 
 
 def daemon() -> DaemonContext:

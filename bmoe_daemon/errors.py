@@ -32,9 +32,6 @@ in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
     │                                   code)
     ├── ServiceError                    service/commands.py: a service command that cannot be carried out (printed,
     │                                   exit 1; doctor reports no service manager)
-    ├── RuntimeError
-    │   └── HypercornChanged            http_send.py: hypercorn's replaced method is not the one known; the daemon
-    │                                   does not start
     └── ValueError
         ├── OptionError                 options.py: a serve option that cannot be used (printed, exit 2)
         └── UnitError                   service/units.py: a value a service file cannot carry (a ServiceError)

@@ -54,7 +54,6 @@ from actors.tools.memory_store import Memories
 from actors.tools.registry import Registry
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
-from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import LOG_BACKUPS, Config
 from bmoe_daemon.context import DaemonContext
@@ -73,6 +72,7 @@ from bmoe_daemon.startup import (
     log_to_file,
 )
 from bmoe_daemon.store import Store
+from bmoe_daemon.write_guard import WriteGuard
 
 log = logging.getLogger("bmoe")
 
@@ -320,14 +320,15 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
                         hooks=hooks, sandbox=sandbox, memory=memory, usage=usage)
-    app = create_app(ctx)
-
-    http_send.install()  # each event frame is written before its task yields (see the module)
+    # Every write to a client is bounded: one that takes nothing cannot hold a task or the exit.
+    guard = WriteGuard(create_app(ctx))
+    ctx.writes = guard
     http_stop = trio.Event()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_signals, stop)
         await nursery.start(bus.keepalive, events_route.PING_S)
         await nursery.start(usage.run)
+        await nursery.start(guard.run)
         await nursery.start(engine.run)
         await nursery.start(mcp.run)
         await nursery.start(acp.run)
@@ -340,7 +341,7 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
             await nursery.start(scheduler.run)
         for sock in sockets.insecure_sockets:
             sock.listen(hconfig.backlog)
-        await nursery.start(partial(worker_serve, wrap_app(app, hconfig.wsgi_max_body_size, "asgi"), hconfig,
+        await nursery.start(partial(worker_serve, wrap_app(guard, hconfig.wsgi_max_body_size, "asgi"), hconfig,
                                     sockets=sockets, shutdown_trigger=http_stop.wait))
         address = bound_address(sockets)
         ctx.address = address
@@ -356,7 +357,7 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
         log.info("stopping: ending runs")
         with trio.CancelScope(shield=True):
             await shutdown(shutdown_steps(scheduler=scheduler, hub=hub, acp=acp, mcp=mcp, lsp=lsp, engine=engine,
-                                          http=_Trigger(http_stop), hooks=hooks))
+                                          http=_Trigger(http_stop, guard), hooks=hooks))
         if memory is not None:
             memory.store.close()  # the runs are over: nothing writes a memory now
         nursery.cancel_scope.cancel()
@@ -373,13 +374,15 @@ class Stoppable(Protocol):
 @attrs.frozen
 class _Trigger:
     """hypercorn's server as a Stoppable: it stops taking requests when the event is set
-    and ends with the daemon's nursery (its connections get HTTP_GRACE_S)."""
+    and ends with the daemon's nursery (its connections get HTTP_GRACE_S, a write to a
+    client that takes nothing STOPPING_WRITE_S)."""
 
     event: trio.Event
+    guard: WriteGuard
 
     def close(self) -> None:
         self.event.set()
-        http_send.stop_writes()
+        self.guard.stopping()
 
     async def wait_stopped(self) -> None:
         return None

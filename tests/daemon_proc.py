@@ -80,6 +80,20 @@ async def run_daemon(data_dir: Path, *args: str, env: dict[str, str] | None = No
         await proc.stdout.aclose()
 
 
+def sse_fields(lines: list[str]) -> tuple[int | None, str, str]:
+    """An event frame's id, name and data, from its lines."""
+    ev_id, name, data = None, "message", ""
+    for line in lines:
+        field, _, value = line.partition(": ")
+        if field == "id":
+            ev_id = int(value)
+        elif field == "event":
+            name = value
+        elif field == "data":
+            data += value
+    return ev_id, name, data
+
+
 class SSE:
     """A minimal Server-Sent Events reader over httpx."""
 
@@ -97,9 +111,7 @@ class SSE:
             assert resp.status_code == 200, resp.status_code
             assert resp.headers["content-type"].startswith("text/event-stream")
             started = False
-            ev_id: int | None = None
-            name = "message"
-            data = ""
+            lines: list[str] = []
             async for line in resp.aiter_lines():
                 if line.startswith(":"):
                     self.comments.append(line)
@@ -108,19 +120,14 @@ class SSE:
                         task_status.started()
                     continue
                 if line == "":
+                    ev_id, name, data = sse_fields(lines)
+                    lines = []
                     if data:
                         self.events.append((ev_id, name, json.loads(data)))
                         self._new.set()
                         self._new = trio.Event()
-                    ev_id, name, data = None, "message", ""
                     continue
-                field, _, value = line.partition(": ")
-                if field == "id":
-                    ev_id = int(value)
-                elif field == "event":
-                    name = value
-                elif field == "data":
-                    data += value
+                lines.append(line)
 
     async def wait_for(self, pred: Any, timeout: float = 30) -> tuple[int | None, str, Any]:
         with trio.fail_after(timeout):

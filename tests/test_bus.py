@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import trio
+import trio.testing
 
 from actors.bus import REPLAY_EVENTS, Event, EventBus, Subscription
 
@@ -186,3 +189,79 @@ async def test_keepalive_pings_quiet_subscribers_only(autojump_clock: trio.abc.C
                 got = await idle.receive()
             assert isinstance(got, Ping) and trio.current_time() - start >= 5.0
         nursery.cancel_scope.cancel()
+
+
+async def test_receive_batch_takes_what_is_queued_up_to_the_limit_then_waits_for_more() -> None:
+    bus = EventBus()
+    with bus.subscribe() as sub:
+        for n in range(5):
+            bus.publish("tick", n)
+        assert [e.data for e in await sub.receive_batch(3)] == [0, 1, 2]
+        assert [e.data for e in await sub.receive_batch(3)] == [3, 4]
+        got: list[object] = []
+        async with trio.open_nursery() as nursery:
+
+            async def take() -> None:
+                got.extend(await sub.receive_batch(3))
+
+            nursery.start_soon(take)
+            await trio.testing.wait_all_tasks_blocked()
+            assert got == []  # waiting: nothing queued
+            bus.publish("tick", 5)
+        assert [e.data for e in got] == [5]
+
+
+async def test_a_receive_cancelled_while_waiting_leaves_the_subscriber_fine() -> None:
+    bus = EventBus()
+    with bus.subscribe() as sub:
+        with trio.move_on_after(0.01):
+            await sub.receive()
+        bus.publish("tick", 1)  # no task to wake: nothing goes wrong
+        bus.publish("tick", 2)
+        assert [e.data for e in await sub.receive_batch(10)] == [1, 2]
+
+
+async def test_a_dropped_subscriber_waiting_is_woken_to_see_its_end() -> None:
+    bus = EventBus(queue=1)
+    with bus.subscribe() as sub:
+        bus.publish("tick", 0)
+        assert (await sub.receive()).data == 0
+        async with trio.open_nursery() as nursery:
+            ended = trio.Event()
+
+            async def take() -> None:
+                assert [e.data for e in await sub.receive_batch(5)] == [1]
+                with pytest.raises(trio.EndOfChannel):
+                    await sub.receive_batch(5)
+                ended.set()
+
+            nursery.start_soon(take)
+            await trio.testing.wait_all_tasks_blocked()
+            bus.publish("tick", 1)
+            bus.publish("tick", 2)  # the queue is full (1 unread): dropped
+            with trio.fail_after(1):
+                await ended.wait()
+        assert bus.subscribers == 0
+
+
+async def test_an_event_wakes_a_group_of_waiting_subscribers_and_each_the_next_until_all_have_it() -> None:
+    from actors.bus import WAKE_GROUP
+
+    bus = EventBus()
+    n = 3 * WAKE_GROUP + 2
+    got: list[list[object]] = [[] for _ in range(n)]
+    with contextlib.ExitStack() as stack:
+        subs = [stack.enter_context(bus.subscribe()) for _ in range(n)]
+        async with trio.open_nursery() as nursery:
+            for k, sub in enumerate(subs):
+
+                async def take(k: int = k, sub: Subscription = sub) -> None:
+                    got[k].extend(e.data for e in await sub.receive_batch(5))
+
+                nursery.start_soon(take)
+            await trio.testing.wait_all_tasks_blocked()
+            bus.publish("tick", "x")
+            # Woken now: the first group only (the others are woken by those, a round later).
+            assert sum(1 for s in subs if s._sub.waiter is None) == WAKE_GROUP
+            await trio.testing.wait_all_tasks_blocked()
+            assert got == [["x"]] * n

@@ -28,7 +28,7 @@ SERVED_WITHIN_S = CLIENT_TAKE_S + 15
 # A small receive buffer, so TCP back-pressure reaches the daemon soon.
 RCVBUF = 4096
 # SIGTERM to exit with a client connected that never reads: the run stops, the write
-# to that client gives up once the daemon stops (http_send.STOPPING_WRITE_S).
+# to that client gives up once the daemon stops (write_guard.STOPPING_WRITE_S).
 EXIT_WITH_STALLED_CLIENT_S = 5.0
 
 

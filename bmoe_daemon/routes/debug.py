@@ -44,4 +44,8 @@ async def get_debug_actors() -> Response:
     )
     body = _tree(root)
     body["events"] = {"last_id": d.bus.last_id, "subscribers": d.bus.subscribers}
+    if d.writes is not None:
+        body["http"] = {"writes_in_progress": d.writes.writes_in_progress,
+                        "oldest_write_s": round(d.writes.oldest_write_s(), 3),
+                        "connections_cut": d.writes.cut}
     return jsonify(body)

@@ -62,39 +62,37 @@ def _served(raw: str | None, local: bool) -> list[str]:
 
 # Events that are waiting when the stream wakes go out in one write, at most this many.
 BATCH_EVENTS = 64
+PING_FRAME = b": ping\n\n"
+LAGGED_FRAME = b"event: lagged\ndata: {}\n\n"
 
 
 def sse_frame(event: Event) -> bytes:
+    """The event's frame: encoded once, on its first subscriber's turn, and the same
+    bytes for every other."""
     return event.sse_frame()
 
 
 async def _stream(bus: EventBus, after: int | None, local: bool,
                   serving: AbstractContextManager[None]) -> AsyncIterator[bytes]:
-    """The stream waits on its queue alone: pings come through it from the bus's one
-    keepalive timer, so a delta costs no timeout per subscriber. `serving`: held while
-    it is open (the conversations whose tool calls it answers)."""
+    """One write per wakeup: whatever arrived since the last one (at most BATCH_EVENTS),
+    through Quart's streaming response. The stream waits on its queue alone: pings come
+    through it from the bus's one keepalive timer, so a delta costs no timeout per
+    subscriber. A client that takes nothing has its connection cut by the write guard
+    (bmoe_daemon/write_guard.py); one that falls too far behind is dropped by the bus.
+    `serving`: held while it is open (the conversations whose tool calls it answers)."""
     with bus.subscribe(after=after, local=local) as sub, serving:
         yield b": connected\n\n"
         while True:
             try:
-                got = await sub.receive()
+                got = await sub.receive_batch(BATCH_EVENTS)
             except (trio.EndOfChannel, trio.ClosedResourceError):
-                yield b"event: lagged\ndata: {}\n\n"
+                yield LAGGED_FRAME
                 return
-            frames = [sse_frame(got) if isinstance(got, Event) else b": ping\n\n"]
-            # Whatever else is already queued joins this write: one send per wakeup.
-            while len(frames) < BATCH_EVENTS:
-                try:
-                    more = sub.receive_nowait()
-                except trio.WouldBlock:
-                    break
-                except (trio.EndOfChannel, trio.ClosedResourceError):
-                    yield b"".join(frames)
-                    yield b"event: lagged\ndata: {}\n\n"
-                    return
-                if isinstance(more, Event):
-                    frames.append(sse_frame(more))
-            yield b"".join(frames)
+            if len(got) == 1:
+                one = got[0]
+                yield sse_frame(one) if isinstance(one, Event) else PING_FRAME
+            else:
+                yield b"".join([sse_frame(x) if isinstance(x, Event) else PING_FRAME for x in got])
 
 
 @bp.get("/api/events")

@@ -30,8 +30,7 @@ pointer (not `_ctx.ctx`), and `llama_model_n_params(llm.model)` and
 pyproject.toml pins llama-cpp-python to SUPPORTED, the releases these members are known
 in. `check_module()` (before a model loads) and `check_loaded(llm)` (once it has) raise
 LlamaChanged, naming the installed version and every member missing, so a changed
-llama-cpp-python stops the load with a plain message, not a turn with an AttributeError
-(the way bmoe_daemon/http_send.py refuses a hypercorn whose method it does not know).
+llama-cpp-python stops the load with a plain message, not a turn with an AttributeError.
 """
 
 from __future__ import annotations
