@@ -333,9 +333,7 @@ def test_a_plain_string_is_ruled_out_as_itself_and_one_with_bounds_by_its_length
     assert not fits(twice, "a") and not fits(twice, "b") and fits(twice, "c")
 
 
-def test_banned_values_reach_every_free_string_of_a_call_and_no_choice():
-    """A banned value is ruled out exactly, in every free string; a string that only
-    holds it, or its words, stays free (the person's job may need them)."""
+def test_banned_words_reach_every_free_string_of_a_call_and_no_choice():
     from actors.model.backends.generic_grammar import with_banned
 
     shell = ToolSpec("exec_shell_command", "Run.", {
@@ -344,16 +342,14 @@ def test_banned_values_reach_every_free_string_of_a_call_and_no_choice():
                        "env": {"type": "array", "items": {"type": "string"}},
                        "name": {"type": "string", "maxLength": 8}},
         "required": ["command"]})
-    schema = generic_schema((shell,), required=True, strict=True, banned=("cat tide.txt", "knots.txt", "tide.txt"))
+    schema = generic_schema((shell,), required=True, strict=True, banned=("total", "cart"))
     call = {"tool_calls": [{"name": "exec_shell_command", "arguments": {"command": "cat x"}}]}
     assert fits(schema, call)
-    for args in ({"command": "cat tide.txt"}, {"command": "ls", "env": ["a", "knots.txt"]}):
+    for args in ({"command": "cat TOTAL.py"}, {"command": "ls", "env": ["a", "my_cart"]}):
         assert not fits(schema, {"tool_calls": [{"name": "exec_shell_command", "arguments": args}]}), args
-    for args in ({"command": "cat tide.txt knots.txt"}, {"command": "ls", "env": ["my knots.txt", "tide.tx"]}):
-        assert fits(schema, {"tool_calls": [{"name": "exec_shell_command", "arguments": args}]}), args
     # A choice is the tool's own, and a bounded string is left as it was.
     assert fits(schema, {"tool_calls": [{"name": "exec_shell_command",
-                                          "arguments": {"command": "x", "mode": "total", "name": "tide.txt"}}]})
+                                          "arguments": {"command": "x", "mode": "total", "name": "total"}}]})
     assert with_banned({"type": "string"}, ()) == {"type": "string"}
 
 
@@ -366,20 +362,19 @@ def test_an_excluded_string_becomes_a_grammar_llama_cpp_takes():
     grep = ToolSpec("grep_search", "Search.", {"type": "object", "properties": {
         "pattern": {"type": "string"}, "include": {"type": "string"}}, "required": ["pattern"]})
     schema = generic_schema((grep,), required=False, strict=True, avoid=(("grep_search", {"pattern": "déf ŧotal"}),),
-                            banned=("def ŧotal", "knots.txt"))
+                            banned=("total", "cart"))
     text = strict_strings(schema_to_gbnf(schema))
     assert "\\u0167" in text  # a character past Latin-1, in a class
     LlamaGrammar.from_string(text, verbose=False)
 
 
-def test_the_examples_values_are_banned_unless_the_conversation_has_them():
-    from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, example_values
+def test_the_made_up_names_are_banned_unless_the_conversation_has_them():
+    from actors.model.backends.worked_examples import EXAMPLES, MADE_UP, made_up_words
 
-    assert example_values([{"role": "user", "content": "Which file defines greet?"}]) == EXAMPLE_VALUES
-    said = [{"role": "user", "content": "What is in TIDE.TXT?"}, {"role": "assistant", "content": "boat.ini"},
-            {"role": "tool", "content": "harbour.md:1:x"}]
-    assert set(example_values(said)) == set(EXAMPLE_VALUES) - {"tide.txt", "harbour.md"}
-    # Each is a whole argument value of an example's call, paths, texts and commands alike.
-    args = [a for _, calls, _ in EXAMPLES for _, a, _ in calls]
-    assert {"harbour.md", "low at noon", "python3 knots.py", "def moon_phase", "sail = red"} <= set(EXAMPLE_VALUES)
-    assert all(any(v in json.dumps(a, ensure_ascii=False) for a in args) for v in EXAMPLE_VALUES)
+    assert made_up_words([{"role": "user", "content": "Which file defines greet?"}]) == MADE_UP
+    said = [{"role": "user", "content": "What is the TOTAL?"}, {"role": "assistant", "content": "cart.py"},
+            {"role": "tool", "content": "shop.py:1:x"}]
+    assert set(made_up_words(said)) == set(MADE_UP) - {"total", "shop"}
+    # Each name is one of the examples' (and so nowhere else the model reads).
+    shown = json.dumps(EXAMPLES).lower()
+    assert all(word in shown for word in MADE_UP)

@@ -6,9 +6,10 @@ A model of a few hundred million parameters does not follow a description of a
 format as well as it copies one it has seen done. Without them SmolLM2-135M copied the
 descriptions' own words into its calls (`exec_shell_command {"command":
 "get_info"}`, a grep for the description's example pattern) and rarely answered after
-a call. The examples show the tools' grammar (read and answer, write, an edit of two lines,
-run, run then write, a helper, search) on neutral material, a sailing club's files,
-that no job of a person resembles; each is shown only when its tools are offered.
+a call. The examples show one shape each (read and answer, write, edit, run, search)
+on a made-up project whose names appear nowhere else, each shown only when its tool
+is offered; they are the same for every conversation, so they stay in the prompt's
+cache.
 """
 
 from __future__ import annotations
@@ -21,60 +22,42 @@ from typing import Any
 # tool must be offered for the example to be shown, and every other one's.
 Example = tuple[str, tuple[tuple[str, dict[str, Any], str], ...], str]
 EXAMPLES: tuple[Example, ...] = (
-    ("How long is the route in harbour.md?",
-     (("read_file", {"path": "harbour.md"}, "1→# Harbour\n2→route: 14 km\n3→buoys: 6\n"),),
-     "The route in harbour.md is 14 km."),
-    ("Make a file tide.txt that says low at noon",
-     (("write_file", {"path": "tide.txt", "content": "low at noon"}, "Created tide.txt: 1 lines, 11 bytes."),),
-     "I created tide.txt. It says: low at noon"),
-    ("In boat.ini set sail to white and crew to 4",
-     (("read_file", {"path": "boat.ini"}, "1→sail = red\n2→crew = 3\n3→mast = 2\n"),
-      ("edit_file", {"path": "boat.ini", "edits": [{"old_text": "sail = red", "new_text": "sail = white"},
-                                                   {"old_text": "crew = 3", "new_text": "crew = 4"}]},
-       "Edited boat.ini.")),
-     "boat.ini now has sail = white and crew = 4."),
-    ("Run python3 knots.py and tell me the output",
-     (("exec_shell_command", {"command": "python3 knots.py"}, "bowline: 3 ways\n\n[exit code: 0]"),),
-     "It printed: bowline: 3 ways"),
-    ("Save what python3 knots.py prints in knots.txt",
-     (("exec_shell_command", {"command": "python3 knots.py"}, "bowline: 3 ways\n\n[exit code: 0]"),
-      ("write_file", {"path": "knots.txt", "content": "bowline: 3 ways"}, "Created knots.txt: 1 lines, 15 bytes.")),
-     "I ran knots.py and saved what it printed, bowline: 3 ways, in knots.txt."),
-    ("Use a helper to find where moon_phase is defined.",
-     (("task", {"description": "Find moon_phase", "prompt": "Find the file that defines the function moon_phase."},
-       "astro/sky.py defines moon_phase (line 12)."),),
-     "A helper found it: moon_phase is defined in astro/sky.py."),
-    ("Where is moon_phase defined?",
-     (("grep_search", {"pattern": "def moon_phase"}, "astro/sky.py:12:def moon_phase(day):\n"),),
-     "moon_phase is defined in astro/sky.py (line 12)."),
+    ("What value does LIMIT have in limits.py?",
+     (("read_file", {"path": "limits.py"}, "1→LIMIT = 25\n2→NAME = \"shop\"\n"),),
+     "LIMIT is 25."),
+    ("Make a new file memo.txt with the text ready",
+     (("write_file", {"path": "memo.txt", "content": "ready"}, "Created memo.txt: 1 lines, 5 bytes."),),
+     "I created memo.txt with the text ready."),
+    ("Set NAME in shop.py to \"store\"",
+     (("read_file", {"path": "shop.py"}, "1→NAME = \"shop\"\n2→OPEN = True\n"),
+      ("edit_file", {"path": "shop.py", "edits": [{"old_text": "NAME = \"shop\"", "new_text": "NAME = \"store\""}]},
+       "Edited shop.py.")),
+     "NAME in shop.py is now \"store\"."),
+    ("Run python3 shop.py; what is the output?",
+     (("exec_shell_command", {"command": "python3 shop.py"}, "open: 3 items\n\n[exit code: 0]"),),
+     "It printed: open: 3 items"),
+    ("Use a helper to find where the function total is defined.",
+     (("task", {"description": "Find total", "prompt": "Find the file that defines the function total."},
+       "cart.py defines total (line 4)."),),
+     "A helper found it: total is defined in cart.py."),
+    ("Where is the function total defined?",
+     (("grep_search", {"pattern": "def total"}, "cart.py:4:def total(items):\n"),),
+     "total is defined in cart.py (line 4)."),
 )
 
 
-def _string_values(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _string_values(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _string_values(v)]
-    return []
+# The made-up project's names. A small model copied them into its calls (a grep for
+# `def total` when asked where greet is defined, then `include: "items"`), so a call's
+# free strings may not hold them (generic_grammar.with_banned) unless the conversation
+# has them: a file named cart.py, a request about a total.
+MADE_UP = ("limits", "shop", "store", "memo", "cart", "total")
 
 
-# The examples' own argument values (their paths, texts, commands, patterns). A small
-# model copied them into its calls (a grep for the example's pattern when asked about
-# another name), so a call's argument may not be one of them, exactly, unless the
-# person wrote it (generic_grammar.with_banned). Only whole values: the words in them
-# stay free for the person's own job.
-EXAMPLE_VALUES: tuple[str, ...] = tuple(dict.fromkeys(
-    v for _, calls, _ in EXAMPLES for _, args, _ in calls for v in _string_values(args)))
-
-
-def example_values(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> tuple[str, ...]:
-    """The EXAMPLE_VALUES that the person's messages (`messages`, without the examples)
-    do not hold: the values a call may not take."""
-    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") != "assistant")
-    said = said.lower()
-    return tuple(v for v in EXAMPLE_VALUES if v.lower() not in said)
+def made_up_words(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> tuple[str, ...]:
+    """The MADE_UP names that the conversation (`messages`, without the examples) has
+    nowhere but in the model's own words: the ones its calls may not hold."""
+    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") != "assistant").lower()
+    return tuple(w for w in MADE_UP if w not in said)
 
 
 def _words(text: str) -> set[str]:

@@ -31,7 +31,7 @@ import attrs
 import trio
 
 from actors.fs.paths import PathRefused, read_workspace_text, resolve
-from actors.model.backends.worked_examples import example_values
+from actors.model.backends.worked_examples import made_up_words
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import notice_item
 from actors.record.transcript import Transcript
@@ -151,7 +151,6 @@ class Leader:
         self._env = env
         self._step: steps.Step = "any"  # the next round's step, from the last round's calls
         self._change_rounds = 0  # rounds of this run that had to change a file (step "change")
-        self._changes = 0  # changes of this run that ran (writes, edits, commands that exited 0)
         self._checks = 0  # answers of this run sent back (steps.answer_fault)
 
     @property
@@ -185,15 +184,14 @@ class Leader:
         """`turn` as its prompt is shown (a round's, or one only counted): tools one line
         each; the worked examples when the context has room for them and the round may
         end with a reply (each example ends with one: while planning, every round a
-        call, SmolLM2 wrote the write example's file over and over instead of its todo
-        list); with the examples, their own argument values (exactly) banned from its
-        calls unless the person wrote them; and its
+        call, SmolLM2 wrote the write example's memo.txt over and over instead of its
+        todo list); with the examples, their made-up names banned from its calls; and its
         calls' arguments watched for loops as closely as its answers (it loops inside
         them; another model's repeated file content is content, repeats.TurnWatch)."""
         backend = self._env.engine.backend
         room = int(backend.n_ctx) if backend is not None else 0
         examples = room >= EXAMPLES_MIN_CTX and turn.tool_choice != "required"
-        banned = example_values(turn.messages) if examples else ()
+        banned = made_up_words(turn.messages) if examples else ()
         return attrs.evolve(turn, examples=examples, terse_tools=True, banned=banned, watch_calls_closely=True)
 
     async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
@@ -223,10 +221,8 @@ class Leader:
     def after_round(self, calls: Sequence[tuple[str, bool]]) -> None:
         """The step after a round whose calls ran, as (state, whether it only read)."""
         self._change_rounds += self._step == "change"
-        self._changes += sum(1 for state, read in calls if state == "done" and not read)
         self._step = steps.next_step(
-            calls, changing=self._step == "change" and self._change_rounds < steps.CHANGE_ROUNDS,
-            going_on=self._step == "more", changes=self._changes)
+            calls, changing=self._step == "change" and self._change_rounds < steps.CHANGE_ROUNDS)
 
     def free(self) -> None:
         """The next round is free (told what of the goal is open: its work goes on)."""

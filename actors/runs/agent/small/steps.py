@@ -24,14 +24,10 @@ instead:
   claimed, the next round is a call of a tool that changes files (`CHANGE_TOOLS`:
   told to make the change, it read app.py and lib.py instead, round after round).
 - After a change that ran (a write, an edit, a command that exited 0) it went on
-  calling tools until the round cap. A job may need more than one change (a command
-  whose output is then written, two files edited), so a change is followed by a round
-  that may answer or go on (`next_step`: "more"); a round of it that changes nothing,
-  or the MAX_CHANGES-th change of the run, is followed by the answer (`tool_choice:
-  "none"`, which the generic format's grammar makes a reply, the tools still described
-  so the prompt's cache holds). A failed call leaves the next round free, the same
-  call ruled out (ledger.Ledger.avoided); a call made already is refused (no call twice
-  while nothing changed), so going on cannot mean doing the same change again.
+  calling tools until the round cap. The round after a change is the answer
+  (`next_step`: `tool_choice: "none"`, which the generic format's grammar makes a
+  reply, the tools still described so the prompt's cache holds). A failed call leaves
+  the next round free, the same call ruled out (ledger.Ledger.avoided).
 
 A round after reads alone is left free: made to change something instead of reading
 (tried), the model wrote files named after its tools and ran `get_info` as a command.
@@ -52,30 +48,20 @@ from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.runs.agent.run_tools import goals, helpers, plans
 
-Step = Literal["any", "answer", "change", "more"]
+Step = Literal["any", "answer", "change"]
 
 
 # Rounds a claimed change's step ("change") lasts at most while no change runs.
 CHANGE_ROUNDS = 3
-# Changes a run may make before the round after one must be the answer.
-MAX_CHANGES = 3
 
 
-def next_step(calls: Iterable[tuple[str, bool]], *, changing: bool = False, going_on: bool = False,
-              changes: int = 0) -> Step:
-    """The step after a round, from its calls as (state, whether it only read).
-
-    After a change that ran, when no call failed: "more" (answer, or go on with the job)
-    while the run has made fewer than MAX_CHANGES changes (`changes`, this round's
-    included), else the answer. After a "more" round (`going_on`) that changed nothing
-    and failed in nothing: the answer. After a round that had to change a file
-    (`changing`) and did not: another such round (the call was refused, or cut while
-    the model wrote it). Else a free round."""
+def next_step(calls: Iterable[tuple[str, bool]], *, changing: bool = False) -> Step:
+    """The step after a round, from its calls as (state, whether it only read): the
+    answer after a change that ran, when no call failed; after a round that had to
+    change a file (`changing`) and did not, another such round (the call was refused,
+    or cut while the model wrote it); else a free round."""
     seen = list(calls)
-    failed = any(state != "done" for state, _ in seen)
-    if seen and not failed and not all(read for _, read in seen):
-        return "more" if changes < MAX_CHANGES else "answer"
-    if going_on and not failed:
+    if seen and all(state == "done" for state, _ in seen) and not all(read for _, read in seen):
         return "answer"
     if changing and not any(state == "done" and not read for state, read in seen):
         return "change"
