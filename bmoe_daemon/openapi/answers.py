@@ -132,6 +132,11 @@ def skill(c: Components) -> Schema:
     return shape(c, {"name": str, "title": str, "description": str, "source": str, "enabled": bool, "body": str})
 
 
+def skill_reading(c: Components) -> Schema:
+    return shape(c, {"name": str, "title": str, "description": str, "source": str, "enabled": bool, "body": str,
+                     "allowed_tools": list[str] | None, "file": str})
+
+
 def task(c: Components) -> Schema:
     last = shape(c, {"at": float, "conversation": str | None, "outcome": str})
     return shape(c, {

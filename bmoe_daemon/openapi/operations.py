@@ -288,6 +288,9 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("GET", "/api/skills"): Op(
         "The skills: bundled, the person's and (with `workspace`) the workspace's.", lambda c: array(answers.skill(c)),
         query=(Param("workspace", {"type": "string"}, "A workspace's id."),), errors=(404,)),
+    ("GET", "/api/skills/<name>"): Op(
+        "One skill to read: its fields, its `allowed-tools` (null when it names none) and its SKILL.md as read.",
+        answers.skill_reading, query=(Param("workspace", {"type": "string"}, "A workspace's id."),), errors=(404,)),
     ("POST", "/api/skills"): Op(
         "Write a skill of the person's.", answers.skill, status=201, body=SkillBody, errors=(409, 507),
         links={"Write": Link(("PUT", "/api/skills/<name>"), {"name": "$response.body#/name"}),
