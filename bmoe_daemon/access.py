@@ -167,6 +167,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", "/api/debug/actors"): (Locality.LOCAL, "The actor tree"),
     ("GET", "/api/providers"): (Locality.LOCAL, "The list of providers"),
     ("POST", "/api/providers"): (Locality.LOCAL, "Saving a provider"),
+    ("POST", "/api/providers/probe"): (Locality.LOCAL, "Testing a provider"),
     ("PUT", "/api/providers/<provider_id>"): (Locality.LOCAL, "Saving a provider"),
     ("DELETE", "/api/providers/<provider_id>"): (Locality.LOCAL, "Forgetting a provider"),
     ("POST", "/api/mcp/<server>/prompts/<name>"): (Locality.LOCAL, "An MCP server's prompt"),

@@ -128,6 +128,10 @@ def secret(c: Components) -> Schema:
     return shape(c, {"name": str, "stored": bool, "used_by": list[str]})
 
 
+def probe(c: Components) -> Schema:
+    return shape(c, {"ok": bool, "models": list[str], "failure": str | None, "message": str, "status": int | None})
+
+
 def skill(c: Components) -> Schema:
     return shape(c, {"name": str, "title": str, "description": str, "source": str, "enabled": bool, "body": str})
 

@@ -32,6 +32,7 @@ from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
 from bmoe_daemon.routes.agent import PromptArguments
+from bmoe_daemon.routes.providers import ProbeBody
 from bmoe_daemon.routes.secrets import SecretBody
 from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
 
@@ -248,6 +249,11 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(507,),
         links={"Change": Link(("PUT", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID}),
                "Forget": Link(("DELETE", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID})}),
+    ("POST", "/api/providers/probe"): Op(
+        "Ask an address for its models (GET <base_url>/models) with a key typed, or a saved provider's key (sent "
+        "only to its own host): the model ids, or what failed in plain words (`failure`: unreachable, timeout, "
+        "key_refused, not_found, not_openai, too_large, refused). Never answers or logs the key.",
+        answers.probe, body=ProbeBody, errors=(404,)),
     ("PUT", "/api/providers/<provider_id>"): Op("Change a provider.", answers.provider,
                                                 body=request_bodies.provider_body, errors=(507,)),
     ("DELETE", "/api/providers/<provider_id>"): Op("Forget a provider and its key.", answers.deleted, errors=(507,)),
