@@ -229,6 +229,14 @@ OPERATIONS: dict[tuple[str, str], Op] = {
                        "read-only conversations write memories (`memory_in_read_only`).",
                        lambda c: c.ref(Workspace, answer=True), body=WorkspaceChange, errors=(404, 507)),
     ("DELETE", _WS): Op("Forget a workspace (its folder stays).", answers.deleted, errors=(409, 507)),
+    ("GET", _WS + "/files"): Op(
+        "The workspace's files whose path holds `q` (case ignored), best first, at most `limit` (1 to 50): for the "
+        "message box's @-mentions. The walk follows no link, skips .git, node_modules and the like, and stops "
+        "after 50,000 entries or 2 seconds (`truncated`).",
+        lambda c: shape(c, {"files": list[str], "truncated": bool}),
+        query=(Param("q", {"type": "string", "maxLength": 200}, "Part of the path."),
+               Param("limit", {"type": "integer", "minimum": 1, "maximum": 50}, "At most this many; 50.")),
+        errors=(400, 404)),
     ("GET", _WS + "/rules"): Op("A workspace's always-allow rules.", lambda c: array(c.ref(Rule, answer=True))),
     ("POST", _WS + "/rules"): Op(
         "Keep an always-allow rule.", lambda c: c.ref(Rule, answer=True), status=201, body=NewRule, errors=(507,),
