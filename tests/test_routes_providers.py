@@ -1,18 +1,25 @@
 """The provider routes (bmoe_daemon/routes/providers.py) over the real app in-process,
-with clients on loopback and on the network (Quart's test client)."""
+with clients on loopback and on the network (Quart's test client); `POST
+/api/providers/probe` (issue 31) against a real OpenAI-compatible server on loopback
+(tests/openai_stub.py): the model list with a key typed or saved, each failure in plain
+words, bad requests 4xx, and the key never in an answer or a log line."""
 
 from __future__ import annotations
 
 import json
+import logging
+import socket
 from pathlib import Path
 
 import pytest
 
+from actors.model.providers import probe as probe_module
 from actors.model.providers.directory import ProviderDirectory
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
 from bmoe_daemon.store import write_atomic
+from tests.openai_stub import serving
 
 NET = {"client": ("192.0.2.7", 40000)}
 LOCAL = {"client": ("127.0.0.1", 40000)}
@@ -202,3 +209,98 @@ async def test_a_providers_file_of_plain_names_still_loads(tmp_path: Path) -> No
     assert loaded.listing() == [{"id": "old", "name": "Old", "base_url": "https://old.example/v1",
                                  "models": ["a", "b"], "has_key": False}]
     assert loaded.context_length("old/a") == 128_000
+
+
+# ---- POST /api/providers/probe ----
+
+PROBE_KEY = "sk-probe-test-5d1e77"
+SAVED = "sk-saved-probe-9b2c41"
+MODELS = {"object": "list", "data": [{"id": "qwen-7b", "object": "model"}, {"id": "llama-3", "object": "model"},
+                                     {"id": "qwen-7b", "object": "model"}]}
+
+
+async def probe(call: Client, body=None, scope=LOCAL, raw: bytes | None = None):
+    return await call("POST", "/api/providers/probe", scope, body, raw)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_the_models_are_listed_with_a_typed_or_a_saved_key(app, providers, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    call = Client(app)
+    async with serving() as stub:
+        stub.replies = [{"status": 200, "json": MODELS}] * 3
+        status, got = await probe(call, {"base_url": stub.base_url + "/", "api_key": PROBE_KEY})
+        assert status == 200
+        assert got == {"ok": True, "models": ["llama-3", "qwen-7b"], "failure": None, "status": 200,
+                       "message": "The key works; the service lists 2 models."}
+        asked = stub.received[-1]
+        assert (asked.method, asked.path) == ("GET", "/v1/models")
+        assert asked.headers["authorization"] == f"Bearer {PROBE_KEY}"
+        # Without a key: none is sent.
+        status, got = await probe(call, {"base_url": stub.base_url})
+        assert got["ok"] and "authorization" not in stub.received[-1].headers
+        # A saved provider's key, by its id, to its own host.
+        await providers.add("Local", stub.base_url, ["m"], api_key=SAVED)
+        status, got = await probe(call, {"base_url": stub.base_url, "provider_id": "local"})
+        assert got["ok"] and stub.received[-1].headers["authorization"] == f"Bearer {SAVED}"
+        # ... but never to another host: refused before anything is sent.
+        sent = len(stub.received)
+        other = stub.base_url.replace("127.0.0.1", "localhost")
+        status, got = await probe(call, {"base_url": other, "provider_id": "local"})
+        assert (status, got["code"]) == (400, "bad_request") and "type the key" in got["error"]
+        assert len(stub.received) == sent
+    assert not any(k in b for b in call.bodies for k in (PROBE_KEY, SAVED))
+    assert not any(k in r.getMessage() for r in caplog.records for k in (PROBE_KEY, SAVED))
+
+
+@pytest.mark.parametrize(("reply", "failure", "words"), [
+    ({"status": 401, "json": {"error": {"message": "bad key"}}}, "key_refused", "refused the key"),
+    ({"status": 403, "text": "no"}, "key_refused", "refused the key"),
+    ({"status": 404, "text": "not here"}, "not_found", "end it with /v1"),
+    ({"status": 500, "text": "boom"}, "refused", "answered 500"),
+    ({"status": 302, "text": ""}, "not_openai", "redirects"),
+    ({"status": 200, "text": "<html>hello</html>"}, "not_openai", "not with an OpenAI-compatible model list"),
+    ({"status": 200, "json": {"models": ["a"]}}, "not_openai", "not with an OpenAI-compatible model list"),
+    ({"status": 200, "json": {"data": [{"name": "no id"}]}}, "not_openai", "OpenAI-compatible"),
+    ({"status": 200, "json": {"data": ["x" * 1000] * 2500}}, "too_large", "larger than 2 MiB"),
+])
+async def test_each_failure_is_said_in_plain_words(app, reply, failure, words) -> None:
+    call = Client(app)
+    async with serving() as stub:
+        stub.replies = [reply]
+        status, got = await probe(call, {"base_url": stub.base_url, "api_key": PROBE_KEY})
+    assert status == 200 and got["ok"] is False and got["models"] == []
+    assert got["failure"] == failure and words in got["message"], got
+    assert PROBE_KEY not in call.bodies[-1]
+
+
+async def test_nothing_listening_and_a_service_that_stalls(app, monkeypatch) -> None:
+    call = Client(app)
+    status, got = await probe(call, {"base_url": f"http://127.0.0.1:{closed_port()}/v1"})
+    assert (status, got["ok"], got["failure"]) == (200, False, "unreachable") and "is running" in got["message"]
+    monkeypatch.setattr(probe_module, "PROBE_TIMEOUT_S", 0.3)
+    async with serving() as stub:
+        stub.replies = [{"stall": 5}]
+        status, got = await probe(call, {"base_url": stub.base_url})
+    assert (status, got["failure"]) == (200, "timeout")
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b"{", 400), (b"[]", 400), (b'{"api_key": "k"}', 400), (b'{"base_url": 7}', 400),
+    (b'{"base_url": "ftp://host/v1"}', 400), (b'{"base_url": "http://x/v1?a=b"}', 400),
+    (b'{"base_url": "http://127.0.0.1:9/v1", "api_key": "has space"}', 400),
+    (b'{"base_url": "http://127.0.0.1:9/v1", "provider_id": "nope"}', 404),
+])
+async def test_a_bad_request_is_4xx_with_words(app, body: bytes, code: int) -> None:
+    status, got = await probe(Client(app), raw=body)
+    assert status == code and got["error"] and got["code"], got
+
+
+async def test_a_network_client_is_refused(app) -> None:
+    status, got = await probe(Client(app), {"base_url": "http://127.0.0.1:9/v1"}, NET)
+    assert (status, got["code"]) == (403, "local_only")

@@ -303,6 +303,7 @@ NEW = {"name": "tidy-up", "description": "Tidy a folder.", "body": "1. Look.\n2.
 async def test_every_skill_route_answers_to_a_local_client_only(skills_app):
     app = skills_app.app
     for method, path, body in (("GET", "/api/skills", None), ("POST", "/api/skills", NEW),
+                               ("GET", "/api/skills/review-change", None),
                                ("PUT", "/api/skills/review-change", {**NEW, "name": "review-change"}),
                                ("PATCH", "/api/skills/review-change", {"enabled": False}),
                                ("DELETE", "/api/skills/review-change", None)):
@@ -310,6 +311,29 @@ async def test_every_skill_route_answers_to_a_local_client_only(skills_app):
         assert (status, got["code"]) == (403, "local_only"), (method, path)
     assert not (skills_app.data / "skills").exists()
     assert not (skills_app.data / "agent" / "skills.json").exists()
+
+
+async def test_a_skill_opens_to_read_with_its_allowed_tools_and_its_file(skills_app):
+    app, shipped = skills_app.app, skills_app.shipped
+    status, got = await request(app, "GET", "/api/skills/review-change")
+    assert status == 200
+    assert got == {"name": "review-change", "title": "Review change", "description": "Bundled review.",
+                   "source": "bundled", "enabled": True, "body": "Bundled steps.\n", "allowed_tools": None,
+                   "file": '---\nname: review-change\ndescription: "Bundled review."\n---\n\nBundled steps.\n'}
+    # A skill that names its tools: the list as written, and a SKILL.md that reads back the same.
+    folder = shipped / "read-only"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: read-only\ndescription: Look only.\n"
+                                     "allowed-tools: read_file, list_files\n---\nLook, do not touch.\n")
+    status, got = await request(app, "GET", "/api/skills/read-only")
+    assert status == 200 and got["allowed_tools"] == ["read_file", "list_files"]
+    assert parse_skill(got["file"]).allowed_tools == ("read_file", "list_files")
+    assert parse_skill(got["file"]).body == got["body"]
+    # An unknown or malformed name, an unknown workspace: 404 with words, never a 500.
+    for path in ("/api/skills/no-such-skill", "/api/skills/Not%20A%20Name", "/api/skills/review-change?workspace=nope"):
+        status, got = await request(app, "GET", path)
+        assert (status, got["code"]) == (404, "not_found"), path
+        assert got["error"]
 
 
 async def test_list_write_switch_and_delete(skills_app, tmp_path):

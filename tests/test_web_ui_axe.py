@@ -235,6 +235,13 @@ SCREENS: list[Screen] = [
     ("agent", "#/agent", lambda p: p.get_by_role("heading", name="MCP servers", exact=True), None),
     ("the key dialog", "#/", lambda p: p.locator(".conv-list").get_by_role("link", name=re.compile("^Garden report")),
      lambda p: p.evaluate("() => document.getElementById('key-dialog').showModal()")),
+    ("a skill read", "#/skills", lambda p: p.get_by_role("switch", name="Use review-change"),
+     lambda p: p.get_by_role("button", name="Read Review a change").click()
+     or p.get_by_role("region", name="Skill review-change").wait_for()),
+    # Last: the `@` typed stays as the conversation's draft.
+    ("files to mention", "#/c/{answered}", answer,
+     lambda p: p.get_by_role("textbox", name="Message").press_sequentially("@")
+     or p.get_by_role("listbox", name="Files to mention").get_by_role("option").first.wait_for()),
 ]
 
 

@@ -86,6 +86,13 @@ class Skill:
         return {"name": self.name, "title": self.shown_title, "description": self.description,
                 "source": self.source, "enabled": self.enabled, "body": self.body}
 
+    def reading(self) -> dict[str, object]:
+        """What a person reads of the skill: its fields, its `allowed-tools` and its SKILL.md."""
+        text = SkillText(name=self.name, description=self.description, body=self.body, title=self.title,
+                         allowed_tools=self.allowed_tools)
+        return {**self.to_json(), "allowed_tools": None if self.allowed_tools is None else list(self.allowed_tools),
+                "file": render_skill(text)}
+
 
 def default_title(name: str) -> str:
     words = name.replace("-", " ").strip()
@@ -207,6 +214,8 @@ def render_skill(skill: SkillText) -> str:
     if skill.title:
         head.append(f"title: {json.dumps(skill.title, ensure_ascii=False)}")
     head.append(f"description: {json.dumps(skill.description, ensure_ascii=False)}")
+    if skill.allowed_tools is not None:
+        head.append(f"allowed-tools: [{', '.join(skill.allowed_tools)}]")
     head.append("---")
     return "\n".join(head) + "\n\n" + skill.body.strip("\n") + "\n"
 

@@ -128,8 +128,17 @@ def secret(c: Components) -> Schema:
     return shape(c, {"name": str, "stored": bool, "used_by": list[str]})
 
 
+def probe(c: Components) -> Schema:
+    return shape(c, {"ok": bool, "models": list[str], "failure": str | None, "message": str, "status": int | None})
+
+
 def skill(c: Components) -> Schema:
     return shape(c, {"name": str, "title": str, "description": str, "source": str, "enabled": bool, "body": str})
+
+
+def skill_reading(c: Components) -> Schema:
+    return shape(c, {"name": str, "title": str, "description": str, "source": str, "enabled": bool, "body": str,
+                     "allowed_tools": list[str] | None, "file": str})
 
 
 def task(c: Components) -> Schema:

@@ -32,6 +32,7 @@ from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
 from bmoe_daemon.routes.agent import PromptArguments
+from bmoe_daemon.routes.providers import ProbeBody
 from bmoe_daemon.routes.secrets import SecretBody
 from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
 
@@ -228,6 +229,14 @@ OPERATIONS: dict[tuple[str, str], Op] = {
                        "read-only conversations write memories (`memory_in_read_only`).",
                        lambda c: c.ref(Workspace, answer=True), body=WorkspaceChange, errors=(404, 507)),
     ("DELETE", _WS): Op("Forget a workspace (its folder stays).", answers.deleted, errors=(409, 507)),
+    ("GET", _WS + "/files"): Op(
+        "The workspace's files whose path holds `q` (case ignored), best first, at most `limit` (1 to 50): for the "
+        "message box's @-mentions. The walk follows no link, skips .git, node_modules and the like, and stops "
+        "after 50,000 entries or 2 seconds (`truncated`).",
+        lambda c: shape(c, {"files": list[str], "truncated": bool}),
+        query=(Param("q", {"type": "string", "maxLength": 200}, "Part of the path."),
+               Param("limit", {"type": "integer", "minimum": 1, "maximum": 50}, "At most this many; 50.")),
+        errors=(400, 404)),
     ("GET", _WS + "/rules"): Op("A workspace's always-allow rules.", lambda c: array(c.ref(Rule, answer=True))),
     ("POST", _WS + "/rules"): Op(
         "Keep an always-allow rule.", lambda c: c.ref(Rule, answer=True), status=201, body=NewRule, errors=(507,),
@@ -248,6 +257,11 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(507,),
         links={"Change": Link(("PUT", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID}),
                "Forget": Link(("DELETE", "/api/providers/<provider_id>"), {"provider_id": _FROM_ID})}),
+    ("POST", "/api/providers/probe"): Op(
+        "Ask an address for its models (GET <base_url>/models) with a key typed, or a saved provider's key (sent "
+        "only to its own host): the model ids, or what failed in plain words (`failure`: unreachable, timeout, "
+        "key_refused, not_found, not_openai, too_large, refused). Never answers or logs the key.",
+        answers.probe, body=ProbeBody, errors=(404,)),
     ("PUT", "/api/providers/<provider_id>"): Op("Change a provider.", answers.provider,
                                                 body=request_bodies.provider_body, errors=(507,)),
     ("DELETE", "/api/providers/<provider_id>"): Op("Forget a provider and its key.", answers.deleted, errors=(507,)),
@@ -288,6 +302,9 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("GET", "/api/skills"): Op(
         "The skills: bundled, the person's and (with `workspace`) the workspace's.", lambda c: array(answers.skill(c)),
         query=(Param("workspace", {"type": "string"}, "A workspace's id."),), errors=(404,)),
+    ("GET", "/api/skills/<name>"): Op(
+        "One skill to read: its fields, its `allowed-tools` (null when it names none) and its SKILL.md as read.",
+        answers.skill_reading, query=(Param("workspace", {"type": "string"}, "A workspace's id."),), errors=(404,)),
     ("POST", "/api/skills"): Op(
         "Write a skill of the person's.", answers.skill, status=201, body=SkillBody, errors=(409, 507),
         links={"Write": Link(("PUT", "/api/skills/<name>"), {"name": "$response.body#/name"}),

@@ -1,4 +1,13 @@
-"""GET /api/conversations/<id>/file?path=: a workspace file for the preview.
+"""GET /api/conversations/<id>/file?path=: a workspace file for the preview; and
+GET /api/workspaces/<id>/files?q=: the workspace's files whose path holds `q`, for the
+message box's @-mentions.
+
+The listing walks the workspace as the search tools do (actors/tools/globs.py's walk:
+no link followed, .git, node_modules and the like not entered), at most
+MENTION_SCAN_ENTRIES entries and MENTION_BUDGET_S seconds, and answers at most
+MENTION_MAX_RESULTS (50) workspace-relative paths, best first: a file name that starts
+with `q`, then a path that does, then one that holds it (case ignored); shallower and
+shorter first. `truncated` says a limit cut the walk.
 
 Confined like the tools (actors/fs/paths.py), local clients only, a regular file
 only (a FIFO or a device is refused, never waited on), at most PREVIEW_MAX_BYTES, and
@@ -10,17 +19,24 @@ from __future__ import annotations
 
 import mimetypes
 import os
+from pathlib import Path
 
 import trio
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response, jsonify, request
 
 from actors.fs.paths import NotRegularFile, PathRefused, open_regular, read_fd, resolve
+from actors.tools.globs import walk
+from actors.tools.search_common import OutOfTime, poller
 from bmoe_daemon.context import daemon
 from bmoe_daemon.errors import BadRequest, NotFoundError
 
 bp = Blueprint("files", __name__)
 
 PREVIEW_MAX_BYTES = 16 * 1024 * 1024
+MENTION_MAX_RESULTS = 50
+MENTION_SCAN_ENTRIES = 50_000
+MENTION_BUDGET_S = 2.0
+MENTION_MAX_QUERY_CHARS = 200
 PREVIEW_CSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; media-src 'self'"
 
 
@@ -72,3 +88,57 @@ async def get_conversation_file(conversation_id: str) -> Response:
     resp.headers["X-Content-Type-Options"] = "nosniff"
     resp.headers["Cache-Control"] = "no-store"
     return resp
+
+
+def _rank(path: str, q: str) -> tuple[int, int, int, str] | None:
+    low = path.lower()
+    name = low.rsplit("/", 1)[-1]
+    if name.startswith(q):
+        kind = 0
+    elif low.startswith(q):
+        kind = 1
+    elif q in low:
+        kind = 2
+    else:
+        return None
+    return kind, low.count("/"), len(path), path
+
+
+def find_files(root: Path, q: str, limit: int) -> tuple[list[str], bool]:
+    """The files under `root` whose relative path holds `q` (lower case), best first;
+    and whether a limit cut the walk short. Runs in a worker thread."""
+    check = poller(None, MENTION_BUDGET_S)
+    found: list[tuple[int, int, int, str]] = []
+    truncated = False
+    try:
+        for seen, entry in enumerate(walk(root, sizes=False, check=check)):
+            if seen >= MENTION_SCAN_ENTRIES:
+                truncated = True
+                break
+            if entry.is_file and not entry.is_link:
+                rel = entry.path.replace(os.sep, "/")
+                ranked = _rank(rel, q)
+                if ranked is not None:
+                    found.append(ranked)
+    except OutOfTime:
+        truncated = True
+    found.sort()
+    return [r[3] for r in found[:limit]], truncated
+
+
+@bp.get("/api/workspaces/<workspace_id>/files")
+async def get_workspace_files(workspace_id: str) -> Response:
+    root = daemon().hub.workspace_path(workspace_id)
+    if root is None:
+        raise NotFoundError("There is no such workspace.")
+    q = request.args.get("q", "")
+    if len(q) > MENTION_MAX_QUERY_CHARS:
+        raise BadRequest(f"q is longer than {MENTION_MAX_QUERY_CHARS} characters; type less of the path.")
+    raw_limit = request.args.get("limit", str(MENTION_MAX_RESULTS))
+    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MENTION_MAX_RESULTS:
+        raise BadRequest(f"limit is a whole number from 1 to {MENTION_MAX_RESULTS}.")
+    try:
+        files, truncated = await trio.to_thread.run_sync(find_files, root, q.lower(), int(raw_limit))
+    except OSError as exc:
+        raise NotFoundError(f"The workspace's folder cannot be read: {exc.strerror}.") from None
+    return jsonify({"files": files, "truncated": truncated})

@@ -2,6 +2,8 @@
 
 A provider's key is taken in a body and never given back: every answer carries
 `has_key` instead (actors/model/providers/directory.py keeps it in `<data>/credentials.json`).
+`POST /api/providers/probe` asks an address for its models with a key typed or saved,
+to test both before saving (actors/model/providers/probe.py).
 """
 
 from __future__ import annotations
@@ -37,6 +39,19 @@ class ProviderBody:
         return f"ProviderBody(name={self.name!r}, base_url={self.base_url!r}, models={self.models!r})"
 
 
+@attrs.frozen(repr=False)
+class ProbeBody:
+    """`POST /api/providers/probe`: the address to ask for `/models`, with `api_key`, or
+    else the saved key of `provider_id` (sent only to that provider's own host)."""
+
+    base_url: str
+    api_key: str | None = None
+    provider_id: str | None = None
+
+    def __repr__(self) -> str:  # the key stays out of any log or traceback
+        return f"ProbeBody(base_url={self.base_url!r}, provider_id={self.provider_id!r})"
+
+
 def _directory() -> ProviderDirectory:
     providers = daemon().providers
     if providers is None:
@@ -59,6 +74,16 @@ async def post_providers() -> tuple[Response, int]:
     body = await _body()
     saved = await providers.add(body.name, body.base_url, body.models, body.api_key, body.prices)
     return jsonify(saved), 201
+
+
+@bp.post("/api/providers/probe")
+async def probe_provider() -> Response:
+    """GET `<base_url>/models` with the key: 200 with `{ok, models, failure, message,
+    status}` whether or not the service answered well; 400/404 for a bad request."""
+    providers = _directory()
+    body = structure(parse_json(await request.get_data()), ProbeBody)
+    probe = await providers.probe(body.base_url, body.api_key, body.provider_id)
+    return jsonify(probe.to_json())
 
 
 @bp.put("/api/providers/<provider_id>")

@@ -1,7 +1,8 @@
 """The skill routes: list, write, switch and delete skills, for a client on this computer only.
 
 `GET /api/skills?workspace=<id>` lists the bundled, the person's and (with a workspace)
-the workspace's skills, a later place replacing an earlier one of the same name. A
+the workspace's skills, a later place replacing an earlier one of the same name;
+`GET /api/skills/<name>` answers one to read, with its allowed tools and its SKILL.md. A
 person writes only their own (`<data>/skills/`): a `PUT` on a bundled skill writes the
 person's version of it, and `DELETE` removes the person's own only.
 """
@@ -59,6 +60,15 @@ async def _body() -> SkillBody:
 async def get_skills() -> Response:
     catalog = _catalog()
     return jsonify([s.to_json() for s in await catalog.listing(_workspace())])
+
+
+@bp.get("/api/skills/<name>")
+async def get_skill(name: str) -> Response:
+    """One skill to read: its fields, its allowed tools and its SKILL.md as the daemon reads it."""
+    skill = await _catalog().find(name, _workspace())
+    if skill is None:
+        raise NotFoundError(f"There is no skill named {name}.")
+    return jsonify(skill.reading())
 
 
 @bp.post("/api/skills")

@@ -14,6 +14,7 @@
 import { daemonReachable, watchConnection } from "./connection.js";
 import { alertLine, clear, h } from "./dom.js";
 import { limits } from "./limits.js";
+import { attachMentions } from "./mention.js";
 import { toast } from "./ui.js";
 
 // The page's own cap on one image (the daemon takes a body of at most 64 MiB); how many
@@ -71,7 +72,8 @@ export class Composer {
   // `conversationId`: whose draft the box keeps; `onSend()`, `onStop()`,
   // `onPlanMode(on)` (answers true when the daemon took it), `onGoTo()` (to what
   // waits: the note's button).
-  constructor({ conversationId, onSend, onStop, onPlanMode, onGoTo }) {
+  // `workspaceOf()`: the workspace whose files `@` mentions (mention.js), or null.
+  constructor({ conversationId, onSend, onStop, onPlanMode, onGoTo, workspaceOf }) {
     this.conversationId = conversationId;
     this.images = [];
     this.goalOpen = false;
@@ -153,6 +155,7 @@ export class Composer {
         this.stopBtn, this.sendBtn),
       this.planHint,
       this.errorEl);
+    attachMentions(this.textarea, workspaceOf || (() => null));
     this.form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       if (!this.offline) onSend();

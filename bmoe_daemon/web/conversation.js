@@ -351,6 +351,7 @@ export class ConversationView {
       onStop: () => this.stop(),
       onPlanMode: (on) => this.setPlanMode(on),
       onGoTo: () => this.waiting.focusWaiting(),
+      workspaceOf: () => (this.info ? this.info.workspace : null),
     });
     this.textarea = this.composer.textarea;
     this.waiting = new WaitingCards(this);

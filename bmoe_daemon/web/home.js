@@ -12,6 +12,7 @@
 import { api } from "./api.js";
 import { SHOW_FILE_TOOL } from "./clienttools.js";
 import { clear, h, select } from "./dom.js";
+import { attachMentions } from "./mention.js";
 import { MODE_OPTIONS, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
 const DRAFT_KEY = "bmoe.draft.home";
@@ -120,6 +121,7 @@ export function homeView(main) {
         tools && !(workspaces || []).length ? " · " : "",
         h("a", { href: "#/new" }, "More choices (a title, another agent)")));
     made = { box, workspace, mode, route, tools, error, send };
+    attachMentions(box, () => (tools && workspace.value ? workspace.value : null));
     fit(box);
     box.addEventListener("input", () => {
       store(DRAFT_KEY, box.value.trim() ? box.value : null);

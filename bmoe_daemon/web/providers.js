@@ -2,12 +2,14 @@
 // of the local model, each with its models (and their contexts), its prices per
 // million tokens (entered by the person; none means its answers have no cost) and its
 // key, which is written once and never read back; and what the answers used and cost
-// (usage.js).
+// (usage.js). The form tests its address and key, and fetches the models the service
+// lists, before saving (providerprobe.js).
 
 import { api } from "./api.js";
 import { alertLine, clear, field, h } from "./dom.js";
 import { attemptAt, sayAt, unsay } from "./fielderrors.js";
 import { limits } from "./limits.js";
+import { probeControls } from "./providerprobe.js";
 import { deleteButton, page } from "./settings.js";
 import { attempt, modelName, pageView } from "./ui.js";
 import { usageTotals } from "./usage.js";
@@ -58,6 +60,8 @@ function providerRules(f) {
     [/prices\.input/, f.priceIn, "Give the input price per million tokens (like 2.50), or leave all three prices empty."],
     [/prices\.output/, f.priceOut, "Give the output price per million tokens (like 10), or leave all three prices empty."],
     [/prices\.cached/, f.priceCached, "The cached price is a number of dollars per million tokens, or empty."],
+    [/saved key is sent only to its provider's own address/, f.key,
+      "The saved key goes only to this provider's own address: type the key to test it with the new one."],
     [/api_key is longer/, f.key, "That key is too long to be a key."],
     [/api_key/, f.key, "A key holds only printable characters, without spaces."],
   ];
@@ -90,7 +94,8 @@ function providerForm(provider, done) {
       field("Cached input", priceCached, "Prompt tokens served from its cache; empty: the input price."),
       h("small.hint", {}, "Without prices its answers are counted in tokens only, with no cost.")),
     field("API key", key, "Written once; the daemon never shows it again."),
-    provider && provider.has_key ? h("label.inline", {}, removeKey, "Remove the saved key") : null, error,
+    provider && provider.has_key ? h("label.inline", {}, removeKey, "Remove the saved key") : null,
+    probeControls(provider, { base, key, models, removeKey }, rules), error,
     h("div.actions", {}, h("button.primary", { type: "submit" }, provider ? "Save provider" : "Add provider"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
   form.addEventListener("submit", async (ev) => {

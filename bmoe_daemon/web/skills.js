@@ -1,10 +1,12 @@
 // The skills page: the skills the agent may read (shipped, the person's, a
 // workspace's), each switched on or off; the person's own are written and deleted
-// here, a shipped one is edited as a copy.
+// here, a shipped one is edited as a copy. A skill's name opens it to read: its
+// instructions rendered, the tools it allows, and its SKILL.md as the daemon reads it.
 
 import { api } from "./api.js";
 import { alertLine, clear, field, h } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
+import { renderMarkdown } from "./markdown.js";
 import { deleteButton, page } from "./settings.js";
 import { attempt, pageView } from "./ui.js";
 
@@ -46,6 +48,30 @@ function skillForm(skill, done) {
   return form;
 }
 
+// The reading of one skill (GET /api/skills/<name>), in `where`; the name's button
+// says whether it is open.
+async function readSkill(where, opener, name) {
+  const open = opener.getAttribute("aria-expanded") === "true";
+  if (open) {
+    opener.setAttribute("aria-expanded", "false");
+    clear(where);
+    return;
+  }
+  const skill = await attempt(() => api("GET", `/api/skills/${encodeURIComponent(name)}`));
+  if (!skill) return;
+  opener.setAttribute("aria-expanded", "true");
+  const tools = skill.allowed_tools === null
+    ? "It does not limit the tools: the conversation's tools stay as they are."
+    : skill.allowed_tools.length
+      ? ["While it is in use, the agent may use only: ",
+          skill.allowed_tools.map((t, i) => [i ? ", " : "", h("code", {}, t)]), "."]
+      : "While it is in use, the agent may use no tool.";
+  clear(where, h("section.card.skill-reading", { "aria-label": `Skill ${skill.name}` },
+    h("p.small", {}, tools),
+    h("div.markdown", { html: renderMarkdown(skill.body) }),
+    h("details", {}, h("summary", {}, "SKILL.md"), h("pre.skill-file", { tabindex: "0" }, h("code", {}, skill.file)))));
+}
+
 export function skillsPage(main) {
   const body = page(main, "Skills",
     "Instructions the agent reads when it needs them. Switch one off and the model no longer sees it.");
@@ -64,16 +90,21 @@ export function skillsPage(main) {
           if (!ok) toggle.checked = !toggle.checked;
         });
         const editing = h("div");
+        const opener = h("button.link.skill-name", { type: "button", "aria-expanded": "false",
+          "aria-label": `Read ${s.title || s.name}` }, h("strong", {}, s.title || s.name));
+        opener.addEventListener("click", () => readSkill(editing, opener, s.name));
         return h("li.row", { "aria-label": s.title || s.name },
           h("div.row-main", {},
-            h("strong", {}, s.title || s.name), " ", h("code.muted", {}, s.name),
+            opener, " ", h("code.muted", {}, s.name),
             h("span.badge", {}, s.source === "bundled" ? "shipped" : s.source === "user" ? "yours" : "workspace"),
             h("p", {}, s.description)),
           h("div.row-actions", {},
             h("label.switch", {}, toggle, h("span", {}, "On")),
             h("button.quiet", { type: "button", "aria-label": s.source === "user" ? `Edit ${s.name}` : `Edit a copy of ${s.name}`,
-              onclick: () =>
-              clear(editing, skillForm(s, (saved) => (saved ? load() : clear(editing)))) },
+              onclick: () => {
+                opener.setAttribute("aria-expanded", "false");
+                clear(editing, skillForm(s, (saved) => (saved ? load() : clear(editing))));
+              } },
               s.source === "user" ? "Edit" : "Edit a copy"),
             s.source === "user"
               ? deleteButton(s.name, async () => {

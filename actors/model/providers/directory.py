@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import trio
 
@@ -38,6 +39,7 @@ from actors.model.providers.entries import (
     prices_from_json,
     slug,
 )
+from actors.model.providers.probe import Probe, probe_models
 
 log = logging.getLogger("bmoe.providers")
 
@@ -89,6 +91,11 @@ def write_private(path: Path, data: bytes) -> None:
     over it."""
     ensure_private_file(path)
     write_atomic(path, data, mode=CREDENTIALS_MODE)
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.hostname, parts.port
 
 
 class ProviderDirectory:
@@ -209,6 +216,22 @@ class ProviderDirectory:
 
     def _public(self, p: Provider) -> dict[str, Any]:
         return {**p.to_json(), "has_key": self.has_key(p.id)}
+
+    async def probe(self, base_url: str, api_key: str | None = None, provider_id: str | None = None) -> Probe:
+        """Ask `base_url` for its models with `api_key`, else with the saved key of
+        `provider_id` (NotFound when not saved). A saved key goes only to its own
+        provider's host: Invalid for another one, never sending it."""
+        url = check_base_url(base_url)
+        if api_key:
+            return await probe_models(url, check_key(api_key))
+        if provider_id is None:
+            return await probe_models(url, None)
+        saved = self._provider(provider_id)
+        key = self._keys.get(provider_id)
+        if key and _origin(saved.base_url) != _origin(url):
+            raise Invalid("The saved key is sent only to its provider's own address; type the key to test "
+                          "it with another one.")
+        return await probe_models(url, key)
 
     # ---- changing ----
 
