@@ -15,6 +15,7 @@ of this run for at most CONTINUE_ROUNDS more rounds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 import trio
@@ -52,6 +53,14 @@ TASK_SPEC = ToolSpec(
         "required": ["description", "prompt"],
     },
 )
+# The task a conversation's run is offered: it may also work in the background
+# (background.py). A small model is offered TASK_SPEC (small/steps.py small_specs).
+TASK_BG_SPEC = ToolSpec(
+    TASK,
+    TASK_SPEC.description + " With `background: true` the call answers at once with the helper's task id and "
+    "the helper works on: read it with get_task_output, wait for it with wait_tasks, stop it with kill_task.",
+    {**TASK_SPEC.parameters, "properties": {**TASK_SPEC.parameters["properties"], "background": {"type": "boolean"}}},
+)
 SEND_SPEC = ToolSpec(
     SEND,
     "Go on with a helper that finished (its task id is in its result): send it another message.",
@@ -61,7 +70,7 @@ SEND_SPEC = ToolSpec(
         "required": ["task", "message"],
     },
 )
-SPECS = (TASK_SPEC, SEND_SPEC)
+SPECS = (TASK_BG_SPEC, SEND_SPEC)
 
 HELPER_LINES = {
     "explore": "You are a helper doing one search for another agent: read and search, change nothing. "
@@ -90,6 +99,8 @@ class ChildRun(Protocol):
 
     @property
     def rounds(self) -> int: ...
+
+    inbox: list[str]  # messages sent to the helper while it works (send_subagent_message)
 
     async def loop(self) -> None: ...
 
@@ -138,6 +149,9 @@ class Helper:
         self.description = description
         self.rounds = rounds
         self.state = "waiting"
+        self.stop_notice = "The helper was stopped with its parent."  # what its cards say when cancelled
+        self.on_progress: Callable[[], None] | None = None  # told when it writes something
+        self.inbox: list[str] = []  # what send_subagent_message said while it works
         p = parent.t.info
         t = now()
         info = ConversationInfo(id=f"{p.id}.{card_id}", title=description, workspace=p.workspace, mode=p.mode,
@@ -158,6 +172,8 @@ class Helper:
         return helper
 
     def _changed(self, urgent: bool) -> None:
+        if self.on_progress is not None:
+            self.on_progress()
         if urgent:
             self.keep()
 
@@ -181,12 +197,13 @@ class Helper:
             req = self.parent.req
             run = self.parent.child_run(self.t, RunRequest(
                 local=req.local, unattended=req.unattended, think=req.think, helper=self.kind, max_rounds=rounds))
+            run.inbox = self.inbox
             stopped = True
             try:
                 await run.loop()
                 stopped = False
             finally:
-                end = run.finish("The helper was stopped with its parent." if stopped else None)
+                end = run.finish(self.stop_notice if stopped else None)
                 self.rounds += run.rounds
                 self.state = "stopped" if stopped else ("error" if end.state == "error" else "done")
                 self.keep()
