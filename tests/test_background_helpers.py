@@ -16,8 +16,10 @@ from actors.runs.agent.run_tools import background, helpers
 from actors.runs.agent.small.steps import small_specs
 from actors.tools import shell
 from actors.tools.registry import ToolContext, ToolOutcome
+from tests.daemon_proc import run_daemon
+from tests.test_e2e import write_script
 from tests.test_parallel import Meet
-from tests.waiting import wait_for, wait_state
+from tests.waiting import wait_for, wait_http_state, wait_state
 
 
 @attrs.define
@@ -62,6 +64,11 @@ def bg_task(prompt: str, kind: str = "explore") -> dict[str, Any]:
 
 def cards(conv, tool: str | None = None) -> list:
     return [i for i in conv.items if i.kind == "tool" and (tool is None or i.tool == tool)]
+
+
+def sleeping(marker: str) -> list[psutil.Process]:
+    """The processes of `sleep <marker>` (a command a helper ran)."""
+    return [p for p in psutil.process_iter(["cmdline"]) if (p.info["cmdline"] or [])[-2:] == ["sleep", marker]]
 
 
 async def conv_in(d, tmp_path, mode="full"):
@@ -154,14 +161,7 @@ async def test_kill_task_ends_the_helper_and_its_command(real_tools, tmp_path):
         {"when": "start", "tool_calls": [call("gate", g="p")]},
     )
 
-    def sleeping() -> list[psutil.Process]:
-        found = []
-        for p in psutil.process_iter(["cmdline"]):
-            if p.info["cmdline"] and p.info["cmdline"][-2:] == ["sleep", marker]:
-                found.append(p)
-        return found
-
-    await wait_for(lambda: gate.waiting == {"p"} and sleeping(), timeout=20)
+    await wait_for(lambda: gate.waiting == {"p"} and sleeping(marker), timeout=20)
     card = cards(conv, "task")[0]
     real_tools.backend.push({"when": "start", "tool_calls": [call("kill_task", id=card.id)]},
                             {"when": "start", "text": "Stopped it."})
@@ -175,7 +175,7 @@ async def test_kill_task_ends_the_helper_and_its_command(real_tools, tmp_path):
     ran = next(i for i in items if i.get("tool") == "exec_shell_command")
     assert ran["state"] in ("denied", "error"), ran
     # The command ended with it, within the bound a stopped command is given to end.
-    await wait_for(lambda: not sleeping(), timeout=shell.REAP_S)
+    await wait_for(lambda: not sleeping(marker), timeout=shell.REAP_S)
 
 
 async def test_a_message_reaches_a_running_helper_at_its_next_round(daemon, tmp_path):
@@ -231,3 +231,49 @@ def test_a_small_model_is_offered_no_background_tools():
     task_spec = next(s for s in kept if s.name == helpers.TASK)
     assert "background" not in task_spec.parameters["properties"]
     assert "background" in helpers.TASK_BG_SPEC.parameters["properties"]
+
+
+async def helpers_of(c, cid: str, **params: Any) -> dict[str, Any]:
+    r = await c.get(f"/api/conversations/{cid}/helpers", params=params)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+async def test_the_helper_tree_over_http(tmp_path):
+    """A background helper over HTTP: the tree shows it working, flags it once it has
+    written nothing for `stall_s`, and a stop of the conversation ends it and its command."""
+    marker = "30119"
+    script = {"rounds": [
+        {"when": "start", "tool_calls": [bg_task("bg wait a while", "general")]},
+        {"when": "bg wait", "tool_calls": [call("exec_shell_command", command=f"sleep {marker}", timeout=120)]},
+        {"when": "start", "text": "It works in the background."},
+    ]}
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    async with run_daemon(tmp_path / "data", "--scripted", str(write_script(tmp_path, script))) as d, \
+            d.client() as c:
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+        cid = (await c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"})).json()["id"]
+        assert (await helpers_of(c, cid))["helpers"] == []
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "start"})
+        await wait_http_state(c, cid, "idle")  # the parent answered; its helper works on
+        with trio.fail_after(20):
+            while not (tree := await helpers_of(c, cid, stall_s=0.2))["helpers"][0]["stalled"]:
+                await trio.sleep(0.05)
+        node = tree["helpers"][0]
+        assert tree["working"] is True and node["state"] == "running" and node["background"] is True
+        assert node["kind"] == "general" and node["parent"] is None and node["children"] == []
+        assert node["message"] == next(i["id"] for i in (await c.get(f"/api/conversations/{cid}")).json()["items"]
+                                       if i["kind"] == "user")
+        assert (await helpers_of(c, cid))["helpers"][0]["stalled"] is False  # not yet by the default 120 s
+        for bad in ("0", "-1", "soon", "1e9"):
+            r = await c.get(f"/api/conversations/{cid}/helpers", params={"stall_s": bad})
+            assert r.status_code == 400 and set(r.json()) >= {"error", "code"}, r.text
+        assert (await c.get("/api/conversations/nope/helpers")).status_code == 404
+        doc = (await c.get("/openapi.json")).json()
+        assert "/api/conversations/{conversation_id}/helpers" in doc["paths"]
+        r = await c.post(f"/api/conversations/{cid}/stop")
+        assert r.json() == {"stopped": True}
+        tree = await helpers_of(c, cid)
+        assert tree["working"] is False and tree["helpers"][0]["state"] == "stopped"
+        await wait_for(lambda: not sleeping(marker), timeout=shell.REAP_S)

@@ -24,7 +24,8 @@ import trio
 from actors.errors import ToolError
 from actors.ids import now
 from actors.model.turns import ToolSpec
-from actors.runs.agent.run_tools.helpers import Helper, answer_of
+from actors.record.items import Item
+from actors.runs.agent.run_tools.helpers import TASK, Helper, answer_of
 from actors.tools.registry import RESULT_CAP_BYTES, cap_text
 
 log = logging.getLogger("bmoe.helpers")
@@ -36,6 +37,7 @@ NAMES = (GET_OUTPUT, WAIT, KILL)
 TITLES = {GET_OUTPUT: "Read a helper's output", WAIT: "Wait for helpers", KILL: "Stop a helper"}
 DEFAULT_WAIT_S = 60.0
 MAX_WAIT_S = 600.0
+STALL_S = 120.0  # a helper working with no progress for this long is flagged in the helper tree
 KILLED = "The helper was stopped (kill_task)."
 STOPPED = "The helper was stopped with the conversation."
 
@@ -63,10 +65,8 @@ class Working:
     """One background helper: its scope (kill_task cancels it) and its end."""
 
     helper: Helper
-    parent: str | None  # the card of the helper that started it; None: the conversation's run
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     ended: trio.Event = attrs.field(factory=trio.Event)
-    progress: float = attrs.field(factory=now)  # when it last wrote something
 
 
 class Background:
@@ -87,8 +87,8 @@ class Background:
     def start(self, helper: Helper, message: str, rounds: int) -> None:
         if self.nursery is None:
             raise ToolError("Background helpers cannot start here; call task without background.")
-        working = self._all[helper.card] = Working(helper, None)
-        helper.on_progress = lambda: setattr(working, "progress", now())
+        working = self._all[helper.card] = Working(helper)
+        helper.background = True
         self.nursery.start_soon(self._work, working, message, rounds)
 
     async def _work(self, working: Working, message: str, rounds: int) -> None:
@@ -165,3 +165,29 @@ def _report(w: Working) -> str:
     written = [i.text for i in h.t.items if i.kind == "assistant" and i.text]
     so_far = "\n".join(written[-3:]) if written else "Nothing written yet."
     return f"{head}\nSo far:\n{cap_text(so_far, RESULT_CAP_BYTES)}"
+
+
+def tree(items: tuple[Item, ...], *, stall_s: float = STALL_S, at: float | None = None) -> list[dict[str, Any]]:
+    """The conversation's helpers, from their cards (so those of earlier messages and of
+    before a restart too), as the nodes of a tree: `parent` None is the conversation's
+    own run (`message`: the message it worked). A helper cannot start another, so none
+    has children yet. `stalled`: it is working and has written nothing for `stall_s`."""
+    at = now() if at is None else at
+    nodes: list[dict[str, Any]] = []
+    message: str | None = None
+    for item in items:
+        if item.kind == "user":
+            message = item.id
+        if item.kind != "tool" or item.tool != TASK or not item.task:
+            continue
+        kept = item.task
+        state = str(kept.get("state") or "waiting")
+        progress = kept.get("progress")
+        last = float(progress) if isinstance(progress, (int, float)) else item.created
+        nodes.append({
+            "id": item.id, "kind": kept.get("kind") or "explore", "description": kept.get("description") or "",
+            "state": state, "rounds": int(kept.get("rounds") or 0), "background": bool(kept.get("background")),
+            "progress": last, "stalled": state == "running" and at - last > stall_s,
+            "parent": None, "message": message, "children": [],
+        })
+    return nodes

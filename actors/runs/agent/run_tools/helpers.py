@@ -15,7 +15,6 @@ of this run for at most CONTINUE_ROUNDS more rounds.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 import trio
@@ -79,6 +78,8 @@ HELPER_LINES = {
                "Answer with what you did and found, briefly; that answer is all it sees.",
 }
 WAITING = "Waiting for a free helper slot."
+# A helper streaming a long answer writes its card this often (its progress shows).
+KEEP_STREAMING_S = 5.0
 
 
 def task_args(args: dict[str, Any]) -> tuple[str, str, HelperKind]:
@@ -150,7 +151,9 @@ class Helper:
         self.rounds = rounds
         self.state = "waiting"
         self.stop_notice = "The helper was stopped with its parent."  # what its cards say when cancelled
-        self.on_progress: Callable[[], None] | None = None  # told when it writes something
+        self.progress = now()  # when it last wrote something (the helper tree's warning reads it)
+        self.background = False  # it works in the background (background.py), its card done already
+        self._kept = 0.0  # when its card was last written
         self.inbox: list[str] = []  # what send_subagent_message said while it works
         p = parent.t.info
         t = now()
@@ -169,21 +172,24 @@ class Helper:
         items = tuple(Item.from_json(i) for i in kept.get("items") or ())
         helper = cls(parent, card.id, kind, str(kept.get("description") or ""), items, int(kept.get("rounds") or 0))
         helper.state = str(kept.get("state"))
+        helper.background = bool(kept.get("background"))
+        progress = kept.get("progress")
+        helper.progress = float(progress) if isinstance(progress, (int, float)) else card.created
         return helper
 
     def _changed(self, urgent: bool) -> None:
-        if self.on_progress is not None:
-            self.on_progress()
-        if urgent:
+        self.progress = now()
+        if urgent or self.progress - self._kept > KEEP_STREAMING_S:
             self.keep()
 
     def keep(self) -> None:
         """Write the helper's state and items onto the parent's card."""
+        self._kept = now()
         self.parent.t.update(self.card, urgent=False, task=self.view())
 
     def view(self) -> dict[str, Any]:
         return {"kind": self.kind, "description": self.description, "state": self.state, "rounds": self.rounds,
-                "items": [i.to_json() for i in self.t.items]}
+                "progress": self.progress, "background": self.background, "items": [i.to_json() for i in self.t.items]}
 
     async def work(self, message: str, rounds: int) -> str:
         """Run the helper on `message` for at most `rounds` rounds; its final answer.
