@@ -9,8 +9,10 @@ from typing import Any
 
 import attrs
 import psutil
+import pytest
 import trio
 
+from actors.errors import Busy
 from actors.record.transcript import restored
 from actors.runs.agent.run_tools import background, helpers
 from actors.runs.agent.small.steps import small_specs
@@ -139,6 +141,14 @@ async def test_a_helper_keeps_working_past_the_parents_answer(daemon, tmp_path):
     await wait_state(conv, "idle")
     await wait_for(lambda: gate.waiting == {"h"})
     assert helper_state(conv) == "running" and conv.quiet_since() is None  # the actor is kept awake
+    # What it works on stays: no edit of the message, no rewind, no delete while it works.
+    first = conv.items[0].id
+    with pytest.raises(Busy):
+        await conv.send_message("start over", edit_of=first)
+    with pytest.raises(Busy):
+        await conv.rewind(first, files=True, conversation=True)
+    with pytest.raises(Busy):
+        await conv.delete()
     # A restart now ends the helper's card with a notice, though no run was going.
     card = restored(conv.record()).items[2]
     assert card.task["state"] == "stopped" and card.task["items"][-1]["kind"] == "notice"

@@ -313,7 +313,7 @@ class Conversation:
     # ---- handlers (synchronous, run in the actor's task) ----
 
     def _start(self, msg: SendMsg) -> Item:
-        if self.running or self.undo.rewinding:
+        if self.running or self.undo.rewinding or (msg.edit_of is not None and self.background.working):
             raise Busy("The conversation is already running; wait for it or stop it.")
         for card in self._open_questions():
             self._t.update(card.id, state="denied", result=notices.ANSWERED_INSTEAD)
@@ -409,7 +409,7 @@ class Conversation:
                 await done.wait()
 
     def _rewind(self, msg: RewindMsg) -> Reply[dict[str, Any]]:
-        if self.running or self.undo.rewinding or self._nursery is None:
+        if self.running or self.undo.rewinding or self._nursery is None or self.background.working:
             raise Busy("The conversation is running; stop it, or wait for it, before rewinding.")
         return self.undo.start(self._nursery, msg.item, msg.files, msg.conversation, msg.force)
 
