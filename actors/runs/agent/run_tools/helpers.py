@@ -5,12 +5,14 @@ history of its own, so the parent's context holds only the helper's answer.
 the read tools and the commands that need no card; `general` gets the parent's tools
 under the parent's mode, its approval cards answered through the parent conversation.
 A helper runs inside the parent's call, so in the parent's cancel scope: a stop of the
-parent ends it, and nothing of it outlives the parent's run. Its items stream as
-events that name the parent's card (`task`) and are kept on that card; the parent
-reads its final answer. Helpers on the local model take turns on the engine's line,
-at most Env.helpers of them at once (more wait, the card says so). A helper cannot
-start another. `send_subagent_message {task, message}` goes on with a finished helper
-of this run for at most CONTINUE_ROUNDS more rounds.
+parent ends it, and nothing of it outlives the parent's run; with `background: true` it
+runs in the conversation's nursery instead and the call answers at once (background.py).
+Its items stream as events that name the parent's card (`task`) and are kept on that
+card, with its progress time; the parent reads its final answer. Helpers on the local
+model take turns on the engine's line, at most Env.helpers of them at once (more wait,
+the card says so). A helper cannot start another. `send_subagent_message {task,
+message}` goes on with a finished helper for at most CONTINUE_ROUNDS more rounds; to one
+still working (in the background) it is read at its next round (`inbox`).
 """
 
 from __future__ import annotations
