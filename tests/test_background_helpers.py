@@ -287,3 +287,22 @@ async def test_the_helper_tree_over_http(tmp_path):
         tree = await helpers_of(c, cid)
         assert tree["working"] is False and tree["helpers"][0]["state"] == "stopped"
         await wait_for(lambda: not sleeping(marker), timeout=shell.REAP_S)
+
+
+async def test_a_background_helpers_approval_is_answered_after_the_parents_answer(daemon, tmp_path):
+    conv = await conv_in(daemon, tmp_path, mode="ask")
+    daemon.backend.push(
+        {"when": "start", "tool_calls": [bg_task("bg write the note", "general")]},
+        {"when": "start", "text": "It writes the note."},
+        {"when": "bg write", "tool_calls": [call("note", path="n.txt", text="hi")]},
+        {"when": "bg write", "text": "Written."},
+    )
+    await conv.send_message("start")
+    await wait_for(lambda: conv.info.waiting_cards == 1 and conv.info.end_reason is not None)
+    inner = cards(conv, "task")[0].task["items"]
+    waiting = [i for i in inner if i.get("state") == "waiting"]
+    assert waiting and waiting[0]["tool"] == "note" and helper_state(conv) == "running"
+    await conv.approve(waiting[0]["id"], True)
+    await wait_for(lambda: helper_state(conv) == "done")
+    assert conv.info.waiting_cards == 0 and conv.info.state == "idle"
+    assert (tmp_path / "ws" / "n.txt").read_text() == "hi"

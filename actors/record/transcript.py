@@ -257,7 +257,9 @@ class Transcript:
         finally:
             self._waits.pop(card_id, None)
             if self._info.state == "waiting" and not any(w.kind != "client" for w in self._waits.values()):
-                self.set_info(state="running")
+                # A run is going while its end is not told (end_reason None); else the card
+                # was a background helper's, after the run's answer (run_tools/background.py).
+                self.set_info(state="running" if self._info.end_reason is None else "idle")
         return slot.answered, slot.answer
 
     async def wait_approval(self, card_id: str) -> cards.Decision | None:
