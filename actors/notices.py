@@ -172,6 +172,7 @@ CONTINUE_CUT = (
     "Your last answer was cut off at the token limit. Go on from exactly where it stopped, "
     "without writing again what it already says."
 )
+HELPER_MESSAGE = "A message from the agent that gave you this task (send_subagent_message): {text}"
 LOOPING_STUCK = (
     'The model kept repeating itself ("{unit}"; {n} answers in a row were cut), so the run stopped. '
     "Rephrase the request, or use a larger model."

@@ -18,6 +18,7 @@ from actors.record.budget import MAX_BUDGET_COST, MAX_BUDGET_TOKENS
 from actors.record.cards import MAX_FEEDBACK_CHARS
 from actors.record.listing import MAX_PAGE
 from actors.runs.agent.compaction_cut import TRIGGER
+from actors.runs.agent.run_tools.background import STALL_S
 from actors.scheduling.schedule import MAX_EVERY_MINUTES, MIN_EVERY_MINUTES
 from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, MAX_KEEP_RUNS
 from bmoe_daemon.app import create_app
@@ -42,6 +43,7 @@ EXPECTED = {
     "budget_tokens": {"min": 1, "max": MAX_BUDGET_TOKENS},
     "budget_cost": {"max": MAX_BUDGET_COST},
     "price": {"min": 0, "max": MAX_PRICE},
+    "helper_stall_s": {"default": STALL_S},
 }
 
 

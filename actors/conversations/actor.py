@@ -48,6 +48,7 @@ from actors.record import cards
 from actors.record.budget import Budget
 from actors.record.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, notice_item, user_item
 from actors.record.transcript import Transcript
+from actors.runs.agent.run_tools.background import Background
 from actors.runs.base import Run, RunRequest
 from actors.runs.env import Env
 
@@ -74,6 +75,7 @@ class Conversation:
         self._saver = Saver(self._t, env.store)
         self.undo = Undo(self._t, env)
         self.client = ClientTools(self._t, env)  # the tools its client brought
+        self.background = Background()  # its helpers working in the background (task {background: true})
         self._deleted = False
         self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
@@ -128,6 +130,7 @@ class Conversation:
         """Since when (trio time) nothing keeps this actor: no run, no card waiting, no
         request in its mailbox, everything saved; None while something does."""
         if (not self.served or self._nursery is None or self.running or self._deleted or self.undo.rewinding
+                or self.background.working
                 or self.info.state in ("running", "waiting") or mailbox_depth(self._rx)
                 or self._rx.statistics().tasks_waiting_send
                 or not self._saver.saved or self._saver.error is not None
@@ -150,6 +153,7 @@ class Conversation:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                self.background.nursery = nursery
                 self._saver.start(nursery)
                 await self.undo.settle()
                 self.served = True
@@ -205,7 +209,7 @@ class Conversation:
         elif isinstance(msg, RewindMsg):
             msg.reply.capture(self._rewind, msg)
         elif isinstance(msg, DeleteMsg):
-            if self.running:
+            if self.running or self.background.working:
                 msg.reply.fail(Busy("The conversation is running; stop it first."))
             else:
                 self._deleted = True
@@ -309,9 +313,10 @@ class Conversation:
     # ---- handlers (synchronous, run in the actor's task) ----
 
     def _start(self, msg: SendMsg) -> Item:
-        if self.running or self.undo.rewinding:
+        if self.running or self.undo.rewinding or (msg.edit_of is not None and self.background.working):
             raise Busy("The conversation is already running; wait for it or stop it.")
-        self._end_open_questions(notices.ANSWERED_INSTEAD)
+        for card in self._open_questions():
+            self._t.update(card.id, state="denied", result=notices.ANSWERED_INSTEAD)
         if msg.plan:
             self._t.set_info(plan_mode=True)
         if msg.goal is not None:
@@ -342,16 +347,12 @@ class Conversation:
         self._stop_notice = notices.STOPPED
         self._keep_reason = None
         self._t.set_info(state="running", end_reason=None, **info)
-        run = new_run(self._t, self._env, request)
+        run = new_run(self._t, self._env, request, self.background)
         self._nursery.start_soon(self._run, run, self._run_scope, self._run_done, request)
 
     def _open_questions(self) -> list[Item]:
         """Question and plan cards still waiting with no run to wait for them (a restart came)."""
         return [] if self.running else answers.open_cards(self._t)
-
-    def _end_open_questions(self, why: str) -> None:
-        for card in self._open_questions():
-            self._t.update(card.id, state="denied", result=why)
 
     def _approve(self, msg: ApprovalMsg) -> tuple[str, Offer] | None:
         """Answer the card; with `always`, the rule to keep: (workspace id, kind, text)."""
@@ -390,9 +391,10 @@ class Conversation:
         self._launch(RunRequest(local=msg.local))
 
     def _request_stop(self) -> trio.Event | None:
-        """Cancel the run's scope; the event its end sets, None when none runs."""
+        """Cancel the run and the background helpers; the event the run's (else their) end sets, or None."""
+        helpers_ended = self.background.stop_all()
         if self._run_scope is None or self._run_done is None:
-            return None
+            return helpers_ended
         self._run_scope.cancel()
         return self._run_done
 
@@ -407,7 +409,7 @@ class Conversation:
                 await done.wait()
 
     def _rewind(self, msg: RewindMsg) -> Reply[dict[str, Any]]:
-        if self.running or self.undo.rewinding or self._nursery is None:
+        if self.running or self.undo.rewinding or self._nursery is None or self.background.working:
             raise Busy("The conversation is running; stop it, or wait for it, before rewinding.")
         return self.undo.start(self._nursery, msg.item, msg.files, msg.conversation, msg.force)
 

@@ -257,7 +257,9 @@ class Transcript:
         finally:
             self._waits.pop(card_id, None)
             if self._info.state == "waiting" and not any(w.kind != "client" for w in self._waits.values()):
-                self.set_info(state="running")
+                # A run is going while its end is not told (end_reason None); else the card
+                # was a background helper's, after the run's answer (run_tools/background.py).
+                self.set_info(state="running" if self._info.end_reason is None else "idle")
         return slot.answered, slot.answer
 
     async def wait_approval(self, card_id: str) -> cards.Decision | None:
@@ -367,13 +369,32 @@ def info_event(info: ConversationInfo) -> dict[str, Any]:
     }
 
 
+def _helper_working(item: Item) -> bool:
+    return item.kind == "tool" and bool(item.task) and (item.task or {}).get("state") in ("waiting", "running")
+
+
+def _helper_ended(info: ConversationInfo, item: Item) -> Item:
+    """A helper that was working at a restart: its own record ends too (its items, their
+    states); one in the background (its card done already) says why in its items."""
+    assert item.task is not None
+    inner = restored(ConversationRecord(attrs.evolve(info, state="running", end_reason=None),
+                                        tuple(Item.from_json(i) for i in item.task.get("items") or ())))
+    background = item.state == "done"
+    kept = [i.to_json() for i in inner.items if background or i.kind != "notice" or i.text != notices.RESTARTED]
+    return attrs.evolve(item, task={**item.task, "state": "stopped", "items": kept})
+
+
 def restored(record: ConversationRecord) -> ConversationRecord:
     """A record read at start: a conversation that was running reads `idle` with a
     notice; what was in flight ends (a card that waited for a person `denied`, a call
     that was being written or run `error`), so its history is whole."""
     info = record.info
     if info.state not in ("running", "waiting"):
-        return record
+        # No run was going, but a helper in the background may have been working.
+        if not any(_helper_working(i) for i in record.items):
+            return record
+        ended = tuple(_helper_ended(info, i) if _helper_working(i) else i for i in record.items)
+        return ConversationRecord(attrs.evolve(info, updated=now()), ended)
     items: list[Item] = []
     question = False
     for item in record.items:
@@ -387,12 +408,8 @@ def restored(record: ConversationRecord) -> ConversationRecord:
             item = attrs.evolve(item, state="error", result=notices.CLIENT_RESTARTED)
         elif item.kind == "tool" and item.state in ("composing", "running"):
             item = attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED)
-        if item.kind == "tool" and item.task and item.task.get("state") in ("waiting", "running"):
-            # A helper that was working: its own record ends too (its items, their states).
-            inner = restored(ConversationRecord(attrs.evolve(info, state="running", end_reason=None),
-                                                tuple(Item.from_json(i) for i in item.task.get("items") or ())))
-            kept = [i.to_json() for i in inner.items if i.kind != "notice" or i.text != notices.RESTARTED]
-            item = attrs.evolve(item, task={**item.task, "state": "stopped", "items": kept})
+        if _helper_working(item):
+            item = _helper_ended(info, item)
         items.append(item)
     if info.end_reason is None:  # a run was going (a question restored before has a reason)
         items.append(notice_item(notices.RESTARTED, "warn", "stopped"))

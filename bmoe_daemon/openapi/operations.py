@@ -95,6 +95,7 @@ _FROM_ID = "$response.body#/id"
 def _conversation_links() -> dict[str, Link]:
     ops = {"Read": ("GET", ""), "Change": ("PATCH", ""), "Message": ("POST", "/messages"),
            "Edit": ("POST", "/edit"), "Stop": ("POST", "/stop"), "Plan": ("GET", "/plan"),
+           "Helpers": ("GET", "/helpers"),
            "Resume": ("POST", "/resume"), "Compact": ("POST", "/compact"), "Approve": ("POST", "/approval"),
            "Answer": ("POST", "/answer"), "File": ("GET", "/file"), "Delete": ("DELETE", ""),
            "Tools": ("PUT", "/tools"), "ToolResult": ("POST", "/tool_result")}
@@ -184,6 +185,18 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "404 for an item that is no call of a client tool here; 409 not_waiting for one that waits no more.",
         lambda c: shape(c, {"item": str, "state": {"enum": ["done", "error"]}}), body=request_bodies.tool_result,
         errors=(409,)),
+    ("GET", _CONV + "/helpers"): Op(
+        "The conversation's helpers (subagents) as a tree: each with its kind, state, rounds, whether it works in "
+        "the background, `progress` (when it last wrote something) and `stalled` (working, nothing written for "
+        "`stall_s` seconds); `parent` null is the conversation's own run, `message` the message it worked.",
+        lambda c: shape(c, {"conversation": str, "stall_s": float, "working": bool, "helpers": array(shape(c, {
+            "id": str, "kind": {"enum": ["explore", "general"]}, "description": str,
+            "state": {"enum": ["waiting", "running", "done", "error", "stopped"]}, "rounds": int,
+            "background": bool, "progress": float, "stalled": bool, "parent": str | None, "message": str | None,
+            "children": list[dict[str, Any]]}))}),
+        query=(Param("stall_s", {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+                     "Seconds without progress before a working helper is flagged `stalled` (default 120)."),),
+        errors=(400,)),
     ("GET", _CONV + "/plan"): Op(
         "The conversation's plan: text, revision and state.",
         lambda c: shape(c, {"text": str, "revision": int, "state": PlanState, "plan_mode": bool})),

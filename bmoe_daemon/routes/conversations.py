@@ -14,6 +14,7 @@ from actors.record import listing
 from actors.record.budget import check_budget
 from actors.record.items import Item
 from actors.runs.agent.ledger import MAX_ROUNDS
+from actors.runs.agent.run_tools import background
 from bmoe_daemon import access
 from bmoe_daemon.bodies import (
     MAX_SEED_ITEMS,
@@ -38,6 +39,7 @@ from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest, NoVision
 
 bp = Blueprint("conversations", __name__)
+MAX_STALL_S = 86_400.0
 
 
 async def _conversation(conversation_id: str) -> Conversation:
@@ -254,6 +256,25 @@ async def post_stop(conversation_id: str) -> Response:
     conv = await _conversation(conversation_id)
     stopped = await conv.stop()
     return jsonify({"stopped": stopped})
+
+
+@bp.get("/api/conversations/<conversation_id>/helpers")
+async def get_helpers(conversation_id: str) -> Response:
+    """The conversation's helpers as a tree, each flagged `stalled` when it is working
+    and has written nothing for `stall_s` seconds (default background.STALL_S)."""
+    conv = await _conversation(conversation_id)
+    raw = request.args.get("stall_s")
+    stall_s = background.STALL_S
+    if raw is not None:
+        try:
+            stall_s = float(raw)
+        except ValueError:
+            stall_s = -1.0
+        if not 0 < stall_s <= MAX_STALL_S:
+            raise BadRequest(f"stall_s is a number of seconds above 0 and at most {int(MAX_STALL_S)}; got {raw!r}.")
+    nodes = background.tree(conv.items, stall_s=stall_s)
+    return jsonify({"conversation": conv.id, "stall_s": stall_s, "working": conv.background.working,
+                    "helpers": nodes})
 
 
 @bp.get("/api/conversations/<conversation_id>/changes")

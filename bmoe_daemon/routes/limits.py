@@ -17,6 +17,7 @@ from actors.record.budget import MAX_BUDGET_COST, MAX_BUDGET_TOKENS
 from actors.record.cards import MAX_FEEDBACK_CHARS
 from actors.record.listing import MAX_PAGE
 from actors.runs.agent.compaction_cut import TRIGGER
+from actors.runs.agent.run_tools.background import STALL_S
 from actors.scheduling.schedule import MAX_EVERY_MINUTES, MIN_EVERY_MINUTES
 from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, MAX_KEEP_RUNS
 from bmoe_daemon.bodies import MAX_IMAGES
@@ -38,6 +39,7 @@ LIMITS: dict[str, dict[str, int | float]] = {
     "budget_tokens": {"min": 1, "max": MAX_BUDGET_TOKENS},  # a conversation's, task's or message's budget
     "budget_cost": {"max": MAX_BUDGET_COST},  # US dollars, more than 0
     "price": {"min": 0, "max": MAX_PRICE},  # a provider's, US dollars per million tokens
+    "helper_stall_s": {"default": STALL_S},  # seconds without progress before a working helper is flagged
 }
 
 

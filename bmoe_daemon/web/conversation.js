@@ -21,6 +21,7 @@ import { Composer } from "./composer.js";
 import { ContextBar } from "./context.js";
 import { ConversationHeader } from "./header.js";
 import { HelperItems, isTask } from "./helpers.js";
+import { HelperTree } from "./helpertree.js";
 import { ConversationLog } from "./log.js";
 import { modelMemory, watchModelMemory } from "./modelstate.js";
 import { RunProgress } from "./progress.js";
@@ -75,6 +76,7 @@ export class ConversationView {
     if (this.unwatch) this.unwatch();
     if (this.composer) this.composer.close();
     if (this.waiting) this.waiting.close();
+    if (this.helperTree) this.helperTree.close();
     shell.serveTools?.([]);
   }
 
@@ -212,6 +214,7 @@ export class ConversationView {
     this.items = fresh;
     this.byId = new Map(this.items.map((i) => [i.id, i]));
     this.helpers.sync(fresh, touched);
+    this.helperTree.render();
     this.toolClients = typeof conv.tool_clients === "number" ? conv.tool_clients : null;
     this.renderHeader();
     this.log.renderAll();
@@ -325,7 +328,10 @@ export class ConversationView {
       this.items.push(item);
     }
     this.byId.set(item.id, item);
-    if (isTask(item)) this.helpers.take(item); // the helper's items as the card now holds them
+    if (isTask(item)) {
+      this.helpers.take(item); // the helper's items as the card now holds them
+      this.helperTree.render();
+    }
     this.log.schedule(item.id);
   }
 
@@ -344,6 +350,7 @@ export class ConversationView {
     this.log = new ConversationLog(this);
     this.unwatch = watchModelMemory(() => this.memoryChanged());
     this.progress = new RunProgress(this);
+    this.helperTree = new HelperTree(this);
     this.contextBar = new ContextBar(this);
     this.composer = new Composer({
       conversationId: this.conversationId,
@@ -357,7 +364,7 @@ export class ConversationView {
     this.waiting = new WaitingCards(this);
     clear(this.main, h("section.conv", { "aria-labelledby": "conv-title" },
       this.header.element, h("div.log-wrap", {}, this.log.element, this.log.scroll.jumpBtn), this.waiting.announcer,
-      this.progress.element,
+      this.progress.element, this.helperTree.element,
       this.contextBar.element, this.waiting.pinned.element, this.composer.element));
     this.composer.fit(); // a draft kept from before is shown whole
   }

@@ -37,6 +37,7 @@ from actors.runs.agent.meter import Meter
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream, usage_of
 from actors.runs.agent.run_tools import goals, todos_and_questions
+from actors.runs.agent.run_tools.background import Background
 from actors.runs.agent.run_tools.carrier import OwnTools
 from actors.runs.agent.small.leader import leader_for
 from actors.runs.base import RunEnd, RunRequest
@@ -53,8 +54,10 @@ class AgentRun:
     prompt), the round's stream into cards, the calls under the policy, the ledger, and
     the leading of a small model (absent for other models)."""
 
-    def __init__(self, transcript: Transcript, env: Env, request: RunRequest, meter: Meter | None = None) -> None:
-        """`meter`: the parent's, for a helper's run (what it spends counts for the conversation)."""
+    def __init__(self, transcript: Transcript, env: Env, request: RunRequest, meter: Meter | None = None,
+                 background: Background | None = None) -> None:
+        """`meter`: the parent's, for a helper's run (what it spends counts for the conversation);
+        `background`: the conversation's background helpers (none for a helper's run)."""
         self._t = transcript
         self._env = env
         self._req = request
@@ -64,6 +67,7 @@ class AgentRun:
         self._held = False  # the next round is the answer, without tools, held to answer_schema
         self._own = OwnTools(transcript, env, request)  # the tools the run carries out itself
         self._own.owner = self
+        self._own.background = background
         self._leader = leader_for(transcript, env)
         self._compactor = Compactor(transcript, env, dress=self._leader.dressed)
         self._ledger = Ledger(goals.NUDGES_IN_A_ROW)
@@ -73,6 +77,7 @@ class AgentRun:
         self._calls = CallRunner(transcript, env, request, offer=self._offer, own=self._own, leader=self._leader,
                                  ledger=self._ledger, stream=self._stream)
         self._meter = meter if meter is not None else Meter(transcript, env, request)
+        self.inbox: list[str] = []  # a helper's: messages sent to it while it works, read at its next round
 
     # What a helper sees of its parent (run_tools.helpers.Parent), and a helper's run of it.
 
@@ -148,6 +153,7 @@ class AgentRun:
                 self._end_reason = "max_rounds"
                 return
             self._rounds += 1
+            self._read_inbox()
             result = await self._ask()
             if result is None:
                 return
@@ -175,6 +181,12 @@ class AgentRun:
                 # are those of the new phase from the next round on.
                 self._own.replan = False
                 await self.prepare()
+
+    def _read_inbox(self) -> None:
+        """What was sent to this helper since its last round, for the model to read now."""
+        while self.inbox:
+            text = notices.HELPER_MESSAGE.format(text=self.inbox.pop(0))
+            self._t.upsert(attrs.evolve(notice_item(text, "info"), for_model=True), urgent=True)
 
     def _count(self, result: TurnResult) -> None:
         """The answer's usage into the meter; a ledger that cannot be written is logged,

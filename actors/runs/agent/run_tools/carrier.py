@@ -21,7 +21,7 @@ from actors.model.turns import ToolSpec, TurnInput
 from actors.record import cards
 from actors.record.items import EndReason, Goal, PlanInfo, ToolState
 from actors.record.transcript import Transcript
-from actors.runs.agent.run_tools import goals, helpers, plans, todos_and_questions
+from actors.runs.agent.run_tools import background, goals, helpers, plans, todos_and_questions
 from actors.runs.agent.side_turn import SideTurnFailed, side_turn
 from actors.runs.base import RunRequest
 from actors.runs.env import Env
@@ -59,6 +59,7 @@ class OwnTools:
         self.settled: EndReason | None = None  # the run ends after this round, for this reason
         self.helpers: dict[str, helpers.Helper] = {}  # this run's helpers, by their card
         self.owner: helpers.Parent | None = None  # the run these tools belong to (helpers need it)
+        self.background: background.Background | None = None  # the conversation's background helpers
 
     def planning(self) -> bool:
         return self.t.info.plan_mode and self.env.plans is not None
@@ -69,7 +70,11 @@ class OwnTools:
         # Planning offers reads, the todo list, questions and the plan, no helper: a
         # general one would work under the conversation's mode, and an explore one takes
         # the local model's turns for minutes while nothing is planned.
-        helper_specs = () if planning else helpers.SPECS
+        helper_specs: tuple[ToolSpec, ...] = () if planning else helpers.SPECS
+        if self.background is None:
+            helper_specs = tuple(helpers.TASK_SPEC if s.name == helpers.TASK else s for s in helper_specs)
+        elif not planning:
+            helper_specs += background.SPECS
         goal_specs = (goals.UPDATE_SPEC,) if goal and goal.state == "active" else ()
         specs = todos_and_questions.SPECS + helper_specs + goal_specs
         if planning:
@@ -93,6 +98,8 @@ class OwnTools:
             return f"Helper: {description}" if named else "Hand a task to a helper"
         if name == helpers.SEND:
             return "Message a helper"
+        if name in background.TITLES:
+            return background.TITLES[name]
         if name == todos_and_questions.TODO_WRITE:
             return "Update the todo list"
         if name == cards.ASK_USER:
@@ -180,6 +187,8 @@ class OwnTools:
             return await self.update_goal(call, args)
         if call.name in (helpers.TASK, helpers.SEND):
             return await self.helper(call, args)
+        if call.name in background.NAMES:
+            return await self.background_call(call, args)
         try:
             if call.name == todos_and_questions.TODO_WRITE:
                 todos = todos_and_questions.parse_todos(args)
@@ -261,6 +270,8 @@ class OwnTools:
                     raise ToolError('The call needs "message": what to tell the helper.')
                 message = said
                 found = self.helpers.get(task) if isinstance(task, str) else None
+                if found is None and self.background is not None and isinstance(task, str):
+                    found = next((w.helper for w in self.background.helpers() if w.helper.card == task), None)
                 card = self.t.find(task) if found is None and isinstance(task, str) else None
                 if card is not None and card.tool == helpers.TASK:
                     found = helpers.Helper.from_card(owner, card)  # a helper of an earlier message
@@ -270,7 +281,9 @@ class OwnTools:
                     known = ", ".join(self.helpers) or "none yet"
                     raise ToolError(f"There is no finished helper {task!r} here. Helpers of this run: {known}.")
                 if found.state in ("waiting", "running"):
-                    raise ToolError("That helper is still working; wait for its answer.")
+                    # A helper working in the background reads it at its next round.
+                    found.inbox.append(message)
+                    return Done("done", f"Sent: the helper {found.card} reads it at its next round.")
                 helper, rounds = found, helpers.CONTINUE_ROUNDS
         except ToolError as exc:
             return Done("error", str(exc))
@@ -280,7 +293,29 @@ class OwnTools:
             # works with the parent's tools under its mode, before any plan is approved.
             self.helpers.pop(call.card, None)
             return Done("denied", notices.NO_HELPER_WHILE_PLANNING)
+        if call.name == helpers.TASK and args.get("background") is True and self.background is not None:
+            try:
+                self.background.start(helper, message, rounds)
+            except ToolError as exc:
+                return Done("error", str(exc))
+            return Done("done", f"The helper works in the background. [task id: {helper.card}] Read it with "
+                                "get_task_output, wait for it with wait_tasks, stop it with kill_task.")
         answer = await helper.work(message, rounds)
         state: ToolState = "error" if helper.state == "error" else "done"
         return Done(state, f"{answer}\n\n[task id: {helper.card}]")
 
+
+    async def background_call(self, call: Call, args: dict[str, Any]) -> Done:
+        """get_task_output, wait_tasks, kill_task (background.py)."""
+        work = self.background
+        try:
+            if work is None:
+                raise ToolError("There are no background helpers here.")
+            if call.name == background.GET_OUTPUT:
+                return Done("done", work.output(args.get("id")))
+            if call.name == background.WAIT:
+                self.t.update(call.card, state="running")
+                return Done("done", await work.wait(args))
+            return Done("done", await work.kill(args.get("id")))
+        except ToolError as exc:
+            return Done("error", str(exc))

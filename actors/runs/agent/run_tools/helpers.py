@@ -5,12 +5,14 @@ history of its own, so the parent's context holds only the helper's answer.
 the read tools and the commands that need no card; `general` gets the parent's tools
 under the parent's mode, its approval cards answered through the parent conversation.
 A helper runs inside the parent's call, so in the parent's cancel scope: a stop of the
-parent ends it, and nothing of it outlives the parent's run. Its items stream as
-events that name the parent's card (`task`) and are kept on that card; the parent
-reads its final answer. Helpers on the local model take turns on the engine's line,
-at most Env.helpers of them at once (more wait, the card says so). A helper cannot
-start another. `send_subagent_message {task, message}` goes on with a finished helper
-of this run for at most CONTINUE_ROUNDS more rounds.
+parent ends it, and nothing of it outlives the parent's run; with `background: true` it
+runs in the conversation's nursery instead and the call answers at once (background.py).
+Its items stream as events that name the parent's card (`task`) and are kept on that
+card, with its progress time; the parent reads its final answer. Helpers on the local
+model take turns on the engine's line, at most Env.helpers of them at once (more wait,
+the card says so). A helper cannot start another. `send_subagent_message {task,
+message}` goes on with a finished helper for at most CONTINUE_ROUNDS more rounds; to one
+still working (in the background) it is read at its next round (`inbox`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ TASK_SPEC = ToolSpec(
         "required": ["description", "prompt"],
     },
 )
+# The task a conversation's run is offered: it may also work in the background
+# (background.py). A small model is offered TASK_SPEC (small/steps.py small_specs).
+TASK_BG_SPEC = ToolSpec(
+    TASK,
+    TASK_SPEC.description + " With `background: true` the call answers at once with the helper's task id and "
+    "the helper works on: read it with get_task_output, wait for it with wait_tasks, stop it with kill_task.",
+    {**TASK_SPEC.parameters, "properties": {**TASK_SPEC.parameters["properties"], "background": {"type": "boolean"}}},
+)
 SEND_SPEC = ToolSpec(
     SEND,
     "Go on with a helper that finished (its task id is in its result): send it another message.",
@@ -61,7 +71,7 @@ SEND_SPEC = ToolSpec(
         "required": ["task", "message"],
     },
 )
-SPECS = (TASK_SPEC, SEND_SPEC)
+SPECS = (TASK_BG_SPEC, SEND_SPEC)
 
 HELPER_LINES = {
     "explore": "You are a helper doing one search for another agent: read and search, change nothing. "
@@ -70,6 +80,8 @@ HELPER_LINES = {
                "Answer with what you did and found, briefly; that answer is all it sees.",
 }
 WAITING = "Waiting for a free helper slot."
+# A helper streaming a long answer writes its card this often (its progress shows).
+KEEP_STREAMING_S = 5.0
 
 
 def task_args(args: dict[str, Any]) -> tuple[str, str, HelperKind]:
@@ -90,6 +102,8 @@ class ChildRun(Protocol):
 
     @property
     def rounds(self) -> int: ...
+
+    inbox: list[str]  # messages sent to the helper while it works (send_subagent_message)
 
     async def loop(self) -> None: ...
 
@@ -138,6 +152,11 @@ class Helper:
         self.description = description
         self.rounds = rounds
         self.state = "waiting"
+        self.stop_notice = "The helper was stopped with its parent."  # what its cards say when cancelled
+        self.progress = now()  # when it last wrote something (the helper tree's warning reads it)
+        self.background = False  # it works in the background (background.py), its card done already
+        self._kept = 0.0  # when its card was last written
+        self.inbox: list[str] = []  # what send_subagent_message said while it works
         p = parent.t.info
         t = now()
         info = ConversationInfo(id=f"{p.id}.{card_id}", title=description, workspace=p.workspace, mode=p.mode,
@@ -155,19 +174,24 @@ class Helper:
         items = tuple(Item.from_json(i) for i in kept.get("items") or ())
         helper = cls(parent, card.id, kind, str(kept.get("description") or ""), items, int(kept.get("rounds") or 0))
         helper.state = str(kept.get("state"))
+        helper.background = bool(kept.get("background"))
+        progress = kept.get("progress")
+        helper.progress = float(progress) if isinstance(progress, (int, float)) else card.created
         return helper
 
     def _changed(self, urgent: bool) -> None:
-        if urgent:
+        self.progress = now()
+        if urgent or self.progress - self._kept > KEEP_STREAMING_S:
             self.keep()
 
     def keep(self) -> None:
         """Write the helper's state and items onto the parent's card."""
+        self._kept = now()
         self.parent.t.update(self.card, urgent=False, task=self.view())
 
     def view(self) -> dict[str, Any]:
         return {"kind": self.kind, "description": self.description, "state": self.state, "rounds": self.rounds,
-                "items": [i.to_json() for i in self.t.items]}
+                "progress": self.progress, "background": self.background, "items": [i.to_json() for i in self.t.items]}
 
     async def work(self, message: str, rounds: int) -> str:
         """Run the helper on `message` for at most `rounds` rounds; its final answer.
@@ -181,12 +205,13 @@ class Helper:
             req = self.parent.req
             run = self.parent.child_run(self.t, RunRequest(
                 local=req.local, unattended=req.unattended, think=req.think, helper=self.kind, max_rounds=rounds))
+            run.inbox = self.inbox
             stopped = True
             try:
                 await run.loop()
                 stopped = False
             finally:
-                end = run.finish("The helper was stopped with its parent." if stopped else None)
+                end = run.finish(self.stop_notice if stopped else None)
                 self.rounds += run.rounds
                 self.state = "stopped" if stopped else ("error" if end.state == "error" else "done")
                 self.keep()

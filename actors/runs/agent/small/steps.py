@@ -76,7 +76,9 @@ def small_specs(specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpe
     kept = {goals.UPDATE_GOAL, helpers.TASK, helpers.SEND}
     if planning:
         kept |= {cards.EXIT_PLAN} | {s.name for s in specs if s.name not in {plans.ENTER}}
-    return tuple(s for s in specs if s.name in kept)
+    # The task without `background`: get_task_output, wait_tasks and kill_task are not
+    # offered to a small model (not measured to help it), so a background helper would be lost to it.
+    return tuple(helpers.TASK_SPEC if s.name == helpers.TASK else s for s in specs if s.name in kept)
 
 
 # edit_file for a small model: the files it read lately, each old_text one of their lines.
