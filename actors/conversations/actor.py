@@ -37,7 +37,6 @@ from actors.conversations.messages import (
     SendMsg,
     StopMsg,
 )
-from actors.conversations.new_run import new_run
 from actors.conversations.patching import checked_changes
 from actors.conversations.saver import Saver
 from actors.conversations.undo import Undo
@@ -56,6 +55,14 @@ CLEANUP_S = 5.0
 TITLE_CHARS = 60
 # How a run may have ended for `resume` to go on with it.
 RESUMABLE = ("stopped", "error", "max_rounds", "stuck", "cut_off")
+
+
+def new_run(transcript: Transcript, env: Env, request: RunRequest) -> Run:
+    """actors/conversations/new_run.py's, imported with the first run: the runs' code (the agent
+    loop and its tools, ~40 modules) is not the daemon's start's to pay for."""
+    from actors.conversations import new_run as runs
+
+    return runs.new_run(transcript, env, request)
 
 
 class Conversation:

@@ -17,14 +17,13 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from actors.errors import Invalid, NotFound
 from actors.fs.atomic import write_all, write_atomic
 from actors.fs.paths import open_regular, read_fd
-from actors.model.providers.backend import Learned, ProviderBackend
 from actors.model.providers.entries import (
     DEFAULT_CONTEXT_LENGTH,
     Provider,
@@ -34,6 +33,9 @@ from actors.model.providers.entries import (
     check_name,
     slug,
 )
+
+if TYPE_CHECKING:  # backend.py (and httpx under it) once a route is used, not at the daemon's start
+    from actors.model.providers.backend import Learned, ProviderBackend
 
 log = logging.getLogger("bmoe.providers")
 
@@ -152,6 +154,8 @@ class ProviderDirectory:
         provider = self._providers.get(provider_id)
         if provider is None or not model:
             raise NotFound(f"There is no saved provider {provider_id!r}.")
+        from actors.model.providers.backend import Learned, ProviderBackend
+
         return ProviderBackend(
             base_url=provider.base_url, model=model, api_key=self._keys.get(provider_id), label=provider.name,
             learned=self._learned.setdefault(provider_id, Learned()),

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-
 # How much of the schema the model is shown in the retry's notice.
 SHOWN_SCHEMA_CHARS = 4000
 
@@ -27,6 +25,8 @@ def problem(text: str, schema: dict[str, Any]) -> str | None:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         return f"the answer is not JSON ({exc.msg} at character {exc.pos})"
+    import jsonschema  # a run with a schema pays for it, not the daemon's start
+
     error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
     if error is None:
         return None
