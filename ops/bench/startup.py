@@ -13,9 +13,10 @@ data folder, reads the port from its `listening on` line, and polls `GET /health
 (every 10 ms) until it answers 200; the clock starts just before the process is
 spawned. Then it reads VmRSS from /proc/<pid>/status (after --settle s) and stops the
 daemon with SIGTERM. The imports: a process that imports what `python -m bmoe_daemon
-serve` imports before it serves (bmoe_daemon.cli, then bmoe_daemon.server), timed
-inside it (wall and CPU), so the interpreter's own start is not counted; the target is
-on their CPU time (the cost; the wall clock is shown beside it). Medians.
+serve` imports before it serves (bmoe_daemon.cli, .options, .server), as its main()
+does (the collector off), timed inside it (wall and CPU), so the interpreter's own
+start is not counted; the target is on their CPU time (the cost; the wall clock is
+shown beside it). Medians.
 
     .venv/bin/python ops/bench/startup.py [--reps 5] [--quick]
 """
@@ -63,13 +64,15 @@ sys.argv = [sys.argv[0], *sys.argv[2:]]
 runpy.run_module("bmoe_daemon", run_name="__main__", alter_sys=True)
 """
 
-# Imports what serve imports before it serves, from the tree named first; prints the
-# wall and CPU seconds, the RSS (MB) and where bmoe_daemon came from, as JSON.
+# Imports what serve imports before it serves, from the tree named first, as cli.main
+# does (the collector off); prints the wall and CPU seconds, the RSS (MB) and where
+# bmoe_daemon came from, as JSON.
 IMPORTS = """
-import sys, time
+import gc, sys, time
 sys.path.insert(0, sys.argv[1])
 t0, c0 = time.perf_counter(), time.process_time()
-import bmoe_daemon.cli, bmoe_daemon.server
+gc.disable()
+import bmoe_daemon.cli, bmoe_daemon.options, bmoe_daemon.server
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 import json
 rss = next(int(line.split()[1]) / 1024 for line in open("/proc/self/status") if line.startswith("VmRSS:"))
