@@ -495,6 +495,11 @@ def _proc_ticks(pid: int | str) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime
 
 
+def proc_cpu_s(pid: int | str) -> float:
+    """The CPU seconds (user and system) process `pid` has used so far, to a tick (10 ms)."""
+    return _proc_ticks(pid) / _clock_ticks()
+
+
 class CpuWatch:
     """How much CPU the machine's *other* processes used over a span, in cores.
 
