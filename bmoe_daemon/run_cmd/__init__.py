@@ -3,7 +3,8 @@
 locate.py finds the daemon serving the data folder or starts one for the call,
 session.py runs the message over HTTP and SSE (client.py), render.py prints it. Imported
 only by that command (cli.py), so `serve` never pays for it; it imports nothing beyond
-the standard library, attrs and the command line's own modules (client.py says why).
+the standard library, attrs and the command line's own modules (client.py says why), and
+jsonschema with --output-schema.
 """
 
 from __future__ import annotations
