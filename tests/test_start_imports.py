@@ -25,6 +25,7 @@ HEAVY = {
     "llama_cpp": "llama.cpp's bindings, which load the library: a model's load",
     "numpy": "the local backend: a model's load",
     "jinja2.sandbox": "a chat template's rendering: a model's load",
+    "actors.model.backends.generic_grammar": "the grammar converter: a local model's round with tools",
     "jsonschema": "a message with an answer schema, GET /openapi.json",
     "bmoe_daemon.openapi": "the OpenAPI document: GET /openapi.json",
     "httpx": "a provider's route, an HTTP hook's post",
