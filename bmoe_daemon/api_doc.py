@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, current_app, jsonify
 
-from bmoe_daemon import openapi
-
 bp = Blueprint("api_doc", __name__)
 
 _KEPT = "bmoe.openapi"
@@ -20,5 +18,7 @@ _KEPT = "bmoe.openapi"
 async def get_openapi_json() -> Response:
     doc = current_app.extensions.get(_KEPT)
     if doc is None:
+        from bmoe_daemon import openapi  # the builder (and jsonschema's) on the first request, not at start
+
         doc = current_app.extensions[_KEPT] = openapi.build(current_app)
     return jsonify(doc)

@@ -349,9 +349,14 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
         log.info("serving on %s (model: %s)", address, engine.model_id or "none")
         # What startup made (modules, the model's tables, the app) lives as long as the
         # process: keep it out of the collector's full passes, which otherwise stall
-        # the event loop for milliseconds while tokens stream.
-        gc.collect()
+        # the event loop for milliseconds while tokens stream. `bmoe-daemon serve` starts
+        # with the collector off (cli.py): its start-up garbage (~1.4 MiB, mostly what
+        # attrs leaves of the classes it rebuilds) is frozen with the rest, not collected:
+        # a full pass here cost every start ~40 ms.
+        if gc.isenabled():
+            gc.collect()
         gc.freeze()
+        gc.enable()
         task_status.started(address)
         await stop.wait()
         log.info("stopping: ending runs")

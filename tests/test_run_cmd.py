@@ -37,6 +37,19 @@ async def acli(*args: str) -> subprocess.CompletedProcess[str]:
     return await trio.to_thread.run_sync(lambda: cli(*args))
 
 
+# `python -m bmoe_daemon ARGS...`, writing the modules it imported to argv[1] as it exits.
+NOTING_MODULES = """
+import atexit, json, runpy, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = [sys.argv[0], *sys.argv[2:]]
+runpy.run_module("bmoe_daemon", run_name="__main__", alter_sys=True)
+"""
+# What the client talking to a running daemon does without (bmoe_daemon/run_cmd/client.py):
+# its start-up is most of its cost.
+NOT_IN_THE_CLIENT = ("trio", "httpx", "hypercorn", "quart", "jsonschema")
+
+
 def serve_pids(data: Path) -> list[int]:
     """Processes whose command line names this data folder (a daemon left behind)."""
     out = []
@@ -175,13 +188,20 @@ async def test_against_a_running_daemon_and_ctrl_c_stops_the_run(tmp_path: Path)
         assert held.returncode == 2 and "in use by" in held.stderr
 
 
-async def test_the_key_comes_from_the_key_file_the_lock_names(tmp_path: Path) -> None:
+async def test_the_key_from_the_lock_file_and_a_client_of_the_standard_library_only(tmp_path: Path) -> None:
     data = tmp_path / "data"
     key = tmp_path / "key"
     key.write_text("s3cret-key\n")
     s = script(tmp_path / "s.json", [])
+    noted = tmp_path / "modules.json"
     async with run_daemon(data, "--scripted", str(s), "--api-key-file", str(key)):
         assert json.loads((data / "daemon.lock").read_text())["key_file"] == str(key)
-        done = await acli("--data-dir", str(data), "say hi")
+        done = await trio.to_thread.run_sync(lambda: subprocess.run(
+            [sys.executable, "-c", NOTING_MODULES, str(noted), "run", "--data-dir", str(data), "say hi"],
+            env=ENV, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=REPO))
         assert done.returncode == 0 and done.stdout == "Hello there.\n", done.stderr
         assert "s3cret" not in done.stdout + done.stderr
+    # The client asked with the standard library's HTTP only.
+    modules = json.loads(noted.read_text())
+    assert "bmoe_daemon.run_cmd.client" in modules
+    assert [m for m in modules if m.split(".")[0] in NOT_IN_THE_CLIENT] == []

@@ -38,7 +38,6 @@ from actors.conversations.messages import (
     SendMsg,
     StopMsg,
 )
-from actors.conversations.new_run import new_run
 from actors.conversations.patching import checked_changes
 from actors.conversations.saver import Saver
 from actors.conversations.undo import Undo
@@ -59,6 +58,14 @@ CLEANUP_S = 5.0
 TITLE_CHARS = 60
 # How a run may have ended for `resume` to go on with it.
 RESUMABLE = ("stopped", "error", "max_rounds", "stuck", "cut_off", "budget")
+
+
+def new_run(transcript: Transcript, env: Env, request: RunRequest, background: Background | None = None) -> Run:
+    """actors/conversations/new_run.py's, imported with the first run: the runs' code (the agent
+    loop and its tools, ~40 modules) is not the daemon's start's to pay for."""
+    from actors.conversations import new_run as runs
+
+    return runs.new_run(transcript, env, request, background)
 
 
 class Conversation:

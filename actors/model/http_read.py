@@ -10,12 +10,16 @@ limits: a body that never ends its line, or is larger than asked for, is refused
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import TypeVar
 
-import httpx
 import trio
 
 from actors.model.chatstream import SseLines, StreamError
+
+if _TYPE_CHECKING:
+    import httpx
+
 
 T = TypeVar("T")
 

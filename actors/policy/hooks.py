@@ -30,6 +30,7 @@ a folder may come from anyone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -39,10 +40,9 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import httpx
 import trio
 
 from actors.actor import ActorStats, mailbox_depth
@@ -58,6 +58,9 @@ from actors.policy.hooks_config import (
     shown_url,
 )
 from actors.process import signal_group, wait_exit
+
+if TYPE_CHECKING:  # imported with the first HTTP hook's post: most daemons have none, and start without it
+    import httpx
 
 log = logging.getLogger("bmoe.hooks")
 
@@ -209,16 +212,23 @@ class HookRunner:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Send the HTTP hooks' posts, at most HTTP_IN_FLIGHT at once, until `close()`;
-        returns once the posts in flight are over (each at most its time limit)."""
+        returns once the posts in flight are over (each at most its time limit). The HTTP
+        client is made for the first post (and closed after the last)."""
         try:
             self.refresh()
-            async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
+            async with contextlib.AsyncExitStack() as clients:
+                client: httpx.AsyncClient | None = None
                 async with trio.open_nursery() as nursery:
                     slots = trio.Semaphore(HTTP_IN_FLIGHT)
                     self._state = "serving"
                     task_status.started()
                     async with self._rx:
                         async for post in self._rx:
+                            if client is None:
+                                import httpx
+
+                                client = await clients.enter_async_context(
+                                    httpx.AsyncClient(follow_redirects=False, trust_env=False))
                             await slots.acquire()
                             nursery.start_soon(self._post, client, post, slots)
                     self._state = "stopping"
@@ -371,6 +381,8 @@ class HookRunner:
                 return
 
     async def _post(self, client: httpx.AsyncClient, post: _Post, slots: trio.Semaphore) -> None:
+        import httpx  # loaded by run() with the client
+
         t0 = trio.current_time()
         url = shown_url(post.hook.url)
         status: int | None = None

@@ -36,7 +36,6 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 import attrs
-import re2  # type: ignore[import-untyped]
 
 from actors.errors import ToolError
 
@@ -44,8 +43,9 @@ MAX_REPEAT_COUNT = 1000  # RE2's own limit on a counted repeat such as {1,1000}
 MAX_PROGRAM_SIZE = 50_000  # compiled instructions: past this the pattern is refused
 RE2_MAX_MEM = 16 * 1024 * 1024  # RE2's budget for one pattern's program and DFA cache
 
-_LATIN1 = re2.Options.Encoding.LATIN1
-_UTF8 = re2.Options.Encoding.UTF8
+# RE2's two encodings, by name here: re2 itself is imported by the first search, not the daemon's start.
+_LATIN1 = "latin1"
+_UTF8 = "utf8"
 _MAX_CODE = {_LATIN1: 0xFF, _UTF8: 0x10FFFF}
 
 # What Python means by the classes. ASCII (bytes, or the ASCII flag):
@@ -164,9 +164,11 @@ def _byte(code: int) -> bytes:
     return bytes((code,)) if code < 0x80 and chr(code).isalnum() else b"\\x{%x}" % code
 
 
-def _re2_compile(source: bytes, encoding: Any) -> LinePattern:
+def _re2_compile(source: bytes, encoding: str) -> LinePattern:
+    import re2  # type: ignore[import-untyped]
+
     options = re2.Options()
-    options.encoding = encoding
+    options.encoding = re2.Options.Encoding.LATIN1 if encoding == _LATIN1 else re2.Options.Encoding.UTF8
     options.never_nl = True  # no match crosses a line; `\n` in a pattern matches nothing
     options.never_capture = True  # only where a match starts is wanted
     options.log_errors = False
@@ -240,7 +242,7 @@ def _complement(ranges: Iterable[tuple[int, int]], top: int) -> list[tuple[int, 
 class _Writer:
     """Writes parse-tree items as RE2 syntax for one encoding."""
 
-    def __init__(self, encoding: Any) -> None:
+    def __init__(self, encoding: str) -> None:
         self._top = _MAX_CODE[encoding]
         self._unicode_mode = encoding == _UTF8
 

@@ -1,8 +1,10 @@
 """`bmoe-daemon run "PROMPT"`: ask the agent from a terminal or a script (issue 33).
 
 locate.py finds the daemon serving the data folder or starts one for the call,
-session.py runs the message over HTTP and SSE, render.py prints it. Imported only by
-that command (cli.py), so `serve` never pays for it.
+session.py runs the message over HTTP and SSE (client.py), render.py prints it. Imported
+only by that command (cli.py), so `serve` never pays for it; it imports nothing beyond
+the standard library, attrs and the command line's own modules (client.py says why), and
+jsonschema with --output-schema.
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ USAGE = 2
 
 def run_command(args: argparse.Namespace) -> int:
     """The command's exit status: 0 answered, 1 failed, 2 usage error, 3 stopped or refused."""
-    import trio
-
     from bmoe_daemon.config import default_data_dir
     from bmoe_daemon.run_cmd.locate import is_gguf
     from bmoe_daemon.run_cmd.render import Output
@@ -40,7 +40,7 @@ def run_command(args: argparse.Namespace) -> int:
         ask = Ask(args.prompt, conversation=args.conversation, workspace=workspace, mode=args.mode,
                   route=route, answer_schema=schema, max_rounds=args.max_rounds, budget=budget,
                   interactive=os.isatty(sys.stdin.fileno()) if sys.stdin is not None else False)
-        final = trio.run(_main, args, ask, out, args.data_dir or default_data_dir())
+        final = _main(args, ask, out, args.data_dir or default_data_dir())
     except RunError as exc:
         if args.json:
             out.result({"result": None, "end_reason": None, "usage": None, "conversation": None,
@@ -83,13 +83,12 @@ def _schema(args: argparse.Namespace) -> dict[str, Any] | None:
     return schema
 
 
-async def _main(args: argparse.Namespace, ask: Any, out: Any, data_dir: Any) -> dict[str, Any]:
-    import httpx
-
+def _main(args: argparse.Namespace, ask: Any, out: Any, data_dir: Any) -> dict[str, Any]:
     from bmoe_daemon.run_cmd import locate
+    from bmoe_daemon.run_cmd.client import Client
     from bmoe_daemon.run_cmd.session import Session, exit_code
 
-    found = await locate.wait_address(data_dir)
+    found = locate.wait_address(data_dir)
     embedded = None
     if found is not None and args.embedded:
         raise RunError(f"--embedded: the data folder {data_dir} is in use by {found.describe()}; "
@@ -104,14 +103,12 @@ async def _main(args: argparse.Namespace, ask: Any, out: Any, data_dir: Any) -> 
             key = locate.key_of(args.api_key_file or found.key_file)
         else:
             embedded = locate.Embedded(locate.serve_argv(args))
-            url = await embedded.start()
+            url = embedded.start()
             key = locate.key_of(args.api_key_file)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30.0) as client:
-            final = await Session(client, ask, out).run()
+        final = Session(Client(url, key), ask, out).run()
     finally:
         if embedded is not None:
-            await embedded.stop()
+            embedded.stop()
     code = exit_code(final["end_reason"])
     if code == 0 and ask.answer_schema is not None:
         why = _mismatch(final["result"], ask.answer_schema)

@@ -2,20 +2,20 @@
 file names its address and key file, bmoe_daemon/startup.py), or one this call starts
 (`--embedded`): `serve` with the same options on port 0, in a session of its own (a
 Ctrl-C at the terminal reaches the client only, which stops the run itself), stopped with
-SIGTERM and waited for."""
+SIGTERM and waited for. Standard library only, as the rest of the command (client.py says why)."""
 
 from __future__ import annotations
 
 import argparse
 import fcntl
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-
-import trio
 
 from bmoe_daemon.config import read_key_file
 from bmoe_daemon.options import serve_options
@@ -58,15 +58,15 @@ def holder(data_dir: Path) -> Holder | None:
         os.close(fd)
 
 
-async def wait_address(data_dir: Path) -> Holder | None:
+def wait_address(data_dir: Path) -> Holder | None:
     """The holder of the data folder once it has an address (a daemon still starting
     is waited for); None when none holds it."""
-    with trio.move_on_after(ADDRESS_WAIT_S):
-        while True:
-            found = holder(data_dir)
-            if found is None or found.address is not None:
-                return found
-            await trio.sleep(POLL_S)
+    deadline = time.monotonic() + ADDRESS_WAIT_S
+    while time.monotonic() < deadline:
+        found = holder(data_dir)
+        if found is None or found.address is not None:
+            return found
+        time.sleep(POLL_S)
     raise RunError(f"the daemon holding {data_dir} ({holder(data_dir) or 'gone'}) has no address yet; try again", 1)
 
 
@@ -108,49 +108,56 @@ class Embedded:
 
     def __init__(self, argv: list[str]) -> None:
         self._argv = argv
-        self._proc: trio.Process | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._err = tempfile.TemporaryFile()  # noqa: SIM115 - kept open until stop, read on failure
 
-    async def start(self) -> str:
+    def start(self) -> str:
         cmd = [sys.executable, "-m", "bmoe_daemon", *self._argv]
-        self._proc = proc = await trio.lowlevel.open_process(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err, start_new_session=True)
+        self._proc = proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err,
+                                             start_new_session=True)
         assert proc.stdout is not None
+        fd = proc.stdout.fileno()
         buf = b""
-        with trio.move_on_after(START_TIMEOUT_S):
-            while b"\n" not in buf or not any(line.startswith(b"listening on ") for line in buf.splitlines()):
-                chunk = await proc.stdout.receive_some(4096)
-                if not chunk:
-                    raise RunError(f"the daemon did not start: {self._stderr_tail()}", 2 if await self._code() == 2
-                                   else 1)
-                buf += chunk
-            line = next(x for x in buf.splitlines() if x.startswith(b"listening on "))
-            return line.removeprefix(b"listening on ").decode().strip()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while (left := deadline - time.monotonic()) > 0:
+            for line in buf.splitlines(keepends=True):
+                if line.endswith(b"\n") and line.startswith(b"listening on "):
+                    return line.removeprefix(b"listening on ").decode().strip()
+            if not select.select([fd], [], [], left)[0]:
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise RunError(f"the daemon did not start: {self._stderr_tail()}", 2 if self._code() == 2 else 1)
+            buf += chunk
         raise RunError(f"the daemon did not listen within {START_TIMEOUT_S} s: {self._stderr_tail()}", 1)
 
-    async def _code(self) -> int | None:
+    def _code(self) -> int | None:
         assert self._proc is not None
-        with trio.move_on_after(5):
-            return await self._proc.wait()
-        return None
+        try:
+            return self._proc.wait(5)
+        except subprocess.TimeoutExpired:
+            return None
 
     def _stderr_tail(self) -> str:
         self._err.seek(0)
         lines = self._err.read().decode(errors="replace").strip().splitlines()
         return lines[-1] if lines else "no output"
 
-    async def stop(self) -> None:
-        """Shielded: it runs to the end under a cancel (a second Ctrl-C) too."""
+    def stop(self) -> None:
+        """Runs to the end under a Ctrl-C too (SIGINT is ignored while it waits)."""
         proc = self._proc
-        with trio.CancelScope(shield=True):
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
             if proc is not None:
-                if proc.returncode is None:
+                if proc.poll() is None:
                     proc.send_signal(signal.SIGTERM)
-                    with trio.move_on_after(STOP_WAIT_S):
-                        await proc.wait()
-                    if proc.returncode is None:
+                    try:
+                        proc.wait(STOP_WAIT_S)
+                    except subprocess.TimeoutExpired:
                         proc.kill()
-                        await proc.wait()
+                        proc.wait()
                 if proc.stdout is not None:
-                    await proc.stdout.aclose()
+                    proc.stdout.close()
             self._err.close()
+        finally:
+            signal.signal(signal.SIGINT, previous)

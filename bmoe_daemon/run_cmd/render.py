@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from typing import Any, TextIO
-
-import trio
 
 FINAL_STATES = ("done", "denied", "error")
 SPIN_S = 0.1
@@ -47,6 +47,9 @@ class Output:
         self._mid_line = False  # the answer's text left the cursor mid-line
         self._spin_label: str | None = None  # what the spinner says; None: no spinner
         self._spun = False  # a spinner frame is on the screen
+        self._frame = 0
+        self._frame_at = 0.0  # time.monotonic() of the last frame
+        self._spin_lock = threading.Lock()  # a card's thread quiets the spinner the main thread turns
         self._shown_tools: set[str] = set()
 
     # ---- the events ----
@@ -125,22 +128,25 @@ class Output:
 
     def quiet(self) -> None:
         """No spinner (a question on the terminal)."""
-        self._unspin()
-        self._spin_label = None
+        with self._spin_lock:
+            self._unspin()
+            self._spin_label = None
 
     def _unspin(self) -> None:
         if self._spun:
             self._out.write("\r\x1b[K")
             self._spun = False
 
-    async def spin(self) -> None:
-        """Turns the spinner while there is one to show; runs until cancelled."""
-        n = 0
-        while True:
-            await trio.sleep(SPIN_S)
-            if self._spin_label is None or self._mid_line:
-                continue
-            n += 1
-            self._out.write(f"\r\x1b[36m{FRAMES[n % len(FRAMES)]}\x1b[0m \x1b[2m{self._spin_label}\x1b[0m\x1b[K")
+    def spin(self) -> None:
+        """The spinner's next frame when there is one to show and SPIN_S has passed since the
+        last; called between events and at least every SPIN_S while none come."""
+        now = time.monotonic()
+        with self._spin_lock:
+            if self._spin_label is None or self._mid_line or now - self._frame_at < SPIN_S:
+                return
+            self._frame_at = now
+            self._frame += 1
+            frame = FRAMES[self._frame % len(FRAMES)]
+            self._out.write(f"\r\x1b[36m{frame}\x1b[0m \x1b[2m{self._spin_label}\x1b[0m\x1b[K")
             self._out.flush()
             self._spun = True

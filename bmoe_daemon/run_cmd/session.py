@@ -3,25 +3,35 @@ one given), the event stream (GET /api/events, subscribed before the message is 
 nothing is missed), the message, the cards that wait for the person (asked on the
 terminal, or answered no at once by the daemon when there is none: `unattended`), a
 Ctrl-C (SIGINT) that stops the run in the daemon (POST .../stop; a second one leaves at
-once), and the result read back from the conversation."""
+once), and the result read back from the conversation.
+
+Plain threads on the standard library (client.py says why): the event stream is read
+in a thread of its own into a bounded queue, a card waiting for the person is asked in
+a thread of its own, and the main thread follows the queue, turns the spinner between
+events and handles the signals (their handlers only count, the main thread acts)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import os
+import queue
 import signal
 import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
-import httpx
-import trio
 
+from bmoe_daemon.run_cmd.client import TIMEOUT_S, Client, EventStream
 from bmoe_daemon.run_cmd.locate import RunError
-from bmoe_daemon.run_cmd.render import Output
+from bmoe_daemon.run_cmd.render import SPIN_S, Output
 
-TIMEOUT_S = 30.0
 CHANNEL_EVENTS = 1024
 RUN_EVENTS = ("conversation", "item", "delta", "prefill", "plan")
 ANSWERED = ("answered", "goal_complete")
@@ -29,6 +39,10 @@ ANSWERED = ("answered", "goal_complete")
 STOPPED_OR_REFUSED = ("stopped", "plan_proposed", "question", "goal_blocked", "budget")
 DECISIONS = {"y": "approve", "yes": "approve", "a": "approve_always", "always": "approve_always",
              "n": "deny", "no": "deny"}
+MAX_ANSWER_BYTES = 64 * 1024  # a line typed at the terminal
+# What the reader thread puts in the queue besides the run's events.
+SUBSCRIBED = "_subscribed"
+FAILED = "_failed"
 
 
 @attrs.frozen
@@ -56,145 +70,204 @@ def exit_code(end_reason: str | None) -> int:
     return 1
 
 
-def _refusal(resp: httpx.Response) -> RunError:
+@contextlib.contextmanager
+def counting_signals(count: Callable[[], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM call `count` (in the main thread, between two of its steps)
+    instead of ending the process, for as long as the block runs."""
+    def handler(signum: int, frame: object) -> None:
+        count()
+
+    before = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        body = resp.json()
-        text = f"{body['error']} ({body['code']})"
-    except (ValueError, KeyError, TypeError):
-        text = resp.text[:200] or resp.reason_phrase
-    if resp.status_code == 401:
-        return RunError(f"the daemon asks for its key: {text}; pass --api-key-file", 2)
-    code = 2 if resp.status_code in (400, 404, 422) else 3 if resp.status_code < 500 else 1
-    return RunError(f"the daemon answered {resp.status_code}: {text}", code)
+        yield
+    finally:
+        for sig, old in before.items():
+            signal.signal(sig, old)
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str | None]]:
+    """Server-sent events from their lines: (name, data) for each event, and
+    ("", None) for each comment (the first says the stream is subscribed)."""
+    name, data = "message", ""
+    for line in lines:
+        if line.startswith(":"):
+            yield "", None
+        elif line == "":
+            if data or name == "lagged":
+                yield name, data
+            name, data = "message", ""
+        else:
+            field, _, value = line.partition(": ")
+            if field == "event":
+                name = value
+            elif field == "data":
+                data += value
 
 
 class Session:
-    def __init__(self, client: httpx.AsyncClient, ask: Ask, out: Output) -> None:
+    def __init__(self, client: Client, ask: Ask, out: Output) -> None:
         self._c = client
         self._ask = ask
         self._out = out
         self._cid = ""
         self._started = False
-        self._stops = 0
+        self._stops = 0  # Ctrl-Cs counted by the handler
+        self._stops_done = 0  # of which the main thread has acted on
         self._asked: set[str] = set()
-        self._terminal = trio.Lock()
+        self._terminal = threading.Lock()
+        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(CHANNEL_EVENTS)
 
-    async def call(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
-        try:
-            resp = await self._c.request(method, url, json=body)
-        except httpx.HTTPError as exc:
-            raise RunError(f"cannot reach the daemon at {self._c.base_url}: {exc}", 1) from None
-        if resp.status_code >= 400:
-            raise _refusal(resp)
-        return resp.json()
+    def call(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
+        return self._c.call(method, url, body)
 
-    async def run(self) -> dict[str, Any]:
+    def run(self) -> dict[str, Any]:
         """The run, followed to its end: the final object (result, end_reason, usage, conversation)."""
-        self._cid = await self._conversation()
-        send, receive = trio.open_memory_channel[tuple[str, dict[str, Any]]](CHANNEL_EVENTS)
-        end: str | None = None
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self._events, send)
-            nursery.start_soon(self._signals, nursery.cancel_scope)
-            if not self._out.json_lines:
-                nursery.start_soon(self._out.spin)
-            body: dict[str, Any] = {"text": self._ask.prompt, "unattended": not self._ask.interactive}
-            if self._ask.answer_schema is not None:
-                body["answer_schema"] = self._ask.answer_schema
-            if self._ask.max_rounds is not None:
-                body["max_rounds"] = self._ask.max_rounds
-            if self._ask.budget is not None:
-                body["budget"] = self._ask.budget
-            self._out.reading("")
-            sent = await self.call("POST", f"/api/conversations/{self._cid}/messages", body)
-            end = await self._follow(receive, nursery)
-            nursery.cancel_scope.cancel()
-        if self._stops > 1:
-            raise RunError("left at a second Ctrl-C; the daemon may still be stopping the run", 3)
-        return await self._final(sent["item"]["id"], end)
+        self._cid = self._conversation()
+        stream = self._c.events()
+        reader = threading.Thread(target=self._read_events, args=(stream,), name="events", daemon=True)
+        reader.start()
+        try:
+            with counting_signals(self._count_stop):
+                self._wait_subscribed()
+                body: dict[str, Any] = {"text": self._ask.prompt, "unattended": not self._ask.interactive}
+                if self._ask.answer_schema is not None:
+                    body["answer_schema"] = self._ask.answer_schema
+                if self._ask.max_rounds is not None:
+                    body["max_rounds"] = self._ask.max_rounds
+                if self._ask.budget is not None:
+                    body["budget"] = self._ask.budget
+                self._out.reading("")
+                sent = self.call("POST", f"/api/conversations/{self._cid}/messages", body)
+                end = self._follow()
+        finally:
+            stream.close()
+            self._out.quiet()
+        return self._final(sent["item"]["id"], end)
 
-    async def _conversation(self) -> str:
+    def _count_stop(self) -> None:
+        self._stops += 1
+
+    def _conversation(self) -> str:
         ask = self._ask
         fields: dict[str, Any] = {}
         if ask.workspace is not None:
-            fields["workspace"] = await self._workspace(ask.workspace)
+            fields["workspace"] = self._workspace(ask.workspace)
         if ask.mode is not None:
             fields["mode"] = ask.mode
         if ask.route is not None:
             fields["route"] = ask.route
         if ask.conversation is not None:
             if fields:
-                await self.call("PATCH", f"/api/conversations/{ask.conversation}", fields)
+                self.call("PATCH", f"/api/conversations/{ask.conversation}", fields)
             return ask.conversation
-        made = await self.call("POST", "/api/conversations", fields)
+        made = self.call("POST", "/api/conversations", fields)
         return str(made["id"])
 
-    async def _workspace(self, folder: Path) -> str:
+    def _workspace(self, folder: Path) -> str:
         """The id of the workspace at `folder` (resolved), added when it is not one yet."""
-        path = folder
-        for ws in await self.call("GET", "/api/workspaces"):
-            if ws["path"] == str(path):
+        for ws in self.call("GET", "/api/workspaces"):
+            if ws["path"] == str(folder):
                 return str(ws["id"])
-        made = await self.call("POST", "/api/workspaces", {"path": str(path)})
+        made = self.call("POST", "/api/workspaces", {"path": str(folder)})
         return str(made["id"])
 
-    async def _events(self, send: trio.MemorySendChannel[tuple[str, dict[str, Any]]], *,
-                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """GET /api/events: this conversation's events into `send`; started once subscribed."""
-        async with send, self._c.stream("GET", "/api/events", timeout=httpx.Timeout(TIMEOUT_S, read=None)) as resp:
-            if resp.status_code >= 400:
-                await resp.aread()
-                raise _refusal(resp)
-            name, data, started = "message", "", False
-            async for line in resp.aiter_lines():
-                if line.startswith(":"):
-                    if not started:
-                        started = True
-                        task_status.started()
-                elif line == "":
-                    if name == "lagged":
-                        raise RunError("the event stream fell behind; the run goes on in the daemon", 1)
-                    if data and name in RUN_EVENTS:
-                        event = json.loads(data)
-                        if event.get("conversation") == self._cid or event.get("id") == self._cid:
-                            await send.send((name, event))
-                    name, data = "message", ""
-                else:
-                    field, _, value = line.partition(": ")
-                    if field == "event":
-                        name = value
-                    elif field == "data":
-                        data += value
-        raise RunError("the daemon closed the event stream", 1)
+    # ---- the event stream (its own thread) ----
 
-    async def _follow(self, receive: trio.MemoryReceiveChannel[tuple[str, dict[str, Any]]],
-                      nursery: trio.Nursery) -> str | None:
-        """Prints the run's events until it ends; its end_reason."""
-        async for name, data in receive:
+    def _read_events(self, stream: EventStream) -> None:
+        """This conversation's events into the queue, SUBSCRIBED once the daemon's first
+        comment came, and FAILED with the RunError when the stream ends or breaks."""
+        subscribed = False
+        try:
+            for name, data in sse_events(stream.lines()):
+                if data is None:
+                    if not subscribed:
+                        subscribed = True
+                        self._queue.put((SUBSCRIBED, None))
+                elif name == "lagged":
+                    raise RunError("the event stream fell behind; the run goes on in the daemon", 1)
+                elif name in RUN_EVENTS:
+                    event = json.loads(data)
+                    if event.get("conversation") == self._cid or event.get("id") == self._cid:
+                        self._queue.put((name, event))
+            raise RunError("the daemon closed the event stream", 1)
+        except RunError as exc:
+            if not stream.closed:
+                self._queue.put((FAILED, exc))
+        except ValueError as exc:
+            self._queue.put((FAILED, RunError(f"the daemon sent an event that is not JSON: {exc}", 1)))
+
+    def _wait_subscribed(self) -> None:
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            name, data = self._next(deadline - time.monotonic())
+            if name == SUBSCRIBED:
+                return
+            if name is None and time.monotonic() >= deadline:
+                raise RunError(f"the daemon at {self._c.base_url} did not open its event stream within "
+                               f"{TIMEOUT_S:g} s", 1)
+
+    def _next(self, wait: float) -> tuple[str | None, Any]:
+        """The queue's next entry within `wait` seconds ((None, None) when there is none),
+        after the Ctrl-Cs counted since the last call were acted on."""
+        self._act_on_stops()
+        try:
+            name, data = self._queue.get(timeout=max(wait, 0.0))
+        except queue.Empty:
+            return None, None
+        finally:
+            self._act_on_stops()
+        if name == FAILED:
+            raise data
+        return name, data
+
+    def _act_on_stops(self) -> None:
+        """The first Ctrl-C stops the run in the daemon (its end then ends the call); a
+        second leaves at once."""
+        if self._stops == self._stops_done:
+            return
+        self._stops_done = self._stops
+        if self._stops > 1:
+            raise RunError("left at a second Ctrl-C; the daemon may still be stopping the run", 3)
+        self._out.note("stopping the run… (Ctrl-C again to leave it running)")
+        self.call("POST", f"/api/conversations/{self._cid}/stop")
+
+    def _follow(self) -> str | None:
+        """Prints the run's events until it ends, turning the spinner between them; its end_reason."""
+        while True:
+            name, data = self._next(SPIN_S)
+            self._out.spin()
+            if name is None:
+                continue
             self._out.event(name, data)
             if name == "conversation":
                 state = data.get("state")
                 if state in ("running", "waiting"):
                     self._started = True
                 elif self._started and state in ("idle", "error"):
-                    return data.get("end_reason")
+                    return data.get("end_reason")  # type: ignore[no-any-return]
             elif name == "item" and self._ask.interactive:
                 item = data.get("item") or {}
                 if item.get("state") == "waiting" and item.get("id") not in self._asked:
                     self._asked.add(item["id"])
-                    nursery.start_soon(self._card, item)
-        raise RunError("the event stream ended before the run", 1)
+                    threading.Thread(target=self._card_thread, args=(item,), name="card", daemon=True).start()
 
-    async def _card(self, item: dict[str, Any]) -> None:
+    # ---- the cards (a thread each) ----
+
+    def _card_thread(self, item: dict[str, Any]) -> None:
+        try:
+            self._card(item)
+        except RunError as exc:
+            self._queue.put((FAILED, exc))
+
+    def _card(self, item: dict[str, Any]) -> None:
         """A card waiting for the person, asked on the terminal and answered."""
-        async with self._terminal:
+        with self._terminal:
             self._out.quiet()
             if item.get("tool") == "ask_user_question":
                 args = item.get("args") or {}
                 options = ", ".join(str(o) for o in args.get("options") or [])
-                said = await self._prompt(f"? {args.get('question', '')}" + (f" [{options}]" if options else "")
-                                          + "\n> ")
-                await self.call("POST", f"/api/conversations/{self._cid}/answer", {"item": item["id"], "answer": said})
+                said = self._prompt(f"? {args.get('question', '')}" + (f" [{options}]" if options else "") + "\n> ")
+                self.call("POST", f"/api/conversations/{self._cid}/answer", {"item": item["id"], "answer": said})
                 return
             shown = item.get("diff") or (item.get("args") or {}).get("command") or ""
             text = f"\n? {item.get('title') or item.get('tool')}\n"
@@ -202,36 +275,32 @@ class Session:
                 text += "\n".join(str(shown).splitlines()[:40]) + "\n"
             decision = None
             while decision is None:
-                said = await self._prompt(text + "Approve? [y]es / [n]o / [a]lways: ")
+                said = self._prompt(text + "Approve? [y]es / [n]o / [a]lways: ")
                 decision = DECISIONS.get(said.strip().lower())
                 text = ""
-            await self.call("POST", f"/api/conversations/{self._cid}/approval",
-                            {"item": item["id"], "decision": decision})
+            self.call("POST", f"/api/conversations/{self._cid}/approval", {"item": item["id"], "decision": decision})
             self._out.reading("")
 
-    async def _prompt(self, text: str) -> str:
-        """A line read from the terminal (stdin), the question written on stderr."""
+    def _prompt(self, text: str) -> str:
+        """A line read from the terminal (stdin), the question written on stderr. Read from
+        the file descriptor, not sys.stdin: a thread left waiting here when the run ends
+        holds no lock the interpreter's exit would wait for."""
         sys.stderr.write(text)
         sys.stderr.flush()
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        return str(line).rstrip("\n")
+        said = b""
+        while not said.endswith(b"\n") and len(said) < MAX_ANSWER_BYTES:
+            chunk = os.read(sys.stdin.fileno(), 4096)
+            if not chunk:
+                break
+            said += chunk
+        return said.decode(errors="replace").split("\n", 1)[0].rstrip("\r")
 
-    async def _signals(self, scope: trio.CancelScope) -> None:
-        """Ctrl-C: the first stops the run in the daemon (its end then ends the call);
-        a second leaves at once."""
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                self._stops += 1
-                if self._stops > 1:
-                    scope.cancel()
-                    return
-                self._out.note("stopping the run… (Ctrl-C again to leave it running)")
-                await self.call("POST", f"/api/conversations/{self._cid}/stop")
+    # ---- the end ----
 
-    async def _final(self, user_item: str, end: str | None) -> dict[str, Any]:
+    def _final(self, user_item: str, end: str | None) -> dict[str, Any]:
         """The final object, from the conversation as the daemon keeps it: the last
         answer after the message, and the usage of the answers since it summed."""
-        conv = await self.call("GET", f"/api/conversations/{self._cid}")
+        conv = self.call("GET", f"/api/conversations/{self._cid}")
         items = conv.get("items") or []
         after = next((i + 1 for i, it in enumerate(items) if it.get("id") == user_item), 0)
         usage: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
@@ -247,19 +316,19 @@ class Session:
             end_reason = "stopped"
         sent = next((it.get("created") for it in items if it.get("id") == user_item), None)
         usage["cost"] = None
-        usage.update(await self._ledger_usage(sent) or {})
+        usage.update(self._ledger_usage(sent) or {})
         return {"result": result, "end_reason": end_reason, "usage": usage, "conversation": self._cid}
 
-    async def _ledger_usage(self, since: float | None) -> dict[str, Any] | None:
+    def _ledger_usage(self, since: float | None) -> dict[str, Any] | None:
         """The run's usage as the daemon's ledger counts it (its helpers' answers too),
         with its cost where the provider has prices; None when the daemon keeps none."""
         if since is None:
             return None
         when = datetime.datetime.fromtimestamp(since, datetime.UTC).isoformat()
         try:
-            resp = await self._c.get("/api/usage", params={"conversation": self._cid, "since": when})
-            report = resp.json() if resp.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+            report = self.call("GET", "/api/usage?" + urllib.parse.urlencode({"conversation": self._cid,
+                                                                                "since": when}))
+        except RunError:
             return None
         if not isinstance(report, dict):
             return None

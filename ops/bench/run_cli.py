@@ -7,6 +7,8 @@ The daemon is `serve --scripted` (a fixed answer, no model: what is timed is the
 and the HTTP way, not a model). Per repetition the two ways run one after the other,
 alternating which goes first; medians. The target allows the CLI 1.3x curl's time plus
 the Python start-up (`python -c pass`, timed here too), the price of a Python client.
+Beside the wall clocks, the CPU each way's processes used (the CLI; bash and its curls),
+which a busy machine disturbs less.
 
     .venv/bin/python ops/bench/run_cli.py [--reps 10] [--quick]
 """
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -46,7 +50,14 @@ kill $events
 """
 
 
-def one_cli(data: Path, env: dict[str, str]) -> tuple[float, dict[str, object]]:
+def children_cpu() -> float:
+    """CPU seconds of the children (and theirs) waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_cli(data: Path, env: dict[str, str]) -> tuple[float, dict[str, object], float]:
+    c0 = children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "bmoe_daemon", "run", "--json", "--data-dir", str(data), "say hi"],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -59,14 +70,15 @@ def one_cli(data: Path, env: dict[str, str]) -> tuple[float, dict[str, object]]:
     took = time.perf_counter() - t0
     proc.stdout.read()
     proc.wait()
-    return took, final
+    return took, final, children_cpu() - c0
 
 
-def one_curl(url: str, script: Path) -> tuple[float, str]:
+def one_curl(url: str, script: Path) -> tuple[float, str, float]:
+    c0 = children_cpu()
     t0 = time.perf_counter()
     out = subprocess.run(["bash", str(script), url], capture_output=True, text=True, timeout=60)
     took = time.perf_counter() - t0
-    return took, out.stdout
+    return took, out.stdout, children_cpu() - c0
 
 
 def main() -> int:
@@ -77,7 +89,7 @@ def main() -> int:
     if shutil.which("curl") is None or shutil.which("bash") is None:
         missing_peer("curl (and bash)", "apt-get install curl")
     rep = Report("run_cli", 'bmoe-daemon run --json "say hi" against a running daemon, beside curl by hand')
-    env = {**__import__("os").environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         script = root / "script.json"
@@ -93,6 +105,7 @@ def main() -> int:
             cli_s: list[float] = []
             curl_s: list[float] = []
             py_s: list[float] = []
+            cpu: dict[str, list[float]] = {"cli": [], "curl": [], "py": []}
             finals: list[dict[str, object]] = []
             bodies: list[str] = []
             one_cli(data, env)  # warm: bytecode, the page cache
@@ -101,16 +114,19 @@ def main() -> int:
                 order = ("cli", "curl") if i % 2 == 0 else ("curl", "cli")
                 for way in order:
                     if way == "cli":
-                        took, final = one_cli(data, env)
+                        took, final, used = one_cli(data, env)
                         cli_s.append(took)
                         finals.append(final)
                     else:
-                        took2, body = one_curl(url, curl)
-                        curl_s.append(took2)
+                        took, body, used = one_curl(url, curl)
+                        curl_s.append(took)
                         bodies.append(body)
+                    cpu[way].append(used)
+                c0 = children_cpu()
                 t0 = time.perf_counter()
                 subprocess.run([sys.executable, "-c", "pass"], check=True)
                 py_s.append(time.perf_counter() - t0)
+                cpu["py"].append(children_cpu() - c0)
             foreign = watch.foreign_cores()
         finally:
             daemon.stop()
@@ -123,6 +139,10 @@ def main() -> int:
     rep.figure("bmoe-daemon run --json, process start to final line (median)", cli_m * 1000, "ms")
     rep.figure("curl by hand (bash script), start to conversation read back (median)", curl_m * 1000, "ms")
     rep.figure("python -c pass (median)", py_m * 1000, "ms")
+    rep.figure("CPU: bmoe-daemon run (median)", median(cpu["cli"]) * 1000, "ms")
+    rep.figure("CPU: bash and its curls (median)", median(cpu["curl"]) * 1000, "ms")
+    rep.figure("CPU: python -c pass (median)", median(cpu["py"]) * 1000, "ms")
+    rep.figure("load average (1 min) at the end", os.getloadavg()[0], "", "{:.2f}")
     rep.figure("other processes' CPU during the run", foreign, "cores", "{:.2f}")
     rep.target("run --json over 1.3x curl + Python start-up", cli_m / (RATIO * curl_m + py_m), "<=", 1.0, "",
                "{:.2f}")

@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import trio
@@ -26,7 +26,6 @@ import trio
 from actors.errors import Invalid, NotFound
 from actors.fs.atomic import write_all, write_atomic
 from actors.fs.paths import open_regular, read_fd
-from actors.model.providers.backend import Learned, ProviderBackend
 from actors.model.providers.entries import (
     DEFAULT_CONTEXT_LENGTH,
     Prices,
@@ -40,6 +39,9 @@ from actors.model.providers.entries import (
     slug,
 )
 from actors.model.providers.probe import Probe, probe_models
+
+if TYPE_CHECKING:  # backend.py (and httpx under it) once a route is used, not at the daemon's start
+    from actors.model.providers.backend import Learned, ProviderBackend
 
 log = logging.getLogger("bmoe.providers")
 
@@ -167,6 +169,8 @@ class ProviderDirectory:
         provider = self._providers.get(provider_id)
         if provider is None or not model:
             raise NotFound(f"There is no saved provider {provider_id!r}.")
+        from actors.model.providers.backend import Learned, ProviderBackend
+
         return ProviderBackend(
             base_url=provider.base_url, model=model, api_key=self._keys.get(provider_id), label=provider.name,
             learned=self._learned.setdefault(provider_id, Learned()),

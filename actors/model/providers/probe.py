@@ -12,13 +12,25 @@ from __future__ import annotations
 
 import json
 import logging
+from types import ModuleType
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 import attrs
-import httpx
 import trio
 
 from actors.model.chatstream import StreamError
 from actors.model.http_read import read_body
+
+if _TYPE_CHECKING:
+    pass
+
+
+def _httpx() -> ModuleType:
+    """httpx, imported with its first use: the daemon's start does not pay for it."""
+    import httpx
+
+    return httpx
+
 
 log = logging.getLogger("bmoe.providers")
 
@@ -69,7 +81,7 @@ async def probe_models(base_url: str, api_key: str | None) -> Probe:
     body = b""
     with trio.move_on_after(PROBE_TIMEOUT_S) as timer:
         try:
-            async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, follow_redirects=False) as client, \
+            async with _httpx().AsyncClient(timeout=PROBE_TIMEOUT_S, follow_redirects=False) as client, \
                     client.stream("GET", url, headers=headers) as resp:
                 status = resp.status_code
                 if status in (401, 403):
@@ -89,9 +101,9 @@ async def probe_models(base_url: str, api_key: str | None) -> Probe:
         except StreamError:
             return _failed("too_large", f"The model list is larger than {MAX_PROBE_BYTES // (1024 * 1024)} MiB; "
                            "type the model names instead.", status)
-        except httpx.TimeoutException:
+        except _httpx().TimeoutException:
             return _failed("timeout", f"The service did not answer within {PROBE_TIMEOUT_S:.0f} seconds.", status)
-        except (httpx.HTTPError, OSError) as exc:
+        except (_httpx().HTTPError, OSError) as exc:
             log.info("probing %s: %s", url, type(exc).__name__)  # the type only: never the request's headers
             return _failed("unreachable", "Nothing could be reached at that address: check the host and port, "
                            "and that the service is running.")

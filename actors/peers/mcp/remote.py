@@ -26,9 +26,10 @@ import itertools
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from types import ModuleType
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-import httpx
 import trio
 
 from actors.actor import Reply
@@ -37,6 +38,17 @@ from actors.model.http_read import body_lines, read_body, read_head
 from actors.peers.jsonrpc import Response, WireError, encode_notification, encode_request, parse
 from actors.peers.mcp.sse import SseEvents
 from actors.peers.program import Handler, ProgramEnded, answer
+
+if _TYPE_CHECKING:
+    import httpx
+
+
+def _httpx() -> ModuleType:
+    """httpx, imported with its first use: the daemon's start does not pay for it."""
+    import httpx
+
+    return httpx
+
 
 log = logging.getLogger("bmoe.mcp")
 
@@ -64,7 +76,7 @@ class HttpRefused(WireError):
 
 
 def _reason(exc: Exception) -> str:
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, _httpx().TimeoutException):
         return "it did not answer in time"
     text = str(exc).strip()
     return text[:200] if text else type(exc).__name__
@@ -122,10 +134,10 @@ class RemoteLink:
         time. On the way out (return, error or cancellation) the readers end, the
         session is ended with a DELETE (shielded, at most CLOSE_TIMEOUT_S) and every
         waiting request is failed."""
-        timeout = httpx.Timeout(None, connect=CONNECT_TIMEOUT_S, write=WRITE_TIMEOUT_S, pool=CONNECT_TIMEOUT_S)
+        timeout = _httpx().Timeout(None, connect=CONNECT_TIMEOUT_S, write=WRITE_TIMEOUT_S, pool=CONNECT_TIMEOUT_S)
         self._handle = handle
         try:
-            async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+            async with _httpx().AsyncClient(timeout=timeout, follow_redirects=False) as client:
                 self._client = client
                 try:
                     async with trio.open_nursery() as nursery:
@@ -199,7 +211,7 @@ class RemoteLink:
     # ---- the wire ----
 
     def _dropped(self, exc: Exception) -> ProgramEnded:
-        if self.transport is None or isinstance(exc, httpx.ConnectError):
+        if self.transport is None or isinstance(exc, _httpx().ConnectError):
             self.end(f"no connection could be made: {_reason(exc)}")
         else:
             self.end(f"the connection dropped: {_reason(exc)}")
@@ -266,7 +278,7 @@ class RemoteLink:
                     await self._read_events(resp, lambda: slot is not None and slot.done)
                 elif slot is not None:
                     raise WireError(f"it answered with {media or 'no content type'}, not JSON or an event stream")
-        except httpx.TransportError as exc:
+        except _httpx().TransportError as exc:
             raise self._dropped(exc) from None
         except StreamError as exc:
             raise WireError(str(exc)) from None
@@ -329,11 +341,11 @@ class RemoteLink:
                     return False
 
                 await body_lines(resp, on_line)
-        except (httpx.TransportError, StreamError, WireError) as exc:
+        except (_httpx().TransportError, StreamError, WireError) as exc:
             if started:
                 self.end(f"its event stream broke: {_reason(exc)}")
                 return
-            if isinstance(exc, httpx.TransportError):
+            if isinstance(exc, _httpx().TransportError):
                 raise self._dropped(exc) from None
             if isinstance(exc, StreamError):
                 raise WireError(str(exc)) from None
@@ -359,7 +371,7 @@ class RemoteLink:
                                          headers=self._request_headers(None, body=True)) as resp:
                 if resp.status_code >= 300:
                     raise await self._refused(resp)
-        except httpx.TransportError as exc:
+        except _httpx().TransportError as exc:
             raise self._dropped(exc) from None
 
     async def _listen(self) -> None:
@@ -368,7 +380,7 @@ class RemoteLink:
                 if resp.status_code >= 300 or _media(resp) != EVENT_STREAM:
                     return  # a server without one (405) speaks only in its answers
                 await self._read_events(resp)
-        except (httpx.TransportError, StreamError) as exc:
+        except (_httpx().TransportError, StreamError) as exc:
             self.end(f"the connection dropped: {_reason(exc)}")
         except ProgramEnded:
             pass
@@ -378,5 +390,5 @@ class RemoteLink:
             return
         try:
             await client.delete(self._url, headers=self._request_headers(None))
-        except httpx.HTTPError as exc:
+        except _httpx().HTTPError as exc:
             log.debug("ending the session at %s failed: %s", self.redact(self._url), self.redact(_reason(exc)))

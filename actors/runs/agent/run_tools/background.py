@@ -16,7 +16,7 @@ cancels them with its nursery, and a restart ends a card still working
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -25,8 +25,10 @@ from actors.errors import ToolError
 from actors.ids import now
 from actors.model.turns import ToolSpec
 from actors.record.items import Item
-from actors.runs.agent.run_tools.helpers import TASK, Helper, answer_of
 from actors.tools.registry import RESULT_CAP_BYTES, cap_text
+
+if TYPE_CHECKING:  # each conversation holds a Background; the helpers' code comes with a first run
+    from actors.runs.agent.run_tools.helpers import Helper
 
 log = logging.getLogger("bmoe.helpers")
 
@@ -161,6 +163,8 @@ def _report(w: Working) -> str:
     h = w.helper
     head = f"[task id: {h.card}] {h.description} — {h.state}, {h.rounds} rounds"
     if h.state in ("done", "error", "stopped"):
+        from actors.runs.agent.run_tools.helpers import answer_of
+
         return f"{head}\n{answer_of(h.t.items)}"
     written = [i.text for i in h.t.items if i.kind == "assistant" and i.text]
     so_far = "\n".join(written[-3:]) if written else "Nothing written yet."
@@ -178,6 +182,8 @@ def tree(items: tuple[Item, ...], *, stall_s: float = STALL_S, at: float | None 
     for item in items:
         if item.kind == "user":
             message = item.id
+        from actors.runs.agent.run_tools.helpers import TASK
+
         if item.kind != "tool" or item.tool != TASK or not item.task:
             continue
         kept = item.task
