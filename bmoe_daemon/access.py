@@ -135,6 +135,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("WEBSOCKET", "/api/ws"): (Locality.OPEN, ""),
     ("GET", "/api/conversations"): (Locality.OPEN, ""),  # this computer's are not listed
     ("POST", "/api/conversations"): (Locality.OPEN, ""),  # see check_settings
+    ("GET", "/api/search"): (Locality.OPEN, ""),  # this computer's conversations are not searched
     ("GET", _CONV): (Locality.CONVERSATION, "Reading this conversation"),
     ("PATCH", _CONV): (Locality.CONVERSATION, "Changing this conversation"),
     ("DELETE", _CONV): (Locality.CONVERSATION, "Deleting this conversation"),

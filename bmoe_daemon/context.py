@@ -27,6 +27,7 @@ from actors.skills.catalog import SkillCatalog
 from actors.tools.registry import Registry
 from bmoe_daemon import access
 from bmoe_daemon.config import Config
+from bmoe_daemon.indexer import Indexer
 
 # Where create_app puts the context among the app's extensions.
 EXTENSION = "bmoe"
@@ -59,6 +60,8 @@ class DaemonContext:
     rules: RuleBook | None = None
     # The sandbox of the model's commands (/health shows its status); none in chat-only mode or a test's app.
     sandbox: Sandbox | None = None
+    # The full-text index of the conversations (GET /api/search); none in a test's app.
+    search: Indexer | None = None
 
 
 def daemon() -> DaemonContext:

@@ -35,6 +35,7 @@ in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
     │   └── HypercornChanged            http_send.py: hypercorn's replaced method is not the one known; the daemon
     │                                   does not start
     └── ValueError
+        ├── BadQuery                    fulltext.py: a search's words that cannot be one (answered BadRequest)
         ├── OptionError                 options.py: a serve option that cannot be used (printed, exit 2)
         └── UnitError                   service/units.py: a value a service file cannot carry (a ServiceError)
 """

@@ -53,6 +53,7 @@ from bmoe_daemon import http_send
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import LOG_BACKUPS, Config
 from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.indexer import Indexer
 from bmoe_daemon.models import ModelChoice, local_loader, model_event, remembered
 from bmoe_daemon.routes import events as events_route
 from bmoe_daemon.startup import (
@@ -279,13 +280,15 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         checkpoints=None if config.chat_only else Checkpoints(store.agent_dir / "checkpoints"),
     )
     hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60, max_live_items=config.live_items)
+    indexer = Indexer(store.agent_dir, store.stamps, store.load_with_stamp)
+    store.watcher = indexer
     if sandbox is not None:
         sandbox.network_of = hub.network_of
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
-                        hooks=hooks, sandbox=sandbox)
+                        hooks=hooks, sandbox=sandbox, search=indexer)
     app = create_app(ctx)
 
     http_send.install()  # each event frame is written before its task yields (see the module)
@@ -301,6 +304,7 @@ async def _serve_on(config: Config, store: Store, hconfig: hypercorn.config.Conf
         if hooks is not None:
             await nursery.start(hooks.run)
         await nursery.start(hub.run)
+        await nursery.start(indexer.run)  # after the hub, which read the store's index of files
         if scheduler is not None:
             await nursery.start(scheduler.run)
         for sock in sockets.insecure_sockets:

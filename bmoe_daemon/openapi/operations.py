@@ -25,6 +25,9 @@ from bmoe_daemon.bodies import (
     Rewind,
     WorkspaceChange,
 )
+from bmoe_daemon.fulltext import MAX_LIMIT as FULLTEXT_LIMIT
+from bmoe_daemon.fulltext import MAX_OFFSET as FULLTEXT_OFFSET
+from bmoe_daemon.fulltext import MAX_QUERY_CHARS as FULLTEXT_QUERY_CHARS
 from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
@@ -136,6 +139,18 @@ OPERATIONS: dict[tuple[str, str], Op] = {
                Param("q", {"type": "string", "maxLength": MAX_QUERY_CHARS}, "A part of the title, any case."),
                Param("task", {"type": "string", "minLength": 1}, "Only the conversations of this task."),
                Param("state", {"enum": list(get_args(ConversationState))}, "Only the conversations in this state."))),
+    ("GET", "/api/search"): Op(
+        "Words looked for inside the conversations (the people's messages, the answers, the tool cards' titles, "
+        "the titles), best match first, each with a snippet and its matches' places; `indexing`: the index is "
+        "still being built, so some conversations may be missing. The words are taken as words, never as a query "
+        "language; the last one also matches as a beginning (being typed) unless `q` ends with a space.",
+        answers.search, errors=(400,),
+        query=(Param("q", {"type": "string", "minLength": 1, "maxLength": FULLTEXT_QUERY_CHARS},
+                     "The words to look for (at most 16)."),
+               Param("workspace", {"type": "string", "minLength": 1}, "Only the conversations of this workspace."),
+               Param("limit", {"type": "integer", "minimum": 1, "maximum": FULLTEXT_LIMIT}, "The most matches."),
+               Param("offset", {"type": "integer", "minimum": 0, "maximum": FULLTEXT_OFFSET},
+                     "The matches to skip (the `next_offset` of the page before)."))),
     ("POST", "/api/conversations"): Op(
         "Start a conversation.", answers.conversation, status=201, body=NewConversation, errors=(400, 403, 409, 507),
         links=_conversation_links()),
