@@ -151,6 +151,8 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", _CONV + "/changes"): (Locality.LOCAL, "What the runs changed"),
     ("POST", _CONV + "/rewind"): (Locality.LOCAL, "A rewind"),
     ("POST", _CONV + "/fork"): (Locality.LOCAL, "A fork"),
+    ("GET", _CONV + "/export"): (Locality.CONVERSATION, "Exporting this conversation"),
+    ("POST", "/api/conversations/import"): (Locality.OPEN, ""),  # see check_settings
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
     ("GET", "/api/folders"): (Locality.LOCAL, "The list of this computer's folders"),
     ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),

@@ -388,25 +388,35 @@ class Hub:
         items: list[Item] | None = None,
         task: str | None = None,
     ) -> Conversation:
-        if workspace is not None and self._env.chat_only:
-            raise Invalid(CHAT_ONLY_NO_WORKSPACE)
-        if workspace is not None and workspace not in self._workspaces:
-            # A body's field, not the path's id: 400, as a PATCH or a task naming it answers.
-            raise Invalid("There is no such workspace; add the folder first.")
+        self._check_workspace(workspace)
         if mode not in MODES:
             raise Invalid(f"Unknown mode {mode!r}.")
         if agent not in AGENTS and (self._env.acp is None or not self._env.acp.knows(agent)):
             raise Invalid(f"Unknown agent {agent!r}.")
         if agent not in AGENTS and workspace is None:
             raise Invalid("Another agent works in a folder: give the conversation a workspace.")
-        if self._nursery is None or self._state != "serving":
-            raise Invalid("The daemon is shutting down.")
         t = now()
         info = ConversationInfo(
             id=new_id("c"), title=title or "", workspace=workspace, mode=mode, route=route,
             agent=agent, state="idle", created=t, updated=t, task=task,
         )
-        record = ConversationRecord(info, tuple(items or ()))
+        return await self._start(ConversationRecord(info, tuple(items or ())))
+
+    async def adopt(self, record: ConversationRecord) -> Conversation:
+        """A record made elsewhere with new ids (an import), saved and started as `create` does."""
+        self._check_workspace(record.info.workspace)
+        return await self._start(record)
+
+    def _check_workspace(self, workspace: str | None) -> None:
+        if workspace is not None and self._env.chat_only:
+            raise Invalid(CHAT_ONLY_NO_WORKSPACE)
+        if workspace is not None and workspace not in self._workspaces:
+            # A body's field, not the path's id: 400, as a PATCH or a task naming it answers.
+            raise Invalid("There is no such workspace; add the folder first.")
+
+    async def _start(self, record: ConversationRecord) -> Conversation:
+        if self._nursery is None or self._state != "serving":
+            raise Invalid("The daemon is shutting down.")
         # Saved before its actor starts: a conversation that cannot be written (a full
         # disk) is refused and leaves nothing behind.
         try:
@@ -417,7 +427,7 @@ class Hub:
                 "Free some space on the disk of the data folder, then try again."
             ) from None
         conv: Conversation = await self._nursery.start(self._supervise, record)
-        self._env.bus.publish("conversation", info_event(info), local_only=conv.local_only)
+        self._env.bus.publish("conversation", info_event(record.info), local_only=conv.local_only)
         self._make_room(conv.id)
         return conv
 

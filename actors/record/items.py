@@ -69,6 +69,7 @@ _ITEM_FIELDS = (
     "not_answer",
 )
 
+ITEM_FIELDS: tuple[str, ...] = _ITEM_FIELDS  # every field an item may have besides id, kind and created
 
 _L = TypeVar("_L", bound=str)
 

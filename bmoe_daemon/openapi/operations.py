@@ -199,6 +199,20 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("POST", _CONV + "/fork"): Op(
         "A new conversation with the same workspace, mode, route and agent and the items up to `item`.",
         answers.conversation, status=201, body=Fork, errors=(400, 409, 507), links=_conversation_links()),
+    ("GET", _CONV + "/export"): Op(
+        "The conversation as a file: JSON (the default; what POST /api/conversations/import takes, with a format "
+        "version, no ids, workspace, route or session) or Markdown to read (`format=markdown`: the tool calls "
+        "folded).", errors=(400,),
+        query=(Param("format", {"enum": ["json", "markdown"]}, "json (importable) or markdown (to read)."),),
+        media={"application/json": {"type": "object", "required": ["format", "version", "conversation", "items"]},
+               "text/markdown": {"type": "string"}}),
+    ("POST", "/api/conversations/import"): Op(
+        "A new conversation from a file GET .../export gave, with new ids (it never overwrites one), in the "
+        "workspace named (`workspace`, local clients only), else in none. A malformed file, or one over 32 MiB, "
+        "is a 400 and nothing is written; what was under way when it was exported ends as after a restart.",
+        answers.conversation, status=201, body=request_bodies.conversation_file, errors=(400, 403, 507),
+        query=(Param("workspace", {"type": "string", "minLength": 1}, "The workspace to put it in."),),
+        links=_conversation_links()),
     ("GET", "/api/workspaces"): Op("The workspaces.", lambda c: array(c.ref(Workspace, answer=True))),
     ("POST", "/api/workspaces"): Op(
         "Add a folder as a workspace (`network`: its sandboxed commands may use the network, loopback "

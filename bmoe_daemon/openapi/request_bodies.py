@@ -4,6 +4,8 @@ PATCH), or a class reshaped (a task's schedule, whole or in part)."""
 
 from __future__ import annotations
 
+from actors.record import exchange
+from actors.record.items import KINDS, MODES
 from actors.runs.agent.ledger import MAX_ROUNDS
 from actors.scheduling.schedule import Schedule
 from bmoe_daemon.bodies import MAX_ANSWER_SCHEMA_CHARS, PATCH_TYPES, SendMessage
@@ -84,3 +86,14 @@ def task_body(c: Components) -> Schema:
     return full
 
 
+def conversation_file(c: Components) -> Schema:
+    """POST /api/conversations/import: a file GET .../export gave (actors/record/exchange.py)."""
+    return {"type": "object", "required": ["format", "version", "conversation", "items"], "properties": {
+        "format": {"const": exchange.FORMAT}, "version": {"const": exchange.VERSION},
+        "exported": {"type": "number"},
+        "conversation": {"type": "object", "properties": {
+            "title": {"type": "string", "maxLength": exchange.MAX_TITLE_CHARS}, "mode": {"enum": list(MODES)},
+            "created": {"type": "number"}, "updated": {"type": "number"}}},
+        "items": {"type": "array", "maxItems": exchange.MAX_ITEMS, "items": {
+            "type": "object", "required": ["id", "kind"],
+            "properties": {"id": {"type": "string", "minLength": 1}, "kind": {"enum": list(KINDS)}}}}}}
