@@ -1,10 +1,13 @@
-"""The web UI's search inside conversations (bmoe_daemon/web/found.js) in headless Chromium
-against the real daemon: a word of a message deep in a long conversation is found with
-its snippet, and the match opens the conversation scrolled to that message. Desktop and
-phone, light and dark; no console error and no request off the daemon."""
+"""The web UI's search inside conversations (bmoe_daemon/web/found.js) and a conversation's
+export and import (exchange.js) in headless Chromium against the real daemon: a word of
+a message deep in a long conversation is found with its snippet, and the match opens
+the conversation scrolled to that message (desktop and phone, light and dark); both
+export files are downloaded from the conversation's menu and the JSON one imported from
+the home page. No console error and no request off the daemon."""
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 
 import httpx
@@ -31,13 +34,13 @@ def browser(daemon):
 
 
 @contextmanager
-def home_page(browser, daemon, viewport=DESKTOP, scheme="light"):
+def home_page(browser, daemon, viewport=DESKTOP, scheme="light", allowed_errors=()):
     """The UI's home page in a fresh context, live; its conduct checked at the end."""
     ctx = browser.new_context(viewport=viewport, color_scheme=scheme)
     try:
         page = ctx.new_page()
         page.set_default_timeout(WAIT_MS)
-        watch = PageWatch(page, {daemon.netloc})
+        watch = PageWatch(page, {daemon.netloc}, allowed_errors)
         page.goto(daemon.url + "/")
         page.get_by_role("status").filter(has_text="Live").wait_for()
         yield page
@@ -107,3 +110,51 @@ def test_a_word_in_a_tool_card_or_query_syntax_never_breaks_the_search(browser, 
         for typed in ['"', "NEAR(", "a AND", "*"]:
             search.fill(typed)
             page.get_by_role("status").filter(has_text="No message or answer has").wait_for()
+
+
+def test_export_both_files_and_import_one_from_the_home_page(browser, daemon, tmp_path) -> None:
+    with httpx.Client(base_url=daemon.url, timeout=30) as c:
+        cid, _ = seeded(c, "Kept talk", "heliotrope", at=3, n=8)
+    # The refused import's answer is the one error the browser logs.
+    with home_page(browser, daemon, allowed_errors=("status of 400",)) as page:
+        page.goto(f"{daemon.url}/#/c/{cid}")
+        page.get_by_role("heading", name="Kept talk").wait_for()
+        export = page.get_by_role("group", name="Export")
+        with page.expect_download() as got:
+            export.get_by_role("button", name="JSON").click()
+        saved = tmp_path / got.value.suggested_filename
+        got.value.save_as(saved)
+        assert saved.name == "Kept-talk.bmoe.json"
+        doc = json.loads(saved.read_text())
+        assert doc["format"] == "bmoe-conversation" and len(doc["items"]) == 8
+        with page.expect_download() as got_md:
+            export.get_by_role("button", name="Markdown").click()
+        md = tmp_path / got_md.value.suggested_filename
+        got_md.value.save_as(md)
+        assert md.name == "Kept-talk.md" and md.read_text().startswith("# Kept talk\n") and "## You" in md.read_text()
+
+        # Imported from the home page: a new conversation, the same messages.
+        page.goto(f"{daemon.url}/#/")
+        page.get_by_role("button", name="Import a conversation…").wait_for()
+        page.get_by_label("A conversation file to import").set_input_files(str(saved))
+        panel = page.get_by_role("group", name="Import a conversation")
+        panel.get_by_text("Import “Kept talk” (8 items) as a new conversation.").wait_for()
+        panel.get_by_label("Workspace for the import").select_option("")
+        screenshot(page, "import-a-conversation")
+        panel.get_by_role("button", name="Import").click()
+        page.get_by_role("heading", name="Kept talk").wait_for()
+        new = wait_until(lambda: (h := page.evaluate("location.hash")) != "#/" and h, what="the new conversation")
+        assert cid not in new
+        assert page.locator(".log [data-item]").count() == 8
+        # A file of another version: the daemon's refusal is said beside the button, nothing made.
+        page.goto(f"{daemon.url}/#/")
+        bad = tmp_path / "newer.json"
+        bad.write_text(json.dumps({**doc, "version": 99}))
+        page.get_by_label("A conversation file to import").set_input_files(str(bad))
+        panel.get_by_role("button", name="Import").click()
+        panel.get_by_role("alert").filter(has_text="this daemon reads version 1").wait_for()
+        panel.get_by_role("button", name="Cancel").click()
+        panel.wait_for(state="hidden")
+    with httpx.Client(base_url=daemon.url, timeout=30) as c:
+        titles = [r["title"] for r in c.get("/api/conversations").json()]
+        assert titles.count("Kept talk") == 2

@@ -11,6 +11,7 @@
 
 import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
+import { importControl } from "./exchange.js";
 import { MODE_OPTIONS, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
 const DRAFT_KEY = "bmoe.draft.home";
@@ -95,6 +96,7 @@ export function homeView(main) {
     const error = h("p.error-text", { role: "alert", hidden: true });
     const send = h("button.primary", { type: "submit" }, "Send");
     const control = (label, el) => h("label.home-control", {}, h("span.label", {}, label), el);
+    const importing = importControl(workspaces);
     clear(form,
       h("h1#home-title", {}, "What should the agent do?"),
       h("p.muted", {}, "Runs go on in the daemon: closing this page stops nothing."),
@@ -110,7 +112,8 @@ export function homeView(main) {
         tools && !(workspaces || []).length ? "No folder is added yet: this is plain chat. " : "",
         tools && !(workspaces || []).length ? h("a", { href: "#/workspaces/add" }, "Add a folder") : null,
         tools && !(workspaces || []).length ? " · " : "",
-        h("a", { href: "#/new" }, "More choices (a title, another agent)")));
+        h("a", { href: "#/new" }, "More choices (a title, another agent)"), " · ", importing.control),
+      importing.panel);
     made = { box, workspace, mode, route, tools, error, send };
     fit(box);
     box.addEventListener("input", () => {
