@@ -252,9 +252,11 @@ class TextIndex:
         self._generation += 1
 
     def close(self) -> None:
-        for conn in (self._w, self._r):
-            if conn is not None:
-                conn.close()
+        if self._w is not None:
+            self._w.close()
+        with self._r_lock:  # not under a search
+            if self._r is not None:
+                self._r.close()
         self._w = self._r = None
 
     def _writer(self) -> sqlite3.Connection:

@@ -31,7 +31,18 @@ from bmoe_daemon.fulltext import Hit, Known, Stamp, TextIndex
 log = logging.getLogger("bmoe.search")
 
 BATCH = 64  # conversations applied in one transaction
-FILES_BATCH = 32  # conversation files read again in one go at start
+FILES_BATCH = 8  # conversation files read again in one go at start
+# Between two such batches: reading files holds the interpreter's lock for its Python
+# part, so a long rebuild leaves the event loop (and the searches) room to run.
+FILES_PAUSE_S = 0.005
+WRITE_RETRY_S = 30.0  # after a write the disk refused (full): the batch is tried again then
+_DISK_ERRORS = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM")
+
+
+def _disk_refused(exc: sqlite3.DatabaseError) -> bool:
+    """The disk refused a write (full, read-only, an I/O error): not damage, so the index
+    is kept and the write tried again later, never made anew in a loop."""
+    return any(str(getattr(exc, "sqlite_errorname", "")).startswith(name) for name in _DISK_ERRORS)
 KNOWN_CONVERSATIONS = 64  # whose indexed items are remembered between saves
 
 
@@ -93,7 +104,16 @@ class Indexer:
                         raise sqlite3.DatabaseError(str(self._damaged))
                     await self._step()
                 except sqlite3.DatabaseError as exc:
-                    await self._remake(exc)
+                    if not _disk_refused(exc):
+                        await self._remake(exc)
+                        continue
+                    log.error("the search index cannot be written (%s): trying again in %g s", exc, WRITE_RETRY_S)
+                    await trio.sleep(WRITE_RETRY_S)
+                except Exception:
+                    # A bug must not end the daemon: what the batch held is left out of the
+                    # index until its conversation is saved again or the daemon starts again.
+                    log.exception("search index: a batch could not be indexed")
+                    self._known.clear()
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self._index.close, limiter=self._writes)
@@ -120,7 +140,7 @@ class Indexer:
         self._damaged = None
         await trio.to_thread.run_sync(self._index.reset, limiter=self._writes)
         stamps = self._stamps()
-        self._stale = {cid: None for cid in stamps if self._pending.get(cid, ()) is not None}
+        self._stale = {cid: None for cid in stamps if cid not in self._pending}
         self._pending = {cid: v for cid, v in self._pending.items() if v is not None}
 
     async def _step(self) -> None:
@@ -128,12 +148,26 @@ class Indexer:
             batch = [self._pending.popitem() for _ in range(min(BATCH, len(self._pending)))]
             records = [v for _, v in batch if v is not None]
             removed = [cid for cid, v in batch if v is None]
-            await trio.to_thread.run_sync(self._index.apply, records, removed, self._known, limiter=self._writes)
+            try:
+                await trio.to_thread.run_sync(self._index.apply, records, removed, self._known,
+                                              limiter=self._writes)
+            except sqlite3.DatabaseError:
+                self._known.clear()  # what it remembered was not committed
+                for cid, value in batch:
+                    self._pending.setdefault(cid, value)  # a save noted since is newer: it stays
+                raise
         else:
             cids = list(self._stale)[:FILES_BATCH]
             for cid in cids:
                 del self._stale[cid]
-            await trio.to_thread.run_sync(self._read_and_apply, cids, limiter=self._writes)
+            try:
+                await trio.to_thread.run_sync(self._read_and_apply, cids, limiter=self._writes)
+            except sqlite3.DatabaseError:
+                for cid in cids:
+                    if cid not in self._pending:
+                        self._stale[cid] = None
+                raise
+            await trio.sleep(FILES_PAUSE_S)
         while len(self._known) > KNOWN_CONVERSATIONS:
             self._known.pop(next(iter(self._known)))
 

@@ -12,8 +12,9 @@ snippet).
 
 Searches (`TextIndex.search`, the page of 20 the route asks for, snippets included),
 each `--reps` times, round robin: a planted word, a rare word, a common word, a word in
-almost every item, a prefix being typed, and two words. The figure is the p95 of all of
-them (and each kind's median), wall time with the load average beside it.
+almost every item, a prefix being typed, and two words. The figures are the p95 of all of
+them (and each kind's median), wall time with the load average beside it, and the p95 of
+their CPU time (what a search costs, whatever else runs on the machine).
 
 Indexing per saved item: a conversation of `--items` items gets one more completed item
 `--saves` times and each record is applied as the indexer applies a noted save (the
@@ -142,6 +143,7 @@ def main() -> int:
         }
         times: dict[str, list[float]] = {k: [] for k in queries}
         every: list[float] = []
+        every_cpu: list[float] = []
         found_ok = True
         for word, cid in planted.items():
             hits, _ = index.search(word, limit=20)
@@ -155,17 +157,23 @@ def main() -> int:
         for _ in range(args.reps):
             for kind, qs in queries.items():
                 for q in qs:
-                    s = time.perf_counter()
+                    c0, s = time.process_time(), time.perf_counter()
                     index.search(q, limit=20)
                     dt = (time.perf_counter() - s) * 1000
+                    every_cpu.append((time.process_time() - c0) * 1000)
                     times[kind].append(dt)
                     every.append(dt)
         load = Path("/proc/loadavg").read_text().split()[0]
         for kind, ts in times.items():
             rep.figure(f"search, {kind}: median", median(ts), "ms")
         rep.figure("search, all kinds: p95", percentile(every, 95), "ms")
+        rep.figure("search, all kinds: p95 of CPU time", percentile(every_cpu, 95), "ms")
         rep.figure("load average (1 min) during the searches", load)
-        rep.target(f"search p95 over {args.conversations} conversations", percentile(every, 95), "<=",
+        # Wall time is the target's own measure; on a shared machine the CPU time (the
+        # search runs in this thread, SQLite included) says what it costs without the wait.
+        rep.target(f"search p95 over {args.conversations} conversations (wall, load {load})",
+                   percentile(every, 95), "<=", SEARCH_TARGET_MS, "ms")
+        rep.target(f"search p95 over {args.conversations} conversations (CPU)", percentile(every_cpu, 95), "<=",
                    SEARCH_TARGET_MS, "ms")
 
         # Indexing per saved item, as the indexer applies a noted save.
