@@ -92,6 +92,7 @@ BAD = [
     ("another format", _set(("format",), "other")),
     ("another version", _set(("version",), 2)),
     ("an unknown top field", _set(("extra",), 1)),
+    ("an export time as text", _set(("exported",), "today")),
     ("no items", lambda d: {k: v for k, v in d.items() if k != "items"}),
     ("items not a list", _set(("items",), {"a": 1})),
     ("an item not an object", _set(("items", 0), "hello")),
@@ -222,7 +223,7 @@ async def test_export_and_import_over_http(tmp_path: Path) -> None:
         await wait_http_state(c, new, "idle")
 
         # Malformed, oversized, or naming a workspace there is not: 400, and nothing written.
-        files = sorted(p.name for p in (data / "agent" / "conversations").iterdir())
+        files = sorted(p.name for p in (data / "agent" / "conversations").iterdir() if not p.name.startswith("."))
         listed = len((await c.get("/api/conversations")).json())
         bad_bodies = [b"", b"not json", b"[]", b'{"format": "bmoe-conversation"}',
                       json.dumps({**exported, "version": 99}).encode(),
@@ -234,5 +235,5 @@ async def test_export_and_import_over_http(tmp_path: Path) -> None:
         for params in ({"workspace": "w_nope"}, {"workspace": ""}):
             r = await c.post("/api/conversations/import", params=params, content=json.dumps(exported))
             assert r.status_code == 400 and r.json()["code"] == "bad_request", (params, r.text)
-        assert sorted(p.name for p in (data / "agent" / "conversations").iterdir()) == files
+        assert sorted(p.name for p in (data / "agent" / "conversations").iterdir() if not p.name.startswith(".")) == files
         assert len((await c.get("/api/conversations")).json()) == listed

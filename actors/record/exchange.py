@@ -148,6 +148,9 @@ def read_document(data: object, *, workspace: str | None, route: str = "local") 
     unknown = set(data) - {"format", "version", "exported", "conversation", "items"}
     if unknown:
         raise BadDocument(f"The file has fields this daemon does not know: {', '.join(sorted(unknown))}.")
+    exported = data.get("exported", 0)
+    if isinstance(exported, bool) or not isinstance(exported, int | float):
+        raise BadDocument("`exported` is a time in seconds.")
     head = _check_head(data.get("conversation"))
     raw_items = data.get("items")
     if not isinstance(raw_items, list) or len(raw_items) > MAX_ITEMS:
