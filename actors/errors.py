@@ -72,6 +72,7 @@ its base and with its module, and every name in it is a class that exists.
         │                           store lacks (peers/mcp/servers.py: the server fails, saying which)
         ├── BadRule                 policy/rules.py: a rule that cannot be kept (HTTP 400)
         ├── BadPage                 record/listing.py: a page asked for wrongly (HTTP 400)
+        ├── BadDocument             record/exchange.py: a file that is not a conversation to import (HTTP 400)
         ├── InvalidSchedule         scheduling/schedule.py: a schedule that cannot run (HTTP 400; the scheduler
         │                           skips a stored one)
         ├── SkillFormatError        skills/catalog.py: a SKILL.md that cannot be read (the skill is skipped)

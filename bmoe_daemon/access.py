@@ -135,6 +135,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("WEBSOCKET", "/api/ws"): (Locality.OPEN, ""),
     ("GET", "/api/conversations"): (Locality.OPEN, ""),  # this computer's are not listed
     ("POST", "/api/conversations"): (Locality.OPEN, ""),  # see check_settings
+    ("GET", "/api/search"): (Locality.OPEN, ""),  # this computer's conversations are not searched
     ("GET", _CONV): (Locality.CONVERSATION, "Reading this conversation"),
     ("PATCH", _CONV): (Locality.CONVERSATION, "Changing this conversation"),
     ("DELETE", _CONV): (Locality.CONVERSATION, "Deleting this conversation"),
@@ -153,6 +154,8 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("GET", _CONV + "/changes"): (Locality.LOCAL, "What the runs changed"),
     ("POST", _CONV + "/rewind"): (Locality.LOCAL, "A rewind"),
     ("POST", _CONV + "/fork"): (Locality.LOCAL, "A fork"),
+    ("GET", _CONV + "/export"): (Locality.CONVERSATION, "Exporting this conversation"),
+    ("POST", "/api/conversations/import"): (Locality.OPEN, ""),  # see check_settings
     ("GET", "/api/workspaces"): (Locality.LOCAL, "The list of workspaces"),
     ("GET", "/api/folders"): (Locality.LOCAL, "The list of this computer's folders"),
     ("POST", "/api/workspaces"): (Locality.LOCAL, "Adding a workspace"),

@@ -31,6 +31,7 @@ from bmoe_daemon.routes import (
     models,
     openai,
     providers,
+    search,
     secrets,
     skills,
     tasks,
@@ -67,6 +68,18 @@ def _api_error(err: ApiError) -> Response:
     return _error(err.status, err.code, err.message, dict(err.body()))
 
 
+def _own_methods(app: QuartTrio, path: str) -> list[str] | None:
+    """A path that is a route of its own (POST /api/conversations/import) also fits a
+    route with a part to fill (/api/conversations/<conversation_id>): the methods it
+    offers (Allow, on a 405 or an OPTIONS) are its own route's, as the API's document
+    says. None for any other path."""
+    own = [r for r in app.url_map.iter_rules() if r.rule == path and not r.arguments]
+    if not own or not any(r.rule != path and r.arguments for r in app.url_map.iter_rules()
+                          if r.rule.count("/") == path.count("/") and path.startswith(r.rule.split("<")[0])):
+        return None
+    return sorted({m for r in own for m in r.methods or ()})
+
+
 def create_app(ctx: DaemonContext) -> QuartTrio:
     # No static folder of Quart's own: the UI's files are routes/web.py's, under /static/<path:name>.
     app = QuartTrio("bmoe_daemon", static_folder=None)
@@ -77,7 +90,7 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
 
     for bp in (health.bp, workspaces.bp, folders.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp,
                agent.bp, skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, limits.bp, openai.bp, web.bp,
-               api_doc.bp, secrets.bp, usage.bp):
+               api_doc.bp, secrets.bp, usage.bp, search.bp):
         app.register_blueprint(bp)
 
     def guard(path: str, headers: Any, method: str, rule: Any, remote: str | None) -> None:
@@ -109,6 +122,13 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
         return resp
 
     @app.after_request
+    async def own_allow(resp: Response) -> Response:
+        own = _own_methods(app, request.path) if "Allow" in resp.headers else None
+        if own:
+            resp.headers["Allow"] = ", ".join(own)
+        return resp
+
+    @app.after_request
     async def cors(resp: Response) -> Response:
         # Only the origins the person allowed get CORS headers (the daemon's own pages
         # are same-origin and need none); any other origin was refused by the guard.
@@ -137,6 +157,7 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
             return _error(404, "not_found", "There is no such route.")
         if status == 405:
             allowed = sorted(exc.valid_methods or ()) if isinstance(exc, wz.MethodNotAllowed) else []
+            allowed = _own_methods(app, request.path) or allowed
             taken = [m for m in allowed if m not in ("HEAD", "OPTIONS")]
             text = f"{request.method} is not allowed on {request.path}"
             resp = _api_error(MethodNotAllowed(f"{text}; send {' or '.join(taken)} instead." if taken else f"{text}."))

@@ -29,6 +29,7 @@ from actors.tools.memory import MemoryBook
 from actors.tools.registry import Registry
 from bmoe_daemon import access
 from bmoe_daemon.config import Config
+from bmoe_daemon.indexer import Indexer
 from bmoe_daemon.write_guard import WriteGuard
 
 # Where create_app puts the context among the app's extensions.
@@ -68,6 +69,8 @@ class DaemonContext:
     usage: UsageLedger | None = None
     # The bound on writes to clients (the debug route shows them); none in a test's app.
     writes: WriteGuard | None = None
+    # The full-text index of the conversations (GET /api/search); none in a test's app.
+    search: Indexer | None = None
 
 
 def daemon() -> DaemonContext:

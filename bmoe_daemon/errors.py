@@ -33,6 +33,7 @@ in actors/errors.py; tests/test_error_trees.py holds both drawings to the code.
     ├── ServiceError                    service/commands.py: a service command that cannot be carried out (printed,
     │                                   exit 1; doctor reports no service manager)
     └── ValueError
+        ├── BadQuery                    fulltext.py: a search's words that cannot be one (answered BadRequest)
         ├── OptionError                 options.py: a serve option that cannot be used (printed, exit 2)
         └── UnitError                   service/units.py: a value a service file cannot carry (a ServiceError)
 """

@@ -57,6 +57,7 @@ from actors.tools.shell import ExecShellCommand, can_run_commands
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import LOG_BACKUPS, Config
 from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.indexer import Indexer
 from bmoe_daemon.models import ModelChoice, local_loader, model_event, remembered
 from bmoe_daemon.routes import events as events_route
 from bmoe_daemon.startup import (
@@ -311,6 +312,8 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
         usage=usage,
     )
     hub = Hub(env, store, idle_s=config.idle_actor_minutes * 60, max_live_items=config.live_items)
+    indexer = Indexer(store.agent_dir, store.stamps, store.load_with_stamp)
+    store.watcher = indexer
     if sandbox is not None:
         sandbox.network_of = hub.network_of
     if memory is not None:
@@ -319,7 +322,8 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
-                        hooks=hooks, sandbox=sandbox, memory=memory, usage=usage)
+                        hooks=hooks, sandbox=sandbox, memory=memory, usage=usage,
+                        search=indexer)
     # Every write to a client is bounded: one that takes nothing cannot hold a task or the exit.
     guard = WriteGuard(create_app(ctx))
     ctx.writes = guard
@@ -337,6 +341,7 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
         if hooks is not None:
             await nursery.start(hooks.run)
         await nursery.start(hub.run)
+        await nursery.start(indexer.run)  # after the hub, which read the store's index of files
         if scheduler is not None:
             await nursery.start(scheduler.run)
         for sock in sockets.insecure_sockets:

@@ -32,8 +32,9 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import jiter
 import trio
@@ -118,6 +119,15 @@ def _read_index(raw: bytes) -> dict[str, tuple[Stamp, ConversationInfo, bytes | 
     return out
 
 
+class SaveWatcher(Protocol):
+    """Told of each durable save and each deletion, in trio's thread, right after it (the
+    search index, bmoe_daemon/indexer.py): it must only note it, and never raise."""
+
+    def saved(self, record: ConversationRecord, stamp: Stamp) -> None: ...
+
+    def deleted(self, conversation_id: str) -> None: ...
+
+
 def _unreadable(path: Path, exc: Exception) -> None:
     log.warning("skipping unreadable conversation file %s: %s", path, exc)
 
@@ -147,6 +157,7 @@ class Store:
         self._index_version = 0  # counts changes to _index; _index_saved is the one on disk
         self._index_saved = 0
         self._index_changed = trio.Event()
+        self.watcher: SaveWatcher | None = None
         self._cleanup_temporaries()
 
     def _cleanup_temporaries(self) -> None:
@@ -212,6 +223,15 @@ class Store:
                 self._keep(conversation_id, Journal(record, head=b"", size=size, base=read.base, synced=True,
                                                     stamp=stamp))
         return record
+
+    def stamps(self) -> Mapping[str, Stamp]:
+        """Each conversation the index holds, with its file's stamp as last written or read."""
+        return {cid: entry[1] for cid, entry in self._index.items()}
+
+    def load_with_stamp(self, conversation_id: str) -> tuple[ConversationRecord, Stamp]:
+        """load_conversation, and the stamp the index held for its file just before."""
+        stamp = self._index[conversation_id][1]
+        return self.load_conversation(conversation_id), stamp
 
     def load_index(self) -> list[ConversationInfo]:
         """The head of every readable conversation, from the index where its entry still
@@ -314,6 +334,8 @@ class Store:
         async with self._lock(path.name):
             stamp = await trio.to_thread.run_sync(self._write_record, path, record, durable, limiter=self._limiter)
             self._index_set(record.info.id, (path.name, stamp, _entry_bytes(path.name, stamp, record)))
+        if durable and self.watcher is not None:
+            self.watcher.saved(record, stamp)
 
     def _write_record(self, path: Path, record: ConversationRecord, durable: bool = True) -> Stamp:
         cid = record.info.id
@@ -406,6 +428,8 @@ class Store:
             except FileNotFoundError:
                 pass
             self._index_set(conversation_id, None)
+        if self.watcher is not None:
+            self.watcher.deleted(conversation_id)
 
     # ---- workspaces ----
 

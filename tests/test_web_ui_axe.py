@@ -192,6 +192,10 @@ def undo_refused(p: Any) -> None:
 Screen = tuple[str, str, Callable[[Any], Any], Callable[[Any], Any] | None]
 SCREENS: list[Screen] = [
     ("home", "#/", lambda p: p.locator(".conv-list").get_by_role("link", name=re.compile("^Garden report")), None),
+    ("searching inside conversations", "#/",
+     lambda p: p.locator(".conv-list").get_by_role("link", name=re.compile("^Garden report")),
+     lambda p: p.get_by_role("searchbox", name="Search conversations").fill("garden")
+     or p.get_by_role("region", name="Found in conversations").get_by_role("link").first.wait_for()),
     ("new conversation", "#/new", lambda p: p.get_by_role("button", name="Create conversation"), None),
     ("conversation with an answer", "#/c/{answered}", answer, None),
     ("its folds open", "#/c/{answered}", answer, lambda p: p.evaluate(OPEN_FOLDS)),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -93,14 +93,31 @@ def _readable_folder(path: str) -> str | None:
     return real if os.path.isdir(real) and os.access(real, os.R_OK | os.X_OK) else None
 
 
-def _check_new(env: Env, workspace: str | None, known: bool, mode: str, agent: str) -> None:
-    """Invalid, saying why, when a new conversation may not have these: a workspace in
-    chat-only mode or one that is not `known`, a mode or an agent there is not."""
+def _check_workspace(env: Env, workspace: str | None, known: Container[str]) -> None:
+    """Invalid when a new conversation may not have `workspace`: in chat-only mode, or
+    one that is not `known`."""
     if workspace is not None and env.chat_only:
         raise Invalid(CHAT_ONLY_NO_WORKSPACE)
-    if not known:
+    if workspace is not None and workspace not in known:
         # A body's field, not the path's id: 400, as a PATCH or a task naming it answers.
         raise Invalid("There is no such workspace; add the folder first.")
+
+
+async def _save_new(store: HubStore, record: ConversationRecord) -> None:
+    """Save a new conversation before its actor starts: one that cannot be written (a
+    full disk) is refused (DiskFull) and leaves nothing behind."""
+    try:
+        await store.save_conversation(record)
+    except OSError as exc:
+        raise DiskFull(
+            f"The conversation could not be saved: {save_problem(exc)}. "
+            "Free some space on the disk of the data folder, then try again."
+        ) from None
+
+
+def _check_new(env: Env, workspace: str | None, mode: str, agent: str) -> None:
+    """Invalid, saying why, when a new conversation may not have this mode or agent
+    (another agent's needs a workspace)."""
     if mode not in MODES:
         raise Invalid(f"Unknown mode {mode!r}.")
     if agent not in AGENTS and (env.acp is None or not env.acp.knows(agent)):
@@ -424,28 +441,28 @@ class Hub:
         mcp_tools: bool = False,
     ) -> Conversation:
         """`client_tools`: its client's (client_tools.check_new); without `workspace_tools`, none of the daemon's."""
-        _check_new(self._env, workspace, workspace is None or workspace in self._workspaces, mode, agent)
+        _check_workspace(self._env, workspace, self._workspaces)
+        _check_new(self._env, workspace, mode, agent)
         check_new(self._env, agent=agent, tools=client_tools, workspace_tools=workspace_tools, mcp_tools=mcp_tools)
-        if self._nursery is None or self._state != "serving":
-            raise Invalid("The daemon is shutting down.")
         t = now()
         info = ConversationInfo(
             id=new_id("c"), title=title or "", workspace=workspace, mode=mode, route=route,
             agent=agent, state="idle", created=t, updated=t, task=task, budget=budget,
             client_tools=client_tools, workspace_tools=workspace_tools, mcp_tools=mcp_tools,
         )
-        record = ConversationRecord(info, tuple(items or ()))
-        # Saved before its actor starts: a conversation that cannot be written (a full
-        # disk) is refused and leaves nothing behind.
-        try:
-            await self._store.save_conversation(record)
-        except OSError as exc:
-            raise DiskFull(
-                f"The conversation could not be saved: {save_problem(exc)}. "
-                "Free some space on the disk of the data folder, then try again."
-            ) from None
+        return await self._start(ConversationRecord(info, tuple(items or ())))
+
+    async def adopt(self, record: ConversationRecord) -> Conversation:
+        """A record made elsewhere with new ids (an import), saved and started as `create` does."""
+        _check_workspace(self._env, record.info.workspace, self._workspaces)
+        return await self._start(record)
+
+    async def _start(self, record: ConversationRecord) -> Conversation:
+        if self._nursery is None or self._state != "serving":
+            raise Invalid("The daemon is shutting down.")
+        await _save_new(self._store, record)
         conv: Conversation = await self._nursery.start(self._supervise, record)
-        self._env.bus.publish("conversation", info_event(info), local_only=conv.local_only)
+        self._env.bus.publish("conversation", info_event(record.info), local_only=conv.local_only)
         self._make_room(conv.id)
         return conv
 

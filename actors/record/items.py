@@ -74,6 +74,7 @@ _ITEM_FIELDS = (
     "checking",
 )
 
+ITEM_FIELDS: tuple[str, ...] = _ITEM_FIELDS  # every field an item may have besides id, kind and created
 
 _L = TypeVar("_L", bound=str)
 

@@ -92,6 +92,20 @@ def conversation(c: Components) -> Schema:
             "required": [*info["required"], "items"]}
 
 
+def search(c: Components) -> Schema:
+    """GET /api/search: the matches (bmoe_daemon/fulltext.py's Hit.to_json), best first."""
+    hit = shape(c, {
+        "conversation": str, "title": str,
+        "item": {"type": ["string", "null"], "description": "The item that matched; null: the title did."},
+        "kind": {"enum": ["user", "assistant", "tool", "title"]},
+        "snippet": str,
+        "marks": {"type": "array", "description": "Each match's [start, end) in `snippet`, in characters.",
+                  "items": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2,
+                            "maxItems": 2}},
+        "updated": float, "workspace": str | None})
+    return shape(c, {"results": array(hit), "next_offset": int | None, "indexing": bool})
+
+
 def deleted(c: Components) -> Schema:
     return shape(c, {"deleted": str})
 

@@ -28,6 +28,9 @@ from bmoe_daemon.bodies import (
     ToolsBody,
     WorkspaceChange,
 )
+from bmoe_daemon.fulltext import MAX_LIMIT as FULLTEXT_LIMIT
+from bmoe_daemon.fulltext import MAX_OFFSET as FULLTEXT_OFFSET
+from bmoe_daemon.fulltext import MAX_QUERY_CHARS as FULLTEXT_QUERY_CHARS
 from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
@@ -150,6 +153,18 @@ OPERATIONS: dict[tuple[str, str], Op] = {
                Param("q", {"type": "string", "maxLength": MAX_QUERY_CHARS}, "A part of the title, any case."),
                Param("task", {"type": "string", "minLength": 1}, "Only the conversations of this task."),
                Param("state", {"enum": list(get_args(ConversationState))}, "Only the conversations in this state."))),
+    ("GET", "/api/search"): Op(
+        "Words looked for inside the conversations (the people's messages, the answers, the tool cards' titles, "
+        "the titles), best match first, each with a snippet and its matches' places; `indexing`: the index is "
+        "still being built, so some conversations may be missing. The words are taken as words, never as a query "
+        "language; the last one also matches as a beginning (being typed) unless `q` ends with a space.",
+        answers.search, errors=(400,),
+        query=(Param("q", {"type": "string", "minLength": 1, "maxLength": FULLTEXT_QUERY_CHARS},
+                     "The words to look for (at most 16)."),
+               Param("workspace", {"type": "string", "minLength": 1}, "Only the conversations of this workspace."),
+               Param("limit", {"type": "integer", "minimum": 1, "maximum": FULLTEXT_LIMIT}, "The most matches."),
+               Param("offset", {"type": "integer", "minimum": 0, "maximum": FULLTEXT_OFFSET},
+                     "The matches to skip (the `next_offset` of the page before)."))),
     ("POST", "/api/conversations"): Op(
         "Start a conversation.", answers.conversation, status=201, body=request_bodies.new_conversation,
         errors=(400, 403, 409, 507),
@@ -222,6 +237,20 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("POST", _CONV + "/fork"): Op(
         "A new conversation with the same workspace, mode, route and agent and the items up to `item`.",
         answers.conversation, status=201, body=Fork, errors=(400, 409, 507), links=_conversation_links()),
+    ("GET", _CONV + "/export"): Op(
+        "The conversation as a file: JSON (the default; what POST /api/conversations/import takes, with a format "
+        "version, no ids, workspace, route or session) or Markdown to read (`format=markdown`: the tool calls "
+        "folded).", errors=(400,),
+        query=(Param("format", {"enum": ["json", "markdown"]}, "json (importable) or markdown (to read)."),),
+        media={"application/json": {"type": "object", "required": ["format", "version", "conversation", "items"]},
+               "text/markdown": {"type": "string"}}),
+    ("POST", "/api/conversations/import"): Op(
+        "A new conversation from a file GET .../export gave, with new ids (it never overwrites one), in the "
+        "workspace named (`workspace`, local clients only), else in none. A malformed file, or one over 32 MiB, "
+        "is a 400 and nothing is written; what was under way when it was exported ends as after a restart.",
+        answers.conversation, status=201, body=request_bodies.conversation_file, errors=(400, 403, 507),
+        query=(Param("workspace", {"type": "string", "minLength": 1}, "The workspace to put it in."),),
+        links=_conversation_links()),
     ("GET", "/api/workspaces"): Op("The workspaces.", lambda c: array(c.ref(Workspace, answer=True))),
     ("POST", "/api/workspaces"): Op(
         "Add a folder as a workspace (`network`: its sandboxed commands may use the network, loopback "

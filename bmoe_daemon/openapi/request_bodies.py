@@ -5,7 +5,9 @@ PATCH), or a class reshaped (a task's schedule, whole or in part)."""
 from __future__ import annotations
 
 from actors.model.providers.entries import MAX_PRICE
+from actors.record import exchange
 from actors.record.budget import MAX_BUDGET_COST, MAX_BUDGET_TOKENS
+from actors.record.items import KINDS, MODES
 from actors.runs.agent.ledger import MAX_ROUNDS
 from actors.scheduling.schedule import Schedule
 from bmoe_daemon.bodies import MAX_ANSWER_SCHEMA_CHARS, PATCH_TYPES, NewConversation, SendMessage
@@ -132,3 +134,14 @@ def tool_result(c: Components) -> Schema:
         "oneOf": [{"required": ["result"], "not": {"required": ["error"]}},
                   {"required": ["error"], "not": {"required": ["result"]}}],
     }
+def conversation_file(c: Components) -> Schema:
+    """POST /api/conversations/import: a file GET .../export gave (actors/record/exchange.py)."""
+    return {"type": "object", "required": ["format", "version", "conversation", "items"], "properties": {
+        "format": {"const": exchange.FORMAT}, "version": {"const": exchange.VERSION},
+        "exported": {"type": "number"},
+        "conversation": {"type": "object", "properties": {
+            "title": {"type": "string", "maxLength": exchange.MAX_TITLE_CHARS}, "mode": {"enum": list(MODES)},
+            "created": {"type": "number"}, "updated": {"type": "number"}}},
+        "items": {"type": "array", "maxItems": exchange.MAX_ITEMS, "items": {
+            "type": "object", "required": ["id", "kind"],
+            "properties": {"id": {"type": "string", "minLength": 1}, "kind": {"enum": list(KINDS)}}}}}}

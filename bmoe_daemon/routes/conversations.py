@@ -1,8 +1,17 @@
 """The conversation routes. A conversation with a workspace or a provider route is
-this computer's alone: from the network it is neither listed nor reachable."""
+this computer's alone: from the network it is neither listed nor reachable.
+
+Export and import (actors/record/exchange.py): GET .../export gives the conversation as
+a JSON file (`?format=json`, the default: what the import takes) or as Markdown to read
+(`?format=markdown`); POST /api/conversations/import takes such a JSON file and makes a
+new conversation of it, with new ids, bound to the workspace the person names
+(`?workspace=`) and to none otherwise. A file that is malformed or over MAX_IMPORT_BYTES
+is a 400, and nothing is written."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import attrs
@@ -10,7 +19,7 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors.conversations.actor import Conversation
 from actors.ids import new_id
-from actors.record import listing
+from actors.record import exchange, listing
 from actors.record.budget import check_budget
 from actors.record.items import Item
 from actors.runs.agent.ledger import MAX_ROUNDS
@@ -307,3 +316,51 @@ async def post_fork(conversation_id: str) -> tuple[Response, int]:
     body = structure(await _body(), Fork)
     fork = await daemon().hub.fork(conversation_id, body.item)
     return jsonify(fork.to_json()), 201
+
+
+# ---- export and import ----
+
+MAX_IMPORT_BYTES = 32 * 1024 * 1024
+FORMATS = ("json", "markdown")
+
+
+def _file_name(title: str, suffix: str) -> str:
+    """A file name from the title: letters, digits and dashes only (safe in any header)."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-")[:60] or "conversation"
+    return f"{stem}{suffix}"
+
+
+@bp.get("/api/conversations/<conversation_id>/export")
+async def get_export(conversation_id: str) -> Response:
+    fmt = request.args.get("format", "json")
+    if fmt not in FORMATS:
+        raise BadRequest("`format` is json (the file an import takes) or markdown (to read).")
+    conv = await _conversation(conversation_id)
+    record = conv.record()
+    if fmt == "markdown":
+        body, mime, suffix = exchange.markdown(record), "text/markdown; charset=utf-8", ".md"
+    else:
+        body = json.dumps(exchange.document(record), ensure_ascii=False, indent=1)
+        mime, suffix = "application/json", ".bmoe.json"
+    response = Response(body, mimetype=mime)
+    response.headers["Content-Disposition"] = f'attachment; filename="{_file_name(record.info.title, suffix)}"'
+    return response
+
+
+@bp.post("/api/conversations/import")
+async def post_import() -> tuple[Response, int]:
+    raw = await request.get_data()
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise BadRequest(f"The file is over {MAX_IMPORT_BYTES // (1024 * 1024)} MiB: this daemon imports smaller "
+                         "conversations only.")
+    data = parse_json(raw)
+    workspace = request.args.get("workspace")
+    if workspace is not None and not workspace:
+        raise BadRequest("`workspace` names a workspace (its id); leave it out to import without one.")
+    try:
+        record = exchange.read_document(data, workspace=workspace)
+    except exchange.BadDocument as exc:
+        raise BadRequest(f"This file cannot be imported: {exc}") from None
+    access.check_settings(is_local(), workspace=workspace, route=None, mode=record.info.mode)
+    conv = await daemon().hub.adopt(record)
+    return jsonify(conv.to_json()), 201

@@ -21,7 +21,7 @@ def _tree(stats: ActorStats) -> dict[str, Any]:
 
 def _children(d: DaemonContext) -> tuple[ActorStats, ...]:
     """Every actor the daemon runs: the engine, the hub with its conversations, the MCP
-    servers, the other agents (ACP) and the scheduler, where this daemon has them."""
+    servers, the other agents (ACP), the scheduler and the search index, where this daemon has them."""
     out = [d.engine.statistics(), d.hub.statistics()]
     if d.mcp is not None:
         out.append(d.mcp.statistics())
@@ -29,6 +29,8 @@ def _children(d: DaemonContext) -> tuple[ActorStats, ...]:
         out.append(d.acp.statistics())
     if d.scheduler is not None:
         out.append(d.scheduler.statistics())
+    if d.search is not None:
+        out.append(d.search.statistics())
     return tuple(out)
 
 

@@ -168,6 +168,12 @@ async function route(how) {
       app.view = view;
       setCurrent(view.conversationId);
       await view.load();
+    } else if (head === "c" && rest[0] && rest[1] === "i" && rest[2]) {
+      // #/c/<id>/i/<item id>: the conversation, scrolled to that item (a search's match)
+      view = new ConversationView(main, rest[0], rest[2]);
+      app.view = view;
+      setCurrent(view.conversationId);
+      await view.load();
     } else if (head === "c" && rest[0]) {
       view = new ConversationView(main, rest.join("/"));
       app.view = view;

@@ -37,9 +37,10 @@ function enc(s) {
 }
 
 export class ConversationView {
-  constructor(main, id) {
+  constructor(main, id, target = null) {
     this.main = main;
     this.conversationId = id;
+    this.target = target; // an item to show once read (a search's match), or null
     this.name = "conversation";
     this.info = null;
     this.items = [];
@@ -129,6 +130,7 @@ export class ConversationView {
     this.build();
     await this.readChoices();
     await this.refresh();
+    if (this.target && !this.closed) this.showItem(this.target);
     // Sent from the home page: the keyboard goes on in this conversation's message box
     // (unless the person already put it somewhere, or an approval took it).
     if (shell.focusComposer === this.conversationId && !this.closed) {
@@ -136,6 +138,20 @@ export class ConversationView {
       const at = document.activeElement;
       if (!at || at === document.body) this.textarea.focus();
     }
+  }
+
+  // Scrolls the log to an item and marks it (a search's match); the keyboard goes to it.
+  showItem(id) {
+    this.log.flush();
+    const el = this.log.cardEl(id);
+    if (!el) {
+      toast("That message is no longer in this conversation.");
+      return;
+    }
+    el.classList.add("found-item");
+    el.setAttribute("tabindex", "-1");
+    el.scrollIntoView({ block: "center" });
+    el.focus({ preventScroll: true });
   }
 
   // What the header offers to pick: the providers' models and the workspaces.

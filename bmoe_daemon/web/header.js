@@ -3,7 +3,7 @@
 // model (the route, and the model it runs on with its context size: the loaded one's
 // for the local route, whichever is loaded now), the way to what its runs changed in
 // the workspace (changes.js), what its answers used and cost with its budget
-// (usage.js), and the goal with where it stands.
+// (usage.js), the goal with where it stands, and the conversation's export (exchange.js).
 //
 // It reads and changes the conversation through its view (conversation.js): the
 // view's `info` is what it shows, and a change it makes is applied to it. On a phone the
@@ -11,6 +11,7 @@
 
 import { api } from "./api.js";
 import { clear, h, select } from "./dom.js";
+import { exportButtons } from "./exchange.js";
 import { modelMemory } from "./modelstate.js";
 import { renderGoal } from "./run.js";
 import { NOT_SANDBOXED, notSandboxedWhy, sandboxStatus } from "./sandbox.js";
@@ -51,7 +52,8 @@ export class ConversationHeader {
     this.settingsEl = h("div.head-settings", { id: settingsId },
       this.wsEl, this.wsPicker, this.rulesLink, this.changesLink,
       h("label.inline", {}, h("span.label", {}, "Mode"), this.modeSelect),
-      h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl, this.usage.element);
+      h("label.inline", {}, h("span.label", {}, "Model"), this.routeSelect), this.modelEl, this.usage.element,
+      exportButtons(view));
     this.menuBtn = h("button.quiet.head-menu", { type: "button", "aria-expanded": "false", "aria-controls": settingsId,
       onclick: () => this.toggleMenu() }, "Workspace, mode, model");
     this.element = h("header.conv-head", {},

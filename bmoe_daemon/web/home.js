@@ -13,6 +13,7 @@ import { api } from "./api.js";
 import { SHOW_FILE_TOOL } from "./clienttools.js";
 import { clear, h, select } from "./dom.js";
 import { attachMentions } from "./mention.js";
+import { importControl } from "./exchange.js";
 import { MODE_OPTIONS, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
 
 const DRAFT_KEY = "bmoe.draft.home";
@@ -104,6 +105,7 @@ export function homeView(main) {
     const error = h("p.error-text", { role: "alert", hidden: true });
     const send = h("button.primary", { type: "submit" }, "Send");
     const control = (label, el) => h("label.home-control", {}, h("span.label", {}, label), el);
+    const importing = importControl(workspaces);
     clear(form,
       h("h1#home-title", {}, "What should the agent do?"),
       h("p.muted", {}, "Runs go on in the daemon: closing this page stops nothing."),
@@ -119,7 +121,8 @@ export function homeView(main) {
         tools && !(workspaces || []).length ? "No folder is added yet: this is plain chat. " : "",
         tools && !(workspaces || []).length ? h("a", { href: "#/workspaces/add" }, "Add a folder") : null,
         tools && !(workspaces || []).length ? " · " : "",
-        h("a", { href: "#/new" }, "More choices (a title, another agent)")));
+        h("a", { href: "#/new" }, "More choices (a title, another agent)"), " · ", importing.control),
+      importing.panel);
     made = { box, workspace, mode, route, tools, error, send };
     attachMentions(box, () => (tools && workspace.value ? workspace.value : null));
     fit(box);

@@ -1,8 +1,9 @@
 // The sidebar's conversation list: newest first, read a page at a time
 // (GET /api/conversations?limit=&before=, the next page's cursor in X-Next-Before),
 // more as the person scrolls to its end (or presses "Load more"), a search box that
-// asks the daemon (`q`: a part of the title), and `conversation` events that put a
-// changed or new conversation on top, once.
+// asks the daemon (`q`: a part of the title; and what the conversations hold, under
+// the titles: found.js), and `conversation` events that put a changed or new
+// conversation on top, once.
 //
 // Each row says how many of its cards wait for the person (`waiting_cards`). The page
 // title's count of cards waiting, in every conversation, is not read from the rows
@@ -12,6 +13,7 @@
 
 import { api, request } from "./api.js";
 import { clear, h, timeAgo } from "./dom.js";
+import { findInside, startFound } from "./found.js";
 import { limits, readLimits } from "./limits.js";
 import { problem, STATE_LABELS, toast, waitingCards } from "./ui.js";
 
@@ -287,6 +289,7 @@ function search() {
   list.rows = [];
   list.next = null;
   refreshList();
+  findInside(q);
 }
 
 // Builds the search box, "Load more" and the sentinel around the list in the page.
@@ -295,7 +298,7 @@ export function startList() {
   els.empty = document.getElementById("conv-empty");
   els.nav = els.list.closest(".conv-nav");
   els.search = h("input.conv-search", { type: "search", "aria-label": "Search conversations",
-    placeholder: "Search titles", autocomplete: "off", spellcheck: "false" });
+    placeholder: "Search", autocomplete: "off", spellcheck: "false" });
   els.error = h("p.error-text.small", { role: "alert", hidden: true });
   els.moreBtn = h("button.quiet.conv-more", { type: "button" }, "Load more");
   els.more = h("div.conv-more-row", { hidden: true }, els.moreBtn);
@@ -303,6 +306,7 @@ export function startList() {
   els.nav.before(h("div.conv-search-row", { role: "search" }, els.search));
   els.empty.setAttribute("role", "status");
   els.list.after(els.more, els.sentinel);
+  startFound(els.sentinel);
   els.empty.after(els.error);
   els.search.addEventListener("input", () => {
     clearTimeout(list.searchTimer);
