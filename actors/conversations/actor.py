@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import attrs
 import trio
 
 from actors import notices
@@ -44,7 +43,15 @@ from actors.conversations.undo import Undo
 from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
 from actors.policy.rules import Offer
 from actors.record import cards
-from actors.record.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, notice_item, user_item
+from actors.record.items import (
+    ConversationInfo,
+    ConversationRecord,
+    EndReason,
+    Goal,
+    Item,
+    model_notice,
+    user_item,
+)
 from actors.record.transcript import Transcript
 from actors.runs.base import Run, RunRequest
 from actors.runs.env import Env
@@ -172,6 +179,7 @@ class Conversation:
     def close(self) -> None:
         """Stop serving; a run still going is stopped with the shutdown notice."""
         self._stop_notice = notices.SHUTDOWN
+        self._t.daemon_stops()
         self._send.close()
 
     async def wait_stopped(self) -> None:
@@ -339,6 +347,7 @@ class Conversation:
         self._run_scope = trio.CancelScope()
         self._run_done = trio.Event()
         self._stop_notice = notices.STOPPED
+        self._t.person_stops()
         self._keep_reason = None
         self._t.set_info(state="running", end_reason=None, **info)
         run = new_run(self._t, self._env, request)
@@ -385,7 +394,7 @@ class Conversation:
             raise NothingToResume(f"There is nothing to resume: {why}. Send a message instead.")
         if reason == "cut_off":
             # The model reads why it is asked again with no new message: to go on.
-            self._t.upsert(attrs.evolve(notice_item(notices.CONTINUE_CUT, "info"), for_model=True), urgent=True)
+            self._t.upsert(model_notice(notices.CONTINUE_CUT, notices.CONTINUING_CUT), urgent=True)
         self._launch(RunRequest(local=msg.local))
 
     def _request_stop(self) -> trio.Event | None:

@@ -75,6 +75,8 @@ class Transcript:
         self._version = 0
         self._urgent = False
         self._changed = trio.Event()
+        # Set while the daemon shuts down: a card its stop ends was not the person's to stop.
+        self._daemon_stopping = False
 
     # ---- reading ----
 
@@ -147,9 +149,25 @@ class Transcript:
             local_only=self.local_only,
         )
 
+    @property
+    def daemon_stopping(self) -> bool:
+        """The daemon is shutting down (a helper's record asks its parent's)."""
+        return self._waits_of.daemon_stopping if self._waits_of is not None else self._daemon_stopping
+
+    def daemon_stops(self) -> None:
+        """The run's stop that follows is the daemon's shutdown, not the person's."""
+        self._daemon_stopping = True
+
+    def person_stops(self) -> None:
+        """A new run: a stop of it is the person's again."""
+        self._daemon_stopping = False
+
     def upsert(self, item: Item, *, urgent: bool, publish: bool = True) -> None:
         """Add the item, or replace the one of its id. `urgent`: saved durably at once
-        (an item completed); otherwise with the next interim save (a streaming item)."""
+        (an item completed); otherwise with the next interim save (a streaming item).
+        A card that ends without running gets who ended it and the person's words for
+        its result (notices.card_end), whichever part of the daemon ended it."""
+        item = with_card_end(item, daemon_stopping=self.daemon_stopping)
         pos = self.position(item.id)
         before = 0
         if pos is None:
@@ -357,6 +375,19 @@ def info_event(info: ConversationInfo) -> dict[str, Any]:
     }
 
 
+def with_card_end(item: Item, *, daemon_stopping: bool = False) -> Item:
+    """`item`, with `ended_by` and `person_text` when it is a card that ended without
+    running on one of the daemon's refusals (notices.card_end); as it was otherwise."""
+    if item.kind != "tool" or item.state not in ("denied", "error", "done") or item.result is None:
+        return item
+    if item.ended_by is not None or item.person_text is not None:
+        return item
+    by, person = notices.card_end(item.result, daemon_stopping=daemon_stopping)
+    if by is None and person is None:
+        return item
+    return attrs.evolve(item, ended_by=by, person_text=person)
+
+
 def restored(record: ConversationRecord) -> ConversationRecord:
     """A record read at start: a conversation that was running reads `idle` with a
     notice; what was in flight ends (a card that waited for a person `denied`, a call
@@ -372,9 +403,9 @@ def restored(record: ConversationRecord) -> ConversationRecord:
         elif item.kind == "tool" and item.state == "waiting" and item.tool in ANSWERABLE_AFTER_RESTART:
             question = True  # still answerable: the answer starts a run that goes on from it
         elif item.kind == "tool" and item.state == "waiting":
-            item = attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED)
+            item = with_card_end(attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED))
         elif item.kind == "tool" and item.state in ("composing", "running"):
-            item = attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED)
+            item = with_card_end(attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED))
         if item.kind == "tool" and item.task and item.task.get("state") in ("waiting", "running"):
             # A helper that was working: its own record ends too (its items, their states).
             inner = restored(ConversationRecord(attrs.evolve(info, state="running", end_reason=None),

@@ -25,7 +25,7 @@ from actors.model.backends.repeats import shown_unit
 from actors.model.engine import direct_turn
 from actors.model.turns import ToolSpec, TurnInput, TurnResult
 from actors.record import cards
-from actors.record.items import EndReason, notice_item
+from actors.record.items import EndReason, model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent import answer_schema, history
 from actors.runs.agent.calls import CallRunner
@@ -207,7 +207,7 @@ class AgentRun:
         if why is None:
             return False
         self._held = True
-        self._t.upsert(attrs.evolve(notice_item(answer_schema.retry_text(schema, why), "info"), for_model=True),
+        self._t.upsert(model_notice(answer_schema.retry_text(schema, why), notices.SCHEMA_RETRIED.format(why=why)),
                        urgent=True)
         return True
 
@@ -227,8 +227,7 @@ class AgentRun:
             self._t.notice(notices.GOAL_STUCK.format(n=goals.NUDGES_IN_A_ROW), "warn", "stuck")
             self._end_reason = "stuck"
             return False
-        self._t.upsert(attrs.evolve(notice_item(goals.nudge(goal.text, self._t.info.todos), "info"), for_model=True),
-                       urgent=True)
+        self._t.upsert(model_notice(goals.nudge(goal.text, self._t.info.todos), notices.GOAL_NUDGED), urgent=True)
         return True
 
     def _looped(self, unit: str) -> bool:
@@ -239,8 +238,8 @@ class AgentRun:
             self._t.notice(notices.LOOPING_STUCK.format(n=self._ledger.loops, unit=shown_unit(unit)), "warn", "stuck")
             self._end_reason = "stuck"
             return False
-        self._t.upsert(attrs.evolve(notice_item(notices.LOOPED.format(unit=shown_unit(unit)), "warn"), for_model=True),
-                       urgent=True)
+        told = notices.LOOPED.format(unit=shown_unit(unit))
+        self._t.upsert(model_notice(told, notices.for_person(told), "warn"), urgent=True)
         return True
 
     def _paused(self) -> tuple[tuple[str, None], ...]:
