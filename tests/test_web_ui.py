@@ -1096,8 +1096,11 @@ def test_stop_shows_why_and_resume_goes_on(open_page, daemon, tmp_path):
     page.get_by_role("status", name="Conversation state").filter(has_text="running").wait_for()
     assert end.count() == 0  # no end line while a run is on
     stop.click()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
-    end.filter(has_text="Run stopped before it finished.").wait_for()
+    # One word for it everywhere: the header says "stopped" (not "idle"), and the run's
+    # notice is said once, in the end line beside Resume.
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()
+    end.filter(has_text="You stopped the run here.").wait_for()
+    assert not page.locator(".item.notice").filter(has_text="stopped the run").is_visible()
     resume = end.get_by_role("button", name="Resume")
     assert resume.is_visible()
     # under the last item
