@@ -221,12 +221,13 @@ export function onConversationEvent(data) {
   if (!known) {
     // Shown at once from the event; the daemon's top rows fill in the rest.
     merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, created: data.updated,
-      mode: "ask", waiting_cards: n }]);
+      mode: "ask", waiting_cards: n, end_reason: data.end_reason }]);
     renderList();
     readTopSoon();
     return;
   }
-  merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, waiting_cards: n }]);
+  merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, waiting_cards: n,
+    end_reason: data.end_reason }]);
   renderList();
 }
 
