@@ -129,7 +129,8 @@ def test_a_for_model_notice_is_shown_in_the_persons_words(tmp_path):
         cid = c.post("/api/conversations", json={"workspace": ws["id"]}).json()["id"]
         assert c.post(f"/api/conversations/{cid}/messages",
                       json={"text": "keep the goal", "goal": "the goal kept"}).status_code == 202
-        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["state"] in ("idle", "error"), what="the run's end")
+        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["state"] in ("idle", "error"),
+                   what="the run's end")
         conv = c.get(f"/api/conversations/{cid}").json()
         assert conv["end_reason"] == "stuck"  # it answered without reaching the goal, too often
         items = conv["items"]

@@ -79,7 +79,6 @@ class Conversation:
         self._saver = Saver(self._t, env.store)
         self.undo = Undo(self._t, env)
         self._deleted = False
-        self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
         self._keep_reason: tuple[EndReason | None] | None = None  # see _compact
         self._quiet_since = 0.0  # trio time of the last request or run end (see quiet_since)
@@ -178,7 +177,6 @@ class Conversation:
 
     def close(self) -> None:
         """Stop serving; a run still going is stopped with the shutdown notice."""
-        self._stop_notice = notices.SHUTDOWN
         self._t.daemon_stops()
         self._send.close()
 
@@ -346,8 +344,6 @@ class Conversation:
         self._run_id = next_id("run")
         self._run_scope = trio.CancelScope()
         self._run_done = trio.Event()
-        self._stop_notice = notices.STOPPED
-        self._t.person_stops()
         self._keep_reason = None
         self._t.set_info(state="running", end_reason=None, **info)
         run = new_run(self._t, self._env, request)
@@ -451,7 +447,7 @@ class Conversation:
             # finish() is synchronous: the items are consistent before anyone can
             # send again, and the state says idle only once a message is accepted.
             stopped = scope.cancelled_caught or scope.cancel_called
-            end = run.finish(self._stop_notice if stopped else None)
+            end = run.finish((notices.SHUTDOWN if self._t.daemon_stopping else notices.STOPPED) if stopped else None)
             if item is not None and self._nursery is not None:
                 self.undo.after(item, self._nursery)  # taken in the background; the next run waits for it
             self.last_outcome = "stopped" if stopped else ("error" if end.state == "error" else "done")

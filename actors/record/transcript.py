@@ -155,12 +155,9 @@ class Transcript:
         return self._waits_of.daemon_stopping if self._waits_of is not None else self._daemon_stopping
 
     def daemon_stops(self) -> None:
-        """The run's stop that follows is the daemon's shutdown, not the person's."""
+        """The run's stop that follows is the daemon's shutdown, not the person's (for
+        good: a conversation the daemon closes starts no run again)."""
         self._daemon_stopping = True
-
-    def person_stops(self) -> None:
-        """A new run: a stop of it is the person's again."""
-        self._daemon_stopping = False
 
     def upsert(self, item: Item, *, urgent: bool, publish: bool = True) -> None:
         """Add the item, or replace the one of its id. `urgent`: saved durably at once

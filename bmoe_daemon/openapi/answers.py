@@ -9,8 +9,8 @@ from typing import Any
 import attrs
 
 from actors.actor import ActorStats
-from actors.notices import EndedBy
 from actors.model.backends.template_shapes import Shape
+from actors.notices import EndedBy
 from actors.policy.rules import Offer
 from actors.record.items import (
     ConversationState,
