@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from actors import notices
 from tests.browser import (
     DESKTOP,
     PHONE,
@@ -430,9 +431,12 @@ def test_stop_a_running_command(open_page, daemon, tmp_path):
     stop = page.get_by_role("button", name="Stop")
     started = time.monotonic()
     stop.click()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()
     assert time.monotonic() - started < 10
     assert running.get_attribute("data-state") in ("error", "denied")
+    # the person stopped it: it reads "stopped", not "error" nor "denied"
+    assert running.get_attribute("data-ended-by") == "stop"
+    assert running.locator(".tool-state").inner_text() == "stopped"
     assert stop.is_hidden()
     assert page.get_by_role("button", name="Send", exact=True).is_enabled()
 
@@ -1621,7 +1625,7 @@ def test_a_goal_from_the_composer_is_reached(open_page, daemon, tmp_path):
     assert goal_box.is_hidden() and toggle.get_attribute("aria-expanded") == "false"  # it went with the message
 
     goal.get_by_text("reached").wait_for()
-    page.locator(".run-end").filter(has_text="Run finished: the goal is reached.").wait_for()
+    page.locator(".run-end").filter(has_text=notices.GOAL_COMPLETE).wait_for()  # its notice, said once
     conv = conversation(daemon, cid)
     assert conv["goal"] == {"text": "the fence stands", "state": "complete", "reason": None, "verify": True}
     assert conv["end_reason"] == "goal_complete"
@@ -2775,8 +2779,8 @@ def test_an_answer_cut_at_the_token_limit_says_so_and_continue_goes_on(open_page
     page, cid = in_a_workspace(open_page, tmp_path, "Planets")
     send(page, "list the planets")
     end = page.locator(".run-end")
-    end.filter(has_text="the answer was cut off at the token limit").wait_for()
-    page.get_by_role("note").filter(has_text="cut off").first.wait_for(state="attached")
+    end.filter(has_text=notices.CUT_OFF).wait_for()  # its notice, said once beside Continue
+    page.locator(".item.notice").filter(has_text="cut off").first.wait_for(state="attached")
     go_on = end.get_by_role("button", name="Continue")
     assert go_on.is_visible() and end.get_by_role("button", name="Resume").count() == 0
     assert conversation(daemon, cid)["end_reason"] == "cut_off"
