@@ -2196,7 +2196,7 @@ def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, d
     phone_bar.get_by_role("alert").filter(has_text="compact it once the run ends").wait_for()
     screenshot(phone, "phone-compact-refused")
     page.get_by_role("button", name="Stop").click()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()
     assert bar.get_by_role("alert").is_hidden()  # it spoke of the run that ended
 
     # idle: the daemon summarises what is before the last message, the notice folds it
@@ -2204,7 +2204,7 @@ def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, d
     notice = page.get_by_role("region", name="Earlier items summarised")
     notice.get_by_role("button", name="Show the 4 summarised items").wait_for()
     assert "As asked, 4 earlier items were summarised" in notice.inner_text()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()  # its last run, still
     assert compact.inner_text() == "Compact" and bar.get_by_role("alert").is_hidden()
     conv = conversation(daemon, cid)
     assert sum(1 for i in conv["items"] if i.get("compacted")) == 4 and conv["end_reason"] == "stopped"

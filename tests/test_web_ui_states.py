@@ -150,3 +150,49 @@ def test_a_for_model_notice_is_shown_in_the_persons_words(tmp_path):
                 page.locator(".run-end").filter(has_text="without reaching its goal").wait_for()
                 assert "same call" not in shown
                 watch.check()
+
+
+def test_right_after_send_the_conversation_says_what_it_waits_for(tmp_path):
+    """Before the answer's first word the conversation says what the run waits for: the
+    model reading it, or the turn line behind another conversation, named."""
+    require_browser()
+    script = write_script(tmp_path / "script.json", {"rounds": [
+        {"when": "hold the line", "hang": True, "delay": 0.01},
+        {"when": "after you", "delay": 0.05, "text": "My turn came."},
+    ]})
+    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, \
+            httpx.Client(base_url=d.url, timeout=30) as c:
+        first = c.post("/api/conversations", json={"title": "The long one"}).json()["id"]
+        second = c.post("/api/conversations", json={"title": "The short one"}).json()["id"]
+        with chromium() as browser:
+            page = browser.new_context(viewport=DESKTOP).new_page()
+            watch = PageWatch(page, {urlsplit(d.url).netloc})
+            page.goto(f"{d.url}/#/c/{second}")
+            page.get_by_role("textbox", name="Message").wait_for()
+            page.locator(f'.conv-link[href="#/c/{first}"]').wait_for()  # the list knows its title
+            assert c.post(f"/api/conversations/{first}/messages", json={"text": "hold the line"}).status_code == 202
+            wait_until(lambda: c.get(f"/api/conversations/{first}").json()["state"] == "running", what="the first run")
+            # Every line the page says the answer waits on, in order, as it shows them.
+            page.evaluate("""() => {
+              window.said = [];
+              new MutationObserver(() => {
+                for (const el of document.querySelectorAll(".pending-answer-slot .reading-prompt")) {
+                  if (window.said[window.said.length - 1] !== el.textContent) window.said.push(el.textContent);
+                }
+              }).observe(document.body, { childList: true, subtree: true, characterData: true });
+            }""")
+            box = page.get_by_label("Message", exact=True)
+            box.fill("after you")
+            box.press("Enter")
+            waiting = "Waiting for the model: it is answering “The long one” first."
+            queued = page.get_by_role("status").filter(has_text=waiting)
+            queued.wait_for()
+            assert c.post(f"/api/conversations/{first}/stop").json()["stopped"] is True
+            page.get_by_role("article", name="Answer").filter(has_text="My turn came.").wait_for()
+            assert queued.count() == 0
+            # Said from the moment the message was on its way: first the turn line, then,
+            # its turn come, the model reading the conversation, before the first word.
+            said = page.evaluate("window.said")
+            assert said[:1] in (["Reading the conversation…"], [waiting]), said
+            assert waiting in said and said[-1] == "Reading the conversation…", said
+            watch.check()

@@ -200,6 +200,12 @@ class Transcript:
         self._bus.publish("prefill", {"conversation": self.id, "done": done, "total": total},
                           local_only=self.local_only)
 
+    def turn_line(self, behind: str | None) -> None:
+        """Where the run's round stands on the model's turn line: queued `behind` the
+        turn of another conversation (its id), or reached (None). A `turn_line` event,
+        not stored."""
+        self._bus.publish("turn_line", {"conversation": self.id, "behind": behind}, local_only=self.local_only)
+
     def delta(self, item_id: str, *, text: str = "", reasoning: str = "") -> None:
         data: dict[str, Any] = {"conversation": self.id, "item": item_id}
         if text:

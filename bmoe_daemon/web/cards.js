@@ -225,6 +225,12 @@ export function renderReadingAnswer({ done, total }) {
     h("progress.reading-progress", { max: String(total), value: String(done), "aria-label": "Read so far" }));
 }
 
+// An answer the daemon has not begun yet: what it waits for, in words (`kind`: why).
+export function renderWaitingAnswer(words, kind) {
+  return h(`article.item.assistant.streaming.pending-${kind}`, { "aria-label": "Answer", "aria-busy": "true" },
+    h("p.reading-prompt", { role: "status" }, words), h("span.cursor", { "aria-hidden": "true" }));
+}
+
 // An answer the daemon has not begun yet, while the model loads.
 export function renderLoadingAnswer() {
   return h("article.item.assistant.streaming", { "aria-label": "Answer", "aria-busy": "true" },

@@ -14,7 +14,7 @@
 
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
-import { isOpenPlan, renderLoadingAnswer, renderReadingAnswer } from "./cards.js";
+import { isOpenPlan, renderLoadingAnswer, renderReadingAnswer, renderWaitingAnswer } from "./cards.js";
 import { runsOf } from "./changes.js";
 import { Composer } from "./composer.js";
 import { ContextBar } from "./context.js";
@@ -24,6 +24,7 @@ import { ConversationLog } from "./log.js";
 import { modelMemory, watchModelMemory } from "./modelstate.js";
 import { RunProgress } from "./progress.js";
 import { isOpenQuestion } from "./run.js";
+import { conversationInfo } from "./sidebar.js";
 import { attempt, problem, shell, toast } from "./ui.js";
 import { WaitingCards } from "./waiting.js";
 
@@ -92,12 +93,30 @@ export class ConversationView {
   // An answer on its way that the daemon has not begun (no item yet): while the model
   // loads, a card says so where the answer will be.
   // While the model reads a long prompt (`prefill` events), the same place says how far.
+  // From Send on, until the answer's first word, it says what the run waits for: the
+  // turn line behind another conversation (`turn_line` events, naming which), the
+  // model reading the conversation, or a provider's answer.
   renderPending() {
     const begun = this.items.some((i) => i.kind === "assistant" && i.streaming);
-    const reading = this.running && !begun && !this.loadingModel ? this.reading : null;
-    const show = (this.loadingModel && !begun) || Boolean(reading);
-    this.log.pendingEl.hidden = !show;
-    clear(this.log.pendingEl, !show ? null : reading ? renderReadingAnswer(reading) : renderLoadingAnswer());
+    const loading = this.loadingModel && !begun;
+    // Not while a card is on (a call being written or run, an approval waiting).
+    const carded = this.items.some((i) => i.kind === "tool" && ["composing", "running", "waiting"].includes(i.state));
+    const asking = !loading && !begun && !carded && Boolean(this.info) && this.info.state === "running";
+    this.log.pendingEl.hidden = !loading && !asking;
+    clear(this.log.pendingEl, loading ? renderLoadingAnswer() : !asking ? null : this.pendingAnswer());
+  }
+
+  pendingAnswer() {
+    if (this.behind !== undefined) {
+      const other = this.behind ? conversationInfo(this.behind) : null;
+      const whose = other ? `“${other.title || "New conversation"}”` : "another conversation";
+      return renderWaitingAnswer(`Waiting for the model: it is answering ${whose} first.`, "turn-line");
+    }
+    if (this.reading) return renderReadingAnswer(this.reading);
+    const local = this.info.route === "local" && (this.info.agent || "builtin") === "builtin";
+    return renderWaitingAnswer(local ? "Reading the conversation…"
+      : (this.info.agent || "builtin") === "builtin" ? "Sent to the provider; waiting for its answer…"
+        : "Waiting for the agent…", "starting");
   }
 
   async load() {
@@ -223,6 +242,10 @@ export class ConversationView {
     }
     if (name === "prefill" && data.conversation === this.conversationId) {
       this.reading = { done: data.done, total: data.total };
+      this.behind = undefined;
+      this.log.scroll.keep(() => this.renderPending());
+    } else if (name === "turn_line" && data.conversation === this.conversationId) {
+      this.behind = data.behind === null ? undefined : data.behind; // null: its turn came
       this.log.scroll.keep(() => this.renderPending());
     } else if (name === "model") {
       this.modelSerial = (this.modelSerial || 0) + 1;
@@ -241,6 +264,7 @@ export class ConversationView {
       if (data.state !== this.info.state || data.end_reason !== this.info.end_reason) this.progress.resumeError = "";
       const moved = data.state !== this.info.state;
       if (moved) this.reading = null; // a run began or ended: no reading of its prompt yet
+      if (moved) this.behind = undefined;
       if (moved) this.composer.say(""); // so does one of the message box's
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();

@@ -242,6 +242,18 @@ class AgentRun:
         self._t.upsert(model_notice(told, notices.for_person(told), "warn"), urgent=True)
         return True
 
+    async def _local_turn(self, turn: TurnInput) -> TurnResult:
+        """The round on the local model's turn line; while another conversation's turn
+        holds it, the person is told whose (a `turn_line` event), and told again when
+        this one's comes."""
+        engine = self._env.engine
+        behind = engine.serving()
+        if behind is None or behind == self._t.id:
+            return await engine.turn(turn, self._stream.on_piece, owner=self._t.id)
+        self._t.turn_line(behind)
+        return await engine.turn(turn, self._stream.on_piece, owner=self._t.id,
+                                 on_start=lambda: self._t.turn_line(None))
+
     def _paused(self) -> tuple[tuple[str, None], ...]:
         """The tools a local model's grammar leaves out of the next round (TurnInput.avoid,
         arguments None), from the record as it stands: the todo list's when the last
@@ -286,7 +298,7 @@ class AgentRun:
             route = self._t.info.route
             try:
                 if route == "local":
-                    return await self._env.engine.turn(turn, self._stream.on_piece, owner=self._t.id)
+                    return await self._local_turn(turn)
                 if self._env.providers is None:
                     raise NotFound("no providers")
                 # A provider's round runs here, not on the local turn line.
