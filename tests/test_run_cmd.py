@@ -185,3 +185,13 @@ async def test_the_key_comes_from_the_key_file_the_lock_names(tmp_path: Path) ->
         done = await acli("--data-dir", str(data), "say hi")
         assert done.returncode == 0 and done.stdout == "Hello there.\n", done.stderr
         assert "s3cret" not in done.stdout + done.stderr
+
+
+def test_a_call_the_stop_ended_is_not_said_to_be_denied() -> None:
+    from bmoe_daemon.run_cmd.render import tool_line
+
+    card = {"kind": "tool", "title": "Write a.txt", "state": "denied"}
+    assert tool_line({**card, "ended_by": "person"}, colour=False) == "⊘ Write a.txt (denied)"
+    assert tool_line({**card, "ended_by": "stop"}, colour=False) == "⊘ Write a.txt (stopped)"
+    assert tool_line({**card, "state": "error", "ended_by": "cut"}, colour=False) == "✗ Write a.txt (not run)"
+    assert tool_line({**card, "state": "error"}, colour=False) == "✗ Write a.txt (error)"
