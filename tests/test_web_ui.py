@@ -2754,7 +2754,9 @@ def test_reading_a_long_prompt_shows_how_far_then_the_answer(open_page, tmp_path
     assert reading.count() == 0  # gone once the model writes
     page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
     seen = page.evaluate("window.readings")
-    assert seen == [f"Reading the conversation… {n:,} / 3,000 tokens" for n in (512, 1024, 1536, 2048, 2560, 3000)]
+    # Said from Send on, then how far once the model says so.
+    assert seen == ["Reading the conversation…"] + [
+        f"Reading the conversation… {n:,} / 3,000 tokens" for n in (512, 1024, 1536, 2048, 2560, 3000)]
     assert page.locator(".reading").count() == 0
 
 

@@ -101,7 +101,11 @@ export class ConversationView {
     const loading = this.loadingModel && !begun;
     // Not while a card is on (a call being written or run, an approval waiting).
     const carded = this.items.some((i) => i.kind === "tool" && ["composing", "running", "waiting"].includes(i.state));
-    const asking = !loading && !begun && !carded && Boolean(this.info) && this.info.state === "running";
+    // The model is asked next: after the person's message, a call's result or what the
+    // model is told; not after an answer the run ends on.
+    const last = this.items.findLast((i) => i.kind !== "notice" || i.for_model);
+    const next = !last || last.kind !== "assistant";
+    const asking = next && !loading && !begun && !carded && Boolean(this.info) && this.info.state === "running";
     this.log.pendingEl.hidden = !loading && !asking;
     clear(this.log.pendingEl, loading ? renderLoadingAnswer() : !asking ? null : this.pendingAnswer());
   }
@@ -237,8 +241,11 @@ export class ConversationView {
     if (this.closed) return;
     if (data && data.conversation === this.conversationId && !data.task && this.reading
         && (name === "delta" || (name === "item" && ["assistant", "tool"].includes(data.item.kind)))) {
-      this.reading = null; // the model began to write: what it read is behind it
-      this.log.scroll.keep(() => this.renderPending());
+      // The model began to write: what it read is behind it. The answer's item is drawn
+      // (and the slot emptied) with the next frame, not said to be read again before.
+      this.reading = null;
+      this.behind = undefined;
+      this.log.schedule(data.item.id || data.item);
     }
     if (name === "prefill" && data.conversation === this.conversationId) {
       this.reading = { done: data.done, total: data.total };
