@@ -118,6 +118,8 @@ export class ConversationView {
     }
     if (this.reading) return renderReadingAnswer(this.reading);
     const local = this.info.route === "local" && (this.info.agent || "builtin") === "builtin";
+    // Let go after idle minutes: the turn loads it first (the loading line, once it begins).
+    if (local && modelMemory().state === "asleep") return renderLoadingAnswer();
     return renderWaitingAnswer(local ? "Reading the conversation…"
       : (this.info.agent || "builtin") === "builtin" ? "Sent to the provider; waiting for its answer…"
         : "Waiting for the agent…", "starting");
