@@ -2,15 +2,28 @@
 
 One place, so the built-in run and the runs of other agents say the same thing the same
 way, and a test can name the text it expects.
+
+Two readers, two texts. A notice the model reads (`Item.for_model`) and the result of a
+call that did not run are written for the model: they tell it what to do next, name its
+tools and their arguments. The person reads their own words beside them
+(`Item.person_text`): `for_person` gives them for any text below, `card_end` also says
+who or what ended a card that did not run (`Item.ended_by`). tests/test_notice_texts.py
+walks every text here and checks that the person's names no tool, no argument and
+gives the model no instruction.
 """
 
 from __future__ import annotations
 
+import re
+from typing import Literal
+
 # ---- notices: items of kind `notice` in a conversation ----
 
-STOPPED = "Stopped. Send another message to go on."
-SHUTDOWN = "The daemon shut down during this run, so it stopped here. Send a message to go on."
-RESTARTED = "The daemon stopped while this conversation was running; the run ended there. Send a message to go on."
+# A stopped run's line carries Resume beside it (the web UI's run-end line): the text
+# says what happened, not what to do.
+STOPPED = "You stopped the run here."
+SHUTDOWN = "The daemon shut down during this run, so it stopped here."
+RESTARTED = "The daemon stopped while this conversation was running; the run ended there."
 INTERNAL = (
     "Something went wrong inside the daemon and this run stopped; the log has the details. "
     "Send the message again to retry."
@@ -203,6 +216,9 @@ def denied_by_person(why: str | None) -> str:
     return DENIED_BY_PERSON_SAYING.format(why=said) if said else DENIED_BY_PERSON
 
 
+_SWITCHED = "[The person switched this conversation to "
+
+
 def mode_switched(mode: str) -> str:
     """Told in the result of the first call after the person switched the mode mid-run."""
     what = {
@@ -210,9 +226,130 @@ def mode_switched(mode: str) -> str:
         "read_only": "changes are now refused",
         "full": "changes now run without asking",
     }.get(mode, "")
-    return f"[The person switched this conversation to {mode} mode while you worked: {what}.]"
+    return f"{_SWITCHED}{mode} mode while you worked: {what}.]"
+
+NO_SUCH_TOOL = "There is no tool named '{name}' here. The tools you can use: {names}."
+WRITE_OVER_REFUSED = (
+    "{path} is a file of the workspace: change it with edit_file (the line to replace and its new text), "
+    "not by writing it over."
+)
+# Told to the model only, on the first line of a result the person reads without it.
+MODEL_ONLY = frozenset({"mode_switched"})
 
 DENIED_IN_PLAN_MODE = (
     "Not done: this conversation is planning, so nothing in the workspace changes. Write the change into the "
     "plan instead, then call exit_plan_mode."
 )
+
+
+# ---- the person's words beside the model's ----
+
+# Who or what ended a call that did not run (`Item.ended_by`), beside its `state`:
+# `person` and `rule` said no (the card reads "denied"); `stop` is the person's stop of
+# the run (it reads "stopped"); `daemon` (the daemon stopped, or would not run it) and
+# `cut` (the round or the answer ended before the call was whole) read "not run".
+EndedBy = Literal["person", "rule", "stop", "daemon", "cut"]
+
+# What the person is shown of a for-model notice (other notices are theirs already).
+GOAL_NUDGED = "The goal is not reached yet, so the agent was told what is still open and goes on."
+SCHEMA_RETRIED = "The answer did not have the shape this task asks for ({why}), so the agent was asked once more."
+ANSWER_NAMED_MISSING = (
+    "The answer named {file}, which is not a file of this workspace, so the agent was sent back to look again."
+)
+ANSWER_CLAIMED_CHANGE = (
+    "The answer said something changed, but no change was made in this run, so the agent was sent back to make it."
+)
+CONTINUING_CUT = "The answer was cut off at the token limit; the agent goes on from where it stopped."
+
+# The model's text (a constant above, `{field}`s allowed) -> the person's, and who ended
+# the card when it ends one. A text that is the person's already is left out.
+_TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
+    (DENIED_READ_ONLY, "Not done: this conversation is read-only, so changes are refused.", "rule"),
+    (READ_LEADS_OUT, "Not run: this command only reads, but it would read outside the workspace ({why}); "
+                     "a read outside it is refused as a change is.", "rule"),
+    (ARGUMENTS_NOT_JSON, "Not run: the call was not written whole ({why}).", None),
+    (DENIED_UNATTENDED, "Not done: nobody was at the screen during this scheduled run to approve the change.",
+     "rule"),
+    (DENIED_OUTSIDE_READ_ONLY, "Not run: this conversation is read-only, so no command runs outside the sandbox.",
+     "rule"),
+    (DENIED_OUTSIDE_UNATTENDED, "Not run: a command outside the sandbox needs your yes, and nobody was at the "
+                                "screen during this scheduled run.", "rule"),
+    (DENIED_IN_PLAN_MODE, "Not done: this conversation is planning, so nothing in the workspace changes; the "
+                          "change goes into the plan.", "rule"),
+    (BLOCKED_BY_HOOK, "Not done: one of your hooks refused this call: {why}", "rule"),
+    (DENIED_BY_PERSON_SAYING, "You denied this call, saying: {why}", "person"),
+    (DENIED_BY_PERSON, "You denied this call; it was not run.", "person"),
+    (ANSWERED_INSTEAD, "You sent a new message instead of answering this question.", "person"),
+    (DENIED_WAITING_STOPPED, "Stopped while it waited for your approval; it was not run.", "stop"),
+    (QUESTION_STOPPED, "Stopped before you answered.", "stop"),
+    (DENIED_NOT_REACHED, None, "stop"),
+    (DENIED_PARTIAL_STOPPED, None, "stop"),
+    (ERROR_RUNNING_STOPPED, None, "stop"),
+    (DENIED_NOT_REACHED_REPEATS, None, "daemon"),
+    (ERROR_NOT_REACHED_FAILED, None, "daemon"),
+    (DENIED_RESTARTED, None, "daemon"),
+    (ERROR_RESTARTED, None, "daemon"),
+    (NO_HELPER_WHILE_PLANNING, "Not run: no helper runs while the agent plans.", "daemon"),
+    (SAME_CALL_IN_ANSWER, "Not run: the same call was made earlier in this answer; its result is above.", "daemon"),
+    (MADE_ALREADY, "Not run: the agent made this same call already and nothing changed since; its result is "
+                   "above.", "daemon"),
+    (ERROR_ANSWER_ENDED, None, "cut"),
+    (ERROR_ROUND_FAILED, None, "cut"),
+    (NO_SUCH_TOOL, "Not run: the agent called a tool this conversation does not have ({name}).", "daemon"),
+    (WRITE_OVER_REFUSED, "Not run: {path} is a file of the workspace, and here the agent may change it only by "
+                         "editing lines, not by writing it over.", "rule"),
+    (NOBODY_TO_ANSWER, "Nobody was at the screen to answer, so the agent chose itself.", None),
+    # A file that kept changing may carry the tool's own words after it (the model's).
+    (FILE_KEEPS_CHANGING + "{more}", "The file kept changing while this card waited, so nothing was written.",
+     None),
+    (LOOPED, 'The answer was cut: it kept repeating "{unit}" (a call it was writing was not run). '
+             "The agent was asked to write it again, shorter.", None),
+    (CONTINUE_CUT, CONTINUING_CUT, None),
+    (HELPER_MESSAGE, "The agent sent this helper a message: {text}", None),
+    (CLIENT_TIMED_OUT, "The app that offers {name} did not answer within {seconds} s (it may be closed); the "
+                       "call has no result.", None),
+    (CLIENT_BAD_ARGUMENTS, "Not sent to the app: the arguments did not fit {name}'s parameters ({why}).", None),
+)
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{(\w+)(?::[^}]*)?\}", template)  # a field with its format spec ({seconds:g}) too
+    out = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.*?)" for i, p in enumerate(parts))
+    return re.compile(out + r"\Z", re.DOTALL)
+
+
+_EXACT = {model: (person, by) for model, person, by in _TWINS if "{" not in model}
+_FORMATS = tuple((_pattern(model), person, by) for model, person, by in _TWINS if "{" in model)
+
+
+def _twin(text: str) -> tuple[str | None, EndedBy | None] | None:
+    if text.startswith(_SWITCHED) and "\n" in text:
+        text = text.split("\n", 1)[1]  # a result with the mode's note first (mode_switched)
+    found = _EXACT.get(text)
+    if found is not None:
+        return found
+    for pattern, person, by in _FORMATS:
+        m = pattern.match(text)
+        if m is not None:
+            return (person.format(**m.groupdict()) if person is not None else None), by
+    return None
+
+
+def for_person(text: str) -> str:
+    """What the person reads for `text`, a text of this module: its twin written for
+    them, or the text itself when it is theirs already (or not one of these)."""
+    found = _twin(text)
+    return found[0] if found is not None and found[0] is not None else text
+
+
+def card_end(result: str | None, *, daemon_stopping: bool = False) -> tuple[EndedBy | None, str | None]:
+    """For a card that did not run, ended with `result`: who or what ended it and the
+    person's words when the result is not theirs ((None, None) for a call that ran and
+    failed). A stop while the daemon shuts down is the daemon's, not the person's."""
+    found = _twin(result) if result else None
+    if found is None:
+        return None, None
+    person, by = found
+    if by == "stop" and daemon_stopping:
+        by = "daemon"
+    return by, person

@@ -117,6 +117,9 @@ async def test_a_stop_while_the_first_of_three_calls_waits_ends_all_three(daemon
         ("denied", notices.DENIED_NOT_REACHED),
         ("denied", notices.DENIED_NOT_REACHED),
     ]
+    # The person stopped the run: the cards say so (`stopped`), not that someone said no.
+    assert [c.ended_by for c in cards] == ["stop"] * 3
+    assert cards[0].person_text == notices.for_person(notices.DENIED_WAITING_STOPPED)
     await conv.flush()
     saved = daemon.store.load_conversations()[0]
     assert [i.state for i in saved.items if i.kind == "tool"] == ["denied"] * 3

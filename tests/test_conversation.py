@@ -547,6 +547,7 @@ def test_a_card_that_waited_when_the_daemon_died_is_restored_denied():
     assert [(i.state, i.result) for i in out.items[:4]] == [
         ("denied", DENIED_RESTARTED), ("error", ERROR_RESTARTED), ("error", ERROR_RESTARTED), ("done", None)
     ]
+    assert [i.ended_by for i in out.items[:4]] == ["daemon", "daemon", "daemon", None]
 
 
 async def test_a_delete_is_told_to_the_streams_that_could_see_the_conversation(daemon, tmp_path):

@@ -205,3 +205,13 @@ async def test_the_key_from_the_lock_file_and_a_client_of_the_standard_library_o
     modules = json.loads(noted.read_text())
     assert "bmoe_daemon.run_cmd.client" in modules
     assert [m for m in modules if m.split(".")[0] in NOT_IN_THE_CLIENT] == []
+
+
+def test_a_call_the_stop_ended_is_not_said_to_be_denied() -> None:
+    from bmoe_daemon.run_cmd.render import tool_line
+
+    card = {"kind": "tool", "title": "Write a.txt", "state": "denied"}
+    assert tool_line({**card, "ended_by": "person"}, colour=False) == "⊘ Write a.txt (denied)"
+    assert tool_line({**card, "ended_by": "stop"}, colour=False) == "⊘ Write a.txt (stopped)"
+    assert tool_line({**card, "state": "error", "ended_by": "cut"}, colour=False) == "✗ Write a.txt (not run)"
+    assert tool_line({**card, "state": "error"}, colour=False) == "✗ Write a.txt (error)"

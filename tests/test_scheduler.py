@@ -100,6 +100,21 @@ async def test_a_due_task_runs_as_a_read_only_conversation_and_says_so_on_local_
         assert [e for e in drained(remote) if e.name == "task"] == []
     saved = json.loads(tasks_path(daemon).read_text())
     assert saved[0]["last_run"]["outcome"] == "done" and saved[0]["id"] == task["id"]
+    # The run's own end beside the outcome: a row says "answered", "stuck"..., not only "done".
+    assert ended["last_run"]["end_reason"] == "answered" == saved[0]["last_run"]["end_reason"]
+
+
+def test_a_last_runs_end_reason_is_read_back_and_an_unknown_one_dropped():
+    from actors.scheduling.scheduler import Task
+
+    record = {"id": "t1", "title": "t", "prompt": "p", "workspace": None, "mode": "read_only", "route": "local",
+              "schedule": {"kind": "daily", "at": "13:00"}, "enabled": True, "created": 1.0,
+              "last_run": {"at": 2.0, "conversation": "c1", "outcome": "done", "end_reason": "stuck"}}
+    assert Task.from_record(record).last_run.end_reason == "stuck"
+    record["last_run"]["end_reason"] = "bored"
+    assert Task.from_record(record).last_run.end_reason is None
+    del record["last_run"]["end_reason"]  # a tasks.json written before the field
+    assert Task.from_record(record).last_run.end_reason is None
 
 
 async def test_task_events_after_each_save_and_at_each_runs_start_and_end(daemon, autojump_clock):

@@ -75,6 +75,7 @@ async def test_a_signal_stops_streaming_waiting_and_commanding_runs_cleanly(tmp_
         cards = [i for i in saved["items"] if i["kind"] == "tool"]
         assert all(c["state"] in ("done", "denied", "error") for c in cards), what
         if what == "note":
-            assert cards[0]["state"] == "denied"
+            # Nobody said no and nobody stopped it: the daemon did ("not run").
+            assert cards[0]["state"] == "denied" and cards[0]["ended_by"] == "daemon"
         if what == "command":
             assert cards[0]["state"] == "error" and cards[0]["result"] == notices.ERROR_RUNNING_STOPPED

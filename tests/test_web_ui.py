@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from actors import notices
 from tests.browser import (
     DESKTOP,
     PHONE,
@@ -430,9 +431,12 @@ def test_stop_a_running_command(open_page, daemon, tmp_path):
     stop = page.get_by_role("button", name="Stop")
     started = time.monotonic()
     stop.click()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()
     assert time.monotonic() - started < 10
     assert running.get_attribute("data-state") in ("error", "denied")
+    # the person stopped it: it reads "stopped", not "error" nor "denied"
+    assert running.get_attribute("data-ended-by") == "stop"
+    assert running.locator(".tool-state").inner_text() == "stopped"
     assert stop.is_hidden()
     assert page.get_by_role("button", name="Send", exact=True).is_enabled()
 
@@ -1096,8 +1100,11 @@ def test_stop_shows_why_and_resume_goes_on(open_page, daemon, tmp_path):
     page.get_by_role("status", name="Conversation state").filter(has_text="running").wait_for()
     assert end.count() == 0  # no end line while a run is on
     stop.click()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
-    end.filter(has_text="Run stopped before it finished.").wait_for()
+    # One word for it everywhere: the header says "stopped" (not "idle"), and the run's
+    # notice is said once, in the end line beside Resume.
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()
+    end.filter(has_text="You stopped the run here.").wait_for()
+    assert not page.locator(".item.notice").filter(has_text="stopped the run").is_visible()
     resume = end.get_by_role("button", name="Resume")
     assert resume.is_visible()
     # under the last item
@@ -1618,7 +1625,7 @@ def test_a_goal_from_the_composer_is_reached(open_page, daemon, tmp_path):
     assert goal_box.is_hidden() and toggle.get_attribute("aria-expanded") == "false"  # it went with the message
 
     goal.get_by_text("reached").wait_for()
-    page.locator(".run-end").filter(has_text="Run finished: the goal is reached.").wait_for()
+    page.locator(".run-end").filter(has_text=notices.GOAL_COMPLETE).wait_for()  # its notice, said once
     conv = conversation(daemon, cid)
     assert conv["goal"] == {"text": "the fence stands", "state": "complete", "reason": None, "verify": True}
     assert conv["end_reason"] == "goal_complete"
@@ -2189,7 +2196,7 @@ def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, d
     phone_bar.get_by_role("alert").filter(has_text="compact it once the run ends").wait_for()
     screenshot(phone, "phone-compact-refused")
     page.get_by_role("button", name="Stop").click()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()
     assert bar.get_by_role("alert").is_hidden()  # it spoke of the run that ended
 
     # idle: the daemon summarises what is before the last message, the notice folds it
@@ -2197,7 +2204,7 @@ def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, d
     notice = page.get_by_role("region", name="Earlier items summarised")
     notice.get_by_role("button", name="Show the 4 summarised items").wait_for()
     assert "As asked, 4 earlier items were summarised" in notice.inner_text()
-    page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
+    page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for()  # its last run, still
     assert compact.inner_text() == "Compact" and bar.get_by_role("alert").is_hidden()
     conv = conversation(daemon, cid)
     assert sum(1 for i in conv["items"] if i.get("compacted")) == 4 and conv["end_reason"] == "stopped"
@@ -2747,7 +2754,9 @@ def test_reading_a_long_prompt_shows_how_far_then_the_answer(open_page, tmp_path
     assert reading.count() == 0  # gone once the model writes
     page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for()
     seen = page.evaluate("window.readings")
-    assert seen == [f"Reading the conversation… {n:,} / 3,000 tokens" for n in (512, 1024, 1536, 2048, 2560, 3000)]
+    # Said from Send on, then how far once the model says so.
+    assert seen == ["Reading the conversation…"] + [
+        f"Reading the conversation… {n:,} / 3,000 tokens" for n in (512, 1024, 1536, 2048, 2560, 3000)]
     assert page.locator(".reading").count() == 0
 
 
@@ -2772,8 +2781,8 @@ def test_an_answer_cut_at_the_token_limit_says_so_and_continue_goes_on(open_page
     page, cid = in_a_workspace(open_page, tmp_path, "Planets")
     send(page, "list the planets")
     end = page.locator(".run-end")
-    end.filter(has_text="the answer was cut off at the token limit").wait_for()
-    page.get_by_role("note").filter(has_text="cut off").first.wait_for(state="attached")
+    end.filter(has_text=notices.CUT_OFF).wait_for()  # its notice, said once beside Continue
+    page.locator(".item.notice").filter(has_text="cut off").first.wait_for(state="attached")
     go_on = end.get_by_role("button", name="Continue")
     assert go_on.is_visible() and end.get_by_role("button", name="Resume").count() == 0
     assert conversation(daemon, cid)["end_reason"] == "cut_off"

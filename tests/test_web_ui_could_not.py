@@ -51,15 +51,21 @@ def test_the_person_reads_that_the_model_could_not_do_it_not_its_false_answer(tm
             page = browser.new_context(viewport=DESKTOP).new_page()
             watch = PageWatch(page, {urlsplit(d.url).netloc})
             page.goto(f"{d.url}/#/c/{cid}")
-            notice = page.get_by_role("note").filter(has_text="The model could not do this")
-            notice.wait_for()
-            text = notice.inner_text()
+            # The notice that ended the run is said once, in the end line.
+            end = page.locator(".run-end").filter(has_text="The model could not do this")
+            end.wait_for()
+            text = end.inner_text()
             assert "no file changed" in text and "Try a larger model (the models page)" in text
-            page.locator(".run-end").filter(has_text="the model could not do this").wait_for()
-            # The false answer is nowhere the person sees: no answer holds it, only the notice quotes it.
+            # The false answer is nowhere the person sees: no answer holds it, only the end line quotes it.
             assert page.get_by_role("article", name="Answer").count() == 0
-            shown = [e for e in page.locator(".item").filter(has_text="I promise").all() if e.is_visible()]
-            assert len(shown) == 1 and "notice" in (shown[0].get_attribute("class") or "")
+            shown = [e for e in page.locator(".item, .run-end").filter(has_text="I promise").all() if e.is_visible()]
+            assert len(shown) == 1 and "run-end" in (shown[0].get_attribute("class") or "")
+            # The notice that sent the answer back was written for the model: the person
+            # reads their own words for it, never the model's (a tool's name, an order).
+            sent_back = page.get_by_role("note").filter(has_text="sent back to make it")
+            assert sent_back.is_visible()
+            assert "edit_file" not in page.locator("body").inner_text()
+            assert "Your answer" not in page.locator("body").inner_text()
             watch.check()
 
 
@@ -93,7 +99,7 @@ def test_a_false_answer_is_never_on_the_screen_even_while_it_streams(tmp_path):
                 }).observe(document.body, { subtree: true, childList: true, characterData: true });
             }""")
             assert c.post(f"/api/conversations/{cid}/messages", json={"text": "change PORT to 9090"}).status_code == 202
-            page.get_by_role("note").filter(has_text="The model could not do this").wait_for()
+            page.locator(".run-end").filter(has_text="The model could not do this").wait_for()
             seen = page.evaluate("window.seenAnswers")
             assert not [t for t in seen if "9090" in t], seen
             assert page.evaluate("window.seenChecking") > 0, "the page never said the answer was being checked"

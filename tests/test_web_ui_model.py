@@ -57,7 +57,7 @@ def test_a_long_prompt_on_the_bundled_model_shows_how_far_it_has_read(tmp_path):
                 raise AssertionError(f"no Writing… line in 120 s; the page showed {page.evaluate('window.seen')}; "
                                      f"the conversation: {said}") from None
             c.post(f"/api/conversations/{cid}/stop")
-            page.get_by_role("status", name="Conversation state").filter(has_text="idle").wait_for(timeout=60_000)
+            page.get_by_role("status", name="Conversation state").filter(has_text="stopped").wait_for(timeout=60_000)
             seen = page.evaluate("window.seen")
             watch.check()
     readings = [READING.match(s) for s in seen if s.startswith("Reading")]

@@ -19,6 +19,8 @@ listings' lstat of every file (ops/bench/checkpoints.py).
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,24 +105,27 @@ class GitStore:
         return bytes(proc.stdout)
 
     async def ensure(self) -> None:
-        """Make the store if it is not there yet (an empty bare repository)."""
+        """Make the store if it is not there yet (an empty bare repository). It is made
+        whole beside its place and renamed into it, so a store whose HEAD is there is a
+        whole one: another conversation of the workspace reading it while it is made
+        (its actor's start) finds none or all of it, never half."""
         if (self.git_dir / "HEAD").exists():
             return
         await trio.to_thread.run_sync(lambda: self.git_dir.parent.mkdir(parents=True, exist_ok=True))
-        cmd = ["git", *_CONFIG, "init", "--bare", "-q", str(self.git_dir)]
+        tmp = self.git_dir.with_name(f".{self.git_dir.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        cmd = ["git", *_CONFIG, "init", "--bare", "-q", str(tmp)]
         try:
             await trio.run_process(cmd, capture_stdout=True, capture_stderr=True, env=self._env)
+            excludes = "".join(f"{name}/\n" for name in sorted(UNENTERED_DIRS))
+            await trio.to_thread.run_sync(_write_excludes, tmp, excludes)
+            await trio.to_thread.run_sync(_rename_into_place, tmp, self.git_dir)
         except FileNotFoundError:
             raise GitFailed("git is not installed (the checkpoints need it on the PATH)") from None
         except Exception as exc:  # CalledProcessError, OSError
             raise GitFailed(f"the checkpoint store could not be made: {exc}") from None
-        excludes = "".join(f"{name}/\n" for name in sorted(UNENTERED_DIRS))
-        await trio.to_thread.run_sync(self._write_excludes, excludes)
-
-    def _write_excludes(self, text: str) -> None:
-        info = self.git_dir / "info"
-        info.mkdir(exist_ok=True)
-        (info / "exclude").write_text("# the folders the search tools never enter\n" + text, encoding="utf-8")
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(lambda: shutil.rmtree(tmp, ignore_errors=True))
 
     async def snapshot(self, *, only: Sequence[str] | None = None, still_skipped: Sequence[str] = ()) -> Snapshot:
         """The workspace's tree now (its objects written to the store).
@@ -186,3 +191,19 @@ def _sort_by_size(root: Path, paths: dict[str, bool]) -> tuple[list[str], list[s
         elif tracked:
             drop.append(rel)
     return update, drop, skipped
+
+
+def _write_excludes(git_dir: Path, text: str) -> None:
+    info = git_dir / "info"
+    info.mkdir(exist_ok=True)
+    (info / "exclude").write_text("# the folders the search tools never enter\n" + text, encoding="utf-8")
+
+
+def _rename_into_place(made: Path, place: Path) -> None:
+    """`made` renamed to `place`; when another store got there first (made at the same
+    time), that one is kept and `made` is left for the caller to remove."""
+    try:
+        os.rename(made, place)
+    except OSError:
+        if not (place / "HEAD").exists():
+            raise

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import attrs
 import trio
 
 from actors import notices
@@ -45,7 +44,15 @@ from actors.errors import ActorGone, Busy, Invalid, NotFound, NothingToResume
 from actors.policy.rules import Offer
 from actors.record import cards
 from actors.record.budget import Budget
-from actors.record.items import ConversationInfo, ConversationRecord, EndReason, Goal, Item, notice_item, user_item
+from actors.record.items import (
+    ConversationInfo,
+    ConversationRecord,
+    EndReason,
+    Goal,
+    Item,
+    model_notice,
+    user_item,
+)
 from actors.record.transcript import Transcript
 from actors.runs.agent.run_tools.background import Background
 from actors.runs.base import Run, RunRequest
@@ -84,7 +91,6 @@ class Conversation:
         self.client = ClientTools(self._t, env)  # the tools its client brought
         self.background = Background()  # its helpers working in the background (task {background: true})
         self._deleted = False
-        self._stop_notice = notices.STOPPED
         self._stopped = trio.Event()
         self._keep_reason: tuple[EndReason | None] | None = None  # see _compact
         self._quiet_since = 0.0  # trio time of the last request or run end (see quiet_since)
@@ -183,7 +189,7 @@ class Conversation:
 
     def close(self) -> None:
         """Stop serving; a run still going is stopped with the shutdown notice."""
-        self._stop_notice = notices.SHUTDOWN
+        self._t.daemon_stops()
         self._send.close()
 
     async def wait_stopped(self) -> None:
@@ -351,7 +357,6 @@ class Conversation:
         self._run_id = next_id("run")
         self._run_scope = trio.CancelScope()
         self._run_done = trio.Event()
-        self._stop_notice = notices.STOPPED
         self._keep_reason = None
         self._t.set_info(state="running", end_reason=None, **info)
         run = new_run(self._t, self._env, request, self.background)
@@ -394,7 +399,7 @@ class Conversation:
             raise NothingToResume(f"There is nothing to resume: {why}. Send a message instead.")
         if reason == "cut_off":
             # The model reads why it is asked again with no new message: to go on.
-            self._t.upsert(attrs.evolve(notice_item(notices.CONTINUE_CUT, "info"), for_model=True), urgent=True)
+            self._t.upsert(model_notice(notices.CONTINUE_CUT, notices.CONTINUING_CUT), urgent=True)
         self._launch(RunRequest(local=msg.local))
 
     def _request_stop(self) -> trio.Event | None:
@@ -452,7 +457,7 @@ class Conversation:
             # finish() is synchronous: the items are consistent before anyone can
             # send again, and the state says idle only once a message is accepted.
             stopped = scope.cancelled_caught or scope.cancel_called
-            end = run.finish(self._stop_notice if stopped else None)
+            end = run.finish((notices.SHUTDOWN if self._t.daemon_stopping else notices.STOPPED) if stopped else None)
             if item is not None and self._nursery is not None:
                 self.undo.after(item, self._nursery)  # taken in the background; the next run waits for it
             self.last_outcome = "stopped" if stopped else ("error" if end.state == "error" else "done")

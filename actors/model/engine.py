@@ -53,6 +53,7 @@ class _Turn:
     input: TurnInput
     emit: Emit
     owner: str
+    on_start: Callable[[], object] | None = None  # told once the turn line reaches it
     id: str = attrs.field(factory=lambda: next_id("turn"))
     abort: threading.Event = attrs.field(factory=AbortFlag)
     reply: Reply[TurnResult] = attrs.field(factory=Reply)
@@ -250,6 +251,8 @@ class Engine:
             turn.reply.fail(ActorGone("turn withdrawn"))
             turn.released.set()
             return
+        if turn.on_start is not None:
+            turn.on_start()
         if self._asleep is not None:
             self._current = turn  # waiting for its model: counted as this turn's time
             turn.started = True
@@ -354,8 +357,15 @@ class Engine:
         await self._send.send(msg)
         await msg.reply.wait()
 
-    async def turn(self, turn_input: TurnInput, emit: Emit, *, owner: str = "") -> TurnResult:
-        """Queue a turn and wait for its result.
+    def serving(self) -> str | None:
+        """The owner of the turn the line serves now (None: none, or its model loads)."""
+        cur = self._current
+        return cur.owner if cur is not None and not self._waking else None
+
+    async def turn(self, turn_input: TurnInput, emit: Emit, *, owner: str = "",
+                   on_start: Callable[[], object] | None = None) -> TurnResult:
+        """Queue a turn and wait for its result. `on_start` is told when the turn line
+        reaches it (its model may load then), before the model reads it.
 
         Cancelled while queued: the turn is withdrawn and never runs. Cancelled while
         running: its abort flag is raised and this waits (shielded, at most
@@ -365,7 +375,7 @@ class Engine:
             raise NoModel(NO_MODEL_TEXT)
         if not self._running:
             raise ActorGone("the engine is not running")
-        turn = _Turn(turn_input, emit, owner)
+        turn = _Turn(turn_input, emit, owner, on_start)
         try:
             await self._send.send(turn)
             return await turn.reply.wait()

@@ -45,7 +45,8 @@ MAX_TODOS = 200
 MARKDOWN_RESULT_CHARS = 20_000  # of a tool's result or diff in the Markdown (the JSON keeps it whole)
 
 _STR_FIELDS = frozenset({"text", "reasoning", "tool", "title", "raw_args", "result", "diff", "file", "call_id",
-                         "mcp", "mcp_host", "rule", "allowed_by", "state", "level", "end_reason"})
+                         "mcp", "mcp_host", "rule", "allowed_by", "state", "level", "end_reason", "person_text",
+                         "ended_by"})
 _BOOL_FIELDS = frozenset({"streaming", "shortened", "for_model", "compacted", "not_answer", "checking"})
 _DICT_FIELDS = frozenset({"args", "compaction", "task", "usage"})
 assert _STR_FIELDS | _BOOL_FIELDS | _DICT_FIELDS | {"bytes", "rules", "images", "tool_calls"} == set(ITEM_FIELDS)

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar, get_args
 import attrs
 
 from actors.ids import new_id, now
+from actors.notices import EndedBy
 from actors.record.budget import Budget, budget_from_json
 from actors.record.client_tools import ClientTool
 
@@ -39,6 +40,7 @@ TODO_STATUSES: tuple[TodoStatus, ...] = get_args(TodoStatus)
 PLAN_STATES: tuple[PlanState, ...] = get_args(PlanState)
 GOAL_STATES: tuple[GoalState, ...] = get_args(GoalState)
 END_REASONS: tuple[EndReason, ...] = get_args(EndReason)
+ENDED_BY: tuple[EndedBy, ...] = get_args(EndedBy)
 FINAL_TOOL_STATES: tuple[ToolState, ...] = ("done", "denied", "error")
 
 _ITEM_FIELDS = (
@@ -63,6 +65,8 @@ _ITEM_FIELDS = (
     "level",
     "end_reason",
     "for_model",
+    "person_text",
+    "ended_by",
     "rule",
     "rules",
     "allowed_by",
@@ -125,6 +129,10 @@ class Item:
     level: NoticeLevel | None = None
     end_reason: EndReason | None = None
     for_model: bool | None = None  # a notice the model reads too (a goal's reminder)
+    # The person's words when `text` (a for-model notice) or `result` (a card that did
+    # not run) is written for the model: a UI shows these instead (actors/notices.py).
+    person_text: str | None = None
+    ended_by: EndedBy | None = None  # a card that did not run: who or what ended it
     rule: str | None = None  # a waiting card: the always-allow rule `approve_always` keeps (the narrowest)
     # ... and every rule it offers, narrowest first: {kind, text, exact, covers} (actors/policy/rules.py)
     rules: list[dict[str, Any]] | None = None
@@ -173,6 +181,8 @@ class Item:
                 value = _one_of(value, NOTICE_LEVELS, "notice level")
             elif name == "end_reason":
                 value = _one_of(value, END_REASONS, "end reason")
+            elif name == "ended_by":
+                value = _one_of(value, ENDED_BY, "ended by")
             kwargs[name] = value
         return cls(**kwargs)
 
@@ -183,6 +193,11 @@ def user_item(text: str, images: tuple[str, ...] | None = None) -> Item:
 
 def notice_item(text: str, level: NoticeLevel = "info", end_reason: EndReason | None = None) -> Item:
     return Item(id=new_id("i"), kind="notice", text=text, level=level, end_reason=end_reason)
+
+
+def model_notice(text: str, person_text: str, level: NoticeLevel = "info") -> Item:
+    """A notice the model reads (`text`, written for it), with the person's words."""
+    return Item(id=new_id("i"), kind="notice", text=text, level=level, for_model=True, person_text=person_text)
 
 
 @attrs.frozen

@@ -76,6 +76,8 @@ class Transcript:
         self._version = 0
         self._urgent = False
         self._changed = trio.Event()
+        # Set while the daemon shuts down: a card its stop ends was not the person's to stop.
+        self._daemon_stopping = False
 
     # ---- reading ----
 
@@ -148,9 +150,22 @@ class Transcript:
             local_only=self.local_only,
         )
 
+    @property
+    def daemon_stopping(self) -> bool:
+        """The daemon is shutting down (a helper's record asks its parent's)."""
+        return self._waits_of.daemon_stopping if self._waits_of is not None else self._daemon_stopping
+
+    def daemon_stops(self) -> None:
+        """The run's stop that follows is the daemon's shutdown, not the person's (for
+        good: a conversation the daemon closes starts no run again)."""
+        self._daemon_stopping = True
+
     def upsert(self, item: Item, *, urgent: bool, publish: bool = True) -> None:
         """Add the item, or replace the one of its id. `urgent`: saved durably at once
-        (an item completed); otherwise with the next interim save (a streaming item)."""
+        (an item completed); otherwise with the next interim save (a streaming item).
+        A card that ends without running gets who ended it and the person's words for
+        its result (notices.card_end), whichever part of the daemon ended it."""
+        item = with_card_end(item, daemon_stopping=self.daemon_stopping)
         pos = self.position(item.id)
         before = 0
         if pos is None:
@@ -185,6 +200,12 @@ class Transcript:
         event, not stored (the next `delta` or `item` supersedes it)."""
         self._bus.publish("prefill", {"conversation": self.id, "done": done, "total": total},
                           local_only=self.local_only)
+
+    def turn_line(self, behind: str | None) -> None:
+        """Where the run's round stands on the model's turn line: queued `behind` the
+        turn of another conversation (its id), or reached (None). A `turn_line` event,
+        not stored."""
+        self._bus.publish("turn_line", {"conversation": self.id, "behind": behind}, local_only=self.local_only)
 
     def delta(self, item_id: str, *, text: str = "", reasoning: str = "") -> None:
         data: dict[str, Any] = {"conversation": self.id, "item": item_id}
@@ -384,6 +405,19 @@ def _helper_ended(info: ConversationInfo, item: Item) -> Item:
     return attrs.evolve(item, task={**item.task, "state": "stopped", "items": kept})
 
 
+def with_card_end(item: Item, *, daemon_stopping: bool = False) -> Item:
+    """`item`, with `ended_by` and `person_text` when it is a card that ended without
+    running on one of the daemon's refusals (notices.card_end); as it was otherwise."""
+    if item.kind != "tool" or item.state not in ("denied", "error", "done") or item.result is None:
+        return item
+    if item.ended_by is not None or item.person_text is not None:
+        return item
+    by, person = notices.card_end(item.result, daemon_stopping=daemon_stopping)
+    if by is None and person is None:
+        return item
+    return attrs.evolve(item, ended_by=by, person_text=person)
+
+
 def restored(record: ConversationRecord) -> ConversationRecord:
     """A record read at start: a conversation that was running reads `idle` with a
     notice; what was in flight ends (a card that waited for a person `denied`, a call
@@ -403,11 +437,11 @@ def restored(record: ConversationRecord) -> ConversationRecord:
         elif item.kind == "tool" and item.state == "waiting" and item.tool in ANSWERABLE_AFTER_RESTART:
             question = True  # still answerable: the answer starts a run that goes on from it
         elif item.kind == "tool" and item.state == "waiting":
-            item = attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED)
+            item = with_card_end(attrs.evolve(item, state="denied", result=notices.DENIED_RESTARTED))
         elif item.kind == "tool" and item.state == "waiting_client":
-            item = attrs.evolve(item, state="error", result=notices.CLIENT_RESTARTED)
+            item = with_card_end(attrs.evolve(item, state="error", result=notices.CLIENT_RESTARTED))
         elif item.kind == "tool" and item.state in ("composing", "running"):
-            item = attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED)
+            item = with_card_end(attrs.evolve(item, state="error", result=notices.ERROR_RESTARTED))
         if _helper_working(item):
             item = _helper_ended(info, item)
         items.append(item)

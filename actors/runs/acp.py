@@ -22,6 +22,7 @@ import trio
 from actors import notices
 from actors.fs.paths import NotRegularFile, PathRefused, file_kind, open_regular, read_fd, relative, resolve
 from actors.ids import new_id
+from actors.notices import EndedBy
 from actors.peers.acp.agents import INVALID_PARAMS, REFUSED, AcpFailed, RequestRefused
 from actors.peers.acp.updates import CANCELLED, chunk_text, pick_option, plan_text, selected, text_slice, tool_fields
 from actors.policy.modes import decide
@@ -103,7 +104,8 @@ class AcpRun(AssistantStream):
             if card.state == "waiting":
                 self.t.update(card_id, state="denied", result=notices.DENIED_WAITING_STOPPED)
             elif stopped or self.error:
-                self.t.update(card_id, state="error", result=card.result or notices.ERROR_RUNNING_STOPPED)
+                by: EndedBy = "stop" if stopped and not self.t.daemon_stopping else "daemon"
+                self.t.update(card_id, state="error", result=card.result or notices.ERROR_RUNNING_STOPPED, ended_by=by)
             else:
                 # The agent ended its turn: its calls are over, whatever it last said of them.
                 self.t.update(card_id, state="done")

@@ -45,7 +45,7 @@ from actors.errors import Busy, Invalid, NotFound
 from actors.fs.atomic import read_own_file
 from actors.ids import new_id
 from actors.record.budget import Budget, budget_from_json
-from actors.record.items import MODES, Mode, notice_item, user_item
+from actors.record.items import END_REASONS, MODES, Mode, notice_item, user_item
 from actors.scheduling.schedule import InvalidSchedule, Schedule, local_zone, next_due, parse_schedule
 
 log = logging.getLogger("bmoe.scheduler")
@@ -70,9 +70,13 @@ class LastRun:
     at: float
     conversation: str | None
     outcome: str
+    # Why its run ended (the conversation's `end_reason`: `stuck`, `max_rounds`...), once it
+    # has: `outcome` says only done, error or stopped.
+    end_reason: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"at": self.at, "conversation": self.conversation, "outcome": self.outcome}
+        return {"at": self.at, "conversation": self.conversation, "outcome": self.outcome,
+                "end_reason": self.end_reason}
 
 
 @attrs.frozen
@@ -125,8 +129,10 @@ class Task:
         last_run = None
         if isinstance(last, dict):
             outcome = str(last.get("outcome") or "error")
+            reason = last.get("end_reason")
             last_run = LastRun(float(last["at"]), last.get("conversation"),
-                               outcome if outcome in OUTCOMES else "error")
+                               outcome if outcome in OUTCOMES else "error",
+                               reason if reason in END_REASONS else None)
         created = float(data["created"])
         mode = data.get("mode")
         keep = data.get("keep_runs")
@@ -373,7 +379,7 @@ class Scheduler:
     async def _watch(self, task_id: str, conv: Conversation) -> None:
         outcome = await conv.wait_run_end()
         self._running.discard(task_id)
-        self._set_outcome(task_id, conv.id, outcome or "error")
+        self._set_outcome(task_id, conv.id, outcome or "error", conv.info.end_reason)
         try:
             await self._commit(task_id)
         except OSError as err:  # the next save writes it; the daemon goes on
@@ -394,13 +400,15 @@ class Scheduler:
         if gone:
             log.info("task %s: deleted %d old run(s), keeping the last %d", task_id, len(gone), task.keep_runs)
 
-    def _set_outcome(self, task_id: str, conversation: str | None, outcome: str) -> None:
+    def _set_outcome(self, task_id: str, conversation: str | None, outcome: str,
+                     end_reason: str | None = None) -> None:
         task = self._tasks.get(task_id)
         if task is None or task.last_run is None or task.last_run.outcome != "running":
             return
         if conversation is not None and task.last_run.conversation != conversation:
             return
-        self._tasks[task_id] = attrs.evolve(task, last_run=attrs.evolve(task.last_run, outcome=outcome))
+        self._tasks[task_id] = attrs.evolve(task, last_run=attrs.evolve(task.last_run, outcome=outcome,
+                                                                        end_reason=end_reason))
 
     # ---- requests ----
 

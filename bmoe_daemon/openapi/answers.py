@@ -11,6 +11,7 @@ import attrs
 from actors.actor import ActorStats
 from actors.model.backends.template_shapes import Shape
 from actors.model.usage import GROUPINGS
+from actors.notices import EndedBy
 from actors.policy.rules import Offer
 from actors.record.items import (
     ConversationState,
@@ -79,6 +80,12 @@ def item(c: Components) -> Schema:
         "bytes": int, "result": str, "diff": str, "file": str, "call_id": str, "mcp": str, "mcp_host": str,
         # a waiting card's always-allow rules, narrowest first (`rule`: the narrowest's), the rule a call ran by
         "rule": str, "rules": list[Offer], "allowed_by": str,
+        # a notice the model reads (its `text` written for it), and the person's words for
+        # such a notice or for a card's `result` that is the model's: a UI shows these
+        "for_model": bool, "person_text": str,
+        # a card that did not run: who or what ended it (`person`/`rule` said no, `stop` is
+        # the person's stop of the run, `daemon` and `cut` mean it was not run)
+        "ended_by": EndedBy,
     }
     return shape(c, fields, optional=[n for n in fields if n not in ("id", "kind", "created")])
 
@@ -156,7 +163,7 @@ def skill_reading(c: Components) -> Schema:
 
 
 def task(c: Components) -> Schema:
-    last = shape(c, {"at": float, "conversation": str | None, "outcome": str})
+    last = shape(c, {"at": float, "conversation": str | None, "outcome": str, "end_reason": EndReason | None})
     return shape(c, {
         "id": str, "title": str, "prompt": str, "workspace": str | None, "mode": Mode, "route": str,
         "schedule": c.ref(Schedule, answer=True), "enabled": bool, "created": float,

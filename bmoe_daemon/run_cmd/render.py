@@ -21,6 +21,7 @@ SPIN_S = 0.1
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 MARKS = {"done": ("✓", "32"), "denied": ("⊘", "33"), "error": ("✗", "31")}
 MAX_TITLE_CHARS = 160
+ENDED_WORDS = {"stop": "stopped", "daemon": "not run", "cut": "not run"}
 
 
 def tool_line(item: dict[str, Any], *, colour: bool) -> str:
@@ -30,6 +31,8 @@ def tool_line(item: dict[str, Any], *, colour: bool) -> str:
         title = title[:MAX_TITLE_CHARS] + "…"
     state = item.get("state") or ""
     mark, code = MARKS.get(state, ("•", "0"))
+    # Nobody said no to a call the run's stop or the daemon ended: the web UI's words.
+    state = ENDED_WORDS.get(item.get("ended_by") or "", state) if state in ("denied", "error") else state
     if colour:
         return f"\x1b[{code}m{mark}\x1b[0m {title} \x1b[2m({state})\x1b[0m"
     return f"{mark} {title} ({state})"

@@ -41,6 +41,28 @@ const PLAN_STATES = {
   denied: "rejected",
   error: "not shown",
 };
+// Who ended a card that did not run (`ended_by`), in the words every card uses: the
+// person's stop is "stopped", the daemon's stop or a cut round "not run", and only a
+// no (the person's, a rule's) is the card's own word for denied.
+const ENDED_WORDS = { stop: "stopped", daemon: "not run", cut: "not run" };
+
+export function stateWord(item, words) {
+  const state = item.state || "running";
+  if ((state === "denied" || state === "error") && ENDED_WORDS[item.ended_by]) return ENDED_WORDS[item.ended_by];
+  return words[state] || state;
+}
+
+// What the person reads of a card's result: their own words when the result is the
+// model's (a refusal, a result with the model's note first).
+export function resultText(item) {
+  return item.person_text || item.result || "";
+}
+
+// What the person reads of a notice: the model's notices have their own words beside.
+export function noticeText(item) {
+  return item.person_text || (item.for_model ? "" : item.text || "");
+}
+
 const NOTICE_LABELS = { info: "Note", warn: "Warning", error: "Error" };
 // Calls whose rule is a command's words (another agent's `execute` too); the others'
 // rule is about files of the workspace. Only for a card kept before cards offered
@@ -204,6 +226,12 @@ export function renderReadingAnswer({ done, total }) {
     h("progress.reading-progress", { max: String(total), value: String(done), "aria-label": "Read so far" }));
 }
 
+// An answer the daemon has not begun yet: what it waits for, in words (`kind`: why).
+export function renderWaitingAnswer(words, kind) {
+  return h(`article.item.assistant.streaming.pending-${kind}`, { "aria-label": "Answer", "aria-busy": "true" },
+    h("p.reading-prompt", { role: "status" }, words), h("span.cursor", { "aria-hidden": "true" }));
+}
+
 // An answer the daemon has not begun yet, while the model loads.
 export function renderLoadingAnswer() {
   return h("article.item.assistant.streaming", { "aria-label": "Answer", "aria-busy": "true" },
@@ -311,7 +339,7 @@ export function renderTool(item, { workspace, busy, error, draft, onDecide, onPi
     parts.push(h("details.result", { "data-key": "result" },
       h("summary", {}, state === "error" || state === "denied" ? "Why" : "Result",
         item.shortened ? h("span.muted", {}, " (shortened for the model)") : null),
-      h("pre", { tabindex: "0" }, item.result)));
+      h("pre", { tabindex: "0" }, resultText(item))));
   }
   if (item.file && state === "done" && workspace) {
     parts.push(h("button.link.preview-link", { type: "button", "data-focus": "preview",
@@ -319,7 +347,8 @@ export function renderTool(item, { workspace, busy, error, draft, onDecide, onPi
   }
   const bytes = state === "composing" && typeof item.bytes === "number"
     ? h("span.bytes", { "aria-label": "Written so far" }, sizeText(item.bytes)) : null;
-  return h(`article.item.card.tool.state-${state}`, { "aria-label": `Tool: ${title}`, "data-state": state, tabindex: "-1" },
+  return h(`article.item.card.tool.state-${state}`, { "aria-label": `Tool: ${title}`, "data-state": state,
+    "data-ended-by": item.ended_by || null, tabindex: "-1" },
     h("header.card-head", {},
       h("span.tool-title", {}, title),
       item.mcp ? h("span.muted", {}, ` (${item.mcp})`) : null,
@@ -327,7 +356,7 @@ export function renderTool(item, { workspace, busy, error, draft, onDecide, onPi
         `on the network: ${item.mcp_host}`) : null,
       h("span.spacer"),
       bytes,
-      h(`span.badge.tool-state.state-${state}`, {}, TOOL_STATES[state] || state)),
+      h(`span.badge.tool-state.state-${state}`, {}, stateWord(item, TOOL_STATES))),
     parts);
 }
 
@@ -357,14 +386,14 @@ export function renderPlan(item, { draft, busy, error, onDecide, onDraft }) {
   else if (state === "denied" && (item.result || "").startsWith(REJECTED)) {
     const said = SAID.exec(item.result);
     parts.push(h("p.plan-outcome", {}, said ? ["You rejected it: ", h("q", {}, said[1])] : "You rejected it."));
-  } else if (item.result) parts.push(h("p.muted.plan-outcome", {}, item.result));
+  } else if (item.result) parts.push(h("p.muted.plan-outcome", {}, resultText(item)));
   const label = revision ? `Plan, revision ${revision}` : "Plan";
   return h(`article.item.card.tool.plan.state-${state}`, { "aria-label": label, "data-state": state, tabindex: "-1" },
     h("header.card-head", {},
       h("span.plan-from", {}, state === "waiting" ? "The agent proposes a plan" : "The agent's plan"),
       revision ? h("span.badge.revision", {}, `revision ${revision}`) : null,
       h("span.spacer"),
-      h(`span.badge.tool-state.state-${state}`, {}, state === "done" && !approved ? "proposed" : PLAN_STATES[state] || state)),
+      h(`span.badge.tool-state.state-${state}`, {}, state === "done" && !approved ? "proposed" : stateWord(item, PLAN_STATES))),
     parts);
 }
 
@@ -412,12 +441,16 @@ function planDecision(item, { draft, busy, error, onDecide, onDraft }) {
 
 // A compaction's notice says what was summarised and folds those items (`count` of
 // them, `open`: shown); any other notice is a line.
-export function renderNotice(item, { count, open, onFold }) {
+// A notice written for the model is shown in the person's words (`person_text`), or
+// not at all; `merged`: the run's end line says it (run.js endNotice).
+export function renderNotice(item, { count, open, onFold, merged = false }) {
   const level = item.level || "info";
   const c = item.compaction;
   if (!c) {
-    return h(`div.item.notice.level-${level}`, { role: "note" },
-      h("strong", {}, `${NOTICE_LABELS[level] || "Note"}: `), item.text || "");
+    const text = noticeText(item);
+    return h(`div.item.notice.level-${level}`, { role: "note", hidden: merged || !text,
+      "data-for-model": item.for_model ? "true" : null },
+      h("strong", {}, `${NOTICE_LABELS[level] || "Note"}: `), text);
   }
   const sizes = c.tokens_before && c.tokens_after
     ? `about ${c.tokens_before.toLocaleString()} → ${c.tokens_after.toLocaleString()} tokens` : null;

@@ -14,7 +14,7 @@
 
 import { api, ApiError, fileBlobUrl, keyInUse } from "./api.js";
 import { clear, h } from "./dom.js";
-import { isOpenPlan, renderLoadingAnswer, renderReadingAnswer } from "./cards.js";
+import { isOpenPlan, renderLoadingAnswer, renderReadingAnswer, renderWaitingAnswer } from "./cards.js";
 import { answerShowFile, offersShowFile, resetPreview, SHOW_FILE } from "./clienttools.js";
 import { runsOf } from "./changes.js";
 import { Composer } from "./composer.js";
@@ -26,6 +26,7 @@ import { ConversationLog } from "./log.js";
 import { modelMemory, watchModelMemory } from "./modelstate.js";
 import { RunProgress } from "./progress.js";
 import { isOpenQuestion } from "./run.js";
+import { conversationInfo } from "./sidebar.js";
 import { attempt, problem, shell, toast } from "./ui.js";
 import { WaitingCards } from "./waiting.js";
 
@@ -118,12 +119,36 @@ export class ConversationView {
   // An answer on its way that the daemon has not begun (no item yet): while the model
   // loads, a card says so where the answer will be.
   // While the model reads a long prompt (`prefill` events), the same place says how far.
+  // From Send on, until the answer's first word, it says what the run waits for: the
+  // turn line behind another conversation (`turn_line` events, naming which), the
+  // model reading the conversation, or a provider's answer.
   renderPending() {
     const begun = this.items.some((i) => i.kind === "assistant" && i.streaming);
-    const reading = this.running && !begun && !this.loadingModel ? this.reading : null;
-    const show = (this.loadingModel && !begun) || Boolean(reading);
-    this.log.pendingEl.hidden = !show;
-    clear(this.log.pendingEl, !show ? null : reading ? renderReadingAnswer(reading) : renderLoadingAnswer());
+    const loading = this.loadingModel && !begun;
+    // Not while a card is on (a call being written or run, an approval waiting).
+    const carded = this.items.some((i) => i.kind === "tool" && ["composing", "running", "waiting", "waiting_client"].includes(i.state));
+    // The model is asked next: after the person's message, a call's result or what the
+    // model is told; not after an answer the run ends on.
+    const last = this.items.findLast((i) => i.kind !== "notice" || i.for_model);
+    const next = !last || last.kind !== "assistant";
+    const asking = next && !loading && !begun && !carded && Boolean(this.info) && this.info.state === "running";
+    this.log.pendingEl.hidden = !loading && !asking;
+    clear(this.log.pendingEl, loading ? renderLoadingAnswer() : !asking ? null : this.pendingAnswer());
+  }
+
+  pendingAnswer() {
+    if (this.behind !== undefined) {
+      const other = this.behind ? conversationInfo(this.behind) : null;
+      const whose = other ? `“${other.title || "New conversation"}”` : "another conversation";
+      return renderWaitingAnswer(`Waiting for the model: it is answering ${whose} first.`, "turn-line");
+    }
+    if (this.reading) return renderReadingAnswer(this.reading);
+    const local = this.info.route === "local" && (this.info.agent || "builtin") === "builtin";
+    // Let go after idle minutes: the turn loads it first (the loading line, once it begins).
+    if (local && modelMemory().state === "asleep") return renderLoadingAnswer();
+    return renderWaitingAnswer(local ? "Reading the conversation…"
+      : (this.info.agent || "builtin") === "builtin" ? "Sent to the provider; waiting for its answer…"
+        : "Waiting for the agent…", "starting");
   }
 
   async load() {
@@ -263,8 +288,11 @@ export class ConversationView {
     if (this.closed) return;
     if (data && data.conversation === this.conversationId && !data.task && this.reading
         && (name === "delta" || (name === "item" && ["assistant", "tool"].includes(data.item.kind)))) {
-      this.reading = null; // the model began to write: what it read is behind it
-      this.log.scroll.keep(() => this.renderPending());
+      // The model began to write: what it read is behind it. The answer's item is drawn
+      // (and the slot emptied) with the next frame, not said to be read again before.
+      this.reading = null;
+      this.behind = undefined;
+      this.log.schedule(data.item.id || data.item);
     }
     if (name === "tool_request" && data.conversation === this.conversationId && data.name === SHOW_FILE) {
       this.showFile(data);
@@ -273,6 +301,10 @@ export class ConversationView {
       for (const item of this.items) if (item.state === "waiting_client") this.log.schedule(item.id);
     } else if (name === "prefill" && data.conversation === this.conversationId) {
       this.reading = { done: data.done, total: data.total };
+      this.behind = undefined;
+      this.log.scroll.keep(() => this.renderPending());
+    } else if (name === "turn_line" && data.conversation === this.conversationId) {
+      this.behind = data.behind === null ? undefined : data.behind; // null: its turn came
       this.log.scroll.keep(() => this.renderPending());
     } else if (name === "model") {
       this.modelSerial = (this.modelSerial || 0) + 1;
@@ -291,6 +323,7 @@ export class ConversationView {
       if (data.state !== this.info.state || data.end_reason !== this.info.end_reason) this.progress.resumeError = "";
       const moved = data.state !== this.info.state;
       if (moved) this.reading = null; // a run began or ended: no reading of its prompt yet
+      if (moved) this.behind = undefined;
       if (moved) this.composer.say(""); // so does one of the message box's
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();

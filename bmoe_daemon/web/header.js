@@ -16,7 +16,7 @@ import { modelMemory } from "./modelstate.js";
 import { renderGoal } from "./run.js";
 import { NOT_SANDBOXED, notSandboxedWhy, sandboxStatus } from "./sandbox.js";
 import { ConversationUsage } from "./usage.js";
-import { attempt, memoryText, MODE_OPTIONS, pageTitle, problem, routeModel, routeOptions, shell, STATE_LABELS, tokensText,
+import { attempt, memoryText, MODE_OPTIONS, pageTitle, problem, routeModel, routeOptions, shell, stateWords, tokensText,
   wsOptions } from "./ui.js";
 
 export class ConversationHeader {
@@ -87,7 +87,7 @@ export class ConversationHeader {
   render() {
     const { info, workspaces, providers } = this.view;
     this.titleEl.textContent = info.title || "New conversation";
-    this.stateEl.textContent = STATE_LABELS[info.state] || info.state;
+    this.stateEl.textContent = stateWords(info);
     this.stateEl.className = `badge state-${info.state}`;
     this.planningEl.hidden = !info.plan_mode;
     this.modeSelect.value = info.mode;
@@ -147,7 +147,9 @@ export class ConversationHeader {
 
   renderGoal() {
     const focused = this.goalEl.contains(document.activeElement);
-    const line = renderGoal(this.view.info.goal, { busy: this.goalBusy, error: this.goalError,
+    const { info } = this.view;
+    const line = renderGoal(info.goal, { busy: this.goalBusy, error: this.goalError,
+      running: info.state === "running" || info.state === "waiting", endReason: info.end_reason,
       onClear: () => this.clearGoal() });
     clear(this.goalEl, line);
     this.goalEl.hidden = !line;

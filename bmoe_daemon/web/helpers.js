@@ -7,6 +7,7 @@
 // doing now) with its transcript behind Show, drawn by the view as the conversation's
 // items are.
 
+import { resultText, stateWord } from "./cards.js";
 import { h } from "./dom.js";
 
 export const TASK_TOOL = "task";
@@ -159,7 +160,7 @@ export function renderTask(item, { items, open, drawn, onToggle }) {
   const logId = `helper-log-${item.id}`;
   const badge = waiting ? ["waiting", "waiting for your answer"]
     : taskState ? [taskState, TASK_STATES[taskState] || taskState]
-      : [state, CARD_STATES[state] || state];
+      : [state, stateWord(item, CARD_STATES)];
   const parts = [];
   if (task && taskState === "waiting" && item.result === SLOT_WAIT) {
     parts.push(h("p.helper-wait", {}, "Waiting for a free helper slot: a few helpers work at once, the others wait their turn."));
@@ -176,7 +177,7 @@ export function renderTask(item, { items, open, drawn, onToggle }) {
   }
   if (item.result && item.result !== SLOT_WAIT && state !== "running") {
     parts.push(h("details.result", { "data-key": "result" },
-      h("summary", {}, state === "error" || state === "denied" ? "Why" : "What the agent read back"), h("pre", { tabindex: "0" }, item.result)));
+      h("summary", {}, state === "error" || state === "denied" ? "Why" : "What the agent read back"), h("pre", { tabindex: "0" }, resultText(item))));
   }
   const rounds = task && task.rounds ? h("span.small.muted.helper-rounds", {}, task.rounds === 1 ? "1 round" : `${task.rounds} rounds`) : null;
   const kind = task ? task.kind : (item.args || {}).subagent_type || "explore";

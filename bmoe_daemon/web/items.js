@@ -64,7 +64,8 @@ export function renderItem(view, item) {
       return renderCard(view, item);
     case "notice":
       return renderNotice(item, { count: item.compaction ? foldCount(view.items, item) : 0,
-        open: view.log.unfolded.has(item.id), onFold: () => view.log.toggleFold(item) });
+        open: view.log.unfolded.has(item.id), onFold: () => view.log.toggleFold(item),
+        merged: view.progress.merged === item.id });
     default:
       return h("div.item.muted", {}, `(${item.kind})`);
   }

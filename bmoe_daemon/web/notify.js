@@ -28,8 +28,10 @@ function noticeOf(before, data) {
     return { title: `Waiting for you: ${title}`, body: "The agent waits for your answer." };
   }
   if (RUN_STATES.has(before) && !RUN_STATES.has(data.state)) {
-    return { title: `${data.state === "error" ? "Run failed" : "Run finished"}: ${title}`,
-      body: data.state === "error" ? "The run ended with an error." : "The agent is done." };
+    const stopped = data.state !== "error" && data.end_reason === "stopped";
+    return { title: `${data.state === "error" ? "Run failed" : stopped ? "Run stopped" : "Run finished"}: ${title}`,
+      body: data.state === "error" ? "The run ended with an error." : stopped ? "The run stopped before it finished."
+        : "The agent is done." };
   }
   return null;
 }

@@ -4,7 +4,8 @@
 
 import { api } from "./api.js";
 import { clear, h } from "./dom.js";
-import { isOpenQuestion, newlyCompleted, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
+import { noticeText } from "./cards.js";
+import { endNotice, isOpenQuestion, newlyCompleted, renderRunEnd, renderTodos, RESUMABLE } from "./run.js";
 import { problem } from "./ui.js";
 
 export class RunProgress {
@@ -14,6 +15,7 @@ export class RunProgress {
     this.shownTodos = null;
     this.resuming = false;
     this.resumeError = "";
+    this.merged = null; // the id of the notice the end line says (not drawn apart)
     this.element = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
   }
 
@@ -37,9 +39,20 @@ export class RunProgress {
     const resumable = Boolean(info) && RESUMABLE.has(info.end_reason) && (info.agent || "builtin") === "builtin"
       && !this.view.items.some(isOpenQuestion);
     const focused = this.view.log.endEl.contains(document.activeElement);
+    const ended = info && (info.state === "idle" || info.state === "error") ? endNotice(this.view.items, info) : null;
+    const said = ended ? noticeText(ended) : "";
     const line = this.view.items.length
-      ? renderRunEnd(info, { resumable, busy: this.resuming, error: this.resumeError, onResume: () => this.resume() })
+      ? renderRunEnd(info, { resumable, busy: this.resuming, error: this.resumeError, onResume: () => this.resume(), said })
       : null;
+    // The notice that ended the run is said once, in the end line with Resume beside it.
+    const merged = line && said ? ended.id : null;
+    if (merged !== this.merged) {
+      for (const id of [this.merged, merged]) {
+        const el = id && this.view.log.els.get(id);
+        if (el) el.hidden = id === merged || !noticeText(this.view.byId.get(id) || {});
+      }
+      this.merged = merged;
+    }
     clear(this.view.log.endEl, line);
     this.view.log.endEl.hidden = !line;
     // Resume gone (the run goes on): the keyboard goes to the message box, not the page's top.

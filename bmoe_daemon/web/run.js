@@ -6,6 +6,7 @@
 // answers an element. The view keeps the state (waiting.js: a question's draft
 // answer, an error the daemon gave) so a card drawn again keeps it.
 
+import { stateWord } from "./cards.js";
 import { alertLine, h } from "./dom.js";
 
 export const ASK_USER = "ask_user_question";
@@ -16,7 +17,7 @@ export const RESUMABLE = new Set(["stopped", "error", "max_rounds", "stuck", "cu
 const END_TEXT = {
   answered: "Run finished: the agent answered.",
   max_rounds: "Run ended: the agent used all its rounds for this message.",
-  stuck: "Run ended: the agent was stuck, making the same call again and getting nowhere.",
+  stuck: "Run ended: the agent was stuck, getting nowhere.",
   stopped: "Run stopped before it finished.",
   error: "Run ended with an error.",
   goal_complete: "Run finished: the goal is reached.",
@@ -27,6 +28,30 @@ const END_TEXT = {
   could_not: "Run ended: the model could not do this; its answer was not shown.",
   budget: "Run ended: its budget is used up. Raise the budget to go on, then Resume.",
 };
+
+// Why a run ended in a few words: a task's row, its runs, the conversation list.
+const END_WORDS = {
+  answered: "answered", max_rounds: "used all its rounds", stuck: "stuck", stopped: "stopped", error: "error",
+  goal_complete: "goal reached", goal_blocked: "goal blocked", plan_proposed: "plan waits for you",
+  question: "question waits for you", cut_off: "cut off", could_not: "could not do it",
+};
+
+export function endWords(reason) {
+  return reason ? END_WORDS[reason] || reason.replaceAll("_", " ") : "";
+}
+
+// The notice that ended the last run, when nothing but notices came after it: the run's
+// end line says it (its words for the person) with Resume beside it, in one line.
+export function endNotice(items, info) {
+  const reason = info && info.end_reason;
+  if (!reason) return null;
+  for (let at = items.length - 1; at >= 0; at--) {
+    const item = items[at];
+    if (item.kind !== "notice") return null;
+    if (item.end_reason === reason) return item;
+  }
+  return null;
+}
 
 const TODO_MARKS = { completed: "✓", in_progress: "▸", pending: "" };
 const TODO_WORDS = { completed: "done", in_progress: "in progress", pending: "to do" };
@@ -106,7 +131,7 @@ export function renderQuestion(item, { draft, busy, error, onAnswer, onDraft }) 
     const said = item.result.startsWith(ANSWER_PREFIX) ? item.result.slice(ANSWER_PREFIX.length) : item.result;
     parts.push(h("p.answer", {}, h("span.label", {}, "Your answer: "), said));
   } else if (item.result) {
-    parts.push(h("p.muted.question-why", {}, item.result));
+    parts.push(h("p.muted.question-why", {}, item.person_text || item.result));
   }
   return h(`article.item.card.tool.question.state-${state}`, {
     "aria-label": `Question: ${q.text || "being written"}`, "data-state": state, tabindex: "-1",
@@ -114,7 +139,7 @@ export function renderQuestion(item, { draft, busy, error, onAnswer, onDraft }) 
   h("header.card-head", {},
     h("span.question-from", {}, state === "waiting" ? "The agent asks you" : "The agent asked you"),
     h("span.spacer"),
-    h(`span.badge.tool-state.state-${state}`, {}, QUESTION_STATES[state] || state)),
+    h(`span.badge.tool-state.state-${state}`, {}, stateWord(item, QUESTION_STATES))),
   parts);
 }
 
@@ -172,13 +197,14 @@ function answerForm(item, q, qid, { draft, busy, error, onAnswer, onDraft }) {
 // ---- why the run ended ----
 
 // The line under the last item. Null while a run is on or before one ended.
-// `resumable`: the daemon can go on with it (and the view has checked nothing waits).
-export function renderRunEnd(info, { resumable, busy, error, onResume }) {
+// `resumable`: the daemon can go on with it (and the view has checked nothing waits);
+// `said`: the words of the notice that ended the run (it is not drawn apart then).
+export function renderRunEnd(info, { resumable, busy, error, onResume, said = "" }) {
   const reason = info && info.end_reason;
   if (!reason || (info.state !== "idle" && info.state !== "error")) return null;
   const textId = "run-end-text";
   return h(`div.run-end.reason-${reason}`, { "data-reason": reason },
-    h("p.run-end-text", { id: textId }, END_TEXT[reason] || `Run ended: ${reason.replaceAll("_", " ")}.`),
+    h("p.run-end-text", { id: textId }, said || END_TEXT[reason] || `Run ended: ${reason.replaceAll("_", " ")}.`),
     // Not `disabled` while busy: the keyboard stays on it until the run goes on.
     // An answer cut at the token limit goes on where it stopped: Continue.
     resumable
@@ -193,17 +219,21 @@ export function renderRunEnd(info, { resumable, busy, error, onResume }) {
 // ---- the goal ----
 
 const GOAL_WORDS = { active: "working on it", complete: "reached", blocked: "blocked" };
+// An open goal while no run works on it: how the last run left it.
+const GOAL_IDLE = { stopped: "stopped", error: "stopped on an error", stuck: "stuck" };
 
 // The conversation's goal under the header: its words, where it stands and why; Clear
-// (between runs) drops it. Null without a goal.
-export function renderGoal(goal, { busy, error, onClear }) {
+// (between runs) drops it. Null without a goal. `running`: a run works on it now.
+export function renderGoal(goal, { busy, error, onClear, running = true, endReason = null }) {
   if (!goal) return null;
   const state = goal.state || "active";
+  const word = state === "active" && !running ? `not reached yet${GOAL_IDLE[endReason] ? `, ${GOAL_IDLE[endReason]}` : ""}`
+    : GOAL_WORDS[state] || state;
   return h(`div.goal.goal-${state}`, { role: "group", "aria-label": "The conversation's goal", "data-state": state },
     h("span.goal-label", {}, "Goal"),
     h("span.goal-text", {}, goal.text),
-    h(`span.badge.goal-state.goal-state-${state}`, {}, GOAL_WORDS[state] || state),
-    goal.verify && state === "active" ? h("span.small.muted.goal-verify", {}, "checked before it counts") : null,
+    h(`span.badge.goal-state.goal-state-${state}`, {}, word),
+    goal.verify && state === "active" && running ? h("span.small.muted.goal-verify", {}, "checked before it counts") : null,
     goal.reason ? h("span.goal-reason", {}, goal.reason) : null,
     h("button.quiet.goal-clear", { type: "button", "aria-disabled": busy ? "true" : null, onclick: onClear,
       "aria-label": "Clear the goal" }, busy ? "Clearing…" : "Clear"),

@@ -15,7 +15,7 @@ import { api, request } from "./api.js";
 import { clear, h, timeAgo } from "./dom.js";
 import { findInside, startFound } from "./found.js";
 import { limits, readLimits } from "./limits.js";
-import { problem, STATE_LABELS, toast, waitingCards } from "./ui.js";
+import { problem, stateWords, toast, waitingCards } from "./ui.js";
 
 export const PAGE_SIZE = 50;
 const SEARCH_DELAY_MS = 250;
@@ -223,12 +223,13 @@ export function onConversationEvent(data) {
   if (!known) {
     // Shown at once from the event; the daemon's top rows fill in the rest.
     merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, created: data.updated,
-      mode: "ask", waiting_cards: n }]);
+      mode: "ask", waiting_cards: n, end_reason: data.end_reason }]);
     renderList();
     readTopSoon();
     return;
   }
-  merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, waiting_cards: n }]);
+  merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, waiting_cards: n,
+    end_reason: data.end_reason }]);
   renderList();
 }
 
@@ -255,7 +256,7 @@ function row(c) {
     h("a.conv-link", { href: `#/c/${encodeURIComponent(c.id)}`, "aria-current": c.id === list.current ? "page" : null },
       h("span.conv-title", {}, c.title || "New conversation"),
       h("span.conv-meta", {},
-        h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
+        h(`span.badge.state-${c.state}`, {}, stateWords(c)),
         waitingBadge(cardsWaiting(c)),
         c.mode && c.mode !== "ask" ? h("span.badge.mode", {}, c.mode === "full" ? "full access" : "read only") : null,
         h("time.muted", { datetime: new Date(c.updated * 1000).toISOString() }, timeAgo(c.updated)))));

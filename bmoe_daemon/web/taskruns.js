@@ -4,7 +4,8 @@
 import { request } from "./api.js";
 import { clear, h, when } from "./dom.js";
 import { limits } from "./limits.js";
-import { problem, STATE_LABELS } from "./ui.js";
+import { endWords } from "./run.js";
+import { problem, stateWords } from "./ui.js";
 
 const RUNS_PAGE = 20;
 
@@ -50,8 +51,10 @@ export function runsFold(task, gone) {
         " ", h("span"));
       items.set(c.id, li);
     }
-    clear(li.lastElementChild, h(`span.badge.state-${c.state}`, {}, STATE_LABELS[c.state] || c.state),
-      c.end_reason ? h("span.small.muted", {}, ` ${c.end_reason.replace(/_/g, " ")}`) : null);
+    const state = stateWords(c);
+    const end = endWords(c.end_reason);
+    clear(li.lastElementChild, h(`span.badge.state-${c.state}`, {}, state),
+      end && end !== state ? h("span.small.muted", {}, ` ${end}`) : null);
     return li;
   };
   // The list as `rows`, moving only the items whose place changed.

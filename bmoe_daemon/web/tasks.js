@@ -7,6 +7,7 @@ import { alertLine, clear, field, h, select, when } from "./dom.js";
 import { attemptAt, sayAt, unsay } from "./fielderrors.js";
 import { limits } from "./limits.js";
 import { deleteButton, page } from "./settings.js";
+import { endWords } from "./run.js";
 import { runsFold } from "./taskruns.js";
 import { attempt, MODE_OPTIONS, pageView, routeOptions, toast, wsOptions } from "./ui.js";
 import { budgetText } from "./usage.js";
@@ -276,7 +277,9 @@ export function tasksPage(main) {
             h("p.muted", {}, t.prompt),
             h("p.small", {},
               "Last run: ",
-              last ? [when(last.at), ` (${last.outcome})`, last.conversation
+              // The run's own end (stuck, used all its rounds...), not only done or error.
+              last ? [when(last.at), ` (${last.outcome === "running" ? "running" : endWords(last.end_reason) || last.outcome})`,
+                last.conversation
                 ? [" · ", h("a", { href: `#/c/${encodeURIComponent(last.conversation)}` }, "open its conversation")] : null]
                 : "never",
               " · Next: ", t.next_run ? when(t.next_run) : "not scheduled",

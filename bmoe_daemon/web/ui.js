@@ -4,6 +4,13 @@ import { ApiError } from "./api.js";
 import { limits } from "./limits.js";
 
 export const STATE_LABELS = { idle: "idle", running: "running", waiting: "waiting for you", error: "error" };
+
+// A conversation's state in words, the same in the header, the list and a task's runs:
+// one the person stopped reads "stopped", not "idle".
+export function stateWords(c) {
+  if (c.state === "idle" && c.end_reason === "stopped") return "stopped";
+  return STATE_LABELS[c.state] || c.state;
+}
 export const MODE_OPTIONS = [
   ["ask", "Ask before changes"],
   ["read_only", "Read only"],

@@ -189,8 +189,7 @@ class CallRunner:
         elif self._own.writes_plan(call.name, args):
             done = await self._own.write_plan(tool, args)
         elif tool is None or not self._offer.offers(tool):
-            done = Done("error", f"There is no tool named {call.name!r} here. "
-                                 f"The tools you can use: {self._offer.tool_names()}.")
+            done = Done("error", notices.NO_SUCH_TOOL.format(name=call.name, names=self._offer.tool_names()))
         elif (refused := await self._leader.write_refused(call.name, args)) is not None:
             done = Done("error", refused)
             # And the next round may not write at all: varying the content, SmolLM2
@@ -199,7 +198,11 @@ class CallRunner:
         else:
             done = await self.run_tool(tool, call.card, args)
         result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)
-        self._t.update(call.card, state=done.state, result=result, diff=done.diff, file=done.file)
+        ended_by, person = notices.card_end(done.result, daemon_stopping=self._t.daemon_stopping)
+        if note is not None and person is None:
+            person = cap_text(done.result, STORED_RESULT_CAP_BYTES)  # the mode's note is the model's
+        self._t.update(call.card, state=done.state, result=result, diff=done.diff, file=done.file,
+                       ended_by=ended_by, person_text=person)
         if done.narrow is not None:
             self._offer.narrow(done.narrow)
             self._own.replan = True  # the next round offers only those

@@ -27,7 +27,7 @@ from actors.model.backends.repeats import shown_unit
 from actors.model.engine import direct_turn
 from actors.model.turns import ToolSpec, TurnInput, TurnResult
 from actors.record import cards
-from actors.record.items import EndReason, notice_item
+from actors.record.items import EndReason, model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent import answer_schema, history
 from actors.runs.agent.calls import CallRunner
@@ -186,7 +186,7 @@ class AgentRun:
         """What was sent to this helper since its last round, for the model to read now."""
         while self.inbox:
             text = notices.HELPER_MESSAGE.format(text=self.inbox.pop(0))
-            self._t.upsert(attrs.evolve(notice_item(text, "info"), for_model=True), urgent=True)
+            self._t.upsert(model_notice(text, notices.for_person(text)), urgent=True)
 
     def _count(self, result: TurnResult) -> None:
         """The answer's usage into the meter; a ledger that cannot be written is logged,
@@ -240,7 +240,7 @@ class AgentRun:
         if why is None:
             return False
         self._held = True
-        self._t.upsert(attrs.evolve(notice_item(answer_schema.retry_text(schema, why), "info"), for_model=True),
+        self._t.upsert(model_notice(answer_schema.retry_text(schema, why), notices.SCHEMA_RETRIED.format(why=why)),
                        urgent=True)
         return True
 
@@ -260,8 +260,7 @@ class AgentRun:
             self._t.notice(notices.GOAL_STUCK.format(n=goals.NUDGES_IN_A_ROW), "warn", "stuck")
             self._end_reason = "stuck"
             return False
-        self._t.upsert(attrs.evolve(notice_item(goals.nudge(goal.text, self._t.info.todos), "info"), for_model=True),
-                       urgent=True)
+        self._t.upsert(model_notice(goals.nudge(goal.text, self._t.info.todos), notices.GOAL_NUDGED), urgent=True)
         return True
 
     def _looped(self, unit: str) -> bool:
@@ -272,9 +271,21 @@ class AgentRun:
             self._t.notice(notices.LOOPING_STUCK.format(n=self._ledger.loops, unit=shown_unit(unit)), "warn", "stuck")
             self._end_reason = "stuck"
             return False
-        self._t.upsert(attrs.evolve(notice_item(notices.LOOPED.format(unit=shown_unit(unit)), "warn"), for_model=True),
-                       urgent=True)
+        told = notices.LOOPED.format(unit=shown_unit(unit))
+        self._t.upsert(model_notice(told, notices.for_person(told), "warn"), urgent=True)
         return True
+
+    async def _local_turn(self, turn: TurnInput) -> TurnResult:
+        """The round on the local model's turn line; while another conversation's turn
+        holds it, the person is told whose (a `turn_line` event), and told again when
+        this one's comes."""
+        engine = self._env.engine
+        behind = engine.serving()
+        if behind is None or behind == self._t.id:
+            return await engine.turn(turn, self._stream.on_piece, owner=self._t.id)
+        self._t.turn_line(behind)
+        return await engine.turn(turn, self._stream.on_piece, owner=self._t.id,
+                                 on_start=lambda: self._t.turn_line(None))
 
     def _paused(self) -> tuple[tuple[str, None], ...]:
         """The tools a local model's grammar leaves out of the next round (TurnInput.avoid,
@@ -320,7 +331,7 @@ class AgentRun:
             route = self._t.info.route
             try:
                 if route == "local":
-                    return await self._env.engine.turn(turn, self._stream.on_piece, owner=self._t.id)
+                    return await self._local_turn(turn)
                 if self._env.providers is None:
                     raise NotFound("no providers")
                 # A provider's round runs here, not on the local turn line.

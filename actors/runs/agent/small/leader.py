@@ -33,7 +33,7 @@ import trio
 from actors.fs.paths import PathRefused, read_workspace_text, resolve
 from actors.model.backends.worked_examples import made_up_words
 from actors.model.turns import ToolSpec, TurnInput
-from actors.record.items import notice_item
+from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.small import steps
 from actors.runs.env import Env
@@ -243,7 +243,7 @@ class Leader:
             return False
         self._checks += 1
         self._step = "change" if fault == steps.CLAIMED_CHANGE else "any"
-        self._t.upsert(attrs.evolve(notice_item(fault, "info"), for_model=True), urgent=True)
+        self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
         return True
 
     async def could_not(self, text: str, *, changed: bool) -> str | None:

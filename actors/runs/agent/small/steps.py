@@ -43,6 +43,7 @@ from typing import Literal
 
 import attrs
 
+from actors import notices
 from actors.model.backends import generic_grammar
 from actors.model.turns import ToolSpec
 from actors.record import cards
@@ -157,8 +158,7 @@ def replace_refused(tool: str, path: object, exists: bool, written: Iterable[str
     there. None when the write may go on (a new file, or one it wrote)."""
     if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(written):
         return None
-    return (f"{path} is a file of the workspace: change it with edit_file (the line to replace and its new "
-            "text), not by writing it over.")
+    return notices.WRITE_OVER_REFUSED.format(path=path)
 
 
 # The optional arguments a small model is offered beside a tool's required ones.
@@ -247,6 +247,14 @@ def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, ask
         return (f"Your answer names {fault.file}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
     return CLAIMED_CHANGE
+
+
+def fault_for_person(told: str) -> str:
+    """The person's words beside `told`, what `answer_fault` told the model."""
+    if told == CLAIMED_CHANGE:
+        return notices.ANSWER_CLAIMED_CHANGE
+    named = told.removeprefix("Your answer names ").split(", which is not a file", 1)[0]
+    return notices.ANSWER_NAMED_MISSING.format(file=named)
 
 
 CLAIMED_CHANGE = ("Your answer says something changed, but no change was made in this run. Make the change with a "
