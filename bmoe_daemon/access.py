@@ -148,6 +148,7 @@ _ROUTES: dict[tuple[str, str], tuple[Locality, str]] = {
     ("PUT", _CONV + "/tools"): (Locality.CONVERSATION, "Giving this conversation tools"),
     ("POST", _CONV + "/tool_result"): (Locality.CONVERSATION, "A tool's result in this conversation"),
     ("GET", _CONV + "/plan"): (Locality.CONVERSATION, "Reading this conversation's plan"),
+    ("GET", _CONV + "/helpers"): (Locality.CONVERSATION, "Reading this conversation's helpers"),
     ("POST", _CONV + "/resume"): (Locality.CONVERSATION, "Resuming this conversation's run"),
     ("POST", _CONV + "/compact"): (Locality.CONVERSATION, "Compacting this conversation"),
     ("GET", _CONV + "/file"): (Locality.LOCAL, "A workspace file"),
