@@ -22,6 +22,7 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors import notices
 from actors.peers.acp import updates as acp_map
 from actors.peers.acp.agents import CANCEL_WAIT_S
 from tests.daemon_proc import SSE, DaemonProcess, run_daemon
@@ -323,7 +324,7 @@ async def test_stop_sends_cancel_and_a_hung_agent_is_ended_whole(tmp_path):
         assert time.monotonic() - t0 < HONOURED_LIMIT_S  # it honoured session/cancel
         assert len(s.received("session/cancel")) == 1
         conv = await s.conv(cid)
-        assert conv["state"] == "idle" and items_of(conv, "notice")[-1]["text"].startswith("Stopped")
+        assert conv["state"] == "idle" and items_of(conv, "notice")[-1]["text"] == notices.STOPPED
         assert all(not i.get("streaming") for i in conv["items"])
         conv = await s.run(cid, "after the stop")
         assert items_of(conv, "assistant")[-1]["text"] == "You said: after the stop"

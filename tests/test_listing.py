@@ -31,7 +31,7 @@ def test_paging_never_skips_or_repeats_while_conversations_are_created(first, li
     clock = 10.0
     seen: list[str] = []
     before = None
-    for step in range(len(rows) + len(created_between) + 2):
+    for step in range(len(rows) + sum(created_between) + 2):  # a page for every row there will be, and the end
         # New conversations come between the pages: newer than anything listed so far.
         for _ in range(created_between[step] if step < len(created_between) else 0):
             clock += 1

@@ -971,7 +971,8 @@ def test_the_todo_list_ticks_as_the_agent_works(open_page, daemon, tmp_path):
     assert [e.text_content() for e in entries.all()] == [
         "▸Wash the clothes (in progress)", "Dry the clothes (to do)", "Fold the clothes (to do)"]
     # it sits above the message box, not in the log
-    assert page.locator(".conv > .todos + .context-bar + .pinned-approval[hidden] + .composer").count() == 1
+    stack = ".conv > .todos + .helper-tree[hidden] + .context-bar + .pinned-approval[hidden] + .composer"
+    assert page.locator(stack).count() == 1
     # the second list arrives: the first entry ticks, the next one is in progress
     todos.get_by_text("1 of 3 done").wait_for()
     assert [e.get_attribute("data-status") for e in entries.all()] == ["completed", "in_progress", "pending"]

@@ -124,7 +124,7 @@ def test_prices_totals_and_a_conversation_budget(tmp_path):
                                              "usage": {"prompt_tokens": 900, "completion_tokens": 10}}]})
             page.get_by_role("textbox", name="Message").fill("spend more")
             page.keyboard.press("Enter")
-            page.locator(".run-end").filter(has_text="its budget is used up").wait_for()
+            page.locator(".run-end").filter(has_text="budget of 2,000 tokens is used up").wait_for()
             head_usage.get_by_text("2,160 tokens").wait_for()
             assert c.get(f"/api/conversations/{priced}").json()["end_reason"] == "budget"
 
