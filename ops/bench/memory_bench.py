@@ -52,18 +52,19 @@ async def search_figures(report: Report, root: Path, args: argparse.Namespace) -
     vocab = words(rng)
     store = Memories(root / "memory.sqlite")
     try:
-        for workspace, n in (("/work/a", args.memories), ("/work/b", args.memories // 5)):
+        ws_a, ws_b = str(root / "workspace-a"), str(root / "workspace-b")  # the store's keys: folders' paths
+        for workspace, n in ((ws_a, args.memories), (ws_b, args.memories // 5)):
             for _ in range(n):
                 text = " ".join(rng.choice(vocab) for _ in range(rng.randint(8, 30))) + "."
                 await store.write(workspace, text, rng.sample(vocab[:50], 2))
-        assert await store.count("/work/a") == args.memories
+        assert await store.count(ws_a) == args.memories
         walls: list[float] = []
         found = 0
         cpu0 = time.process_time()  # every thread's: the search runs in a worker thread
         for _ in range(args.searches):
             query = " ".join(rng.choice(vocab) for _ in range(rng.randint(2, 3)))
             t0 = time.perf_counter()
-            hits = await store.search("/work/a", query)
+            hits = await store.search(ws_a, query)
             walls.append(time.perf_counter() - t0)
             found += bool(hits)
         cpu = (time.process_time() - cpu0) / args.searches
