@@ -1302,7 +1302,9 @@ SAMPLE_ID = "md-sample"
 
 def rendered(page, text):
     """`text` as markdown.js renders it, put into the live page (where an image in it would
-    be fetched, and a link followed): a locator on what it became."""
+    be fetched, and a link followed): a locator on what it became. The box goes in the
+    body, beside the app's #main: the router draws #main whole when its first read ends,
+    and a box put there before then (a loaded machine) was wiped by that draw."""
     page.evaluate(
         """async ([text, id]) => {
           const md = await import("/static/markdown.js");
@@ -1311,7 +1313,7 @@ def rendered(page, text):
           box.id = id;
           box.className = "markdown";
           box.innerHTML = md.renderMarkdown(text);
-          document.getElementById("main").prepend(box);
+          document.body.prepend(box);
         }""",
         [text, SAMPLE_ID],
     )

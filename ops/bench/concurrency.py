@@ -50,12 +50,14 @@ def install_probe() -> None:
             self.queued: list[str] = []
             ENGINES.append(self)
 
-        async def turn(self, turn_input: TurnInput, emit: Emit, *, owner: str = "") -> TurnResult:
+        async def turn(self, turn_input: TurnInput, emit: Emit, *, owner: str = "",
+                       **kwargs: Any) -> TurnResult:
             # Engine.turn reaches its mailbox's send without a checkpoint in between,
             # and trio queues blocked senders first come, first served: this is the
-            # order the turns join the line.
+            # order the turns join the line. Its other keywords (on_start, ...) go
+            # through untouched, as __init__'s do.
             self.queued.append(owner)
-            return await super().turn(turn_input, emit, owner=owner)
+            return await super().turn(turn_input, emit, owner=owner, **kwargs)
 
     server.Engine = RecordingEngine  # type: ignore[misc]
 
