@@ -20,6 +20,9 @@ DEFAULT_PROMPT_CACHE_MIB = 1024
 # Helpers (subagents, actors/runs/agent/run_tools/helpers.py) running at once on the local model; more wait.
 DEFAULT_HELPERS = 2
 MAX_HELPERS = 16
+# The rounds a new helper may take before it must answer (--helper-rounds; None: the run's own
+# HELPER_ROUNDS, actors/runs/agent/run_tools/helpers.py).
+MAX_HELPER_ROUNDS = 100
 # The log file (<data>/logs/daemon.log unless --log-file) rotates at this size, keeping this many old files.
 LOG_MAX_BYTES = 10 * 1024 * 1024
 LOG_BACKUPS = 5
@@ -44,6 +47,7 @@ class Config:
     n_gpu_layers: int | None = None  # None: every layer when llama.cpp can offload, else none
     prompt_cache_mib: int = DEFAULT_PROMPT_CACHE_MIB  # 0: no conversation keeps its cache
     helpers: int = DEFAULT_HELPERS  # 1..MAX_HELPERS
+    helper_rounds: int | None = None  # 1..MAX_HELPER_ROUNDS; None: helpers.HELPER_ROUNDS
     idle_actor_minutes: float = DEFAULT_IDLE_ACTOR_MINUTES  # 0: a conversation's actor stays live for good
     live_items: int = DEFAULT_LIVE_ITEMS  # 0: no bound but the idle minutes
     idle_unload_minutes: float = DEFAULT_IDLE_UNLOAD_MINUTES  # 0: the model stays loaded for good

@@ -22,6 +22,7 @@ from bmoe_daemon.config import (
     DEFAULT_PROMPT_CACHE_MIB,
     LOG_MAX_BYTES,
     MAX_GPU_LAYERS,
+    MAX_HELPER_ROUNDS,
     MAX_HELPERS,
     Config,
     default_data_dir,
@@ -83,6 +84,11 @@ def serve_options(s: argparse.ArgumentParser) -> None:
         "--helpers", type=int, default=DEFAULT_HELPERS, metavar="N",
         help=f"helpers (subagents) that may run at once on the local model, 1 to {MAX_HELPERS}; more wait "
              "for a free place (default %(default)s)",
+    )
+    s.add_argument(
+        "--helper-rounds", type=int, default=None, metavar="N",
+        help=f"rounds a new helper may take before it must answer, 1 to {MAX_HELPER_ROUNDS} (default 20); "
+             "fewer keep a small local model's helpers short",
     )
     s.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -204,6 +210,8 @@ def serve_config(args: argparse.Namespace) -> Config:
         raise OptionError("--idle-unload must be 0 (keep the model loaded) or more minutes")
     if not 1 <= args.helpers <= MAX_HELPERS:
         raise OptionError(f"--helpers must be between 1 and {MAX_HELPERS}")
+    if args.helper_rounds is not None and not 1 <= args.helper_rounds <= MAX_HELPER_ROUNDS:
+        raise OptionError(f"--helper-rounds must be between 1 and {MAX_HELPER_ROUNDS}")
     origins: list[str] = []
     for raw in args.allow_origin:
         origin = normalize_origin(raw)
@@ -229,6 +237,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         n_gpu_layers=args.n_gpu_layers,
         prompt_cache_mib=args.prompt_cache_mib,
         helpers=args.helpers,
+        helper_rounds=args.helper_rounds,
         idle_actor_minutes=args.idle_actor_minutes,
         idle_unload_minutes=args.idle_unload,
         live_items=args.live_items,

@@ -566,7 +566,8 @@ async def test_the_agent_route_lists_servers_to_a_local_client_only(mcp_daemon, 
 
     builtin = [{"id": "builtin", "name": "Built-in agent", "available": True, "missing": []}]
     body = await get(Config(data_dir=tmp_path), {"client": ("192.0.2.7", 40000)})
-    assert body == {"tools": True, "commands": True, "agents": builtin, "mcp": [], "lsp": [], "helpers": 2}
+    assert body == {"tools": True, "commands": True, "agents": builtin, "mcp": [], "lsp": [], "helpers": 2,
+                    "helper_rounds": 20}
     assert d.manager.server("t").starts == 0  # a network request starts nothing
     body = await get(Config(data_dir=tmp_path, chat_only=True), {"client": ("127.0.0.1", 40000)})
     assert (body["tools"], body["commands"], body["mcp"]) == (False, False, [])

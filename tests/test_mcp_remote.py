@@ -286,6 +286,11 @@ async def test_a_server_that_drops_mid_call_ends_the_call_and_is_reconnected(eve
                     await wait_for(lambda: bool(failed), poll=0.02)
         assert "lost during the call" in failed[0] and "reconnects by itself" in failed[0]
         await wait_for(lambda: server.state in ("reconnecting", "starting"), poll=0.02)
+        # Said at once, the program's end not yet reaped...
+        (row,) = m.listing()
+        assert row["state"] == "reconnecting" and "cannot be reached" in row["error"]
+        # ... and with when it is tried again once it is.
+        await wait_for(lambda: "next_try_at" in m.listing()[0], poll=0.02)
         (row,) = m.listing()
         assert row["state"] == "reconnecting" and "cannot be reached" in row["error"]
         assert time.time() - 1 < row["next_try_at"] < time.time() + 2

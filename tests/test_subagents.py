@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import trio
 
 from actors import notices
@@ -208,15 +209,49 @@ async def test_a_daemon_started_with_one_helper_runs_one_at_a_time(tmp_path):
     assert sorted(runs) == sorted(t["id"] for t in tasks)
 
 
-def test_the_helpers_setting_is_checked_at_start(tmp_path):
-    for bad in ("0", "17"):
+@pytest.mark.parametrize(("option", "bads", "said"), [
+    ("--helpers", ("0", "17"), "--helpers must be between 1 and 16"),
+    ("--helper-rounds", ("0", "101", "-3"), "--helper-rounds must be between 1 and 100"),
+])
+def test_the_helpers_settings_are_checked_at_start(tmp_path, option, bads, said):
+    for bad in bads:
         done = subprocess.run(
             [sys.executable, "-m", "bmoe_daemon", "serve", "--no-model", "--port", "0",
-             "--data-dir", str(tmp_path / "data"), "--helpers", bad],
+             "--data-dir", str(tmp_path / "data"), option, bad],
             cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 2
-        assert done.stderr.strip() == "bmoe-daemon: --helpers must be between 1 and 16"
+        assert done.stderr.strip() == f"bmoe-daemon: {said}"
         assert "listening" not in done.stdout
+
+
+def test_the_help_names_the_helpers_default_rounds():
+    done = subprocess.run([sys.executable, "-m", "bmoe_daemon", "serve", "--help"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
+    said = " ".join(done.stdout.split())
+    assert f"1 to 100 (default {subagents.HELPER_ROUNDS})" in said
+
+
+async def test_a_daemon_started_with_fewer_helper_rounds_ends_its_helpers_there(tmp_path):
+    """`serve --helper-rounds 2`: a helper that keeps calling ends after its second round
+    and says so, and the setting is reported."""
+    echo = {"name": "echo", "arguments": {"text": "x"}}
+    script = {"rounds": [
+        {"when": "go", "tool_calls": [task("keep looking")]},
+        *[{"when": "keep looking", "tool_calls": [echo]} for _ in range(3)],
+        {"when": "go", "text": "It found nothing."},
+    ]}
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    args = ("--scripted", str(write_script(tmp_path, script)), "--helper-rounds", "2")
+    async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
+        assert (await c.get("/api/agent")).json()["helper_rounds"] == 2
+        ws = (await c.post("/api/workspaces", json={"path": str(folder)})).json()
+        cid = (await c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"})).json()["id"]
+        await c.post(f"/api/conversations/{cid}/messages", json={"text": "go"})
+        body = await wait_http_state(c, cid, "idle")
+    card = next(i for i in body["items"] if i["kind"] == "tool" and i["tool"] == subagents.TASK)
+    assert card["task"]["rounds"] == 2
+    assert card["result"].startswith(f"The helper gave no answer: {notices.ROUNDS_OF.format(n=2)}")
 
 
 async def provider_conversation(c, stub, folder) -> str:

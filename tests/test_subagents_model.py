@@ -62,8 +62,10 @@ async def test_the_bundled_model_hands_a_search_to_a_helper(tmp_path, model_path
     no_skills = tmp_path / "no-skills"  # fewer tools: a smaller grammar, sampled faster
     no_skills.mkdir()
     # One helper at a time: when the model asks for several, the first has the engine's
-    # turns to itself and ends sooner.
-    args = ("--model", str(model_path), "--ctx-size", "4096", "--skills-dir", str(no_skills), "--helpers", "1")
+    # turns to itself and ends sooner. Three rounds each: the bundled model's helper
+    # rarely answers sooner, and its twenty took three minutes of CI.
+    args = ("--model", str(model_path), "--ctx-size", "4096", "--skills-dir", str(no_skills), "--helpers", "1",
+            "--helper-rounds", "3")
     async with run_daemon(tmp_path / "data", *args) as d, d.client() as c, trio.open_nursery() as nursery:
         sse = SSE(c)
         await nursery.start(sse.run)

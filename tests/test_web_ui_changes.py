@@ -133,6 +133,10 @@ def planted(daemon, tmp_path: Path, tag: str, title: str = "Plant the garden") -
         cid = c.post("/api/conversations", json={"workspace": ws, "mode": "full", "title": title}).json()["id"]
         assert c.post(f"/api/conversations/{cid}/messages", json={"text": f"plant the beds {tag}"}).status_code == 202
         wait_idle(c, cid)
+        # The run's after-checkpoint is taken in the background once it is idle; a read
+        # of its changes waits for it. A person's edit before then would be the run's
+        # (under load the test's own edit was: no "changed since").
+        assert c.get(f"/api/conversations/{cid}/changes").status_code == 200
     assert (folder / "beds.txt").read_text() == BEDS and not (folder / "old.txt").exists()
     return cid, folder
 

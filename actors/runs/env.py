@@ -108,6 +108,8 @@ class Env:
     rules: RuleBook | None = None
     # How many helpers (actors/runs/agent/run_tools/helpers.py) run at once on the local model; None: no limit.
     helpers: trio.CapacityLimiter | None = None
+    # The rounds a new helper may take (serve --helper-rounds); None: helpers.HELPER_ROUNDS.
+    helper_rounds: int | None = None
     # The workspaces' checkpoints (actors/checkpoints/store.py); None: runs are not checkpointed.
     checkpoints: Checkpoints | None = None
     # What the agent remembers of each workspace (actors/tools/memory.py): a compaction adds the matching ones.

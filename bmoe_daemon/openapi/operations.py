@@ -129,7 +129,8 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "What conversations here may use: tools, commands, agents, MCP and language servers, helpers.",
         lambda c: shape(c, {"tools": bool, "commands": bool, "agents": array(shape(c, {
             "id": str, "name": str, "available": bool, "missing": list[str]})),
-            "mcp": array(answers.mcp_server(c)), "lsp": array({"type": "object"}), "helpers": int})),
+            "mcp": array(answers.mcp_server(c)), "lsp": array({"type": "object"}), "helpers": int,
+            "helper_rounds": int})),
     ("GET", "/api/limits"): Op(
         "The limits the daemon enforces that a client may show or keep to, each by the field it bounds "
         "(`feedback` in characters, `compaction.at` a share of the context).",

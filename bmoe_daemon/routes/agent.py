@@ -16,6 +16,7 @@ import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.errors import ToolError
+from actors.runs.agent.run_tools import helpers as subagents
 from actors.tools.registry import Tool
 from actors.tools.shell import can_run_commands
 from bmoe_daemon.bodies import parse_json, structure
@@ -95,5 +96,6 @@ async def get_agent() -> Response:
             "mcp": mcp,
             "lsp": lsp,
             "helpers": d.config.helpers,
+            "helper_rounds": d.config.helper_rounds or subagents.HELPER_ROUNDS,
         }
     )

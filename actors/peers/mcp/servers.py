@@ -181,14 +181,20 @@ class McpServer:
     def state(self) -> str:
         """`running`, `stopped` (not started yet, or its program ended), `starting`,
         `reconnecting` (a remote server, tried again at `next_try_at`), `failed`."""
-        if self._state == "running" and (self._program is None or self._program.ended.is_set()):
-            # ended; its task is still reaping it
+        if self._ended_unreaped():
             return "reconnecting" if self.remote else "stopped"
         return self._state
 
     @property
     def error(self) -> str | None:
+        if self._ended_unreaped() and self.remote:
+            # Said with the state above, before _retry says it with its reason.
+            return "It cannot be reached (its connection ended); the daemon tries again by itself."
         return self._error
+
+    def _ended_unreaped(self) -> bool:
+        """Running, but its program ended: its task is still reaping it."""
+        return self._state == "running" and (self._program is None or self._program.ended.is_set())
 
     @property
     def known(self) -> bool:

@@ -147,7 +147,7 @@ class AgentRun:
                 return
             if self._rounds >= limit:
                 # A plan that was never shown is said so: every round of it was a call.
-                # A helper's limit is its own (subagents.HELPER_ROUNDS), not MAX_ROUNDS.
+                # A helper's limit is its own (subagents.HELPER_ROUNDS, or serve --helper-rounds), not MAX_ROUNDS.
                 used = (notices.PLAN_ROUNDS_OF if self.must_call() else notices.ROUNDS_OF).format(n=limit)
                 self._t.notice(used, "warn", "max_rounds")
                 self._end_reason = "max_rounds"

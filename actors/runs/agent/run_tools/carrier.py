@@ -263,7 +263,7 @@ class OwnTools:
             if call.name == helpers.TASK:
                 description, prompt, kind = helpers.task_args(args)
                 helper = self.helpers[call.card] = helpers.Helper(owner, call.card, kind, description)
-                message, rounds = prompt, helpers.HELPER_ROUNDS
+                message, rounds = prompt, self.env.helper_rounds or helpers.HELPER_ROUNDS
             else:
                 task, said = args.get("task"), args.get("message")
                 if not isinstance(said, str) or not said.strip():
