@@ -52,7 +52,8 @@ def serve_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--ctx-size", type=int, default=DEFAULT_CTX, help="context window in tokens (default %(default)s)")
     s.add_argument(
         "--threads", type=int, default=None,
-        help="threads for the local model (default: one less than the cores, so the daemon keeps one)",
+        help="threads for the local model (default: one less than the cores while it writes, so the daemon "
+             "keeps one, and every core while it reads a prompt)",
     )
     s.add_argument(
         "--n-gpu-layers", type=int, default=None, metavar="N",

@@ -364,7 +364,8 @@ async def test_a_long_prompt_is_read_a_batch_at_a_time_and_says_how_far(model_pa
     async def emit(piece):
         pieces.append(piece)
 
-    long = ({"role": "user", "content": " ".join(f"line {n} of the log." for n in range(300))
+    # Over two batches (512 tokens each), about 1,300 tokens: a few batches, read quickly.
+    long = ({"role": "user", "content": " ".join(f"line {n} of the log." for n in range(150))
              + "\nWhat is the first line?"},)
     n_batch = backend._llm.n_batch
     async with trio.open_nursery() as nursery:

@@ -36,7 +36,7 @@ ALL_TRIES_S = 600.0
 # One try's bounds: a try that gets there takes two to eight calls; one that does not
 # loops on one tool, or takes the time a few rounds of a few hundred tokens each take on
 # a loaded two-core machine.
-TRY_CALLS = 16
+TRY_CALLS = 8
 TRY_S = 300.0
 # A call still being written past this many bytes is a small model rambling: a loop
 # the daemon cuts itself (actors/model/backends/repeats.py), and the grammar bounds the todo

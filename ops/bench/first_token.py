@@ -77,7 +77,7 @@ from _common import (  # noqa: E402
 from harness_overhead import CTX_SIZE, load_bare  # noqa: E402  (the same bare Llama as that bench's)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from actors.model.backends.local import default_threads
+from actors.model.backends.local import default_batch_threads, default_threads
 
 TARGET_RATIO = 1.1
 USER_TEXT = "Write a short poem about a lighthouse keeper and the sea."
@@ -624,7 +624,8 @@ def main() -> int:
     path = bundled_model(args.model)
     rep = Report("first_token", "message POST → first delta at an SSE client / bare llama-cpp-python first token")
     rep.figure("model", path.name)
-    rep.figure("cores / llama threads", f"{os.cpu_count()} / {default_threads()}")
+    rep.figure("cores / llama threads (writing, reading)",
+               f"{os.cpu_count()} / {default_threads()}, {default_batch_threads()}")
     rep.figure("max tokens, temperature", f"{args.tokens}, 0")
     rep.figure("daemon stamps / variant", f"{'off' if args.no_stamps else 'on'} / {args.variant}")
 

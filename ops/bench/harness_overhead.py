@@ -56,7 +56,7 @@ from _common import (  # noqa: E402
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from actors.model.backends.local import default_threads
+from actors.model.backends.local import default_batch_threads, default_threads
 
 TARGET_RATIO = 0.95
 CTX_SIZE = 8192  # the daemon's default --ctx-size, passed explicitly to both sides
@@ -164,12 +164,13 @@ def load_bare(path: Path, threads: int | None = None) -> Any:
     from actors.model.backends.local import avoid_amx_repack
 
     avoid_amx_repack()  # as LocalBackend.load does
-    threads = threads or default_threads()  # what LocalBackend.load picks
+    batch_threads = threads or default_batch_threads()  # what LocalBackend.load picks
+    threads = threads or default_threads()
     return Llama(
         model_path=str(path),
         n_ctx=CTX_SIZE,
         n_threads=threads,
-        n_threads_batch=threads,
+        n_threads_batch=batch_threads,
         verbose=False,
         logits_all=False,
     )
