@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ class Daemon:
         self.url = url
         self.data_dir = data_dir
         self.stderr_path = stderr_path
+        self.home: Path | None = None  # its own HOME, where one was given (scripted_daemon)
 
     @property
     def netloc(self) -> str:
@@ -116,6 +117,48 @@ def running_daemon(data_dir: Path, *args: str, env: dict[str, str] | None = None
 def write_script(path: Path, script: dict[str, Any]) -> Path:
     path.write_text(json.dumps(script))
     return path
+
+
+@contextmanager
+def scripted_daemon(root: Path, script: dict[str, Any], *args: str) -> Iterator[Daemon]:
+    """A daemon playing `script` on the scripted backend, its data folder and a HOME of
+    its own under `root` (Connect writes other apps' settings there, not in the real
+    home): `d.home`."""
+    home = root / "home"
+    home.mkdir(exist_ok=True)
+    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", script)), *args,
+                        env={"HOME": str(home)}) as d:
+        d.home = home
+        yield d
+
+
+@contextmanager
+def page_opener(browser: Any, url: str, wait_ms: int) -> Iterator[Callable[..., Any]]:
+    """`opener(route, viewport=, color_scheme=, allowed_errors=, base=)`: the UI at `route`
+    (of `base`, the daemon at `url` unless given) in a fresh context, once it says it is
+    Live; each page's conduct (PageWatch) is checked, and its context closed, when the
+    block ends."""
+    contexts: list[Any] = []
+    watches: list[PageWatch] = []
+
+    def opener(route: str = "", viewport: dict[str, int] = DESKTOP, color_scheme: str = "light",
+               allowed_errors: tuple[str, ...] = (), base: str | None = None) -> Any:
+        ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.set_default_timeout(wait_ms)
+        base = base or url
+        watches.append(PageWatch(page, {urlsplit(base).netloc}, allowed_errors))
+        page.goto(f"{base}/{route}")
+        # The connection's status line (hidden behind a menu on a phone, so attached).
+        page.locator("#conn").filter(has_text="Live").wait_for(state="attached")
+        return page
+
+    yield opener
+    for ctx in contexts:
+        ctx.close()
+    for w in watches:
+        w.check()
 
 
 @contextmanager

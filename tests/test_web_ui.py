@@ -15,7 +15,6 @@ import time
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -27,9 +26,11 @@ from tests.browser import (
     PageWatch,
     Relay,
     chromium,
+    page_opener,
     require_browser,
     running_daemon,
     screenshot,
+    scripted_daemon,
     write_script,
 )
 from tests.filler import numbered
@@ -246,11 +247,7 @@ WAIT_MS = 20_000
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     require_browser()
-    root = tmp_path_factory.mktemp("webui")
-    (root / "home").mkdir()  # Connect writes other apps' settings here, not in the real home
-    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
-                        env={"HOME": str(root / "home")}) as d:
-        d.home = root / "home"
+    with scripted_daemon(tmp_path_factory.mktemp("webui"), SCRIPT) as d:
         yield d
 
 
@@ -263,25 +260,8 @@ def browser(daemon):
 @pytest.fixture
 def open_page(browser, daemon):
     """Opens the UI in a fresh context; checks the page's conduct when the test ends."""
-    contexts = []
-    watches = []
-
-    def opener(viewport=DESKTOP, color_scheme="light", allowed_errors=(), base=None):
-        ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme)
-        contexts.append(ctx)
-        page = ctx.new_page()
-        page.set_default_timeout(WAIT_MS)
-        base = base or daemon.url
-        watches.append(PageWatch(page, {urlsplit(base).netloc}, allowed_errors))
-        page.goto(base + "/")
-        page.get_by_role("status").filter(has_text="Live").wait_for()
-        return page
-
-    yield opener
-    for ctx in contexts:
-        ctx.close()
-    for w in watches:
-        w.check()
+    with page_opener(browser, daemon.url, WAIT_MS) as opener:
+        yield opener
 
 
 def api(daemon):

@@ -31,9 +31,8 @@ from tests.browser import (
     PageWatch,
     chromium,
     require_browser,
-    running_daemon,
     screenshot,
-    write_script,
+    scripted_daemon,
 )
 
 AXE_DIR = Path(__file__).resolve().parent / "vendor" / "axe-core"
@@ -120,13 +119,11 @@ def daemon(tmp_path_factory):
     provider, and a models folder with a file that cannot be loaded."""
     require_browser()
     root = tmp_path_factory.mktemp("axe")
-    (root / "home").mkdir()
     (root / "models").mkdir()
     (root / "models" / "not-a-model.gguf").write_text("hello")
     garden = root / "garden"
     garden.mkdir()
-    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
-                        "--models-dir", str(root / "models"), env={"HOME": str(root / "home")}) as d:
+    with scripted_daemon(root, SCRIPT, "--models-dir", str(root / "models")) as d:
         with httpx.Client(base_url=d.url, timeout=30) as c:
             ws = c.post("/api/workspaces", json={"path": str(garden)}).json()["id"]
             c.post(f"/api/workspaces/{ws}/rules", json={"kind": "command", "text": "npm test"})

@@ -16,12 +16,19 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from tests.browser import DESKTOP, PHONE, PageWatch, chromium, require_browser, running_daemon, screenshot, write_script
+from tests.browser import (
+    DESKTOP,
+    PHONE,
+    chromium,
+    page_opener,
+    require_browser,
+    screenshot,
+    scripted_daemon,
+)
 
 WAIT_MS = 20_000
 GARDEN = "roses\ntulips\ndaisies\n"
@@ -56,10 +63,7 @@ SCRIPT = {
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     require_browser()
-    root = tmp_path_factory.mktemp("changes")
-    (root / "home").mkdir()
-    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
-                        env={"HOME": str(root / "home")}) as d:
+    with scripted_daemon(tmp_path_factory.mktemp("changes"), SCRIPT) as d:
         yield d
 
 
@@ -72,24 +76,8 @@ def browser(daemon):
 @pytest.fixture
 def open_page(browser, daemon):
     """Opens the UI at `route` in a fresh context; checks the page's conduct at the end."""
-    contexts = []
-    watches = []
-
-    def opener(route="#/", viewport=DESKTOP, color_scheme="light", allowed_errors=()):
-        ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme)
-        contexts.append(ctx)
-        page = ctx.new_page()
-        page.set_default_timeout(WAIT_MS)
-        watches.append(PageWatch(page, {urlsplit(daemon.url).netloc}, allowed_errors))
-        page.goto(f"{daemon.url}/{route}")
-        page.locator("#conn").filter(has_text="Live").wait_for(state="attached")
-        return page
-
-    yield opener
-    for ctx in contexts:
-        ctx.close()
-    for w in watches:
-        w.check()
+    with page_opener(browser, daemon.url, WAIT_MS) as opener:
+        yield opener
 
 
 def where(page) -> str:

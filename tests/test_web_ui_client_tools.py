@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running_daemon, write_script
+from tests.browser import DESKTOP, PageWatch, chromium, require_browser, scripted_daemon
 
 WAIT_MS = 20_000
 NOTES = "".join(f"note {n}\n" for n in range(1, 81))
@@ -33,10 +33,7 @@ SCRIPT = {"token_delay": 0, "rounds": [
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     require_browser()
-    root = tmp_path_factory.mktemp("client_tools")
-    (root / "home").mkdir()
-    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
-                        env={"HOME": str(root / "home")}) as d:
+    with scripted_daemon(tmp_path_factory.mktemp("client_tools"), SCRIPT) as d:
         yield d
 
 

@@ -12,7 +12,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running_daemon, write_script
+from tests.browser import DESKTOP, PageWatch, chromium, require_browser, scripted_daemon
 
 WAIT_MS = 20_000
 MARKER = "30121"
@@ -28,10 +28,7 @@ SCRIPT = {"token_delay": 0, "rounds": [
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     require_browser()
-    root = tmp_path_factory.mktemp("helper_tree")
-    (root / "home").mkdir()
-    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
-                        env={"HOME": str(root / "home")}) as d:
+    with scripted_daemon(tmp_path_factory.mktemp("helper_tree"), SCRIPT) as d:
         yield d
 
 

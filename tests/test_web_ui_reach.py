@@ -21,9 +21,8 @@ from tests.browser import (
     HEAD_CONTROLS,
     PHONE,
     require_browser,
-    running_daemon,
     screenshot,
-    write_script,
+    scripted_daemon,
 )
 from tests.test_web_ui import api, conversation, wait_until
 
@@ -46,11 +45,7 @@ SCRIPT = {
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     require_browser()
-    root = tmp_path_factory.mktemp("reach")
-    (root / "home").mkdir()
-    with running_daemon(root / "data", "--scripted", str(write_script(root / "script.json", SCRIPT)),
-                        env={"HOME": str(root / "home")}) as d:
-        d.home = root / "home"
+    with scripted_daemon(tmp_path_factory.mktemp("reach"), SCRIPT) as d:
         yield d
 
 # The one place each item is checked on both screens and in both schemes.
