@@ -4,7 +4,7 @@ A server's program is started the first time its tools are wanted (a round that 
 offer them, or `GET /api/agent`), in a session and process group of its own, with
 `initialize` (protocol 2024-11-05), `notifications/initialized` and `tools/list`. One
 that is not running within START_TIMEOUT_S, or fails that handshake, is `failed` until
-the daemon restarts. One that ends later (a stop, a time limit, a crash) is `stopped`
+the daemon restarts or its entry is changed (a new actor then serves it: manager.py). One that ends later (a stop, a time limit, a crash) is `stopped`
 and keeps its tools: the next call starts it again. Its stderr goes to the log, line by
 line, never to the model.
 
@@ -158,6 +158,7 @@ class McpServer:
         self._nursery: trio.Nursery | None = None
         self._send, self._rx = trio.open_memory_channel[StartMsg](MAILBOX_SIZE)
         self._stopped = trio.Event()
+        self._closing_why = "the daemon is stopping"
         self.starts = 0  # how many times its program was started
         self.pid: int | None = None
 
@@ -223,7 +224,7 @@ class McpServer:
                 if self._retry_scope is not None:
                     self._retry_scope.cancel()
                 if self._program is not None:
-                    self._program.end("the daemon is stopping")
+                    self._program.end(self._closing_why)
         finally:
             self._nursery = None
             fail_pending(self._rx, f"the MCP server {self.name} is closing")
@@ -231,8 +232,9 @@ class McpServer:
                 self._start_done.set()
             self._stopped.set()
 
-    def close(self) -> None:
-        """Stop serving; a running program is ended."""
+    def close(self, why: str = "the daemon is stopping") -> None:
+        """Stop serving; a running program is ended (`why` says so in the log)."""
+        self._closing_why = why
         self._send.close()
 
     async def wait_stopped(self) -> None:
@@ -283,7 +285,7 @@ class McpServer:
             raise McpUnavailable(f"The MCP server {self.name} is not available: the daemon is stopping.") from None
         await done.wait()
         if self._state == "failed":
-            again = ("It is tried again once the secret is saved." if self.remote and "secret" in (self._error or "")
+            again = ("It is tried again once the secret is saved." if "the secret" in (self._error or "")
                      else "It is tried again when the daemon restarts.")
             raise McpUnavailable(f"The MCP server {self.name} is not available: {self._error} {again}")
         if self._state == "reconnecting":
@@ -362,7 +364,7 @@ class McpServer:
 
     def reset(self) -> None:
         """A failed server may be tried again (the secret it named was saved)."""
-        if self._state == "failed" and self.remote:
+        if self._state == "failed":
             self._state = "stopped"
             self._error = None
 
@@ -418,7 +420,12 @@ class McpServer:
         spec = self.spec
         assert isinstance(spec, ServerSpec)
         try:
-            proc = await start_program([spec.command, *spec.args], env=spec.environment(), cwd=spec.cwd)
+            env = spec.environment(secret=self._secrets)
+        except MissingSecret as exc:
+            self._fail(f"It is not started: {exc}.")
+            return
+        try:
+            proc = await start_program([spec.command, *spec.args], env=env, cwd=spec.cwd)
         except StartFailed as exc:
             self._fail(f"Its command could not be started ({exc}); check command, args and cwd in the MCP config.")
             return
