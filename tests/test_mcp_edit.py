@@ -18,7 +18,7 @@ import trio
 
 from actors.peers.mcp.config import MissingSecret, parse_config
 from tests.daemon_proc import run_daemon
-from tests.test_mcp import SERVER, wait_gone
+from tests.test_mcp import SERVER, everything, wait_gone  # noqa: F401 (a fixture)
 
 TOOLS = ["echo", "fail", "hang", "crash", "shout", "slow", "pid"]
 SCRIPT = {"token_delay": 0, "rounds": [
@@ -251,3 +251,20 @@ async def test_a_variable_names_a_secret_and_no_value_comes_back(tmp_path):
     for text in [*answers, d.stderr(), d.log_file()]:
         assert PLAIN not in text and SECRET not in text
     assert SECRET not in config.read_text()
+
+
+async def test_the_reference_server_is_added_and_removed(tmp_path, everything):  # noqa: F811
+    """@modelcontextprotocol/server-everything, added over the API: started with its tools, then ended."""
+    data = tmp_path / "data"
+    (tmp_path / "script.json").write_text(json.dumps(SCRIPT))
+    async with run_daemon(data, "--scripted", str(tmp_path / "script.json")) as d, d.client() as c:
+        r = await c.post("/api/mcp/servers", json={"name": "everything", "command": "node",
+                                                   "args": [str(everything), "stdio"]})
+        assert r.status_code == 201, r.text
+        assert r.json()["state"] == "running" and "everything_echo" in names(r.json())
+        node = [p for p in psutil.Process(d.proc.pid).children(recursive=True) if str(everything) in p.cmdline()]
+        assert node
+        assert (await c.delete("/api/mcp/servers/everything")).json() == {"deleted": "everything"}
+        await wait_gone([p.pid for p in node])
+        assert (await c.get("/api/agent")).json()["mcp"] == []
+        assert json.loads((data / "mcp.json").read_text()) == {"mcpServers": {}}

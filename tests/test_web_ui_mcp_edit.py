@@ -116,7 +116,8 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
         row.get_by_role("button", name=f"Switch off {name}").click()
         expect(row.locator(".badge.mcp-off")).to_have_text("switched off")
         expect(row.locator("summary")).to_have_count(0)
-        expect(row.get_by_role("button", name=f"Switch on {name}")).to_be_visible()
+        expect(row.get_by_role("button", name=f"Switch on {name}")).to_be_focused()  # the keyboard stays there
+        expect(page.locator("#toast")).to_have_text(f"{name} switched off.")
         assert servers_in_file(daemon)[name]["enabled"] is False
         screenshot(page, f"{kind}-mcp-off")
 
@@ -127,6 +128,7 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
         assert name in servers_in_file(daemon)
         again.click()
         expect(page.get_by_role("list", name="MCP servers").get_by_role("listitem", name=name)).to_have_count(0)
+        expect(page.get_by_role("button", name="Add a server")).to_be_focused()
         assert name not in servers_in_file(daemon)
         ctx.close()
         watch.check()

@@ -7,13 +7,23 @@ import { alertLine, clear, field, h, when } from "./dom.js";
 import { startWith } from "./home.js";
 import { serverForm } from "./mcpform.js";
 import { deleteButton } from "./settings.js";
-import { attemptIn } from "./ui.js";
+import { attemptIn, toast } from "./ui.js";
 
 const TRANSPORTS = { "streamable-http": "Streamable HTTP", sse: "HTTP+SSE", stdio: "stdio" };
 const STATES = { off: "switched off" };
 
 const count = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
 const serverPath = (name) => `/api/mcp/servers/${encodeURIComponent(name)}`;
+
+// After a change the page is drawn again: the keyboard goes back to the control named
+// `label` (the row's own, as it now reads), and what was done is said.
+async function redrawn(reload, label, said) {
+  await reload();
+  const el = [...document.querySelectorAll("button")].find((b) => b.getAttribute("aria-label") === label
+    || (!b.hasAttribute("aria-label") && b.textContent === label));
+  if (el) el.focus();
+  toast(said, "info");
+}
 
 function secondsFromNow(at) {
   const s = Math.max(0, Math.round(at - Date.now() / 1000));
@@ -58,8 +68,8 @@ const namesText = (list) => list.map((x) => (x.secrets.length ? `${x.name} (secr
 // Edit, Switch off/on and Remove of one server; a refusal is said in `error`, in the row.
 function rowActions(m, editing, error, reload) {
   const off = m.state === "off";
-  const act = async (action) => {
-    if (await attemptIn(error, action)) reload();
+  const act = async (action, label, said) => {
+    if (await attemptIn(error, action)) await redrawn(reload, label, said);
   };
   return h("div.row-actions", {},
     h("button.quiet", { type: "button", "aria-label": `Edit ${m.name}`, "aria-expanded": "false", onclick: (ev) => {
@@ -71,7 +81,7 @@ function rowActions(m, editing, error, reload) {
       }
       button.setAttribute("aria-expanded", "true");
       clear(editing, serverForm(m, (saved) => {
-        if (saved) reload();
+        if (saved) redrawn(reload, `Edit ${m.name}`, `${m.name} saved.`);
         else {
           clear(editing);
           button.setAttribute("aria-expanded", "false");
@@ -81,8 +91,11 @@ function rowActions(m, editing, error, reload) {
       editing.querySelector("input:not([readonly]), textarea").focus();
     } }, "Edit"),
     h("button.quiet", { type: "button", "aria-label": `${off ? "Switch on" : "Switch off"} ${m.name}`,
-      onclick: () => act(() => api("PATCH", serverPath(m.name), { enabled: off })) }, off ? "Switch on" : "Switch off"),
-    deleteButton(m.name, () => act(() => api("DELETE", serverPath(m.name))), "Remove"));
+      onclick: () => act(() => api("PATCH", serverPath(m.name), { enabled: off }),
+        `${off ? "Switch off" : "Switch on"} ${m.name}`, `${m.name} switched ${off ? "on" : "off"}.`) },
+    off ? "Switch on" : "Switch off"),
+    deleteButton(m.name, () => act(() => api("DELETE", serverPath(m.name)), "Add a server", `${m.name} removed.`),
+      "Remove"));
 }
 
 // One MCP server: a program of this computer, or a remote one (marked: what its tools
@@ -106,7 +119,7 @@ function mcpRow(m, reload) {
       m.state === "reconnecting" && m.next_try_at
         ? h("p.small.mcp-next-try", {}, `Next try ${secondsFromNow(m.next_try_at)} (${when(m.next_try_at)})`)
         : null,
-      m.error ? h("p.error-text", {}, m.error) : null,
+      m.error ? h("p.error-text.mcp-error", {}, m.error) : null,
       m.tools.length
         ? h("details", {}, h("summary", {}, count(m.tools.length, "tool")),
             h("ul", { "aria-label": `Tools of ${m.name}` },
@@ -133,7 +146,7 @@ export function mcpSection(servers, reload) {
     if (adding.firstChild) return adding.querySelector("input").focus();
     add.setAttribute("aria-expanded", "true");
     clear(adding, serverForm(null, (saved) => {
-      if (saved) return reload();
+      if (saved) return redrawn(reload, "Add a server", "Server added.");
       clear(adding);
       add.setAttribute("aria-expanded", "false");
       add.focus();

@@ -113,11 +113,11 @@ class McpManager:
             await server.wait_stopped()
         fresh: list[McpServer] = []
         for spec in config.servers:
-            server = kept.get(spec)
-            if server is None:
-                server = self._new(spec)
-                await nursery.start(server.run)
-            fresh.append(server)
+            found = kept.get(spec)
+            if found is None:
+                found = self._new(spec)
+                await nursery.start(found.run)
+            fresh.append(found)
         self._servers = tuple(fresh)
         self._skipped = config.skipped
         self._off = config.off

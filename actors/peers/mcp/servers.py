@@ -4,9 +4,10 @@ A server's program is started the first time its tools are wanted (a round that 
 offer them, or `GET /api/agent`), in a session and process group of its own, with
 `initialize` (protocol 2024-11-05), `notifications/initialized` and `tools/list`. One
 that is not running within START_TIMEOUT_S, or fails that handshake, is `failed` until
-the daemon restarts or its entry is changed (a new actor then serves it: manager.py). One that ends later (a stop, a time limit, a crash) is `stopped`
-and keeps its tools: the next call starts it again. Its stderr goes to the log, line by
-line, never to the model.
+the daemon restarts or its entry is changed (a new actor then serves it: manager.py).
+One that ends later (a stop, a time limit, a crash) is `stopped` and keeps its tools:
+the next call starts it again. Its stderr goes to the log, line by line, never to the
+model.
 
 The wire is spoken here on trio (actors/peers/jsonrpc.py: JSON-RPC, one message a line;
 actors/peers/program.py: the program, its process group and its stderr) rather than through
