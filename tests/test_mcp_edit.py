@@ -21,13 +21,16 @@ from tests.daemon_proc import run_daemon
 from tests.test_mcp import SERVER, everything, wait_gone  # noqa: F401 (a fixture)
 
 TOOLS = ["echo", "fail", "hang", "crash", "shout", "slow", "pid"]
+PLAIN = "plain-value-" + "5eed" * 4
+SECRET = "secret-value-" + "c0de" * 4
 SCRIPT = {"token_delay": 0, "rounds": [
     {"when": "which tools", "say": "tools", "repeat": 20},
     {"when": "env please", "tool_calls": [{"name": "sec_env", "arguments": {"name": "TOKEN"}}]},
     {"when": "env please", "say": "tool_result"},
+    # The program prints the secret it was given to its stderr, which goes to the log.
+    {"when": "shout please", "tool_calls": [{"name": "sec_shout", "arguments": {"text": "the token is " + SECRET}}]},
+    {"when": "shout please", "text": "Shouted."},
 ]}
-PLAIN = "plain-value-" + "5eed" * 4
-SECRET = "secret-value-" + "c0de" * 4
 KEEP = {"command": sys.executable, "args": [str(SERVER)], "disabled": True, "note": "the person's own key"}
 
 
@@ -240,8 +243,9 @@ async def test_a_variable_names_a_secret_and_no_value_comes_back(tmp_path):
         answers.append(listing.text)
         (row,) = listing.json()["mcp"]
         assert row["state"] == "running" and "sec_env" in names(row)
-        # The program got the secret's value in its environment.
+        # The program got the secret's value in its environment; what it prints is logged without it.
         assert await ask(c, folder, "env please") == SECRET
+        assert await ask(c, folder, "shout please") == "Shouted."
         # An edit that leaves the values out keeps them.
         r = await c.put("/api/mcp/servers/sec", json={**entry, "env": {"TOKEN": None, "PLAIN": None}})
         answers.append(r.text)
@@ -250,6 +254,7 @@ async def test_a_variable_names_a_secret_and_no_value_comes_back(tmp_path):
         answers.append((await c.get("/api/secrets")).text)
     for text in [*answers, d.stderr(), d.log_file()]:
         assert PLAIN not in text and SECRET not in text
+    assert "MCP server sec stderr: the token is [secret]" in d.log_file()
     assert SECRET not in config.read_text()
 
 

@@ -425,6 +425,8 @@ class McpServer:
         except MissingSecret as exc:
             self._fail(f"It is not started: {exc}.")
             return
+        # What its variables' secrets hold: its stderr and messages are logged without them.
+        prog.secrets = tuple(v for v in (self._secrets(n) for n in spec.secret_names) if v)
         try:
             proc = await start_program([spec.command, *spec.args], env=env, cwd=spec.cwd)
         except StartFailed as exc:
@@ -525,8 +527,7 @@ class McpServer:
                 nursery.start_soon(self._relist, prog)
             elif msg.method == "notifications/message":
                 said = str(msg.params)[:STDERR_LINE_CHARS]
-                shown = prog.redact(said) if isinstance(prog, RemoteLink) else said
-                log.info("MCP server %s says: %s", self.name, shown)
+                log.info("MCP server %s says: %s", self.name, prog.redact(said))
         elif isinstance(msg, Ignored):
             log.debug("MCP server %s wrote %s to stdout; ignored", self.name, msg.why)
 
