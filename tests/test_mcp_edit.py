@@ -8,6 +8,7 @@ request leaves the file's bytes as they were, and no value of a variable comes b
 from __future__ import annotations
 
 import json
+import socket
 import stat
 import sys
 from pathlib import Path
@@ -273,3 +274,29 @@ async def test_the_reference_server_is_added_and_removed(tmp_path, everything): 
         await wait_gone([p.pid for p in node])
         assert (await c.get("/api/agent")).json()["mcp"] == []
         assert json.loads((data / "mcp.json").read_text()) == {"mcpServers": {}}
+
+
+async def test_a_remote_server_keeps_its_hidden_address_and_header_values_through_an_edit(setup):
+    data, script, _ = setup
+    config = data / "mcp.json"
+    with socket.socket() as s:  # a port nothing listens on: the server is tried again, never reached
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp?key={PLAIN}"
+    async with run_daemon(data, "--scripted", str(script)) as d, d.client() as c:
+        headers = {"Authorization": "Bearer " + SECRET, "X-Ref": "${secret:r}"}
+        r = await c.post("/api/mcp/servers", json={"name": "far", "url": url, "type": "sse", "headers": headers})
+        assert r.status_code == 201, r.text
+        row = r.json()
+        assert (row["remote"], row["transport"], row["entry"]["type"]) == (True, "sse", "sse")
+        assert row["url"] == row["entry"]["url"] == f"http://127.0.0.1:{port}/mcp?key=***"
+        assert row["entry"]["headers"] == [{"name": "Authorization", "secrets": []},
+                                           {"name": "X-Ref", "secrets": ["r"]}]
+        # An edit that sends the address as shown and the headers without values keeps them.
+        kept = {"Authorization": None, "X-Ref": None}
+        r = await c.put("/api/mcp/servers/far", json={**row["entry"], "headers": kept, "timeout_ms": 5000})
+        assert r.status_code == 200, r.text
+        saved = json.loads(config.read_text())["mcpServers"]["far"]
+        assert saved == {"url": url, "type": "sse", "headers": headers, "timeout_ms": 5000}
+        assert PLAIN not in r.text and SECRET not in r.text
+        assert PLAIN not in (await c.get("/api/agent")).text

@@ -1,6 +1,6 @@
 """MCP servers added, edited, switched off and removed on the Agent & MCP page
 (bmoe_daemon/web/mcpservers.js, mcpform.js), in headless Chromium against the real daemon,
-on a desktop and a phone: a refusal said beside its field with the file left alone, a
+on a desktop (light) and a phone (dark): a refusal said beside its field with the file left alone, a
 server added through the form running with its tools, a value marked secret kept in the
 key store (never on the page, never in mcp.json), an edit that starts the new command,
 Switch off, and Remove asked once more before it removes.
@@ -41,13 +41,13 @@ def servers_in_file(daemon) -> dict:
     return json.loads(path.read_text())["mcpServers"] if path.exists() else {}
 
 
-@pytest.mark.parametrize(("kind", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
-def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon, kind, viewport):
+@pytest.mark.parametrize(("kind", "viewport", "scheme"), [("desktop", DESKTOP, "light"), ("phone", PHONE, "dark")])
+def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon, kind, viewport, scheme):
     from playwright.sync_api import expect
 
     name = f"ui-{kind}"
     with chromium() as browser:
-        ctx = browser.new_context(viewport=viewport)
+        ctx = browser.new_context(viewport=viewport, color_scheme=scheme)
         page = ctx.new_page()
         page.set_default_timeout(WAIT_MS)
         # The refused name below is a 400 the browser reports as a failed load.
