@@ -9,7 +9,8 @@ file and of an entry that this does not know is kept as it was.
 
 A change that cannot be made (a bad name or entry, a name taken or unknown, a file that
 is not JSON) raises before anything is written, so the file keeps its bytes. Changes
-are made one at a time.
+are made one at a time. Cancelled before the file is written, a change is not made;
+after, the servers still follow it (shielded, at most APPLY_LIMIT_S).
 
 An entry is given as mcp.json holds it. On a replace, a variable or header given
 without a value (None) keeps the value the file has for it, and an address given as
@@ -50,6 +51,9 @@ log = logging.getLogger("bmoe.mcp")
 
 # The entry's keys an add or a replace writes; any other key of an entry is kept.
 KNOWN_KEYS = ("command", "args", "env", "cwd", "url", "type", "headers", "timeout_ms", "enabled", "disabled")
+# How long the servers may take to follow a change once the file is written (each
+# program ended is reaped within its kill grace and the reaping limit, far less).
+APPLY_LIMIT_S = 15.0
 NAME_TEXT = ("A server's name is 1-48 letters, digits, '_' or '-', starting with a letter or digit "
              "(it starts the names of its tools).")
 
@@ -180,9 +184,9 @@ class McpFile:
                 raise DiskFull(f"{self.path} cannot be written: the disk is full.") from None
             raise Invalid(f"{self.path} cannot be written ({exc.strerror or exc}); nothing was changed.") from None
         log.info("%s in %s", what, self.path)
-        # The file is written: the servers follow it even if the request goes away now
-        # (ending a program is bounded by its kill grace).
-        with trio.CancelScope(shield=True):
+        # The file is written: the servers follow it even if the request goes away now.
+        with trio.move_on_after(APPLY_LIMIT_S) as scope:
+            scope.shield = True
             await self._manager.apply(self.config(data))
 
     def _write_file(self, data: bytes) -> None:

@@ -100,7 +100,9 @@ class McpManager:
         started afresh (a changed one's program ended and reaped first), each one no
         longer started (removed, switched off) is ended; an unchanged one goes on.
         Started servers are started the first time their tools are wanted, as at start.
-        Raises ActorGone when the manager does not run (the daemon is stopping)."""
+        Raises ActorGone when the manager does not run (the daemon is stopping). Cancelled
+        while an old program ends, the listing keeps the old servers (ended) until the next
+        apply: the caller shields it (actors/peers/mcp/edit.py)."""
         nursery = self._nursery
         if nursery is None:
             raise ActorGone("The MCP servers are stopping with the daemon; change them once it is back.")
