@@ -28,7 +28,9 @@ its base and with its module, and every name in it is a class that exists.
     │   │       │                   backend uses inside it (the model does not load; the daemon does not start)
     │   │       └── TemplateRefused model/backends/chat_template.py: no shape of a history renders in the local
     │   │                           model's chat template (the run ends with the model's name and its words)
-    │   └── SkillExists             skills/catalog.py: a new skill repeats a listed one's name (HTTP 409 exists)
+    │   ├── SkillExists             skills/catalog.py: a new skill repeats a listed one's name (HTTP 409 exists)
+    │   └── ServerExists            peers/mcp/edit.py: an MCP server added under a name the config has (HTTP 409
+    │                               exists)
     ├── ToolError                   a call that could not be carried out; the model reads it
     │   ├── PathRefused             fs/paths.py: a path that leaves the workspace or is not safe to use
     │   └── McpUnavailable          peers/mcp/servers.py: an MCP server that cannot take calls (it failed, or
@@ -68,8 +70,8 @@ its base and with its module, and every name in it is a class that exists.
         ├── NotGguf                 model/discovery/gguf_header.py: not a GGUF this reads (the scan lists the
         │                           file with the reason; HTTP 400 on a switch)
         ├── ConfigError             peers/mcp/config.py: an MCP config entry that cannot be used (it is left out)
-        ├── MissingSecret           peers/mcp/config.py: a remote MCP server's header names a secret the key
-        │                           store lacks (peers/mcp/servers.py: the server fails, saying which)
+        ├── MissingSecret           peers/mcp/config.py: an MCP server's header or variable names a secret the
+        │                           key store lacks (peers/mcp/servers.py: the server fails, saying which)
         ├── BadRule                 policy/rules.py: a rule that cannot be kept (HTTP 400)
         ├── BadPage                 record/listing.py: a page asked for wrongly (HTTP 400)
         ├── BadDocument             record/exchange.py: a file that is not a conversation to import (HTTP 400)

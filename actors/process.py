@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import subprocess
+from collections.abc import Callable
 
 import trio
 
@@ -127,10 +128,12 @@ async def start_program(argv: list[str], *, env: dict[str, str], cwd: str | None
         raise StartFailed(exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) from None
 
 
-async def read_stderr(proc: trio.Process, log: logging.Logger, label: str) -> None:
+async def read_stderr(proc: trio.Process, log: logging.Logger, label: str,
+                      redact: Callable[[str], str] | None = None) -> None:
     """Log the program's stderr at INFO, a line at a time, as `<label> stderr: ...`
     (a line cut at STDERR_LINE_CHARS, one without an end logged every
-    STDERR_PENDING_BYTES), until it closes."""
+    STDERR_PENDING_BYTES), until it closes; `redact` hides what the line may not show
+    (a secret the program was given)."""
     assert proc.stderr is not None
     pending = b""
     try:
@@ -143,15 +146,17 @@ async def read_stderr(proc: trio.Process, log: logging.Logger, label: str) -> No
                 whole.append(pending)
                 pending = b""
             for line in whole:
-                _log_stderr(log, label, line)
+                _log_stderr(log, label, line, redact)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass
     if pending:
-        _log_stderr(log, label, pending)
+        _log_stderr(log, label, pending, redact)
 
 
-def _log_stderr(log: logging.Logger, label: str, line: bytes) -> None:
+def _log_stderr(log: logging.Logger, label: str, line: bytes, redact: Callable[[str], str] | None) -> None:
     text = line.decode("utf-8", errors="replace").rstrip()
+    if redact is not None:
+        text = redact(text)
     if text:
         log.info("%s stderr: %s", label, text[:STDERR_LINE_CHARS])
 

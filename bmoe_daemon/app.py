@@ -28,6 +28,7 @@ from bmoe_daemon.routes import (
     health,
     hooks,
     limits,
+    mcp,
     models,
     openai,
     providers,
@@ -90,7 +91,7 @@ def create_app(ctx: DaemonContext) -> QuartTrio:
 
     for bp in (health.bp, workspaces.bp, folders.bp, conversations.bp, files.bp, events.bp, debug.bp, providers.bp,
                agent.bp, skills.bp, tasks.bp, connect.bp, hooks.bp, models.bp, limits.bp, openai.bp, web.bp,
-               api_doc.bp, secrets.bp, usage.bp, search.bp):
+               api_doc.bp, secrets.bp, usage.bp, search.bp, mcp.bp):
         app.register_blueprint(bp)
 
     def guard(path: str, headers: Any, method: str, rule: Any, remote: str | None) -> None:

@@ -19,6 +19,7 @@ from actors.model.providers.directory import ProviderDirectory
 from actors.model.usage import UsageLedger
 from actors.peers.acp.agents import AcpAgents
 from actors.peers.lsp.servers import LspManager
+from actors.peers.mcp.edit import McpFile
 from actors.peers.mcp.manager import McpManager
 from actors.policy.hooks import HookRunner
 from actors.policy.rules import RuleBook
@@ -44,6 +45,8 @@ class DaemonContext:
     bus: EventBus
     providers: ProviderDirectory | None = None
     mcp: McpManager | None = None
+    # The MCP servers' config file, changed from the Agent & MCP page; none in chat-only mode or a test's app.
+    mcp_file: McpFile | None = None
     skills: SkillCatalog | None = None
     started: float = attrs.field(factory=time.time)
     scheduler: Scheduler | None = None  # none in chat-only mode

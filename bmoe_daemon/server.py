@@ -35,7 +35,8 @@ from actors.model.turns import Backend
 from actors.model.usage import UsageLedger
 from actors.peers.acp.agents import AcpAgents, load_specs
 from actors.peers.lsp.servers import LspManager
-from actors.peers.mcp.config import McpConfig, RemoteSpec, load_config
+from actors.peers.mcp.config import McpConfig, load_config
+from actors.peers.mcp.edit import McpFile
 from actors.peers.mcp.manager import McpManager
 from actors.peers.mcp.servers import SecretLookup
 from actors.policy.hooks import HOOKS_FILE, HookRunner
@@ -132,15 +133,19 @@ def build_skills(config: Config) -> SkillCatalog:
     return SkillCatalog(shipped=config.skills_dir or SHIPPED_SKILLS, data_dir=config.data_dir, write_file=write_atomic)
 
 
+def mcp_config_path(config: Config) -> Path:
+    return config.mcp_servers_config or config.data_dir / "mcp.json"
+
+
 def build_mcp(config: Config, secrets: SecretLookup | None = None) -> McpManager:
     """The MCP servers of the config (`--mcp-servers-config`, else `<data>/mcp.json`);
     none in chat-only mode, only the remote ones where no process may start. `secrets`
     looks up the key store's secrets that remote servers' headers name."""
     if config.chat_only:
         return McpManager(McpConfig())
-    mcp_config = load_config(config.mcp_servers_config or config.data_dir / "mcp.json")
+    mcp_config = load_config(mcp_config_path(config))
     if not can_run_commands():
-        mcp_config = McpConfig(tuple(s for s in mcp_config.servers if isinstance(s, RemoteSpec)), mcp_config.skipped)
+        mcp_config = mcp_config.remote_only()
     return McpManager(mcp_config, secrets=secrets)
 
 
@@ -321,7 +326,9 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
         memory.allows_read_only = hub.memory_allowed_read_only
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
+    mcp_file = None if config.chat_only else McpFile(mcp_config_path(config), mcp, commands=can_run_commands())
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
+                        mcp_file=mcp_file,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,
                         hooks=hooks, sandbox=sandbox, memory=memory, usage=usage,
                         search=indexer)

@@ -24,6 +24,8 @@ client's cursor is exercised). Options change how it starts:
     --exit-at-start      exits at once, before reading anything
     --stdout-noise       writes a line that is not JSON to stdout first
     --extra-tool NAME    one more tool like echo, named NAME (repeatable)
+    --env-tool           one more tool, `env {name}`, answering that variable of its environment
+                         (what the daemon gave it; "(unset)" when it has none)
     --http               serve Streamable HTTP (JSON answers) at http://127.0.0.1:PORT/mcp
                          instead of stdio, on a free port it prints as `listening on PORT`;
                          with TEST_MCP_TOKEN in its environment (never on its command line)
@@ -84,6 +86,9 @@ def text(body: str, is_error: bool = False) -> types.CallToolResult:
 def build(argv: list[str]) -> Server[Any]:
     extra = [argv[i + 1] for i, a in enumerate(argv) if a == "--extra-tool" and i + 1 < len(argv)]
     tools = TOOLS + [types.Tool(name=n, description="Like echo.", input_schema={"type": "object"}) for n in extra]
+    if "--env-tool" in argv:
+        tools.append(types.Tool(name="env", description="Answers a variable of its environment.",
+                                input_schema={"type": "object", "properties": {"name": {"type": "string"}}}))
     half = len(tools) // 2
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -116,6 +121,8 @@ def build(argv: list[str]) -> Server[Any]:
             return text("slept")
         if name == "pid":
             return text(str(os.getpid()))
+        if name == "env" and "--env-tool" in argv:
+            return text(os.environ.get(str(args.get("name", "")), "(unset)"))
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
 
     async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

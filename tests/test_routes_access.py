@@ -200,6 +200,10 @@ async def test_the_model_serving_is_told_to_all_its_file_only_to_this_computer(a
         ("POST", "/api/connect/opencode"),
         ("POST", "/api/conversations/c-none/approval"),
         ("GET", "/api/conversations/c-none/file?path=x"),
+        ("POST", "/api/mcp/servers"),
+        ("PUT", "/api/mcp/servers/x"),
+        ("PATCH", "/api/mcp/servers/x"),
+        ("DELETE", "/api/mcp/servers/x"),
     ],
 )
 async def test_local_routes_refuse_the_network_before_anything_else(app, method, path):

@@ -234,6 +234,9 @@ SCREENS: list[Screen] = [
     ("models", "#/models", lambda p: p.get_by_role("listitem", name="not-a-model"), None),
     ("connect", "#/connect", lambda p: p.locator("pre.snippet"), None),
     ("agent", "#/agent", lambda p: p.get_by_role("heading", name="MCP servers", exact=True), None),
+    ("MCP server form", "#/agent", lambda p: p.get_by_role("heading", name="MCP servers", exact=True),
+     lambda p: p.get_by_role("button", name="Add a server").click()
+     or p.get_by_role("form", name="Add a server").get_by_role("button", name="Add a variable").click()),
     ("the key dialog", "#/", lambda p: p.locator(".conv-list").get_by_role("link", name=re.compile("^Garden report")),
      lambda p: p.evaluate("() => document.getElementById('key-dialog').showModal()")),
     ("a skill read", "#/skills", lambda p: p.get_by_role("switch", name="Use review-change"),

@@ -89,7 +89,7 @@ def test_remote_servers_are_marked_and_a_secret_is_saved_from_the_page(daemon, b
             expect(row.locator(".mcp-leaves")).to_contain_text("leaves the computer")
         expect(tokened.locator(".mcp-headers")).to_have_text("Headers: Authorization (secret tok)")
         expect(tokened.locator(".badge.mcp-failed")).to_be_visible()
-        expect(tokened.locator(".error-text")).to_contain_text("the secret 'tok'")
+        expect(tokened.locator(".mcp-error")).to_contain_text("the secret 'tok'")
         # Nothing listens there: reconnecting, with when it is tried next; the page follows.
         expect(away.locator(".badge.mcp-reconnecting")).to_be_visible()
         expect(away.locator(".mcp-next-try")).to_contain_text("Next try")

@@ -64,8 +64,15 @@ class Program:
         self.pending: dict[int, Reply[object]] = {}
         self.ended = trio.Event()
         self.why = ""
+        self.secrets: tuple[str, ...] = ()  # values it was given that no log line shows
         self._ids = itertools.count(1)
         self._lock = trio.Lock()
+
+    def redact(self, text: str) -> str:
+        """`text` with every secret the program was given replaced."""
+        for secret in self.secrets:
+            text = text.replace(secret, "[secret]")
+        return text
 
     def end(self, why: str) -> None:
         """End the program (its task reaps it) and fail every request still waiting.
@@ -167,7 +174,7 @@ async def serving(prog: Program, proc: trio.Process, handle: Handler, *, log: lo
     prog.proc = proc
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_stderr, proc, log, label)
+            nursery.start_soon(read_stderr, proc, log, label, prog.redact if prog.secrets else None)
             nursery.start_soon(prog.read_stdout, handle, nursery, exit_wait)
             yield nursery
     finally:

@@ -126,9 +126,14 @@ def provider(c: Components) -> Schema:
 
 def mcp_server(c: Components) -> Schema:
     """One MCP server of GET /api/agent: a program (`command`) or a remote server (`url`,
-    query values hidden, and its headers' names with the secrets they name, never a value)."""
-    state = {"enum": ["running", "stopped", "reconnecting", "failed"]}
+    query values hidden, and its headers' names with the secrets they name, never a value);
+    `entry`: what an edit starts from (its variables' and headers' names, never a value)."""
+    state = {"enum": ["running", "stopped", "reconnecting", "failed", "off"]}
     header = shape(c, {"name": str, "secrets": list[str]})
+    entry = {"type": "object", "properties": {
+        "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
+        "env": array(header), "cwd": {"type": "string"}, "url": {"type": "string"}, "type": {"const": "sse"},
+        "headers": array(header), "timeout_ms": {"type": "integer"}}}
     return shape(c, {"name": str, "remote": bool, "transport": {"enum": ["stdio", "streamable-http", "sse"]},
                      "command": str, "url": str, "headers": array(header), "state": state,
                      "next_try_at": float, "error": str,
@@ -137,8 +142,10 @@ def mcp_server(c: Components) -> Schema:
                                                 "arguments": array(shape(c, {"name": str, "required": bool}))},
                                             optional=("title", "description"))),
                      "resources": array(shape(c, {"uri": str, "name": str, "description": str, "mime_type": str},
-                                              optional=("description", "mime_type")))},
-                 optional=("command", "url", "headers", "next_try_at", "error", "transport", "prompts", "resources"))
+                                              optional=("description", "mime_type"))),
+                     "entry": entry},
+                 optional=("command", "url", "headers", "next_try_at", "error", "transport", "prompts", "resources",
+                           "entry"))
 
 
 def secrets(c: Components) -> Schema:

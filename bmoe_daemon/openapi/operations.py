@@ -35,6 +35,7 @@ from bmoe_daemon.models import ModelChoice
 from bmoe_daemon.openapi import answers, request_bodies
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, schema_of, shape
 from bmoe_daemon.routes.agent import PromptArguments
+from bmoe_daemon.routes.mcp import ServerBody, ServerSwitch
 from bmoe_daemon.routes.providers import ProbeBody
 from bmoe_daemon.routes.secrets import SecretBody
 from bmoe_daemon.routes.skills import SkillBody, SkillSwitch
@@ -312,6 +313,27 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "An MCP server's prompt (`prompts/get` with `{arguments}`) as text, for a person to start a message with; "
         "409 busy when the server cannot give it now.",
         lambda c: shape(c, {"text": str}), body=PromptArguments, body_required=False, errors=(400, 404, 409)),
+    ("POST", "/api/mcp/servers"): Op(
+        "Add an MCP server to the daemon's MCP config (`<data>/mcp.json`), written whole, and start it: `{name, "
+        "command, args?, env?, cwd?, timeout_ms?}` for a program of this computer or `{name, url, type?, headers?, "
+        "timeout_ms?}` for a remote one, `enabled: false` to keep it switched off; answers its row of GET "
+        "/api/agent. 409 exists for a name taken; the file is unchanged on any refusal.",
+        answers.mcp_server, status=201, body=ServerBody, errors=(400, 409, 507),
+        links={"Change": Link(("PUT", "/api/mcp/servers/<name>"), {"name": "$response.body#/name"}),
+               "Switch": Link(("PATCH", "/api/mcp/servers/<name>"), {"name": "$response.body#/name"}),
+               "Remove": Link(("DELETE", "/api/mcp/servers/<name>"), {"name": "$response.body#/name"})}),
+    ("PUT", "/api/mcp/servers/<name>"): Op(
+        "Replace an MCP server's entry (the same fields, without `name`; keys of the entry this does not know "
+        "are kept) and start it again; an `env` or `headers` value of null keeps the saved one, and an address "
+        "as the listing shows it keeps the saved one.",
+        answers.mcp_server, body=ServerBody, errors=(400, 404, 409, 507)),
+    ("PATCH", "/api/mcp/servers/<name>"): Op(
+        "Switch an MCP server on or off (`{enabled}`): a switched-off server stays in the file (`\"enabled\": "
+        "false`), is ended and is not started nor offered.",
+        answers.mcp_server, body=ServerSwitch, errors=(400, 404, 409, 507)),
+    ("DELETE", "/api/mcp/servers/<name>"): Op(
+        "Remove an MCP server from the config; its program is ended.", answers.deleted,
+        errors=(400, 404, 409, 507)),
     ("GET", "/api/secrets"): Op(
         "The key store's named secrets (never their values) and the MCP servers whose headers name each; a name a "
         "server wants that is not stored yet is listed with `stored: false`.", answers.secrets),

@@ -1,91 +1,16 @@
 // The agent page: what conversations here may use (tools, commands, the agents, the
-// MCP servers and their tools), the secrets remote servers' headers name, and the
-// person's hooks with their last outcomes.
+// MCP servers and their tools, added and changed here: mcpservers.js), the secrets MCP
+// servers' headers and variables name, and the person's hooks with their last outcomes.
 
 import { api } from "./api.js";
 import { alertLine, clear, field, h, when } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
-import { startWith } from "./home.js";
+import { mcpSection } from "./mcpservers.js";
 import { deleteButton, page } from "./settings.js";
-import { attempt, attemptIn, pageView, problem } from "./ui.js";
+import { attempt, pageView, problem } from "./ui.js";
 
 // While a remote server is reconnecting, the page is read again this often.
 const RECONNECT_POLL_MS = 2000;
-const TRANSPORTS = { "streamable-http": "Streamable HTTP", sse: "HTTP+SSE", stdio: "stdio" };
-
-const count = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
-
-function secondsFromNow(at) {
-  const s = Math.max(0, Math.round(at - Date.now() / 1000));
-  return s ? `in ${s} s` : "now";
-}
-
-// A prompt's arguments, asked for when it is used; its text then starts a message on
-// the home page (as a draft the person reads and sends).
-function promptForm(server, p) {
-  const inputs = p.arguments.map((a) => [a, h("input", { type: "text", required: a.required, autocomplete: "off" })]);
-  const error = alertLine("");
-  const form = h("form.card.prompt-form", { "aria-label": `Use the prompt ${p.name}` },
-    inputs.map(([a, el]) => field(a.required ? a.name : `${a.name} (optional)`, el)), error,
-    h("div.actions", {}, h("button.primary", { type: "submit" }, "Start a message with it")));
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    const args = Object.fromEntries(inputs.filter(([, el]) => el.value.trim()).map(([a, el]) => [a.name, el.value]));
-    const got = await attemptIn(error, () => api("POST",
-      `/api/mcp/${encodeURIComponent(server)}/prompts/${encodeURIComponent(p.name)}`, { arguments: args }));
-    if (got) startWith(got.text);
-  });
-  return form;
-}
-
-function promptItem(server, p) {
-  const use = h("button.quiet", { type: "button", "aria-label": `Use ${p.name}` }, "Use");
-  const item = h("li.mcp-prompt", { "aria-label": p.name }, h("code", {}, p.name),
-    p.arguments.length ? ` (${p.arguments.map((a) => a.name + (a.required ? "" : "?")).join(", ")})` : "",
-    p.description ? ` — ${p.description}` : "", " ", use);
-  use.addEventListener("click", () => {
-    use.hidden = true;
-    item.append(promptForm(server, p));
-    item.querySelector("input, button.primary").focus();
-  });
-  return item;
-}
-
-// One MCP server: a program of this computer, or a remote one (marked: what its tools
-// are given leaves the computer for the address shown).
-function mcpRow(m) {
-  return h("li.row", { "aria-label": m.name },
-    h("div.row-main", {},
-      h("strong", {}, m.name), " ", h(`span.badge.mcp-${m.state}`, {}, m.state),
-      m.remote ? h("span.badge.on-network", { title: "Each call's arguments are sent to this address." },
-        "on the network") : null,
-      h("p.small.muted", {}, m.remote ? h("code", {}, m.url) : m.command,
-        m.remote && m.transport ? ` · ${TRANSPORTS[m.transport] || m.transport}` : ""),
-      m.remote ? h("p.small.mcp-leaves", {}, "Not on this computer: what a conversation gives its tools leaves "
-        + "the computer for this address.") : null,
-      m.headers && m.headers.length
-        ? h("p.small.muted.mcp-headers", {}, "Headers: ", m.headers.map((hd) =>
-          hd.secrets.length ? `${hd.name} (secret ${hd.secrets.join(", ")})` : hd.name).join(", "))
-        : null,
-      m.state === "reconnecting" && m.next_try_at
-        ? h("p.small.mcp-next-try", {}, `Next try ${secondsFromNow(m.next_try_at)} (${when(m.next_try_at)})`)
-        : null,
-      m.error ? h("p.error-text", {}, m.error) : null,
-      m.tools.length
-        ? h("details", {}, h("summary", {}, count(m.tools.length, "tool")),
-            h("ul", {}, m.tools.map((t) => h("li", {}, h("code", {}, t.name), ` — ${t.description || ""}`))))
-        : null,
-      m.prompts && m.prompts.length
-        ? h("details.mcp-prompts", {}, h("summary", {}, count(m.prompts.length, "prompt")),
-            h("ul", { "aria-label": `Prompts of ${m.name}` }, m.prompts.map((p) => promptItem(m.name, p))))
-        : null,
-      m.resources && m.resources.length
-        ? h("details.mcp-resources", {}, h("summary", {}, count(m.resources.length, "resource")),
-            h("ul", {}, m.resources.map((r) => h("li", {}, h("code", {}, r.uri),
-              r.name !== r.uri ? ` ${r.name}` : "", r.description ? ` — ${r.description}` : ""))))
-        : null));
-}
-
 // The key store's named secrets (GET /api/secrets): a remote server's header names one
 // as ${secret:NAME} in mcp.json. A value is written here once and never shown again.
 function secretsSection(secrets, reload) {
@@ -108,8 +33,8 @@ function secretsSection(secrets, reload) {
   });
   return [
     h("h2", {}, "Secrets"),
-    h("p.small.muted", {}, "Values a remote MCP server's headers name (${secret:NAME}), kept in the daemon's key "
-      + "store beside the providers' keys instead of in mcp.json."),
+    h("p.small.muted", {}, "Values an MCP server's headers or variables name (${secret:NAME}), kept in the daemon's "
+      + "key store beside the providers' keys instead of in mcp.json."),
     secrets.secrets.length ? null : h("p.muted", {}, "No secrets."),
     h("ul.rows", { "aria-label": "Secrets" }, secrets.secrets.map((s) =>
       h("li.row", { "aria-label": s.name },
@@ -200,9 +125,7 @@ export function agentPage(main) {
       h("ul.rows", { "aria-label": "Agents" }, info.agents.map((a) =>
         h("li.row", {}, h("div.row-main", {}, h("strong", {}, a.name), " ",
           h("span.badge", {}, a.available ? "available" : `missing ${a.missing.join(", ")}`))))),
-      h("h2", {}, "MCP servers"),
-      info.mcp.length ? null : h("p.muted", {}, "None configured (add them to mcp.json in the data folder)."),
-      h("ul.rows", { "aria-label": "MCP servers" }, info.mcp.map(mcpRow)),
+      info.tools ? mcpSection(info.mcp, load) : null,
       info.tools ? secretsSection(secrets, load) : null,
       hooksSection(hooks),
     );

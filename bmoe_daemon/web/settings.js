@@ -17,20 +17,21 @@ export function page(main, title, intro) {
 }
 
 // A Delete button that asks once: the first press turns it into "Delete?", a second
-// one deletes; leaving it (focus elsewhere) or Escape takes the question back.
-export function deleteButton(name, action) {
-  const label = `Delete ${name}`;
-  const button = h("button.quiet.danger", { type: "button", "aria-label": label }, "Delete");
+// one deletes; leaving it (focus elsewhere) or Escape takes the question back. `word`
+// names the action ("Remove").
+export function deleteButton(name, action, word = "Delete") {
+  const label = `${word} ${name}`;
+  const button = h("button.quiet.danger", { type: "button", "aria-label": label }, word);
   const disarm = () => {
     delete button.dataset.armed;
-    button.textContent = "Delete";
+    button.textContent = word;
     button.setAttribute("aria-label", label);
   };
   button.addEventListener("click", async () => {
     if (!button.dataset.armed) {
       button.dataset.armed = "yes";
-      button.textContent = "Delete?";
-      button.setAttribute("aria-label", `Really delete ${name}?`);
+      button.textContent = `${word}?`;
+      button.setAttribute("aria-label", `Really ${word.toLowerCase()} ${name}?`);
       return;
     }
     disarm();

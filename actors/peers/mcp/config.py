@@ -5,7 +5,8 @@
                     "remote": {"url": "https://mcp.example.com/mcp",
                                "headers": {"Authorization": "Bearer ${secret:example}"}}}}
 
-Read once when the daemon starts, from `<data>/mcp.json` or `--mcp-servers-config`.
+Read when the daemon starts, from `<data>/mcp.json` or `--mcp-servers-config`, and again
+after each change made from the Agent & MCP page.
 An entry with a `command` is a program the daemon starts (stdio); one with a `url` is a
 remote server spoken to over HTTP (actors/peers/mcp/remote.py): the person pointed it
 there, so the listing marks it as on the network. `"type": "sse"` says the server speaks
@@ -15,7 +16,10 @@ store (`PUT /api/secrets/NAME`, kept in `<data>/credentials.json`): it is put in
 the daemon connects, and shown nowhere (the listing names the header and its secrets).
 `http://` is taken only for this machine or the local network; elsewhere `https://`.
 An entry that does not parse is left out with a warning, kept with the entry's name so
-`GET /api/agent` can show it beside the servers.
+`GET /api/agent` can show it beside the servers. An entry with `"enabled": false` (or
+`"disabled": true`, as other apps write it) is switched off: kept, listed, never started.
+An `env` value may hold `${secret:NAME}` as a header's may, put in when the program starts.
+The file is changed whole from the Agent & MCP page (actors/peers/mcp/edit.py).
 
 A server's program does not inherit the daemon's whole environment: it gets the few
 variables a program needs to run (PATH, HOME, the locale, ...) plus the entry's `env`,
@@ -72,7 +76,7 @@ class ServerSpec:
     name: str
     command: str
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)  # a value may be a key
     cwd: str | None = None
     timeout_ms: int = DEFAULT_TIMEOUT_MS
 
@@ -84,11 +88,21 @@ class ServerSpec:
     def timeout_s(self) -> float:
         return self.timeout_ms / 1000
 
-    def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
-        """The program's environment: the inherited few, then the entry's own."""
+    @property
+    def secret_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(n for _, v in self.env for n in SECRET_REF.findall(v)))
+
+    def shown_env(self) -> list[dict[str, object]]:
+        """Each variable's name and the secrets its value names; never a value."""
+        return [{"name": k, "secrets": SECRET_REF.findall(v)} for k, v in self.env]
+
+    def environment(self, base: dict[str, str] | None = None,
+                    secret: Callable[[str], str | None] | None = None) -> dict[str, str]:
+        """The program's environment: the inherited few, then the entry's own, each
+        `${secret:NAME}` replaced by `secret` (MissingSecret names one not stored)."""
         src = os.environ if base is None else base
         out = {k: src[k] for k in INHERITED_ENV if k in src}
-        out.update(dict(self.env))
+        out.update(put_secrets(self.env, secret or (lambda name: None), "variable")[0])
         return out
 
 
@@ -108,7 +122,27 @@ def mask_url(url: str) -> str:
 
 
 class MissingSecret(ValueError):
-    """A header names a secret the key store does not hold."""
+    """A header or a variable names a secret the key store does not hold."""
+
+
+def put_secrets(pairs: tuple[tuple[str, str], ...], secret: Callable[[str], str | None],
+                what: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """`pairs` with each `${secret:NAME}` replaced, and the secret values put in (to be
+    kept out of any text). MissingSecret names one that is not stored; `what` says
+    where it is named (a header, a variable)."""
+    used: list[str] = []
+
+    def put(m: re.Match[str]) -> str:
+        value = secret(m.group(1))
+        if not value:
+            raise MissingSecret(
+                f"its {what} needs the secret {m.group(1)!r}, which the key store does not hold; add it on the "
+                f"Agent & MCP page or with PUT /api/secrets/{m.group(1)}"
+            )
+        used.append(value)
+        return value
+
+    return {k: SECRET_REF.sub(put, v) for k, v in pairs}, tuple(used)
 
 
 @attrs.frozen
@@ -142,19 +176,7 @@ class RemoteSpec:
     def resolve_headers(self, secret: Callable[[str], str | None]) -> tuple[dict[str, str], tuple[str, ...]]:
         """The headers to send, each `${secret:NAME}` replaced, and the secret values
         put in (to be kept out of any text). MissingSecret names one that is not stored."""
-        used: list[str] = []
-
-        def put(m: re.Match[str]) -> str:
-            value = secret(m.group(1))
-            if not value:
-                raise MissingSecret(
-                    f"its header needs the secret {m.group(1)!r}, which the key store does not hold; add it on the "
-                    f"Agent & MCP page or with PUT /api/secrets/{m.group(1)}"
-                )
-            used.append(value)
-            return value
-
-        return {k: SECRET_REF.sub(put, v) for k, v in self.headers}, tuple(used)
+        return put_secrets(self.headers, secret, "header")
 
 
 @attrs.frozen
@@ -171,6 +193,11 @@ class Skipped:
 class McpConfig:
     servers: tuple[ServerSpec | RemoteSpec, ...] = ()
     skipped: tuple[Skipped, ...] = ()
+    off: tuple[ServerSpec | RemoteSpec, ...] = ()  # switched off: listed, never started
+
+    def remote_only(self) -> McpConfig:
+        """The servers to start where no program may start: the remote ones."""
+        return McpConfig(tuple(s for s in self.servers if isinstance(s, RemoteSpec)), self.skipped, self.off)
 
 
 class ConfigError(ValueError):
@@ -193,9 +220,24 @@ def _env(value: object) -> tuple[tuple[str, str], ...]:
     out = []
     for key, val in value.items():
         if not isinstance(val, (str, int, float)) or isinstance(val, bool) or not key or "=" in key or "\0" in key:
-            raise ConfigError(f"env {key!r} must be a name with a string value")
+            raise ConfigError(f"env {key[:40]!r} must be a name with a string value")
+        if isinstance(val, str) and "\0" in val:
+            raise ConfigError(f"the value of env {key[:40]} may not hold a NUL character")
+        _check_refs(str(val), f"env {key[:40]}")
         out.append((key, str(val)))
     return tuple(out)
+
+
+def _check_refs(value: str, where: str) -> None:
+    for ref in SECRET_REF.findall(value):
+        if not SECRET_NAME.match(ref):
+            raise ConfigError(f"{where} names a secret {ref[:70]!r}: a secret's name is 1-64 letters, "
+                              "digits, '_', '.' or '-'")
+
+
+def is_off(entry: object) -> bool:
+    """Whether an entry is switched off (`"enabled": false`, or `"disabled": true`)."""
+    return isinstance(entry, dict) and (entry.get("enabled") is False or entry.get("disabled") is True)
 
 
 def _timeout(entry: dict[str, object]) -> int:
@@ -243,10 +285,7 @@ def _headers(value: object) -> tuple[tuple[str, str], ...]:
         # Never the value in the text: it may be a token written in the file.
         if not isinstance(val, str) or len(val) > MAX_HEADER_CHARS or any(ch in val for ch in "\r\n\0"):
             raise ConfigError(f"the header {key} must have a string value on one line")
-        for ref in SECRET_REF.findall(val):
-            if not SECRET_NAME.match(ref):
-                raise ConfigError(f"the header {key} names a secret {ref[:70]!r}: a secret's name is 1-64 letters, "
-                                  "digits, '_', '.' or '-'")
+        _check_refs(val, f"the header {key}")
         out.append((key, val))
     return tuple(out)
 
@@ -269,6 +308,9 @@ def parse_entry(name: str, entry: object, *, base: Path | None = None) -> Server
         )
     if not isinstance(entry, dict):
         raise ConfigError("the entry must be an object")
+    for key in ("enabled", "disabled"):
+        if key in entry and not isinstance(entry[key], bool):
+            raise ConfigError(f"{key} must be true or false")
     if "url" in entry or entry.get("type") in REMOTE_TYPES:
         return _remote(name, entry)
     command = entry.get("command")
@@ -300,19 +342,23 @@ def parse_config(data: object, *, base: Path | None = None) -> McpConfig:
         raise ConfigError("mcpServers must be an object of servers by name")
     servers: list[ServerSpec | RemoteSpec] = []
     skipped: list[Skipped] = []
+    off: list[ServerSpec | RemoteSpec] = []
     for name, entry in entries.items():
         shown = (entry.get("command") or "") if isinstance(entry, dict) else ""
         remote = isinstance(entry, dict) and ("url" in entry or entry.get("type") in REMOTE_TYPES)
         if isinstance(entry, dict) and isinstance(entry.get("url"), str):
             shown = mask_url(entry["url"])  # a key in its query stays hidden
         try:
+            if is_off(entry):
+                off.append(parse_entry(name, entry, base=base))
+                continue
             if len(servers) >= MAX_SERVERS:
                 raise ConfigError(f"at most {MAX_SERVERS} servers are started")
             servers.append(parse_entry(name, entry, base=base))
         except ConfigError as exc:
             log.warning("MCP server %r left out: %s", name, exc)
             skipped.append(Skipped(name, str(shown) if isinstance(shown, str) else "", f"Left out: {exc}.", remote))
-    return McpConfig(tuple(servers), tuple(skipped))
+    return McpConfig(tuple(servers), tuple(skipped), tuple(off))
 
 
 def load_config(path: Path) -> McpConfig:

@@ -1,6 +1,8 @@
 """The MCP servers together: `McpManager`, every configured server's actor
 (actors/peers/mcp/servers.py) started in one nursery, closed together, and listed for
-`GET /api/agent`.
+`GET /api/agent`. A changed config (actors/peers/mcp/edit.py) is applied while it runs:
+a server added is started, one changed is started again, one removed or switched off
+is ended; the others go on untouched.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from collections.abc import Callable
 import trio
 
 from actors.actor import ActorStats
-from actors.peers.mcp.config import McpConfig, RemoteSpec, ServerSpec, Skipped
+from actors.errors import ActorGone
+from actors.peers.mcp.config import DEFAULT_TIMEOUT_MS, McpConfig, RemoteSpec, ServerSpec, Skipped
 from actors.peers.mcp.servers import (
     KILL_GRACE_S,
     RETRY_FIRST_S,
@@ -42,16 +45,21 @@ class McpManager:
         """`secrets` looks a secret up by name in the key store (a remote server's
         headers name them); the retry delays are a remote server's (servers.py)."""
         config = config or McpConfig()
-        self._servers = tuple(
-            McpServer(s, start_timeout=start_timeout, kill_grace=kill_grace, secrets=secrets, retry_first=retry_first,
-                      retry_max=retry_max)
-            for s in config.servers
-        )
+        self._options = (start_timeout, kill_grace, retry_first, retry_max)
+        self._secrets = secrets
+        self._servers = tuple(self._new(s) for s in config.servers)
         self._skipped: tuple[Skipped, ...] = config.skipped
+        self._off: tuple[ServerSpec | RemoteSpec, ...] = config.off
+        self._nursery: trio.Nursery | None = None
         self._closing = trio.Event()
         self._stopped = trio.Event()
         self._state = "starting"
         self._collisions: set[str] = set()
+
+    def _new(self, spec: ServerSpec | RemoteSpec) -> McpServer:
+        start_timeout, kill_grace, retry_first, retry_max = self._options
+        return McpServer(spec, start_timeout=start_timeout, kill_grace=kill_grace, secrets=self._secrets,
+                         retry_first=retry_first, retry_max=retry_max)
 
     @property
     def servers(self) -> tuple[McpServer, ...]:
@@ -66,13 +74,16 @@ class McpManager:
             async with trio.open_nursery() as nursery:
                 for server in self._servers:
                     await nursery.start(server.run)
+                self._nursery = nursery
                 self._state = "serving"
                 task_status.started()
                 await self._closing.wait()
+                self._nursery = None
                 self._state = "stopping"
                 for server in self._servers:
                     server.close()
         finally:
+            self._nursery = None
             self._state = "stopped"
             self._stopped.set()
 
@@ -83,6 +94,36 @@ class McpManager:
     async def wait_stopped(self) -> None:
         """Wait until `run` has returned: every program reaped."""
         await self._stopped.wait()
+
+    async def apply(self, config: McpConfig) -> None:
+        """Serve `config` from now on: each server whose entry is new or changed is
+        started afresh (a changed one's program ended and reaped first), each one no
+        longer started (removed, switched off) is ended; an unchanged one goes on.
+        Started servers are started the first time their tools are wanted, as at start.
+        Raises ActorGone when the manager does not run (the daemon is stopping). Cancelled
+        while an old program ends, the listing keeps the old servers (ended) until the next
+        apply: the caller shields it (actors/peers/mcp/edit.py)."""
+        nursery = self._nursery
+        if nursery is None:
+            raise ActorGone("The MCP servers are stopping with the daemon; change them once it is back.")
+        kept = {s.spec: s for s in self._servers}
+        wanted = set(config.servers)
+        gone = [s for s in self._servers if s.spec not in wanted]
+        for server in gone:
+            server.close("its entry was changed, switched off or removed")
+        for server in gone:
+            await server.wait_stopped()
+        fresh: list[McpServer] = []
+        for spec in config.servers:
+            found = kept.get(spec)
+            if found is None:
+                found = self._new(spec)
+                await nursery.start(found.run)
+            fresh.append(found)
+        self._servers = tuple(fresh)
+        self._skipped = config.skipped
+        self._off = config.off
+        self._collisions.clear()
 
     async def prepare(self) -> None:
         """Start every server whose tools are not known yet and that has not failed, and
@@ -99,17 +140,16 @@ class McpManager:
         """The secret `name` was saved: a remote server that failed for want of it may
         be tried again (by the next listing or call)."""
         for server in self._servers:
-            if isinstance(server.spec, RemoteSpec) and name in server.spec.secret_names:
+            if name in server.spec.secret_names:
                 server.reset()
 
     def secret_names(self) -> list[str]:
-        """Every secret a remote server's headers name."""
-        return list(dict.fromkeys(n for s in self._servers if isinstance(s.spec, RemoteSpec)
-                                  for n in s.spec.secret_names))
+        """Every secret a server's headers or variables name."""
+        return list(dict.fromkeys(n for s in self._servers for n in s.spec.secret_names))
 
     def uses_secret(self, name: str) -> list[str]:
-        """The servers whose headers name the secret `name`."""
-        return [s.name for s in self._servers if isinstance(s.spec, RemoteSpec) and name in s.spec.secret_names]
+        """The servers whose headers or variables name the secret `name`."""
+        return [s.name for s in self._servers if name in s.spec.secret_names]
 
     def tools(self) -> list[Tool]:
         out: list[Tool] = []
@@ -144,7 +184,11 @@ class McpManager:
                 row["error"] = server.error
             if state == "reconnecting" and server.next_try_at is not None:
                 row["next_try_at"] = round(server.next_try_at, 3)
+            row["entry"] = _entry(server.spec)
             out.append(row)
+        for spec in self._off:
+            out.append({"name": spec.name, **_where(spec), "transport": _transport(spec), "state": "off",
+                        "tools": [], "entry": _entry(spec)})
         for skipped in self._skipped:
             where = {"url": skipped.command, "remote": True} if skipped.remote else {"command": skipped.command,
                                                                                       "remote": False}
@@ -154,6 +198,30 @@ class McpManager:
     def statistics(self) -> ActorStats:
         return ActorStats(kind="mcp-servers", id="mcp", state=self._state, mailbox=0,
                           children=tuple(s.statistics() for s in self._servers))
+
+
+def _transport(spec: ServerSpec | RemoteSpec) -> str:
+    if isinstance(spec, ServerSpec):
+        return "stdio"
+    return "sse" if spec.transport == "sse" else "streamable-http"
+
+
+def _entry(spec: ServerSpec | RemoteSpec) -> dict[str, object]:
+    """What an edit starts from: the entry's fields, with its variables' and headers'
+    names and the secrets they name, never a value (an edit keeps a value left out);
+    `type`, `cwd` and `timeout_ms` only where the entry sets them apart from the default."""
+    out: dict[str, object]
+    if isinstance(spec, RemoteSpec):
+        out = {"url": spec.shown_url, "headers": spec.shown_headers()}
+        if spec.transport == "sse":
+            out["type"] = "sse"
+    else:
+        out = {"command": spec.command, "args": list(spec.args), "env": spec.shown_env()}
+        if spec.cwd is not None:
+            out["cwd"] = spec.cwd
+    if spec.timeout_ms != DEFAULT_TIMEOUT_MS:
+        out["timeout_ms"] = spec.timeout_ms
+    return out
 
 
 def _where(spec: ServerSpec | RemoteSpec) -> dict[str, object]:

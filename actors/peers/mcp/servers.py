@@ -4,9 +4,10 @@ A server's program is started the first time its tools are wanted (a round that 
 offer them, or `GET /api/agent`), in a session and process group of its own, with
 `initialize` (protocol 2024-11-05), `notifications/initialized` and `tools/list`. One
 that is not running within START_TIMEOUT_S, or fails that handshake, is `failed` until
-the daemon restarts. One that ends later (a stop, a time limit, a crash) is `stopped`
-and keeps its tools: the next call starts it again. Its stderr goes to the log, line by
-line, never to the model.
+the daemon restarts or its entry is changed (a new actor then serves it: manager.py).
+One that ends later (a stop, a time limit, a crash) is `stopped` and keeps its tools:
+the next call starts it again. Its stderr goes to the log, line by line, never to the
+model.
 
 The wire is spoken here on trio (actors/peers/jsonrpc.py: JSON-RPC, one message a line;
 actors/peers/program.py: the program, its process group and its stderr) rather than through
@@ -158,6 +159,7 @@ class McpServer:
         self._nursery: trio.Nursery | None = None
         self._send, self._rx = trio.open_memory_channel[StartMsg](MAILBOX_SIZE)
         self._stopped = trio.Event()
+        self._closing_why = "the daemon is stopping"
         self.starts = 0  # how many times its program was started
         self.pid: int | None = None
 
@@ -223,7 +225,7 @@ class McpServer:
                 if self._retry_scope is not None:
                     self._retry_scope.cancel()
                 if self._program is not None:
-                    self._program.end("the daemon is stopping")
+                    self._program.end(self._closing_why)
         finally:
             self._nursery = None
             fail_pending(self._rx, f"the MCP server {self.name} is closing")
@@ -231,8 +233,9 @@ class McpServer:
                 self._start_done.set()
             self._stopped.set()
 
-    def close(self) -> None:
-        """Stop serving; a running program is ended."""
+    def close(self, why: str = "the daemon is stopping") -> None:
+        """Stop serving; a running program is ended (`why` says so in the log)."""
+        self._closing_why = why
         self._send.close()
 
     async def wait_stopped(self) -> None:
@@ -283,7 +286,7 @@ class McpServer:
             raise McpUnavailable(f"The MCP server {self.name} is not available: the daemon is stopping.") from None
         await done.wait()
         if self._state == "failed":
-            again = ("It is tried again once the secret is saved." if self.remote and "secret" in (self._error or "")
+            again = ("It is tried again once the secret is saved." if "the secret" in (self._error or "")
                      else "It is tried again when the daemon restarts.")
             raise McpUnavailable(f"The MCP server {self.name} is not available: {self._error} {again}")
         if self._state == "reconnecting":
@@ -362,7 +365,7 @@ class McpServer:
 
     def reset(self) -> None:
         """A failed server may be tried again (the secret it named was saved)."""
-        if self._state == "failed" and self.remote:
+        if self._state == "failed":
             self._state = "stopped"
             self._error = None
 
@@ -418,7 +421,14 @@ class McpServer:
         spec = self.spec
         assert isinstance(spec, ServerSpec)
         try:
-            proc = await start_program([spec.command, *spec.args], env=spec.environment(), cwd=spec.cwd)
+            env = spec.environment(secret=self._secrets)
+        except MissingSecret as exc:
+            self._fail(f"It is not started: {exc}.")
+            return
+        # What its variables' secrets hold: its stderr and messages are logged without them.
+        prog.secrets = tuple(v for v in (self._secrets(n) for n in spec.secret_names) if v)
+        try:
+            proc = await start_program([spec.command, *spec.args], env=env, cwd=spec.cwd)
         except StartFailed as exc:
             self._fail(f"Its command could not be started ({exc}); check command, args and cwd in the MCP config.")
             return
@@ -517,8 +527,7 @@ class McpServer:
                 nursery.start_soon(self._relist, prog)
             elif msg.method == "notifications/message":
                 said = str(msg.params)[:STDERR_LINE_CHARS]
-                shown = prog.redact(said) if isinstance(prog, RemoteLink) else said
-                log.info("MCP server %s says: %s", self.name, shown)
+                log.info("MCP server %s says: %s", self.name, prog.redact(said))
         elif isinstance(msg, Ignored):
             log.debug("MCP server %s wrote %s to stdout; ignored", self.name, msg.why)
 
