@@ -152,7 +152,7 @@ SCRIPT = {
             "question": "Which shelf?", "options": ["Top", "Bottom"]}}]},
         {"when": "which shelf", "text": "Top shelf then."},
         # A round that only a stop ends, then the answer a resume gets.
-        {"when": "count the stars", "hang": True, "delay": 0.01},
+        {"when": "count the stars", "hang": True, "delay": 0.01, "text": "Counting the stars"},
         {"when": "count the stars", "text": "Resumed: I counted 42 stars."},
         # Plans: the test writes the plan file (its path names the conversation), the
         # round shows it; approved, the run goes on. Rejected, the next round shows the
@@ -206,7 +206,7 @@ SCRIPT = {
         # The context bar: two long answers, a round only a stop ends, and the summary turn.
         {"when": "stack the first plank", "text": numbered(PLANK.format(n="first"), 40)},
         {"when": "stack the second plank", "text": numbered(PLANK.format(n="second"), 40)},
-        {"when": "hold the plank", "hang": True, "delay": 0.01},
+        {"when": "hold the plank", "hang": True, "delay": 0.01, "text": "Holding the plank"},
         {"when": "Person: stack the first plank", "text": COMPACT_SUMMARY.replace("logs", "planks")},
         # The keyboard after a send (each entry answers once).
         {"when": "say a short word", "text": "Word."},
@@ -1080,6 +1080,9 @@ def test_stop_shows_why_and_resume_goes_on(open_page, daemon, tmp_path):
     stop.wait_for()
     page.get_by_role("status", name="Conversation state").filter(has_text="running").wait_for()
     assert end.count() == 0  # no end line while a run is on
+    # The round that hangs was reached: a stop before it (the run still preparing, under
+    # load) would leave it to Resume, which would hang on it and hold the turn line.
+    page.get_by_role("article", name="Answer").filter(has_text="Counting the stars").wait_for()
     stop.click()
     # One word for it everywhere: the header says "stopped" (not "idle"), and the run's
     # notice is said once, in the end line beside Resume.
@@ -2166,6 +2169,7 @@ def test_the_context_bar_grows_and_compact_compacts_or_says_why_not(open_page, d
     # while a run is on the daemon refuses: its words beside the button
     send(page, "hold the plank")
     page.get_by_role("status", name="Conversation state").filter(has_text="running").wait_for()
+    page.get_by_role("article", name="Answer").filter(has_text="Holding the plank").wait_for()
     compact = bar.get_by_role("button", name="Compact")
     compact.focus()
     page.keyboard.press("Enter")

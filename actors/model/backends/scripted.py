@@ -171,7 +171,11 @@ class ScriptedBackend:
                 raise _Looped(unit)
 
         if rnd.get("hang"):
-            # A round that never ends on its own: only a stop ends it.
+            # A round that never ends on its own: only a stop ends it. Its `text` first,
+            # so a test can see the round was reached (a stop before it leaves the round
+            # to the next turn, which would hang instead).
+            for chunk in pieces_of(str(rnd.get("text") or "")):
+                await play(Piece("text", chunk))
             while True:
                 await play(Piece("text", ""))
         # "prefill": N plays the reading of N prompt tokens, a batch at a time, first.
