@@ -9,7 +9,7 @@
 // part of it, else `view.refresh`. A view that could not be shown says why, with Retry.
 
 import { api } from "./api.js";
-import { clear, field, h, select } from "./dom.js";
+import { clear, field, h, select, typingIn } from "./dom.js";
 import { EventStream } from "./events.js";
 import { resetPreview, SHOW_FILE_TOOL } from "./clienttools.js";
 import { streamStatus } from "./connection.js";
@@ -259,8 +259,7 @@ function onStatus(connected) {
 // conversation's message box (as in many chat and code tools).
 function jumpToComposer(ev) {
   if (ev.key !== "/" || ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
-  const at = document.activeElement;
-  if (at && (at.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName))) return;
+  if (typingIn()) return;
   if (document.querySelector("dialog[open]")) return;
   const box = document.querySelector("#main textarea[aria-label='Message']");
   if (!box || box.disabled) return;

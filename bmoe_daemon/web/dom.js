@@ -31,6 +31,12 @@ function append(el, children) {
   }
 }
 
+// Whether the keyboard is in a place one types in (a field, a text box, an editable
+// element): a view drawn meanwhile leaves it there rather than taking the focus.
+export function typingIn(el = document.activeElement) {
+  return Boolean(el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)));
+}
+
 export function clear(el, ...children) {
   el.replaceChildren();
   append(el, children);

@@ -11,7 +11,7 @@
 
 import { api } from "./api.js";
 import { SHOW_FILE_TOOL } from "./clienttools.js";
-import { clear, h, select } from "./dom.js";
+import { clear, h, select, typingIn } from "./dom.js";
 import { attachMentions } from "./mention.js";
 import { importControl } from "./exchange.js";
 import { MODE_OPTIONS, problem, routeOptions, shell, toast, wsOptions } from "./ui.js";
@@ -141,7 +141,8 @@ export function homeView(main) {
         route: route.value }));
     }
     if (focused && form.elements[focused]) form.elements[focused].focus();
-    else if (!drawn && !phone.matches) box.focus();
+    // Not from a field the person went to while the page came (the search box).
+    else if (!drawn && !phone.matches && !typingIn()) box.focus();
     drawn = true;
   };
   form.addEventListener("submit", async (ev) => {
