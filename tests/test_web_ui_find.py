@@ -3,7 +3,8 @@ export and import (exchange.js) in headless Chromium against the real daemon: a 
 a message deep in a long conversation is found with its snippet, and the match opens
 the conversation scrolled to that message (desktop and phone, light and dark); both
 export files are downloaded from the conversation's menu and the JSON one imported from
-the home page. No console error and no request off the daemon."""
+the home page (desktop), and from the New conversation page on a phone, whose home hides
+that line. No console error and no request off the daemon."""
 
 from __future__ import annotations
 
@@ -158,3 +159,37 @@ def test_export_both_files_and_import_one_from_the_home_page(browser, daemon, tm
     with httpx.Client(base_url=daemon.url, timeout=30) as c:
         titles = [r["title"] for r in c.get("/api/conversations").json()]
         assert titles.count("Kept talk") == 2
+
+
+def test_a_phone_imports_from_the_new_conversation_page(browser, daemon, tmp_path) -> None:
+    """A phone's home hides its line of links (the home page's import among them): the
+    list's "New conversation" leads to a page whose import is in reach, tapped through
+    the file chooser as a person would, with no sideways scroll."""
+    with httpx.Client(base_url=daemon.url, timeout=30) as c:
+        cid, _ = seeded(c, "Phone talk", "marigold", at=1, n=4)
+        doc = c.get(f"/api/conversations/{cid}/export", params={"format": "json"}).json()
+    saved = tmp_path / "Phone-talk.bmoe.json"
+    saved.write_text(json.dumps(doc))
+    with home_page(browser, daemon, PHONE, "dark") as page:
+        assert not page.get_by_role("button", name="Import a conversation…").is_visible()  # the home's, hidden
+        page.get_by_role("link", name="New conversation").click()
+        page.get_by_role("heading", name="New conversation").wait_for()
+        button = page.get_by_role("button", name="Import a conversation…")
+        button.scroll_into_view_if_needed()
+        box = button.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+        with page.expect_file_chooser() as chooser:
+            button.click()
+        chooser.value.set_files(str(saved))
+        panel = page.get_by_role("group", name="Import a conversation")
+        panel.get_by_text("Import “Phone talk” (4 items) as a new conversation.").wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        screenshot(page, "import-a-conversation-phone")
+        panel.get_by_role("button", name="Import").click()
+        page.get_by_role("heading", name="Phone talk").wait_for()
+        new = wait_until(lambda: (h := page.evaluate("location.hash")).startswith("#/c/") and h, what="the import")
+        assert cid not in new
+        wait_until(lambda: page.locator(".log [data-item]").count() == 4, what="the four items")
+    with httpx.Client(base_url=daemon.url, timeout=30) as c:
+        titles = [r["title"] for r in c.get("/api/conversations").json()]
+        assert titles.count("Phone talk") == 2

@@ -16,6 +16,7 @@ import { streamStatus } from "./connection.js";
 import { ChangesView } from "./changes.js";
 import { ConversationView } from "./conversation.js";
 import { forgetDraft } from "./composer.js";
+import { importControl } from "./exchange.js";
 import { homeView } from "./home.js";
 import { readLimits } from "./limits.js";
 import { agentPage } from "./agent.js";
@@ -53,7 +54,10 @@ const app = {
 // ---- views ----
 
 // The form is drawn again when read again (`refresh`, after a drop in the stream):
-// what was typed or picked stays where the lists still offer it.
+// what was typed or picked stays where the lists still offer it. Under it, a
+// conversation exported before is imported (exchange.js): the home page's line of
+// links offers it too, but a phone hides that line, and this page is a phone's way
+// there (the list's "New conversation").
 function newConversationView(main) {
   const form = h("form.page.new-conv-form", { "aria-labelledby": "new-title" });
   clear(main, form);
@@ -77,6 +81,7 @@ function newConversationView(main) {
     c.agent = select({ name: "agent" }, agents.map((a) => [a.id, a.name]), "builtin");
     const tools = agentInfo.tools && workspaces !== null;
     const addFolder = h("button", { type: "button", onclick: () => addWorkspace(c) }, "Add folder");
+    const importing = importControl(workspaces);
     clear(
       form,
       h("a.back", { href: "#/" }, "‹ Conversations"),
@@ -88,6 +93,8 @@ function newConversationView(main) {
       field("Model", c.route),
       tools && agents.length > 1 ? field("Agent", c.agent) : null,
       h("div.actions", {}, h("button.primary", { type: "submit" }, "Create conversation")),
+      h("p.new-import", {}, "Or start from a conversation exported before: ", importing.control),
+      importing.panel,
     );
     for (const [name, value] of Object.entries(kept)) {
       const control = c[name];

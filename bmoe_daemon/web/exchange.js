@@ -1,7 +1,8 @@
 // A conversation exported and imported (GET /api/conversations/<id>/export, POST
 // /api/conversations/import): the conversation's menu offers the two files, JSON (to
-// import here or elsewhere) and Markdown (to read); the home page imports a JSON file,
-// into the workspace the person picks or none.
+// import here or elsewhere) and Markdown (to read); the home page and the New
+// conversation page (a phone's way to it: its home hides the line of links) import a
+// JSON file, into the workspace the person picks or none.
 
 import { api, fileBlobUrl } from "./api.js";
 import { clear, h, select } from "./dom.js";
@@ -41,7 +42,8 @@ export function exportButtons(view) {
     one("Markdown", "markdown", ".md", "The conversation to read, its tool calls folded"));
 }
 
-// The home page's "Import a conversation…": a file, then what it holds and where it goes.
+// "Import a conversation…" (the home page's and the New conversation page's): a file,
+// then what it holds and where it goes.
 export function importControl(workspaces) {
   const input = h("input.visually-hidden", { type: "file", accept: ".json,application/json",
     "aria-label": "A conversation file to import" });

@@ -2,7 +2,7 @@
 // and the model are controls beside it, set to what was picked last, so a new
 // conversation is one message away. Sending makes the conversation and sends the
 // message, then opens it. The form with everything (a title, adding a folder, the
-// agent) stays at #/new.
+// agent, importing a conversation) stays at #/new.
 //
 // On a phone the home is the conversation list, with this box under it (style.css):
 // compact, the Send button beside the box and the three choices in a row below it,

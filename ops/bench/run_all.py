@@ -37,7 +37,7 @@ QUICK_TIMEOUT_S = 120.0  # a quick run takes seconds; one that takes minutes has
 FULL_TIMEOUT_S = 600.0
 ORDER = [
     "startup", "store_save", "event_latency", "composing_latency", "concurrency", "prefix_reuse", "harness_overhead",
-    "first_token", "search_bench", "history_scale",
+    "first_token", "search_bench", "history_scale", "status_latency",
 ]
 
 
