@@ -204,6 +204,13 @@ class ConfigError(ValueError):
     """An entry that cannot be used; the text says why."""
 
 
+def configured_transport(spec: ServerSpec | RemoteSpec) -> str:
+    """`stdio`, or what a remote server's entry asks for (`sse`, else `streamable-http`)."""
+    if isinstance(spec, ServerSpec):
+        return "stdio"
+    return "sse" if spec.transport == "sse" else "streamable-http"
+
+
 def _strings(value: object, what: str) -> tuple[str, ...]:
     if value is None:
         return ()

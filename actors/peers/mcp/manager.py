@@ -14,7 +14,14 @@ import trio
 
 from actors.actor import ActorStats
 from actors.errors import ActorGone
-from actors.peers.mcp.config import DEFAULT_TIMEOUT_MS, McpConfig, RemoteSpec, ServerSpec, Skipped
+from actors.peers.mcp.config import (
+    DEFAULT_TIMEOUT_MS,
+    McpConfig,
+    RemoteSpec,
+    ServerSpec,
+    Skipped,
+    configured_transport,
+)
 from actors.peers.mcp.servers import (
     KILL_GRACE_S,
     RETRY_FIRST_S,
@@ -187,7 +194,7 @@ class McpManager:
             row["entry"] = _entry(server.spec)
             out.append(row)
         for spec in self._off:
-            out.append({"name": spec.name, **_where(spec), "transport": _transport(spec), "state": "off",
+            out.append({"name": spec.name, **_where(spec), "transport": configured_transport(spec), "state": "off",
                         "tools": [], "entry": _entry(spec)})
         for skipped in self._skipped:
             where = {"url": skipped.command, "remote": True} if skipped.remote else {"command": skipped.command,
@@ -198,12 +205,6 @@ class McpManager:
     def statistics(self) -> ActorStats:
         return ActorStats(kind="mcp-servers", id="mcp", state=self._state, mailbox=0,
                           children=tuple(s.statistics() for s in self._servers))
-
-
-def _transport(spec: ServerSpec | RemoteSpec) -> str:
-    if isinstance(spec, ServerSpec):
-        return "stdio"
-    return "sse" if spec.transport == "sse" else "streamable-http"
 
 
 def _entry(spec: ServerSpec | RemoteSpec) -> dict[str, object]:

@@ -61,7 +61,7 @@ from actors.peers.jsonrpc import (
     initialize_params,
     tool_list,
 )
-from actors.peers.mcp.config import MissingSecret, RemoteSpec, ServerSpec
+from actors.peers.mcp.config import MissingSecret, RemoteSpec, ServerSpec, configured_transport
 from actors.peers.mcp.extras import Extras, list_extras, prompt_text
 from actors.peers.mcp.remote import HTTP_PROTOCOL_VERSION, HttpRefused, RemoteLink
 from actors.peers.program import Program, ProgramEnded, RpcError, serving
@@ -174,10 +174,8 @@ class McpServer:
     @property
     def transport(self) -> str:
         """`stdio`; for a remote server `streamable-http` or `sse` once known, else its config's."""
-        if isinstance(self.spec, ServerSpec):
-            return "stdio"
         known = self._program.transport if isinstance(self._program, RemoteLink) else None
-        return known or ("sse" if self.spec.transport == "sse" else "streamable-http")
+        return known or configured_transport(self.spec)
 
     @property
     def state(self) -> str:
