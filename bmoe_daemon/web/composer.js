@@ -155,7 +155,7 @@ export class Composer {
         this.stopBtn, this.sendBtn),
       this.planHint,
       this.errorEl);
-    attachMentions(this.textarea, workspaceOf || (() => null));
+    this.mentions = attachMentions(this.textarea, workspaceOf || (() => null));
     this.form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       if (!this.offline) onSend();

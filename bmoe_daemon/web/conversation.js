@@ -246,7 +246,9 @@ export class ConversationView {
     this.touched = null;
     const { items, ...info } = conv;
     if (touched.has(":conversation") && this.latestInfo) Object.assign(info, this.latestInfo);
+    const workspaceKnown = this.info && this.info.workspace === info.workspace;
     this.info = info;
+    if (!workspaceKnown) this.composer.mentions.refresh(); // an `@` typed while it was read
     const fresh = items.map((i) => (touched.has(i.id) && this.byId.has(i.id) ? this.byId.get(i.id) : { ...i }));
     const inAnswer = new Set(items.map((i) => i.id));
     for (const id of touched) {

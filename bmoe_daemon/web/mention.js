@@ -22,6 +22,8 @@ function mentionAt(box) {
 }
 
 // `workspaceOf()`: the workspace whose files the box mentions (null: no mention list).
+// Answers `{ refresh() }`: to call when the workspace becomes known or changes, so that
+// a mention typed before then (a conversation still being read) is listed.
 export function attachMentions(box, workspaceOf) {
   const id = `mention-list-${++lists}`;
   const list = h("ul.mention-list", { id, role: "listbox", "aria-label": "Files to mention", hidden: true });
@@ -114,4 +116,9 @@ export function attachMentions(box, workspaceOf) {
     ev.preventDefault();
     ev.stopImmediatePropagation();
   }, { capture: true });
+  return {
+    refresh() {
+      if (document.activeElement === box) lookUp();
+    },
+  };
 }
