@@ -26,7 +26,7 @@ import trio
 
 from actors.actor import ActorStats
 from actors.record.items import ConversationRecord
-from bmoe_daemon.fulltext import Hit, Known, Stamp, TextIndex
+from bmoe_daemon.fulltext import Hit, Known, Snippet, Stamp, TextIndex
 
 log = logging.getLogger("bmoe.search")
 
@@ -197,6 +197,27 @@ class Indexer:
             self._wake.set()
             return SearchAnswer([], False, True)
         return SearchAnswer(hits, more, bool(self._stale) or self._state != "serving")
+
+    async def matching(self, q: str) -> set[str]:
+        """The conversations whose words match `q` (TextIndex.conversations_matching);
+        BadQuery for a query that cannot be one. A damaged index answers none (the list
+        then matches titles only) and is made anew in the background."""
+        try:
+            return await trio.to_thread.run_sync(self._index.conversations_matching, q, limiter=self._reads)
+        except sqlite3.DatabaseError as exc:
+            log.warning("search index: a search failed (%s)", exc)
+            self._damaged = exc
+            self._wake.set()
+            return set()
+
+    async def snippets(self, q: str, conversations: list[str]) -> dict[str, Snippet]:
+        """Where each of `conversations` matches `q` (TextIndex.snippets); none from a
+        damaged index."""
+        try:
+            return await trio.to_thread.run_sync(self._index.snippets, q, conversations, limiter=self._reads)
+        except sqlite3.DatabaseError as exc:
+            log.warning("search index: a snippet could not be read (%s)", exc)
+            return {}
 
     def statistics(self) -> ActorStats:
         return ActorStats(kind="indexer", id="search", state=self._state,

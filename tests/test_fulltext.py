@@ -290,3 +290,21 @@ def test_records_with_the_same_items_in_two_conversations_are_apart(index: TextI
     index.apply([(rec("c1", item), (1, 0, 0)), (rec("c2", attrs.evolve(item)), (2, 0, 0))])
     index.apply([(rec("c1"), (3, 0, 0))])
     assert found(index, "twin") == [("c2", "same-id")]
+
+
+def test_the_lists_q_names_the_conversations_and_the_newest_item_with_every_word(index: TextIndex) -> None:
+    index.apply([(rec("c1", user("u1", "the heron and the pond"), answer("a1", "a heron flew"),
+                      user("u2", "nothing here"), title="Birds"), (1, 0, 0)),
+                 (rec("c2", user("u1", "a pond only"), title="Water"), (1, 0, 0)),
+                 (rec("c3", user("u1", "herons elsewhere"), title="Herons"), (1, 0, 0))], [])
+    assert index.conversations_matching("heron pond") == {"c1"}
+    assert index.conversations_matching("heron") == {"c1", "c3"}  # a whole word: not "herons"
+    assert index.conversations_matching("hero") == {"c1", "c3"}  # a beginning, being typed
+    got = index.snippets("heron pond", ["c1"])
+    # The newest item holding both words: the message, not the newer answer with one.
+    assert (got["c1"].item, got["c1"].kind) == ("u1", "user")
+    assert [got["c1"].snippet[a:b] for a, b in got["c1"].marks] == ["heron", "pond"]
+    got = index.snippets("hero", ["c1", "c3"])
+    assert (got["c1"].item, got["c3"].kind) == ("a1", "title")
+    with pytest.raises(BadQuery):
+        index.conversations_matching("   ")

@@ -116,3 +116,57 @@ async def test_search_finds_words_of_messages_and_answers_and_follows_deletion(t
     async with run_daemon(data, "--scripted", str(script)) as d, d.client() as c:
         await wait_results(c, "platypus", lambda b: b["results"] and not b["indexing"])
         assert "building the search index from the conversation files" in d.log_file()
+
+
+async def test_the_lists_q_finds_the_words_inside_in_the_lists_own_order_and_pages(tmp_path: Path) -> None:
+    """GET /api/conversations?q= matches a part of the title and, from the same index, the
+    words of the messages and answers: such a row carries `found` with the snippet;
+    newest first and paged by the list's own cursor; `match=title` looks at titles only."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    async with run_daemon(tmp_path / "data", "--scripted", str(script)) as d, d.client() as c:
+        async def listed(**params: Any) -> httpx.Response:
+            r = await c.get("/api/conversations", params=params)
+            assert r.status_code == 200, r.text
+            return r
+
+        inside = (await c.post("/api/conversations", json={"title": "Pantry"})).json()["id"]
+        assert (await c.post(f"/api/conversations/{inside}/messages", json={"text": "marmalade?"})).status_code == 202
+        await wait_http_state(c, inside, "idle")
+        titled = (await c.post("/api/conversations", json={"title": "All about quokkas"})).json()["id"]
+        neither = (await c.post("/api/conversations", json={"title": "Weather"})).json()["id"]
+        await wait_results(c, "quokka", lambda b: len(b["results"]) == 2)  # indexed: the answer and the title
+
+        rows = (await listed(q="quokka")).json()
+        assert [r["id"] for r in rows] == [titled, inside]  # the list's order: newest first
+        assert neither not in [r["id"] for r in rows]
+        by_id = {r["id"]: r for r in rows}
+        found = by_id[inside]["found"]
+        assert found["kind"] == "assistant" and "quokka" in found["snippet"]
+        assert [found["snippet"][a:b] for a, b in found["marks"]] == ["quokka"]
+        assert by_id[titled]["found"]["kind"] == "title"
+        # The title's own filter, as the web UI's list asks: only the title that holds it.
+        rows = (await listed(q="quokka", match="title")).json()
+        assert [r["id"] for r in rows] == [titled] and "found" not in rows[0]
+        # Words the index cannot take (punctuation only) leave the title filter, no error.
+        assert (await listed(q='"')).json() == []
+        assert (await c.get("/api/conversations", params={"q": "x", "match": "body"})).status_code == 400
+
+        # Paged by the list's cursor: 12 conversations with the word in a message, pages of 5.
+        made = []
+        for n in range(12):
+            cid = (await c.post("/api/conversations", json={"title": f"Shelf {n}"})).json()["id"]
+            await c.post(f"/api/conversations/{cid}/messages", json={"text": "the quokka again"})
+            await wait_http_state(c, cid, "idle")
+            made.append(cid)
+        await wait_results(c, "quokka", lambda b: len(b["results"]) >= 14)
+        seen: list[str] = []
+        before = None
+        while True:
+            r = await listed(q="quokka", limit=5, **({"before": before} if before else {}))
+            seen += [row["id"] for row in r.json()]
+            assert all("found" in row for row in r.json())
+            before = r.headers.get("X-Next-Before")
+            if before is None:
+                break
+        assert seen == [*reversed(made), titled, inside]

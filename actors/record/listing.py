@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 
 import attrs
 
@@ -32,9 +32,10 @@ class BadPage(ValueError):
 class PageQuery:
     limit: int | None = None  # None: every row that matches
     before: Key | None = None
-    q: str | None = None  # a part of the title, any case
+    q: str | None = None  # a part of the title, any case (or the words inside: the route's `inside`)
     task: str | None = None
     state: ConversationState | None = None  # only the conversations in this state (`waiting`: the person's turn)
+    titles_only: bool = False  # `match=title`: `q` looks at titles only
 
 
 def key(info: ConversationInfo) -> Key:
@@ -74,7 +75,10 @@ def parse_query(args: dict[str, str]) -> PageQuery:
     state = next((s for s in CONVERSATION_STATES if s == args.get("state")), None)
     if state is None and "state" in args:
         raise BadPage(f"`state` is one of {', '.join(CONVERSATION_STATES)}; leave it out to list every state.")
-    return PageQuery(limit, before, q.casefold() if q else None, task, state)
+    match = args.get("match", "all")
+    if match not in ("all", "title"):
+        raise BadPage("`match` is `all` (titles and the words inside) or `title`; leave it out for `all`.")
+    return PageQuery(limit, before, q.casefold() if q else None, task, state, match == "title")
 
 
 def page(infos: Iterable[ConversationInfo], query: PageQuery) -> tuple[list[ConversationInfo], str | None]:
@@ -87,16 +91,19 @@ def page(infos: Iterable[ConversationInfo], query: PageQuery) -> tuple[list[Conv
 
 def page_of_ordered(
     rows: Iterable[ConversationInfo], query: PageQuery, visible: Callable[[ConversationInfo], bool] = lambda _: True,
+    inside: Container[str] = frozenset(),
 ) -> tuple[list[ConversationInfo], str | None]:
     """As `page`, from rows already newest first and after `query.before` (a Shelf's
     `newest_first`): the walk ends once the page and one more row are found, so the
-    first page costs what it holds, not what the history holds."""
+    first page costs what it holds, not what the history holds. `inside`: the ids of
+    the conversations whose words match `query.q` (the search index's), which match it
+    as well as a title that holds it."""
     out: list[ConversationInfo] = []
     want = None if query.limit is None else query.limit + 1
     for info in rows:
         if query.task is not None and info.task != query.task:
             continue
-        if query.q is not None and query.q not in info.title.casefold():
+        if query.q is not None and query.q not in info.title.casefold() and info.id not in inside:
             continue
         if query.state is not None and info.state != query.state:
             continue

@@ -99,17 +99,29 @@ def conversation(c: Components) -> Schema:
             "required": [*info["required"], "items"]}
 
 
-def search(c: Components) -> Schema:
-    """GET /api/search: the matches (bmoe_daemon/fulltext.py's Hit.to_json), best first."""
-    hit = shape(c, {
-        "conversation": str, "title": str,
+def _match_fields() -> dict[str, Any]:
+    """Where words matched (fulltext.py's Hit and Snippet): the item, its kind, the snippet and its marks."""
+    return {
         "item": {"type": ["string", "null"], "description": "The item that matched; null: the title did."},
         "kind": {"enum": ["user", "assistant", "tool", "title"]},
         "snippet": str,
         "marks": {"type": "array", "description": "Each match's [start, end) in `snippet`, in characters.",
                   "items": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2,
                             "maxItems": 2}},
-        "updated": float, "workspace": str | None})
+    }
+
+
+def listed_conversation(c: Components) -> Schema:
+    """A row of GET /api/conversations: the conversation's info; with `q`, `found` where its
+    words matched (fulltext.py's Snippet.to_json), absent where only its title holds `q`."""
+    info = conversation_info(c)
+    found = {**shape(c, _match_fields()), "description": "Where the conversation's words matched `q`."}
+    return {**info, "properties": {**info["properties"], "found": found}}
+
+
+def search(c: Components) -> Schema:
+    """GET /api/search: the matches (bmoe_daemon/fulltext.py's Hit.to_json), best first."""
+    hit = shape(c, {"conversation": str, "title": str, **_match_fields(), "updated": float, "workspace": str | None})
     return shape(c, {"results": array(hit), "next_offset": int | None, "indexing": bool})
 
 

@@ -148,11 +148,16 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=(400, 403, 404), query=(Param("last_event_id", {"type": "integer", "minimum": 0},
                                              "Replay the events after this id."), _TOOLS_PARAM)),
     ("GET", "/api/conversations"): Op(
-        "The conversations, newest first; with `limit`, one page and the next page's cursor in X-Next-Before.",
-        lambda c: array(answers.conversation_info(c)), errors=(400,),
+        "The conversations, newest first; with `limit`, one page and the next page's cursor in X-Next-Before. "
+        "With `q`, those whose title holds it or (unless `match=title`) whose messages, answers or tool cards have "
+        "its words (the search index's, see /api/search): such a row carries `found`, its snippet; the order and the "
+        "cursor stay the list's.",
+        lambda c: array(answers.listed_conversation(c)), errors=(400,),
         query=(Param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, "The most rows to answer."),
                Param("before", {"type": "string"}, "The X-Next-Before of the page before."),
-               Param("q", {"type": "string", "maxLength": MAX_QUERY_CHARS}, "A part of the title, any case."),
+               Param("q", {"type": "string", "maxLength": MAX_QUERY_CHARS},
+                     "A part of the title, any case; or words inside the conversation."),
+               Param("match", {"enum": ["all", "title"]}, "`title`: `q` looks at titles only (default `all`)."),
                Param("task", {"type": "string", "minLength": 1}, "Only the conversations of this task."),
                Param("state", {"enum": list(get_args(ConversationState))}, "Only the conversations in this state."))),
     ("GET", "/api/search"): Op(

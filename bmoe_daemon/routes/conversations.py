@@ -46,6 +46,7 @@ from bmoe_daemon.bodies import (
 )
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest, NoVision
+from bmoe_daemon.fulltext import BadQuery
 
 bp = Blueprint("conversations", __name__)
 MAX_STALL_S = 86_400.0
@@ -93,16 +94,30 @@ async def _body() -> dict[str, Any]:
 
 @bp.get("/api/conversations")
 async def get_conversations() -> Response:
-    """Every conversation newest first; with `limit`, `before`, `q` or `task`, one page of
-    them, and the next page's cursor in X-Next-Before (none after the last page)."""
+    """Every conversation newest first; with `limit`, `before`, `q`, `match`, `state` or
+    `task`, one page of them, and the next page's cursor in X-Next-Before (none after the
+    last page). `q` matches a part of the title, and (unless `match=title`) the words of
+    the messages, answers and tool cards, from the search index: such a row carries
+    `found`, the snippet that matched; the order and the cursor stay the list's."""
     try:
         query = listing.parse_query(request.args.to_dict())
     except listing.BadPage as exc:
         raise BadRequest(str(exc)) from None
-    local = is_local()
-    rows, after = listing.page_of_ordered(daemon().hub.newest_first(query.before), query,
-                                          lambda i: local or not i.local_only)
-    response = jsonify([i.to_json() for i in rows])
+    d, local = daemon(), is_local()
+    raw_q = request.args.get("q", "")
+    inside: set[str] = set()
+    if query.q is not None and not query.titles_only and d.search is not None:
+        try:
+            inside = await d.search.matching(raw_q)
+        except BadQuery:
+            inside = set()  # words the index cannot look for (punctuation only): titles only
+    rows, after = listing.page_of_ordered(d.hub.newest_first(query.before), query,
+                                          lambda i: local or not i.local_only, inside)
+    found = {}
+    if inside and d.search is not None:
+        found = await d.search.snippets(raw_q, [i.id for i in rows if i.id in inside])
+    response = jsonify([{**i.to_json(), "found": found[i.id].to_json()} if i.id in found else i.to_json()
+                        for i in rows])
     if after is not None:
         response.headers["X-Next-Before"] = after
     return response

@@ -1,8 +1,8 @@
 """GET /api/search: the matches of words inside conversations (bmoe_daemon/fulltext.py).
 
-The list's own `q` (GET /api/conversations) stays what it was, a part of the title
-over the list newest first, which events keep up to date; this route answers ranked
-matches, one row per item (or title) with its snippet, paged by `offset`. A client on
+The list's own `q` (GET /api/conversations) keeps the list's order and cursor and asks
+the same index only which conversations hold the words (one snippet a row); this route
+answers ranked matches, one row per item (or title) with its snippet, paged by `offset`. A client on
 the network searches only the conversations it may list (none with a workspace or a
 provider route)."""
 

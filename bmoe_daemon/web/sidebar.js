@@ -56,9 +56,12 @@ function matches(c) {
   return !list.query || (c.title || "").toLowerCase().includes(list.query.toLowerCase());
 }
 
+// The list's search looks at titles only (`match=title`): what the conversations hold is
+// found.js's, ranked by item, under the titles.
 function path(params) {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== "") qs.set(k, String(v));
+  if (qs.has("q")) qs.set("match", "title");
   return `/api/conversations?${qs}`;
 }
 
