@@ -95,7 +95,7 @@ TARGETED = ("cold", "system cached")
 # A repetition during which other processes used more than this many cores is not counted.
 FOREIGN_LIMIT = 0.15
 # Daemon variants for diagnosis (--variant); the target is judged on "as-shipped" only.
-VARIANTS = ("as-shipped", "store-off", "no-fsync", "switch-interval=0.0005")
+VARIANTS = ("as-shipped", "store-off", "no-fsync", "switch-interval=0.0005", "one-sequence", "index-off", "omp-passive")
 SETTLE_S = 0.3  # between a conversation's creation (and the last round's final save) and the POST
 
 BOOTSTRAP = r"""
@@ -251,6 +251,13 @@ elif VARIANT == "no-fsync":
     os.fsync = lambda fd: None
 elif VARIANT.startswith("switch-interval="):
     sys.setswitchinterval(float(VARIANT.split("=", 1)[1]))
+elif VARIANT == "one-sequence":  # the context without the prompt cache's scratch sequence
+    local.with_scratch_sequence = lambda llm: False
+elif VARIANT == "index-off":  # saves not given to the search index
+    import bmoe_daemon.indexer as indexer
+    indexer.Indexer.saved = lambda self, record, stamp: None
+elif VARIANT == "omp-passive":  # OpenMP's idle threads sleep at once instead of spinning
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 elif VARIANT != "as-shipped":
     raise SystemExit(f"unknown variant {VARIANT}")
 

@@ -43,6 +43,7 @@ from actors.model.backends import llama_internals
 from actors.model.backends.abort_callback import AbortCallback
 from actors.model.backends.chat_template import ChatTemplate, Rendered
 from actors.model.backends.generic_grammar import REPLY_SCHEMA, GenericGrammars
+from actors.model.backends.model_thread import ModelThread
 from actors.model.backends.piece_pipe import PieceMapper, PiecePipe
 from actors.model.backends.prompt_cache import (
     DEFAULT_PROMPT_CACHE_BYTES,
@@ -133,7 +134,7 @@ class LocalBackend:
         self.path = path
         self.model_id = path.name.removesuffix(".gguf")
         self.n_ctx = int(llm.n_ctx())
-        self._limiter = trio.CapacityLimiter(1)
+        self._thread = ModelThread(f"model {self.model_id}")  # every turn's llama.cpp calls (model_thread.py)
         self._abort = AbortCallback(llm, enabled=abort_callback)
         source = chat_template or (llm.metadata or {}).get("tokenizer.chat_template")
         if not source:
@@ -325,13 +326,12 @@ class LocalBackend:
                 # nursery's body would come out wrapped in an exception group. The
                 # prompt is tokenised in the thread (ContextFull comes from there): it
                 # takes time in proportion to the whole conversation, which the event
-                # loop spends on HTTP and events meanwhile. The limiter goes with the
-                # thread, so one checkpoint, not two, comes before it starts.
-                done = await trio.to_thread.run_sync(
+                # loop spends on HTTP and events meanwhile. The model's one thread runs
+                # the turns one at a time (model_thread.py says why one).
+                done = await self._thread.run(
                     outcome.capture, self._generate_sync, rendered.prompt, rendered.stops, turn.max_tokens,
                     temperature, pipe.send, abort, opened, grammar, parser, turn.cache_key,
                     TurnWatch(CLOSE if turn.watch_calls_closely else CONTENT) if turn.stop_repeats else None,
-                    limiter=self._limiter,
                 )
             finally:
                 pipe.close_from_trio()
@@ -466,7 +466,8 @@ class LocalBackend:
         if not self._closed:
             self._closed = True
             self.prompt_cache.clear()
-            await trio.to_thread.run_sync(self._llm.close)
+            await self._thread.run(self._llm.close)
+            self._thread.close()
 
 
 def file_template(source: str, eos: str, bos: str, model: str) -> ChatTemplate:
