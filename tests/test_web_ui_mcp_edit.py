@@ -167,7 +167,8 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
         expect(row.locator(".badge.mcp-running")).to_have_text("running")
         expect(page.locator("#toast")).to_have_text(f"{was} renamed {name}.")
         expect(row.get_by_role("button", name=f"Edit {name}")).to_be_focused()
-        expect(page.get_by_role("list", name="MCP servers").get_by_role("listitem", name=was, exact=True)).to_have_count(0)
+        rows = page.get_by_role("list", name="MCP servers")
+        expect(rows.get_by_role("listitem", name=was, exact=True)).to_have_count(0)
         assert servers_in_file(daemon) == {**before, name: saved}
         row.locator("summary").first.click()
         expect(row.get_by_role("list", name=f"Tools of {name}")).to_contain_text(f"{name}_more")
