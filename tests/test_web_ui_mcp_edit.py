@@ -110,8 +110,18 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
 
         # Added, in its folder, with a time limit and a variable whose value is marked secret
         # (a credential's name marks it).
+        # A time limit that is not one: said beside it, nothing written.
         cwd.fill(str(workdir))
-        form.get_by_label("Time limit of a call, in seconds (optional)", exact=True).fill("12.5")
+        limit = form.get_by_label("Time limit of a call, in seconds (optional)", exact=True)
+        for typed in ("soon", "0"):
+            limit.fill(typed)
+            form.get_by_role("button", name="Add server").click()
+            expect(limit).to_have_attribute("aria-invalid", "true")
+            expect(form.locator(".field-error")).to_have_text("A time limit is a number of seconds, from 0.001 "
+                                                              "to 3600.")
+            expect(cwd).not_to_have_attribute("aria-invalid", "true")
+            assert servers_in_file(daemon) == before
+        limit.fill("12.5")
         form.get_by_role("button", name="Add a variable").click()
         expect(form.get_by_label("Variable 1 name", exact=True)).to_be_focused()
         form.get_by_label("Variable 1 name", exact=True).fill("API_TOKEN")
