@@ -207,6 +207,7 @@ class ProviderDirectory:
             return False
         await self.set_secret(name, "")
         return True
+
     def prices(self, route: str) -> Prices | None:
         """The prices of the provider a `<provider-id>/<model>` route names; None when it
         has none (or is not saved)."""
