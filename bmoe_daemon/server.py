@@ -326,7 +326,8 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
         memory.allows_read_only = hub.memory_allowed_read_only
     # No tasks in chat-only mode (a phone's server): nothing runs unattended there.
     scheduler = None if config.chat_only else Scheduler(hub, store.agent_dir / "tasks.json", write_file=write_atomic)
-    mcp_file = None if config.chat_only else McpFile(mcp_config_path(config), mcp, commands=can_run_commands())
+    mcp_file = None if config.chat_only else McpFile(mcp_config_path(config), mcp, commands=can_run_commands(),
+                                                       forget_secret=providers.forget_secret)
     ctx = DaemonContext(config=config, hub=hub, engine=engine, bus=bus, providers=providers, mcp=mcp, skills=skills,
                         mcp_file=mcp_file,
                         scheduler=scheduler, acp=acp, registry=env.registry, lsp=lsp, rules=env.rules,

@@ -151,7 +151,7 @@ async def test_a_server_is_added_changed_switched_and_removed_without_a_restart(
 
         # Removed: gone from the file and the listing, its program ended.
         r = await c.delete("/api/mcp/servers/t2")
-        assert (r.status_code, r.json()) == (200, {"deleted": "t2"})
+        assert (r.status_code, r.json()) == (200, {"deleted": "t2", "secrets_deleted": []})
         assert json.loads(config.read_text()) == {"comment": "kept as it is", "mcpServers": {"keep": KEEP}}
         await wait_gone([third.pid])
         assert "t2" not in [m["name"] for m in (await c.get("/api/agent")).json()["mcp"]]
@@ -183,13 +183,31 @@ BAD: list[tuple[str, str, object, int, str]] = [
     ("POST", "/api/mcp/servers", "{not json", 400, "bad_request"),
     ("POST", "/api/mcp/servers", {"name": "keep", "command": "x"}, 409, "exists"),
     ("PUT", "/api/mcp/servers/nope", {"command": "x"}, 404, "not_found"),
-    ("PUT", "/api/mcp/servers/keep", {"name": "other", "command": "x"}, 400, "bad_request"),
+    ("PUT", "/api/mcp/servers/keep", {"name": "bad name", "command": "x"}, 400, "bad_request"),
     ("PUT", "/api/mcp/servers/keep", {"command": "x", "url": "https://mcp.example.com/mcp"}, 400, "bad_request"),
     ("PUT", "/api/mcp/servers/keep", {"command": "x", "env": {"NEW": None}}, 400, "bad_request"),
     ("PATCH", "/api/mcp/servers/nope", {"enabled": True}, 404, "not_found"),
     ("PATCH", "/api/mcp/servers/keep", {"enabled": "yes"}, 400, "bad_request"),
     ("PATCH", "/api/mcp/servers/keep", {}, 400, "bad_request"),
     ("DELETE", "/api/mcp/servers/nope", None, 404, "not_found"),
+]
+
+
+# A field the form shows, refused with a text that names it (the file left as it was).
+BAD_FIELDS: list[tuple[str, str, dict[str, object], str]] = [
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "cwd": "relative/folder"}, "cwd"),
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "cwd": "/no/such/folder/here"}, "cwd"),
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "cwd": sys.executable}, "cwd"),  # a file
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "cwd": ""}, "cwd"),
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "cwd": 5}, "cwd"),
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "timeout_ms": -5}, "timeout_ms"),
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "timeout_ms": 3_600_001}, "timeout_ms"),
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "timeout_ms": "30"}, "timeout_ms"),
+    ("POST", "/api/mcp/servers", {"name": "n", "command": "x", "timeout_ms": 1.5}, "timeout_ms"),
+    ("POST", "/api/mcp/servers", {"name": "n", "url": "https://mcp.example.com/mcp", "type": "websocket"}, "type"),
+    ("PUT", "/api/mcp/servers/keep", {"command": "x", "cwd": "relative/folder"}, "cwd"),
+    ("PUT", "/api/mcp/servers/keep", {"command": "x", "timeout_ms": 0}, "timeout_ms"),
+    ("PUT", "/api/mcp/servers/keep", {"url": "https://mcp.example.com/mcp", "type": "ws"}, "type"),
 ]
 
 
@@ -205,6 +223,10 @@ async def test_a_bad_request_is_refused_and_leaves_the_file_as_it_was(setup):
                 r = await c.request(method, path, json=body)
             assert (r.status_code, r.json()["code"]) == (status, code), (method, path, body, r.text)
             assert r.json()["error"] and config.read_bytes() == before, (method, path, body)
+        for method, path, body, field in BAD_FIELDS:
+            r = await c.request(method, path, json=body)
+            assert (r.status_code, r.json()["code"]) == (400, "bad_request"), (method, path, body, r.text)
+            assert field in r.json()["error"].lower() and config.read_bytes() == before, (body, r.text)
         # A file the person broke is not written over: each change is refused, saying so.
         config.write_text('{"mcpServers": {"keep": ')
         broken = config.read_bytes()
@@ -270,7 +292,8 @@ async def test_the_reference_server_is_added_and_removed(tmp_path, everything): 
         assert r.json()["state"] == "running" and "everything_echo" in names(r.json())
         node = [p for p in psutil.Process(d.proc.pid).children(recursive=True) if str(everything) in p.cmdline()]
         assert node
-        assert (await c.delete("/api/mcp/servers/everything")).json() == {"deleted": "everything"}
+        r = await c.delete("/api/mcp/servers/everything")
+        assert r.json() == {"deleted": "everything", "secrets_deleted": []}
         await wait_gone([p.pid for p in node])
         assert (await c.get("/api/agent")).json()["mcp"] == []
         assert json.loads((data / "mcp.json").read_text()) == {"mcpServers": {}}
@@ -300,3 +323,92 @@ async def test_a_remote_server_keeps_its_hidden_address_and_header_values_throug
         assert saved == {"url": url, "type": "sse", "headers": headers, "timeout_ms": 5000}
         assert PLAIN not in r.text and SECRET not in r.text
         assert PLAIN not in (await c.get("/api/agent")).text
+        # Its transport changed to Streamable HTTP (no type: the default), its time limit kept.
+        r = await c.put("/api/mcp/servers/far", json={"url": row["entry"]["url"], "headers": kept,
+                                                      "timeout_ms": 5000, "cwd": str(data)})
+        assert r.status_code == 200, r.text
+        assert (r.json()["transport"], r.json()["entry"].get("type")) == ("streamable-http", None)
+        saved = json.loads(config.read_text())["mcpServers"]["far"]
+        assert saved == {"url": url, "headers": headers, "timeout_ms": 5000}  # a working folder is a program's
+
+
+RENAMED_SCRIPT = {"token_delay": 0, "rounds": [
+    {"when": "env please", "tool_calls": [{"name": "renamed_env", "arguments": {"name": "TOKEN"}}]},
+    {"when": "env please", "say": "tool_result"},
+]}
+
+
+async def stored_secrets(c) -> list[str]:
+    return [s["name"] for s in (await c.get("/api/secrets")).json()["secrets"] if s["stored"]]
+
+
+async def test_a_server_is_renamed_with_its_folder_and_secrets_and_its_unused_secrets_go(tmp_path):
+    """A server renamed is ended under its old name and started under the new one, in its
+    working folder, its secret still given to it; a secret that a removed server, or an
+    edited one's old entry, named alone is deleted from the key store, one another server
+    names stays, and one no server ever named is left alone."""
+    data = tmp_path / "data"
+    data.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(RENAMED_SCRIPT))
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    workdir = tmp_path / "server home"
+    workdir.mkdir()
+    config = data / "mcp.json"
+    entry = {"command": sys.executable, "args": [str(SERVER), "--env-tool"],
+             "env": {"TOKEN": "${secret:a-token}", "OTHER": "${secret:shared}"}, "cwd": str(workdir),
+             "timeout_ms": 5000}
+    async with run_daemon(data, "--scripted", str(script)) as d, d.client() as c:
+        for name, value in (("a-token", SECRET), ("shared", "shared-value"), ("lonely", "lonely-value")):
+            assert (await c.put(f"/api/secrets/{name}", json={"value": value})).status_code == 200
+        r = await c.post("/api/mcp/servers", json={"name": "a", **entry})
+        assert r.status_code == 201 and r.json()["state"] == "running", r.text
+        assert (r.json()["entry"]["cwd"], r.json()["entry"]["timeout_ms"]) == (str(workdir), 5000)
+        r = await c.post("/api/mcp/servers", json={"name": "b", "command": sys.executable, "args": [str(SERVER)],
+                                                   "env": {"S": "${secret:shared}"}, "enabled": False})
+        assert r.status_code == 201, r.text
+        (first,) = await wait_procs(d.proc.pid, lambda ps: len(ps) == 1)
+        assert first.cwd() == str(workdir)
+
+        # A name that is taken is refused, naming it; nothing changes.
+        before = config.read_bytes()
+        kept = {**entry, "env": {"TOKEN": None, "OTHER": None}}
+        r = await c.put("/api/mcp/servers/a", json={**kept, "name": "b"})
+        assert (r.status_code, r.json()["code"]) == (409, "exists") and "named b" in r.json()["error"], r.text
+        assert config.read_bytes() == before and first.is_running()
+
+        # Renamed: ended as a, started as renamed in its folder, its secret still given to it.
+        r = await c.put("/api/mcp/servers/a", json={**kept, "name": "renamed"})
+        assert r.status_code == 200, r.text
+        row = r.json()
+        assert (row["name"], row["state"]) == ("renamed", "running") and "renamed_env" in names(row)
+        await wait_gone([first.pid])
+        (second,) = await wait_procs(d.proc.pid, lambda ps: len(ps) == 1)
+        assert second.cwd() == str(workdir)
+        servers = json.loads(config.read_text())["mcpServers"]
+        assert list(servers) == ["renamed", "b"]  # in a's place
+        assert servers["renamed"] == entry
+        listing = [m["name"] for m in (await c.get("/api/agent")).json()["mcp"]]
+        assert "a" not in listing and "renamed" in listing
+        assert await ask(c, folder, "env please") == SECRET
+        assert sorted(await stored_secrets(c)) == ["a-token", "lonely", "shared"]
+
+        # An edit that stops naming a secret another server names keeps it.
+        r = await c.put("/api/mcp/servers/renamed", json={**entry, "env": {"TOKEN": None}})
+        assert r.status_code == 200, r.text
+        assert sorted(await stored_secrets(c)) == ["a-token", "lonely", "shared"]
+
+        # Removed: the secret it alone named is deleted; the others stay.
+        r = await c.delete("/api/mcp/servers/renamed")
+        assert (r.status_code, r.json()) == (200, {"deleted": "renamed", "secrets_deleted": ["a-token"]})
+        await wait_gone([second.pid])
+        assert sorted(await stored_secrets(c)) == ["lonely", "shared"]
+
+        # An edit that stops naming the last server's secret deletes it.
+        r = await c.put("/api/mcp/servers/b", json={"command": sys.executable, "args": [str(SERVER)], "env": {}})
+        assert r.status_code == 200, r.text
+        assert await stored_secrets(c) == ["lonely"]
+    credentials = json.loads((data / "credentials.json").read_text())
+    assert SECRET not in json.dumps(credentials) and "shared-value" not in json.dumps(credentials)
+    assert "lonely-value" in json.dumps(credentials)

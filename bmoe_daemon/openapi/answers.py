@@ -168,6 +168,11 @@ def secret(c: Components) -> Schema:
     return shape(c, {"name": str, "stored": bool, "used_by": list[str]})
 
 
+def mcp_server_deleted(c: Components) -> Schema:
+    """DELETE /api/mcp/servers/<name>: the server, and the secrets deleted with it (by name)."""
+    return shape(c, {"deleted": str, "secrets_deleted": list[str]})
+
+
 def probe(c: Components) -> Schema:
     return shape(c, {"ok": bool, "models": list[str], "failure": str | None, "message": str, "status": int | None})
 

@@ -320,24 +320,29 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         lambda c: shape(c, {"text": str}), body=PromptArguments, body_required=False, errors=(400, 404, 409)),
     ("POST", "/api/mcp/servers"): Op(
         "Add an MCP server to the daemon's MCP config (`<data>/mcp.json`), written whole, and start it: `{name, "
-        "command, args?, env?, cwd?, timeout_ms?}` for a program of this computer or `{name, url, type?, headers?, "
-        "timeout_ms?}` for a remote one, `enabled: false` to keep it switched off; answers its row of GET "
-        "/api/agent. 409 exists for a name taken; the file is unchanged on any refusal.",
+        "command, args?, env?, cwd?, timeout_ms?}` for a program of this computer (`cwd` the full path of an "
+        "existing folder) or `{name, url, type?, headers?, timeout_ms?}` for a remote one (`type: \"sse\"` for the "
+        "older HTTP+SSE transport, else Streamable HTTP), `timeout_ms` 1 to 3600000, `enabled: false` to keep it "
+        "switched off; answers its row of GET /api/agent. 409 exists for a name taken; the file is unchanged on any "
+        "refusal.",
         answers.mcp_server, status=201, body=ServerBody, errors=(400, 409, 507),
         links={"Change": Link(("PUT", "/api/mcp/servers/<name>"), {"name": "$response.body#/name"}),
                "Switch": Link(("PATCH", "/api/mcp/servers/<name>"), {"name": "$response.body#/name"}),
                "Remove": Link(("DELETE", "/api/mcp/servers/<name>"), {"name": "$response.body#/name"})}),
     ("PUT", "/api/mcp/servers/<name>"): Op(
-        "Replace an MCP server's entry (the same fields, without `name`; keys of the entry this does not know "
-        "are kept) and start it again; an `env` or `headers` value of null keeps the saved one, and an address "
-        "as the listing shows it keeps the saved one.",
+        "Replace an MCP server's entry (the same fields; keys of the entry this does not know are kept) and start "
+        "it again; an `env` or `headers` value of null keeps the saved one, and an address as the listing shows it "
+        "keeps the saved one. A `name` other than the path's renames the server (its program ended under the old "
+        "name, started under the new; 409 exists when that name is taken). A secret the old entry named that no "
+        "server in the file names any more is deleted from the key store.",
         answers.mcp_server, body=ServerBody, errors=(400, 404, 409, 507)),
     ("PATCH", "/api/mcp/servers/<name>"): Op(
         "Switch an MCP server on or off (`{enabled}`): a switched-off server stays in the file (`\"enabled\": "
         "false`), is ended and is not started nor offered.",
         answers.mcp_server, body=ServerSwitch, errors=(400, 404, 409, 507)),
     ("DELETE", "/api/mcp/servers/<name>"): Op(
-        "Remove an MCP server from the config; its program is ended.", answers.deleted,
+        "Remove an MCP server from the config; its program is ended, and each secret it named that no other "
+        "server in the file names is deleted from the key store (`secrets_deleted`).", answers.mcp_server_deleted,
         errors=(400, 404, 409, 507)),
     ("GET", "/api/secrets"): Op(
         "The key store's named secrets (never their values) and the MCP servers whose headers name each; a name a "

@@ -5,16 +5,19 @@ servers follow it at once (no restart).
 
     POST   /api/mcp/servers          {name, command, args?, env?, cwd?, timeout_ms?, enabled?}
                                      or {name, url, type?, headers?, timeout_ms?, enabled?}
-    PUT    /api/mcp/servers/<name>   the same without `name`: the entry's new fields
+    PUT    /api/mcp/servers/<name>   the same: the entry's new fields; a `name` other than
+                                     <name> renames the server (409 when that name is taken)
     PATCH  /api/mcp/servers/<name>   {enabled}: switched off, it stays in the file, never started
     DELETE /api/mcp/servers/<name>
 
 Each answers the server's row of `GET /api/agent` (once a started one runs or failed, or
 after ROW_WAIT_S),
-and DELETE `{deleted}`. A variable's or header's value is taken and never given back:
-the row names each variable and header and the secrets it names (`${secret:NAME}`, the
-key store's, which the web UI uses for a value marked secret); on a PUT a value left
-null keeps the saved one.
+and DELETE `{deleted, secrets_deleted}`. A variable's or header's value is taken and never
+given back: the row names each variable and header and the secrets it names
+(`${secret:NAME}`, the key store's, which the web UI uses for a value marked secret); on a
+PUT a value left null keeps the saved one. A secret that a removed server, or an edited
+one's old entry, named and that no server in the file names any more is deleted from the
+key store.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ ROW_WAIT_S = START_TIMEOUT_S
 
 @attrs.frozen(repr=False)
 class ServerBody:
-    """An MCP server's entry, as mcp.json holds it (`name` only when adding). On a PUT
-    an `env` or `headers` value of null keeps the saved one."""
+    """An MCP server's entry, as mcp.json holds it, and its name (on a PUT, a new name
+    renames it). On a PUT an `env` or `headers` value of null keeps the saved one."""
 
     name: str | None = None
     command: str | None = None
@@ -108,10 +111,11 @@ async def post_server() -> tuple[Response, int]:
 async def put_server(name: str) -> Response:
     file, mcp = _file()
     body = await _body()
-    if body.name is not None and body.name != name:
-        raise BadRequest("A server keeps its name: leave name out (or remove it and add it under the new name).")
-    await file.replace(name, body.entry())
-    return jsonify(await _row(mcp, name))
+    try:
+        await file.replace(name, body.entry(), new_name=body.name)
+    except ServerExists as exc:
+        raise Exists(str(exc)) from None
+    return jsonify(await _row(mcp, body.name or name))
 
 
 @bp.patch("/api/mcp/servers/<name>")
@@ -125,6 +129,6 @@ async def patch_server(name: str) -> Response:
 @bp.delete("/api/mcp/servers/<name>")
 async def delete_server(name: str) -> Response:
     file, _ = _file()
-    await file.remove(name)
-    return jsonify({"deleted": name})
+    forgotten = await file.remove(name)
+    return jsonify({"deleted": name, "secrets_deleted": forgotten})
 

@@ -4,7 +4,9 @@ in mcp.json). For a client on this computer only.
 
 A secret's value is taken in a body and never given back: the listing names each
 secret, whether it is stored, and the MCP servers whose headers name it (a name a
-server wants but the store lacks is listed too, as not stored).
+server wants but the store lacks is listed too, as not stored). A secret that a removed
+server, or an edited one's old entry, named and that no server in mcp.json names any more
+is deleted by the MCP server routes (routes/mcp.py).
 """
 
 from __future__ import annotations

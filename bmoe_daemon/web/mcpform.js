@@ -1,12 +1,13 @@
-// The form that adds an MCP server, or edits one: its name; a program of this computer
-// (command, arguments one per line, environment variables) or a remote server (its URL
-// and headers). A value marked secret goes to the key store (PUT /api/secrets/<name>,
+// The form that adds an MCP server, or edits one: its name (an edit may rename it); a
+// program of this computer (command, arguments one per line, environment variables, the
+// folder it starts in) or a remote server (its URL, headers and transport); and the time
+// limit of one call. A value marked secret goes to the key store (PUT /api/secrets/<name>,
 // named <server>-<variable>) and the config gets only its ${secret:...} reference; a
 // saved value is never read back, so an edit leaves it empty to keep it. The daemon's
 // refusals are said beside the field they concern (fielderrors.js).
 
 import { api } from "./api.js";
-import { alertLine, field, h } from "./dom.js";
+import { alertLine, field, h, select } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
 import { attempt } from "./ui.js";
 
@@ -99,18 +100,22 @@ function rules(f, remote) {
     [/^Url may not carry/, f.url,
       "Leave the user name and password out of the address; put the credential in a header marked secret."],
     [/^Url/, f.url, "That is not an address that can be used: give one like https://mcp.example.com/mcp."],
+    [/\(cwd\)|^Cwd/, f.cwd, (m) => m.input.replace("The working folder (cwd)", "The working folder")],
+    [/timeout_ms/i, f.timeout, "A time limit is a number of seconds, from 0.001 to 3600."],
+    [/^Type must/, f.transport, "Choose Streamable HTTP or HTTP+SSE."],
     [/header/i, f.headers, said],
     [/^Env |variable/i, f.env, said],
   ];
 }
 
-// `m`: the listing's row of the server to edit, or null to add one. `done(saved)`.
+// `m`: the listing's row of the server to edit, or null to add one. `done(name)`: the
+// name it was saved under, or false when the form was closed.
 export function serverForm(m, done) {
   const entry = (m && m.entry) || {};
   const wasRemote = Boolean(m && m.remote);
   const id = ++forms;
   const name = h("input", { type: "text", value: m ? m.name : "", required: true, autocomplete: "off",
-    spellcheck: "false", readonly: m ? true : null, placeholder: "github" });
+    spellcheck: "false", placeholder: "github" });
   const stdio = h("input", { type: "radio", name: `mcp-kind-${id}`, value: "stdio", checked: !wasRemote });
   const remote = h("input", { type: "radio", name: `mcp-kind-${id}`, value: "remote", checked: wasRemote });
   const command = h("input", { type: "text", autocomplete: "off", spellcheck: "false", placeholder: "npx",
@@ -121,12 +126,23 @@ export function serverForm(m, done) {
     value: entry.url || (m && m.remote ? m.url : "") });
   const env = pairs("Variable", entry.env || []);
   const headers = pairs("Header", entry.headers || (m && m.headers) || []);
+  const cwd = h("input", { type: "text", autocomplete: "off", spellcheck: "false", placeholder: "/home/me/project",
+    value: entry.cwd || "" });
+  const transport = select({}, [["streamable-http", "Streamable HTTP (the older HTTP+SSE if it is refused)"],
+    ["sse", "HTTP+SSE only (older servers)"]], entry.type === "sse" || (m && m.transport === "sse")
+    ? "sse" : "streamable-http");
+  const timeout = h("input", { type: "text", inputmode: "decimal", autocomplete: "off", placeholder: "30",
+    value: entry.timeout_ms ? String(entry.timeout_ms / 1000) : "" });
   const stdioPart = h("div.mcp-stdio", {},
     field("Command", command, "The program to start, like npx, uvx or a full path."),
-    field("Arguments", args, "One per line."), env);
+    field("Arguments", args, "One per line."), env,
+    field("Working folder (optional)", cwd, "The full path of the folder the program starts in; empty: the "
+      + "daemon's own."));
   const remotePart = h("div.mcp-remote", {},
     field("URL", url, "Where the server answers, like https://mcp.example.com/mcp (http:// only on this computer "
-      + "or network)."), headers);
+      + "or network)."), headers,
+    field("Transport", transport, "Most servers speak Streamable HTTP; choose HTTP+SSE for one that speaks only "
+      + "the older transport."));
   const show = () => {
     stdioPart.hidden = remote.checked;
     remotePart.hidden = !remote.checked;
@@ -135,14 +151,17 @@ export function serverForm(m, done) {
   remote.addEventListener("change", show);
   show();
   const error = alertLine("");
-  const f = { name, command, args, url, env, headers };
+  const f = { name, command, args, url, env, headers, cwd, transport, timeout };
   const form = h("form.card.mcp-form", { "aria-label": m ? `Edit ${m.name}` : "Add a server" },
-    field("Name", name, m ? "A server keeps its name." : "Letters, digits, '_' or '-'; its tools are named "
-      + "<name>_<tool>."),
+    field("Name", name, m ? "Renamed, the server is started again under its new name, and its tools are named "
+      + "<name>_<tool>." : "Letters, digits, '_' or '-'; its tools are named <name>_<tool>."),
     h("fieldset.mcp-kind", {}, h("legend", {}, "Where it runs"),
       h("label.inline", {}, stdio, "A program on this computer"),
       h("label.inline", {}, remote, "A remote server (URL)")),
-    stdioPart, remotePart, error,
+    stdioPart, remotePart,
+    field("Time limit of a call, in seconds (optional)", timeout, "How long one call may take before it is given "
+      + "up; empty: 30."),
+    error,
     h("div.actions", {}, h("button.primary", { type: "submit" }, m ? "Save server" : "Add server"),
       h("button.quiet", { type: "button", onclick: () => done(false) }, "Cancel")));
   form.addEventListener("submit", async (ev) => {
@@ -155,12 +174,14 @@ export function serverForm(m, done) {
       ? { url: url.value.trim(), headers: got.values }
       : { command: command.value.trim(), args: args.value.split("\n").map((a) => a.replace(/\r$/, "")).filter(Boolean),
           env: got.values };
-    if (same) {  // what the form does not show, as the entry has it
-      for (const key of isRemote ? ["type", "timeout_ms"] : ["cwd", "timeout_ms"]) {
-        if (entry[key] !== undefined) body[key] = entry[key];
-      }
+    if (!isRemote && cwd.value.trim()) body.cwd = cwd.value.trim();
+    if (isRemote && transport.value === "sse") body.type = "sse";  // else Streamable HTTP, the default
+    const seconds = timeout.value.trim();
+    if (seconds) {
+      // Not a number: sent as typed, for the daemon to say so beside the field.
+      body.timeout_ms = Number.isFinite(Number(seconds)) ? Math.round(Number(seconds) * 1000) : seconds;
     }
-    if (!m) body.name = server;
+    body.name = server;  // on an edit, a new one renames the server
     const saved = await attemptAt(error, rules(f, isRemote), Object.values(f), () =>
       m ? api("PUT", `/api/mcp/servers/${encodeURIComponent(m.name)}`, body) : api("POST", "/api/mcp/servers", body));
     if (!saved) return;
@@ -171,7 +192,7 @@ export function serverForm(m, done) {
     }
     env.forget();
     headers.forget();
-    done(true);
+    done(server);
   });
   return form;
 }

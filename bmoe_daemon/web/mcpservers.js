@@ -65,6 +65,16 @@ function promptItem(server, p) {
 const namesText = (list) => list.map((x) => (x.secrets.length ? `${x.name} (secret ${x.secrets.join(", ")})` : x.name))
   .join(", ");
 
+// What Remove says before it removes: the secrets the server names go from the key store
+// with it (the daemon keeps one another server names).
+function removalNote(m) {
+  const entry = m.entry || {};
+  const named = [...new Set([...entry.env || [], ...entry.headers || m.headers || []].flatMap((x) => x.secrets))];
+  if (!named.length) return null;
+  return `Its saved ${named.length === 1 ? "secret" : "secrets"} (${named.join(", ")}) will be deleted from the `
+    + "key store too, unless another server uses them.";
+}
+
 // Edit, Switch off/on and Remove of one server; a refusal is said in `error`, in the row.
 function rowActions(m, editing, error, reload) {
   const off = m.state === "off";
@@ -81,7 +91,7 @@ function rowActions(m, editing, error, reload) {
       }
       button.setAttribute("aria-expanded", "true");
       clear(editing, serverForm(m, (saved) => {
-        if (saved) redrawn(reload, `Edit ${m.name}`, `${m.name} saved.`);
+        if (saved) redrawn(reload, `Edit ${saved}`, saved === m.name ? `${saved} saved.` : `${m.name} renamed ${saved}.`);
         else {
           clear(editing);
           button.setAttribute("aria-expanded", "false");
@@ -94,8 +104,14 @@ function rowActions(m, editing, error, reload) {
       onclick: () => act(() => api("PATCH", serverPath(m.name), { enabled: off }),
         `${off ? "Switch off" : "Switch on"} ${m.name}`, `${m.name} switched ${off ? "on" : "off"}.`) },
     off ? "Switch on" : "Switch off"),
-    deleteButton(m.name, () => act(() => api("DELETE", serverPath(m.name)), "Add a server", `${m.name} removed.`),
-      "Remove"));
+    deleteButton(m.name, async () => {
+      const gone = await attemptIn(error, () => api("DELETE", serverPath(m.name)));
+      if (!gone) return;
+      const forgotten = gone.secrets_deleted || [];
+      await redrawn(reload, "Add a server", forgotten.length
+        ? `${m.name} removed, and its ${forgotten.length === 1 ? "secret" : "secrets"} ${forgotten.join(", ")}.`
+        : `${m.name} removed.`);
+    }, "Remove", removalNote(m)));
 }
 
 // One MCP server: a program of this computer, or a remote one (marked: what its tools

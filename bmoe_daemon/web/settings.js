@@ -16,22 +16,35 @@ export function page(main, title, intro) {
   return body;
 }
 
+let notes = 0;
+
 // A Delete button that asks once: the first press turns it into "Delete?", a second
 // one deletes; leaving it (focus elsewhere) or Escape takes the question back. `word`
-// names the action ("Remove").
-export function deleteButton(name, action, word = "Delete") {
+// names the action ("Remove"); `note`, what else goes with it, is said beside the question.
+export function deleteButton(name, action, word = "Delete", note = null) {
   const label = `${word} ${name}`;
   const button = h("button.quiet.danger", { type: "button", "aria-label": label }, word);
+  let said = null;
   const disarm = () => {
     delete button.dataset.armed;
     button.textContent = word;
     button.setAttribute("aria-label", label);
+    if (said) {
+      said.remove();
+      button.removeAttribute("aria-describedby");
+      said = null;
+    }
   };
   button.addEventListener("click", async () => {
     if (!button.dataset.armed) {
       button.dataset.armed = "yes";
       button.textContent = `${word}?`;
       button.setAttribute("aria-label", `Really ${word.toLowerCase()} ${name}?`);
+      if (note) {  // what else goes with it, said beside the question
+        said = h("span.small.delete-note", { id: `delete-note-${++notes}` }, note);
+        button.after(said);
+        button.setAttribute("aria-describedby", said.id);
+      }
       return;
     }
     disarm();

@@ -200,6 +200,14 @@ class ProviderDirectory:
                           "it goes into a request header.")
         async with self._lock:
             await self._set_key(SECRET_PREFIX + name, value)
+
+    async def forget_secret(self, name: str) -> bool:
+        """Delete the secret `name`; whether the store held it."""
+        if self.secret(name) is None:
+            return False
+        await self.set_secret(name, "")
+        return True
+
     def prices(self, route: str) -> Prices | None:
         """The prices of the provider a `<provider-id>/<model>` route names; None when it
         has none (or is not saved)."""

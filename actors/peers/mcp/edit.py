@@ -15,7 +15,16 @@ after, the servers still follow it (shielded, at most APPLY_LIMIT_S).
 An entry is given as mcp.json holds it. On a replace, a variable or header given
 without a value (None) keeps the value the file has for it, and an address given as
 the listing shows it (query values hidden) keeps the saved one: the values are never
-read back, so an edit need not know them.
+read back, so an edit need not know them. A replace may give the server a new name: the
+entry keeps its place and its values (so the secrets it names), and its program is ended
+under the old name and started under the new one. A `cwd` given here must be the full
+path of an existing folder (the loader also takes one relative to the file, as written by
+hand).
+
+The key store's secrets are the MCP servers' only (actors/model/providers/directory.py
+keeps them apart from the providers' keys): once a server is removed, or an edit stops
+naming a secret in its variables or headers, each secret it named that nothing left in
+the file names is deleted from the store (`forget_secret`).
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +45,7 @@ from actors.fs.atomic import read_own_file, write_atomic
 from actors.peers.mcp.config import (
     MAX_CONFIG_BYTES,
     MAX_SERVERS,
+    SECRET_REF,
     SERVER_NAME,
     ConfigError,
     McpConfig,
@@ -54,6 +64,9 @@ KNOWN_KEYS = ("command", "args", "env", "cwd", "url", "type", "headers", "timeou
 # How long the servers may take to follow a change once the file is written (each
 # program ended is reaped within its kill grace and the reaping limit, far less).
 APPLY_LIMIT_S = 15.0
+# How long deleting the secrets no server names any more may take (a write of the key store each).
+FORGET_LIMIT_S = 10.0
+MAX_CWD_CHARS = 4096
 NAME_TEXT = ("A server's name is 1-48 letters, digits, '_' or '-', starting with a letter or digit "
              "(it starts the names of its tools).")
 
@@ -63,18 +76,22 @@ class ServerExists(ActorError):
 
 
 Entry = dict[str, Any]
+# Deletes a secret from the key store; whether it was stored.
+ForgetSecret = Callable[[str], Awaitable[bool]]
 
 
 class McpFile:
     """The config file of `manager`'s servers, changed one entry at a time.
-    `commands`: whether programs may start here (else a stdio server is refused)."""
+    `commands`: whether programs may start here (else a stdio server is refused);
+    `forget_secret`: deletes a secret no entry names any more from the key store."""
 
     def __init__(self, path: Path, manager: McpManager, *, commands: bool = True,
-                 write: Callable[..., None] = write_atomic) -> None:
+                 write: Callable[..., None] = write_atomic, forget_secret: ForgetSecret | None = None) -> None:
         self.path = path
         self._manager = manager
         self._commands = commands
         self._write = write
+        self._forget_secret = forget_secret
         self._lock = trio.Lock()
 
     # ---- the changes ----
@@ -88,19 +105,33 @@ class McpFile:
             if len([e for e in servers.values() if not is_off(e)]) >= MAX_SERVERS and not is_off(entry):
                 raise Invalid(f"At most {MAX_SERVERS} MCP servers are started; switch one off or remove one first.")
             new = self._checked(name, _written(entry))
+            _check_cwd(new.get("cwd"))
             servers[name] = new
             await self._save(data, f"MCP server {name} added")
 
-    async def replace(self, name: str, entry: Entry) -> None:
+    async def replace(self, name: str, entry: Entry, *, new_name: str | None = None) -> list[str]:
+        """Replace the entry of `name` (under `new_name` when given: ServerExists when
+        that name is taken); the secrets it no longer names that nothing else in the file
+        names are deleted from the key store, and listed."""
         async with self._lock:
             data, servers = await trio.to_thread.run_sync(self._read)
             old = self._existing(servers, name)
+            to = name if new_name is None else new_name
+            if to != name:
+                _check_name(to)
+                if to in servers:
+                    raise ServerExists(f"There is already an MCP server named {to}; choose another name for "
+                                       f"{name}.")
             new = {k: v for k, v in old.items() if k not in KNOWN_KEYS} if isinstance(old, dict) else {}
             new.update(_written(_kept(entry, old)))
             if "enabled" not in entry and isinstance(old, dict):
                 new.update({k: old[k] for k in ("enabled", "disabled") if k in old})
-            servers[name] = self._checked(name, new)
-            await self._save(data, f"MCP server {name} changed")
+            checked = self._checked(to, new)
+            _check_cwd(checked.get("cwd"))
+            # The entry keeps its place in the file under its new name.
+            data["mcpServers"] = {(to if k == name else k): (checked if k == name else v) for k, v in servers.items()}
+            what = f"MCP server {name} changed" if to == name else f"MCP server {name} renamed {to} and changed"
+            return await self._save(data, what, named=_named_secrets(old))
 
     async def switch(self, name: str, enabled: bool) -> None:
         async with self._lock:
@@ -122,12 +153,14 @@ class McpFile:
             servers[name] = self._checked(name, new) if enabled else new
             await self._save(data, f"MCP server {name} switched {'on' if enabled else 'off'}")
 
-    async def remove(self, name: str) -> None:
+    async def remove(self, name: str) -> list[str]:
+        """Remove the entry of `name`; the secrets it named that nothing else in the
+        file names are deleted from the key store, and listed."""
         async with self._lock:
             data, servers = await trio.to_thread.run_sync(self._read)
-            self._existing(servers, name)
+            old = self._existing(servers, name)
             del servers[name]
-            await self._save(data, f"MCP server {name} removed")
+            return await self._save(data, f"MCP server {name} removed", named=_named_secrets(old))
 
     # ---- the file ----
 
@@ -174,8 +207,10 @@ class McpFile:
                           "give a remote server's url instead.")
         return entry
 
-    async def _save(self, data: dict[str, Any], what: str) -> None:
-        """Write the file whole, then serve what it now says."""
+    async def _save(self, data: dict[str, Any], what: str, named: frozenset[str] = frozenset()) -> list[str]:
+        """Write the file whole, then serve what it now says and delete from the key
+        store each secret of `named` (the changed entry's, before) that the file no
+        longer names; those deleted, by name."""
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         try:
             await trio.to_thread.run_sync(self._write_file, text.encode("utf-8"))
@@ -188,6 +223,27 @@ class McpFile:
         with trio.move_on_after(APPLY_LIMIT_S) as scope:
             scope.shield = True
             await self._manager.apply(self.config(data))
+        with trio.move_on_after(FORGET_LIMIT_S) as scope:
+            scope.shield = True
+            return await self._forget(named - _secrets_in(data))
+        return []
+
+    async def _forget(self, names: frozenset[str]) -> list[str]:
+        """Delete each of `names` from the key store; those it held. One that cannot be
+        deleted (the disk is full) is logged and stays: the change itself is made."""
+        forgotten: list[str] = []
+        if self._forget_secret is None:
+            return forgotten
+        for name in sorted(names):
+            try:
+                if await self._forget_secret(name):
+                    forgotten.append(name)
+            except (ActorError, OSError) as exc:
+                log.warning("the secret %s, which no MCP server names any more, stays in the key store: %s",
+                            name, exc)
+        if forgotten:
+            log.info("secrets no MCP server names any more deleted from the key store: %s", ", ".join(forgotten))
+        return forgotten
 
     def _write_file(self, data: bytes) -> None:
         target = Path(os.path.realpath(self.path))  # a link stays a link to the file it names
@@ -209,6 +265,44 @@ def _check_name(name: str) -> None:
         raise Invalid(NAME_TEXT)
 
 
+def _check_cwd(cwd: object) -> None:
+    """A working folder given here: the full path of a folder that exists."""
+    if cwd is None:
+        return
+    if not isinstance(cwd, str) or not cwd or "\0" in cwd or len(cwd) > MAX_CWD_CHARS:
+        raise Invalid("The working folder (cwd) must be the full path of an existing folder, like /home/me/project.")
+    path = os.path.expanduser(cwd)
+    if not os.path.isabs(path):
+        raise Invalid(f"The working folder (cwd) must be a full path (starting with / or ~/), like /home/me/project; "
+                      f"{cwd[:200]} is not.")
+    if not os.path.isdir(path):
+        raise Invalid(f"The working folder (cwd) {cwd[:200]} is not an existing folder; give the full path of a "
+                      "folder that exists.")
+
+
+def _named_secrets(entry: object) -> frozenset[str]:
+    """The secrets an entry's variables and headers name (`${secret:NAME}`)."""
+    if not isinstance(entry, dict):
+        return frozenset()
+    values = [v for key in ("env", "headers") if isinstance(entry.get(key), dict) for v in entry[key].values()]
+    return frozenset(n for v in values if isinstance(v, str) for n in SECRET_REF.findall(v))
+
+
+def _secrets_in(value: object) -> frozenset[str]:
+    """Every secret named anywhere in `value` (a parsed file): what the store keeps."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.update(SECRET_REF.findall(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return frozenset(found)
+
+
 def _written(entry: Entry) -> Entry:
     """The entry as the file will hold it: its known keys that have a value, `enabled`
     only when false; neither a command nor a url, or both, is refused."""
@@ -221,6 +315,8 @@ def _written(entry: Entry) -> Entry:
     out = {k: entry[k] for k in KNOWN_KEYS if entry.get(k) is not None and k not in ("enabled", "disabled")}
     if has_command:
         out.pop("type", None)  # a transport is a remote server's
+    else:
+        out.pop("cwd", None)  # a working folder is a program's
     if entry.get("enabled") is False:
         out["enabled"] = False
     return out
