@@ -16,7 +16,7 @@ import cattrs
 from actors.errors import Invalid
 from actors.record import client_tools, json_schema
 from actors.record.client_tools import ClientTool
-from actors.record.items import Mode
+from actors.record.modes import Mode
 from bmoe_daemon.errors import BadRequest
 
 T = TypeVar("T")

@@ -27,8 +27,9 @@ from pathlib import Path
 import attrs
 import trio
 
-from bmoe_daemon.config import default_data_dir
-from bmoe_daemon.startup import LOCK_FILE, port_holder, read_holder
+from bmoe_daemon.defaults import default_data_dir
+from bmoe_daemon.lockfile import LOCK_FILE, read_holder
+from bmoe_daemon.startup import port_holder
 
 MIN_PYTHON = (3, 11)
 SPEED_TOKENS = 32

@@ -23,7 +23,8 @@ from actors.fs.atomic import read_own_file, write_atomic
 from actors.model.discovery.scan import inside_places, places
 from actors.model.engine import Engine, Loader, ModelState
 from actors.model.turns import Backend
-from bmoe_daemon.config import MAX_GPU_LAYERS, Config
+from bmoe_daemon.config import Config
+from bmoe_daemon.defaults import MAX_GPU_LAYERS
 
 log = logging.getLogger("bmoe.models")
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from actors.record.items import MODES
-from actors.sandbox.policy import SETTINGS as SANDBOX_SETTINGS
+from actors.record.modes import MODES
+from actors.sandbox.setting import SETTINGS as SANDBOX_SETTINGS
 from bmoe_daemon import __version__
 from bmoe_daemon.access import normalize_origin
-from bmoe_daemon.config import (
+
+if TYPE_CHECKING:  # built by `serve` only: its attrs class is not for the other commands to load
+    from bmoe_daemon.config import Config
+from bmoe_daemon.defaults import (
     DEFAULT_CTX,
     DEFAULT_HELPERS,
     DEFAULT_HOST,
@@ -24,7 +28,6 @@ from bmoe_daemon.config import (
     MAX_GPU_LAYERS,
     MAX_HELPER_ROUNDS,
     MAX_HELPERS,
-    Config,
     default_data_dir,
     env_seed,
     read_key_file,
@@ -191,6 +194,8 @@ class OptionError(ValueError):
 def serve_config(args: argparse.Namespace) -> Config:
     """The daemon's Config from `serve`'s parsed options (reading the key file).
     Raises OptionError, in plain words, for a value that cannot be used."""
+    from bmoe_daemon.config import Config
+
     if not 0 <= args.port <= 65535:
         raise OptionError("--port must be between 0 and 65535")
     if args.ctx_size < 512:

@@ -44,7 +44,7 @@ from actors.policy.rules import RuleBook
 from actors.record.cards import PlanFiles
 from actors.runs.env import Env
 from actors.sandbox.policy import Sandbox
-from actors.sandbox.policy import Setting as SandboxSetting
+from actors.sandbox.setting import Setting as SandboxSetting
 from actors.scheduling.schedule import local_zone
 from actors.scheduling.scheduler import Scheduler
 from actors.skills.catalog import SkillCatalog
@@ -56,8 +56,9 @@ from actors.tools.registry import Registry
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand, can_run_commands
 from bmoe_daemon.app import create_app
-from bmoe_daemon.config import LOG_BACKUPS, Config
+from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
+from bmoe_daemon.defaults import LOG_BACKUPS
 from bmoe_daemon.indexer import Indexer
 from bmoe_daemon.models import ModelChoice, local_loader, model_event, remembered
 from bmoe_daemon.routes import events as events_route

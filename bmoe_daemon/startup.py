@@ -27,14 +27,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
+from bmoe_daemon.lockfile import LOCK_FILE, read_holder
 
 if TYPE_CHECKING:  # serve's only: `bmoe-daemon run` reads the lock file here without hypercorn
     import hypercorn.config
 
-LOCK_FILE = "daemon.lock"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-MAX_LOCK_FILE_BYTES = 4096
 
 log = logging.getLogger("bmoe")
 
@@ -79,31 +77,6 @@ def make_data_dir(data_dir: Path) -> None:
 def cannot_write(data_dir: Path, exc: OSError) -> StartupError:
     return StartupError(f"cannot write in the data folder {data_dir}: {exc.strerror}; "
                         "fix its permissions or pass --data-dir a folder you can write to")
-
-
-@attrs.frozen
-class Holder:
-    """Who holds a data folder, as its lock file says (either may be missing)."""
-
-    pid: int | None
-    address: str | None
-    key_file: str | None = None
-
-    def describe(self) -> str:
-        who = f"bmoe-daemon pid {self.pid}" if self.pid is not None else "another bmoe-daemon"
-        return f"{who} at {self.address}" if self.address else f"{who} (still starting)"
-
-
-def read_holder(fd: int) -> Holder:
-    try:
-        data = json.loads(os.pread(fd, MAX_LOCK_FILE_BYTES, 0) or b"{}")
-    except (OSError, ValueError):
-        return Holder(None, None)
-    pid = data.get("pid") if isinstance(data, dict) else None
-    address = data.get("address") if isinstance(data, dict) else None
-    key_file = data.get("key_file") if isinstance(data, dict) else None
-    return Holder(pid if isinstance(pid, int) else None, address if isinstance(address, str) else None,
-                  key_file if isinstance(key_file, str) else None)
 
 
 class DataDirLock:

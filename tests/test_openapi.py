@@ -15,7 +15,7 @@ import attrs
 import pytest
 from openapi_spec_validator import validate
 
-from actors.record.items import MODES
+from actors.record.modes import MODES
 from bmoe_daemon import openapi
 from bmoe_daemon.app import create_app
 from bmoe_daemon.bodies import PATCH_TYPES

@@ -77,3 +77,36 @@ async def test_serve_no_model_imports_no_heavy_module_before_its_first_answer(tm
     modules = json.loads(out.read_text())
     assert "bmoe_daemon.server" in modules and "quart" in modules  # the daemon's, as it serves
     assert heavy_in(modules) == {}, "imported at start: move each import to where it is first used"
+
+
+# What `bmoe-daemon run` (a client, started on every call) must not load: the daemon's own
+# stack, attrs's classes (code compiled at import), and anything heavy. Issue 33's bench
+# (ops/bench/run_cli.py) holds it to 1.3x curl plus Python's start-up.
+CLIENT_HEAVY = ("attrs", "attr", "trio", "quart", "hypercorn", "httpx", "jsonschema", "numpy", "llama_cpp",
+                "actors.record.items", "bmoe_daemon.config", "bmoe_daemon.server", "bmoe_daemon.startup")
+
+# Runs `python -m bmoe_daemon ARGS...` and writes its sys.modules to argv[1] at exit.
+CLIENT_DUMPING = """
+import atexit, json, runpy, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = [sys.argv[0], *sys.argv[2:]]
+runpy.run_module("bmoe_daemon", run_name="__main__", alter_sys=True)
+"""
+
+
+async def test_the_run_client_loads_only_what_a_client_needs(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rounds": [], "default": {"text": "Hi!"}}))
+    out = tmp_path / "client-modules.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    async with run_daemon(tmp_path / "data", "--scripted", str(script)) as d:
+        done = await trio.run_process(
+            [sys.executable, "-c", CLIENT_DUMPING, str(out), "run", "--json", "--data-dir", str(d.data_dir), "say hi"],
+            env=env, capture_stdout=True, capture_stderr=True, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout.decode().splitlines()[-1])["result"] == "Hi!"
+    modules = set(json.loads(out.read_text()))
+    assert "bmoe_daemon.run_cmd.session" in modules  # the client's, as it ran
+    loaded = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in CLIENT_HEAVY))
+    assert loaded == [], "the run client imported these: import them where they are first needed"

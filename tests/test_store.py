@@ -500,7 +500,7 @@ def test_a_fifo_in_place_of_a_data_file_is_refused_at_once(tmp_path: Path) -> No
     import os
 
     from actors.policy.rules import RuleBook
-    from bmoe_daemon.config import read_key_file
+    from bmoe_daemon.defaults import read_key_file
 
     store = Store(tmp_path)
     os.mkfifo(store.conv_dir / "c1.json")

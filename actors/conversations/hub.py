@@ -38,7 +38,8 @@ from actors.notices import CHAT_ONLY_NO_WORKSPACE
 from actors.record import listing
 from actors.record.budget import Budget
 from actors.record.client_tools import ClientTool
-from actors.record.items import MODES, ConversationInfo, ConversationRecord, Item, Mode
+from actors.record.items import ConversationInfo, ConversationRecord, Item
+from actors.record.modes import MODES, Mode
 from actors.record.transcript import info_event, restored
 from actors.runs.env import Env
 

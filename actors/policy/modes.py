@@ -13,7 +13,7 @@ from typing import Literal
 import attrs
 
 from actors import notices
-from actors.record.items import Mode
+from actors.record.modes import Mode
 
 Action = Literal["run", "ask", "refuse"]
 

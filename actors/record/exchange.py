@@ -28,13 +28,13 @@ from actors.record.items import (
     END_REASONS,
     FINAL_TOOL_STATES,
     ITEM_FIELDS,
-    MODES,
     ConversationInfo,
     ConversationRecord,
     Goal,
     Item,
     Todo,
 )
+from actors.record.modes import MODES
 from actors.record.transcript import restored
 
 FORMAT = "bmoe-conversation"

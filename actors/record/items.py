@@ -15,12 +15,12 @@ from actors.ids import new_id, now
 from actors.notices import EndedBy
 from actors.record.budget import Budget, budget_from_json
 from actors.record.client_tools import ClientTool
+from actors.record.modes import MODES, Mode
 
 ItemKind = Literal["user", "assistant", "tool", "notice"]
 # `waiting_client`: a client's tool (actors/record/client_tools.py) waits for the client's result.
 ToolState = Literal["composing", "running", "waiting", "waiting_client", "done", "denied", "error"]
 ConversationState = Literal["idle", "running", "waiting", "error"]
-Mode = Literal["ask", "read_only", "full"]
 NoticeLevel = Literal["info", "warn", "error"]
 TodoStatus = Literal["pending", "in_progress", "completed"]
 PlanState = Literal["drafting", "proposed", "approved", "rejected"]
@@ -34,7 +34,6 @@ EndReason = Literal[
 KINDS: tuple[ItemKind, ...] = get_args(ItemKind)
 TOOL_STATES: tuple[ToolState, ...] = get_args(ToolState)
 CONVERSATION_STATES: tuple[ConversationState, ...] = get_args(ConversationState)
-MODES: tuple[Mode, ...] = get_args(Mode)
 NOTICE_LEVELS: tuple[NoticeLevel, ...] = get_args(NoticeLevel)
 TODO_STATUSES: tuple[TodoStatus, ...] = get_args(TodoStatus)
 PLAN_STATES: tuple[PlanState, ...] = get_args(PlanState)

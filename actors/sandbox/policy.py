@@ -30,9 +30,8 @@ import attrs
 
 from actors.sandbox.bwrap import Confinement, bwrap_argv
 from actors.sandbox.seatbelt import SANDBOX_EXEC, seatbelt_argv
+from actors.sandbox.setting import Setting
 
-Setting = Literal["required", "auto", "off"]
-SETTINGS: tuple[Setting, ...] = ("required", "auto", "off")
 Kind = Literal["bwrap", "seatbelt", "none"]
 PROBE_TIMEOUT_S = 10.0
 PROBE_ARGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net",

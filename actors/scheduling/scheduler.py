@@ -45,7 +45,8 @@ from actors.errors import Busy, Invalid, NotFound
 from actors.fs.atomic import read_own_file
 from actors.ids import new_id
 from actors.record.budget import Budget, budget_from_json
-from actors.record.items import END_REASONS, MODES, Mode, notice_item, user_item
+from actors.record.items import END_REASONS, notice_item, user_item
+from actors.record.modes import MODES, Mode
 from actors.scheduling.schedule import InvalidSchedule, Schedule, local_zone, next_due, parse_schedule
 
 log = logging.getLogger("bmoe.scheduler")

@@ -13,16 +13,8 @@ from actors.model.backends.template_shapes import Shape
 from actors.model.usage import GROUPINGS
 from actors.notices import EndedBy
 from actors.policy.rules import Offer
-from actors.record.items import (
-    ConversationState,
-    EndReason,
-    GoalState,
-    ItemKind,
-    Mode,
-    PlanState,
-    TodoStatus,
-    ToolState,
-)
+from actors.record.items import ConversationState, EndReason, GoalState, ItemKind, PlanState, TodoStatus, ToolState
+from actors.record.modes import Mode
 from actors.scheduling.schedule import Schedule
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, shape
 from bmoe_daemon.routes.limits import LIMITS

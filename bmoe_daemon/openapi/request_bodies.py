@@ -7,7 +7,8 @@ from __future__ import annotations
 from actors.model.providers.entries import MAX_PRICE
 from actors.record import exchange
 from actors.record.budget import MAX_BUDGET_COST, MAX_BUDGET_TOKENS
-from actors.record.items import KINDS, MODES
+from actors.record.items import KINDS
+from actors.record.modes import MODES
 from actors.runs.agent.ledger import MAX_ROUNDS
 from actors.scheduling.schedule import Schedule
 from bmoe_daemon.bodies import MAX_ANSWER_SCHEMA_CHARS, PATCH_TYPES, NewConversation, SendMessage

@@ -9,7 +9,7 @@ import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.record.budget import check_budget
-from actors.record.items import Mode
+from actors.record.modes import Mode
 from actors.scheduling.schedule import InvalidSchedule, parse_schedule
 from actors.scheduling.scheduler import DEFAULT_KEEP_RUNS, Scheduler, TaskSpec
 from bmoe_daemon.bodies import check_route, parse_json, structure

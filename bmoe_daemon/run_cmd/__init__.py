@@ -22,7 +22,7 @@ USAGE = 2
 
 def run_command(args: argparse.Namespace) -> int:
     """The command's exit status: 0 answered, 1 failed, 2 usage error, 3 stopped or refused."""
-    from bmoe_daemon.config import default_data_dir
+    from bmoe_daemon.defaults import default_data_dir
     from bmoe_daemon.run_cmd.locate import is_gguf
     from bmoe_daemon.run_cmd.render import Output
     from bmoe_daemon.run_cmd.session import Ask
@@ -54,6 +54,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _budget(args: argparse.Namespace) -> dict[str, Any] | None:
     """The message's budget from --max-cost and --max-tokens (actors/record/budget.py), or None."""
+    if args.max_cost is None and args.max_tokens is None:
+        return None  # the common call: the record's classes are not loaded for it
     from actors.errors import Invalid
     from actors.record.budget import check_budget
 

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bmoe_daemon.config import read_key_file
+from bmoe_daemon.defaults import read_key_file
+from bmoe_daemon.lockfile import LOCK_FILE, Holder, read_holder
 from bmoe_daemon.options import serve_options
-from bmoe_daemon.startup import LOCK_FILE, Holder, read_holder
 
 START_TIMEOUT_S = 120  # the embedded daemon's `listening on` line (the model loads after it)
 ADDRESS_WAIT_S = 30  # a daemon that holds the folder but has not bound its socket yet

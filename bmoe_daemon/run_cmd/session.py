@@ -24,9 +24,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from bmoe_daemon.run_cmd.client import TIMEOUT_S, Client, EventStream
 from bmoe_daemon.run_cmd.locate import RunError
@@ -45,9 +43,9 @@ SUBSCRIBED = "_subscribed"
 FAILED = "_failed"
 
 
-@attrs.frozen
-class Ask:
-    """What one call asks: the prompt and where it goes."""
+class Ask(NamedTuple):
+    """What one call asks: the prompt and where it goes. (A tuple, not an attrs class:
+    the client is standard library only, for its start-up's sake.)"""
 
     prompt: str
     conversation: str | None = None

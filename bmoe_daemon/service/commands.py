@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 from typing import NoReturn
 
-from bmoe_daemon.config import DEFAULT_HOST, DEFAULT_PORT, default_data_dir
+from bmoe_daemon.defaults import DEFAULT_HOST, DEFAULT_PORT, default_data_dir
 from bmoe_daemon.service import units
 
 UNIT_NAME = "bmoe-daemon"

@@ -269,7 +269,7 @@ def main() -> int:
 
     from actors.ids import new_id, now
     from actors.record.items import ConversationInfo, ConversationRecord
-    from bmoe_daemon.config import default_data_dir
+    from bmoe_daemon.defaults import default_data_dir
     from bmoe_daemon.store import Store
 
     rng = random.Random(7)

@@ -16,7 +16,7 @@ from actors import notices
 from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.record.client_tools import ClientTool
-from actors.record.items import Mode
+from actors.record.modes import Mode
 from actors.record.transcript import Transcript
 from actors.runs.agent import git_status, instructions, real_names
 from actors.runs.agent.prompt import system_prompt

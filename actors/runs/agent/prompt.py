@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.fs.paths import read_workspace_text
-from actors.record.items import Mode
+from actors.record.modes import Mode
 
 PROMPT_CAP_CHARS = 4000
 AGENTS_MD = "AGENTS.md"
