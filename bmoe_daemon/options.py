@@ -166,8 +166,9 @@ def parser() -> argparse.ArgumentParser:
         description="Send PROMPT to the daemon serving the data folder (found through its lock file), or to "
                     "one started for this call with the serve options given (--embedded, the default when "
                     "none runs), and print the answer as it comes. Exit status: 0 answered, 1 failed, "
-                    "2 usage error, 3 stopped or refused. (A cost limit, --max-cost, waits for the usage "
-                    "totals of issue 33.)"))
+                    "2 usage error, 3 stopped or refused (a --max-cost or --max-tokens reached included). "
+                    "--model names a route (local, <provider>/<model>) for a daemon that runs, or a GGUF "
+                    "for the one this call starts."))
     v = sub.add_parser("service", help="run the daemon as a background service of this user (systemd, launchd)")
     actions = v.add_subparsers(dest="action", required=True)
     # install's own arguments are serve's options, passed through (main's parse_known_args).

@@ -23,6 +23,9 @@ def test_a_skills_name_opens_it_to_read(tmp_path):
             page.goto(f"{d.url}/#/skills")
             opener = page.get_by_role("button", name="Read Look only")
             opener.wait_for()
+            # Why the bundled model sees none (issue 32: said in the UI and the README).
+            note = page.get_by_role("note").filter(has_text="Not offered to a small local model")
+            assert note.is_visible() and "SmolLM2-135M" in note.inner_text()
             assert opener.get_attribute("aria-expanded") == "false"
             opener.click()
             reading = page.get_by_role("region", name="Skill look-only")

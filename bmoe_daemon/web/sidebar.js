@@ -36,7 +36,11 @@ const list = {
   topTimer: null,
   searchTimer: null,
   observer: null,
+  // Deleted conversations (their events): a read that was on its way when one was
+  // deleted may still hold it, and must not bring its row back. Ids are never reused.
+  gone: new Set(),
 };
+const GONE_KEPT = 1000;
 
 const els = {};
 
@@ -74,7 +78,7 @@ async function readPage(params) {
 // Rows read (a page, the top again) put in: a row already held is replaced, never doubled.
 function merge(rows) {
   const byId = new Map(list.rows.map((c) => [c.id, c]));
-  for (const r of rows) byId.set(r.id, { ...byId.get(r.id), ...r });
+  for (const r of rows) if (!list.gone.has(r.id)) byId.set(r.id, { ...byId.get(r.id), ...r });
   list.rows = [...byId.values()].sort(newer);
 }
 
@@ -101,7 +105,7 @@ export async function refreshList() {
   if (serial !== list.serial) return;
   list.error = "";
   list.loaded = true;
-  list.rows = page.rows;
+  list.rows = page.rows.filter((c) => !list.gone.has(c.id));
   list.next = page.next;
   list.more = null;
   renderList();
@@ -197,6 +201,8 @@ async function readTop() {
 }
 
 export function forgetConversation(id) {
+  list.gone.add(id);
+  if (list.gone.size > GONE_KEPT) list.gone.delete(list.gone.values().next().value);
   list.rows = list.rows.filter((c) => c.id !== id);
   if (list.waiting.delete(id)) showWaiting();
   renderList();

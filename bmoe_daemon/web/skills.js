@@ -72,6 +72,12 @@ async function readSkill(where, opener, name) {
     h("details", {}, h("summary", {}, "SKILL.md"), h("pre.skill-file", { tabindex: "0" }, h("code", {}, skill.file)))));
 }
 
+// Why the bundled model sees no skill (actors/runs/agent/small/leader.py: a led model
+// is offered none), said where a person switches them on.
+const SMALL_MODELS = "Not offered to a small local model (under a billion parameters, such as the bundled "
+  + "SmolLM2-135M): offered a skill, it asked for the skill instead of doing the job. A larger model, or a "
+  + "provider's, sees the skills switched on here.";
+
 export function skillsPage(main) {
   const body = page(main, "Skills",
     "Instructions the agent reads when it needs them. Switch one off and the model no longer sees it.");
@@ -79,6 +85,7 @@ export function skillsPage(main) {
     const skills = await api("GET", "/api/skills");
     const adding = h("div");
     clear(body,
+      h("p.muted.small-models", { role: "note" }, SMALL_MODELS),
       h("button.primary", { type: "button", onclick: () =>
         clear(adding, skillForm(null, (saved) => (saved ? load() : clear(adding)))) }, "New skill"),
       adding,
