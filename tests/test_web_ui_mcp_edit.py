@@ -200,7 +200,7 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
         again = row.get_by_role("button", name=f"Really remove {name}?")
         expect(again).to_have_text("Remove?")
         expect(again).to_have_accessible_description(f"Its saved secret ({secret_name}) will be deleted from the key "
-                                                     "store too, unless another server uses them.")
+                                                     "store too, unless another server uses it.")
         expect(row.locator(".delete-note")).to_be_visible()
         if kind == "phone":
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")

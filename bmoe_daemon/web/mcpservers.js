@@ -71,8 +71,9 @@ function removalNote(m) {
   const entry = m.entry || {};
   const named = [...new Set([...entry.env || [], ...entry.headers || m.headers || []].flatMap((x) => x.secrets))];
   if (!named.length) return null;
-  return `Its saved ${named.length === 1 ? "secret" : "secrets"} (${named.join(", ")}) will be deleted from the `
-    + "key store too, unless another server uses them.";
+  const one = named.length === 1;
+  return `Its saved ${one ? "secret" : "secrets"} (${named.join(", ")}) will be deleted from the `
+    + `key store too, unless another server uses ${one ? "it" : "them"}.`;
 }
 
 // Edit, Switch off/on and Remove of one server; a refusal is said in `error`, in the row.
