@@ -47,6 +47,8 @@ const app = {
   view: null,
   stream: null,
   routes: 0, // counts route(): a load that ends after the next began is not shown
+  drawn: 0, // the route() whose view is drawn (less than `routes` while one loads)
+  skipAfterDraw: false, // the skip link was followed while a view loaded
   down: false, // the stream dropped and is not back
   resynced: false, // read whole since it dropped
 };
@@ -203,10 +205,17 @@ async function route(how) {
     if (serial !== app.routes) return;
     if (app.view && app.view.close) app.view.close();
     app.view = failedView(main, err, how === RETRY);
+    app.drawn = serial;
     return;
   }
   if (app.view === null) app.view = view;
   setCurrent(app.view && app.view.conversationId);
+  app.drawn = serial;
+  if (app.skipAfterDraw) {
+    app.skipAfterDraw = false;
+    const at = document.activeElement;
+    if (at === main || at === document.body) skipTarget().focus();
+  }
 }
 
 // ---- events ----
@@ -276,10 +285,21 @@ function jumpToComposer(ev) {
 
 // The skip link goes to the content: the open conversation's messages, else the view.
 // Followed as a link it would change the route (#main), and leave the conversation.
+// While a view loads, #main still holds the last one, whose parts go when the new one
+// is drawn (and the keyboard with them, to the page's body): the skip then holds #main
+// itself, and goes on to the new view's content once it is drawn.
+function skipTarget() {
+  return document.querySelector("#main .log") || document.getElementById("main");
+}
+
 function skipToContent(ev) {
   ev.preventDefault();
-  const to = document.querySelector("#main .log") || document.getElementById("main");
-  to.focus();
+  if (app.drawn !== app.routes) {
+    app.skipAfterDraw = true;
+    document.getElementById("main").focus();
+    return;
+  }
+  skipTarget().focus();
 }
 
 function start() {

@@ -75,10 +75,17 @@ async function readPage(params) {
   return { rows: data, next: headers.get("X-Next-Before") };
 }
 
-// Rows read (a page, the top again) put in: a row already held is replaced, never doubled.
+// Rows read (a page, the top again) or said by an event put in: a row already held is
+// updated, never doubled. A read answers as things were when it was asked: where the row
+// held is newer (an event came meanwhile: its `updated` moves with every change), the
+// held fields win and the read only fills in what they lack.
 function merge(rows) {
   const byId = new Map(list.rows.map((c) => [c.id, c]));
-  for (const r of rows) if (!list.gone.has(r.id)) byId.set(r.id, { ...byId.get(r.id), ...r });
+  for (const r of rows) {
+    if (list.gone.has(r.id)) continue;
+    const held = byId.get(r.id);
+    byId.set(r.id, held && (held.updated || 0) > (r.updated || 0) ? { ...r, ...held } : { ...held, ...r });
+  }
   list.rows = [...byId.values()].sort(newer);
 }
 
@@ -231,8 +238,9 @@ export function onConversationEvent(data) {
   }
   if (!known) {
     // Shown at once from the event; the daemon's top rows fill in the rest.
-    merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, created: data.updated,
-      mode: "ask", waiting_cards: n, end_reason: data.end_reason }]);
+    // Only what the event says: its mode and creation time come with the top rows.
+    merge([{ id: data.id, title: data.title, state: data.state, updated: data.updated, waiting_cards: n,
+      end_reason: data.end_reason }]);
     renderList();
     readTopSoon();
     return;

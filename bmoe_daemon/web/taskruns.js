@@ -37,6 +37,7 @@ export function runsFold(task, gone) {
   let stale = false; // the task was read again while the fold was shut: read the runs on opening
   let busy = false;
   let again = false; // a read again asked while another read was under way
+  let moreAsked = false; // "Load more runs" pressed while another read was under way
   const items = new Map(); // run id -> its <li>, kept across reads (a focused link stays)
 
   const named = () => {
@@ -99,7 +100,8 @@ export function runsFold(task, gone) {
   // `before`: the next page after the runs shown; without it the runs read again.
   const load = async (before) => {
     if (busy) {
-      if (!before) again = true;
+      if (before) moreAsked = true; // the next page once this read ends (its cursor may move)
+      else again = true;
       return;
     }
     busy = true;
@@ -125,6 +127,9 @@ export function runsFold(task, gone) {
     if (again) {
       again = false;
       load(null);
+    } else if (moreAsked) {
+      moreAsked = false;
+      if (next) load(next);
     }
   };
   more.addEventListener("click", () => {
