@@ -392,11 +392,16 @@ class TextIndex:
         with self._r_lock:
             conn = self._reader()
             for cid in conversations:
-                rows = conn.execute(
-                    "SELECT d.item, d.kind, f.body FROM docs d JOIN fts f ON f.rowid = d.rowid"
-                    " WHERE d.conv = ? ORDER BY d.rowid DESC", (cid,)).fetchall()
-                best = next((r for r in rows if terms.all_in(r[2])), None) \
-                    or next((r for r in rows if _first_match(r[2], terms) is not None), None)
+                # Newest first, read only as far as the first row with every word.
+                best = some = None
+                for r in conn.execute("SELECT d.item, d.kind, f.body FROM docs d JOIN fts f ON f.rowid = d.rowid"
+                                      " WHERE d.conv = ? ORDER BY d.rowid DESC", (cid,)):
+                    if terms.all_in(r[2]):
+                        best = r
+                        break
+                    if some is None and _first_match(r[2], terms) is not None:
+                        some = r
+                best = best or some
                 if best is not None:
                     text, spans = snippet(best[2], terms)
                     out[cid] = Snippet(best[0] or None, best[1], text, spans)

@@ -23,6 +23,7 @@ import psutil
 import pytest
 
 from tests.browser import DESKTOP, PHONE, PageWatch, chromium, require_browser, running_daemon, screenshot, write_script
+from tests.test_mcp_edit import server_procs
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 SECRET = "ui-secret-" + "f00d" * 4
@@ -45,19 +46,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def server_procs(daemon) -> list[psutil.Process]:
-    """The daemon's running programs of tests/mcp_server.py (one test's at a time: each
-    removes its servers before it ends)."""
-    out = []
-    for p in psutil.Process(daemon.proc.pid).children(recursive=True):
-        try:
-            if str(SERVER) in p.cmdline() and p.status() != psutil.STATUS_ZOMBIE:
-                out.append(p)
-        except psutil.NoSuchProcess:
-            pass
-    return out
 
 
 def servers_in_file(daemon) -> dict:
@@ -144,7 +132,7 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
         assert saved == {"command": sys.executable, "args": [str(SERVER)],
                          "env": {"API_TOKEN": f"${{secret:{name}-API_TOKEN}}"}, "cwd": str(workdir),
                          "timeout_ms": 12500}
-        assert [p.cwd() for p in server_procs(daemon)] == [str(workdir)]
+        assert [p.cwd() for p in server_procs(daemon.proc.pid)] == [str(workdir)]
         assert SECRET not in page.content() and SECRET not in (daemon.data_dir / "mcp.json").read_text()
         with httpx.Client(base_url=daemon.url, timeout=30) as c:
             stored = {s["name"]: s for s in c.get("/api/secrets").json()["secrets"]}
@@ -166,7 +154,7 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
         saved = servers_in_file(daemon)[name]
 
         # Renamed: started again under the new name, in its place, its secret kept.
-        old = server_procs(daemon)
+        old = server_procs(daemon.proc.pid)
         row.get_by_role("button", name=f"Edit {name}").click()
         edit = page.get_by_role("form", name=f"Edit {name}")
         expect(edit.get_by_label("Name", exact=True)).to_be_focused()
@@ -183,7 +171,7 @@ def test_a_server_is_added_edited_switched_off_and_removed_from_the_page(daemon,
         row.locator("summary").first.click()
         expect(row.get_by_role("list", name=f"Tools of {name}")).to_contain_text(f"{name}_more")
         assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in old)
-        assert [p.cwd() for p in server_procs(daemon)] == [str(workdir)]
+        assert [p.cwd() for p in server_procs(daemon.proc.pid)] == [str(workdir)]
 
         # Switched off: kept, not started, no tools.
         row.get_by_role("button", name=f"Switch off {name}").click()
