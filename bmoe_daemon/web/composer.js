@@ -252,16 +252,40 @@ export class Composer {
     return body;
   }
 
-  // The message went: the box starts afresh (the goal now shows in the header).
-  sent() {
+  // Send was pressed: the box empties at once (the run's events may show the message,
+  // its goal and its first answer before the daemon's reply to the send), and answers
+  // what it held, for `giveBack` should the daemon refuse it. The draft stays kept until
+  // `sent()`, so a reload in between loses nothing.
+  take() {
+    const held = { text: this.textarea.value, images: this.images, goal: this.goalInput.value,
+      goalOpen: this.goalOpen, verify: this.verifyBox.checked };
     this.textarea.value = "";
-    forgetDraft(this.conversationId);
     this.fit();
     this.images = [];
     this.renderAttachments();
     this.goalInput.value = "";
     this.verifyBox.checked = true;
     this.showGoal(false);
+    return held;
+  }
+
+  // The send was refused: what `take()` emptied comes back, before anything typed since.
+  giveBack(held) {
+    const typed = this.textarea.value.trim();
+    this.textarea.value = typed ? `${held.text}\n${typed}` : held.text;
+    this.fit();
+    this.images = held.images.concat(this.images);
+    this.renderAttachments();
+    if (!this.goalInput.value.trim()) {
+      this.goalInput.value = held.goal;
+      this.verifyBox.checked = held.verify;
+      if (held.goalOpen) this.showGoal(true);
+    }
+  }
+
+  // The message went: its draft goes too (the goal now shows in the header).
+  sent() {
+    if (!this.textarea.value.trim()) forgetDraft(this.conversationId);
     this.say("");
   }
 

@@ -466,11 +466,13 @@ export class ConversationView {
     const body = this.composer.message();
     if (!body || this.sending) return;
     this.sending = true;
+    const held = this.composer.take();
     this.updateComposer();
     let answer = null;
     try {
       answer = await api("POST", `${this.path}/messages`, body);
     } catch (err) {
+      this.composer.giveBack(held);
       this.composer.say(problem(err));
     }
     this.sending = false;
