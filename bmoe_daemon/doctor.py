@@ -166,7 +166,7 @@ def which_model(args: argparse.Namespace, data_dir: Path) -> tuple[Path | None, 
         choice = remembered(data_dir)
         if choice is not None:
             return Path(choice.path), f"chosen last time ({data_dir / 'model.json'})"
-    from actors.model.backends.local import bundled_model_path
+    from actors.model.discovery.bundled import bundled_model_path
 
     return bundled_model_path(), "the bundled one"
 

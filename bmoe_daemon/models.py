@@ -144,7 +144,7 @@ def model_places(config: Config) -> list[Path]:
 def given_models(config: Config, engine: Engine) -> list[tuple[Path, str]]:
     """The models outside the places that may be loaded all the same: the bundled one,
     the one given with --model, and the one that serves now."""
-    from actors.model.backends.local import bundled_model_path
+    from actors.model.discovery.bundled import bundled_model_path
 
     out: list[tuple[Path, str]] = []
     bundled = bundled_model_path()

@@ -99,7 +99,7 @@ async def load_backend(config: Config) -> Backend | None:
         return None
     # Imported here: the local backend brings numpy and llama.cpp's bindings, which a
     # daemon without a model (or a test's scripted one) never needs to load.
-    from actors.model.backends.local import bundled_model_path
+    from actors.model.discovery.bundled import bundled_model_path
 
     choice = remembered(config.data_dir) if config.model is None else None
     if choice is not None:  # the person's last PUT /api/model; the bundled model if it no longer loads

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import gc
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import pytest
 import trio
@@ -302,6 +304,50 @@ async def test_idle_unload_zero_or_no_loader_keeps_the_model(autojump_clock):
         assert kept.loaded and no_loader.loaded and loads.closes == 0
         kept.close()
         no_loader.close()
+
+
+@contextmanager
+def _no_automatic_collection() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _in_a_cycle(backend: ScriptedBackend) -> weakref.ref[ScriptedBackend]:
+    """The backend made to hold itself, as llama-cpp-python's objects do (their exit
+    stacks hold their own methods): only a collection frees it."""
+    backend.me = backend  # type: ignore[attr-defined]
+    return weakref.ref(backend)
+
+
+async def test_a_model_let_go_for_idleness_or_a_switch_is_freed_then_not_at_the_collectors_pace(autojump_clock):
+    loads = _Loads()
+    first = loads.make()
+    first_ref = _in_a_cycle(first)
+    engine = Engine(first, loader=loads.load, idle_unload_s=5)
+    del first
+    with _no_automatic_collection():
+        async with trio.open_nursery() as nursery:
+            await nursery.start(engine.run)
+            await trio.sleep(6)
+            assert not engine.loaded and loads.closes == 1
+            assert first_ref() is None  # no reference kept, and the engine's collection freed it
+            made: list[weakref.ref[ScriptedBackend]] = []
+
+            async def load_other() -> ScriptedBackend:  # as a real loader: a new model each time
+                other = ScriptedBackend(default={"text": "the other"}, model_id="other")
+                made.append(_in_a_cycle(other))
+                return other
+
+            await engine.switch(load_other)
+            assert (await engine.turn(MSG, _noop)).text == "the other"
+            await engine.switch(loads.load)  # a switch with the model loaded: the old one goes first
+            assert made[0]() is None and engine.model_id == "m"
+            engine.close()
 
 
 async def test_a_reload_that_fails_fails_only_that_turn_and_the_next_tries_again(autojump_clock):

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import trio
 
-from actors.model.backends.local import LocalBackend, bundled_model_path, gpu_offload_supported
+from actors.model.backends.local import LocalBackend, gpu_offload_supported
+from actors.model.discovery.bundled import bundled_model_path
 from actors.model.engine import Engine
 from actors.model.turns import Aborted, TurnInput
 from actors.runs.agent.prompt import system_prompt

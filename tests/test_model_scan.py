@@ -16,7 +16,7 @@ import gguf
 import numpy as np
 import pytest
 
-from actors.model.backends.local import bundled_model_path
+from actors.model.discovery.bundled import bundled_model_path
 from actors.model.discovery.gguf_header import MAX_ARRAY_ITEMS, MAX_STRING_BYTES, NotGguf, read_header, read_header_file
 from actors.model.discovery.scan import Place, inside_places, places, scan
 

@@ -8,7 +8,7 @@ import shutil
 import pytest
 import trio
 
-from actors.model.backends.local import bundled_model_path
+from actors.model.discovery.bundled import bundled_model_path
 from tests.daemon_proc import SSE, run_daemon
 
 pytestmark = pytest.mark.model

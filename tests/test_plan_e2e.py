@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from actors.model.backends.local import bundled_model_path
+from actors.model.discovery.bundled import bundled_model_path
 from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running_daemon, screenshot
 
 pytestmark = pytest.mark.model

@@ -22,8 +22,9 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.model.backends.local import LocalBackend, bundled_model_path
+from actors.model.backends.local import LocalBackend
 from actors.model.backends.prompt_cache import common_prefix, kept_chunks
+from actors.model.discovery.bundled import bundled_model_path
 from actors.model.engine import Engine
 from actors.model.turns import TurnInput, TurnResult
 from actors.runs.agent.prompt import system_prompt

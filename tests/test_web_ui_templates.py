@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from strict_templates import ALTERNATES
 
-from actors.model.backends.local import bundled_model_path
+from actors.model.discovery.bundled import bundled_model_path
 from tests.browser import DESKTOP, PageWatch, chromium, require_browser, running_daemon, screenshot
 
 pytestmark = pytest.mark.model

