@@ -327,6 +327,9 @@ export class ConversationView {
       if (moved) this.reading = null; // a run began or ended: no reading of its prompt yet
       if (moved) this.behind = undefined;
       if (moved) this.composer.say(""); // so does one of the message box's
+      // Resume's run began (or even ended) before the daemon's reply: the end line follows
+      // the stream, never "Resuming…" beside a run that ended.
+      if (moved && this.progress.resuming) this.progress.outrun = true;
       Object.assign(this.info, this.latestInfo);
       this.renderHeader();
       if (moved) this.contextBar.stateChanged();
