@@ -68,6 +68,9 @@ def opened(browser, base, viewport=DESKTOP, where=""):
     try:
         page.goto(f"{base}/{where}")
         page.locator("#conn.conn-live").wait_for(state="attached")  # hidden in a phone's conversation
+        # A first connection slower than the banner's grace (a loaded machine) is said, for
+        # a few seconds: what the test records starts once that is over.
+        banner(page).filter(has_text="Connected to the daemon.").wait_for(state="detached")
         page.evaluate(RECORD_BANNER)
         yield page
     except Exception as exc:
