@@ -51,7 +51,9 @@ export class ConversationView {
     this.providers = [];
     this.workspaces = null;
     this.model = null; // the loaded model: {model, n_ctx} (GET /api/model, events); in memory: modelstate.js
-    this.sending = false;
+    this.sending = false; // a message's request is on its way
+    this.sendOutrun = false; // its run began and ended on the stream before the reply came
+    this.sendSerial = 0;
     this.stopping = false;
     this.touched = null; // ids events touched while a refresh travels
     this.serial = 0;
@@ -331,6 +333,7 @@ export class ConversationView {
       // the stream, never "Resuming…" beside a run that ended.
       if (moved && this.progress.resuming) this.progress.outrun = true;
       Object.assign(this.info, this.latestInfo);
+      if (moved && this.sending && !this.running) this.sendOutrun = true;
       this.renderHeader();
       if (moved) this.contextBar.stateChanged();
       if (moved && !this.running) this.readChanges(); // the run that ended may have changed files
@@ -454,7 +457,7 @@ export class ConversationView {
     const busy = this.running;
     const waiting = this.items.some(isOpenQuestion) ? "question" : this.items.some(isOpenPlan) ? "plan"
       : this.helpers.waiting().length ? "helper" : null;
-    this.composer.update({ busy, sending: this.sending, stopping: this.stopping, waiting,
+    this.composer.update({ busy, sending: this.sending && !this.sendOutrun, stopping: this.stopping, waiting,
       planMode: this.info && this.info.plan_mode, agentTools: this.agentTools,
       // The daemon loads no vision projector: images go only to a provider's model.
       images: Boolean(this.info) && this.info.route !== "local" });
@@ -465,10 +468,16 @@ export class ConversationView {
 
   // ---- sending ----
 
+  // The stream and the request are two connections: the run may begin, answer and end
+  // (its goal reached, even) before the daemon's reply to the send comes. What the events
+  // said stands; and once they showed the run over, the next message may go.
   async send() {
     const body = this.composer.message();
-    if (!body || this.sending) return;
+    if (!body || (this.sending && !this.sendOutrun)) return;
+    const mine = ++this.sendSerial;
     this.sending = true;
+    this.sendOutrun = false;
+    const seen = this.infoSerial;
     const held = this.composer.take();
     this.updateComposer();
     let answer = null;
@@ -478,11 +487,14 @@ export class ConversationView {
       this.composer.giveBack(held);
       this.composer.say(problem(err));
     }
-    this.sending = false;
+    if (mine === this.sendSerial) this.sending = false;
     if (answer) {
       this.composer.sent();
-      if (body.goal) this.header.setGoal({ text: body.goal, state: "active", reason: null, verify: body.verify });
-      this.upsert(answer.item);
+      // Shown at once unless the conversation's events already said how it stands.
+      if (body.goal && seen === this.infoSerial) {
+        this.header.setGoal({ text: body.goal, state: "active", reason: null, verify: body.verify });
+      }
+      if (!this.byId.has(answer.item.id)) this.upsert(answer.item); // an event's copy is never older
       this.log.scroll.toBottom();
     }
     this.updateComposer();
