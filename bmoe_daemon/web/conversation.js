@@ -439,10 +439,21 @@ export class ConversationView {
     this.header.render();
   }
 
+  // A change made here (PATCH), with the daemon's answer: the conversation as it stood
+  // when it answered. Events that came while it travelled are newer (the run went on,
+  // even ended): then only what was changed here is taken from the answer.
+  async change(changes) {
+    const seen = this.infoSerial;
+    const info = await api("PATCH", this.path, changes);
+    if (seen === this.infoSerial) Object.assign(this.info, info);
+    else for (const key of Object.keys(changes)) this.info[key] = info[key];
+    return info;
+  }
+
   // Plan mode changes between runs; the daemon's refusal is said under the message box.
   async setPlanMode(on) {
     try {
-      Object.assign(this.info, await api("PATCH", this.path, { plan_mode: on }));
+      await this.change({ plan_mode: on });
       this.composer.say("");
       return true;
     } catch (err) {
