@@ -115,6 +115,7 @@ export class ContextBar {
       }
     } catch (err) {
       this.error = problem(err);
+      this.asked = false; // refused: a run that began meanwhile is not this compaction
     }
     this.busy = false;
     if (!view.closed) this.render();
