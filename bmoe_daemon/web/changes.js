@@ -131,6 +131,8 @@ export class ChangesView {
     this.changesError = ""; // why the changes could not be read
     this.closed = false;
     this.serial = 0;
+    this.heard = 0; // conversation events heard
+    this.latest = null; // what the last one said: {title, state}
   }
 
   get path() {
@@ -164,6 +166,7 @@ export class ChangesView {
   // when a run ends, after a gap in the stream).
   async refresh() {
     const serial = ++this.serial;
+    const heard = this.heard; // conversation events so far: one during the read is newer than it
     const settled = (p) => p.then((value) => ({ value }), (error) => ({ error }));
     const [conv, changes] = await Promise.all([settled(api("GET", this.path)),
       settled(api("GET", `${this.path}/changes`))]);
@@ -178,6 +181,7 @@ export class ChangesView {
       return;
     }
     const { items, ...info } = conv.value;
+    if (heard !== this.heard) Object.assign(info, this.latest);
     this.info = info;
     this.items = new Map((items || []).map((i) => [i.id, i]));
     // A conversation without a workspace has no changes; a refusal otherwise is said.
@@ -191,9 +195,12 @@ export class ChangesView {
     if (this.closed) return;
     if (name === "conversation_deleted" && data.id === this.conversationId) {
       this.gone();
-    } else if (name === "conversation" && data.id === this.conversationId && this.info) {
+    } else if (name === "conversation" && data.id === this.conversationId) {
+      this.heard++;
+      this.latest = { title: data.title, state: data.state };
+      if (!this.info) return;
       const was = this.running;
-      Object.assign(this.info, { title: data.title, state: data.state });
+      Object.assign(this.info, this.latest);
       // a run that ended may have changed files: its changes are read
       if (was && !this.running) this.refresh();
       else this.renderFrame();

@@ -32,6 +32,7 @@ export class ContextBar {
     this.view = view;
     this.busy = false; // the request is on its way
     this.asked = false; // the compaction this page asked for runs
+    this.outrun = false; // it began and ended on the stream before the daemon's reply came
     this.error = "";
     this.fill = h("span.context-fill");
     this.meter = h("span.context-meter", { role: "meter", "aria-label": "Context used", "aria-valuemin": "0" }, this.fill);
@@ -47,8 +48,13 @@ export class ContextBar {
   }
 
   // A new state: a refusal spoke of the run before, and a compaction asked for is over.
+  // The stream and the request are two connections: the compaction's run may begin, and
+  // even end, before the reply to the request comes. The button follows the stream, so
+  // it never says "Compacting…" beside the notice of a compaction done.
   stateChanged() {
     this.error = "";
+    if (this.busy && this.view.running) this.asked = true;
+    else if (this.busy && this.asked) this.outrun = true;
     if (!this.view.running) this.asked = false;
     this.render();
   }
@@ -82,7 +88,7 @@ export class ContextBar {
       this.element.title = "";
     }
     this.button.hidden = !builtin;
-    const working = this.busy || (this.asked && this.view.running);
+    const working = (this.busy && !this.outrun) || (this.asked && this.view.running);
     this.button.textContent = working ? "Compacting…" : "Compact";
     // Not `disabled`: the keyboard stays on it, and pressed during a run it says why not.
     this.button.setAttribute("aria-disabled", working ? "true" : "false");
@@ -94,6 +100,7 @@ export class ContextBar {
     const view = this.view;
     if (this.busy || (this.asked && view.running)) return;
     this.busy = true;
+    this.outrun = false;
     this.error = "";
     this.render();
     const seen = view.infoSerial;
@@ -108,6 +115,7 @@ export class ContextBar {
       }
     } catch (err) {
       this.error = problem(err);
+      this.asked = false; // refused: a run that began meanwhile is not this compaction
     }
     this.busy = false;
     if (!view.closed) this.render();

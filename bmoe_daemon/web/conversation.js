@@ -51,7 +51,9 @@ export class ConversationView {
     this.providers = [];
     this.workspaces = null;
     this.model = null; // the loaded model: {model, n_ctx} (GET /api/model, events); in memory: modelstate.js
-    this.sending = false;
+    this.sending = false; // a message's request is on its way
+    this.sendOutrun = false; // its run began and ended on the stream before the reply came
+    this.sendSerial = 0;
     this.stopping = false;
     this.touched = null; // ids events touched while a refresh travels
     this.serial = 0;
@@ -327,7 +329,11 @@ export class ConversationView {
       if (moved) this.reading = null; // a run began or ended: no reading of its prompt yet
       if (moved) this.behind = undefined;
       if (moved) this.composer.say(""); // so does one of the message box's
+      // Resume's run began (or even ended) before the daemon's reply: the end line follows
+      // the stream, never "Resuming…" beside a run that ended.
+      if (moved && this.progress.resuming) this.progress.outrun = true;
       Object.assign(this.info, this.latestInfo);
+      if (moved && this.sending && !this.running) this.sendOutrun = true;
       this.renderHeader();
       if (moved) this.contextBar.stateChanged();
       if (moved && !this.running) this.readChanges(); // the run that ended may have changed files
@@ -433,10 +439,21 @@ export class ConversationView {
     this.header.render();
   }
 
+  // A change made here (PATCH), with the daemon's answer: the conversation as it stood
+  // when it answered. Events that came while it travelled are newer (the run went on,
+  // even ended): then only what was changed here is taken from the answer.
+  async change(changes) {
+    const seen = this.infoSerial;
+    const info = await api("PATCH", this.path, changes);
+    if (seen === this.infoSerial) Object.assign(this.info, info);
+    else for (const key of Object.keys(changes)) this.info[key] = info[key];
+    return info;
+  }
+
   // Plan mode changes between runs; the daemon's refusal is said under the message box.
   async setPlanMode(on) {
     try {
-      Object.assign(this.info, await api("PATCH", this.path, { plan_mode: on }));
+      await this.change({ plan_mode: on });
       this.composer.say("");
       return true;
     } catch (err) {
@@ -451,7 +468,7 @@ export class ConversationView {
     const busy = this.running;
     const waiting = this.items.some(isOpenQuestion) ? "question" : this.items.some(isOpenPlan) ? "plan"
       : this.helpers.waiting().length ? "helper" : null;
-    this.composer.update({ busy, sending: this.sending, stopping: this.stopping, waiting,
+    this.composer.update({ busy, sending: this.sending && !this.sendOutrun, stopping: this.stopping, waiting,
       planMode: this.info && this.info.plan_mode, agentTools: this.agentTools,
       // The daemon loads no vision projector: images go only to a provider's model.
       images: Boolean(this.info) && this.info.route !== "local" });
@@ -462,10 +479,16 @@ export class ConversationView {
 
   // ---- sending ----
 
+  // The stream and the request are two connections: the run may begin, answer and end
+  // (its goal reached, even) before the daemon's reply to the send comes. What the events
+  // said stands; and once they showed the run over, the next message may go.
   async send() {
     const body = this.composer.message();
-    if (!body || this.sending) return;
+    if (!body || (this.sending && !this.sendOutrun)) return;
+    const mine = ++this.sendSerial;
     this.sending = true;
+    this.sendOutrun = false;
+    const seen = this.infoSerial;
     const held = this.composer.take();
     this.updateComposer();
     let answer = null;
@@ -475,11 +498,14 @@ export class ConversationView {
       this.composer.giveBack(held);
       this.composer.say(problem(err));
     }
-    this.sending = false;
+    if (mine === this.sendSerial) this.sending = false;
     if (answer) {
       this.composer.sent();
-      if (body.goal) this.header.setGoal({ text: body.goal, state: "active", reason: null, verify: body.verify });
-      this.upsert(answer.item);
+      // Shown at once unless the conversation's events already said how it stands.
+      if (body.goal && seen === this.infoSerial) {
+        this.header.setGoal({ text: body.goal, state: "active", reason: null, verify: body.verify });
+      }
+      if (!this.byId.has(answer.item.id)) this.upsert(answer.item); // an event's copy is never older
       this.log.scroll.toBottom();
     }
     this.updateComposer();

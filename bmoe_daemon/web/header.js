@@ -169,7 +169,7 @@ export class ConversationHeader {
     this.goalError = "";
     this.renderGoal();
     try {
-      Object.assign(this.view.info, await api("PATCH", this.view.path, { goal: null }));
+      await this.view.change({ goal: null });
     } catch (err) {
       this.goalError = problem(err);
     }
@@ -178,19 +178,15 @@ export class ConversationHeader {
   }
 
   async patch(changes) {
-    const info = await attempt(() => api("PATCH", this.view.path, changes));
-    if (info) {
-      Object.assign(this.view.info, info);
-      shell.conversationChanged(info);
-    }
+    const info = await attempt(() => this.view.change(changes));
+    if (info) shell.conversationChanged(info);
     this.render();
     this.view.updateComposer(); // what it offers follows the route (images) and the mode
   }
 
   // A change whose refusal the caller says itself (the budget's form, beside its fields).
   async patchOrThrow(changes) {
-    const info = await api("PATCH", this.view.path, changes);
-    Object.assign(this.view.info, info);
+    const info = await this.view.change(changes);
     shell.conversationChanged(info);
     this.render();
   }

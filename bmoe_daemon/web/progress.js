@@ -14,6 +14,7 @@ export class RunProgress {
     this.todosOpen = true;
     this.shownTodos = null;
     this.resuming = false;
+    this.outrun = false; // the run went on (or ended) on the stream before the reply to Resume came
     this.resumeError = "";
     this.merged = null; // the id of the notice the end line says (not drawn apart)
     this.element = h("section.todos", { "aria-labelledby": "todos-title", hidden: true });
@@ -42,7 +43,7 @@ export class RunProgress {
     const ended = info && (info.state === "idle" || info.state === "error") ? endNotice(this.view.items, info) : null;
     const said = ended ? noticeText(ended) : "";
     const line = this.view.items.length
-      ? renderRunEnd(info, { resumable, busy: this.resuming, error: this.resumeError, onResume: () => this.resume(), said })
+      ? renderRunEnd(info, { resumable, busy: this.resuming && !this.outrun, error: this.resumeError, onResume: () => this.resume(), said })
       : null;
     // The notice that ended the run is said once, in the end line with Resume beside it.
     const merged = line && said ? ended.id : null;
@@ -62,6 +63,7 @@ export class RunProgress {
   async resume() {
     if (this.resuming) return;
     this.resuming = true;
+    this.outrun = false;
     this.resumeError = "";
     this.renderEnd();
     const seen = this.view.infoSerial;

@@ -125,14 +125,19 @@ export class ConversationUsage {
     this.element = h("span.conv-usage", { hidden: true }, this.textEl, this.button, this.formEl);
   }
 
+  // Read on every answer and run's end: reads under way at once may answer out of
+  // order, and only the last one asked is shown (an earlier one counts less).
   async read() {
     const id = this.view.conversationId;
+    const serial = (this.serial = (this.serial || 0) + 1);
+    let sums = null;
     try {
-      const report = await api("GET", `/api/usage?by=conversation&conversation=${encodeURIComponent(id)}`);
-      this.sums = both(report);
+      sums = both(await api("GET", `/api/usage?by=conversation&conversation=${encodeURIComponent(id)}`));
     } catch {
-      this.sums = null;
+      sums = null;
     }
+    if (serial !== this.serial) return;
+    this.sums = sums;
     if (!this.view.closed) this.render();
   }
 

@@ -253,16 +253,19 @@ export function workspacesPage(main, which) {
     clear(body, notSandboxedBanner(sandbox), adding,
       workspaces.length ? null : h("p.muted.no-folders", {}, "No folders yet: this is plain chat until one is added."),
       h("ul.rows.workspaces", { "aria-label": "Workspaces" }, rows.map((r) => r.row)));
-    await Promise.all(rows.map((r) => r.reload()));
-    if (focus === "add") {
-      adding.querySelector("input").focus();
-      return;
-    }
-    const target = focus && document.getElementById(`ws-${focus}`);
+    // The keyboard goes where it was asked as soon as the rows are drawn, not once every
+    // row's rules and memories are read (one read each: many folders take a while, and
+    // the person who followed a link to a workspace would wait at the page's top, then
+    // be moved). Those reads grow the rows above it: it is scrolled to again once they
+    // are drawn, unless the person moved on meanwhile.
+    const target = focus && focus !== "add" ? document.getElementById(`ws-${focus}`) : null;
+    if (focus === "add") adding.querySelector("input").focus();
     if (target) {
       target.scrollIntoView({ block: "start" });
-      target.focus();
+      target.focus({ preventScroll: true });
     }
+    await Promise.all(rows.map((r) => r.reload()));
+    if (target && document.activeElement === target) target.scrollIntoView({ block: "start" });
   };
   return pageView(load, body); // a rule being typed is kept when the stream comes back
 }
