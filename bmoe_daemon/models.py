@@ -20,6 +20,7 @@ import cattrs
 import trio
 
 from actors.fs.atomic import read_own_file, write_atomic
+from actors.model.discovery.bundled import bundled_model_path
 from actors.model.discovery.scan import inside_places, places
 from actors.model.engine import Engine, Loader, ModelState
 from actors.model.turns import Backend
@@ -144,8 +145,6 @@ def model_places(config: Config) -> list[Path]:
 def given_models(config: Config, engine: Engine) -> list[tuple[Path, str]]:
     """The models outside the places that may be loaded all the same: the bundled one,
     the one given with --model, and the one that serves now."""
-    from actors.model.discovery.bundled import bundled_model_path
-
     out: list[tuple[Path, str]] = []
     bundled = bundled_model_path()
     if bundled is not None:

@@ -29,6 +29,7 @@ from actors.conversations.hub import Hub
 from actors.errors import TurnFailed
 from actors.fs.atomic import write_atomic
 from actors.model.backends.scripted import ScriptedBackend
+from actors.model.discovery.bundled import bundled_model_path
 from actors.model.engine import Engine, Loader, ModelState
 from actors.model.providers.directory import ProviderDirectory
 from actors.model.turns import Backend
@@ -97,10 +98,6 @@ async def load_backend(config: Config) -> Backend | None:
         return ScriptedBackend.from_file(str(config.scripted))
     if config.no_model:
         return None
-    # Imported here: the local backend brings numpy and llama.cpp's bindings, which a
-    # daemon without a model (or a test's scripted one) never needs to load.
-    from actors.model.discovery.bundled import bundled_model_path
-
     choice = remembered(config.data_dir) if config.model is None else None
     if choice is not None:  # the person's last PUT /api/model; the bundled model if it no longer loads
         log.info("loading the model chosen last time, %s", choice.path)
