@@ -9,6 +9,7 @@ import threading
 import pytest
 import trio
 
+from actors.model.backends import model_thread
 from actors.model.backends.model_thread import ModelThread
 
 
@@ -66,4 +67,27 @@ async def test_the_loop_runs_while_a_call_does_and_a_cancel_waits_for_it() -> No
         cancelled.cancel()
         await thread.run(ran.append, 1)
     assert ran == [] and cancelled.cancelled_caught
+    thread.close()
+
+
+async def test_a_call_given_soon_runs_after_those_before_and_a_failure_is_logged(caplog) -> None:
+    thread = ModelThread("model test")
+    seen: list[tuple[str, int]] = []
+    thread.soon(lambda: seen.append(("before the thread started", 0)))  # no turn to follow: dropped
+
+    def work(name: str) -> str:
+        seen.append((name, threading.get_ident()))
+        return name
+
+    def fails() -> None:
+        raise ValueError("a spare could not be readied")
+
+    assert await thread.run(work, "turn") == "turn"
+    thread.soon(lambda: work("after the turn"))
+    thread.soon(fails)
+    with caplog.at_level("ERROR", logger=model_thread.__name__):
+        assert await thread.run(work, "next turn") == "next turn"  # after both, the failure notwithstanding
+    assert [name for name, _ in seen] == ["turn", "after the turn", "next turn"]
+    assert len({ident for _, ident in seen}) == 1
+    assert "a spare could not be readied" in caplog.text
     thread.close()

@@ -22,6 +22,7 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.model.backends import prompt_cache
 from actors.model.backends.local import LocalBackend
 from actors.model.backends.prompt_cache import common_prefix, kept_chunks
 from actors.model.discovery.bundled import bundled_model_path
@@ -206,6 +207,52 @@ async def test_the_least_recently_used_goes_and_comes_back_prefilled_whole(model
         same_answer(evals, two_b, ref_evals, ref_b)
         assert "B" not in dict(cache.statistics().entries)
         assert two_a.completion_tokens > 0
+
+
+@pytest.mark.model
+async def test_a_park_writes_into_memory_readied_after_the_turn_before(model_path, monkeypatch):
+    """A save's page faults are paid after the turn that grew the cache, not in the
+    switch that the next conversation's first token waits for."""
+    fresh: list[int] = []
+    new_buffer = prompt_cache._new_buffer
+    monkeypatch.setattr(prompt_cache, "_new_buffer", lambda size: fresh.append(size) or new_buffer(size))
+    async with engine_and_reference(model_path) as (backend, _ref, engine):
+        cache = backend.prompt_cache
+        in_switch: list[int] = []
+        switch = cache.switch
+
+        def counted(key: str | None, tokens: np.ndarray) -> Any:
+            before = len(fresh)
+            try:
+                return switch(key, tokens)
+            finally:
+                in_switch.append(len(fresh) - before)
+
+        monkeypatch.setattr(cache, "switch", counted)
+        convs = {k: [SYSTEM, user(FIRST[k])] for k in "AB"}
+        saves = 0
+        for _round in range(3):
+            for k in "AB":
+                one = await engine.turn(turn(convs[k], k), emit, owner=k)
+                convs[k] += [{"role": "assistant", "content": one.text}, user(NEXT)]
+                last = cache.last_switch
+                assert last is not None and in_switch[-1] == 0, "the park allocated memory on the turn's path"
+                saves += last.saved_bytes > 0
+        assert saves == 5  # every park but the first turn's (nothing was live) saved cells
+        assert fresh, "no spare was readied"
+        stats = cache.statistics()
+        assert stats.used <= stats.limit
+        # A spare never pushes a conversation's cache out: with the store full, none is readied.
+        await engine.turn(turn(convs["A"], "A"), emit, owner="A")
+        await backend._thread.run(lambda: None)  # the spare readied after that turn, if any, is in
+        cache.limit = cache.statistics().used
+        entries = cache.statistics().entries
+        one = await engine.turn(turn([*convs["A"], {"role": "assistant", "content": "Yes."}, user(NEXT)], "A"),
+                                emit, owner="A")
+        await backend._thread.run(lambda: None)
+        assert one.completion_tokens > 0
+        assert await backend._thread.run(cache.ready_spare) == 0
+        assert [k for k, _ in cache.statistics().entries] == [k for k, _ in entries]
 
 
 @pytest.mark.model

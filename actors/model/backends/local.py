@@ -321,6 +321,10 @@ class LocalBackend:
                 )
             finally:
                 pipe.close_from_trio()
+                # Touched memory for this conversation's save, ready before another's
+                # turn parks it (prompt_cache.py says why), a stopped turn's too; the
+                # result does not wait for it.
+                self._thread.soon(self.prompt_cache.ready_spare)
         pipe.raise_failure()  # emitting failed (a stop): that is what ended the turn
         result, raw = done.unwrap()
         if not opened:
@@ -448,11 +452,16 @@ class LocalBackend:
         )
         return result, "".join(raw)
 
+    def _close_sync(self) -> None:
+        """In the model's thread, after every call given before (a spare being readied
+        among them): the saved caches go, then llama.cpp's model and context."""
+        self.prompt_cache.clear()
+        self._llm.close()
+
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            self.prompt_cache.clear()
-            await self._thread.run(self._llm.close)
+            await self._thread.run(self._close_sync)
             self._thread.close()
 
 

@@ -8,14 +8,16 @@ OpenMP does by default before it sleeps), and on a machine with few cores those
 spinning threads take a core from the turn's reading. Bare llama.cpp calls from
 one thread every time; so does the daemon, through this.
 
-`run` hands one call to the thread and waits for it without holding trio's loop; the
-calls run one at a time, in the order they came. Like `trio.to_thread.run_sync` by
+`run` hands one call to the thread and waits for it without holding trio's loop;
+`soon` hands one that nobody waits for; the calls run one at a time, in the order
+they came. Like `trio.to_thread.run_sync` by
 default, a call cannot be abandoned: a cancellation waits for it to end (a turn's own
 abort flag is what makes it end soon).
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable
@@ -23,6 +25,8 @@ from typing import TypeVar, TypeVarTuple
 
 import outcome
 import trio
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Args = TypeVarTuple("Args")
@@ -58,6 +62,21 @@ class ModelThread:
         self._calls.put(call)
         await trio.lowlevel.wait_task_rescheduled(lambda _raise_cancel: trio.lowlevel.Abort.FAILED)
         return result[0].unwrap()
+
+    def soon(self, fn: Callable[[], object]) -> None:
+        """`fn()` on the model's thread after the calls given before, not waited for:
+        work that may follow a turn but must not delay its result. An exception it
+        raises is logged, and the thread goes on."""
+        if self._thread is None:
+            return  # not started, or closed: there was no turn for it to follow
+
+        def call() -> None:
+            try:
+                fn()
+            except Exception:
+                log.exception("%s: %s failed", self._name, getattr(fn, "__qualname__", fn))
+
+        self._calls.put(call)
 
     def close(self) -> None:
         """End the thread once the calls given before have run."""
