@@ -32,7 +32,9 @@ import re
 import resource
 import selectors
 import signal
+import socket
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -42,6 +44,9 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 import trio
+
+# Linux's SO_TIMESTAMPNS (its SCM_TIMESTAMPNS has the same number); Python 3.11 names neither.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 REPO = Path(__file__).resolve().parents[2]
 # This tree's code, not an installed copy's (the venv may hold an editable install of
@@ -287,16 +292,23 @@ class SSEClient:
 
     Kept raw (no httpx) so that the client's own cost stays small next to the
     daemon's when both share one process. Each frame is stamped with
-    `time.perf_counter()` taken right after the read that completed it.
+    `time.perf_counter()` taken right after the read that completed it; with
+    `kernel_stamps`, with the time the kernel received the read's first bytes
+    (SO_TIMESTAMPNS), on the same clock, and `read_t` has the read's time. The
+    kernel's stamp is when the bytes reached this client's socket, whatever this
+    process was busy with: a client process reading 50 sockets in Python lags behind
+    a real client by its own reads of the sockets before.
     """
 
-    def __init__(self, host: str, port: int, path: str = "/api/events") -> None:
+    def __init__(self, host: str, port: int, path: str = "/api/events", *, kernel_stamps: bool = False) -> None:
         self.host = host
         self.port = port
         self.path = path
         self.connected = trio.Event()
         self.frames = 0
+        self.read_t = 0.0
         self._stream: trio.SocketStream | None = None
+        self._kernel_stamps = kernel_stamps
 
     async def run(self, on_event: OnEvent) -> None:
         """Read until the server closes or the caller cancels; `on_event(t, event, data, id)`."""
@@ -343,11 +355,31 @@ class SSEClient:
                         break
                     frame, body = body[:end], body[end + 2 :]
                     self._frame(t, frame, on_event)
-                chunk = await stream.receive_some(65536)
-                t = time.perf_counter()
+                if self._kernel_stamps:
+                    chunk, t = await self._receive_stamped(stream)
+                else:
+                    chunk = await stream.receive_some(65536)
+                    t = self.read_t = time.perf_counter()
                 if not chunk:
                     return
                 raw += chunk
+
+    async def _receive_stamped(self, stream: trio.SocketStream) -> tuple[bytes, float]:
+        """One read, and when the kernel received its first bytes, on perf_counter's
+        clock (the kernel stamps on CLOCK_REALTIME: the two clocks' offset is read at
+        the moment of the read)."""
+        sock = stream.socket
+        if not getattr(self, "_stamping", False):
+            sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            self._stamping = True
+        chunk, ancdata, _flags, _addr = await sock.recvmsg(65536, socket.CMSG_SPACE(16))
+        self.read_t = time.perf_counter()
+        offset = time.clock_gettime(time.CLOCK_REALTIME) - self.read_t
+        for level, kind, data in ancdata:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+                sec, nsec = struct.unpack("qq", data[:16])
+                return chunk, sec + nsec / 1e9 - offset
+        return chunk, self.read_t  # no stamp came with it: the read's time
 
     def _frame(self, t: float, frame: bytes, on_event: OnEvent) -> None:
         self.frames += 1
