@@ -259,6 +259,12 @@ ANSWER_NAMED_MISSING = (
 ANSWER_CLAIMED_CHANGE = (
     "The answer said something changed, but no change was made in this run, so the agent was sent back to make it."
 )
+ANSWER_COPIED = (
+    "The answer repeated words that are not from this conversation, so the agent was sent back to answer again."
+)
+ANSWER_UNFOUND = (
+    "The answer named none of the files the search found, so the agent was sent back to answer from them."
+)
 CONTINUING_CUT = "The answer was cut off at the token limit; the agent goes on from where it stopped."
 
 # The model's text (a constant above, `{field}`s allowed) -> the person's, and who ended

@@ -101,12 +101,85 @@ CHANGE_TOOLS = (EDIT_TOOL, WRITE_TOOL)
 
 def named_files(text: str, exists: Callable[[str], bool]) -> list[str]:
     """The files of the workspace that `text` (the person's request) names, in its order."""
+    return [path for path in file_names(text) if exists(path)]
+
+
+# A product's name written like a file's (`Node.js`, `Vue.js`): a capitalised word and `.js`.
+_PRODUCT = re.compile(r"[A-Z][a-z]+\.js")
+
+
+def file_names(text: str) -> list[str]:
+    """The names of files `text` gives, each once, in its order (not a product's name
+    written like one, `Node.js`)."""
     out: list[str] = []
     for m in _PATH.finditer(text):
         path = posixpath.normpath(m.group(1))
-        if path not in out and exists(path):
+        if path not in out and not _PRODUCT.fullmatch(path):
             out.append(path)
     return out
+
+
+# ---- more than one change ----
+
+# Changes a run makes at most before its answer, while the request is still open.
+MAX_CHANGES = 3
+# A value a request gives: a quoted text, or a number of two digits or more.
+_VALUE = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|(?<![\w.#-])(\d{2,}(?:\.\d+)?)(?![\w.])")
+
+
+def values_given(text: str) -> list[str]:
+    """The values `text` gives (quoted texts, numbers), not those that name a file."""
+    out: list[str] = []
+    for m in _VALUE.finditer(text):
+        value = next(g for g in m.groups() if g is not None).strip()
+        if value and value not in out and not _PATH.fullmatch(value):
+            out.append(value)
+    return out
+
+
+def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
+               read: Callable[[str], str | None]) -> bool:
+    """Whether a job is still open after a change: a file the request (`asked`) names
+    that was not there when the run began (`new`) is still missing, or a value it gives
+    is in none of the files it names. A question is never open (it is answered, not
+    done); a file named to be renamed or deleted may go."""
+    if asked.rstrip().endswith(("?", "？")):
+        return False
+    if any(not exists(name) for name in new):
+        return True
+    names = [name for name in file_names(asked) if exists(name)]
+    values = values_given(asked)
+    if not names or not values:
+        return False
+    texts = [t for t in (read(name) for name in names) if t is not None]
+    return any(not any(v in t for t in texts) for v in values)
+
+
+_WHERE = re.compile(r"\b(?:where|which)\b", re.IGNORECASE)
+
+
+def asks_where(asked: str) -> bool:
+    """Whether a request asks where something is, or which file has it."""
+    return _WHERE.search(asked) is not None
+
+
+def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, object] | None:
+    """write_file's parameters with its path one of `new` (files the request names that
+    are not there yet); None when its parameters have no path to hold."""
+    props = parameters.get("properties")
+    if not new or not isinstance(props, dict) or not isinstance(props.get("path"), dict):
+        return None
+    return {**parameters, "properties": {**props, "path": {"enum": list(new)}}}
+
+
+# A search's result line: `path:line:text`.
+_FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):\d+:", re.MULTILINE)
+SEARCH_TOOLS = ("grep_search",)
+
+
+def search_found(result: str) -> list[str]:
+    """The files a search's `result` names, each once."""
+    return list(dict.fromkeys(posixpath.normpath(m.group(1)) for m in _FOUND.finditer(result)))
 
 
 def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple[str, ...] = SEEN_BY) -> list[str]:
@@ -201,58 +274,105 @@ ANSWER_CHECKS = 1
 @attrs.frozen
 class Fault:
     """What an answer says that the run's record contradicts: `file` a file it names
-    that the workspace does not have, or else `claim` the words in which it claims a
-    change when none ran."""
+    that the workspace does not have, or `claim` the words in which it claims a change
+    when none ran, or `unfound` the files a search found when it names none of them,
+    or `copied` words it repeats from the worked examples or a refusal."""
 
     file: str | None = None
     claim: str | None = None
+    unfound: tuple[str, ...] = ()
+    copied: str | None = None
 
 
 # Where a sentence ends (a dot in `config.py` does not).
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 # How much of a claimed change the person is shown (`could_not`).
 CLAIM_CHARS = 80
+# How much of a refusal an answer repeats before it is no answer: its first sentence, this long at least.
+REFUSAL_CHARS = 24
 
 
-def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> Fault | None:
+def first_sentence(text: str) -> str:
+    end = _SENTENCE_END.search(text)
+    return " ".join(text[:end.start() if end else len(text)].split())
+
+
+def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
+               found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
+               refusals: Iterable[str] = ()) -> Fault | None:
     """What a small model's answer says that the run's record contradicts, None when
-    nothing does. Two kinds, both from the evaluation: a file the workspace does not
-    have (asked which file defines greet, SmolLM2 searched for the example's `def
-    total`, found nothing and answered "greet.py"), and a change when none ran (asked
-    to change PORT, it read config.py and answered "PORT is now 8080 and is set to
-    9090"). A change is not looked for in the answer to a question (`asked`, the
-    request, ends with a question mark): asked which file defines greet, SmolLM2
-    answered "This function has been added to the lib.py module", right but for its
-    verb, and sent back to make the change it claimed, wrote a file of nonsense."""
+    nothing does. From the evaluation: a file the workspace does not have (asked which
+    file defines greet, SmolLM2 searched for the example's `def total`, found nothing
+    and answered "greet.py"); a change when none ran (asked to change PORT, it read
+    config.py and answered "PORT is now 8080 and is set to 9090"); after a search that
+    found files (`found`, the files of the run's last call when it was a search), an
+    answer naming none of them; the worked examples' own words (`copied` says which)
+    or a refusal's first sentence (`refusals`, what the run's refused calls were told)
+    repeated as the answer. A change is not looked for in the answer to a question
+    (`asked`, the request, ends with a question mark): asked which file defines greet,
+    SmolLM2 answered "This function has been added to the lib.py module", right but
+    for its verb, and sent back to make the change it claimed, wrote a file of nonsense."""
     missing = [m.group(1) for m in _PATH.finditer(text) if not exists(posixpath.normpath(m.group(1)))]
     if missing:
         return Fault(file=missing[0])
-    found = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
-    if found is None:
+    said = " ".join(text.split())
+    repeated = copied(text) or next((r for r in (first_sentence(r) for r in refusals)
+                                     if len(r) >= REFUSAL_CHARS and r in said), None)
+    if repeated:
+        return Fault(copied=repeated)
+    if found:
+        named = {posixpath.normpath(m.group(1)) for m in _PATH.finditer(text)}
+        names = {posixpath.basename(f) for f in found}
+        if not (named & set(found)) and not any(posixpath.basename(n) in names for n in named):
+            return Fault(unfound=tuple(found[:FOUND_SHOWN]))
+    claimed = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
+    if claimed is None:
         return None
     # The claim's sentence, as the person is shown it.
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())), default=0)
-    end = _SENTENCE_END.search(text, found.end())
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, claimed.start())), default=0)
+    end = _SENTENCE_END.search(text, claimed.end())
     claim = " ".join(text[start:end.start() if end else len(text)].split())
     return Fault(claim=claim if len(claim) <= CLAIM_CHARS else claim[:CLAIM_CHARS - 1] + "…")
 
 
-def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> str | None:
+# Files of a search an answer sent back is told of at most.
+FOUND_SHOWN = 5
+
+
+def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
+                 found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
+                 refusals: Iterable[str] = ()) -> str | None:
     """What the model is told of its answer's fault (`find_fault`), a notice it reads so
     it can look again; None when nothing is at fault."""
-    fault = find_fault(text, exists=exists, changed=changed, asked=asked)
+    fault = find_fault(text, exists=exists, changed=changed, asked=asked, found=found, copied=copied,
+                       refusals=refusals)
     if fault is None:
         return None
     if fault.file is not None:
         return (f"Your answer names {fault.file}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
+    if fault.copied is not None:
+        return COPIED_PREFIX + f"\u201c{fault.copied}\u201d" + COPIED_SUFFIX
+    if fault.unfound:
+        return UNFOUND_PREFIX + ", ".join(fault.unfound) + UNFOUND_SUFFIX
     return CLAIMED_CHANGE
+
+
+COPIED_PREFIX = "Your answer repeats "
+COPIED_SUFFIX = (", which is not from this conversation's files. Answer the person's request in your own words, "
+                 "from what the tools showed here.")
+UNFOUND_PREFIX = "Your answer names none of the files the search found: "
+UNFOUND_SUFFIX = ". Answer with the one that has what was asked, as the search showed it."
 
 
 def fault_for_person(told: str) -> str:
     """The person's words beside `told`, what `answer_fault` told the model."""
     if told == CLAIMED_CHANGE:
         return notices.ANSWER_CLAIMED_CHANGE
+    if told.startswith(COPIED_PREFIX):
+        return notices.ANSWER_COPIED
+    if told.startswith(UNFOUND_PREFIX):
+        return notices.ANSWER_UNFOUND
     named = told.removeprefix("Your answer names ").split(", which is not a file", 1)[0]
     return notices.ANSWER_NAMED_MISSING.format(file=named)
 
@@ -267,5 +387,11 @@ def could_not(fault: Fault) -> str:
     if fault.file is not None:
         return (f"The model could not do this: it named {fault.file}, which is not a file of this workspace. "
                 "Try a larger model (the models page) or say exactly which file to look in.")
+    if fault.copied is not None:
+        return ("The model could not do this: its answer repeated words that are not from this conversation "
+                f"(\u201c{fault.copied}\u201d). Try a larger model (the models page) or ask more exactly.")
+    if fault.unfound:
+        return (f"The model could not do this: the search found {', '.join(fault.unfound)}, and its answer named "
+                "none of them. Try a larger model (the models page) or say exactly which file to look in.")
     return (f"The model could not do this: it said it changed something (\u201c{fault.claim}\u201d) but no file "
             "changed. Try a larger model (the models page) or say exactly which file to change.")
