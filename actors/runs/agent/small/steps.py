@@ -173,13 +173,21 @@ def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, obje
 
 
 # A search's result line: `path:line:text`.
-_FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):\d+:", re.MULTILINE)
+_FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):\d+:(.*)$", re.MULTILINE)
 SEARCH_TOOLS = ("grep_search",)
+# A line that defines a name: a function, a class, a type, a constant or a variable set.
+_DEFINES = re.compile(r"^\s*(?:(?:export|pub|public|private|static|async|default)\s+)*"
+                      r"(?:def|class|function|fn|func|struct|enum|interface|type|trait|const|let|var)\s+[\w$]"
+                      r"|^\s*[A-Za-z_][\w.]*\s*(?::\s*[\w\[\], .]+)?\s*=(?!=)")
 
 
 def search_found(result: str) -> list[str]:
-    """The files a search's `result` names, each once."""
-    return list(dict.fromkeys(posixpath.normpath(m.group(1)) for m in _FOUND.finditer(result)))
+    """The files a search's `result` names, each once: those of the lines that define
+    a name when there are such lines (asked where something is, the answer is where it
+    is defined, not where it is used), else all."""
+    lines = [(posixpath.normpath(m.group(1)), m.group(2)) for m in _FOUND.finditer(result)]
+    defining = [path for path, text in lines if _DEFINES.match(text)]
+    return list(dict.fromkeys(defining or [path for path, _ in lines]))
 
 
 def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple[str, ...] = SEEN_BY) -> list[str]:
