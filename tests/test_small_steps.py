@@ -14,8 +14,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.model.backends.template_messages import template_messages
 from actors.model.backends import worked_examples
+from actors.model.backends.template_messages import template_messages
 from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, example_messages
 from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
@@ -163,8 +163,10 @@ def test_no_example_names_an_evaluation_file_or_a_prompt_word():
     from ops.eval.tasks import TASKS
 
     tasks = TASKS + DEV
+
     def words_of(text: str) -> set[str]:  # a file's extension is not a word
-        return {w.strip("'-") for w in re.findall(r"[a-z0-9_'-]+", re.sub(r"\.[a-z][a-z0-9]{0,7}\b", " ", text.lower()))}
+        bare = re.sub(r"\.[a-z][a-z0-9]{0,7}\b", " ", text.lower())
+        return {w.strip("'-") for w in re.findall(r"[a-z0-9_'-]+", bare)}
 
     prompt_words = {w for t in tasks for w in words_of(t.prompt)}
     prompt_words -= worked_examples.FUNCTION_WORDS | {""}
