@@ -38,9 +38,12 @@ def test_a_search_finds_files_and_write_file_names_the_new_one():
     found = "app/xx.py:2:from y import z\n./lib/yy.py:1:print(z)\nnot a line\n"
     assert steps.search_found(found) == ["app/xx.py", "lib/yy.py"]
     # Where a name is defined, when a line defines it, is the answer to where it is.
-    for line in ("def z():", "class Z:", "export function z() {", "Z = 3", "  z: int = 3", "const z = 1"):
-        assert steps.search_found(f"app/xx.py:2:print(z)\nlib/yy.py:1:{line}\n") == ["lib/yy.py"], line
-    assert steps.search_found("app/xx.py:2:if z == 3:\n") == ["app/xx.py"]
+    for line, name in (("def zz():", "def zz"), ("class Zz:", "Zz"), ("export function zz() {", "zz"),
+                       ("zz = 3", "zz"), ("  zz: int = 3", "zz"), ("const zz = 1", "zz")):
+        found = f"app/xx.py:2:print(zz)\napp/vv.py:3:def show(i: zz):\nlib/yy.py:1:{line}\n"
+        assert steps.search_found(found, name) == ["lib/yy.py"], line
+    assert steps.search_found("app/xx.py:2:if zz == 3:\n", "zz") == ["app/xx.py"]
+    assert steps.search_found("app/xx.py:2:def zz():\nlib/yy.py:1:zz()\n") == ["app/xx.py", "lib/yy.py"]
     params = {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
               "required": ["path", "content"]}
     shape = steps.write_shape(params, ["docs/a.md"])

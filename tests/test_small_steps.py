@@ -125,7 +125,7 @@ def test_the_nearest_example_comes_last_and_only_offered_tools_are_shown():
                            ("Write notes/todo.md with three items", "write_file"),
                            ("Set the timeout in server.toml to 30", "edit_file"),
                            ("please run make test and report", "exec_shell_command"),
-                           ("rename a.txt to b.txt", "exec_shell_command"),
+                           ("rename aa.txt to bb.txt", "exec_shell_command"),
                            ("Have a helper find the parser", "task")):
         msgs = example_messages(EVERY_TOOL, request)
         assert len([m for m in msgs if m["role"] == "user"]) == len(EXAMPLES)
@@ -142,7 +142,7 @@ def test_the_nearest_example_comes_last_and_only_offered_tools_are_shown():
 
 
 def test_each_example_is_of_the_kind_it_stands_for():
-    assert {e.kind for e in EXAMPLES} == {"read", "new", "change", "run", "helper", "search"}
+    assert {e.kind for e in EXAMPLES} == {"read", "new", "change", "run", "files", "helper", "search"}
     for e in EXAMPLES:
         assert worked_examples.request_kind(e.asked) == e.kind, e.asked
 
@@ -150,7 +150,7 @@ def test_each_example_is_of_the_kind_it_stands_for():
 def test_a_kind_is_the_requests_form_not_its_words():
     kind = worked_examples.request_kind
     assert kind("Where is the cache cleared?") == "search" and kind("what is in notes.md") == "read"
-    assert kind("Could you run the tests") == "run" and kind("move a.txt into old/") == "run"
+    assert kind("Could you run the tests") == "run" and kind("move ab.txt into old/") == "files"
     assert kind("remove the third line of a.txt") == "change" and kind("create b/c.md with a title") == "new"
     assert kind("Rename the method draw to paint") == "change"
 

@@ -6,8 +6,8 @@ A model of a few hundred million parameters does not follow a description of a
 format as well as it copies one it has seen done. Without them SmolLM2-135M copied the
 descriptions' own words into its calls (`exec_shell_command {"command":
 "get_info"}`, a grep for the description's example pattern) and rarely answered after
-a call. The examples show one shape each (read and answer, write, edit, run, helper,
-search) on neutral material, an astronomy club's files, that no job of a person's
+a call. The examples show one shape each (read and answer, write, edit, run, a file
+moved, helper, search) on neutral material, an astronomy club's files, that no job of a person's
 workspace is meant to resemble: the model is to copy their grammar, not their words.
 Each is shown only when its tools are offered; their order is the same for a whole
 conversation, so they stay in the prompt's cache.
@@ -57,6 +57,9 @@ EXAMPLES: tuple[Example, ...] = (
     Example("run", "Execute moonphase.py and tell me its output",
             (("exec_shell_command", {"command": "python3 moonphase.py"}, "waxing gibbous\n\n[exit code: 0]"),),
             "Output: waxing gibbous"),
+    Example("files", "Move observing/jan.md into archive/",
+            (("exec_shell_command", {"command": "mv observing/jan.md archive/"}, "\n[exit code: 0]"),),
+            "Moved: mv observing/jan.md archive/ exited 0."),
     Example("helper", "Ask a helper to look up which script draws the sky chart.",
             (("task", {"description": "Look up the sky chart", "prompt": "Which script draws the sky chart?"},
               "skychart.py draws it (line 3)."),),
@@ -117,9 +120,9 @@ def content_words(text: str) -> set[str]:
 
 def request_kind(text: str) -> str:
     """What a request asks, by its form: a question about a named file ("read") or
-    about the code ("search"); a job for a helper ("helper"), for a command ("run": a
-    program run, files listed, a file moved, copied or deleted: the verb followed by a
-    file's name), for a file not there yet ("new"),
+    about the code ("search"); a job for a helper ("helper"), for a command (a program
+    run or files listed, "run"; a file moved, copied or deleted, "files": the verb
+    followed by a file's name), for a file not there yet ("new"),
     or a change of a file ("change")."""
     text = _POLITE.sub("", text)
     words = [w.strip("'-") for w in _WORD.findall(text.lower())]
@@ -134,7 +137,7 @@ def request_kind(text: str) -> str:
     for verb in _FILE_VERBS:
         for m in re.finditer(rf"\b{verb}\b", text, re.IGNORECASE):
             if names_a_file(" ".join(text[m.end():].split()[:_FILE_VERB_REACH])):
-                return "run"
+                return "files"
     if first in _NEW_VERBS:
         return "new"
     return "change"
@@ -216,7 +219,7 @@ def example_values(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) 
 # conversation has them: their files' names and the values their tools showed.
 EXAMPLE_MARKS: tuple[str, ...] = tuple(dict.fromkeys(
     [m.group(0) for e in EXAMPLES for m in _FILE.finditer(" ".join([e.asked, e.answer]))]
-    + ["observing/", "sky/", "Dobsonian", "Deneb", "Vega", "waxing gibbous", "Clear skies", "altitude"]))
+    + ["observing/", "archive/", "sky/", "Dobsonian", "Deneb", "Vega", "waxing gibbous", "Clear skies", "altitude"]))
 
 
 def example_words_in(answer: str, said: str) -> str | None:

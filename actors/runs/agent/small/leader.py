@@ -9,14 +9,19 @@ leading's rules (actors/runs/agent/small/steps.py has them, and why).
 What a `Leader` does: its model makes one call a round (TurnInput.parallel_calls off:
 given room for four, SmolLM2-135M filled it with calls it had no use for, a `get_info`,
 an `echo`, a glob of the file it was reading, beside the one it needed); its prompt
-shows the worked examples and its tools one line each, and its calls may not hold the
-examples' made-up names (TurnInput.examples, terse_tools, banned: the backend does as
-it is asked and decides nothing); it is offered fewer of the run's own tools, no skill,
-and each tool's required arguments only; the round after a change is the answer, the
-round after a change it only claimed a change; its edit_file names only lines that
-are there; its write_file may not replace a file it did not write; and an answer the
-record contradicts is sent back once, and when the next one is too, the person reads
-that the model could not do it and what to try instead (`could_not`).
+shows the worked examples and its tools one line each, and its calls' values may not be
+the examples' own argument values (TurnInput.examples, terse_tools, banned: the backend
+does as it is asked and decides nothing); it is offered fewer of the run's own tools,
+no skill, and each tool's required arguments only; its first round calls the tool the
+nearest worked example begins with (worked_examples.nearest); the round after a change
+is the answer unless the request is still open (a file it names still missing, a value
+it gives in none of its files: steps.still_open, up to steps.MAX_CHANGES changes), the
+round after a change it only claimed a change; its edit_file names only lines that are
+there; its write_file names the new file the request names, and may not replace a file
+it did not write; and an answer the record contradicts (a missing file, a change
+claimed, none of a search's files, the examples' words or a refusal repeated) is sent
+back once, and when the next one is too, the person reads that the model could not do
+it and what to try instead (`could_not`).
 
 A larger model, or a provider's, is not led: its rounds are its own.
 """
@@ -337,7 +342,8 @@ class Leader:
         last = next((i for i in reversed(self._run_items()) if i.kind == "tool"), None)
         if last is None or last.tool not in steps.SEARCH_TOOLS or last.state != "done":
             return None
-        return tuple(steps.search_found(last.result or "")) or None
+        pattern = (last.args or {}).get("pattern")
+        return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
 
     def _said(self) -> str:
         """What the person and the tools said in this conversation."""

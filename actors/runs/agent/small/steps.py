@@ -26,8 +26,13 @@ instead:
 - After a change that ran (a write, an edit, a command that exited 0) it went on
   calling tools until the round cap. The round after a change is the answer
   (`next_step`: `tool_choice: "none"`, which the generic format's grammar makes a
-  reply, the tools still described so the prompt's cache holds). A failed call leaves
-  the next round free, the same call ruled out (ledger.Ledger.avoided).
+  reply, the tools still described so the prompt's cache holds), unless the job is
+  still open (`still_open`: a job of two values, or a command's output to be saved,
+  takes more than one change). A failed call leaves the next round free, the same
+  call ruled out (ledger.Ledger.avoided).
+- It answered with the worked examples' words, or named the file where a name was
+  used when asked where it was defined. Such an answer is sent back too
+  (`find_fault`: `copied`, `unfound`).
 
 A round after reads alone is left free: made to change something instead of reading
 (tried), the model wrote files named after its tools and ran `get_info` as a command.
@@ -175,18 +180,26 @@ def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, obje
 # A search's result line: `path:line:text`.
 _FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):\d+:(.*)$", re.MULTILINE)
 SEARCH_TOOLS = ("grep_search",)
-# A line that defines a name: a function, a class, a type, a constant or a variable set.
-_DEFINES = re.compile(r"^\s*(?:(?:export|pub|public|private|static|async|default)\s+)*"
-                      r"(?:def|class|function|fn|func|struct|enum|interface|type|trait|const|let|var)\s+[\w$]"
-                      r"|^\s*[A-Za-z_][\w.]*\s*(?::\s*[\w\[\], .]+)?\s*=(?!=)")
+# Words before a name that a line defines: a function, a class, a type, a constant, a variable.
+_DEFINING = (r"^\s*(?:(?:export|pub|public|private|protected|static|async|default|abstract)\s+)*"
+             r"(?:def|class|function|fn|func|struct|enum|interface|type|trait|const|let|var)\s+")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-def search_found(result: str) -> list[str]:
+def defines(line: str, name: str) -> bool:
+    """Whether `line` defines `name`: `def name`, `class name`, `name = …` and their kin."""
+    n = re.escape(name)
+    return re.match(rf"{_DEFINING}{n}(?![\w$])|^\s*(?:self\.)?{n}\s*(?::[^=\n]*)?=(?!=)", line) is not None
+
+
+def search_found(result: str, pattern: str = "") -> list[str]:
     """The files a search's `result` names, each once: those of the lines that define
-    a name when there are such lines (asked where something is, the answer is where it
-    is defined, not where it is used), else all."""
+    the name searched for (`pattern`'s last name: `def area` searches for area) when
+    there are such lines (asked where something is, the answer is where it is
+    defined, not where it is used), else all."""
     lines = [(posixpath.normpath(m.group(1)), m.group(2)) for m in _FOUND.finditer(result)]
-    defining = [path for path, text in lines if _DEFINES.match(text)]
+    names = _NAME.findall(pattern)
+    defining = [path for path, text in lines if names and defines(text, names[-1])]
     return list(dict.fromkeys(defining or [path for path, _ in lines]))
 
 
