@@ -51,6 +51,15 @@ def test_a_search_finds_files_and_write_file_names_the_new_one():
     assert shape["properties"]["content"] == {"type": "string"} and steps.write_shape(params, []) is None
 
 
+def test_asked_to_remove_something_the_edit_takes_a_whole_line_out():
+    assert steps.removes("remove the LOG line from x.cfg") and steps.removes("Please delete it")
+    assert not steps.removes("Set A to 3, then remove B") and not steps.removes("Move it")
+    shape = steps.edit_shape([("xx.cfg", "a=1\nDEBUG=1\nb=2")], removing=True)
+    assert shape is not None
+    edit = shape["properties"]["edits"]["items"]["properties"]
+    assert edit["old_text"] == {"enum": ["a=1\n", "DEBUG=1\n", "b=2"]} and edit["new_text"] == {"const": ""}
+
+
 def test_an_answer_is_checked_against_the_search_the_examples_and_refusals():
     there = {"app/xx.py", "lib/yy.py"}.__contains__
     fault = steps.find_fault
@@ -59,6 +68,24 @@ def test_an_answer_is_checked_against_the_search_the_examples_and_refusals():
     assert fault("It is in yy.py.", exists=lambda _: True, changed=False, found=found) is None
     assert fault("It is nowhere.", exists=there, changed=False, found=found) == steps.Fault(unfound=found)
     assert fault("It is nowhere.", exists=there, changed=False) is None  # no search: nothing to name
+    # Asked where something is, an answer must name a file.
+    assert fault("It was not found.", exists=there, changed=False, asked="where is zz set?") == \
+        steps.Fault(nofile=True)
+    assert fault("At noon.", exists=there, changed=False, asked="When is it run, and where?") is None
+    assert fault("In lib/yy.py.", exists=there, changed=False, asked="Which file sets zz?") is None
+    # Asked how many, an answer must give a number.
+    assert fault("They are a, b and c.", exists=there, changed=False, asked="how many are there?") == \
+        steps.Fault(nonumber=True)
+    for fine in ("There are 3.", "Three: a, b, c.", "None."):
+        assert fault(fine, exists=there, changed=False, asked="How many are there?") is None, fine
+    # A new file the request names must be there when the answer comes (not for a question).
+    assert fault("Done.", exists=there, changed=True, asked="write out.txt", new=["out.txt"]) == \
+        steps.Fault(notmade="out.txt")
+    assert fault("Done.", exists=there, changed=True, asked="is out.txt there?", new=["out.txt"]) is None
+    made = steps.answer_fault("Done.", exists=there, changed=True, asked="write out.txt", new=["out.txt"])
+    assert made is not None and "out.txt" in steps.fault_for_person(made)
+    told = steps.answer_fault("a, b", exists=there, changed=False, asked="how many?")
+    assert told is not None and steps.fault_for_person(told) != told
 
     def copied(answer: str) -> str | None:
         return example_words_in(answer, said="the person's files: lib/yy.py")

@@ -293,13 +293,16 @@ class Leader:
         if not text or ws is None or self._checks >= steps.ANSWER_CHECKS:
             return False
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
+        new = self._new or []
         fault = await trio.to_thread.run_sync(lambda: steps.answer_fault(
             text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
-            copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals))
+            copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
+            new=new))
         if fault is None:
             return False
         self._checks += 1
-        self._step = "change" if fault == steps.CLAIMED_CHANGE else "any"
+        # A change claimed, or a new file not made: the next round makes one.
+        self._step = "change" if fault == steps.CLAIMED_CHANGE or fault.startswith(steps.NOT_MADE_PREFIX) else "any"
         self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
         return True
 
@@ -311,9 +314,11 @@ class Leader:
         if not text or ws is None or self._checks < steps.ANSWER_CHECKS:
             return None
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
+        new = self._new or []
         fault = await trio.to_thread.run_sync(lambda: steps.find_fault(
             text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
-            copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals))
+            copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
+            new=new))
         return None if fault is None else steps.could_not(fault)
 
     async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
@@ -374,7 +379,7 @@ class Leader:
             found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
-        return steps.edit_shape(await trio.to_thread.run_sync(read))
+        return steps.edit_shape(await trio.to_thread.run_sync(read), removing=steps.removes(asked))
 
 
 def read_in(ws: Path, rel: str) -> str | None:

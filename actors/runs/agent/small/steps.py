@@ -160,7 +160,7 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
     return any(not any(v in t for t in texts) for v in values)
 
 
-_WHERE = re.compile(r"\b(?:where|which)\b", re.IGNORECASE)
+_WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
 
 
 def asks_where(asked: str) -> bool:
@@ -216,21 +216,28 @@ def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple
     return out
 
 
-def edit_shape(files: Iterable[tuple[str, str]]) -> dict[str, object] | None:
+def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False) -> dict[str, object] | None:
     """edit_file's parameters for a small model (TurnInput.shapes): the path one of
     `files` (path, text), each old_text one of that file's lines that occurs once in
     it (as edit_file requires; a blank line or a long one is not offered). None when
     no file has such a line: edit_file is then left out, to be offered once the model
-    has read the file it means to change."""
+    has read the file it means to change. `removing` (the request asks to remove
+    something: `removes`): each old_text a whole line with its line's end, new_text
+    empty (asked to remove a line, SmolLM2 changed its value instead)."""
     branches: list[dict[str, object]] = []
     for path, text in files:
         lines = [line for line in text.splitlines() if line.strip() and len(line) <= EDIT_LINE_CHARS]
         unique = [line for line in dict.fromkeys(lines) if text.count(line) == 1][:EDIT_LINES]
         if not unique:
             continue
-        # new_text is none of the lines (an edit that changes nothing was refused, and
-        # SmolLM2 made it again with another line), where the grammar can say so.
-        new_text = generic_grammar.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
+        new_text: dict[str, object]
+        if removing:
+            unique = [line + "\n" if text.count(line + "\n") == 1 else line for line in unique]
+            new_text = {"const": ""}
+        else:
+            # new_text is none of the lines (an edit that changes nothing was refused, and
+            # SmolLM2 made it again with another line), where the grammar can say so.
+            new_text = generic_grammar.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
         edit = {"type": "object", "properties": {"old_text": {"enum": unique}, "new_text": new_text},
                 "required": ["old_text", "new_text"]}
         branches.append({
@@ -242,6 +249,16 @@ def edit_shape(files: Iterable[tuple[str, str]]) -> dict[str, object] | None:
     if not branches:
         return None
     return branches[0] if len(branches) == 1 else {"oneOf": branches}
+
+
+# Verbs of a request that takes something out of a file.
+_REMOVES = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)*(?:remove|delete|drop|strip)\b",
+                      re.IGNORECASE)
+
+
+def removes(asked: str) -> bool:
+    """Whether the request asks to take something out (`remove the line …`)."""
+    return _REMOVES.match(asked) is not None
 
 
 def replace_refused(tool: str, path: object, exists: bool, written: Iterable[str]) -> str | None:
@@ -297,12 +314,18 @@ class Fault:
     """What an answer says that the run's record contradicts: `file` a file it names
     that the workspace does not have, or `claim` the words in which it claims a change
     when none ran, or `unfound` the files a search found when it names none of them,
-    or `copied` words it repeats from the worked examples or a refusal."""
+    or `copied` words it repeats from the worked examples or a refusal, or `nofile`
+    when it names no file at all though asked where something is, or `nonumber` when
+    it gives no number though asked how many, or `notmade` a new file the request
+    names that is still not there."""
 
     file: str | None = None
     claim: str | None = None
     unfound: tuple[str, ...] = ()
     copied: str | None = None
+    nofile: bool = False
+    nonumber: bool = False
+    notmade: str | None = None
 
 
 # Where a sentence ends (a dot in `config.py` does not).
@@ -320,7 +343,7 @@ def first_sentence(text: str) -> str:
 
 def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
-               refusals: Iterable[str] = ()) -> Fault | None:
+               refusals: Iterable[str] = (), new: Iterable[str] = ()) -> Fault | None:
     """What a small model's answer says that the run's record contradicts, None when
     nothing does. From the evaluation: a file the workspace does not have (asked which
     file defines greet, SmolLM2 searched for the example's `def total`, found nothing
@@ -329,23 +352,33 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     found files (`found`, the files of the run's last call when it was a search), an
     answer naming none of them; the worked examples' own words (`copied` says which)
     or a refusal's first sentence (`refusals`, what the run's refused calls were told)
-    repeated as the answer. A change is not looked for in the answer to a question
+    repeated as the answer; a new file the request names (`new`) still not there
+    when the answer comes; no file at all when asked where something is, or which
+    file has it (`asks_where`). A change is not looked for in the answer to a question
     (`asked`, the request, ends with a question mark): asked which file defines greet,
     SmolLM2 answered "This function has been added to the lib.py module", right but
     for its verb, and sent back to make the change it claimed, wrote a file of nonsense."""
     missing = [m.group(1) for m in _PATH.finditer(text) if not exists(posixpath.normpath(m.group(1)))]
     if missing:
         return Fault(file=missing[0])
+    question = asked.rstrip().endswith(("?", "？"))
+    notmade = None if question else next((n for n in new if not exists(n)), None)
+    if notmade is not None:
+        return Fault(notmade=notmade)
     said = " ".join(text.split())
     repeated = copied(text) or next((r for r in (first_sentence(r) for r in refusals)
                                      if len(r) >= REFUSAL_CHARS and r in said), None)
     if repeated:
         return Fault(copied=repeated)
+    if _HOW_MANY.search(asked) and not _NUMBER.search(text):
+        return Fault(nonumber=True)
+    named = {posixpath.normpath(m.group(1)) for m in _PATH.finditer(text)}
     if found:
-        named = {posixpath.normpath(m.group(1)) for m in _PATH.finditer(text)}
         names = {posixpath.basename(f) for f in found}
         if not (named & set(found)) and not any(posixpath.basename(n) in names for n in named):
             return Fault(unfound=tuple(found[:FOUND_SHOWN]))
+    if not named and asks_where(asked) and not asked.lstrip().lower().startswith(("when", "why", "how")):
+        return Fault(nofile=True)
     claimed = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
     if claimed is None:
         return None
@@ -356,17 +389,21 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     return Fault(claim=claim if len(claim) <= CLAIM_CHARS else claim[:CLAIM_CHARS - 1] + "…")
 
 
+_HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\d|\b(?:no|none|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+                     re.IGNORECASE)
+
 # Files of a search an answer sent back is told of at most.
 FOUND_SHOWN = 5
 
 
 def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                  found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
-                 refusals: Iterable[str] = ()) -> str | None:
+                 refusals: Iterable[str] = (), new: Iterable[str] = ()) -> str | None:
     """What the model is told of its answer's fault (`find_fault`), a notice it reads so
     it can look again; None when nothing is at fault."""
     fault = find_fault(text, exists=exists, changed=changed, asked=asked, found=found, copied=copied,
-                       refusals=refusals)
+                       refusals=refusals, new=new)
     if fault is None:
         return None
     if fault.file is not None:
@@ -376,12 +413,25 @@ def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, ask
         return COPIED_PREFIX + f"\u201c{fault.copied}\u201d" + COPIED_SUFFIX
     if fault.unfound:
         return UNFOUND_PREFIX + ", ".join(fault.unfound) + UNFOUND_SUFFIX
+    if fault.nofile:
+        return NO_FILE
+    if fault.nonumber:
+        return NO_NUMBER
+    if fault.notmade is not None:
+        return NOT_MADE_PREFIX + fault.notmade + NOT_MADE_SUFFIX
     return CLAIMED_CHANGE
 
 
 COPIED_PREFIX = "Your answer repeats "
 COPIED_SUFFIX = (", which is not from this conversation's files. Answer the person's request in your own words, "
                  "from what the tools showed here.")
+NO_FILE = ("Your answer names no file, but the person asked where it is. Search for the name (grep_search), "
+           "then answer with the file that defines it.")
+NOT_MADE_PREFIX = "The person asked for "
+NOT_MADE_SUFFIX = (", which is not there yet. Make it with a tool (write_file writes a new file), "
+                   "then answer.")
+NO_NUMBER = ("Your answer gives no number, but the person asked how many. Count them in what the tools showed, "
+             "then answer with the number.")
 UNFOUND_PREFIX = "Your answer names none of the files the search found: "
 UNFOUND_SUFFIX = ". Answer with the one that has what was asked, as the search showed it."
 
@@ -392,8 +442,12 @@ def fault_for_person(told: str) -> str:
         return notices.ANSWER_CLAIMED_CHANGE
     if told.startswith(COPIED_PREFIX):
         return notices.ANSWER_COPIED
-    if told.startswith(UNFOUND_PREFIX):
+    if told.startswith(UNFOUND_PREFIX) or told == NO_FILE:
         return notices.ANSWER_UNFOUND
+    if told == NO_NUMBER:
+        return notices.ANSWER_NO_NUMBER
+    if told.startswith(NOT_MADE_PREFIX):
+        return notices.ANSWER_NOT_MADE.format(file=told.removeprefix(NOT_MADE_PREFIX).split(",", 1)[0])
     named = told.removeprefix("Your answer names ").split(", which is not a file", 1)[0]
     return notices.ANSWER_NAMED_MISSING.format(file=named)
 
@@ -411,6 +465,15 @@ def could_not(fault: Fault) -> str:
     if fault.copied is not None:
         return ("The model could not do this: its answer repeated words that are not from this conversation "
                 f"(\u201c{fault.copied}\u201d). Try a larger model (the models page) or ask more exactly.")
+    if fault.nofile:
+        return ("The model could not do this: asked where something is, its answer named no file. Try a larger "
+                "model (the models page) or search for the name yourself.")
+    if fault.notmade is not None:
+        return (f"The model could not do this: {fault.notmade} is still not there. Try a larger model "
+                "(the models page) or say exactly what it should hold.")
+    if fault.nonumber:
+        return ("The model could not do this: asked how many, its answer gave no number. Try a larger model "
+                "(the models page).")
     if fault.unfound:
         return (f"The model could not do this: the search found {', '.join(fault.unfound)}, and its answer named "
                 "none of them. Try a larger model (the models page) or say exactly which file to look in.")
