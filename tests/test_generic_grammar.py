@@ -355,6 +355,9 @@ def test_banned_values_reach_every_free_string_of_a_call_and_no_choice():
     assert fits(schema, {"tool_calls": [{"name": "exec_shell_command",
                                           "arguments": {"command": "x", "mode": "total", "name": "total"}}]})
     assert with_banned({"type": "string"}, ()) == {"type": "string"}
+    # A value a grammar cannot say (a line's end) leaves the others banned.
+    both = with_banned({"type": "string"}, ("a\nb", "cart"))
+    assert not fits(both, "cart") and fits(both, "cat")
 
 
 def test_an_excluded_string_becomes_a_grammar_llama_cpp_takes():

@@ -126,7 +126,8 @@ def test_the_nearest_example_comes_last_and_only_offered_tools_are_shown():
                            ("Set the timeout in server.toml to 30", "edit_file"),
                            ("please run make test and report", "exec_shell_command"),
                            ("rename aa.txt to bb.txt", "exec_shell_command"),
-                           ("Have a helper find the parser", "task")):
+                           ("Have a helper find the parser", "task"),
+                           ("Use the task tool to find the parser", "task")):
         msgs = example_messages(EVERY_TOOL, request)
         assert len([m for m in msgs if m["role"] == "user"]) == len(EXAMPLES)
         assert json.loads(msgs[-3]["content"])["tool_calls"][0]["name"] == first, request

@@ -271,6 +271,7 @@ def with_banned(schema: Any, values: tuple[str, ...]) -> Any:
     """`schema` with every plain string in it (a property's, an item's, an
     alternative's) kept from being any of `values` (whole: a string that holds one
     among other words is left free, so a person's job may need the same word)."""
+    values = tuple(v for v in values if _PLAIN.fullmatch(v))  # one a grammar cannot say leaves the others banned
     if not values:
         return schema
     if isinstance(schema, list):

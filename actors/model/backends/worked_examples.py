@@ -148,16 +148,24 @@ def shown(tool_names: set[str]) -> list[Example]:
     return [e for e in EXAMPLES if all(tool in tool_names for tool, _, _ in e.calls)]
 
 
+def names_tool(request: str, tool: str) -> bool:
+    """Whether `request` asks for `tool` by name (`grep_search`, `the task tool`)."""
+    t = re.escape(tool)
+    return re.search(rf"\b{t}\s+tool\b" + (rf"|\b{t}\b" if "_" in tool else ""), request, re.IGNORECASE) is not None
+
+
 def by_likeness(examples: Iterable[Example], request: str) -> list[Example]:
-    """`examples` ordered so that the one nearest `request` is last: of its kind first,
-    then sharing most content words with it; ties keep the examples' own order."""
+    """`examples` ordered so that the one nearest `request` is last: one whose tool the
+    request names, then of its kind, then sharing most content words with it; ties
+    keep the examples' own order."""
     kind, wanted = request_kind(request), content_words(request)
     listed = list(examples)
 
-    def likeness(pair: tuple[int, Example]) -> tuple[int, float, int]:
+    def likeness(pair: tuple[int, Example]) -> tuple[bool, bool, float, int]:
         i, e = pair
         words = content_words(e.asked)
-        return (e.kind == kind, len(words & wanted) / (len(words | wanted) or 1), -i)
+        return (names_tool(request, e.calls[0][0]), e.kind == kind, len(words & wanted) / (len(words | wanted) or 1),
+                -i)
 
     return [e for _, e in sorted(enumerate(listed), key=likeness)]
 
