@@ -24,6 +24,12 @@ EXIT_POLL_S = 0.02
 READ_CHUNK = 64 * 1024
 STDERR_LINE_CHARS = 2000
 STDERR_PENDING_BYTES = 64 * 1024
+SHELL = "/bin/sh"  # what a model's command runs in (actors/tools/shell.py)
+
+
+def can_run_commands() -> bool:
+    """Whether this platform may start a process with a shell."""
+    return os.path.exists(SHELL) and os.access(SHELL, os.X_OK)
 
 
 class StartFailed(Exception):

@@ -21,7 +21,6 @@ import trio
 
 from actors.fs.atomic import read_own_file, write_atomic
 from actors.model.discovery.bundled import bundled_model_path
-from actors.model.discovery.scan import inside_places, places
 from actors.model.engine import Engine, Loader, ModelState
 from actors.model.turns import Backend
 from bmoe_daemon.config import Config
@@ -139,6 +138,8 @@ def model_event(state: ModelState) -> dict[str, object]:
 
 
 def model_places(config: Config) -> list[Path]:
+    from actors.model.discovery.scan import places
+
     return [p.root for p in places(Path.home(), config.data_dir, config.models_dirs)]
 
 
@@ -159,6 +160,8 @@ def given_models(config: Config, engine: Engine) -> list[tuple[Path, str]]:
 
 def may_load(path: Path, config: Config, engine: Engine) -> bool:
     """Whether `path` is a model the listing could show (see the module docstring)."""
+    from actors.model.discovery.scan import inside_places, places
+
     if inside_places(path, places(Path.home(), config.data_dir, config.models_dirs)):
         return True
     try:

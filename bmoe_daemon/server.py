@@ -42,6 +42,7 @@ from actors.peers.mcp.manager import McpManager
 from actors.peers.mcp.servers import SecretLookup
 from actors.policy.hooks import HOOKS_FILE, HookRunner
 from actors.policy.rules import RuleBook
+from actors.process import can_run_commands
 from actors.record.cards import PlanFiles
 from actors.runs.env import Env
 from actors.sandbox.policy import Sandbox
@@ -49,13 +50,9 @@ from actors.sandbox.setting import Setting as SandboxSetting
 from actors.scheduling.schedule import local_zone
 from actors.scheduling.scheduler import Scheduler
 from actors.skills.catalog import SkillCatalog
-from actors.skills.tool import UseSkill
-from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
-from actors.tools.memory import MemoryBook, memory_tools
+from actors.tools.memory import MemoryBook
 from actors.tools.memory_store import Memories
-from actors.tools.registry import Registry
-from actors.tools.search import search_tools
-from actors.tools.shell import ExecShellCommand, can_run_commands
+from actors.tools.registry import Registry, Tool
 from bmoe_daemon.app import create_app
 from bmoe_daemon.config import Config
 from bmoe_daemon.context import DaemonContext
@@ -203,28 +200,35 @@ def build_registry(config: Config, *, skills: SkillCatalog | None = None, mcp: M
     registry = Registry()
     if config.chat_only:
         return registry
-    registry.add(ReadFile())
-    for tool in search_tools():
-        registry.add(tool)
-    registry.add(GetInfo())
-    registry.add(WriteFile())
-    registry.add(EditFile())
+    registry.add_later(partial(built_in_tools, config, skills=skills, sandbox=sandbox, memory=memory))
+    if mcp is not None:
+        registry.add_source(mcp)
+    return registry
+
+
+def built_in_tools(config: Config, *, skills: SkillCatalog | None, sandbox: Sandbox | None,
+                   memory: MemoryBook | None) -> list[Tool]:
+    """The built-in tools, in the order they are offered. Made at the registry's first read
+    (a run's, a listing's), so that their modules are not loaded at start."""
+    from actors.skills.tool import UseSkill
+    from actors.tools.files import EditFile, GetInfo, ReadFile, WriteFile
+    from actors.tools.memory import memory_tools
+    from actors.tools.search import search_tools
+    from actors.tools.shell import ExecShellCommand
+
+    tools: list[Tool] = [ReadFile(), *search_tools(), GetInfo(), WriteFile(), EditFile()]
     if can_run_commands():
-        registry.add(ExecShellCommand(sandbox=sandbox))
+        tools.append(ExecShellCommand(sandbox=sandbox))
     if config.scripted is not None:
         # A scripted run exercises the run loop over HTTP; its tools are the test ones.
         from actors.tools.testing import test_tools
 
-        for test_tool in test_tools():
-            registry.add(test_tool)
+        tools.extend(test_tools())
     if skills is not None:
-        registry.add(UseSkill(skills))
+        tools.append(UseSkill(skills))
     if memory is not None:
-        for memory_tool in memory_tools(memory):
-            registry.add(memory_tool)
-    if mcp is not None:
-        registry.add_source(mcp)
-    return registry
+        tools.extend(memory_tools(memory))
+    return tools
 
 
 async def serve(

@@ -93,6 +93,8 @@ def test_every_old_text_offered_occurs_once_in_its_file(lines):
     offered_lines = shape["properties"]["edits"]["items"]["properties"]["old_text"]["enum"]
     assert offered_lines and all(text.count(line) == 1 and line.strip() for line in offered_lines)
     assert shape["properties"]["path"] == {"const": "f.txt"}
+    # One edit a call: two could name one line, which edit_file refuses as overlapping.
+    assert shape["properties"]["edits"]["maxItems"] == 1
 
 
 def test_the_edit_shape_of_several_files_is_one_branch_each():

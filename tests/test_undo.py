@@ -4,7 +4,7 @@ the next message at once, and the next run's checkpoint waits for it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -28,11 +28,15 @@ class SlowCheckpoints(Checkpoints):
     loaded machine)."""
 
     taking = False
+    state_of: Callable[[], str] | None = None  # the conversation's state, read while the checkpoint is taken
+    states_while_taking: list[str]
 
     async def after_run(self, *args: object, **kwargs: object) -> bool:
         self.taking = True
         try:
             await trio.sleep(1.0)
+            if self.state_of is not None:
+                self.states_while_taking.append(self.state_of())
             return await super().after_run(*args, **kwargs)  # type: ignore[arg-type]
         finally:
             self.taking = False
@@ -44,6 +48,7 @@ async def slow(tmp_path: Path) -> AsyncIterator[tuple[Hub, ScriptedBackend, Slow
     engine = Engine(backend)
     store = Store(tmp_path / "data")
     checkpoints = SlowCheckpoints(store.agent_dir / "checkpoints")
+    checkpoints.states_while_taking = []
     env = Env(engine=engine, bus=EventBus(), store=store, registry=Registry([NoteTool()]),
               resolve_workspace=lambda _: None, plans=PlanFiles(store.agent_dir / "plans"),
               checkpoints=checkpoints)
@@ -66,9 +71,13 @@ async def test_the_next_message_is_taken_while_the_last_runs_checkpoint_is_taken
                  {"text": "Wrote a."},
                  {"tool_calls": [{"name": "note", "arguments": {"path": "b.txt", "text": "b"}}]},
                  {"text": "Wrote b."})
+    checkpoints.state_of = lambda: conv.info.state
     await conv.send_message("write a")
     await wait_state(conv, "idle", "error")
-    assert checkpoints.taking, "the run ended idle only once its checkpoint was taken"
+    # Read inside the checkpoint, a second into it: the run said idle before its checkpoint
+    # was taken (the test's own poll may come before or after the checkpoint's first step).
+    await wait_for(lambda: checkpoints.states_while_taking, 10)
+    assert checkpoints.states_while_taking == ["idle"], "the run ended idle only once its checkpoint was taken"
     await conv.send_message("write b")  # not 409 busy: the conversation is idle
     await wait_state(conv, "running")
     await wait_state(conv, "idle", "error")

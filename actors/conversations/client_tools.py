@@ -17,7 +17,6 @@ from actors.errors import Invalid, NotFound, NotWaiting
 from actors.record.client_tools import ClientTool
 from actors.record.items import ConversationInfo
 from actors.record.transcript import Transcript
-from actors.runs.agent.client_calls import ClientAnswer, check_names
 from actors.runs.env import Env
 
 
@@ -30,6 +29,8 @@ def check_new(env: Env, *, agent: str, tools: tuple[ClientTool, ...], workspace_
                       "agent only.")
     if tools and env.chat_only:
         raise Invalid("This daemon runs as plain chat (--chat-only): conversations are offered no tools.")
+    from actors.runs.agent.client_calls import check_names  # the run's, loaded with it
+
     check_names(tools, env.registry, workspace_tools=workspace_tools, mcp_tools=mcp_tools)
 
 
@@ -57,6 +58,8 @@ class ClientTools:
         out, stopped)."""
         card = self._t.find(item_id)
         if card is not None and card.state == "waiting_client" and self._t.waiting_for(item_id) == "client":
+            from actors.runs.agent.client_calls import ClientAnswer
+
             self._t.answer(item_id, ClientAnswer(result, error), "client")
             return
         if card is None or card.kind != "tool" or card.tool not in {t.name for t in self._t.info.client_tools}:

@@ -23,13 +23,12 @@ import logging
 import os
 from collections.abc import Container, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
 
 from actors.actor import ActorStats
-from actors.conversations.actor import Conversation
 from actors.conversations.client_tools import ToolClients, check_new
 from actors.conversations.saver import save_problem
 from actors.errors import Busy, DiskFull, Invalid, NotAFolder, NotFound
@@ -42,6 +41,9 @@ from actors.record.items import ConversationInfo, ConversationRecord, Item
 from actors.record.modes import MODES, Mode
 from actors.record.transcript import info_event, restored
 from actors.runs.env import Env
+
+if TYPE_CHECKING:
+    from actors.conversations.actor import Conversation
 
 log = logging.getLogger("bmoe.hub")
 
@@ -68,6 +70,14 @@ class Workspace:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "path": self.path, "network": self.network,
                 "memory_in_read_only": self.memory_in_read_only}
+
+
+def _actor(record: ConversationRecord, env: Env) -> Conversation:
+    """A conversation's actor. Its module (and the run's machinery) loads with the first
+    conversation that wakes, not at the daemon's start."""
+    from actors.conversations.actor import Conversation
+
+    return Conversation(record, env)
 
 
 class HubStore(Protocol):
@@ -278,7 +288,7 @@ class Hub:
         status: trio.TaskStatus[Conversation] | None = task_status
         restarts = 0
         while True:
-            conv = Conversation(record, self._env)
+            conv = _actor(record, self._env)
             self._convs[conv.id] = conv
             try:
                 # Returns when the actor ends: closed, deleted, or failed.

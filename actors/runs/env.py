@@ -13,21 +13,22 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 import trio
 
-from actors.bus import EventBus
-from actors.checkpoints.store import Checkpoints
-from actors.model.engine import Engine
-from actors.model.providers.entries import Prices
-from actors.model.turns import Backend
-from actors.model.usage import UsageLedger
-from actors.policy.hooks_config import HookEvent
-from actors.policy.rules import RuleBook
-from actors.record.cards import PlanFiles
-from actors.record.items import ConversationRecord
-from actors.tools.memory import MemoryBook
-from actors.tools.registry import Registry
-
 if TYPE_CHECKING:
+    # Names for the annotations only: what a conversation needs is made by the server,
+    # and importing it here would load the run's machinery with the first import of Env.
+    from actors.bus import EventBus
+    from actors.checkpoints.store import Checkpoints
+    from actors.model.engine import Engine
+    from actors.model.providers.entries import Prices
+    from actors.model.turns import Backend
+    from actors.model.usage import UsageLedger
     from actors.peers.acp.agents import AcpAgents
+    from actors.policy.hooks_config import HookEvent
+    from actors.policy.rules import RuleBook
+    from actors.record.cards import PlanFiles
+    from actors.record.items import ConversationRecord
+    from actors.tools.memory import MemoryBook
+    from actors.tools.registry import Registry
 
 
 class Store(Protocol):

@@ -33,13 +33,12 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from actors.actor import ActorStats
-from actors.conversations.actor import Conversation
 from actors.conversations.hub import Hub
 from actors.errors import Busy, Invalid, NotFound
 from actors.fs.atomic import read_own_file
@@ -48,6 +47,9 @@ from actors.record.budget import Budget, budget_from_json
 from actors.record.items import END_REASONS, notice_item, user_item
 from actors.record.modes import MODES, Mode
 from actors.scheduling.schedule import InvalidSchedule, Schedule, local_zone, next_due, parse_schedule
+
+if TYPE_CHECKING:
+    from actors.conversations.actor import Conversation
 
 log = logging.getLogger("bmoe.scheduler")
 

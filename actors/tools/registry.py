@@ -8,6 +8,7 @@ text the model reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -114,15 +115,33 @@ class Registry:
     then each source's (a name already taken is left out)."""
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
-        self._tools: dict[str, Tool] = {}
+        self._made: dict[str, Tool] = {}
+        self._later: list[Callable[[], Iterable[Tool]]] = []
         self._sources: list[ToolSource] = []
         for tool in tools or ():
             self.add(tool)
 
     def add(self, tool: Tool) -> None:
-        if tool.name in self._tools:
+        self._add(self._tools, tool)
+
+    def add_later(self, make: Callable[[], Iterable[Tool]]) -> None:
+        """Built-in tools made when the registry is first read (in order with those added
+        before and after): their modules load then, not when the daemon starts."""
+        self._later.append(make)
+
+    @staticmethod
+    def _add(tools: dict[str, Tool], tool: Tool) -> None:
+        if tool.name in tools:
             raise ValueError(f"tool {tool.name!r} registered twice")
-        self._tools[tool.name] = tool
+        tools[tool.name] = tool
+
+    @property
+    def _tools(self) -> dict[str, Tool]:
+        while self._later:
+            make = self._later.pop(0)
+            for tool in make():
+                self._add(self._made, tool)
+        return self._made
 
     def add_source(self, source: ToolSource) -> None:
         self._sources.append(source)

@@ -19,7 +19,6 @@ when it is called, which is after the person's yes.
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import signal
 import subprocess
@@ -32,7 +31,7 @@ import attrs
 import trio
 
 from actors.errors import ToolError
-from actors.process import command_environment, signal_group, wait_exit
+from actors.process import SHELL, command_environment, signal_group, wait_exit
 from actors.sandbox.policy import Sandbox, explain
 from actors.tools import args as args_
 from actors.tools.links import why_leaves
@@ -44,7 +43,6 @@ MAX_OUTPUT_BYTES = 12 * 1024
 READ_CHUNK = 64 * 1024
 REAP_S = 2.0
 TITLE_CHARS = 60
-SHELL = "/bin/sh"
 MAX_REASON_CHARS = 500
 OUTSIDE = "outside_sandbox"
 
@@ -63,11 +61,6 @@ def arguments_stay_inside(command: str, workspace: Path) -> bool:
     `--follow`, `tree -l`, ...) meets no link that leads out (actors/tools/links.py).
     Bounded in entries and time; past the bound it is False, and the command asks."""
     return why_leaves(command, workspace) is None
-
-
-def can_run_commands() -> bool:
-    """Whether this platform may start a process with a shell."""
-    return os.path.exists(SHELL) and os.access(SHELL, os.X_OK)
 
 
 # A time limit, not a caller's cancel scope (ASYNC109): a command that runs out of time

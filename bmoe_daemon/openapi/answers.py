@@ -17,7 +17,7 @@ from actors.record.items import ConversationState, EndReason, GoalState, ItemKin
 from actors.record.modes import Mode
 from actors.scheduling.schedule import Schedule
 from bmoe_daemon.openapi.schemas import Components, Schema, array, field_types, shape
-from bmoe_daemon.routes.limits import LIMITS
+from bmoe_daemon.routes.limits import limits as limits_table
 
 
 def conversation_info(c: Components) -> Schema:
@@ -223,9 +223,9 @@ def loaded(c: Components, *, path: bool = True) -> Schema:
 
 
 def limits(c: Components) -> Schema:
-    """routes/limits.py's LIMITS: each field's bounds, as the numbers they are."""
+    """routes/limits.py's table: each field's bounds, as the numbers they are."""
     return shape(c, {key: shape(c, {name: type(value) for name, value in bounds.items()})
-                     for key, bounds in LIMITS.items()})
+                     for key, bounds in limits_table().items()})
 
 
 def _changed_file(c: Components) -> Schema:

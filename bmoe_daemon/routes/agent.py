@@ -16,9 +16,8 @@ import attrs
 from quart import Blueprint, Response, jsonify, request
 
 from actors.errors import ToolError
-from actors.runs.agent.run_tools import helpers as subagents
+from actors.process import can_run_commands
 from actors.tools.registry import Tool
-from actors.tools.shell import can_run_commands
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest, BusyError, NotFoundError
@@ -44,6 +43,13 @@ def _agents(tools: bool) -> list[dict[str, object]]:
     acp = daemon().acp
     others = acp.listing() if tools and can_run_commands() and acp is not None else []
     return [dict(BUILTIN_AGENT), *others]
+
+
+def _helper_rounds() -> int:
+    """A helper's default rounds, from the module that runs helpers (loaded with the first run)."""
+    from actors.runs.agent.run_tools.helpers import HELPER_ROUNDS
+
+    return HELPER_ROUNDS
 
 
 @bp.post("/api/mcp/<server>/prompts/<name>")
@@ -96,6 +102,6 @@ async def get_agent() -> Response:
             "mcp": mcp,
             "lsp": lsp,
             "helpers": d.config.helpers,
-            "helper_rounds": d.config.helper_rounds or subagents.HELPER_ROUNDS,
+            "helper_rounds": d.config.helper_rounds or _helper_rounds(),
         }
     )

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from quart import Blueprint, Response, jsonify, request
 
-from actors.conversations.actor import Conversation
 from actors.ids import new_id
 from actors.record import exchange, listing
 from actors.record.budget import check_budget
 from actors.record.items import Item
-from actors.runs.agent.ledger import MAX_ROUNDS
-from actors.runs.agent.run_tools import background
 from bmoe_daemon import access
 from bmoe_daemon.bodies import (
     MAX_SEED_ITEMS,
@@ -47,6 +44,9 @@ from bmoe_daemon.bodies import (
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest, NoVision
 from bmoe_daemon.fulltext import BadQuery
+
+if TYPE_CHECKING:
+    from actors.conversations.actor import Conversation
 
 bp = Blueprint("conversations", __name__)
 MAX_STALL_S = 86_400.0
@@ -216,6 +216,8 @@ async def post_messages(conversation_id: str) -> tuple[Response, int]:
     conv = await _conversation(conversation_id)
     body = structure(await _body(), SendMessage)
     images = _check_send(conv, body.images)
+    from actors.runs.agent.ledger import MAX_ROUNDS  # loaded with the conversation's actor
+
     if body.max_rounds is not None and not 1 <= body.max_rounds <= MAX_ROUNDS:
         raise BadRequest(f"max_rounds is between 1 and {MAX_ROUNDS}.")
     item = await conv.send_message(body.text, images=images, local=is_local(), think=body.think, plan=body.plan,
@@ -287,6 +289,8 @@ async def get_helpers(conversation_id: str) -> Response:
     """The conversation's helpers as a tree, each flagged `stalled` when it is working
     and has written nothing for `stall_s` seconds (default background.STALL_S)."""
     conv = await _conversation(conversation_id)
+    from actors.runs.agent.run_tools import background  # loaded with the conversation's actor
+
     raw = request.args.get("stall_s")
     stall_s = background.STALL_S
     if raw is not None:

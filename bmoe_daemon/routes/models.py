@@ -23,7 +23,6 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors.errors import EngineError
 from actors.model.discovery.gguf_header import NotGguf, read_header_file
-from actors.model.discovery.scan import places, scan
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest
@@ -50,6 +49,8 @@ def _loaded() -> dict[str, object] | None:
 
 @bp.get("/api/models")
 async def get_models() -> Response:
+    from actors.model.discovery.scan import places, scan  # the listing's, loaded at its first read
+
     d = daemon()
     where = places(Path.home(), d.config.data_dir, d.config.models_dirs)
     extra = tuple(given_models(d.config, d.engine))

@@ -158,6 +158,16 @@ def one_size(folder: Path, script: Path, timeout: float) -> dict[str, Any]:
         probe.write_bytes(kept)
 
 
+def timed_gets(host: str, port: int, paths: list[str]) -> tuple[float, bytes]:
+    """GET each of `paths` (each must answer 200): the median time and the last body."""
+    took_all, raw = [], b""
+    for path in paths:
+        status, raw, took = request(host, port, "GET", path)
+        assert status == 200, raw[:300]
+        took_all.append(took)
+    return median(took_all), raw
+
+
 def _starts(data: Path, folder: Path, script: Path, timeout: float, out: dict[str, Any]) -> dict[str, Any]:
     for start in ("first", "second"):
         daemon = DaemonProcess(["serve", "--port", "0", "--scripted", str(script), "--data-dir", str(data)],
@@ -178,21 +188,11 @@ def _starts(data: Path, folder: Path, script: Path, timeout: float, out: dict[st
             status, raw, _ = request(host, port, "GET", "/api/search?q=conversation&limit=1")
             assert status == 200, raw[:300]
             out["indexing"] = bool(json.loads(raw).get("indexing"))
-            page = []
-            for _ in range(REPS):
-                status, raw, took = request(host, port, "GET", f"/api/conversations?limit={PAGE}")
-                assert status == 200, raw[:300]
-                page.append(took)
-            out["page"] = median(page)
+            out["page"], raw = timed_gets(host, port, [f"/api/conversations?limit={PAGE}"] * REPS)
             out["page_rows"] = len(json.loads(raw))
             # A conversation's first open reads it from disk: REPS different ones, the median
             # (one sample swung 1.9 to 5.5 ms between runs, on no figure of the history's size).
-            firsts = []
-            for n in range(REPS):
-                status, raw, took = request(host, port, "GET", f"/api/conversations/c{n:07d}")
-                assert status == 200, raw[:300]
-                firsts.append(took)
-            out["open_first"] = median(firsts)
+            out["open_first"], _ = timed_gets(host, port, [f"/api/conversations/c{n:07d}" for n in range(REPS)])
             out["open"] = median([request(host, port, "GET", "/api/conversations/c0000000")[2] for _ in range(REPS)])
             t0 = time.perf_counter()
             status, raw, took = request(host, port, "POST", "/api/conversations/c0000000/messages", {"text": "hi"})

@@ -94,7 +94,10 @@ EDIT_FILES = 2  # the latest files read (or written) that edit_file may name
 EDIT_FILE_BYTES = 64 * 1024  # a larger file is not offered: its lines would make a huge grammar
 EDIT_LINES = 200  # lines of a file offered as old_text at most
 EDIT_LINE_CHARS = 200
-EDITS_IN_A_CALL = 4
+# One edit a call: two edits of one call could name the same line (SmolLM2 did, sampling on
+# another CPU), which edit_file refuses as overlapping and a small model cannot merge; a
+# change of several lines is several calls.
+EDITS_IN_A_CALL = 1
 # The tools whose done call shows the model a file's content or writes it.
 SEEN_BY = ("read_file", WRITE_TOOL, EDIT_TOOL)
 WRITTEN_BY = (WRITE_TOOL, EDIT_TOOL)
