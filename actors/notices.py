@@ -259,6 +259,14 @@ ANSWER_NAMED_MISSING = (
 ANSWER_CLAIMED_CHANGE = (
     "The answer said something changed, but no change was made in this run, so the agent was sent back to make it."
 )
+ANSWER_COPIED = (
+    "The answer repeated words that are not from this conversation, so the agent was sent back to answer again."
+)
+ANSWER_UNFOUND = (
+    "The answer named none of the files that have what was asked, so the agent was sent back to look again."
+)
+ANSWER_NOT_MADE = "The answer came while {file} was still not there, so the agent was sent back to make it."
+ANSWER_NO_NUMBER = "The answer gave no number to a question of how many, so the agent was sent back to count."
 CONTINUING_CUT = "The answer was cut off at the token limit; the agent goes on from where it stopped."
 
 # The model's text (a constant above, `{field}`s allowed) -> the person's, and who ended

@@ -333,7 +333,7 @@ def test_a_plain_string_is_ruled_out_as_itself_and_one_with_bounds_by_its_length
     assert not fits(twice, "a") and not fits(twice, "b") and fits(twice, "c")
 
 
-def test_banned_words_reach_every_free_string_of_a_call_and_no_choice():
+def test_banned_values_reach_every_free_string_of_a_call_and_no_choice():
     from actors.model.backends.generic_grammar import with_banned
 
     shell = ToolSpec("exec_shell_command", "Run.", {
@@ -342,15 +342,22 @@ def test_banned_words_reach_every_free_string_of_a_call_and_no_choice():
                        "env": {"type": "array", "items": {"type": "string"}},
                        "name": {"type": "string", "maxLength": 8}},
         "required": ["command"]})
-    schema = generic_schema((shell,), required=True, strict=True, banned=("total", "cart"))
+    schema = generic_schema((shell,), required=True, strict=True, banned=("total", "cat cart"))
     call = {"tool_calls": [{"name": "exec_shell_command", "arguments": {"command": "cat x"}}]}
     assert fits(schema, call)
-    for args in ({"command": "cat TOTAL.py"}, {"command": "ls", "env": ["a", "my_cart"]}):
+    for args in ({"command": "cat cart"}, {"command": "ls", "env": ["a", "total"]}):
         assert not fits(schema, {"tool_calls": [{"name": "exec_shell_command", "arguments": args}]}), args
+    # A banned value is banned whole: a string holding it among other words is free (a
+    # person's job may need the word).
+    for args in ({"command": "cat cart.py"}, {"command": "wc total.txt"}, {"command": "ls", "env": ["TOTAL"]}):
+        assert fits(schema, {"tool_calls": [{"name": "exec_shell_command", "arguments": args}]}), args
     # A choice is the tool's own, and a bounded string is left as it was.
     assert fits(schema, {"tool_calls": [{"name": "exec_shell_command",
                                           "arguments": {"command": "x", "mode": "total", "name": "total"}}]})
     assert with_banned({"type": "string"}, ()) == {"type": "string"}
+    # A value a grammar cannot say (a line's end) leaves the others banned.
+    both = with_banned({"type": "string"}, ("a\nb", "cart"))
+    assert not fits(both, "cart") and fits(both, "cat")
 
 
 def test_an_excluded_string_becomes_a_grammar_llama_cpp_takes():
@@ -362,19 +369,22 @@ def test_an_excluded_string_becomes_a_grammar_llama_cpp_takes():
     grep = ToolSpec("grep_search", "Search.", {"type": "object", "properties": {
         "pattern": {"type": "string"}, "include": {"type": "string"}}, "required": ["pattern"]})
     schema = generic_schema((grep,), required=False, strict=True, avoid=(("grep_search", {"pattern": "déf ŧotal"}),),
-                            banned=("total", "cart"))
+                            banned=("total", "cat cart"))
     text = strict_strings(schema_to_gbnf(schema))
     assert "\\u0167" in text  # a character past Latin-1, in a class
     LlamaGrammar.from_string(text, verbose=False)
 
 
-def test_the_made_up_names_are_banned_unless_the_conversation_has_them():
-    from actors.model.backends.worked_examples import EXAMPLES, MADE_UP, made_up_words
+def test_the_examples_values_are_banned_unless_the_conversation_has_them():
+    from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, example_values
 
-    assert made_up_words([{"role": "user", "content": "Which file defines greet?"}]) == MADE_UP
-    said = [{"role": "user", "content": "What is the TOTAL?"}, {"role": "assistant", "content": "cart.py"},
-            {"role": "tool", "content": "shop.py:1:x"}]
-    assert set(made_up_words(said)) == set(MADE_UP) - {"total", "shop"}
-    # Each name is one of the examples' (and so nowhere else the model reads).
-    shown = json.dumps(EXAMPLES).lower()
-    assert all(word in shown for word in MADE_UP)
+    assert example_values([{"role": "user", "content": "Which file defines greet?"}]) == EXAMPLE_VALUES
+    said = [{"role": "user", "content": "What is in PLAN.TXT?"}, {"role": "assistant", "content": "altitude"},
+            {"role": "tool", "content": "telescopes.csv:1:x"}]
+    assert set(example_values(said)) == set(EXAMPLE_VALUES) - {"plan.txt", "telescopes.csv"}
+    # Each value is one of the examples' calls' (and so nowhere else the model reads).
+    def strings(value):
+        return [value] if isinstance(value, str) else [s for v in (value.values() if isinstance(value, dict)
+                                                                    else value) for s in strings(v)]
+
+    assert set(EXAMPLE_VALUES) == {v for e in EXAMPLES for _, args, _ in e.calls for v in strings(args)}

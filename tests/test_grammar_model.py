@@ -148,13 +148,13 @@ async def test_a_call_to_avoid_is_never_made_again_under_the_grammar(model_path)
     assert checked >= len(cases) // 2, f"only {checked} calls finished within max_tokens"
 
 
-async def test_the_examples_made_up_names_never_reach_a_call(model_path):  # noqa: F811
-    """With the worked examples shown, asked where greet is defined (the nearest example
-    greps for `def total`, which SmolLM2 copied), the model's calls hold none of the
-    examples' made-up names, in any case, in any free string
-    (worked_examples.made_up_words, generic_grammar.with_banned); and a search ruled
-    out is never made again while another of its length may be."""
-    from actors.model.backends.worked_examples import MADE_UP, made_up_words
+async def test_the_examples_own_values_never_reach_a_call(model_path):  # noqa: F811
+    """With the worked examples shown, asked where something is (the nearest example
+    searches for its own word, which SmolLM2 copied), the model's calls are none of the
+    examples' own argument values (worked_examples.example_values,
+    generic_grammar.with_banned); and a search ruled out is never made again while
+    another of its length may be."""
+    from actors.model.backends.worked_examples import EXAMPLE_VALUES, example_values
 
     backend = await LocalBackend.load(model_path, n_ctx=4096)
     grep = ToolSpec("grep_search", "Search the files for a text.", {
@@ -175,12 +175,11 @@ async def test_the_examples_made_up_names_never_reach_a_call(model_path):  # noq
             # As a run leads the model (actors/runs/agent/small/leader.py): the backend decides none of it.
             turn = TurnInput(messages, (grep, run), max_tokens=60, temperature=1.0,
                              avoid=(("grep_search", {"pattern": "def greet"}),), examples=True, terse_tools=True,
-                             banned=made_up_words(messages))
+                             banned=example_values(messages))
             result = await backend.generate(turn, emit, threading.Event())
             for call in result.tool_calls:
                 args = json.loads(call.arguments)
-                text = json.dumps(args).lower()
-                assert not any(word in text for word in MADE_UP), (ask, args)
+                assert not any(v in EXAMPLE_VALUES for v in args.values()), (ask, args)
                 assert args != {"pattern": "def greet"}
                 made += 1
     finally:
@@ -329,7 +328,7 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
     read = ReadFile()
     spec = ToolSpec(read.name, read.description, read.parameters)
     messages = ({"role": "system", "content": "You are an agent."}, {"role": "user", "content": "What is X in a.py?"})
-    first_example = EXAMPLES[0][0]
+    first_example = EXAMPLES[0].asked
     for ctx, shown in ((2048, False), (EXAMPLES_MIN_CTX, True)):
         backend = await LocalBackend.load(model_path, n_ctx=ctx)
         try:

@@ -352,6 +352,10 @@ def test_no_call_twice_while_nothing_changed(events: list, name: str, args: dict
     ledger.feed(CallEnded(name, raw, "done", "ok", read=True))
     reordered = spaces + json.dumps(dict(reversed(list(args.items()))), indent=spaces.count(" ") or None) + spaces
     assert ledger.made(name, raw) and ledger.made(name, reordered)
+    # Spacing inside a value neither: one more space in a command is the same command.
+    respaced = {k: f" {v}  x" if isinstance(v, str) else v for k, v in args.items()}
+    ledger.feed(CallEnded(name, json.dumps(respaced), "done", "ok", read=True))
+    assert ledger.made(name, json.dumps({k: f"{v} x" if isinstance(v, str) else v for k, v in args.items()}))
     assert (name, args) in ledger.avoided()
     for other in events:  # what changes nothing keeps it made
         if isinstance(other, CallEnded) and (other.read or other.own or other.state != "done"):

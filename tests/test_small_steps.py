@@ -14,8 +14,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.model.backends import worked_examples
 from actors.model.backends.template_messages import template_messages
-from actors.model.backends.worked_examples import EXAMPLES, MADE_UP, example_messages
+from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, example_messages
 from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import steps as small_steps
@@ -116,12 +117,25 @@ def test_the_files_seen_are_the_latest_first():
 # ---- the examples ----
 
 
+EVERY_TOOL = {tool for e in EXAMPLES for tool, _, _ in e.calls}
+
+
 def test_the_nearest_example_comes_last_and_only_offered_tools_are_shown():
-    every = {tool for _, calls, _ in EXAMPLES for tool, _, _ in calls}
-    msgs = example_messages(every, "Which file defines greet?")
-    users = [m["content"] for m in msgs if m["role"] == "user"]
-    assert len(users) == len(EXAMPLES) and users[-1] == "Where is the function total defined?"
-    assert example_messages(every, "Create a file hello.txt containing hi")[-4]["content"].startswith("Make a new file")
+    """Nearest by the request's kind, then by the content words it shares."""
+    for request, first in (("Which module holds the parser?", "grep_search"),
+                           ("What does src/main.rs print first?", "read_file"),
+                           ("Write notes/todo.md with three items", "write_file"),
+                           ("Set the timeout in server.toml to 30", "edit_file"),
+                           ("please run make test and report", "exec_shell_command"),
+                           ("rename aa.txt to bb.txt", "exec_shell_command"),
+                           ("Have a helper find the parser", "task"),
+                           ("Use the task tool to find the parser", "task")):
+        msgs = example_messages(EVERY_TOOL, request)
+        assert len([m for m in msgs if m["role"] == "user"]) == len(EXAMPLES)
+        assert json.loads(msgs[-3]["content"])["tool_calls"][0]["name"] == first, request
+        assert worked_examples.nearest(EVERY_TOOL, request).calls[0][0] == first, request
+    # Of one kind, the one that shares more content words (not function words, not extensions).
+    assert worked_examples.content_words("What is the value in the telescopes.csv?") == {"value", "teles"}
     # Without write tools no example that writes; each call and reply is the generic format's JSON.
     reading = example_messages({"read_file", "grep_search"}, "x")
     assert all("edit_file" not in m["content"] and "write_file" not in m["content"] for m in reading)
@@ -130,14 +144,42 @@ def test_the_nearest_example_comes_last_and_only_offered_tools_are_shown():
             assert set(json.loads(m["content"])) <= {"tool_calls", "response"}
 
 
-def test_the_examples_are_about_a_project_that_is_not_the_evaluations():
-    """The examples' names are made up; none is a name of the evaluation's fixtures,
-    so a job passes only if the model puts its own names in."""
+def test_each_example_is_of_the_kind_it_stands_for():
+    assert {e.kind for e in EXAMPLES} == {"read", "new", "change", "run", "files", "helper", "search"}
+    for e in EXAMPLES:
+        assert worked_examples.request_kind(e.asked) == e.kind, e.asked
+
+
+def test_a_kind_is_the_requests_form_not_its_words():
+    kind = worked_examples.request_kind
+    assert kind("Where is the cache cleared?") == "search" and kind("what is in notes.md") == "read"
+    assert kind("Could you run the tests") == "run" and kind("move ab.txt into old/") == "files"
+    assert kind("remove the third line of a.txt") == "change" and kind("create b/c.md with a title") == "new"
+    assert kind("Rename the method draw to paint") == "change"
+
+
+def test_no_example_names_an_evaluation_file_or_a_prompt_word():
+    """The examples are about a project no evaluation job resembles: none of their files
+    is a fixture's, and their requests and answers use no content word of an evaluation
+    prompt (the first eighteen and the development half, read here, at test time)."""
+    from ops.eval.more_tasks import DEV
     from ops.eval.tasks import TASKS
 
-    shown = json.dumps(EXAMPLES)
-    for rel in {rel for task in TASKS for rel in task.files}:
-        assert not re.search(rf"(?<![\w/.]){re.escape(rel)}(?!\w)", shown), rel
+    tasks = TASKS + DEV
+
+    def words_of(text: str) -> set[str]:  # a file's extension is not a word
+        bare = re.sub(r"\.[a-z][a-z0-9]{0,7}\b", " ", text.lower())
+        return {w.strip("'-") for w in re.findall(r"[a-z0-9_'-]+", bare)}
+
+    prompt_words = {w for t in tasks for w in words_of(t.prompt)}
+    prompt_words -= worked_examples.FUNCTION_WORDS | {""}
+    shown = json.dumps([[e.asked, e.calls, e.answer] for e in EXAMPLES], ensure_ascii=False)
+    for rel in {rel for task in tasks for rel in task.files}:
+        for part in {rel, rel.rsplit("/", 1)[-1]} - {"__init__.py"}:
+            assert not re.search(rf"(?<![\w/.]){re.escape(part)}(?!\w)", shown), part
+    for e in EXAMPLES:
+        words = words_of(f"{e.asked} {e.answer}")
+        assert not words & prompt_words, (e.asked, words & prompt_words)
 
 
 def test_the_examples_follow_the_system_message_and_keep_the_conversation_whole():
@@ -146,7 +188,7 @@ def test_the_examples_follow_the_system_message_and_keep_the_conversation_whole(
     plain = template_messages(messages, tools, "generic")
     shown = template_messages(messages, tools, "generic", examples=True)
     assert shown[0] == plain[0] and shown[-1] == plain[-1] and len(shown) == len(plain) + 4
-    assert shown[1]["content"] == "What value does LIMIT have in limits.py?"
+    assert shown[1]["content"] != messages[1]["content"] and shown[1]["content"] in {e.asked for e in EXAMPLES}
 
 
 # ---- the run ----
@@ -158,7 +200,8 @@ async def test_after_a_change_the_next_round_is_the_answer(real_tools, tmp_path)
     d.backend.push(call("write_file", path="hello.txt", content="hi"), {"text": "Created hello.txt."})
     await conv.send_message("create hello.txt containing hi")
     await wait_state(conv, "idle", "error")
-    assert [t.tool_choice for t in d.backend.turns] == [None, "none"]
+    # The first round calls the nearest example's tool (write_file, for a new file).
+    assert [t.tool_choice for t in d.backend.turns] == ["required", "none"]
     assert (folder / "hello.txt").read_text() == "hi" and conv.info.end_reason == "answered"
 
 
@@ -205,7 +248,7 @@ async def test_a_local_model_over_a_billion_parameters_is_not_led_at_all(real_to
         for turn in turns:
             assert turn.parallel_calls is not led, size
             assert turn.examples is led and turn.terse_tools is led, size
-            assert turn.banned == (MADE_UP if led else ()), size
+            assert turn.banned == (EXAMPLE_VALUES if led else ()), size
         # The round after the change: the answer, greedy, for the led model only.
         assert (turns[2].tool_choice, turns[2].temperature) == (("none", 0.0) if led else (None, None)), size
 
@@ -432,9 +475,10 @@ async def test_a_file_the_request_names_may_be_edited_before_it_is_read(real_too
     d.backend.push(edit, {"text": "PORT is 9090 now."})
     await conv.send_message("Change PORT in config.py (not in nothere.py) to 9090")
     await wait_state(conv, "idle", "error")
-    first = d.backend.turns[0]
-    (tool, shape), = first.shapes
-    assert tool == "edit_file" and shape["properties"]["path"] == {"const": "config.py"}
+    shapes = dict(d.backend.turns[0].shapes)
+    assert shapes["edit_file"]["properties"]["path"] == {"const": "config.py"}
+    # write_file may only write the file named that is not there yet.
+    assert shapes["write_file"]["properties"]["path"] == {"enum": ["nothere.py"]}
     assert (folder / "config.py").read_text() == "PORT = 9090\nHOST = 'x'\n"
     assert small_steps.named_files("see ab.py, bc.py and ab.py", {"ab.py"}.__contains__) == ["ab.py"]
     # A path written from the folder (`./`) is the same file; one outside it is none.

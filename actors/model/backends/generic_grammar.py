@@ -38,8 +38,8 @@ def generic_schema(
     arguments None: no call of that tool (unless that leaves no tool). `names`: (tool,
     argument, values) arguments held to the real names (actors/runs/agent/real_names.py), when strict.
     `shapes`: (tool, parameters) a tool's arguments held to these instead of its own
-    parameters, when strict (TurnInput.shapes). `banned`: words no free string of a call
-    may hold, when strict (the worked examples' made-up names, `with_banned`)."""
+    parameters, when strict (TurnInput.shapes). `banned`: values no free string of a
+    call may be, when strict (the worked examples' own argument values, `with_banned`)."""
     shaped = dict(shapes)
 
     def base(t: ToolSpec) -> dict[str, Any]:
@@ -267,23 +267,25 @@ def string_without(schema: dict[str, Any], *, values: tuple[str, ...] = (),
     return {**out, "not": {"anyOf": branches}} if branches else out
 
 
-def with_banned(schema: Any, words: tuple[str, ...]) -> Any:
+def with_banned(schema: Any, values: tuple[str, ...]) -> Any:
     """`schema` with every plain string in it (a property's, an item's, an
-    alternative's) kept from holding any of `words`."""
-    if not words:
+    alternative's) kept from being any of `values` (whole: a string that holds one
+    among other words is left free, so a person's job may need the same word)."""
+    values = tuple(v for v in values if _PLAIN.fullmatch(v))  # one a grammar cannot say leaves the others banned
+    if not values:
         return schema
     if isinstance(schema, list):
-        return [with_banned(v, words) for v in schema]
+        return [with_banned(v, values) for v in schema]
     if not isinstance(schema, dict):
         return schema
     if plain_string(schema):
-        return string_without(schema, words=words) or schema
+        return string_without(schema, values=values) or schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in ("properties", "patternProperties") and isinstance(value, dict):
-            out[key] = {k: with_banned(v, words) for k, v in value.items()}
+            out[key] = {k: with_banned(v, values) for k, v in value.items()}
         elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "prefixItems"):
-            out[key] = with_banned(value, words)
+            out[key] = with_banned(value, values)
         else:
             out[key] = value
     return out
@@ -540,7 +542,7 @@ class GenericGrammars:
         """A llama.cpp grammar that lets the answer be only well-formed tool calls of
         `tools` (one unless `parallel`) or (unless `required`) a reply: the generic
         format's JSON; not the calls of `avoid` again, where their schemas can say so,
-        and no string holding a word of `banned`."""
+        and no string that is one of `banned`."""
         spec = json.dumps([[t.name, t.parameters] for t in tools], sort_keys=True, default=str)
         key = ("!tools", spec) + (("!required",) if required else ()) + (("!parallel",) if parallel else ())
         if avoid:

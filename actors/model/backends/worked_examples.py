@@ -6,86 +6,232 @@ A model of a few hundred million parameters does not follow a description of a
 format as well as it copies one it has seen done. Without them SmolLM2-135M copied the
 descriptions' own words into its calls (`exec_shell_command {"command":
 "get_info"}`, a grep for the description's example pattern) and rarely answered after
-a call. The examples show one shape each (read and answer, write, edit, run, search)
-on a made-up project whose names appear nowhere else, each shown only when its tool
-is offered; they are the same for every conversation, so they stay in the prompt's
-cache.
+a call. The examples show one shape each (read and answer, write, edit, run, a file
+moved, helper, search) on neutral material, an astronomy club's files, that no job of a person's
+workspace is meant to resemble: the model is to copy their grammar, not their words.
+Each is shown only when its tools are offered; their order is the same for a whole
+conversation, so they stay in the prompt's cache.
+
+The example nearest the request comes last (a small model follows it most), and the
+first round of a led run calls the tool it begins with (small/leader.py): nearest by
+the request's kind (`request_kind`: a question about a named file or about the code,
+a new file, a change, a command, a helper) and then by the content words it shares.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
-# (the request, its calls as (tool, arguments, result), the answer). The first call's
-# tool must be offered for the example to be shown, and every other one's.
-Example = tuple[str, tuple[tuple[str, dict[str, Any], str], ...], str]
+import attrs
+
+Call = tuple[str, dict[str, Any], str]
+
+
+@attrs.frozen
+class Example:
+    """One worked example: its `kind` (request_kind's), the request, its calls as
+    (tool, arguments, result) and the answer, which quotes what the tools said."""
+
+    kind: str
+    asked: str
+    calls: tuple[Call, ...]
+    answer: str
+
+
 EXAMPLES: tuple[Example, ...] = (
-    ("What value does LIMIT have in limits.py?",
-     (("read_file", {"path": "limits.py"}, "1→LIMIT = 25\n2→NAME = \"shop\"\n"),),
-     "LIMIT is 25."),
-    ("Make a new file memo.txt with the text ready",
-     (("write_file", {"path": "memo.txt", "content": "ready"}, "Created memo.txt: 1 lines, 5 bytes."),),
-     "I created memo.txt with the text ready."),
-    ("Set NAME in shop.py to \"store\"",
-     (("read_file", {"path": "shop.py"}, "1→NAME = \"shop\"\n2→OPEN = True\n"),
-      ("edit_file", {"path": "shop.py", "edits": [{"old_text": "NAME = \"shop\"", "new_text": "NAME = \"store\""}]},
-       "Edited shop.py.")),
-     "NAME in shop.py is now \"store\"."),
-    ("Run python3 shop.py; what is the output?",
-     (("exec_shell_command", {"command": "python3 shop.py"}, "open: 3 items\n\n[exit code: 0]"),),
-     "It printed: open: 3 items"),
-    ("Use a helper to find where the function total is defined.",
-     (("task", {"description": "Find total", "prompt": "Find the file that defines the function total."},
-       "cart.py defines total (line 4)."),),
-     "A helper found it: total is defined in cart.py."),
-    ("Where is the function total defined?",
-     (("grep_search", {"pattern": "def total"}, "cart.py:4:def total(items):\n"),),
-     "total is defined in cart.py (line 4)."),
+    Example("read", "What aperture does telescopes.csv give the Dobsonian?",
+            (("read_file", {"path": "telescopes.csv"},
+              "1→name,aperture_mm\n2→Dobsonian,254\n3→Refractor,80\n"),),
+            "telescopes.csv has Dobsonian,254 (aperture_mm): 254."),
+    Example("new", "Start observing/tonight.md saying Clear skies",
+            (("write_file", {"path": "observing/tonight.md", "content": "Clear skies\n"},
+              "Created observing/tonight.md: 1 lines, 12 bytes."),),
+            "observing/tonight.md holds: Clear skies"),
+    Example("change", "Swap Vega for Deneb as the target in plan.txt",
+            (("edit_file", {"path": "plan.txt", "edits": [{"old_text": "target: Vega", "new_text": "target: Deneb"}]},
+              "Edited plan.txt."),),
+            "Edited plan.txt: target: Deneb."),
+    Example("run", "Execute moonphase.py and tell me its output",
+            (("exec_shell_command", {"command": "python3 moonphase.py"}, "waxing gibbous\n\n[exit code: 0]"),),
+            "Output: waxing gibbous"),
+    Example("files", "Move observing/jan.md into archive/",
+            (("exec_shell_command", {"command": "mv observing/jan.md archive/"}, "\n[exit code: 0]"),),
+            "Moved: mv observing/jan.md archive/ exited 0."),
+    Example("helper", "Ask a helper to look up which script draws the sky chart.",
+            (("task", {"description": "Look up the sky chart", "prompt": "Which script draws the sky chart?"},
+              "skychart.py draws it (line 3)."),),
+            "The helper found: skychart.py draws it."),
+    Example("search", "Where does the code compute altitude?",
+            (("grep_search", {"pattern": "altitude"},
+              "sky/show.py:4:print(altitude(vega, 21))\nsky/position.py:12:def altitude(star, hour):\n"),),
+            "sky/position.py:12:def altitude(star, hour):"),
 )
 
 
-# The made-up project's names. A small model copied them into its calls (a grep for
-# `def total` when asked where greet is defined, then `include: "items"`), so a call's
-# free strings may not hold them (generic_grammar.with_banned) unless the conversation
-# has them: a file named cart.py, a request about a total.
-MADE_UP = ("limits", "shop", "store", "memo", "cart", "total")
+# ---- what a request is ----
+
+# Words that carry no content of their own: left out when requests are compared.
+FUNCTION_WORDS = frozenset("""
+a an the this that these those it its it's i me my you your we our they them their he she him her
+is are was were be been being am do does did done doing have has had having will would shall should
+can could may might must of in on at to for from by with without about into onto over under as and or
+but nor not no so if then than too very just also only up down out off there here what which who whom
+whose where when why how all any each every some such own same other more most few new please let
+tell say show give get make me's s t
+""".split())
+
+# A request that begins with one of these is a question (as is one that ends with "?").
+_QUESTION_START = frozenset({"what", "which", "where", "who", "whom", "whose", "why", "when", "how", "is", "are",
+                             "does", "do", "did", "was", "were", "has", "have"})
+# Verbs of a job done by a command: a program run, files listed.
+_COMMAND_VERBS = frozenset({"run", "execute", "launch", "install", "build", "compile", "list"})
+# Verbs of a job on whole files (moved, copied, deleted), a command's when a file follows them.
+_FILE_VERBS = frozenset({"rename", "move", "copy", "duplicate", "backup", "delete", "remove", "mv", "cp", "rm"})
+# Words between such a verb and the file it names at most.
+_FILE_VERB_REACH = 4
+# Programs a request may name as the start of a command.
+_PROGRAMS = frozenset({"python", "python3", "node", "bash", "sh", "npm", "npx", "pytest", "make", "cargo", "go",
+                       "git", "ls", "cat", "wc", "grep", "pip", "ruby", "perl", "java", "deno"})
+# Verbs of a job that makes a file that is not there yet.
+_NEW_VERBS = frozenset({"create", "make", "write", "new", "start", "generate", "save"})
+# Words that ask for a helper.
+_HELPER_WORDS = frozenset({"helper", "subagent", "sub-agent", "agent"})
+# A file's name in a request: a name with an extension, maybe under folders.
+_FILE = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
+_WORD = re.compile(r"[a-z0-9_#'-]+")
+# Words before the request itself ("can you fix it", "please run").
+_POLITE = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)+", re.IGNORECASE)
 
 
-def made_up_words(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> tuple[str, ...]:
-    """The MADE_UP names that the conversation (`messages`, without the examples) has
-    nowhere but in the model's own words: the ones its calls may not hold."""
-    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") != "assistant").lower()
-    return tuple(w for w in MADE_UP if w not in said)
+def names_a_file(text: str) -> bool:
+    return _FILE.search(text) is not None
 
 
-def _words(text: str) -> set[str]:
-    """The words of `text` by their first four letters (`defines` is `defined`)."""
-    return {w[:4] for w in re.findall(r"[a-z0-9_]+", text.lower())}
+def content_words(text: str) -> set[str]:
+    """The words of `text` that carry its content, by their first five letters
+    (`defines` is `defined`): no function word, no file's extension, no digits alone."""
+    bare = _FILE.sub(lambda m: " " + re.sub(r"\.[A-Za-z][A-Za-z0-9]{0,7}$", "", m.group(0)).replace("/", " "), text)
+    words = (w.strip("'-") for w in _WORD.findall(bare.lower()))
+    return {w[:5] for w in words if w and w not in FUNCTION_WORDS and not w.isdigit()}
+
+
+def request_kind(text: str) -> str:
+    """What a request asks, by its form: a question about a named file ("read") or
+    about the code ("search"); a job for a helper ("helper"), for a command (a program
+    run or files listed, "run"; a file moved, copied or deleted, "files": the verb
+    followed by a file's name), for a file not there yet ("new"),
+    or a change of a file ("change")."""
+    text = _POLITE.sub("", text)
+    words = [w.strip("'-") for w in _WORD.findall(text.lower())]
+    first = words[0] if words else ""
+    if any(w in _HELPER_WORDS for w in words):
+        return "helper"
+    question = text.rstrip().endswith(("?", "？")) or first in _QUESTION_START
+    if question:
+        return "read" if names_a_file(text) else "search"
+    if first in _COMMAND_VERBS or first in _PROGRAMS or any(w in _PROGRAMS for w in words[:3]):
+        return "run"
+    for verb in _FILE_VERBS:
+        for m in re.finditer(rf"\b{verb}\b", text, re.IGNORECASE):
+            if names_a_file(" ".join(text[m.end():].split()[:_FILE_VERB_REACH])):
+                return "files"
+    if first in _NEW_VERBS:
+        return "new"
+    return "change"
+
+
+def shown(tool_names: set[str]) -> list[Example]:
+    """The examples whose tools are all among `tool_names`."""
+    return [e for e in EXAMPLES if all(tool in tool_names for tool, _, _ in e.calls)]
+
+
+def names_tool(request: str, tool: str) -> bool:
+    """Whether `request` asks for `tool` by name (`grep_search`, `the task tool`)."""
+    t = re.escape(tool)
+    return re.search(rf"\b{t}\s+tool\b" + (rf"|\b{t}\b" if "_" in tool else ""), request, re.IGNORECASE) is not None
+
+
+def by_likeness(examples: Iterable[Example], request: str) -> list[Example]:
+    """`examples` ordered so that the one nearest `request` is last: one whose tool the
+    request names, then of its kind, then sharing most content words with it; ties
+    keep the examples' own order."""
+    kind, wanted = request_kind(request), content_words(request)
+    listed = list(examples)
+
+    def likeness(pair: tuple[int, Example]) -> tuple[bool, bool, float, int]:
+        i, e = pair
+        words = content_words(e.asked)
+        return (names_tool(request, e.calls[0][0]), e.kind == kind, len(words & wanted) / (len(words | wanted) or 1),
+                -i)
+
+    return [e for _, e in sorted(enumerate(listed), key=likeness)]
+
+
+def nearest(tool_names: set[str], request: str) -> Example | None:
+    """The shown example nearest `request` (None when none is shown)."""
+    ordered = by_likeness(shown(tool_names), request)
+    return ordered[-1] if ordered else None
 
 
 def example_messages(tool_names: set[str], request: str = "") -> list[dict[str, Any]]:
     """The examples whose tools are all among `tool_names`, as template messages of
     the generic format (calls and a reply written as the model writes them), the one
-    whose request shares most words with `request` last (a small model follows the
-    nearest example most). `request` is the conversation's first, so that the order
+    nearest `request` last. `request` is the conversation's first, so that the order
     holds for all its messages (and the prompt's cache with it)."""
-    wanted = _words(request)
-
-    def likeness(example: Example) -> float:
-        words = _words(example[0])
-        return len(words & wanted) / (len(words | wanted) or 1)
-
     out: list[dict[str, Any]] = []
-    for asked, calls, answer in sorted(EXAMPLES, key=likeness):
-        if any(tool not in tool_names for tool, _, _ in calls):
-            continue
-        out.append({"role": "user", "content": asked})
-        for tool, args, result in calls:
+    for e in by_likeness(shown(tool_names), request):
+        out.append({"role": "user", "content": e.asked})
+        for tool, args, result in e.calls:
             call = {"tool_calls": [{"name": tool, "arguments": args}]}
             out.append({"role": "assistant", "content": json.dumps(call, ensure_ascii=False)})
             out.append({"role": "tool", "content": result})
-        out.append({"role": "assistant", "content": json.dumps({"response": answer}, ensure_ascii=False)})
+        out.append({"role": "assistant", "content": json.dumps({"response": e.answer}, ensure_ascii=False)})
     return out
 
+
+# ---- the examples' own values ----
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+# Every argument value of the examples' calls (a path, a command, a pattern, an edit's texts).
+EXAMPLE_VALUES: tuple[str, ...] = tuple(dict.fromkeys(
+    s for e in EXAMPLES for _, args, _ in e.calls for s in _strings(args)))
+
+
+def _said(messages: Iterable[dict[str, Any]]) -> str:
+    return " ".join(str(m.get("content") or "") for m in messages if m.get("role") != "assistant").lower()
+
+
+def example_values(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> tuple[str, ...]:
+    """The examples' argument values that the conversation (`messages`, without the
+    examples) has nowhere but in the model's own words: those its calls may not be
+    (generic_grammar.with_banned bans them as whole values, not as words in a string)."""
+    said = _said(messages)
+    return tuple(v for v in EXAMPLE_VALUES if v.lower() not in said)
+
+
+# The examples' own words that an answer of the model may not repeat unless the
+# conversation has them: their files' names and the values their tools showed.
+EXAMPLE_MARKS: tuple[str, ...] = tuple(dict.fromkeys(
+    [m.group(0) for e in EXAMPLES for m in _FILE.finditer(" ".join([e.asked, e.answer]))]
+    + ["observing/", "archive/", "sky/", "Dobsonian", "Deneb", "Vega", "waxing gibbous", "Clear skies", "altitude"]))
+
+
+def example_words_in(answer: str, said: str) -> str | None:
+    """The first of the examples' own words (EXAMPLE_MARKS) that `answer` repeats and
+    `said` (what the person and the tools said) does not have; None when it has none."""
+    low, heard = answer.lower(), said.lower()
+    return next((w for w in EXAMPLE_MARKS if w.lower() in low and w.lower() not in heard), None)

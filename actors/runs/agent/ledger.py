@@ -277,7 +277,11 @@ class Ledger:
         it with a short result instead of running it again (a provider's model is not
         held by a grammar, and a local one's grammar cannot rule out every value)."""
         args, _ = parse_arguments(raw)
-        return args is not None and (name, args) in self._made
+        if args is None:
+            return False
+        # Spacing inside a value does not matter either: `ls  -a` is `ls -a` (a small
+        # model ran a failing command each round with one more space).
+        return any(made == name and _spaced(was) == _spaced(args) for made, was in self._made)
 
     def avoided(self, paused: tuple[Avoided, ...] = ()) -> tuple[Avoided, ...]:
         """What the next round's grammar rules out (TurnInput.avoid): the latest failed
@@ -304,6 +308,17 @@ class Ledger:
     def round_calls(self) -> tuple[tuple[str, bool], ...]:
         """The calls of the latest round as (state, whether it only read)."""
         return tuple(self._round)
+
+
+def _spaced(value: Any) -> Any:
+    """`value` with each string's runs of white space made one space, and stripped."""
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, dict):
+        return {k: _spaced(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_spaced(v) for v in value]
+    return value
 
 
 def _latest(kept: list[Avoided], made: Avoided, most: int) -> list[Avoided]:

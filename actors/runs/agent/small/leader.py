@@ -9,14 +9,19 @@ leading's rules (actors/runs/agent/small/steps.py has them, and why).
 What a `Leader` does: its model makes one call a round (TurnInput.parallel_calls off:
 given room for four, SmolLM2-135M filled it with calls it had no use for, a `get_info`,
 an `echo`, a glob of the file it was reading, beside the one it needed); its prompt
-shows the worked examples and its tools one line each, and its calls may not hold the
-examples' made-up names (TurnInput.examples, terse_tools, banned: the backend does as
-it is asked and decides nothing); it is offered fewer of the run's own tools, no skill,
-and each tool's required arguments only; the round after a change is the answer, the
-round after a change it only claimed a change; its edit_file names only lines that
-are there; its write_file may not replace a file it did not write; and an answer the
-record contradicts is sent back once, and when the next one is too, the person reads
-that the model could not do it and what to try instead (`could_not`).
+shows the worked examples and its tools one line each, and its calls' values may not be
+the examples' own argument values (TurnInput.examples, terse_tools, banned: the backend
+does as it is asked and decides nothing); it is offered fewer of the run's own tools,
+no skill, and each tool's required arguments only; its first round calls the tool the
+nearest worked example begins with (worked_examples.nearest); the round after a change
+is the answer unless the request is still open (a file it names still missing, a value
+it gives in none of its files: steps.still_open, up to steps.MAX_CHANGES changes), the
+round after a change it only claimed a change; its edit_file names only lines that are
+there; its write_file names the new file the request names, and may not replace a file
+it did not write; and an answer the record contradicts (a missing file, a change
+claimed, none of a search's files, the examples' words or a refusal repeated) is sent
+back once, and when the next one is too, the person reads that the model could not do
+it and what to try instead (`could_not`).
 
 A larger model, or a provider's, is not led: its rounds are its own.
 """
@@ -31,7 +36,7 @@ import attrs
 import trio
 
 from actors.fs.paths import PathRefused, read_workspace_text, resolve
-from actors.model.backends.worked_examples import made_up_words
+from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
@@ -80,7 +85,7 @@ class Leading(Protocol):
 
     def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]: ...
 
-    def dressed(self, turn: TurnInput) -> TurnInput: ...
+    def dressed(self, turn: TurnInput, *, planning: bool | None = None) -> TurnInput: ...
 
     async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput: ...
 
@@ -115,7 +120,7 @@ class NotLed:
     def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:
         return specs
 
-    def dressed(self, turn: TurnInput) -> TurnInput:
+    def dressed(self, turn: TurnInput, *, planning: bool | None = None) -> TurnInput:
         return turn
 
     async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
@@ -152,6 +157,9 @@ class Leader:
         self._step: steps.Step = "any"  # the next round's step, from the last round's calls
         self._change_rounds = 0  # rounds of this run that had to change a file (step "change")
         self._checks = 0  # answers of this run sent back (steps.answer_fault)
+        self._rounds = 0  # rounds of this run whose calls ran
+        self._changes = 0  # rounds of this run that changed something
+        self._new: list[str] | None = None  # the files the request names that were not there at first
 
     @property
     def checks_answers(self) -> bool:
@@ -180,18 +188,20 @@ class Leader:
 
     # ---- its turns ----
 
-    def dressed(self, turn: TurnInput) -> TurnInput:
+    def dressed(self, turn: TurnInput, *, planning: bool | None = None) -> TurnInput:
         """`turn` as its prompt is shown (a round's, or one only counted): tools one line
         each; the worked examples when the context has room for them and the round may
         end with a reply (each example ends with one: while planning, every round a
         call, SmolLM2 wrote the write example's memo.txt over and over instead of its
-        todo list); with the examples, their made-up names banned from its calls; and its
+        todo list); with the examples, their own argument values banned as its calls'
+        values (not where the conversation has them); and its
         calls' arguments watched for loops as closely as its answers (it loops inside
         them; another model's repeated file content is content, repeats.TurnWatch)."""
         backend = self._env.engine.backend
         room = int(backend.n_ctx) if backend is not None else 0
-        examples = room >= EXAMPLES_MIN_CTX and turn.tool_choice != "required"
-        banned = made_up_words(turn.messages) if examples else ()
+        planning = turn.tool_choice == "required" if planning is None else planning
+        examples = room >= EXAMPLES_MIN_CTX and not planning
+        banned = worked_examples.example_values(turn.messages) if examples else ()
         return attrs.evolve(turn, examples=examples, terse_tools=True, banned=banned, watch_calls_closely=True)
 
     async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
@@ -200,6 +210,10 @@ class Leader:
         changes files; edit_file held to lines that are there (or left out until it
         has read a file); dressed. A round that must be a call anyway (planning) is
         left free of the steps."""
+        if self._new is None:
+            self._new = await self._new_files()
+        if self._step == "answer" and not must_call and self._changes < steps.MAX_CHANGES and await self._open():
+            self._step = "change"  # the request still wants a change: a file it names, a value it gives
         answer = self._step == "answer" and not must_call
         change = self._step == "change" and not must_call
         choice = "required" if must_call or change else ("none" if answer else None)
@@ -213,16 +227,58 @@ class Leader:
                 avoid += ((steps.EDIT_TOOL, None),)
             else:
                 shapes = ((steps.EDIT_TOOL, shape),)
+        write = next((t for t in turn.tools if t.name == steps.WRITE_TOOL), None)
+        new = await self._new_files() if write is not None else []
+        write_shape = steps.write_shape(write.parameters, new) if write is not None and new else None
+        if write_shape is not None:
+            shapes += ((steps.WRITE_TOOL, write_shape),)
+        first = self._first_tool(turn, offered, avoid) if self._step == "any" and not must_call else None
+        if first is not None:
+            choice = "required"
+            avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer else turn.temperature,
-        ))
+        ), planning=must_call)
+
+    def _first_tool(self, turn: TurnInput, offered: Collection[str], avoid: tuple[tuple[str, Any], ...]) -> str | None:
+        """The tool the run's first round calls: the one its nearest worked example
+        begins with (worked_examples.nearest), when it is offered and not ruled out."""
+        if self._rounds:
+            return None
+        names = {t.name for t in turn.tools}
+        example = worked_examples.nearest(names, self._asked())
+        if example is None:
+            return None
+        tool = example.calls[0][0]
+        ruled_out = {name for name, args in avoid if args is None}
+        return tool if tool in names and tool in offered and tool not in ruled_out else None
+
+    async def _open(self) -> bool:
+        """Whether the request is still open after a change (steps.still_open)."""
+        ws = self._workspace()
+        if ws is None:
+            return False
+        asked, new = self._asked(), self._new or []
+        return await trio.to_thread.run_sync(lambda: steps.still_open(
+            asked, new, lambda rel: exists_in(ws, rel), lambda rel: read_in(ws, rel)))
+
+    async def _new_files(self) -> list[str]:
+        """The files the request names that are not there yet."""
+        ws = self._workspace()
+        if ws is None:
+            return []
+        names = steps.file_names(self._asked())
+        return await trio.to_thread.run_sync(lambda: [n for n in names if not exists_in(ws, n)])
 
     def after_round(self, calls: Sequence[tuple[str, bool]]) -> None:
         """The step after a round whose calls ran, as (state, whether it only read)."""
+        seen = list(calls)
+        self._rounds += 1
+        self._changes += any(state == "done" and not read for state, read in seen)
         self._change_rounds += self._step == "change"
         self._step = steps.next_step(
-            calls, changing=self._step == "change" and self._change_rounds < steps.CHANGE_ROUNDS)
+            seen, changing=self._step == "change" and self._change_rounds < steps.CHANGE_ROUNDS)
 
     def free(self) -> None:
         """The next round is free (told what of the goal is open: its work goes on)."""
@@ -236,13 +292,17 @@ class Leader:
         ws = self._workspace()
         if not text or ws is None or self._checks >= steps.ANSWER_CHECKS:
             return False
-        asked = self._asked()
+        asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
+        new = self._new or []
         fault = await trio.to_thread.run_sync(lambda: steps.answer_fault(
-            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked))
+            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
+            copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
+            new=new))
         if fault is None:
             return False
         self._checks += 1
-        self._step = "change" if fault == steps.CLAIMED_CHANGE else "any"
+        # A change claimed, or a new file not made: the next round makes one.
+        self._step = "change" if fault == steps.CLAIMED_CHANGE or fault.startswith(steps.NOT_MADE_PREFIX) else "any"
         self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
         return True
 
@@ -253,9 +313,12 @@ class Leader:
         ws = self._workspace()
         if not text or ws is None or self._checks < steps.ANSWER_CHECKS:
             return None
-        asked = self._asked()
+        asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
+        new = self._new or []
         fault = await trio.to_thread.run_sync(lambda: steps.find_fault(
-            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked))
+            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
+            copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
+            new=new))
         return None if fault is None else steps.could_not(fault)
 
     async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
@@ -269,6 +332,32 @@ class Leader:
     def _asked(self) -> str:
         """The person's latest message, as text."""
         return next((i.text or "" for i in reversed(self._t.items) if i.kind == "user"), "")
+
+    def _run_items(self) -> list[Any]:
+        """This run's items: those after the person's latest message."""
+        items = list(self._t.items)
+        last = next((n for n in range(len(items) - 1, -1, -1) if items[n].kind == "user"), -1)
+        return items[last + 1:]
+
+    def _found(self) -> tuple[str, ...] | None:
+        """The files the run's last call found, when it was a search that found some for
+        a request asking where or which (steps.search_found); else None."""
+        if not steps.asks_where(self._asked()):
+            return None
+        last = next((i for i in reversed(self._run_items()) if i.kind == "tool"), None)
+        if last is None or last.tool not in steps.SEARCH_TOOLS or last.state != "done":
+            return None
+        pattern = (last.args or {}).get("pattern")
+        return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
+
+    def _said(self) -> str:
+        """What the person and the tools said in this conversation."""
+        return "\n".join((i.text or "") if i.kind == "user" else (i.result or "")
+                         for i in self._t.items if i.kind in ("user", "tool"))
+
+    def _refusals(self) -> list[str]:
+        """What this run's calls that did not run were told."""
+        return [i.result or "" for i in self._run_items() if i.kind == "tool" and i.state not in ("done", None)]
 
     def _seen_files(self, by: tuple[str, ...] = steps.SEEN_BY) -> list[str]:
         """The files this conversation's calls of `by` read or wrote, the latest first."""
@@ -290,7 +379,16 @@ class Leader:
             found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
-        return steps.edit_shape(await trio.to_thread.run_sync(read))
+        return steps.edit_shape(await trio.to_thread.run_sync(read), removing=steps.removes(asked))
+
+
+def read_in(ws: Path, rel: str) -> str | None:
+    """The text of `rel` in the workspace (at most EDIT_FILE_BYTES), None when it is not
+    there or not text. Blocking: call it in a thread."""
+    try:
+        return read_workspace_text(ws, rel, steps.EDIT_FILE_BYTES)
+    except (PathRefused, OSError):
+        return None
 
 
 def exists_in(ws: Path, rel: str) -> bool:

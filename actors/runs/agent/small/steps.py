@@ -26,8 +26,13 @@ instead:
 - After a change that ran (a write, an edit, a command that exited 0) it went on
   calling tools until the round cap. The round after a change is the answer
   (`next_step`: `tool_choice: "none"`, which the generic format's grammar makes a
-  reply, the tools still described so the prompt's cache holds). A failed call leaves
-  the next round free, the same call ruled out (ledger.Ledger.avoided).
+  reply, the tools still described so the prompt's cache holds), unless the job is
+  still open (`still_open`: a job of two values, or a command's output to be saved,
+  takes more than one change). A failed call leaves the next round free, the same
+  call ruled out (ledger.Ledger.avoided).
+- It answered with the worked examples' words, or named the file where a name was
+  used when asked where it was defined. Such an answer is sent back too
+  (`find_fault`: `copied`, `unfound`).
 
 A round after reads alone is left free: made to change something instead of reading
 (tried), the model wrote files named after its tools and ran `get_info` as a command.
@@ -104,12 +109,101 @@ CHANGE_TOOLS = (EDIT_TOOL, WRITE_TOOL)
 
 def named_files(text: str, exists: Callable[[str], bool]) -> list[str]:
     """The files of the workspace that `text` (the person's request) names, in its order."""
+    return [path for path in file_names(text) if exists(path)]
+
+
+# A product's name written like a file's (`Node.js`, `Vue.js`): a capitalised word and `.js`.
+_PRODUCT = re.compile(r"[A-Z][a-z]+\.js")
+
+
+def file_names(text: str) -> list[str]:
+    """The names of files `text` gives, each once, in its order (not a product's name
+    written like one, `Node.js`)."""
     out: list[str] = []
     for m in _PATH.finditer(text):
         path = posixpath.normpath(m.group(1))
-        if path not in out and exists(path):
+        if path not in out and not _PRODUCT.fullmatch(path):
             out.append(path)
     return out
+
+
+# ---- more than one change ----
+
+# Changes a run makes at most before its answer, while the request is still open.
+MAX_CHANGES = 3
+# A value a request gives: a quoted text, or a number of two digits or more.
+_VALUE = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|(?<![\w.#-])(\d{2,}(?:\.\d+)?)(?![\w.])")
+
+
+def values_given(text: str) -> list[str]:
+    """The values `text` gives (quoted texts, numbers), not those that name a file."""
+    out: list[str] = []
+    for m in _VALUE.finditer(text):
+        value = next(g for g in m.groups() if g is not None).strip()
+        if value and value not in out and not _PATH.fullmatch(value):
+            out.append(value)
+    return out
+
+
+def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
+               read: Callable[[str], str | None]) -> bool:
+    """Whether a job is still open after a change: a file the request (`asked`) names
+    that was not there when the run began (`new`) is still missing, or a value it gives
+    is in none of the files it names. A question is never open (it is answered, not
+    done); a file named to be renamed or deleted may go."""
+    if asked.rstrip().endswith(("?", "？")):
+        return False
+    if any(not exists(name) for name in new):
+        return True
+    names = [name for name in file_names(asked) if exists(name)]
+    values = values_given(asked)
+    if not names or not values:
+        return False
+    texts = [t for t in (read(name) for name in names) if t is not None]
+    return any(not any(v in t for t in texts) for v in values)
+
+
+_WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
+
+
+def asks_where(asked: str) -> bool:
+    """Whether a request asks where something is, or which file has it."""
+    return _WHERE.search(asked) is not None
+
+
+def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, object] | None:
+    """write_file's parameters with its path one of `new` (files the request names that
+    are not there yet); None when its parameters have no path to hold."""
+    props = parameters.get("properties")
+    if not new or not isinstance(props, dict) or not isinstance(props.get("path"), dict):
+        return None
+    return {**parameters, "properties": {**props, "path": {"enum": list(new)}}}
+
+
+# A search's result line: `path:line:text`.
+_FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):\d+:(.*)$", re.MULTILINE)
+SEARCH_TOOLS = ("grep_search",)
+# Words before a name that a line defines: a function, a class, a type, a constant, a variable.
+_DEFINING = (r"^\s*(?:(?:export|pub|public|private|protected|static|async|default|abstract)\s+)*"
+             r"(?:def|class|function|fn|func|struct|enum|interface|type|trait|const|let|var)\s+")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def defines(line: str, name: str) -> bool:
+    """Whether `line` defines `name`: `def name`, `class name`, `name = …` and their kin."""
+    n = re.escape(name)
+    return re.match(rf"{_DEFINING}{n}(?![\w$])|^\s*(?:self\.)?{n}\s*(?::[^=\n]*)?=(?!=)", line) is not None
+
+
+def search_found(result: str, pattern: str = "") -> list[str]:
+    """The files a search's `result` names, each once: those of the lines that define
+    the name searched for (`pattern`'s last name: `def area` searches for area) when
+    there are such lines (asked where something is, the answer is where it is
+    defined, not where it is used), else all."""
+    lines = [(posixpath.normpath(m.group(1)), m.group(2)) for m in _FOUND.finditer(result)]
+    names = _NAME.findall(pattern)
+    defining = [path for path, text in lines if names and defines(text, names[-1])]
+    return list(dict.fromkeys(defining or [path for path, _ in lines]))
 
 
 def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple[str, ...] = SEEN_BY) -> list[str]:
@@ -125,21 +219,28 @@ def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple
     return out
 
 
-def edit_shape(files: Iterable[tuple[str, str]]) -> dict[str, object] | None:
+def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False) -> dict[str, object] | None:
     """edit_file's parameters for a small model (TurnInput.shapes): the path one of
     `files` (path, text), each old_text one of that file's lines that occurs once in
     it (as edit_file requires; a blank line or a long one is not offered). None when
     no file has such a line: edit_file is then left out, to be offered once the model
-    has read the file it means to change."""
+    has read the file it means to change. `removing` (the request asks to remove
+    something: `removes`): each old_text a whole line with its line's end, new_text
+    empty (asked to remove a line, SmolLM2 changed its value instead)."""
     branches: list[dict[str, object]] = []
     for path, text in files:
         lines = [line for line in text.splitlines() if line.strip() and len(line) <= EDIT_LINE_CHARS]
         unique = [line for line in dict.fromkeys(lines) if text.count(line) == 1][:EDIT_LINES]
         if not unique:
             continue
-        # new_text is none of the lines (an edit that changes nothing was refused, and
-        # SmolLM2 made it again with another line), where the grammar can say so.
-        new_text = generic_grammar.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
+        new_text: dict[str, object]
+        if removing:
+            unique = [line + "\n" if text.count(line + "\n") == 1 else line for line in unique]
+            new_text = {"const": ""}
+        else:
+            # new_text is none of the lines (an edit that changes nothing was refused, and
+            # SmolLM2 made it again with another line), where the grammar can say so.
+            new_text = generic_grammar.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
         edit = {"type": "object", "properties": {"old_text": {"enum": unique}, "new_text": new_text},
                 "required": ["old_text", "new_text"]}
         branches.append({
@@ -151,6 +252,16 @@ def edit_shape(files: Iterable[tuple[str, str]]) -> dict[str, object] | None:
     if not branches:
         return None
     return branches[0] if len(branches) == 1 else {"oneOf": branches}
+
+
+# Verbs of a request that takes something out of a file.
+_REMOVES = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)*(?:remove|delete|drop|strip)\b",
+                      re.IGNORECASE)
+
+
+def removes(asked: str) -> bool:
+    """Whether the request asks to take something out (`remove the line …`)."""
+    return _REMOVES.match(asked) is not None
 
 
 def replace_refused(tool: str, path: object, exists: bool, written: Iterable[str]) -> str | None:
@@ -204,58 +315,142 @@ ANSWER_CHECKS = 1
 @attrs.frozen
 class Fault:
     """What an answer says that the run's record contradicts: `file` a file it names
-    that the workspace does not have, or else `claim` the words in which it claims a
-    change when none ran."""
+    that the workspace does not have, or `claim` the words in which it claims a change
+    when none ran, or `unfound` the files a search found when it names none of them,
+    or `copied` words it repeats from the worked examples or a refusal, or `nofile`
+    when it names no file at all though asked where something is, or `nonumber` when
+    it gives no number though asked how many, or `notmade` a new file the request
+    names that is still not there."""
 
     file: str | None = None
     claim: str | None = None
+    unfound: tuple[str, ...] = ()
+    copied: str | None = None
+    nofile: bool = False
+    nonumber: bool = False
+    notmade: str | None = None
 
 
 # Where a sentence ends (a dot in `config.py` does not).
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 # How much of a claimed change the person is shown (`could_not`).
 CLAIM_CHARS = 80
+# How much of a refusal an answer repeats before it is no answer: its first sentence, this long at least.
+REFUSAL_CHARS = 24
 
 
-def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> Fault | None:
+def first_sentence(text: str) -> str:
+    end = _SENTENCE_END.search(text)
+    return " ".join(text[:end.start() if end else len(text)].split())
+
+
+def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
+               found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
+               refusals: Iterable[str] = (), new: Iterable[str] = ()) -> Fault | None:
     """What a small model's answer says that the run's record contradicts, None when
-    nothing does. Two kinds, both from the evaluation: a file the workspace does not
-    have (asked which file defines greet, SmolLM2 searched for the example's `def
-    total`, found nothing and answered "greet.py"), and a change when none ran (asked
-    to change PORT, it read config.py and answered "PORT is now 8080 and is set to
-    9090"). A change is not looked for in the answer to a question (`asked`, the
-    request, ends with a question mark): asked which file defines greet, SmolLM2
-    answered "This function has been added to the lib.py module", right but for its
-    verb, and sent back to make the change it claimed, wrote a file of nonsense."""
+    nothing does. From the evaluation: a file the workspace does not have (asked which
+    file defines greet, SmolLM2 searched for the example's `def total`, found nothing
+    and answered "greet.py"); a change when none ran (asked to change PORT, it read
+    config.py and answered "PORT is now 8080 and is set to 9090"); after a search that
+    found files (`found`, the files of the run's last call when it was a search), an
+    answer naming none of them; the worked examples' own words (`copied` says which)
+    or a refusal's first sentence (`refusals`, what the run's refused calls were told)
+    repeated as the answer; a new file the request names (`new`) still not there
+    when the answer comes; no file at all when asked where something is, or which
+    file has it (`asks_where`). A change is not looked for in the answer to a question
+    (`asked`, the request, ends with a question mark): asked which file defines greet,
+    SmolLM2 answered "This function has been added to the lib.py module", right but
+    for its verb, and sent back to make the change it claimed, wrote a file of nonsense."""
     missing = [m.group(1) for m in _PATH.finditer(text) if not exists(posixpath.normpath(m.group(1)))]
     if missing:
         return Fault(file=missing[0])
-    found = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
-    if found is None:
+    question = asked.rstrip().endswith(("?", "？"))
+    notmade = None if question else next((n for n in new if not exists(n)), None)
+    if notmade is not None:
+        return Fault(notmade=notmade)
+    said = " ".join(text.split())
+    repeated = copied(text) or next((r for r in (first_sentence(r) for r in refusals)
+                                     if len(r) >= REFUSAL_CHARS and r in said), None)
+    if repeated:
+        return Fault(copied=repeated)
+    if _HOW_MANY.search(asked) and not _NUMBER.search(text):
+        return Fault(nonumber=True)
+    named = {posixpath.normpath(m.group(1)) for m in _PATH.finditer(text)}
+    if found:
+        names = {posixpath.basename(f) for f in found}
+        if not (named & set(found)) and not any(posixpath.basename(n) in names for n in named):
+            return Fault(unfound=tuple(found[:FOUND_SHOWN]))
+    if not named and asks_where(asked) and not asked.lstrip().lower().startswith(("when", "why", "how")):
+        return Fault(nofile=True)
+    claimed = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
+    if claimed is None:
         return None
     # The claim's sentence, as the person is shown it.
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())), default=0)
-    end = _SENTENCE_END.search(text, found.end())
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, claimed.start())), default=0)
+    end = _SENTENCE_END.search(text, claimed.end())
     claim = " ".join(text[start:end.start() if end else len(text)].split())
     return Fault(claim=claim if len(claim) <= CLAIM_CHARS else claim[:CLAIM_CHARS - 1] + "…")
 
 
-def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "") -> str | None:
+_HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\d|\b(?:no|none|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+                     re.IGNORECASE)
+
+# Files of a search an answer sent back is told of at most.
+FOUND_SHOWN = 5
+
+
+def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
+                 found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
+                 refusals: Iterable[str] = (), new: Iterable[str] = ()) -> str | None:
     """What the model is told of its answer's fault (`find_fault`), a notice it reads so
     it can look again; None when nothing is at fault."""
-    fault = find_fault(text, exists=exists, changed=changed, asked=asked)
+    fault = find_fault(text, exists=exists, changed=changed, asked=asked, found=found, copied=copied,
+                       refusals=refusals, new=new)
     if fault is None:
         return None
     if fault.file is not None:
         return (f"Your answer names {fault.file}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
+    if fault.copied is not None:
+        return COPIED_PREFIX + f"\u201c{fault.copied}\u201d" + COPIED_SUFFIX
+    if fault.unfound:
+        return UNFOUND_PREFIX + ", ".join(fault.unfound) + UNFOUND_SUFFIX
+    if fault.nofile:
+        return NO_FILE
+    if fault.nonumber:
+        return NO_NUMBER
+    if fault.notmade is not None:
+        return NOT_MADE_PREFIX + fault.notmade + NOT_MADE_SUFFIX
     return CLAIMED_CHANGE
+
+
+COPIED_PREFIX = "Your answer repeats "
+COPIED_SUFFIX = (", which is not from this conversation's files. Answer the person's request in your own words, "
+                 "from what the tools showed here.")
+NO_FILE = ("Your answer names no file, but the person asked where it is. Search for the name (grep_search), "
+           "then answer with the file that defines it.")
+NOT_MADE_PREFIX = "The person asked for "
+NOT_MADE_SUFFIX = (", which is not there yet. Make it with a tool (write_file writes a new file), "
+                   "then answer.")
+NO_NUMBER = ("Your answer gives no number, but the person asked how many. Count them in what the tools showed, "
+             "then answer with the number.")
+UNFOUND_PREFIX = "Your answer names none of the files the search found: "
+UNFOUND_SUFFIX = ". Answer with the one that has what was asked, as the search showed it."
 
 
 def fault_for_person(told: str) -> str:
     """The person's words beside `told`, what `answer_fault` told the model."""
     if told == CLAIMED_CHANGE:
         return notices.ANSWER_CLAIMED_CHANGE
+    if told.startswith(COPIED_PREFIX):
+        return notices.ANSWER_COPIED
+    if told.startswith(UNFOUND_PREFIX) or told == NO_FILE:
+        return notices.ANSWER_UNFOUND
+    if told == NO_NUMBER:
+        return notices.ANSWER_NO_NUMBER
+    if told.startswith(NOT_MADE_PREFIX):
+        return notices.ANSWER_NOT_MADE.format(file=told.removeprefix(NOT_MADE_PREFIX).split(",", 1)[0])
     named = told.removeprefix("Your answer names ").split(", which is not a file", 1)[0]
     return notices.ANSWER_NAMED_MISSING.format(file=named)
 
@@ -270,5 +465,20 @@ def could_not(fault: Fault) -> str:
     if fault.file is not None:
         return (f"The model could not do this: it named {fault.file}, which is not a file of this workspace. "
                 "Try a larger model (the models page) or say exactly which file to look in.")
+    if fault.copied is not None:
+        return ("The model could not do this: its answer repeated words that are not from this conversation "
+                f"(\u201c{fault.copied}\u201d). Try a larger model (the models page) or ask more exactly.")
+    if fault.nofile:
+        return ("The model could not do this: asked where something is, its answer named no file. Try a larger "
+                "model (the models page) or search for the name yourself.")
+    if fault.notmade is not None:
+        return (f"The model could not do this: {fault.notmade} is still not there. Try a larger model "
+                "(the models page) or say exactly what it should hold.")
+    if fault.nonumber:
+        return ("The model could not do this: asked how many, its answer gave no number. Try a larger model "
+                "(the models page).")
+    if fault.unfound:
+        return (f"The model could not do this: the search found {', '.join(fault.unfound)}, and its answer named "
+                "none of them. Try a larger model (the models page) or say exactly which file to look in.")
     return (f"The model could not do this: it said it changed something (\u201c{fault.claim}\u201d) but no file "
             "changed. Try a larger model (the models page) or say exactly which file to change.")
