@@ -89,6 +89,12 @@ def said(page):
     return page.evaluate("() => window.bannerSaid")
 
 
+def wait_said(page, text, timeout=WAIT_MS):
+    """Until the page's banner has said `text`. "Reconnected." shows for three seconds
+    only: a wait for it on one page after another could start once it had gone."""
+    page.wait_for_function("(text) => window.bannerSaid.includes(text)", arg=text, timeout=timeout)
+
+
 def assert_in_view(page, viewport):
     box = banner(page).bounding_box()
     assert box is not None and box["height"] > 0
@@ -138,7 +144,7 @@ def test_the_daemon_stopped_and_started_again_is_said_at_every_width(browser, tm
 
             d = start_daemon(tmp_path / "data", "--scripted", str(script), "--port", port)
             for page in (desk, phone):
-                banner(page).filter(has_text="Reconnected.").wait_for()
+                wait_said(page, "Reconnected.")
             assert not desk.locator(".composer-offline").is_visible()
             box.press("Enter")  # the draft kept goes now
             desk.get_by_role("article", name="Answer").filter(has_text="by the daemon started again").wait_for()
@@ -194,7 +200,7 @@ def test_after_a_drop_every_page_is_read_again(browser, daemon, tmp_path):
             assert spaces.get_by_role("heading", name=folder.name).count() == 0
             relay.resume()
             for page in (spaces, conv, new):
-                banner(page).filter(has_text="Reconnected.").wait_for()
+                wait_said(page, "Reconnected.")
             spaces.get_by_role("heading", name=folder.name).wait_for()
             for page in (conv, new):  # the workspace pickers offer it
                 picker = page.get_by_label("Workspace", exact=True)
