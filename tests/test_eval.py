@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from ops.eval.more_tasks import DEV, HELD_OUT
+from ops.eval.more_tasks import DEV, HELD_OUT, SOLVED_HELD_OUT
 from ops.eval.run import ALL, BY_NAME
 from ops.eval.tasks import TASKS, Task
 
@@ -74,18 +74,9 @@ SOLVED: dict[str, tuple[Any, str]] = {
     "count_functions": (None, "geometry.py defines 4 functions."),
     "new_doc": (lambda ws: ((ws / "docs").mkdir(), (ws / "docs/intro.md").write_text("# Intro\n")), "Created."),
     "drop_line": (lambda ws: _sub(ws, "app.cfg", "DEBUG=1\n", ""), "Removed."),
-    # and its held-out half
-    "move_file": (lambda ws: (ws / "report.csv").rename(ws / "data/report.csv"), "Moved."),
-    "count_args": (None, "mix takes 3 parameters: first, second and ratio."),
-    "two_json_values": (lambda ws: (_sub(ws, "bounds.json", '"min": 0', '"min": 1'),
-                                    _sub(ws, "bounds.json", '"max": 10', '"max": 99')), "Done."),
-    "copy_version": (lambda ws: _sub(ws, "setup_info.py", "0.0.0", "2.4.1"), "Done."),
-    "name_error": (lambda ws: _sub(ws, "basket.py", "print(total)", "print(totl)"), "Fixed."),
-    "which_mentions": (None, "fruit/list.txt mentions banana."),
-    "header_line": (lambda ws: (ws / "out.py").write_text("# generated\n" + (ws / "out.py").read_text()), "Added."),
-    "last_line": (None, "The last line is: finished at 17:42"),
-    "replace_word": (lambda ws: _sub(ws, "style.txt", "colour", "color"), "Replaced."),
-    "run_number": (None, "It prints 42."),
+    # and its held-out half: kept with those jobs (more_tasks.py), so that developing
+    # against the first half never meets the second's names
+    **SOLVED_HELD_OUT,
 }
 
 

@@ -1417,7 +1417,9 @@ def test_an_answers_relative_link_opens_the_workspace_files_preview(open_page, d
 
 
 def clipboard(page):
-    return page.evaluate("navigator.clipboard.readText()")
+    """What a Copy put on the clipboard: the browser's write answers after the click
+    (a promise), so the clipboard is read until it holds something."""
+    return wait_until(lambda: page.evaluate("navigator.clipboard.readText()"), what="the copied text")
 
 
 def allow_clipboard(page, daemon):
@@ -2756,6 +2758,8 @@ def test_reading_a_long_prompt_shows_how_far_then_the_answer(open_page, tmp_path
 def test_a_streaming_answer_says_how_fast_it_is_written(open_page, tmp_path):
     """While it writes, its speed from the deltas (a scripted piece every 50 ms: about
     20 tokens a second); once done, the speed on its usage line."""
+    from playwright.sync_api import expect
+
     page, cid = in_a_workspace(open_page, tmp_path, "Sheep")
     send(page, "count the sheep")
     writing = page.locator(".item.assistant p.writing")
@@ -2765,7 +2769,7 @@ def test_a_streaming_answer_says_how_fast_it_is_written(open_page, tmp_path):
     answer = page.get_by_role("article", name="Answer").filter(has_text="One sheep, two sheep.")
     usage = answer.locator("p.usage")
     usage.wait_for()
-    assert writing.count() == 0
+    expect(writing).to_have_count(0, timeout=WAIT_MS)
     final = float(re.search(r"· ([0-9.]+) tokens/s", usage.text_content()).group(1))
     assert 8 <= final <= 24, usage.text_content()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from ops.eval.tasks import Task, Verdict, prints, read, says, says_number, short, unchanged, verdict
 
@@ -265,3 +266,28 @@ HELD_OUT: tuple[Task, ...] = (
     Task("replace_word", STYLE, "replace every 'colour' with 'color' in style.txt", check_replace_word),
     Task("run_number", CHECK, "run check.py, what number does it print?", check_run_number),
 )
+
+
+def _sub(ws: Path, rel: str, old: str, new: str) -> None:
+    path = ws / rel
+    text = path.read_text()
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new))
+
+
+# What a right run of each held-out job does to its workspace, and its answer: kept here,
+# in the half nobody reads while developing, not beside the development half's in
+# tests/test_eval.py (which checks every checker on both).
+SOLVED_HELD_OUT: dict[str, tuple[Any, str]] = {
+    "move_file": (lambda ws: (ws / "report.csv").rename(ws / "data/report.csv"), "Moved."),
+    "count_args": (None, "mix takes 3 parameters: first, second and ratio."),
+    "two_json_values": (lambda ws: (_sub(ws, "bounds.json", '"min": 0', '"min": 1'),
+                                    _sub(ws, "bounds.json", '"max": 10', '"max": 99')), "Done."),
+    "copy_version": (lambda ws: _sub(ws, "setup_info.py", "0.0.0", "2.4.1"), "Done."),
+    "name_error": (lambda ws: _sub(ws, "basket.py", "print(total)", "print(totl)"), "Fixed."),
+    "which_mentions": (None, "fruit/list.txt mentions banana."),
+    "header_line": (lambda ws: (ws / "out.py").write_text("# generated\n" + (ws / "out.py").read_text()), "Added."),
+    "last_line": (None, "The last line is: finished at 17:42"),
+    "replace_word": (lambda ws: _sub(ws, "style.txt", "colour", "color"), "Replaced."),
+    "run_number": (None, "It prints 42."),
+}
