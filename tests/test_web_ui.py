@@ -951,14 +951,14 @@ def test_the_todo_list_ticks_as_the_agent_works(open_page, daemon, tmp_path):
     send(page, "plan the chores")
     todos.get_by_text("0 of 3 done").wait_for()
     entries = todos.get_by_role("listitem")
-    assert [e.text_content() for e in entries.all()] == [
+    assert entries.all_text_contents() == [
         "▸Wash the clothes (in progress)", "Dry the clothes (to do)", "Fold the clothes (to do)"]
     # it sits above the message box, not in the log
     stack = ".conv > .todos + .helper-tree[hidden] + .context-bar + .pinned-approval[hidden] + .composer"
     assert page.locator(stack).count() == 1
     # the second list arrives: the first entry ticks, the next one is in progress
     todos.get_by_text("1 of 3 done").wait_for()
-    assert [e.get_attribute("data-status") for e in entries.all()] == ["completed", "in_progress", "pending"]
+    assert attribute_of_each(entries, "data-status") == ["completed", "in_progress", "pending"]
     first = entries.first
     assert first.locator(".todo-mark").inner_text() == "✓" and "ticked" in first.get_attribute("class")
     page.get_by_role("article", name="Answer").filter(has_text="the clothes are drying now").wait_for()
@@ -1414,6 +1414,12 @@ def test_an_answers_relative_link_opens_the_workspace_files_preview(open_page, d
     answer.get_by_role("link", name="this section").click()
     page.wait_for_timeout(200)
     assert page.url == at
+
+
+def attribute_of_each(locator, name):
+    """One attribute of every element the locator finds, read at one moment: a list drawn
+    again between reading its length and its elements cannot fail the read."""
+    return locator.evaluate_all("(els, name) => els.map((e) => e.getAttribute(name))", name)
 
 
 def clipboard(page):
@@ -2658,14 +2664,14 @@ def test_a_task_keeps_its_last_runs_and_lists_them(open_page, daemon):
         newest = c.get("/api/conversations", params={"task": tid}).json()
     assert [r["id"] for r in newest[1:]] == [r["id"] for r in runs]
     hrefs = [f"#/c/{r['id']}" for r in newest]
-    wait_until(lambda: [a.get_attribute("href") for a in links.all()] == hrefs, what="the new run at the top")
+    wait_until(lambda: attribute_of_each(links, "href") == hrefs, what="the new run at the top")
     with api(daemon) as c:  # the oldest deleted, as retention would once its actor sleeps
         assert c.delete(f"/api/conversations/{runs[-1]['id']}").status_code == 200
-    wait_until(lambda: [a.get_attribute("href") for a in links.all()] == hrefs[:21], what="the oldest run gone")
+    wait_until(lambda: attribute_of_each(links, "href") == hrefs[:21], what="the oldest run gone")
     with api(daemon) as c:
         assert c.put(f"/api/tasks/{tid}", json={"keep_runs": 50}).status_code == 200
     row.locator("summary", has_text="Runs (the last 50 are kept)").wait_for()
-    assert [a.get_attribute("href") for a in links.all()] == hrefs[:21]
+    assert attribute_of_each(links, "href") == hrefs[:21]
     assert row.get_by_role("button", name="Load more runs of Count the sheep").is_hidden()
 
     links.first.click()
