@@ -161,17 +161,51 @@ def page_opener(browser: Any, url: str, wait_ms: int) -> Iterator[Callable[..., 
         w.check()
 
 
-@contextmanager
-def chromium() -> Iterator[Any]:
-    """A headless Debian Chromium under Playwright."""
+# One Chromium for a test process, launched at its first use and closed when the
+# session ends (tests/conftest.py): a launch costs about 1.4 s of CPU on two cores, and
+# CI's lines launch it dozens of times. Each test's pages live in contexts of their own,
+# closed when its `chromium()` block ends, so no test sees another's cookies, storage,
+# permissions or pages.
+_shared: dict[str, Any] = {}
+
+
+def _shared_browser() -> Any:
+    browser = _shared.get("browser")
+    if browser is not None and browser.is_connected():
+        return browser
+    close_shared_browser()  # it crashed or was closed: a fresh one
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
+    pw = sync_playwright().start()
+    _shared["playwright"] = pw
+    _shared["browser"] = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    return _shared["browser"]
+
+
+def close_shared_browser() -> None:
+    """Closes the test process's Chromium and its Playwright driver, if they run."""
+    browser, pw = _shared.pop("browser", None), _shared.pop("playwright", None)
+    try:
+        if browser is not None and browser.is_connected():
             browser.close()
+    finally:
+        if pw is not None:
+            pw.stop()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Debian Chromium under Playwright: the test process's one, whose contexts
+    opened in this block (pages made by `new_page()` included) are closed when it ends."""
+    browser = _shared_browser()
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        if browser.is_connected():
+            for ctx in browser.contexts:
+                if ctx not in before:
+                    ctx.close()
 
 
 # The phone's layout checks (tests/test_web_ui_reach.py, the axe walk's phone_faults).

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -161,3 +162,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # hidden --seed): a reply then does not depend on what the model wrote before it in that
 # daemon (a title, a compaction, a helper, in whatever order they came).
 os.environ.setdefault("BMOE_SEED", "1")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The test process's one Chromium (tests/browser.py) is closed with the session."""
+    browser = sys.modules.get("tests.browser")
+    if browser is not None:
+        browser.close_shared_browser()
