@@ -31,6 +31,9 @@ NOT_SHIPPED = {"skills/README.md"}  # notes for whoever writes a skill; the daem
 # Left out of the copy the wheel is built from: what a build, a test run or an editor leaves.
 NOT_COPIED = (".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis",
               "node_modules")
+# One build for the module (the `installed` fixture): CI runs the module whole in one of
+# its lines (.ci/run), where a split took two builds of 27-48 s each.
+pytestmark = pytest.mark.wheel
 BUILD_TIMEOUT_S = 300
 # Installing from pip's cache takes well under a minute; compiling llama.cpp (no wheel of
 # it cached, as on a machine where ops/install.sh never ran) about ten on two cores.
