@@ -220,3 +220,34 @@ async def test_the_cards_waiting_are_counted_again_after_the_daemon_died(tmp_pat
     assert heads[ids["ask me"]]["waiting_cards"] == 1
     assert heads[ids["note it"]]["state"] == "idle"  # restored on disk at start, not only in memory
     assert "waiting_cards" not in heads[ids["note it"]]  # none: the index leaves a zero out
+
+
+async def test_requests_that_wake_one_conversation_together_all_answer(tmp_path: Path) -> None:
+    """A conversation not live, asked for by several requests at once (a page read again
+    after a restart while the person sends): one reads it, the others wait for that
+    reading, and every request answers as it would alone, never a 500."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    args = ("--scripted", str(script))
+    async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
+        ids = [(await c.post("/api/conversations", json={"title": f"n{n}"})).json()["id"] for n in range(3)]
+        for cid in ids:
+            assert (await c.post(f"/api/conversations/{cid}/messages", json={"text": "hi"})).status_code == 202
+            await _idle(c, cid)
+    async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
+        statuses: list[tuple[str, int]] = []
+
+        async def ask(method: str, url: str, body: dict[str, Any] | None = None) -> None:
+            r = await c.request(method, url, json=body)
+            statuses.append((f"{method} {url}", r.status_code))
+
+        for cid in ids:
+            assert cid not in _live((await c.get("/api/debug/actors")).json())
+            async with trio.open_nursery() as nursery:
+                for _ in range(3):
+                    nursery.start_soon(ask, "GET", f"/api/conversations/{cid}")
+                nursery.start_soon(ask, "POST", f"/api/conversations/{cid}/messages", {"text": "again"})
+                nursery.start_soon(ask, "GET", f"/api/conversations/{cid}/changes")
+            await _idle(c, cid)
+        assert [s for s in statuses if s[1] not in (200, 202)] == []
+        assert len(statuses) == 5 * len(ids)

@@ -422,7 +422,10 @@ class Hub:
                 return conv
             if conversation_id not in self._asleep:
                 raise NotFound("There is no such conversation.")
-            waking = self._waking.get(conversation_id) or self._sleeping.get(conversation_id)
+            # (A trio.Event has no truth value: `a or b` of two would raise.)
+            waking = self._waking.get(conversation_id)
+            if waking is None:
+                waking = self._sleeping.get(conversation_id)
             if waking is not None:
                 await waking.wait()
                 continue
