@@ -422,9 +422,8 @@ class Hub:
                 return conv
             if conversation_id not in self._asleep:
                 raise NotFound("There is no such conversation.")
-            # (A trio.Event has no truth value: `a or b` of two would raise.)
             waking = self._waking.get(conversation_id)
-            if waking is None:
+            if waking is None:  # not `a or b`: a trio.Event has no truth value (it raises)
                 waking = self._sleeping.get(conversation_id)
             if waking is not None:
                 await waking.wait()
