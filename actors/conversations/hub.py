@@ -207,11 +207,11 @@ class Hub:
             self._asleep.pop(conversation_id)
             return None
         fixed = restored(record)
-        info = self._asleep.pop(conversation_id)  # listed by its actor from here on
+        info = self._asleep.get(conversation_id)  # listed asleep until its actor is (_supervise)
         try:
             conv: Conversation = await self._nursery.start(self._supervise, fixed)
         except BaseException:
-            if info is not None:
+            if info is not None and conversation_id not in self._asleep:
                 self._asleep.put(info)
             raise
         if fixed is not record:
@@ -265,8 +265,7 @@ class Hub:
         return out
 
     async def _sleep(self, conv: Conversation) -> None:
-        """Close an idle actor through its own close (which saves it) and keep its info
-        only; `open` meanwhile waits for it to end, then reads it again."""
+        """Close an idle actor through its own close (which saves it), keeping its info; `open` waits for it."""
         if self._convs.get(conv.id) is not conv:
             return
         done = self._sleeping[conv.id] = trio.Event()
@@ -290,6 +289,7 @@ class Hub:
         while True:
             conv = _actor(record, self._env)
             self._convs[conv.id] = conv
+            self._asleep.pop(conv.id)  # listed by its actor from here on, never by both nor by none
             try:
                 # Returns when the actor ends: closed, deleted, or failed.
                 await self._run_actor(conv, status)
@@ -420,14 +420,14 @@ class Hub:
             if conv is not None:
                 conv.touch()
                 return conv
-            if conversation_id not in self._asleep:
-                raise NotFound("There is no such conversation.")
-            waking = self._waking.get(conversation_id)
+            waking = self._waking.get(conversation_id)  # being read, or put to sleep: wait for that first
             if waking is None:  # not `a or b`: a trio.Event has no truth value (it raises)
                 waking = self._sleeping.get(conversation_id)
             if waking is not None:
                 await waking.wait()
                 continue
+            if conversation_id not in self._asleep:
+                raise NotFound("There is no such conversation.")
             if self._nursery is None or self._state != "serving":
                 raise Invalid("The daemon is shutting down.")
             waking = self._waking[conversation_id] = trio.Event()
