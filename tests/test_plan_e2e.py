@@ -49,8 +49,16 @@ NUDGE = "Call todo_write with the todo list, then call exit_plan_mode with the p
 NUDGE_PLAN = "The todo list is written. Now call exit_plan_mode with the plan."
 NUDGES = 4
 HELPERS = ("task", "send_subagent_message")
-REQUEST = ("Plan how to add a greeting function to app.py. First call todo_write with a short todo list, "
-           "then call exit_plan_mode with the plan.")
+# Each try asks in other words: the daemon's model samples from one seed (BMOE_SEED),
+# so the same words in a new conversation would be much the same try again.
+OPENERS = ("Plan how to add a greeting function to app.py.", "Make a plan to add a greeting function to app.py.",
+           "I want a plan for adding a greeting function to app.py.", "Plan adding a greeting function to app.py.")
+TAILS = ("First call todo_write with a short todo list, then call exit_plan_mode with the plan.",
+         "Start with todo_write and a short todo list, then call exit_plan_mode with the plan.",
+         "Call todo_write with a short todo list first, then exit_plan_mode with the plan.",
+         "Write a short todo list with todo_write, then call exit_plan_mode with the plan.",
+         "First a short todo list through todo_write, then the plan through exit_plan_mode.")
+REQUESTS = tuple(f"{opener} {tail}" for tail in TAILS for opener in OPENERS)
 WAIT_MS = 60_000
 FILES = {"app.py": 'def main():\n    print("hi")\n\n\nif __name__ == "__main__":\n    main()\n',
          "README.md": "# Greeter\n\nA tiny app that prints hi.\n"}
@@ -82,15 +90,15 @@ def given_up(body: dict, started: float, calls: int) -> str | None:
     return None
 
 
-def plan_after_a_todo_list(c: httpx.Client, ws_id: str, log: list[str]) -> tuple[str, dict] | None:
-    """One try: a new conversation asked in plan mode, and the person's part in it as
+def plan_after_a_todo_list(c: httpx.Client, ws_id: str, request: str, log: list[str]) -> tuple[str, dict] | None:
+    """One try: a new conversation asked `request` in plan mode, and the person's part in it as
     one would play it: a question is answered; a plan shown before any todo list is
     rejected with feedback asking for the list; a helper (minutes of a small model's
     rounds) is stopped; a run that ends without a plan gets a message saying what is
     wanted (at most NUDGES). (Its id, the plan card) once a plan waits with a todo list
     written, or None (the try stopped, `log` says why)."""
     cid = c.post("/api/conversations", json={"workspace": ws_id, "mode": "ask", "title": "Greeting plan"}).json()["id"]
-    r = c.post(f"/api/conversations/{cid}/messages", json={"text": REQUEST, "plan": True})
+    r = c.post(f"/api/conversations/{cid}/messages", json={"text": request, "plan": True})
     assert r.status_code == 202, r.text
     started, nudges, played = time.monotonic(), 0, []
     while True:
@@ -144,8 +152,8 @@ def test_the_bundled_model_plans_with_a_todo_list_and_the_plan_is_approved_in_th
         log: list[str] = []
         shown = None
         began = time.monotonic()
-        for _ in range(TRIES):
-            shown = plan_after_a_todo_list(c, ws["id"], log)
+        for request in REQUESTS[:TRIES]:
+            shown = plan_after_a_todo_list(c, ws["id"], request, log)
             if shown is not None or time.monotonic() - began > ALL_TRIES_S:
                 break
         assert shown is not None, f"no plan after a todo list in {len(log)} tries ({TRIES} at most): {log}"
