@@ -30,15 +30,21 @@ async def _idle(c: httpx.AsyncClient, cid: str) -> dict[str, Any]:
     return conv
 
 
+async def _answered(c: httpx.AsyncClient, count: int) -> list[str]:
+    """`count` new conversations, each asked once and idle with its answer: their ids."""
+    ids = [(await c.post("/api/conversations", json={"title": f"n{n}"})).json()["id"] for n in range(count)]
+    for cid in ids:
+        assert (await c.post(f"/api/conversations/{cid}/messages", json={"text": "hi"})).status_code == 202
+        await _idle(c, cid)
+    return ids
+
+
 async def test_a_conversation_not_yet_read_answers_as_a_live_one(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     args = ("--scripted", str(script))
     async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
-        ids = [(await c.post("/api/conversations", json={"title": f"n{n}"})).json()["id"] for n in range(4)]
-        for cid in ids:
-            assert (await c.post(f"/api/conversations/{cid}/messages", json={"text": "hi"})).status_code == 202
-            await _idle(c, cid)
+        ids = await _answered(c, 4)
         before = {cid: (await c.get(f"/api/conversations/{cid}")).json() for cid in ids}
         listed = (await c.get("/api/conversations")).json()
     async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
@@ -230,10 +236,7 @@ async def test_requests_that_wake_one_conversation_together_all_answer(tmp_path:
     script.write_text(json.dumps(SCRIPT))
     args = ("--scripted", str(script))
     async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
-        ids = [(await c.post("/api/conversations", json={"title": f"n{n}"})).json()["id"] for n in range(3)]
-        for cid in ids:
-            assert (await c.post(f"/api/conversations/{cid}/messages", json={"text": "hi"})).status_code == 202
-            await _idle(c, cid)
+        ids = await _answered(c, 3)
     async with run_daemon(tmp_path / "data", *args) as d, d.client() as c:
         statuses: list[tuple[str, int]] = []
 
