@@ -1428,6 +1428,15 @@ def clipboard(page):
     return wait_until(lambda: page.evaluate("navigator.clipboard.readText()"), what="the copied text")
 
 
+def press_and_hold(page, locator, ms):
+    """A click as a person's slow one: the mouse pressed on the element, held `ms`, released."""
+    box = locator.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.wait_for_timeout(ms)
+    page.mouse.up()
+
+
 def allow_clipboard(page, daemon):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=daemon.url)
 
@@ -1445,9 +1454,9 @@ def test_a_code_block_shows_its_language_and_copies_while_the_answer_streams(ope
     assert block.locator(".code-lang").inner_text() == "python"
     copy = block.get_by_role("button", name="Copy the python code")
     copy.evaluate("b => { b.probe = 'kept'; }")  # the same button, or a new one drawn since
-    # The click as one event on the button: a press and a release with a redraw of the
-    # streaming answer between them (seen under load) lost the click (noted, open).
-    copy.dispatch_event("click")
+    # A press held while the answer streams on: drawn again between the press and the
+    # release, the button would take no click (the log waits for the release).
+    press_and_hold(page, copy, 400)
     assert clipboard(page) == "print('hi')  # say it"
     # "Copied" is said once the browser's write answered, after the click
     expect(copy).to_have_text("Copied", timeout=WAIT_MS)
@@ -2580,6 +2589,18 @@ def test_the_conversation_list_pages_searches_and_follows_events(browser, tmp_pa
                                 what="the top rows read again")
             assert titles[:3] == ["Seeded 100 again", "Seeded 000 renamed", "From another client"], titles[:5]
             assert len(titles) == len(set(titles)) == 52 and "Seeded 100" not in titles
+            # A row pressed while another client's change moves the list: the click is
+            # not lost, the list is drawn after it.
+            row = page.locator("#conv-list").get_by_role("link", name=re.compile("^From another client"))
+            box = row.bounding_box()
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.down()
+            assert c.patch(f"/api/conversations/{seeded[1]}", json={"title": "Seeded 001 renamed"}).status_code == 200
+            page.wait_for_timeout(400)
+            page.mouse.up()
+            page.get_by_role("heading", name="From another client").wait_for()
+            wait_until(lambda: sidebar_titles(page)[:1] == ["Seeded 001 renamed"], what="the list drawn after")
+            page.go_back()
             # The card answered elsewhere: nobody waits.
             item = next(i for i in c.get(f"/api/conversations/{old}").json()["items"] if i.get("state") == "waiting")
             c.post(f"/api/conversations/{old}/approval", json={"item": item["id"], "decision": "approve"})

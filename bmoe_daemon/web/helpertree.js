@@ -7,7 +7,7 @@
 // Helpers in the background work on after the run's answer, when the message box
 // offers no Stop: "Stop the helpers" stops them (a stop of the conversation).
 
-import { h, clear } from "./dom.js";
+import { h, clear, pressHold } from "./dom.js";
 import { isTask } from "./helpers.js";
 import { limits } from "./limits.js";
 
@@ -39,13 +39,20 @@ export class HelperTree {
     this.open = true;
     this.element = h("section.helper-tree", { "aria-labelledby": "helper-tree-title", hidden: true });
     this.timer = setInterval(() => this.render(), LOOK_MS);
+    this.hold = pressHold(this.element); // a row's button takes its click
+    this.renderLater = () => this.render();
   }
 
   close() {
     clearInterval(this.timer);
+    this.hold.close();
   }
 
   render() {
+    if (this.hold.held()) {
+      this.hold.after(this.renderLater);
+      return;
+    }
     const nodes = helperNodes(this.view.items || []);
     this.element.hidden = nodes.length === 0;
     if (!nodes.length) return clear(this.element);

@@ -6,9 +6,11 @@
 //
 // A card keeps which of its folds are open and where the keyboard was when it is drawn
 // again, so a growing card does not snatch the person's place. Items a compaction
-// summarised are shown folded under its notice.
+// summarised are shown folded under its notice. Nothing is drawn again between a press
+// on the log and its release (dom.js pressHold): a streaming answer's Copy, a fold
+// clicked while the conversation is read, take their click.
 
-import { clear, h } from "./dom.js";
+import { clear, h, pressHold } from "./dom.js";
 import { layoutOf, renderItem } from "./items.js";
 import { keepRenderedIn, onRenderedClick } from "./rendered.js";
 import { LogScroll } from "./scroll.js";
@@ -26,6 +28,9 @@ export class ConversationLog {
     // rendered Markdown's own clicks: a code block's Copy, a workspace file's link
     this.element.addEventListener("click", (ev) => onRenderedClick(ev, { preview: (file) => view.preview(file) }));
     this.scroll = new LogScroll(this.element);
+    this.hold = pressHold(this.element);
+    this.drawLater = () => this.schedule(null);
+    this.renderLater = () => this.renderAll();
     this.endEl = h("div.run-end-slot", { hidden: true });
     this.pendingEl = h("div.pending-answer-slot", { hidden: true });
     // In the log from the start: an item an event brings before the first read is drawn
@@ -35,6 +40,7 @@ export class ConversationLog {
 
   close() {
     cancelAnimationFrame(this.frame);
+    this.hold.close();
   }
 
   // How fast the model writes an answer, from its `delta` events: a local model sends
@@ -65,8 +71,8 @@ export class ConversationLog {
 
   // Draws changed items once per frame, however many events came.
   schedule(id) {
-    this.dirty.add(id);
-    if (this.frame) return;
+    if (id !== null) this.dirty.add(id);
+    if (this.frame || !this.dirty.size) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       this.drawDirty();
@@ -83,6 +89,10 @@ export class ConversationLog {
   }
 
   drawDirty() {
+    if (this.hold.held()) {
+      this.hold.after(this.drawLater);
+      return;
+    }
     const ids = [...this.dirty];
     this.dirty.clear();
     this.scroll.keep(() => {
@@ -119,6 +129,10 @@ export class ConversationLog {
   }
 
   renderAll() {
+    if (this.hold.held()) {
+      this.hold.after(this.renderLater);
+      return;
+    }
     clear(this.element, this.pendingEl, this.endEl);
     this.els.clear();
     if (!this.view.items.length)
