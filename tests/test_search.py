@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from actors.errors import ToolError
 from actors.fs.paths import PathRefused
 from actors.tools import search
+from actors.tools.grep_search import CASE_IGNORED_HEAD
 from actors.tools.registry import ToolContext
 from actors.tools.search import (
     MAX_CONTEXT_LINES,
@@ -286,8 +287,27 @@ async def test_grep_include_exclude(ws: Path) -> None:
         "README.md:2:TODO: write",
         "src/app.py:4:    # TODO: more",
     ]
-    assert listed(await grep(ws, pattern="TODO", path="src", include="pkg/*")) == []
+    assert listed(await grep(ws, pattern="TODO", path="src", include="pkg/*")) == [
+        CASE_IGNORED_HEAD, "src/pkg/notes.md:1:todo lower"]
     assert listed(await grep(ws, pattern="todo", path="src", include="pkg/*")) == ["src/pkg/notes.md:1:todo lower"]
+    assert listed(await grep(ws, pattern="TODO", path="src", include="pkg/*.py")) == []
+
+
+async def test_a_grep_that_finds_nothing_as_written_shows_what_matches_with_case_ignored(ws: Path) -> None:
+    """Asked where `invoice` is, a model learns of `class Invoice`, said to be matched
+    with case ignored, rather than that nothing is there."""
+    result = await grep(ws, pattern="# todo: MORE", path="src")
+    assert listed(result) == [CASE_IGNORED_HEAD, "src/app.py:4:    # TODO: more"]
+    assert total(result) == 1
+    found = ["src/app.py:4:    # TODO: more"]
+    assert listed(await grep(ws, pattern="Todo: More", literal=True)) == [CASE_IGNORED_HEAD, *found]
+    # found as written: only that, never what case ignored would add
+    assert listed(await grep(ws, pattern="todo", path="src")) == ["src/pkg/notes.md:1:todo lower"]
+    # nothing either way, or a pattern without letters: the plain empty result
+    assert listed(await grep(ws, pattern="Nowhere")) == []
+    assert listed(await grep(ws, pattern="12345")) == []
+    # asked with case ignored already: no second search, no head
+    assert listed(await grep(ws, pattern="nowhere", ignore_case=True)) == []
 
 
 async def test_grep_context_lines(tmp_path: Path) -> None:

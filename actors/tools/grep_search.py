@@ -355,6 +355,7 @@ def grep_search(
     base: Path,
     query: GrepQuery,
     *,
+    caseless: GrepQuery | None = None,
     include: Glob | None = None,
     exclude: Glob | None = None,
     context: int = 0,
@@ -368,12 +369,46 @@ def grep_search(
     in walk order until MAX_GREP_MATCHES lines matched; links are not followed.
     Whatever `check` raises (trio.Cancelled) stops it between files, and inside a file
     between two calls into the regex engine (at most SEARCH_CALL_UNITS of work each).
+    When nothing matched, `caseless` (the query with case ignored) is tried in the time
+    left, and what it finds is the result, headed by a line that says so: asked where
+    `invoice` is, a model learns of `class Invoice` rather than that nothing is there.
     """
+    poll = poller(check, budget_s)
+    searched = _walk_grep(workspace, base, query, include, exclude, context, line_numbers, poll)
+    head: list[str] = []
+    if not searched.tally.matches and caseless is not None and not searched.out_of_time:
+        again = _walk_grep(workspace, base, caseless, include, exclude, context, line_numbers, poll)
+        if again.tally.matches:
+            searched, query, head = again, caseless, [CASE_IGNORED_HEAD]
+    return _grep_result(searched, head, query, budget_s)
+
+
+# The first line of a result that only the pattern with case ignored found.
+CASE_IGNORED_HEAD = "[No line matches with the case as written; these match with case ignored (ignore_case: true).]"
+
+
+@attrs.frozen
+class _Searched:
+    tally: _GrepTally
+    unreadable_dirs: list[str]
+    unentered: set[str]
+    out_of_time: bool
+
+
+def _walk_grep(
+    workspace: Path,
+    base: Path,
+    query: GrepQuery,
+    include: Glob | None,
+    exclude: Glob | None,
+    context: int,
+    line_numbers: bool,
+    poll: Callable[[], None],
+) -> _Searched:
     tally = _GrepTally()
     unreadable_dirs: list[str] = []
     unentered: set[str] = set()
     out_of_time = False
-    poll = poller(check, budget_s)
     try:
         if base.is_file():
             _grep_one(base, relative(workspace, base), query, tally, context, line_numbers, poll)
@@ -399,8 +434,12 @@ def grep_search(
             raise ToolError("That path does not exist. Use file_glob_search to find the file or folder.")
     except OutOfTime:
         out_of_time = True
+    return _Searched(tally, unreadable_dirs, unentered, out_of_time)
 
-    lines = [*tally.lines, "", "---", f"Total matches: {tally.matches}"]
+
+def _grep_result(searched: _Searched, head: list[str], query: GrepQuery, budget_s: float) -> str:
+    tally = searched.tally
+    lines = [*head, *tally.lines, "", "---", f"Total matches: {tally.matches}"]
     if tally.capped:
         lines.append(
             f"[{MAX_GREP_MATCHES} matches limit reached; more not shown."
@@ -421,7 +460,7 @@ def grep_search(
             f"[{len(tally.too_long)} lines longer than {kib} KiB not searched: too long for a pattern this"
             " complex. A simpler pattern (or literal: true) searches them.]"
         )
-    lines.extend(walk_notes(out_of_time, unreadable_dirs, unentered, budget_s))
+    lines.extend(walk_notes(searched.out_of_time, searched.unreadable_dirs, searched.unentered, budget_s))
     return "\n".join(lines) + "\n"
 
 
@@ -514,4 +553,8 @@ def _compile_and_search(
 ) -> str:
     # Compiled in the worker thread too: RE2 may take a tenth of a second to find that a
     # pattern is too large, which the event loop should not wait for.
-    return grep_search(workspace, base, compile_query(pattern, literal=literal, ignore_case=ignore_case), **kwargs)
+    query = compile_query(pattern, literal=literal, ignore_case=ignore_case)
+    # A pattern whose letters have a case is tried with case ignored when it finds nothing.
+    caseless = None if ignore_case or pattern == pattern.swapcase() else compile_query(
+        pattern, literal=literal, ignore_case=True)
+    return grep_search(workspace, base, query, caseless=caseless, **kwargs)
