@@ -105,38 +105,37 @@ export function alertLine(error) {
   return h("p.error-text.form-error", { role: "alert", hidden: !error }, error || "");
 }
 
-// A press on `el` holds its drawing until the release, `ms` at most: an element drawn
-// again between a press and its release takes no click (the browser clicks what both
-// were on), so a button clicked while a list or a card changes would do nothing.
-// `held()`: whether to wait; `after(fn)`: fn runs in the frame after the release (once
-// however often it was asked); `close()`: the window's listeners go.
-export function pressHold(el, ms = 1000) {
-  let timer = null;
-  const waiting = new Set();
-  const release = () => {
-    if (timer === null) return;
-    clearTimeout(timer);
-    timer = null;
-    // the next frame: after the click the release makes
-    requestAnimationFrame(() => {
-      if (timer !== null) return;
-      const fns = [...waiting];
-      waiting.clear();
-      fns.forEach((fn) => fn());
-    });
-  };
-  el.addEventListener("pointerdown", () => {
-    clearTimeout(timer);
-    timer = setTimeout(release, ms);
-  }, true);
-  const names = ["pointerup", "pointercancel"];
-  for (const name of names) window.addEventListener(name, release, true);
-  return {
-    held: () => timer !== null,
-    after: (fn) => waiting.add(fn),
-    close: () => {
-      clearTimeout(timer);
-      for (const name of names) window.removeEventListener(name, release, true);
-    },
-  };
+// A press holds the drawing of what it is on until its release (PRESS_HOLD_MS at most):
+// an element drawn again between a press and its release takes no click (the browser
+// clicks what both were on), so a button clicked while a list, a card or a page changes
+// would do nothing. `heldIn(el)`: whether a press on `el` holds it; `afterRelease(fn)`:
+// fn runs in the frame after the release, after its click (once however often asked).
+const PRESS_HOLD_MS = 1000;
+const press = { target: null, timer: 0, waiting: new Set() };
+
+function released() {
+  if (press.target === null) return;
+  clearTimeout(press.timer);
+  press.target = null;
+  requestAnimationFrame(() => {
+    if (press.target !== null) return; // pressed again: its release runs them
+    const fns = [...press.waiting];
+    press.waiting.clear();
+    fns.forEach((fn) => fn());
+  });
+}
+
+window.addEventListener("pointerdown", (ev) => {
+  clearTimeout(press.timer);
+  press.target = ev.target;
+  press.timer = setTimeout(released, PRESS_HOLD_MS);
+}, true);
+for (const name of ["pointerup", "pointercancel"]) window.addEventListener(name, released, true);
+
+export function heldIn(el) {
+  return press.target instanceof Node && el.contains(press.target);
+}
+
+export function afterRelease(fn) {
+  press.waiting.add(fn);
 }

@@ -7,7 +7,7 @@
 // Helpers in the background work on after the run's answer, when the message box
 // offers no Stop: "Stop the helpers" stops them (a stop of the conversation).
 
-import { h, clear, pressHold } from "./dom.js";
+import { afterRelease, clear, h, heldIn } from "./dom.js";
 import { isTask } from "./helpers.js";
 import { limits } from "./limits.js";
 
@@ -39,18 +39,17 @@ export class HelperTree {
     this.open = true;
     this.element = h("section.helper-tree", { "aria-labelledby": "helper-tree-title", hidden: true });
     this.timer = setInterval(() => this.render(), LOOK_MS);
-    this.hold = pressHold(this.element); // a row's button takes its click
-    this.renderLater = () => this.render();
+    this.renderLater = () => this.closed || this.render(); // a row's button takes its click
   }
 
   close() {
     clearInterval(this.timer);
-    this.hold.close();
+    this.closed = true;
   }
 
   render() {
-    if (this.hold.held()) {
-      this.hold.after(this.renderLater);
+    if (heldIn(this.element)) {
+      afterRelease(this.renderLater);
       return;
     }
     const nodes = helperNodes(this.view.items || []);

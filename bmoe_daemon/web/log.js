@@ -7,10 +7,10 @@
 // A card keeps which of its folds are open and where the keyboard was when it is drawn
 // again, so a growing card does not snatch the person's place. Items a compaction
 // summarised are shown folded under its notice. Nothing is drawn again between a press
-// on the log and its release (dom.js pressHold): a streaming answer's Copy, a fold
+// on the log and its release (dom.js heldIn): a streaming answer's Copy, a fold
 // clicked while the conversation is read, take their click.
 
-import { clear, h, pressHold } from "./dom.js";
+import { afterRelease, clear, h, heldIn } from "./dom.js";
 import { layoutOf, renderItem } from "./items.js";
 import { keepRenderedIn, onRenderedClick } from "./rendered.js";
 import { LogScroll } from "./scroll.js";
@@ -28,9 +28,8 @@ export class ConversationLog {
     // rendered Markdown's own clicks: a code block's Copy, a workspace file's link
     this.element.addEventListener("click", (ev) => onRenderedClick(ev, { preview: (file) => view.preview(file) }));
     this.scroll = new LogScroll(this.element);
-    this.hold = pressHold(this.element);
-    this.drawLater = () => this.schedule(null);
-    this.renderLater = () => this.renderAll();
+    this.drawLater = () => this.closed || this.schedule(null);
+    this.renderLater = () => this.closed || this.renderAll();
     this.endEl = h("div.run-end-slot", { hidden: true });
     this.pendingEl = h("div.pending-answer-slot", { hidden: true });
     // In the log from the start: an item an event brings before the first read is drawn
@@ -40,7 +39,7 @@ export class ConversationLog {
 
   close() {
     cancelAnimationFrame(this.frame);
-    this.hold.close();
+    this.closed = true;
   }
 
   // How fast the model writes an answer, from its `delta` events: a local model sends
@@ -89,8 +88,8 @@ export class ConversationLog {
   }
 
   drawDirty() {
-    if (this.hold.held()) {
-      this.hold.after(this.drawLater);
+    if (heldIn(this.element)) {
+      afterRelease(this.drawLater);
       return;
     }
     const ids = [...this.dirty];
@@ -129,8 +128,8 @@ export class ConversationLog {
   }
 
   renderAll() {
-    if (this.hold.held()) {
-      this.hold.after(this.renderLater);
+    if (heldIn(this.element)) {
+      afterRelease(this.renderLater);
       return;
     }
     clear(this.element, this.pendingEl, this.endEl);

@@ -12,7 +12,7 @@
 // gap in the stream, then kept by the events, which say each change of the count.
 
 import { api, request } from "./api.js";
-import { clear, h, pressHold, timeAgo } from "./dom.js";
+import { afterRelease, clear, h, heldIn, timeAgo } from "./dom.js";
 import { findInside, startFound } from "./found.js";
 import { limits, readLimits } from "./limits.js";
 import { problem, stateWords, toast, waitingCards } from "./ui.js";
@@ -281,8 +281,8 @@ function row(c) {
 
 export function renderList() {
   if (!els.list) return;
-  if (els.hold.held()) { // a row clicked as the list changes: drawn after the click
-    els.hold.after(renderList);
+  if (heldIn(els.list)) { // a row clicked as the list changes: drawn after the click
+    afterRelease(renderList);
     return;
   }
   // The keyboard's place: a row drawn again keeps it.
@@ -317,7 +317,6 @@ function search() {
 // Builds the search box, "Load more" and the sentinel around the list in the page.
 export function startList() {
   els.list = document.getElementById("conv-list");
-  els.hold = pressHold(els.list);
   els.empty = document.getElementById("conv-empty");
   els.nav = els.list.closest(".conv-nav");
   els.search = h("input.conv-search", { type: "search", "aria-label": "Search conversations",
