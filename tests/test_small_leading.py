@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from actors.model.backends.worked_examples import example_words_in
 from actors.runs.agent.small import steps
+from actors.tools.grep_search import CASE_IGNORED_HEAD
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
 
@@ -44,6 +45,10 @@ def test_a_search_finds_files_and_write_file_names_the_new_one():
         assert steps.search_found(found, name) == ["lib/yy.py"], line
     assert steps.search_found("app/xx.py:2:if zz == 3:\n", "zz") == ["app/xx.py"]
     assert steps.search_found("app/xx.py:2:def zz():\nlib/yy.py:1:zz()\n") == ["app/xx.py", "lib/yy.py"]
+    # found with case ignored (grep_search says so on its first line): the name's case too
+    folded = "app/vv.py:3:def show(i: Zz):\nlib/yy.py:1:class Zz:\n"
+    assert steps.search_found(folded, "zz") == ["app/vv.py", "lib/yy.py"]
+    assert steps.search_found(f"{CASE_IGNORED_HEAD}\n{folded}", "zz") == ["lib/yy.py"]
     params = {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
               "required": ["path", "content"]}
     shape = steps.write_shape(params, ["docs/a.md"])

@@ -53,6 +53,7 @@ from actors.model.backends import generic_grammar
 from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.runs.agent.run_tools import goals, helpers, plans
+from actors.tools.grep_search import CASE_IGNORED_HEAD
 
 Step = Literal["any", "answer", "change"]
 
@@ -189,20 +190,23 @@ _DEFINING = (r"^\s*(?:(?:export|pub|public|private|protected|static|async|defaul
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-def defines(line: str, name: str) -> bool:
-    """Whether `line` defines `name`: `def name`, `class name`, `name = …` and their kin."""
+def defines(line: str, name: str, *, fold: bool = False) -> bool:
+    """Whether `line` defines `name`: `def name`, `class name`, `name = …` and their kin
+    (`fold`: the name's case ignored)."""
     n = re.escape(name)
-    return re.match(rf"{_DEFINING}{n}(?![\w$])|^\s*(?:self\.)?{n}\s*(?::[^=\n]*)?=(?!=)", line) is not None
+    return re.match(rf"{_DEFINING}{n}(?![\w$])|^\s*(?:self\.)?{n}\s*(?::[^=\n]*)?=(?!=)", line,
+                    re.IGNORECASE if fold else 0) is not None
 
 
 def search_found(result: str, pattern: str = "") -> list[str]:
     """The files a search's `result` names, each once: those of the lines that define
-    the name searched for (`pattern`'s last name: `def area` searches for area) when
-    there are such lines (asked where something is, the answer is where it is
-    defined, not where it is used), else all."""
+    the name searched for (`pattern`'s last name: `def area` searches for area; its
+    case ignored when the search found them so) when there are such lines (asked where
+    something is, the answer is where it is defined, not where it is used), else all."""
     lines = [(posixpath.normpath(m.group(1)), m.group(2)) for m in _FOUND.finditer(result)]
     names = _NAME.findall(pattern)
-    defining = [path for path, text in lines if names and defines(text, names[-1])]
+    fold = result.startswith(CASE_IGNORED_HEAD)  # what the search found with case ignored
+    defining = [path for path, text in lines if names and defines(text, names[-1], fold=fold)]
     return list(dict.fromkeys(defining or [path for path, _ in lines]))
 
 
