@@ -12,6 +12,7 @@ from typing import Any
 
 import trio
 
+from ops.eval.fresh_tasks import HELD_OUT_2, NEAR_MISSES_2, SOLVED_HELD_OUT_2, WORDS_2
 from ops.eval.more_tasks import DEV, HELD_OUT, SOLVED_HELD_OUT
 from ops.eval.run import ALL, BY_NAME
 from ops.eval.tasks import TASKS, Task
@@ -77,6 +78,8 @@ SOLVED: dict[str, tuple[Any, str]] = {
     # and its held-out half: kept with those jobs (more_tasks.py), so that developing
     # against the first half never meets the second's names
     **SOLVED_HELD_OUT,
+    # and the second held-out set's, kept with its jobs (fresh_tasks.py) for the same reason
+    **SOLVED_HELD_OUT_2,
 }
 
 
@@ -88,7 +91,7 @@ def _fixture(tmp_path: Path, task: Task) -> Path:
 
 
 def test_tasks_cover_issue_19s_jobs_and_more():
-    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 20
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 30
     firsts = {t.name: t.prompt for t in TASKS[:5]}
     assert firsts == {
         "create_hello": "Create a file hello.txt containing hi",
@@ -110,13 +113,44 @@ def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
     names = [t.name for t in ALL]
     assert len(set(names)) == len(names)
     prompts = {t.prompt for t in TASKS}
-    assert not any(t.prompt in prompts for t in DEV + HELD_OUT)
-    sources = "\n".join(p.read_text() for folder in ("actors", "bmoe_daemon") for p in (REPO / folder).rglob("*.py"))
-    sources += "\n".join(p.read_text() for p in (REPO / "bmoe_daemon" / "web").glob("*.js"))
-    for task in DEV + HELD_OUT:
+    assert not any(t.prompt in prompts for t in DEV + HELD_OUT + HELD_OUT_2)
+    sources = _product_sources()
+    for task in DEV + HELD_OUT + HELD_OUT_2:
         for rel in task.files:
             stem = Path(rel).name
             assert stem not in sources or stem in ("__init__.py",), (task.name, stem)
+
+
+def _product_sources() -> str:
+    """The product's own sources: actors/ and bmoe_daemon/ (Python), and the web UI's scripts."""
+    sources = "\n".join(p.read_text() for folder in ("actors", "bmoe_daemon") for p in (REPO / folder).rglob("*.py"))
+    return sources + "\n".join(p.read_text() for p in (REPO / "bmoe_daemon" / "web").glob("*.js"))
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I) is not None
+
+
+def test_a_second_held_out_set_shares_no_word_with_the_others_or_the_product():
+    """fresh_tasks.py: ten more held-out jobs. No file name, prompt or word of theirs is
+    in another job (so they measure something the others do not) nor in the product's
+    sources (so no rule was written for them); each job lists its words."""
+    assert len(HELD_OUT_2) == 10 and set(WORDS_2) == {t.name for t in HELD_OUT_2}
+    others = TASKS + DEV + HELD_OUT
+    their_files = {Path(rel).name for t in others for rel in t.files} - {"__init__.py"}
+    their_text = "\n".join([t.prompt for t in others] + [rel + "\n" + text for t in others
+                                                         for rel, text in t.files.items()])
+    sources = _product_sources()
+    for task in HELD_OUT_2:
+        assert task.mode == "full"
+        assert task.prompt not in sources, task.name
+        assert not {Path(rel).name for rel in task.files} & their_files, task.name
+        assert WORDS_2[task.name], task.name
+        for word in WORDS_2[task.name]:
+            assert _has_word(task.prompt + "\n" + "\n".join(f"{r}\n{t}" for r, t in task.files.items()), word), (
+                task.name, word)
+            assert not _has_word(their_text, word), (task.name, word)
+            assert not _has_word(sources, word), (task.name, word)
 
 
 def test_every_checker_fails_on_the_untouched_fixture(tmp_path):
@@ -153,6 +187,20 @@ def test_checkers_refuse_near_misses(tmp_path):
             change(ws)
         passed, reason = BY_NAME[name].check(ws, answer)
         assert not passed, (name, reason)
+
+
+def test_second_held_out_checkers_refuse_near_misses(tmp_path):
+    assert len(NEAR_MISSES_2) >= 2
+    for n, (name, change, answer) in enumerate(NEAR_MISSES_2):
+        task = next(t for t in HELD_OUT_2 if t.name == name)
+        ws = tmp_path / f"near{n}"
+        ws.mkdir()
+        task.write_fixture(ws)
+        if change is not None:
+            change(ws)
+        passed, reason = task.check(ws, answer)
+        assert not passed, (n, name, reason)
+        assert reason
 
 
 def _rounds() -> list[dict[str, Any]]:

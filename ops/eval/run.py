@@ -1,4 +1,4 @@
-"""Run the evaluation's tasks (ops/eval/tasks.py) through the daemon's public HTTP API.
+"""Run the evaluation's tasks (ops/eval/tasks.py, more_tasks.py, fresh_tasks.py) through the daemon's public HTTP API.
 
     .venv/bin/python ops/eval/run.py                         # the bundled model, a daemon of its own
     .venv/bin/python ops/eval/run.py --model ~/models/x.gguf # another GGUF
@@ -43,13 +43,17 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from actors.notices import ARGUMENTS_NOT_JSON  # noqa: E402
+from ops.eval.fresh_tasks import HELD_OUT_2  # noqa: E402
 from ops.eval.more_tasks import DEV, HELD_OUT  # noqa: E402
 from ops.eval.tasks import TASKS, Task  # noqa: E402
 
 # The sets --set chooses from: the five first-minute jobs, the eighteen of tasks.py (the
-# five among them), and more_tasks.py's development and held-out halves.
-SETS: dict[str, tuple[Task, ...]] = {"five": TASKS[:5], "eighteen": TASKS, "dev": DEV, "held_out": HELD_OUT}
-ALL: tuple[Task, ...] = TASKS + DEV + HELD_OUT
+# five among them), more_tasks.py's development and held-out halves, and fresh_tasks.py's
+# second held-out set.
+SETS: dict[str, tuple[Task, ...]] = {
+    "five": TASKS[:5], "eighteen": TASKS, "dev": DEV, "held_out": HELD_OUT, "held_out_2": HELD_OUT_2,
+}
+ALL: tuple[Task, ...] = TASKS + DEV + HELD_OUT + HELD_OUT_2
 BY_NAME = {t.name: t for t in ALL}
 
 DAEMON_START_S = 120  # loading a large model takes a while
@@ -276,7 +280,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tasks", help="comma-separated task names (default: all, or those of --set)")
     p.add_argument("--set", action="append", choices=sorted(SETS), default=[], dest="sets",
                    help="run this set of tasks (repeatable): five, eighteen (tasks.py), dev or held_out "
-                        "(more_tasks.py; held_out is for reporting, not for developing against)")
+                        "(more_tasks.py), held_out_2 (fresh_tasks.py); the held-out sets are for reporting, "
+                        "not for developing against")
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="run each task N times (default 1)")
     p.add_argument("--task-timeout", type=float, default=30.0, metavar="S",
                    help="seconds a task's run may take before it is stopped (default %(default)s, for the bundled "
@@ -307,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for name, tasks in SETS.items():
             for t in tasks:
-                print(f"{name:<9} {t.name:<16} {t.mode:<5} {t.prompt}")
+                print(f"{name:<10} {t.name:<16} {t.mode:<5} {t.prompt}")
         return 0
     names = args.tasks.split(",") if args.tasks else [t.name for s in args.sets for t in SETS[s]] or list(BY_NAME)
     chosen = [BY_NAME[n] for n in dict.fromkeys(names)]
