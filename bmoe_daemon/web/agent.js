@@ -3,7 +3,7 @@
 // servers' headers and variables name, and the person's hooks with their last outcomes.
 
 import { api } from "./api.js";
-import { afterRelease, alertLine, clear, field, h, heldIn, when } from "./dom.js";
+import { alertLine, clear, field, h, heldBy, when } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
 import { mcpSection } from "./mcpservers.js";
 import { deleteButton, page } from "./settings.js";
@@ -117,10 +117,8 @@ export function agentPage(main) {
     clearTimeout(timer);
     const [info, hooks, secrets] = await Promise.all([api("GET", "/api/agent"), api("GET", "/api/hooks").catch((err) => err),
       api("GET", "/api/secrets").catch((err) => err)]);
-    if (heldIn(body)) { // a press on the page: read and drawn again after its click (dom.js heldIn)
-      afterRelease(() => body.isConnected && load().catch(() => {}));
-      return;
-    }
+    // a press on the page: read and drawn again after its click
+    if (heldBy(body, () => body.isConnected && load().catch(() => {}))) return;
     clear(body,
       h("ul.facts", {},
         h("li", {}, info.tools ? "Conversations with a workspace get file tools." : "Plain chat only: no tools."),

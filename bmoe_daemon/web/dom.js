@@ -108,8 +108,8 @@ export function alertLine(error) {
 // A press holds the drawing of what it is on until its release (PRESS_HOLD_MS at most):
 // an element drawn again between a press and its release takes no click (the browser
 // clicks what both were on), so a button clicked while a list, a card or a page changes
-// would do nothing. `heldIn(el)`: whether a press on `el` holds it; `afterRelease(fn)`:
-// fn runs in the frame after the release, after its click (once however often asked).
+// would do nothing. `heldBy(el, fn)`: whether a press on `el` holds it; if so, fn runs in
+// the frame after the release, after its click (once however often asked).
 const PRESS_HOLD_MS = 1000;
 const press = { target: null, timer: 0, waiting: new Set() };
 
@@ -132,10 +132,8 @@ window.addEventListener("pointerdown", (ev) => {
 }, true);
 for (const name of ["pointerup", "pointercancel"]) window.addEventListener(name, released, true);
 
-export function heldIn(el) {
-  return press.target instanceof Node && el.contains(press.target);
-}
-
-export function afterRelease(fn) {
+export function heldBy(el, fn) {
+  if (!(press.target instanceof Node && el.contains(press.target))) return false;
   press.waiting.add(fn);
+  return true;
 }

@@ -7,7 +7,7 @@
 // Helpers in the background work on after the run's answer, when the message box
 // offers no Stop: "Stop the helpers" stops them (a stop of the conversation).
 
-import { afterRelease, clear, h, heldIn } from "./dom.js";
+import { clear, h, heldBy } from "./dom.js";
 import { isTask } from "./helpers.js";
 import { limits } from "./limits.js";
 
@@ -48,10 +48,7 @@ export class HelperTree {
   }
 
   render() {
-    if (heldIn(this.element)) {
-      afterRelease(this.renderLater);
-      return;
-    }
+    if (heldBy(this.element, this.renderLater)) return;
     const nodes = helperNodes(this.view.items || []);
     this.element.hidden = nodes.length === 0;
     if (!nodes.length) return clear(this.element);

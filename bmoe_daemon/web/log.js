@@ -7,10 +7,10 @@
 // A card keeps which of its folds are open and where the keyboard was when it is drawn
 // again, so a growing card does not snatch the person's place. Items a compaction
 // summarised are shown folded under its notice. Nothing is drawn again between a press
-// on the log and its release (dom.js heldIn): a streaming answer's Copy, a fold
+// on the log and its release (dom.js heldBy): a streaming answer's Copy, a fold
 // clicked while the conversation is read, take their click.
 
-import { afterRelease, clear, h, heldIn } from "./dom.js";
+import { clear, h, heldBy } from "./dom.js";
 import { layoutOf, renderItem } from "./items.js";
 import { keepRenderedIn, onRenderedClick } from "./rendered.js";
 import { LogScroll } from "./scroll.js";
@@ -88,10 +88,7 @@ export class ConversationLog {
   }
 
   drawDirty() {
-    if (heldIn(this.element)) {
-      afterRelease(this.drawLater);
-      return;
-    }
+    if (heldBy(this.element, this.drawLater)) return;
     const ids = [...this.dirty];
     this.dirty.clear();
     this.scroll.keep(() => {
@@ -128,10 +125,7 @@ export class ConversationLog {
   }
 
   renderAll() {
-    if (heldIn(this.element)) {
-      afterRelease(this.renderLater);
-      return;
-    }
+    if (heldBy(this.element, this.renderLater)) return;
     clear(this.element, this.pendingEl, this.endEl);
     this.els.clear();
     if (!this.view.items.length)

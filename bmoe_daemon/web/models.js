@@ -13,7 +13,7 @@
 // anywhere, the model let go after idle minutes or loaded again) reads it again too.
 
 import { api } from "./api.js";
-import { afterRelease, alertLine, clear, field, h, heldIn, sizeText } from "./dom.js";
+import { alertLine, clear, field, h, heldBy, sizeText } from "./dom.js";
 import { limits } from "./limits.js";
 import { modelMemory, watchModelMemory } from "./modelstate.js";
 import { page } from "./settings.js";
@@ -133,10 +133,7 @@ export function modelsPage(main) {
   const render = () => {
     const { listing, health, loading } = state;
     if (!listing) return;
-    if (heldIn(body)) { // a press on the page: drawn after its click (dom.js heldIn)
-      afterRelease(() => body.isConnected && render());
-      return;
-    }
+    if (heldBy(body, () => body.isConnected && render())) return; // a press on the page: drawn after its click
     const loaded = listing.loaded;
     // The keyboard's place: a row's button is drawn again whole.
     const focused = listEl.contains(document.activeElement) ? document.activeElement.dataset.focus : null;

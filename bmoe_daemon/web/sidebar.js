@@ -12,7 +12,7 @@
 // gap in the stream, then kept by the events, which say each change of the count.
 
 import { api, request } from "./api.js";
-import { afterRelease, clear, h, heldIn, timeAgo } from "./dom.js";
+import { clear, h, heldBy, timeAgo } from "./dom.js";
 import { findInside, startFound } from "./found.js";
 import { limits, readLimits } from "./limits.js";
 import { problem, stateWords, toast, waitingCards } from "./ui.js";
@@ -281,10 +281,7 @@ function row(c) {
 
 export function renderList() {
   if (!els.list) return;
-  if (heldIn(els.list)) { // a row clicked as the list changes: drawn after the click
-    afterRelease(renderList);
-    return;
-  }
+  if (heldBy(els.list, renderList)) return; // a row clicked as the list changes: drawn after the click
   // The keyboard's place: a row drawn again keeps it.
   const focused = els.list.contains(document.activeElement)
     ? document.activeElement.closest("li")?.dataset.id : null;

@@ -1,7 +1,7 @@
 // What the views share: messages to the person, option lists, and the shell's hooks.
 
 import { ApiError } from "./api.js";
-import { afterRelease, heldIn } from "./dom.js";
+import { heldBy } from "./dom.js";
 import { limits } from "./limits.js";
 
 export const STATE_LABELS = { idle: "idle", running: "running", waiting: "waiting for you", error: "error" };
@@ -88,13 +88,12 @@ function fillingIn(el) {
 
 // A settings page over `body`: `load()` draws it; `refresh()` (app.js's, after a drop
 // or a gap in the stream) reads it again unless a form there is being filled; a press
-// on the page holds it: it is read again after the release (dom.js heldIn).
+// on the page holds it: it is read again after the release (dom.js heldBy).
 export function pageView(load, body) {
   const refresh = () => {
     if (fillingIn(body)) return undefined;
-    if (!heldIn(body)) return load();
-    afterRelease(() => body.isConnected && refresh()?.catch(() => {}));
-    return undefined;
+    if (heldBy(body, () => body.isConnected && refresh()?.catch(() => {}))) return undefined;
+    return load();
   };
   return { name: "page", load, refresh };
 }
