@@ -169,3 +169,23 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     browser = sys.modules.get("tests.browser")
     if browser is not None:
         browser.close_shared_browser()
+
+
+DAEMON_LOG_TAIL_BYTES = 6000
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed test that ran a daemon as a process (tests/browser.py) reports the end of
+    that daemon's stderr beside its traceback: CI's log is then enough to see why."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        path = getattr(value, "stderr_path", None)
+        if isinstance(path, Path) and path.is_file():
+            with path.open("rb") as f:
+                f.seek(max(0, path.stat().st_size - DAEMON_LOG_TAIL_BYTES))
+                tail = f.read().decode("utf-8", "replace")
+            report.sections.append((f"the daemon's stderr, its last {DAEMON_LOG_TAIL_BYTES} bytes ({path.name})", tail))

@@ -275,7 +275,7 @@ def wait_until(pred, timeout=20.0, what="the condition"):
         if value:
             return value
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
 
 
 def create_conversation(page, title, *, folder: Path | None, mode="ask"):
@@ -407,7 +407,9 @@ def test_stop_a_running_command(open_page, daemon, tmp_path):
     send(page, "run the sleep")
     running = card(page, "Run sleep 60")
     running.locator("pre.command", has_text="$ sleep 60").wait_for()
-    wait_until(lambda: running.get_attribute("data-state") == "running", what="the command to run")
+    states = []  # what the card showed, for the failure's message
+    wait_until(lambda: states.append(running.get_attribute("data-state")) or states[-1] == "running",
+               what=lambda: f"the command to run (the card's states: {list(dict.fromkeys(states))})")
     stop = page.get_by_role("button", name="Stop")
     started = time.monotonic()
     stop.click()
