@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from actors.errors import ToolError
 from actors.policy.modes import decide
+from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.sandbox.bwrap import Confinement, bwrap_argv, is_within, seen_as
 from actors.sandbox.policy import SANDBOX_NOTE, Sandbox, explain, probe
 from actors.sandbox.seatbelt import seatbelt_profile
@@ -144,6 +145,11 @@ async def test_the_workspace_is_writable_and_nothing_else(sandbox, ws, beside):
     assert not Path("/tmp/bmoe-sandbox-probe").exists() and not (home / ".cache" / "c").exists()
     assert out.startswith("made\n") and "\nt\nc\n" in out and out.count("Read-only file system") == 2
     assert SANDBOX_NOTE in out
+    # The note comes before the status, which stays the last line: a failure the
+    # sandbox caused is a failed call for the run's rules (ledger.ended_as).
+    failed = await _run(sandbox, ws, f"echo x > {home}/new")
+    assert SANDBOX_NOTE in failed and failed.endswith("\n[exit code: 2]")
+    assert ended_as(SHELL_TOOL, "done", failed) == "error"
 
 
 async def test_secrets_are_not_visible(sandbox, ws, beside):

@@ -34,6 +34,27 @@ async def test_output_and_exit_code(ws):
     assert out.result == "alpha\nerr\n\n[exit code: 3]"
 
 
+async def test_a_script_named_as_a_program_is_told_how_to_run(ws):
+    """`tally.py` as a command exits 127 (126 as `./tally.py`, not executable): the
+    result says how to run it, before the status, which stays the last line."""
+    (ws / "tally.py").write_text("print(7)\n")
+    (ws / "tools").mkdir()
+    (ws / "tools" / "go.sh").write_text("echo go\n")
+    hint = "[tally.py is a file here, not a program: run it as `python3 tally.py`.]"
+    out = await ExecShellCommand().run({"command": "tally.py"}, ctx(ws))
+    assert out.result.endswith(f"\n{hint}\n[exit code: 127]")
+    out = await ExecShellCommand().run({"command": "echo a && ./tally.py > out.txt"}, ctx(ws))
+    assert out.result.endswith(f"\n{hint}\n[exit code: 126]")
+    out = await ExecShellCommand().run({"command": "tools/go.sh"}, ctx(ws))
+    assert "run it as `sh tools/go.sh`" in out.result
+    ran = await ExecShellCommand().run({"command": "python3 tally.py"}, ctx(ws))
+    assert ran.result == "7\n\n[exit code: 0]"
+    # Nothing to say: a program that is not there, a script that is not, another failure.
+    for command in ("no-such-program", "missing.py", "cat nothing.txt"):
+        out = await ExecShellCommand().run({"command": command}, ctx(ws))
+        assert "[exit code: " in out.result and " is a file here" not in out.result, command
+
+
 async def test_runs_in_the_workspace(ws):
     out = await ExecShellCommand().run({"command": "pwd"}, ctx(ws))
     assert out.result.splitlines()[0] == str(ws)

@@ -314,6 +314,39 @@ async def test_write_file_may_replace_only_a_file_the_conversation_wrote(real_to
     assert ("write_file", None) not in turns[2].avoid
 
 
+async def test_a_file_the_conversation_only_edited_is_not_written_over(real_tools, tmp_path):
+    """An edit does not make the person's file the model's: after editing a file of
+    constants, SmolLM2 wrote it over with a file's name. Its write over the file is
+    refused; a file it made it may still write again, after an edit too."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"limits.py": "LOW = 1\nHIGH = 9\n"})
+    d.backend.push(
+        call("read_file", path="limits.py"),
+        call("edit_file", path="limits.py", edits=[{"old_text": "LOW = 1", "new_text": "LOW = 0"}]),
+        call("write_file", path="limits.py", content="high.py"),
+        call("write_file", path="mine.txt", content="a"),
+        call("edit_file", path="mine.txt", edits=[{"old_text": "a", "new_text": "b"}]),
+        call("write_file", path="mine.txt", content="c"),
+        {"text": "Done."})
+    await conv.send_message("in limits.py set LOW to 0, and keep a note in mine.txt")
+    await wait_state(conv, "idle", "error")
+    states = [(c.tool, c.state) for c in cards(conv)]
+    assert ("write_file", "error") in states
+    refused = next(c for c in cards(conv) if c.tool == "write_file" and c.state == "error")
+    assert refused.args["path"] == "limits.py" and "change it with edit_file" in refused.result
+    assert (folder / "limits.py").read_text() == "LOW = 0\nHIGH = 9\n"
+
+
+def test_a_write_made_its_file_new_only_when_its_diff_starts_from_nothing():
+    created = small_steps.created_files([
+        ("write_file", "done", {"path": "./new.txt"}, "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+a\n"),
+        ("write_file", "done", {"path": "old.txt"}, "--- a/old.txt\n+++ b/old.txt\n@@ -1 +1 @@\n-x\n+y\n"),
+        ("edit_file", "done", {"path": "e.txt"}, "--- a/e.txt\n+++ b/e.txt\n@@ -0,0 +1 @@\n+a\n"),
+        ("write_file", "error", {"path": "f.txt"}, None),
+    ])
+    assert created == {"new.txt"}
+
+
 async def test_a_failed_command_is_not_run_again_until_something_changes(real_tools, tmp_path):
     """SmolLM2 ran `greet` 29 times, each exiting 127: a command that exited non-zero
     is ruled out of the next rounds like a read already made, until a change runs."""

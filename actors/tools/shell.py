@@ -19,18 +19,20 @@ when it is called, which is after the person's yes.
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import attrs
 import trio
 
 from actors.errors import ToolError
+from actors.fs.paths import PathRefused, resolve
 from actors.process import SHELL, command_environment, signal_group, wait_exit
 from actors.sandbox.policy import Sandbox, explain
 from actors.tools import args as args_
@@ -238,7 +240,9 @@ class ExecShellCommand:
             if scratch is not None:
                 await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
         note = explain(output, ctx.mode) if confined else None
-        tail = f"\n[exit code: {code}]" + (f"\n{note}" if note else "")
+        hint = await trio.to_thread.run_sync(run_it_as, output, code, ctx.workspace)
+        # The status is the result's last line, whatever is said before it (ledger.ended_as reads it).
+        tail = "".join(f"\n{line}" for line in (hint, note) if line) + f"\n[exit code: {code}]"
         if timed_out:
             # A time limit is a call that could not be carried out: an error result.
             raise ToolError(
@@ -246,6 +250,42 @@ class ExecShellCommand:
                 f"(at most {MAX_TIMEOUT_S}) or run something quicker]"
             )
         return ToolOutcome(output + tail)
+
+
+# A script's suffix and the program that runs it.
+INTERPRETERS = {".py": "python3", ".sh": "sh", ".bash": "bash", ".js": "node", ".mjs": "node", ".rb": "ruby",
+                ".pl": "perl", ".php": "php"}
+# A program often named that a system may have only under another name.
+OTHER_NAMES = {"python": "python3", "pip": "pip3"}
+# What the shell says of a word it could not run: dash's `sh: 1: NAME: not found`, bash's
+# `bash: line 1: NAME: command not found`, and either's `NAME: Permission denied`.
+_NOT_RUN = re.compile(r"^[^\n:]*sh: (?:\d+: |line \d+: )?([^\s:]+): (?:command )?(not found|Permission denied)$",
+                      re.MULTILINE)
+
+
+def run_it_as(output: str, code: int, workspace: Path) -> str | None:
+    """A line saying how to run what the shell could not (exit 126 or 127): a script of
+    the workspace named as a program is run by its interpreter (`NAME.py`: `python3
+    NAME.py`, when python3 is installed), and `python` is `python3` where only that is
+    installed. None when neither applies. Blocking (it looks at the disk)."""
+    if code not in (126, 127):
+        return None
+    for word, _ in _NOT_RUN.findall(output):
+        program = INTERPRETERS.get(PurePosixPath(word).suffix.lower())
+        if program is not None and shutil.which(program) is not None and _is_file_in(workspace, word):
+            script = word.removeprefix("./")
+            return f"[{script} is a file here, not a program: run it as `{program} {script}`.]"
+        other = OTHER_NAMES.get(word)
+        if other is not None and shutil.which(word) is None and shutil.which(other) is not None:
+            return f"[{word} is not installed here, {other} is: run `{other}` instead.]"
+    return None
+
+
+def _is_file_in(workspace: Path, name: str) -> bool:
+    try:
+        return resolve(workspace, name).is_file()
+    except (PathRefused, OSError):
+        return False
 
 
 async def _scratch_for(sandbox: Sandbox, env: dict[str, str]) -> Path | None:

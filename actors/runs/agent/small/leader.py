@@ -18,10 +18,10 @@ is the answer unless the request is still open (a file it names still missing, a
 it gives in none of its files: steps.still_open, up to steps.MAX_CHANGES changes), the
 round after a change it only claimed a change; its edit_file names only lines that are
 there; its write_file names the new file the request names, and may not replace a file
-it did not write; and an answer the record contradicts (a missing file, a change
-claimed, none of a search's files, the examples' words or a refusal repeated) is sent
-back once, and when the next one is too, the person reads that the model could not do
-it and what to try instead (`could_not`).
+it did not make (an edit leaves a file the person's); and an answer the record
+contradicts (a missing file, a change claimed, none of a search's files, the examples'
+words or a refusal repeated) is sent back once, and when the next one is too, the
+person reads that the model could not do it and what to try instead (`could_not`).
 
 A larger model, or a provider's, is not led: its rounds are its own.
 """
@@ -326,8 +326,8 @@ class Leader:
         ws, path = self._workspace(), args.get("path")
         if name != steps.WRITE_TOOL or ws is None or not isinstance(path, str):
             return None
-        return steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path),
-                                     self._seen_files(steps.WRITTEN_BY))
+        created = steps.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
+        return steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
 
     def _asked(self) -> str:
         """The person's latest message, as text."""

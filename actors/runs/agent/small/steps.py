@@ -14,7 +14,7 @@ instead:
   a phase's own (while planning the todo list and exit_plan_mode; with a goal,
   update_goal).
 - Asked to change one line, it wrote the whole file over with `10000`. Its write_file
-  may not replace a file of the workspace that the conversation did not write
+  may not replace a file of the workspace that the conversation did not make
   (`replace_refused`), and its edit_file names only the files the request names and
   those it read lately, each old_text one of their lines (`edit_shape`,
   TurnInput.shapes): an edit that cannot miss.
@@ -101,7 +101,6 @@ EDIT_LINE_CHARS = 200
 EDITS_IN_A_CALL = 1
 # The tools whose done call shows the model a file's content or writes it.
 SEEN_BY = ("read_file", WRITE_TOOL, EDIT_TOOL)
-WRITTEN_BY = (WRITE_TOOL, EDIT_TOOL)
 
 
 # The tools a round after a claimed change may call (step "change").
@@ -268,13 +267,29 @@ def removes(asked: str) -> bool:
     return _REMOVES.match(asked) is not None
 
 
-def replace_refused(tool: str, path: object, exists: bool, written: Iterable[str]) -> str | None:
+def created_files(items: Iterable[tuple[str | None, str | None, object, str | None]]) -> set[str]:
+    """The files a conversation's write_file calls made new (`items`: each tool card's
+    tool, state, arguments and diff): a file it only edited stays the person's."""
+    return {posixpath.normpath(path) for tool, state, args, diff in items
+            if tool == WRITE_TOOL and state == "done" and isinstance(args, dict)
+            and isinstance(path := args.get("path"), str) and path and made_new(diff)}
+
+
+def made_new(diff: str | None) -> bool:
+    """Whether a write's diff makes its file from nothing (its first hunk starts at line 0
+    of an empty file)."""
+    hunk = re.search(r"^@@ [^\n]*", diff or "", re.M)
+    return hunk is not None and hunk.group(0).startswith("@@ -0,0 ")
+
+
+def replace_refused(tool: str, path: object, exists: bool, created: Iterable[str]) -> str | None:
     """Why a small model's write_file may not replace `path`: it is a file of the
-    workspace that this conversation did not write. Asked to change one line,
+    workspace that this conversation did not make. Asked to change one line,
     SmolLM2 wrote config.py over with `10000`, and after reading it with `ready` (a
-    word of the worked examples); its edit_file can only replace a line that is
-    there. None when the write may go on (a new file, or one it wrote)."""
-    if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(written):
+    word of the worked examples); after an edit of a file of constants it wrote the
+    file over with a file's name; its edit_file can only replace a line that is there. None when the
+    write may go on (a new file, or one it made)."""
+    if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(created):
         return None
     return notices.WRITE_OVER_REFUSED.format(path=path)
 
