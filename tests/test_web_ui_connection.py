@@ -210,6 +210,34 @@ def test_after_a_drop_every_page_is_read_again(browser, daemon, tmp_path):
         relay.close()
 
 
+def test_a_delete_asked_once_is_not_undone_by_the_page_read_again(browser, daemon):
+    """A page read again after a drop (or after a press's release) is drawn anew; a delete
+    clicked once and waiting for its second click would be drawn unasked, and the
+    second click then asks again. The page is not read again while one waits."""
+    relay = Relay(daemon.url)
+    name = "armed-secret"
+    try:
+        with httpx.Client(base_url=daemon.url, timeout=10) as c:
+            assert c.put(f"/api/secrets/{name}", json={"value": "not shown"}).status_code == 200
+        with opened(browser, relay.url, DESKTOP, "#/agent") as page:
+            page.get_by_role("button", name=f"Delete {name}").click()
+            armed = page.get_by_role("button", name=f"Really delete {name}?")
+            armed.wait_for()
+            relay.cut()
+            banner(page).filter(has_text=DOWN).wait_for()
+            relay.resume()
+            wait_said(page, "Reconnected.")
+            page.wait_for_timeout(500)  # a read again would have been drawn by now
+            assert armed.count() == 1 and armed.evaluate("b => b === document.activeElement")
+            armed.click()
+            page.get_by_role("list", name="Secrets").get_by_role("listitem").filter(has_text=name).wait_for(
+                state="detached")
+            with httpx.Client(base_url=daemon.url, timeout=10) as c:
+                assert name not in [x["name"] for x in c.get("/api/secrets").json()["secrets"]]
+    finally:
+        relay.close()
+
+
 def test_a_page_that_could_not_be_loaded_says_why_and_retry_loads_it(browser, daemon):
     cid = new_conversation(daemon.url, "Loaded on the second try")
     with opened(browser, daemon.url) as page:

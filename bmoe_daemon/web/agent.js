@@ -117,8 +117,9 @@ export function agentPage(main) {
     clearTimeout(timer);
     const [info, hooks, secrets] = await Promise.all([api("GET", "/api/agent"), api("GET", "/api/hooks").catch((err) => err),
       api("GET", "/api/secrets").catch((err) => err)]);
-    // a press on the page: read and drawn again after its click
-    if (heldBy(body, () => body.isConnected && load().catch(() => {}))) return;
+    // A press on the page: read and drawn again after its click, as a refresh is, so
+    // not over a form the click opened and is being filled ("Add a server").
+    if (heldBy(body, () => body.isConnected && view.refresh()?.catch(() => {}))) return;
     clear(body,
       h("ul.facts", {},
         h("li", {}, info.tools ? "Conversations with a workspace get file tools." : "Plain chat only: no tools."),

@@ -80,6 +80,7 @@ export async function attemptIn(where, action) {
 // text typed in one. A page read again by itself (after a drop in the stream) would
 // drop that, so it waits: the page is read again when the form is saved.
 function fillingIn(el) {
+  if (el.querySelector("[data-armed]")) return true; // a delete asked once (settings.js deleteButton), not yet confirmed
   const at = document.activeElement;
   if (at && el.contains(at) && at.closest("form") && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return true;
   return [...el.querySelectorAll("form input, form textarea")]
@@ -87,7 +88,8 @@ function fillingIn(el) {
 }
 
 // A settings page over `body`: `load()` draws it; `refresh()` (app.js's, after a drop
-// or a gap in the stream) reads it again unless a form there is being filled; a press
+// or a gap in the stream) reads it again unless a form there is being filled or a delete
+// waits for its second click (drawn again, either would be lost); a press
 // on the page holds it: it is read again after the release (dom.js heldBy).
 export function pageView(load, body) {
   const refresh = () => {
