@@ -302,7 +302,7 @@ async def test_write_file_may_replace_only_a_file_the_conversation_wrote(real_to
                    call("write_file", path="./config.py", content="ready"),
                    call("write_file", path="new.txt", content="a"), call("write_file", path="new.txt", content="b"),
                    {"text": "Wrote new.txt."})
-    await conv.send_message("rewrite config.py, and put a note in new.txt")
+    await conv.send_message("rewrite config.py")
     await wait_state(conv, "idle", "error")
     states = [(c.tool, c.state) for c in cards(conv)]
     assert states == [("write_file", "error"), ("read_file", "done"), ("write_file", "error"),
@@ -312,23 +312,6 @@ async def test_write_file_may_replace_only_a_file_the_conversation_wrote(real_to
     turns = d.backend.turns
     assert ("write_file", None) in turns[1].avoid and ("write_file", None) in turns[3].avoid
     assert ("write_file", None) not in turns[2].avoid
-    # Its write_file may name the new file the request names, and later the one it made.
-    for turn in (turns[2], turns[4]):
-        (tool, shape), *_ = [(t, sh) for t, sh in turn.shapes if t == "write_file"]
-        assert shape["properties"]["path"] == {"enum": ["new.txt"]}
-
-
-async def test_write_file_is_not_offered_when_the_request_names_no_new_file(real_tools, tmp_path):
-    """Asked to fix a typo, SmolLM2 wrote a new file nobody asked for: a small model's
-    write_file is offered for a file the request names that is not there yet, or one
-    the conversation made, and not at all when there is none."""
-    d = real_tools
-    folder, conv = await small_project(d, tmp_path, {"page.py": "print('Wellcome')\n"})
-    d.backend.push(call("write_file", path="title.txt", content="Welcome"), {"text": "Done."})
-    await conv.send_message("the title says Wellcome, fix it")
-    await wait_state(conv, "idle", "error")
-    first = d.backend.turns[0]
-    assert ("write_file", None) in first.avoid and not [t for t, _ in first.shapes if t == "write_file"]
 
 
 async def test_a_file_the_conversation_only_edited_is_not_written_over(real_tools, tmp_path):
@@ -361,7 +344,7 @@ def test_a_write_made_its_file_new_only_when_its_diff_starts_from_nothing():
         ("edit_file", "done", {"path": "e.txt"}, "--- a/e.txt\n+++ b/e.txt\n@@ -0,0 +1 @@\n+a\n"),
         ("write_file", "error", {"path": "f.txt"}, None),
     ])
-    assert created == ["new.txt"]
+    assert created == {"new.txt"}
 
 
 async def test_a_failed_command_is_not_run_again_until_something_changes(real_tools, tmp_path):
@@ -552,5 +535,5 @@ async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(rea
     assert [t.tool_choice for t in turns] == [None, None, "required", "required", "none"]
     for turn in turns[2:4]:
         left = {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}
-        assert left == {"edit_file"}  # write_file only for a new file the request names
+        assert left == {"edit_file", "write_file"}
     assert (folder / "config.py").read_text() == "PORT = 9090\n" and conv.info.end_reason == "answered"

@@ -228,14 +228,10 @@ class Leader:
             else:
                 shapes = ((steps.EDIT_TOOL, shape),)
         write = next((t for t in turn.tools if t.name == steps.WRITE_TOOL), None)
-        if write is not None:
-            # Only a file the request names that is not there yet, or one this conversation made.
-            paths = list(dict.fromkeys(await self._new_files() + self._created()))
-            write_shape = steps.write_shape(write.parameters, paths)
-            if write_shape is not None:
-                shapes += ((steps.WRITE_TOOL, write_shape),)
-            elif not paths:
-                avoid += ((steps.WRITE_TOOL, None),)
+        new = await self._new_files() if write is not None else []
+        write_shape = steps.write_shape(write.parameters, new) if write is not None and new else None
+        if write_shape is not None:
+            shapes += ((steps.WRITE_TOOL, write_shape),)
         first = self._first_tool(turn, offered, avoid) if self._step == "any" and not must_call else None
         if first is not None:
             choice = "required"
@@ -330,11 +326,8 @@ class Leader:
         ws, path = self._workspace(), args.get("path")
         if name != steps.WRITE_TOOL or ws is None or not isinstance(path, str):
             return None
-        return steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), self._created())
-
-    def _created(self) -> list[str]:
-        """The files this conversation's write_file made new (steps.created_files)."""
-        return steps.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
+        created = steps.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
+        return steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
 
     def _asked(self) -> str:
         """The person's latest message, as text."""

@@ -173,9 +173,7 @@ def asks_where(asked: str) -> bool:
 
 def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, object] | None:
     """write_file's parameters with its path one of `new` (files the request names that
-    are not there yet, and those the conversation made); None when there are none or its
-    parameters have no path to hold. With none, a small model's write_file is not offered:
-    it wrote a new file nobody asked for when asked to fix a typo."""
+    are not there yet); None when its parameters have no path to hold."""
     props = parameters.get("properties")
     if not new or not isinstance(props, dict) or not isinstance(props.get("path"), dict):
         return None
@@ -269,13 +267,12 @@ def removes(asked: str) -> bool:
     return _REMOVES.match(asked) is not None
 
 
-def created_files(items: Iterable[tuple[str | None, str | None, object, str | None]]) -> list[str]:
+def created_files(items: Iterable[tuple[str | None, str | None, object, str | None]]) -> set[str]:
     """The files a conversation's write_file calls made new (`items`: each tool card's
-    tool, state, arguments and diff), in order, each once: a file it only edited stays
-    the person's."""
-    return list(dict.fromkeys(posixpath.normpath(path) for tool, state, args, diff in items
-                              if tool == WRITE_TOOL and state == "done" and isinstance(args, dict)
-                              and isinstance(path := args.get("path"), str) and path and made_new(diff)))
+    tool, state, arguments and diff): a file it only edited stays the person's."""
+    return {posixpath.normpath(path) for tool, state, args, diff in items
+            if tool == WRITE_TOOL and state == "done" and isinstance(args, dict)
+            and isinstance(path := args.get("path"), str) and path and made_new(diff)}
 
 
 def made_new(diff: str | None) -> bool:
