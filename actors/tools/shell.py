@@ -240,7 +240,7 @@ class ExecShellCommand:
             if scratch is not None:
                 await trio.to_thread.run_sync(shutil.rmtree, scratch, True)
         note = explain(output, ctx.mode) if confined else None
-        hint = await trio.to_thread.run_sync(run_it_as, output, code, ctx.workspace)
+        hint = await trio.to_thread.run_sync(run_it_as, output, code, ctx.workspace) if code in NOT_RUN_CODES else None
         # The status is the result's last line, whatever is said before it (ledger.ended_as reads it).
         tail = "".join(f"\n{line}" for line in (hint, note) if line) + f"\n[exit code: {code}]"
         if timed_out:
@@ -252,6 +252,8 @@ class ExecShellCommand:
         return ToolOutcome(output + tail)
 
 
+# The shell's status for a word it could not run: not found, not executable.
+NOT_RUN_CODES = (126, 127)
 # A script's suffix and the program that runs it.
 INTERPRETERS = {".py": "python3", ".sh": "sh", ".bash": "bash", ".js": "node", ".mjs": "node", ".rb": "ruby",
                 ".pl": "perl", ".php": "php"}
@@ -268,7 +270,7 @@ def run_it_as(output: str, code: int, workspace: Path) -> str | None:
     the workspace named as a program is run by its interpreter (`NAME.py`: `python3
     NAME.py`, when python3 is installed), and `python` is `python3` where only that is
     installed. None when neither applies. Blocking (it looks at the disk)."""
-    if code not in (126, 127):
+    if code not in NOT_RUN_CODES:
         return None
     for word, _ in _NOT_RUN.findall(output):
         program = INTERPRETERS.get(PurePosixPath(word).suffix.lower())
