@@ -392,11 +392,20 @@ async def test_a_token_from_the_key_store_reaches_the_server_and_nothing_else(tm
                 assert (await c.put("/api/secrets/ok", json={"value": "a\nb"})).status_code == 400
                 assert (await c.put("/api/secrets/ok", json={"nope": 1})).status_code == 400
                 assert (await c.delete("/api/secrets/none")).status_code == 404
-                cmdlines = [" ".join(p.cmdline()) for p in [psutil.Process(d.proc.pid),
-                                                            *psutil.Process(d.proc.pid).children(recursive=True)]]
+                cmdlines = [cmdline_of(p) for p in [psutil.Process(d.proc.pid),
+                                                    *psutil.Process(d.proc.pid).children(recursive=True)]]
         logs = d.stderr() + d.log_file()
     assert "HTTP Request: POST" in logs  # the debug log was on, and the requests are in it
     for text in [*seen, logs, *cmdlines]:
         assert TOKEN not in text and "7f3a9c1e5b2d4680" not in text
     stored = json.loads((data / "credentials.json").read_text())
     assert stored == {"secret/t-token": TOKEN} and (data / "credentials.json").stat().st_mode & 0o077 == 0
+
+
+def cmdline_of(proc: psutil.Process) -> str:
+    """A process's command line; empty for one that ended since it was listed (a child
+    can end between the listing and the read)."""
+    try:
+        return " ".join(proc.cmdline())
+    except psutil.NoSuchProcess:
+        return ""
