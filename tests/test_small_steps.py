@@ -14,6 +14,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors import notices
 from actors.model.backends import worked_examples
 from actors.model.backends.template_messages import template_messages
 from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, example_messages
@@ -537,3 +538,82 @@ async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(rea
         left = {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}
         assert left == {"edit_file", "write_file"}
     assert (folder / "config.py").read_text() == "PORT = 9090\n" and conv.info.end_reason == "answered"
+
+
+# ---- the daemon's own words are not the person's ----
+
+MADE_ALREADY = notices.MADE_ALREADY
+
+
+def test_a_text_that_mostly_repeats_a_note_of_the_daemons_is_an_echo():
+    not_made = small_steps.NOT_MADE_PREFIX + "notes.txt" + small_steps.NOT_MADE_SUFFIX
+    ours = [MADE_ALREADY, not_made]
+    # Said again in other words: most of its trigrams are the note's.
+    assert small_steps.echoed("The notes.txt is not there yet. Make it with a tool, make it with a new file, "
+                              "then answer.", ours) == small_steps.first_sentence(not_made)
+    assert small_steps.echoed("You made this same call already and nothing has changed, so use it.",
+                              ours) == small_steps.first_sentence(MADE_ALREADY)
+    # Not an echo: a few words in common, too short to tell, or nothing of ours to repeat.
+    assert small_steps.echoed("notes.txt is not there yet: I wrote the list of groceries into it.", ours) is None
+    assert small_steps.echoed("Make it", ours) is None
+    assert small_steps.echoed("The notes.txt is not there yet. Make it with a tool.", []) is None
+    # An answer that repeats one is sent back as one that repeats words not of this conversation.
+    told = small_steps.answer_fault("You made this same call already and nothing has changed, so use it.",
+                                    exists=lambda _: True, changed=False, asked="what does x print?", ours=ours)
+    assert told is not None and told.startswith(small_steps.COPIED_PREFIX)
+    assert small_steps.answer_fault("x prints 4.", exists=lambda _: True, changed=False,
+                                    asked="what does x print?", ours=ours) is None
+
+
+def test_what_a_write_or_an_edit_would_put_in_its_file_is_checked_for_an_echo():
+    ours = [MADE_ALREADY]
+    echo = "You made this same call already and nothing has changed since."
+    for tool, args in (("write_file", {"path": "a.txt", "content": echo}),
+                       ("edit_file", {"path": "a.txt", "edits": [{"old_text": "x", "new_text": "y"},
+                                                                 {"old_text": "z", "new_text": echo}]})):
+        refused = small_steps.echo_refused(tool, args, ours)
+        assert refused is not None and "a.txt" in refused and "repeats what this daemon told you" in refused
+        assert small_steps.echo_refused(tool, {**args, "content": "x = 1", "edits": [{"old_text": "x",
+                                                                                     "new_text": "x = 1"}]},
+                                        ours) is None
+    assert small_steps.echo_refused("exec_shell_command", {"command": echo}, ours) is None
+
+
+async def test_a_small_model_may_not_write_the_daemons_note_into_a_file(real_tools, tmp_path):
+    """Told that the file it was asked for is not there yet, the model writes that note
+    into it: refused (the person's card says why), and the tool stays open, so its next
+    write, of the file's text, runs."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {})
+    d.backend.push({"text": "Done."},
+                   call("write_file", path="notes.txt",
+                        content="The notes.txt is not there yet. Make it with a tool, make it with a new file, "
+                                "then answer."),
+                   call("write_file", path="notes.txt", content="milk\neggs\n"),
+                   {"text": "Wrote milk and eggs into notes.txt."})
+    await conv.send_message("put milk and eggs in notes.txt")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("write_file", "error"), ("write_file", "done")]
+    refused = cards(conv)[0]
+    assert "repeats what this daemon told you" in refused.result
+    assert refused.person_text == ("Not run: the agent was writing the daemon's own note to it into notes.txt, "
+                                   "not what you asked for.")
+    assert (folder / "notes.txt").read_text() == "milk\neggs\n"
+    assert conv.info.end_reason == "answered" and conv.items[-1].text == "Wrote milk and eggs into notes.txt."
+    assert ("write_file", None) not in d.backend.turns[2].avoid  # not barred: its next write is the file's
+
+
+async def test_an_answer_that_repeats_the_daemons_note_is_not_the_answer(real_tools, tmp_path):
+    """Its call refused as made already, the model answers with the refusal in other
+    words: sent back, and said again, the person reads that it could not."""
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"a.txt": "four\n"})
+    echo = "You made this same call already and nothing has changed, so use it."
+    d.backend.push(call("read_file", path="a.txt"), call("read_file", path="a.txt"), {"text": echo},
+                   {"text": echo})
+    await conv.send_message("what does a.txt say?")
+    await wait_state(conv, "idle", "error")
+    told = [i for i in conv.items if i.kind == "notice" and i.for_model]
+    assert len(told) == 1 and told[0].text.startswith(small_steps.COPIED_PREFIX)
+    assert conv.info.end_reason == "could_not"
+    assert "repeated words that are not from this conversation" in conv.items[-1].text

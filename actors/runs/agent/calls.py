@@ -191,10 +191,11 @@ class CallRunner:
         elif tool is None or not self._offer.offers(tool):
             done = Done("error", notices.NO_SUCH_TOOL.format(name=call.name, names=self._offer.tool_names()))
         elif (refused := await self._leader.write_refused(call.name, args)) is not None:
-            done = Done("error", refused)
-            # And the next round may not write at all: varying the content, SmolLM2
-            # wrote config.py over again round after round (each refused).
-            self._ledger.feed(WriteRefused(call.name))
+            done = Done("error", refused.text)
+            if refused.bars:
+                # And the next round may not write at all: varying the content, SmolLM2
+                # wrote config.py over again round after round (each refused).
+                self._ledger.feed(WriteRefused(call.name))
         else:
             done = await self.run_tool(tool, call.card, args)
         result = cap_text(done.result if note is None else f"{note}\n{done.result}", STORED_RESULT_CAP_BYTES)

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
+from actors import notices
 from actors.fs.paths import PathRefused, read_workspace_text, resolve
 from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
@@ -97,7 +98,7 @@ class Leading(Protocol):
 
     async def could_not(self, text: str, *, changed: bool) -> str | None: ...
 
-    async def write_refused(self, name: str, args: dict[str, Any]) -> str | None: ...
+    async def write_refused(self, name: str, args: dict[str, Any]) -> steps.Refusal | None: ...
 
 
 def leader_for(transcript: Transcript, env: Env) -> Leading:
@@ -138,7 +139,7 @@ class NotLed:
     async def could_not(self, text: str, *, changed: bool) -> str | None:
         return None
 
-    async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
+    async def write_refused(self, name: str, args: dict[str, Any]) -> steps.Refusal | None:
         return None
 
 
@@ -293,11 +294,12 @@ class Leader:
         if not text or ws is None or self._checks >= steps.ANSWER_CHECKS:
             return False
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
+        ours = self._ours()
         new = self._new or []
         fault = await trio.to_thread.run_sync(lambda: steps.answer_fault(
             text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
-            new=new))
+            new=new, ours=ours))
         if fault is None:
             return False
         self._checks += 1
@@ -314,20 +316,27 @@ class Leader:
         if not text or ws is None or self._checks < steps.ANSWER_CHECKS:
             return None
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
+        ours = self._ours()
         new = self._new or []
         fault = await trio.to_thread.run_sync(lambda: steps.find_fault(
             text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
-            new=new))
+            new=new, ours=ours))
         return None if fault is None else steps.could_not(fault)
 
-    async def write_refused(self, name: str, args: dict[str, Any]) -> str | None:
-        """Why its write_file may not go on (steps.replace_refused), None when it may."""
+    async def write_refused(self, name: str, args: dict[str, Any]) -> steps.Refusal | None:
+        """Why its write_file or edit_file may not go on, None when it may: a write over a
+        file of the person's (steps.replace_refused; the tool is then barred for a round),
+        or a text that repeats the daemon's own notes to it (steps.echo_refused)."""
         ws, path = self._workspace(), args.get("path")
-        if name != steps.WRITE_TOOL or ws is None or not isinstance(path, str):
+        if name not in steps.CHANGE_TOOLS or ws is None or not isinstance(path, str):
             return None
+        echo = steps.echo_refused(name, args, self._ours())
+        if echo is not None:
+            return steps.Refusal(echo, bars=False)
         created = steps.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
-        return steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
+        over = steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
+        return None if over is None else steps.Refusal(over, bars=True)
 
     def _asked(self) -> str:
         """The person's latest message, as text."""
@@ -358,6 +367,12 @@ class Leader:
     def _refusals(self) -> list[str]:
         """What this run's calls that did not run were told."""
         return [i.result or "" for i in self._run_items() if i.kind == "tool" and i.state not in ("done", None)]
+
+    def _ours(self) -> list[str]:
+        """What the daemon told the model in this run: its notices for the model, and
+        its own refusals of calls (a tool's error is the tool's, not the daemon's)."""
+        return [i.text or "" for i in self._run_items() if i.kind == "notice" and i.for_model] + [
+            r for r in self._refusals() if notices.card_end(r)[0] is not None]
 
     def _seen_files(self, by: tuple[str, ...] = steps.SEEN_BY) -> list[str]:
         """The files this conversation's calls of `by` read or wrote, the latest first."""

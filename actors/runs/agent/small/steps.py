@@ -282,6 +282,16 @@ def made_new(diff: str | None) -> bool:
     return hunk is not None and hunk.group(0).startswith("@@ -0,0 ")
 
 
+@attrs.frozen
+class Refusal:
+    """Why a small model's call may not go on (`text`, the model's), and whether the next
+    round may not call its tool at all (`bars`: varying the call's arguments does not
+    mend it)."""
+
+    text: str
+    bars: bool
+
+
 def replace_refused(tool: str, path: object, exists: bool, created: Iterable[str]) -> str | None:
     """Why a small model's write_file may not replace `path`: it is a file of the
     workspace that this conversation did not make. Asked to change one line,
@@ -292,6 +302,57 @@ def replace_refused(tool: str, path: object, exists: bool, created: Iterable[str
     if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(created):
         return None
     return notices.WRITE_OVER_REFUSED.format(path=path)
+
+
+# ---- the daemon's own words, copied ----
+
+# An echo is measured in word trigrams: a text of ECHO_MIN_GRAMS at least repeats one of
+# the daemon's notes when ECHO_SHARE of its trigrams are that note's.
+ECHO_GRAM = 3
+ECHO_MIN_GRAMS = 3
+ECHO_SHARE = 0.5
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _grams(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i:i + ECHO_GRAM]) for i in range(len(words) - ECHO_GRAM + 1)}
+
+
+def echoed(text: str, ours: Iterable[str]) -> str | None:
+    """The first sentence of the note of `ours` (what the daemon told the model in this
+    run: its notices, its refusals) that `text` mostly repeats, None when it repeats
+    none. Told that a file the person asked for was not there yet and to make it with
+    a tool, SmolLM2 wrote "The <file> is not there yet. Make it with a tool, …" into that
+    file, and answered the same: the daemon's words are never the person's file or
+    answer."""
+    grams = _grams(text)
+    if len(grams) < ECHO_MIN_GRAMS:
+        return None
+    for note in ours:
+        if len(grams & _grams(note)) >= ECHO_SHARE * len(grams):
+            return first_sentence(note)
+    return None
+
+
+def written_text(tool: str, args: dict[str, object]) -> str:
+    """The text a call of write_file or edit_file puts into its file ("" for another)."""
+    if tool == WRITE_TOOL:
+        content = args.get("content")
+        return content if isinstance(content, str) else ""
+    if tool == EDIT_TOOL and isinstance(edits := args.get("edits"), list):
+        return "\n".join(e["new_text"] for e in edits if isinstance(e, dict) and isinstance(e.get("new_text"), str))
+    return ""
+
+
+def echo_refused(tool: str, args: dict[str, object], ours: Iterable[str]) -> str | None:
+    """Why a small model's write_file or edit_file may not go on: the text it would
+    write repeats what the daemon told it (`echoed`). None when it may."""
+    note = echoed(written_text(tool, args), ours)
+    if note is None:
+        return None
+    path = args.get("path")
+    return notices.ECHO_REFUSED.format(path=path if isinstance(path, str) else "the file", note=note)
 
 
 # The optional arguments a small model is offered beside a tool's required ones.
@@ -365,7 +426,7 @@ def first_sentence(text: str) -> str:
 
 def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
-               refusals: Iterable[str] = (), new: Iterable[str] = ()) -> Fault | None:
+               refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = ()) -> Fault | None:
     """What a small model's answer says that the run's record contradicts, None when
     nothing does. From the evaluation: a file the workspace does not have (asked which
     file defines greet, SmolLM2 searched for the example's `def total`, found nothing
@@ -374,8 +435,9 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     found files (`found`, the files of the run's last call when it was a search), an
     answer naming none of them; the worked examples' own words (`copied` says which)
     or a refusal's first sentence (`refusals`, what the run's refused calls were told)
-    repeated as the answer; a new file the request names (`new`) still not there
-    when the answer comes; no file at all when asked where something is, or which
+    repeated as the answer, or mostly the words of one of the daemon's notes (`ours`,
+    `echoed`); a new file the request names (`new`) still not there when the answer
+    comes; no file at all when asked where something is, or which
     file has it (`asks_where`). A change is not looked for in the answer to a question
     (`asked`, the request, ends with a question mark): asked which file defines greet,
     SmolLM2 answered "This function has been added to the lib.py module", right but
@@ -389,7 +451,7 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
         return Fault(notmade=notmade)
     said = " ".join(text.split())
     repeated = copied(text) or next((r for r in (first_sentence(r) for r in refusals)
-                                     if len(r) >= REFUSAL_CHARS and r in said), None)
+                                     if len(r) >= REFUSAL_CHARS and r in said), None) or echoed(text, ours)
     if repeated:
         return Fault(copied=repeated)
     if _HOW_MANY.search(asked) and not _NUMBER.search(text):
@@ -421,11 +483,11 @@ FOUND_SHOWN = 5
 
 def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                  found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
-                 refusals: Iterable[str] = (), new: Iterable[str] = ()) -> str | None:
+                 refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = ()) -> str | None:
     """What the model is told of its answer's fault (`find_fault`), a notice it reads so
     it can look again; None when nothing is at fault."""
     fault = find_fault(text, exists=exists, changed=changed, asked=asked, found=found, copied=copied,
-                       refusals=refusals, new=new)
+                       refusals=refusals, new=new, ours=ours)
     if fault is None:
         return None
     if fault.file is not None:
