@@ -233,6 +233,10 @@ WRITE_OVER_REFUSED = (
     "{path} is a file of the workspace: change it with edit_file (the line to replace and its new text), "
     "not by writing it over."
 )
+REMOVE_REFUSED = (
+    "Not run: this command removes {path}, which the person named but did not ask to remove or move. "
+    "Do what they asked and keep that file."
+)
 ECHO_REFUSED = (
     "Not written: this text repeats what this daemon told you (\u201c{note}\u201d), not what {path} should hold. "
     "Write what the person asked for, from what the tools showed, or answer that you cannot."
@@ -310,6 +314,8 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
     (NO_SUCH_TOOL, "Not run: the agent called a tool this conversation does not have ({name}).", "daemon"),
     (WRITE_OVER_REFUSED, "Not run: {path} is a file of the workspace, and here the agent may change it only by "
                          "editing lines, not by writing it over.", "rule"),
+    (REMOVE_REFUSED, "Not run: the command would have removed {path}, which you named but did not ask to remove.",
+     "rule"),
     (ECHO_REFUSED, "Not run: the agent was writing the daemon's own note to it into {path}, not what you asked "
                    "for.", "rule"),
     (NOBODY_TO_ANSWER, "Nobody was at the screen to answer, so the agent chose itself.", None),

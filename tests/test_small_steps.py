@@ -20,6 +20,7 @@ from actors.model.backends.template_messages import template_messages
 from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, example_messages
 from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
+from actors.runs.agent.small import guards as small_guards
 from actors.runs.agent.small import steps as small_steps
 from actors.runs.agent.small.leader import SMALL_MODEL_PARAMS, leads
 from actors.tools.files import ReadFile
@@ -339,7 +340,7 @@ async def test_a_file_the_conversation_only_edited_is_not_written_over(real_tool
 
 
 def test_a_write_made_its_file_new_only_when_its_diff_starts_from_nothing():
-    created = small_steps.created_files([
+    created = small_guards.created_files([
         ("write_file", "done", {"path": "./new.txt"}, "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+a\n"),
         ("write_file", "done", {"path": "old.txt"}, "--- a/old.txt\n+++ b/old.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         ("edit_file", "done", {"path": "e.txt"}, "--- a/e.txt\n+++ b/e.txt\n@@ -0,0 +1 @@\n+a\n"),
@@ -571,12 +572,12 @@ def test_what_a_write_or_an_edit_would_put_in_its_file_is_checked_for_an_echo():
     for tool, args in (("write_file", {"path": "a.txt", "content": echo}),
                        ("edit_file", {"path": "a.txt", "edits": [{"old_text": "x", "new_text": "y"},
                                                                  {"old_text": "z", "new_text": echo}]})):
-        refused = small_steps.echo_refused(tool, args, ours)
+        refused = small_guards.echo_refused(tool, args, ours)
         assert refused is not None and "a.txt" in refused and "repeats what this daemon told you" in refused
-        assert small_steps.echo_refused(tool, {**args, "content": "x = 1", "edits": [{"old_text": "x",
+        assert small_guards.echo_refused(tool, {**args, "content": "x = 1", "edits": [{"old_text": "x",
                                                                                      "new_text": "x = 1"}]},
                                         ours) is None
-    assert small_steps.echo_refused("exec_shell_command", {"command": echo}, ours) is None
+    assert small_guards.echo_refused("exec_shell_command", {"command": echo}, ours) is None
 
 
 async def test_a_small_model_may_not_write_the_daemons_note_into_a_file(real_tools, tmp_path):
@@ -617,3 +618,51 @@ async def test_an_answer_that_repeats_the_daemons_note_is_not_the_answer(real_to
     assert len(told) == 1 and told[0].text.startswith(small_steps.COPIED_PREFIX)
     assert conv.info.end_reason == "could_not"
     assert "repeated words that are not from this conversation" in conv.items[-1].text
+
+
+# ---- a file the person named is not removed unasked ----
+
+
+def test_the_files_a_command_removes_are_read_from_its_words():
+    is_file = {"a.txt", "b.txt"}.__contains__
+    removed = small_guards.removed_by
+    assert removed("rm -rf a.txt", is_file) == ["a.txt"]
+    assert removed("ls && sudo rm -f -- -x ./a.txt; echo done", is_file) == ["-x", "./a.txt"]
+    assert removed("mv a.txt c.txt", is_file) == ["a.txt"]  # the source goes
+    assert removed("mv a.txt b.txt", is_file) == ["a.txt", "b.txt"]  # and a file written over
+    assert removed("X=1 unlink a.txt | cat", is_file) == ["a.txt"]
+    for kept in ("cp a.txt c.txt", 'echo "rm a.txt"', "cat a.txt", 'rm "unclosed', "git rm"):
+        assert removed(kept, is_file) == [], kept
+
+
+def test_a_command_may_not_remove_a_file_the_request_names_unless_it_asks_to():
+    is_file = {"base.cfg", "notes/a.txt"}.__contains__
+    refused = small_guards.removal_refused
+    asked = "make a backup copy of base.cfg named base.cfg.bak"
+    for command in ("rm -rf base.cfg", "mv base.cfg base.cfg.bak", "rm ./base.cfg", "rm *.cfg", "cd . && rm base.*"):
+        why = refused(command, asked, ["base.cfg"], is_file)
+        assert why is not None and why.startswith("Not run: this command removes base.cfg"), command
+    assert refused("cp base.cfg base.cfg.bak", asked, ["base.cfg"], is_file) is None
+    assert refused("rm other.cfg", asked, ["base.cfg"], is_file) is None  # not a file the request names
+    for asks in ("delete base.cfg", "Please remove base.cfg", "rename base.cfg to old.cfg", "move base.cfg to x/",
+                 "clean up base.cfg", "get rid of base.cfg"):
+        assert refused("rm base.cfg", asks, ["base.cfg"], is_file) is None, asks
+    assert refused(["rm", "base.cfg"], asked, ["base.cfg"], is_file) is None  # not a command: the tool says why
+
+
+async def test_a_small_models_command_that_removes_a_named_file_unasked_is_refused(real_tools, tmp_path):
+    """Asked for a backup copy, SmolLM2 ran `rm -rf` on the file: refused, the person's
+    card says why, the file stays, and the shell stays open for the copy."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"base.cfg": "x = 1\n"})
+    d.backend.push(call("exec_shell_command", command="rm -rf base.cfg"),
+                   call("exec_shell_command", command="cp base.cfg base.cfg.bak"),
+                   {"text": "Copied base.cfg to base.cfg.bak."})
+    await conv.send_message("make a backup copy of base.cfg named base.cfg.bak")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "error"),
+                                                        ("exec_shell_command", "done")]
+    assert cards(conv)[0].person_text == ("Not run: the command would have removed base.cfg, which you named but did "
+                                          "not ask to remove.")
+    assert (folder / "base.cfg").read_text() == "x = 1\n" and (folder / "base.cfg.bak").read_text() == "x = 1\n"
+    assert conv.info.end_reason == "answered"

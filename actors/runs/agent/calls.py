@@ -190,7 +190,7 @@ class CallRunner:
             done = await self._own.write_plan(tool, args)
         elif tool is None or not self._offer.offers(tool):
             done = Done("error", notices.NO_SUCH_TOOL.format(name=call.name, names=self._offer.tool_names()))
-        elif (refused := await self._leader.write_refused(call.name, args)) is not None:
+        elif (refused := await self._leader.call_refused(call.name, args)) is not None:
             done = Done("error", refused.text)
             if refused.bars:
                 # And the next round may not write at all: varying the content, SmolLM2

@@ -41,7 +41,7 @@ from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
-from actors.runs.agent.small import steps
+from actors.runs.agent.small import guards, steps
 from actors.runs.env import Env
 
 # A local model under this many parameters is a small one, which a run leads.
@@ -98,7 +98,7 @@ class Leading(Protocol):
 
     async def could_not(self, text: str, *, changed: bool) -> str | None: ...
 
-    async def write_refused(self, name: str, args: dict[str, Any]) -> steps.Refusal | None: ...
+    async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None: ...
 
 
 def leader_for(transcript: Transcript, env: Env) -> Leading:
@@ -139,7 +139,7 @@ class NotLed:
     async def could_not(self, text: str, *, changed: bool) -> str | None:
         return None
 
-    async def write_refused(self, name: str, args: dict[str, Any]) -> steps.Refusal | None:
+    async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
         return None
 
 
@@ -324,19 +324,30 @@ class Leader:
             new=new, ours=ours))
         return None if fault is None else steps.could_not(fault)
 
-    async def write_refused(self, name: str, args: dict[str, Any]) -> steps.Refusal | None:
-        """Why its write_file or edit_file may not go on, None when it may: a write over a
-        file of the person's (steps.replace_refused; the tool is then barred for a round),
-        or a text that repeats the daemon's own notes to it (steps.echo_refused)."""
+    async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
+        """Why its call may not go on, None when it may: a write over a file of the
+        person's (guards.replace_refused; the tool is then barred for a round), a write or
+        an edit whose text repeats the daemon's own notes to it (guards.echo_refused), or
+        a command that removes a file the request names and does not ask to remove
+        (guards.removal_refused)."""
         ws, path = self._workspace(), args.get("path")
+        if name == guards.SHELL_TOOL and ws is not None:
+            asked = self._asked()
+
+            def removes() -> str | None:
+                named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
+                return guards.removal_refused(args.get("command"), asked, named, lambda rel: is_file_in(ws, rel))
+
+            gone = await trio.to_thread.run_sync(removes)
+            return None if gone is None else guards.Refusal(gone, bars=False)
         if name not in steps.CHANGE_TOOLS or ws is None or not isinstance(path, str):
             return None
-        echo = steps.echo_refused(name, args, self._ours())
+        echo = guards.echo_refused(name, args, self._ours())
         if echo is not None:
-            return steps.Refusal(echo, bars=False)
-        created = steps.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
-        over = steps.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
-        return None if over is None else steps.Refusal(over, bars=True)
+            return guards.Refusal(echo, bars=False)
+        created = guards.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
+        over = guards.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
+        return None if over is None else guards.Refusal(over, bars=True)
 
     def _asked(self) -> str:
         """The person's latest message, as text."""
@@ -411,5 +422,13 @@ def exists_in(ws: Path, rel: str) -> bool:
     does not: the tool that would use it says why). Blocking: call it in a thread."""
     try:
         return resolve(ws, rel).exists()
+    except PathRefused:
+        return False
+
+
+def is_file_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` names a file inside the workspace. Blocking: call it in a thread."""
+    try:
+        return resolve(ws, rel).is_file()
     except PathRefused:
         return False

@@ -267,43 +267,6 @@ def removes(asked: str) -> bool:
     return _REMOVES.match(asked) is not None
 
 
-def created_files(items: Iterable[tuple[str | None, str | None, object, str | None]]) -> set[str]:
-    """The files a conversation's write_file calls made new (`items`: each tool card's
-    tool, state, arguments and diff): a file it only edited stays the person's."""
-    return {posixpath.normpath(path) for tool, state, args, diff in items
-            if tool == WRITE_TOOL and state == "done" and isinstance(args, dict)
-            and isinstance(path := args.get("path"), str) and path and made_new(diff)}
-
-
-def made_new(diff: str | None) -> bool:
-    """Whether a write's diff makes its file from nothing (its first hunk starts at line 0
-    of an empty file)."""
-    hunk = re.search(r"^@@ [^\n]*", diff or "", re.M)
-    return hunk is not None and hunk.group(0).startswith("@@ -0,0 ")
-
-
-@attrs.frozen
-class Refusal:
-    """Why a small model's call may not go on (`text`, the model's), and whether the next
-    round may not call its tool at all (`bars`: varying the call's arguments does not
-    mend it)."""
-
-    text: str
-    bars: bool
-
-
-def replace_refused(tool: str, path: object, exists: bool, created: Iterable[str]) -> str | None:
-    """Why a small model's write_file may not replace `path`: it is a file of the
-    workspace that this conversation did not make. Asked to change one line,
-    SmolLM2 wrote config.py over with `10000`, and after reading it with `ready` (a
-    word of the worked examples); after an edit of a file of constants it wrote the
-    file over with a file's name; its edit_file can only replace a line that is there. None when the
-    write may go on (a new file, or one it made)."""
-    if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(created):
-        return None
-    return notices.WRITE_OVER_REFUSED.format(path=path)
-
-
 # ---- the daemon's own words, copied ----
 
 # An echo is measured in word trigrams: a text of ECHO_MIN_GRAMS at least repeats one of
@@ -333,26 +296,6 @@ def echoed(text: str, ours: Iterable[str]) -> str | None:
         if len(grams & _grams(note)) >= ECHO_SHARE * len(grams):
             return first_sentence(note)
     return None
-
-
-def written_text(tool: str, args: dict[str, object]) -> str:
-    """The text a call of write_file or edit_file puts into its file ("" for another)."""
-    if tool == WRITE_TOOL:
-        content = args.get("content")
-        return content if isinstance(content, str) else ""
-    if tool == EDIT_TOOL and isinstance(edits := args.get("edits"), list):
-        return "\n".join(e["new_text"] for e in edits if isinstance(e, dict) and isinstance(e.get("new_text"), str))
-    return ""
-
-
-def echo_refused(tool: str, args: dict[str, object], ours: Iterable[str]) -> str | None:
-    """Why a small model's write_file or edit_file may not go on: the text it would
-    write repeats what the daemon told it (`echoed`). None when it may."""
-    note = echoed(written_text(tool, args), ours)
-    if note is None:
-        return None
-    path = args.get("path")
-    return notices.ECHO_REFUSED.format(path=path if isinstance(path, str) else "the file", note=note)
 
 
 # The optional arguments a small model is offered beside a tool's required ones.

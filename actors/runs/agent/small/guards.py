@@ -1,0 +1,143 @@
+"""Calls a small model may not make (actors/runs/agent/small/leader.py asks before each
+runs): a write over a file of the person's, a text that repeats the daemon's own notes
+to it, a command that removes a file the request names and does not ask to remove.
+Each refusal is a card the person reads, with the words of actors/notices.py."""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from actors import notices
+from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, echoed
+
+# ---- a file the person's, not written over ----
+
+
+def created_files(items: Iterable[tuple[str | None, str | None, object, str | None]]) -> set[str]:
+    """The files a conversation's write_file calls made new (`items`: each tool card's
+    tool, state, arguments and diff): a file it only edited stays the person's."""
+    return {posixpath.normpath(path) for tool, state, args, diff in items
+            if tool == WRITE_TOOL and state == "done" and isinstance(args, dict)
+            and isinstance(path := args.get("path"), str) and path and made_new(diff)}
+
+
+def made_new(diff: str | None) -> bool:
+    """Whether a write's diff makes its file from nothing (its first hunk starts at line 0
+    of an empty file)."""
+    hunk = re.search(r"^@@ [^\n]*", diff or "", re.M)
+    return hunk is not None and hunk.group(0).startswith("@@ -0,0 ")
+
+
+@attrs.frozen
+class Refusal:
+    """Why a small model's call may not go on (`text`, the model's), and whether the next
+    round may not call its tool at all (`bars`: varying the call's arguments does not
+    mend it)."""
+
+    text: str
+    bars: bool
+
+
+def replace_refused(tool: str, path: object, exists: bool, created: Iterable[str]) -> str | None:
+    """Why a small model's write_file may not replace `path`: it is a file of the
+    workspace that this conversation did not make. Asked to change one line,
+    SmolLM2 wrote config.py over with `10000`, and after reading it with `ready` (a
+    word of the worked examples); after an edit of a file of constants it wrote the
+    file over with a file's name; its edit_file can only replace a line that is there. None when the
+    write may go on (a new file, or one it made)."""
+    if tool != WRITE_TOOL or not isinstance(path, str) or not exists or posixpath.normpath(path) in set(created):
+        return None
+    return notices.WRITE_OVER_REFUSED.format(path=path)
+
+
+def written_text(tool: str, args: dict[str, object]) -> str:
+    """The text a call of write_file or edit_file puts into its file ("" for another)."""
+    if tool == WRITE_TOOL:
+        content = args.get("content")
+        return content if isinstance(content, str) else ""
+    if tool == EDIT_TOOL and isinstance(edits := args.get("edits"), list):
+        return "\n".join(e["new_text"] for e in edits if isinstance(e, dict) and isinstance(e.get("new_text"), str))
+    return ""
+
+
+def echo_refused(tool: str, args: dict[str, object], ours: Iterable[str]) -> str | None:
+    """Why a small model's write_file or edit_file may not go on: the text it would
+    write repeats what the daemon told it (`echoed`). None when it may."""
+    note = echoed(written_text(tool, args), ours)
+    if note is None:
+        return None
+    path = args.get("path")
+    return notices.ECHO_REFUSED.format(path=path if isinstance(path, str) else "the file", note=note)
+
+
+# ---- a file the person named, kept ----
+
+SHELL_TOOL = "exec_shell_command"
+# Programs that remove the files they are given, and those that move them (the sources go).
+_REMOVERS = frozenset({"rm", "unlink", "shred", "rmdir"})
+_MOVERS = frozenset({"mv"})
+# Words that only run the command after them.
+_PREFIXES = frozenset({"sudo", "command", "env", "nice", "nohup", "time", "exec"})
+# A request that asks for something to go, or to move.
+_ASKS_TO_REMOVE = re.compile(
+    r"\b(?:remov|delet|drop|eras|renam|mov|clean|clear|purg|trash|discard|get rid|tidy|wip|replac|overwrit|"
+    r"swap|prun|rm\b|mv\b|del\b|unlink|shred)", re.IGNORECASE)
+
+
+def removed_by(command: str, is_file: Callable[[str], bool]) -> list[str]:
+    """The files a shell command removes or moves away, as its words give them: the
+    operands of rm (unlink, shred, rmdir), the sources of mv and a destination that is a
+    file already. Only what the words say: a script that removes files is not read."""
+    lex = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    try:
+        tokens = list(lex)
+    except ValueError:
+        return []
+    out: list[str] = []
+    stage: list[str] = []
+    for token in [*tokens, ";"]:
+        if token and set(token) <= set(";&|()"):
+            out.extend(_stage_removes(stage, is_file))
+            stage = []
+        else:
+            stage.append(token)
+    return out
+
+
+def _stage_removes(words: list[str], is_file: Callable[[str], bool]) -> list[str]:
+    while words and (words[0] in _PREFIXES or re.fullmatch(r"\w+=.*", words[0])):
+        words = words[1:]
+    if not words:
+        return []
+    program = posixpath.basename(words[0])
+    if program not in _REMOVERS | _MOVERS:
+        return []
+    operands, ended = [], False
+    for word in words[1:]:
+        if not ended and word == "--":
+            ended = True
+        elif ended or not word.startswith("-"):
+            operands.append(word)
+    if program in _REMOVERS:
+        return operands
+    last = operands[-1:] if len(operands) >= 2 and is_file(operands[-1]) else []
+    return operands[:-1] + last
+
+
+def removal_refused(command: object, asked: str, named: Iterable[str], is_file: Callable[[str], bool]) -> str | None:
+    """Why a small model's command may not run: it removes or moves away a file the
+    request names (`named`) that the request does not ask to remove or move. Asked to
+    make a backup copy of a file, SmolLM2 ran `rm -rf` on it. None when it may run."""
+    if not isinstance(command, str) or _ASKS_TO_REMOVE.search(asked):
+        return None
+    kept = [posixpath.normpath(n) for n in named]
+    gone = next((k for p in removed_by(command, is_file) for k in kept
+                 if k == posixpath.normpath(p) or (set(p) & set("*?[") and fnmatch.fnmatchcase(k, p))), None)
+    return None if gone is None else notices.REMOVE_REFUSED.format(path=gone)
