@@ -214,7 +214,8 @@ async def test_after_reads_or_a_failure_the_model_may_call_again(real_tools, tmp
                    call("exec_shell_command", command="true"), {"text": "Done."})
     await conv.send_message("look and run")
     await wait_state(conv, "idle", "error")
-    assert [t.tool_choice for t in d.backend.turns] == [None, None, None, "none"]
+    # The first round is a search (a change that names no file: tests/test_small_lookup.py).
+    assert [t.tool_choice for t in d.backend.turns] == ["required", None, None, "none"]
 
 
 async def test_a_larger_or_unknown_model_is_not_led(real_tools, tmp_path):
@@ -285,9 +286,9 @@ async def test_edit_file_names_only_a_file_read_and_its_lines(real_tools, tmp_pa
     await conv.send_message("change PORT to 9090")
     await wait_state(conv, "idle", "error")
     first, second, third = d.backend.turns
-    # Before any read, edit_file is left out; after the read of config.py, it may name
-    # config.py only, and an old_text of its lines.
-    assert ("edit_file", None) in first.avoid and not first.shapes
+    # Before any read, edit_file is left out (the first round searches instead); after
+    # the read of config.py, it may name config.py only, and an old_text of its lines.
+    assert ("edit_file", None) in first.avoid and [tool for tool, _ in first.shapes] == ["grep_search"]
     (tool, shape), = second.shapes
     assert tool == "edit_file" and shape["properties"]["path"] == {"const": "config.py"}
     assert shape["properties"]["edits"]["items"]["properties"]["old_text"]["enum"] == ["PORT = 8080", "HOST = 'x'"]
@@ -533,8 +534,9 @@ async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(rea
     await conv.send_message("change PORT to 9090")
     await wait_state(conv, "idle", "error")
     turns = d.backend.turns
-    # The edit that changed nothing failed: the next round still has to change a file.
-    assert [t.tool_choice for t in turns] == [None, None, "required", "required", "none"]
+    # The edit that changed nothing failed: the next round still has to change a file
+    # (the first round is a search: no file named).
+    assert [t.tool_choice for t in turns] == ["required", None, "required", "required", "none"]
     for turn in turns[2:4]:
         left = {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}
         assert left == {"edit_file", "write_file"}

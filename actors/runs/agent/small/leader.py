@@ -41,7 +41,7 @@ from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
-from actors.runs.agent.small import guards, steps
+from actors.runs.agent.small import guards, lookup, steps
 from actors.runs.env import Env
 
 # A local model under this many parameters is a small one, which a run leads.
@@ -57,6 +57,9 @@ EXAMPLES_MIN_CTX = 4096
 # a helper, was the same loop, which sampling leaves (tests/test_plan_e2e.py,
 # tests/test_subagents_model.py).
 SMALL_TEMPERATURE = 0.0
+
+
+SEARCH_TOOL = "grep_search"
 
 
 def is_small_model(n_params: int) -> bool:
@@ -237,6 +240,11 @@ class Leader:
         if first is not None:
             choice = "required"
             avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
+        search = next((t for t in turn.tools if t.name == SEARCH_TOOL), None)
+        if first == SEARCH_TOOL and search is not None:
+            search_shape = lookup.search_shape(search.parameters, await self._search_words())
+            if search_shape is not None:
+                shapes += ((SEARCH_TOOL, search_shape),)
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer else turn.temperature,
@@ -253,7 +261,18 @@ class Leader:
             return None
         tool = example.calls[0][0]
         ruled_out = {name for name, args in avoid if args is None}
+        if tool == steps.EDIT_TOOL and tool in ruled_out:
+            tool = SEARCH_TOOL  # a change, and no file to change named or read yet: find the place first
         return tool if tool in names and tool in offered and tool not in ruled_out else None
+
+    async def _search_words(self) -> list[str]:
+        """The words the run's first search may look for (lookup.search_words)."""
+        ws = self._workspace()
+        if ws is None:
+            return []
+        words = lookup.request_words(self._asked())
+        counts = await trio.to_thread.run_sync(lookup.file_counts, ws, [w for w, _ in words])
+        return lookup.search_words(words, counts)
 
     async def _open(self) -> bool:
         """Whether the request is still open after a change (steps.still_open)."""
@@ -370,6 +389,16 @@ class Leader:
         pattern = (last.args or {}).get("pattern")
         return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
 
+    def _searched(self) -> list[str]:
+        """The files this run's latest search found (steps.search_found), none when its
+        latest search found nothing or there was none."""
+        last = next((i for i in reversed(self._run_items()) if i.kind == "tool" and i.tool in steps.SEARCH_TOOLS),
+                    None)
+        if last is None or last.state != "done":
+            return []
+        pattern = (last.args or {}).get("pattern")
+        return steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")
+
     def _said(self) -> str:
         """What the person and the tools said in this conversation."""
         return "\n".join((i.text or "") if i.kind == "user" else (i.result or "")
@@ -392,16 +421,18 @@ class Leader:
 
     async def _edit_shape(self) -> dict[str, Any] | None:
         """Its edit_file this round (steps.edit_shape): the files the person's latest
-        message names, then the latest it read, as they are now."""
+        message names, then those this run's latest search found, then the latest it
+        read, as they are now."""
         ws = self._workspace()
         if ws is None:
             return None
         asked = self._asked()
         limit = steps.EDIT_FILE_BYTES
+        searched = self._searched()
 
         def read() -> list[tuple[str, str]]:
             named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
-            wanted = list(dict.fromkeys(named + self._seen_files()))[:steps.EDIT_FILES]
+            wanted = list(dict.fromkeys(named + searched + self._seen_files()))[:steps.EDIT_FILES]
             found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 

@@ -1,0 +1,119 @@
+"""What a small model's first search looks for: a word of the person's request that
+the workspace has.
+
+Asked about code, or to change something in a file the request does not name, a
+model has to find the place first. SmolLM2-135M searched for words nobody wrote (a
+file's name made up from the request, the worked examples' own pattern, "is a
+test.This" 25 times in the web UI) and then answered from the empty result. Its first
+search is held to the request's own words that occur in the workspace's text files:
+those written like a name in code (`Invoice`, `parse_date`, a quoted text) when the
+request has such a word, else the rarest. Only the pattern is held: the model picks
+among them, reads the result and goes on as it would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from actors.model.backends.worked_examples import FUNCTION_WORDS
+from actors.tools.globs import walk
+
+# Files read at most, and their size at most: a search word is found in a large
+# workspace's first files, or not held at all.
+LOOKUP_FILES = 400
+LOOKUP_FILE_BYTES = 256 * 1024
+# Words a first search may look for at most.
+LOOKUP_WORDS = 3
+# A word shorter than this is not looked for (`id`, `to`).
+MIN_WORD = 3
+
+_WORD = re.compile(r"[A-Za-z_][\w-]*[A-Za-z0-9_]|[A-Za-z_]\w")
+# A file's name, maybe under folders: the request names the file, there is nothing to look for in it.
+_FILE = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
+_QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"|`([^`\n]+)`")
+# A word written as a name in code: a capital after the first word, an underscore, a digit,
+# or a capital inside it (`parseDate`).
+_NAME_LIKE = re.compile(r"_|\d|^[A-Z]|[a-z][A-Z]")
+# A request's own verbs of kind, never a thing to look for.
+_ASKING = frozenset({"fix", "change", "update", "edit", "find", "look", "search", "defined", "define", "defines",
+                     "typo", "file", "files", "code", "line", "lines", "function", "class", "method",
+                     "variable", "value", "set", "called", "call", "calls", "used", "uses", "use", "instead"})
+
+
+def request_words(asked: str) -> list[tuple[str, bool]]:
+    """The words of `asked` a search may look for, each once in its order, with whether
+    it is written like a name in code: not a function word, a verb of asking or a file's
+    name, MIN_WORD letters at least; a quoted word is one (a quoted text with blanks is
+    not looked for: grep reads it as it is written, and the model's search may differ)."""
+    out: dict[str, bool] = {}
+    for m in _QUOTED.finditer(asked):
+        text = next(g for g in m.groups() if g is not None).strip()
+        if len(text) >= MIN_WORD and re.fullmatch(r"[\w-]+", text):  # a word, as grep reads it
+            out.setdefault(text, True)
+    first = True
+    for m in _WORD.finditer(_FILE.sub(" ", asked)):
+        word = m.group(0)
+        low = word.lower()
+        if len(word) >= MIN_WORD and low not in FUNCTION_WORDS and low not in _ASKING:
+            out.setdefault(word, not first and _NAME_LIKE.search(word) is not None)
+        first = False
+    return list(out.items())
+
+
+def file_counts(ws: Path, words: Iterable[str]) -> dict[str, int]:
+    """In how many of the workspace's text files each word occurs as a whole word, its
+    case ignored (LOOKUP_FILES files of LOOKUP_FILE_BYTES at most, in the walk's order).
+    Blocking: call it in a thread."""
+    wanted = list(dict.fromkeys(words))
+    counts = dict.fromkeys(wanted, 0)
+    if not wanted:
+        return counts
+    patterns = {w: re.compile(rf"(?<![\w-]){re.escape(w)}(?![\w-])", re.IGNORECASE) for w in wanted}
+    read = 0
+    try:
+        entries = walk(ws, sizes=True, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith("."))
+        for entry in entries:
+            if not entry.is_file or entry.is_link or entry.size > LOOKUP_FILE_BYTES:
+                continue
+            if entry.path.rsplit("/", 1)[-1].startswith("."):
+                continue
+            try:
+                data = (ws / entry.path).read_bytes()
+            except OSError:
+                continue
+            if b"\0" in data[:4096]:
+                continue  # not text
+            text = data.decode("utf-8", "replace")
+            for w, pattern in patterns.items():
+                counts[w] += pattern.search(text) is not None
+            read += 1
+            if read >= LOOKUP_FILES:
+                break
+    except OSError:
+        return dict.fromkeys(wanted, 0)
+    return counts
+
+
+def search_words(words: list[tuple[str, bool]], counts: dict[str, int]) -> list[str]:
+    """The words a first search may look for: of those the workspace has (`counts`),
+    the ones written like a name in code when there are any, else the rarest (in at
+    most twice as many files as the rarest); LOOKUP_WORDS at most, rarest first."""
+    there = [(w, named) for w, named in words if counts.get(w, 0) > 0]
+    if any(named for _, named in there):
+        there = [(w, named) for w, named in there if named]
+    else:
+        least = min((counts[w] for w, _ in there), default=0)
+        there = [(w, named) for w, named in there if counts[w] <= 2 * least]
+    ranked = sorted(there, key=lambda pair: counts[pair[0]])  # stable: the request's order among equals
+    return [w for w, _ in ranked[:LOOKUP_WORDS]]
+
+
+def search_shape(parameters: dict[str, object], words: list[str]) -> dict[str, object] | None:
+    """grep_search's parameters held to a pattern of `words` (and no other argument);
+    None when there is no word or no pattern to hold."""
+    props = parameters.get("properties")
+    if not words or not isinstance(props, dict) or not isinstance(props.get("pattern"), dict):
+        return None
+    return {**parameters, "properties": {"pattern": {"enum": list(words)}}, "required": ["pattern"]}
