@@ -237,6 +237,9 @@ REMOVE_REFUSED = (
     "Not run: this command removes {path}, which the person named but did not ask to remove or move. "
     "Do what they asked and keep that file."
 )
+NAME_AS_TEXT_REFUSED = (
+    "Not written: {name} is a file's name, not the text {path} should hold. Write the text the person asked for."
+)
 ECHO_REFUSED = (
     "Not written: this text repeats what this daemon told you (\u201c{note}\u201d), not what {path} should hold. "
     "Write what the person asked for, from what the tools showed, or answer that you cannot."
@@ -316,6 +319,8 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
                          "editing lines, not by writing it over.", "rule"),
     (REMOVE_REFUSED, "Not run: the command would have removed {path}, which you named but did not ask to remove.",
      "rule"),
+    (NAME_AS_TEXT_REFUSED, "Not run: the agent was writing only a file's name ({name}) into {path}, not what you "
+                           "asked for.", "rule"),
     (ECHO_REFUSED, "Not run: the agent was writing the daemon's own note to it into {path}, not what you asked "
                    "for.", "rule"),
     (NOBODY_TO_ANSWER, "Nobody was at the screen to answer, so the agent chose itself.", None),

@@ -61,12 +61,23 @@ async def test_a_change_that_names_no_file_searches_first_then_edits_what_it_fou
     assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"grep_search"}
     (tool, shape), = first.shapes
     assert tool == "grep_search" and shape["properties"] == {"pattern": {"enum": ["dgo"]}}
-    # The search found pets.py: edit_file may name it, unread, with its lines.
+    # The search found pets.py: the next round is an edit there, unread, of the line found.
+    assert second.tool_choice == "required"
+    assert {t.name for t in second.tools} - {name for name, args in second.avoid if args is None} == {"edit_file"}
     edit = dict(second.shapes)["edit_file"]
     assert edit["properties"]["path"] == {"const": "pets.py"}
-    assert "    return 'Rex the dgo'" in edit["properties"]["edits"]["items"]["properties"]["old_text"]["enum"]
+    assert edit["properties"]["edits"]["items"]["properties"]["old_text"]["enum"] == ["    return 'Rex the dgo'"]
     assert (folder / "pets.py").read_text() == "def pet():\n    return 'Rex the dog'\n"
     assert third.tool_choice == "none" and conv.info.end_reason == "answered"
+
+
+async def test_a_search_that_finds_nothing_leaves_the_next_round_free(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"pets.py": "def pet():\n    return 'Rex the dgo'\n"})
+    d.backend.push(call("grep_search", pattern="dgo", include="*.md"), {"text": "Not found."})
+    await conv.send_message("the dog's name is spelled dgo, please fix it")
+    await wait_state(conv, "idle", "error")
+    assert [t.tool_choice for t in d.backend.turns] == ["required", None]
 
 
 async def test_a_question_about_the_code_searches_for_the_name_it_asks_about(real_tools, tmp_path):

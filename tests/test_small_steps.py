@@ -668,3 +668,47 @@ async def test_a_small_models_command_that_removes_a_named_file_unasked_is_refus
                                           "not ask to remove.")
     assert (folder / "base.cfg").read_text() == "x = 1\n" and (folder / "base.cfg.bak").read_text() == "x = 1\n"
     assert conv.info.end_reason == "answered"
+
+
+def test_a_write_of_only_a_files_name_is_refused_unless_the_request_gives_it():
+    refused = small_guards.name_refused
+    for name in ("Title.md", "Title.md.txt", "docs/a.md", "./b.py"):
+        why = refused("write_file", {"path": "doc.md", "content": name + "\n"}, "make doc.md with a heading Title")
+        assert why == f"Not written: {name} is a file's name, not the text doc.md should hold. Write the text the " \
+                      "person asked for.", name
+    fine = ("# Title\n", "Title\n", "see Title.md\n", "a.md\nb.md\n", "Node.js", "1.2.3", "")
+    for text in fine:
+        assert refused("write_file", {"path": "doc.md", "content": text}, "make doc.md with a heading Title") \
+            is None, text
+    assert refused("write_file", {"path": "list.txt", "content": "main.py"}, "put main.py in list.txt") is None
+    assert refused("edit_file", {"path": "list.txt", "content": "main.py"}, "fix list.txt") is None
+    # The person reads what was refused, in their words.
+    why = refused("write_file", {"path": "doc.md", "content": "Title.md"}, "make doc.md")
+    assert notices.card_end(why) == ("rule", "Not run: the agent was writing only a file's name (Title.md) into "
+                                             "doc.md, not what you asked for.")
+
+
+async def test_a_second_write_of_the_daemons_note_bars_writing_for_a_round(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {})
+    echo = "The notes.txt is not there yet. Make it with a tool, make it with a new file, then answer."
+    d.backend.push({"text": "Done."}, call("write_file", path="notes.txt", content=echo),
+                   call("write_file", path="notes.txt", content=echo + " Then answer again."), {"text": "I could not."})
+    await conv.send_message("put milk and eggs in notes.txt")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("write_file", "error"), ("write_file", "error")]
+    after_first, after_second = d.backend.turns[2], d.backend.turns[3]
+    assert ("write_file", None) not in after_first.avoid and ("write_file", None) in after_second.avoid
+
+
+def test_an_edit_after_a_search_offers_the_lines_it_found():
+    found = small_steps.search_lines("a.py:2:    y = 2\nb/c.py:1:z\n\n---\nTotal matches: 2\n")
+    assert found == {"a.py": ["    y = 2"], "b/c.py": ["z"]}
+
+    def offered_lines(text: str) -> object:
+        shape = small_steps.edit_shape([("a.py", text)], only=found)
+        assert shape is not None
+        return shape["properties"]["edits"]["items"]["properties"]["old_text"]["enum"]
+
+    assert offered_lines("x = 1\n    y = 2\n") == ["    y = 2"]
+    assert offered_lines("x = 1\n") == ["x = 1"]  # a file without the lines found offers all its lines

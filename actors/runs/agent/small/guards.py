@@ -1,6 +1,7 @@
 """Calls a small model may not make (actors/runs/agent/small/leader.py asks before each
 runs): a write over a file of the person's, a text that repeats the daemon's own notes
-to it, a command that removes a file the request names and does not ask to remove.
+to it or is only a file's name, a command that removes a file the request names and
+does not ask to remove.
 Each refusal is a card the person reads, with the words of actors/notices.py."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from actors import notices
-from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, echoed
+from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, echoed, file_name
 
 # ---- a file the person's, not written over ----
 
@@ -74,6 +75,21 @@ def echo_refused(tool: str, args: dict[str, object], ours: Iterable[str]) -> str
         return None
     path = args.get("path")
     return notices.ECHO_REFUSED.format(path=path if isinstance(path, str) else "the file", note=note)
+
+
+def name_refused(tool: str, args: dict[str, object], asked: str) -> str | None:
+    """Why a small model's write_file may not go on: the whole text it would write is a
+    file's name (its own path, or another), which the request does not give. Asked for a
+    document with a heading, SmolLM2 wrote the document's file name as its text, and
+    wrote a file of constants over with a file's name. None when it may."""
+    content = args.get("content")
+    if tool != WRITE_TOOL or not isinstance(content, str):
+        return None
+    text = content.strip()
+    if not text or "\n" in text or not file_name(text) or text.lower() in asked.lower():
+        return None
+    path = args.get("path")
+    return notices.NAME_AS_TEXT_REFUSED.format(path=path if isinstance(path, str) else "the file", name=text)
 
 
 # ---- a file the person named, kept ----

@@ -164,6 +164,9 @@ class Leader:
         self._rounds = 0  # rounds of this run whose calls ran
         self._changes = 0  # rounds of this run that changed something
         self._new: list[str] | None = None  # the files the request names that were not there at first
+        self._finding = False  # this round searches for the place of a change (no file to edit yet)
+        self._found_place = False  # the last round's search found it: the change round edits its lines
+        self._echoes = 0  # writes of this run refused for their text (guards.echo_refused, name_refused)
 
     @property
     def checks_answers(self) -> bool:
@@ -224,11 +227,15 @@ class Leader:
         avoid = turn.avoid
         if change:
             avoid += tuple((t.name, None) for t in turn.tools if t.name not in steps.CHANGE_TOOLS)
+            if self._found_place and not self._new:
+                avoid += ((steps.WRITE_TOOL, None),)  # the change is at the lines found, not a new file
         shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
+        nothing_to_edit = False
         if steps.EDIT_TOOL in offered:
-            shape = await self._edit_shape()
+            shape = await self._edit_shape(found_lines=self._step == "change" and self._found_place)
             if shape is None:
                 avoid += ((steps.EDIT_TOOL, None),)
+                nothing_to_edit = True
             else:
                 shapes = ((steps.EDIT_TOOL, shape),)
         write = next((t for t in turn.tools if t.name == steps.WRITE_TOOL), None)
@@ -236,7 +243,8 @@ class Leader:
         write_shape = steps.write_shape(write.parameters, new) if write is not None and new else None
         if write_shape is not None:
             shapes += ((steps.WRITE_TOOL, write_shape),)
-        first = self._first_tool(turn, offered, avoid) if self._step == "any" and not must_call else None
+        first = (self._first_tool(turn, offered, avoid, nothing_to_edit=nothing_to_edit)
+                 if self._step == "any" and not must_call else None)
         if first is not None:
             choice = "required"
             avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
@@ -250,9 +258,13 @@ class Leader:
             temperature=SMALL_TEMPERATURE if answer else turn.temperature,
         ), planning=must_call)
 
-    def _first_tool(self, turn: TurnInput, offered: Collection[str], avoid: tuple[tuple[str, Any], ...]) -> str | None:
+    def _first_tool(self, turn: TurnInput, offered: Collection[str], avoid: tuple[tuple[str, Any], ...], *,
+                    nothing_to_edit: bool = False) -> str | None:
         """The tool the run's first round calls: the one its nearest worked example
-        begins with (worked_examples.nearest), when it is offered and not ruled out."""
+        begins with (worked_examples.nearest), when it is offered and not ruled out; for
+        a change with no file to edit yet (`nothing_to_edit`: none named or read), a
+        search for its place, and the round after a search that found it is a change."""
+        self._finding = False
         if self._rounds:
             return None
         names = {t.name for t in turn.tools}
@@ -261,9 +273,11 @@ class Leader:
             return None
         tool = example.calls[0][0]
         ruled_out = {name for name, args in avoid if args is None}
-        if tool == steps.EDIT_TOOL and tool in ruled_out:
-            tool = SEARCH_TOOL  # a change, and no file to change named or read yet: find the place first
-        return tool if tool in names and tool in offered and tool not in ruled_out else None
+        if tool == steps.EDIT_TOOL and nothing_to_edit:
+            tool = SEARCH_TOOL
+        first = tool if tool in names and tool in offered and tool not in ruled_out else None
+        self._finding = first == SEARCH_TOOL and example.calls[0][0] == steps.EDIT_TOOL
+        return first
 
     async def _search_words(self) -> list[str]:
         """The words the run's first search may look for (lookup.search_words)."""
@@ -299,6 +313,10 @@ class Leader:
         self._change_rounds += self._step == "change"
         self._step = steps.next_step(
             seen, changing=self._step == "change" and self._change_rounds < steps.CHANGE_ROUNDS)
+        self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._searched())
+        if self._found_place:
+            self._step = "change"  # the place of the change is found: the next round makes it there
+        self._finding = False
 
     def free(self) -> None:
         """The next round is free (told what of the goal is open: its work goes on)."""
@@ -346,7 +364,8 @@ class Leader:
     async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
         """Why its call may not go on, None when it may: a write over a file of the
         person's (guards.replace_refused; the tool is then barred for a round), a write or
-        an edit whose text repeats the daemon's own notes to it (guards.echo_refused), or
+        an edit whose text repeats the daemon's own notes to it (guards.echo_refused), a
+        write of only a file's name (guards.name_refused), or
         a command that removes a file the request names and does not ask to remove
         (guards.removal_refused)."""
         ws, path = self._workspace(), args.get("path")
@@ -361,12 +380,17 @@ class Leader:
             return None if gone is None else guards.Refusal(gone, bars=False)
         if name not in steps.CHANGE_TOOLS or ws is None or not isinstance(path, str):
             return None
-        echo = guards.echo_refused(name, args, self._ours())
-        if echo is not None:
-            return guards.Refusal(echo, bars=False)
         created = guards.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
         over = guards.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
-        return None if over is None else guards.Refusal(over, bars=True)
+        if over is not None:
+            return guards.Refusal(over, bars=True)
+        echo = guards.echo_refused(name, args, self._ours()) or guards.name_refused(name, args, self._asked())
+        if echo is None:
+            return None
+        # Its next write may be the file's text; a second such write in the run bars the
+        # tool for a round (refused, SmolLM2 wrote the note again, longer each time).
+        self._echoes += 1
+        return guards.Refusal(echo, bars=self._echoes > 1)
 
     def _asked(self) -> str:
         """The person's latest message, as text."""
@@ -389,15 +413,25 @@ class Leader:
         pattern = (last.args or {}).get("pattern")
         return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
 
+    def _last_search(self) -> Any:
+        """This run's latest search's card, when it ran; else None."""
+        last = next((i for i in reversed(self._run_items()) if i.kind == "tool" and i.tool in steps.SEARCH_TOOLS),
+                    None)
+        return last if last is not None and last.state == "done" else None
+
     def _searched(self) -> list[str]:
         """The files this run's latest search found (steps.search_found), none when its
         latest search found nothing or there was none."""
-        last = next((i for i in reversed(self._run_items()) if i.kind == "tool" and i.tool in steps.SEARCH_TOOLS),
-                    None)
-        if last is None or last.state != "done":
+        last = self._last_search()
+        if last is None:
             return []
         pattern = (last.args or {}).get("pattern")
         return steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")
+
+    def _searched_lines(self) -> dict[str, list[str]]:
+        """The lines this run's latest search showed, by file (steps.search_lines)."""
+        last = self._last_search()
+        return {} if last is None else steps.search_lines(last.result or "")
 
     def _said(self) -> str:
         """What the person and the tools said in this conversation."""
@@ -419,7 +453,7 @@ class Leader:
         cards = ((i.tool, i.state, i.args) for i in reversed(self._t.items) if i.kind == "tool")
         return steps.seen_files(cards, by)
 
-    async def _edit_shape(self) -> dict[str, Any] | None:
+    async def _edit_shape(self, *, found_lines: bool = False) -> dict[str, Any] | None:
         """Its edit_file this round (steps.edit_shape): the files the person's latest
         message names, then those this run's latest search found, then the latest it
         read, as they are now."""
@@ -436,7 +470,8 @@ class Leader:
             found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
-        return steps.edit_shape(await trio.to_thread.run_sync(read), removing=steps.removes(asked))
+        only = self._searched_lines() if found_lines else None
+        return steps.edit_shape(await trio.to_thread.run_sync(read), removing=steps.removes(asked), only=only)
 
 
 def read_in(ws: Path, rel: str) -> str | None:

@@ -116,6 +116,15 @@ def named_files(text: str, exists: Callable[[str], bool]) -> list[str]:
 _PRODUCT = re.compile(r"[A-Z][a-z]+\.js")
 
 
+# A whole text that is a file's name, with any dots in its stem (`a.rst.txt`).
+_FILE_NAME = re.compile(r"(?:\./)?(?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}")
+
+
+def file_name(text: str) -> bool:
+    """Whether `text` is, whole, a file's name (`log.rst`, `src/app.ts`, `a.rst.txt`)."""
+    return _FILE_NAME.fullmatch(text) is not None and not _PRODUCT.fullmatch(text)
+
+
 def file_names(text: str) -> list[str]:
     """The names of files `text` gives, each once, in its order (not a product's name
     written like one, `Node.js`)."""
@@ -209,6 +218,14 @@ def search_found(result: str, pattern: str = "") -> list[str]:
     return list(dict.fromkeys(defining or [path for path, _ in lines]))
 
 
+def search_lines(result: str) -> dict[str, list[str]]:
+    """The lines a search's `result` shows, by file (`path:line:text`)."""
+    out: dict[str, list[str]] = {}
+    for m in _FOUND.finditer(result):
+        out.setdefault(posixpath.normpath(m.group(1)), []).append(m.group(2))
+    return out
+
+
 def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple[str, ...] = SEEN_BY) -> list[str]:
     """The files a conversation's done calls of `by` read or wrote (`items`: each tool
     card's tool, state and arguments), the latest first, each once."""
@@ -222,18 +239,23 @@ def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple
     return out
 
 
-def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False) -> dict[str, object] | None:
+def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False,
+               only: dict[str, list[str]] | None = None) -> dict[str, object] | None:
     """edit_file's parameters for a small model (TurnInput.shapes): the path one of
     `files` (path, text), each old_text one of that file's lines that occurs once in
     it (as edit_file requires; a blank line or a long one is not offered). None when
     no file has such a line: edit_file is then left out, to be offered once the model
     has read the file it means to change. `removing` (the request asks to remove
     something: `removes`): each old_text a whole line with its line's end, new_text
-    empty (asked to remove a line, SmolLM2 changed its value instead)."""
+    empty (asked to remove a line, SmolLM2 changed its value instead). `only`: for a
+    file it has, the lines offered are those of its list that the file has (the lines a
+    search found: the place of the change), when any is."""
     branches: list[dict[str, object]] = []
     for path, text in files:
         lines = [line for line in text.splitlines() if line.strip() and len(line) <= EDIT_LINE_CHARS]
         unique = [line for line in dict.fromkeys(lines) if text.count(line) == 1][:EDIT_LINES]
+        found = [line for line in unique if line in (only or {}).get(path, ())]
+        unique = found or unique
         if not unique:
             continue
         new_text: dict[str, object]
