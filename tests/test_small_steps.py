@@ -712,3 +712,18 @@ def test_an_edit_after_a_search_offers_the_lines_it_found():
 
     assert offered_lines("x = 1\n    y = 2\n") == ["    y = 2"]
     assert offered_lines("x = 1\n") == ["x = 1"]  # a file without the lines found offers all its lines
+
+
+async def test_a_tool_that_failed_three_calls_in_a_row_is_rested_a_round(real_tools, tmp_path):
+    """Each command new (one more suffix), each failing: no call twice does not stop them;
+    after three in a row the next round may not run a command."""
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"a.py": "print(1)\n"})
+    d.backend.push(*(call("exec_shell_command", command="a.py" + ".x" * n) for n in range(3)),
+                   call("read_file", path="a.py"), {"text": "a.py prints 1."})
+    await conv.send_message("run a.py")
+    await wait_state(conv, "idle", "error")
+    turns = d.backend.turns
+    assert all(("exec_shell_command", None) not in t.avoid for t in turns[:3])
+    assert ("exec_shell_command", None) in turns[3].avoid
+    assert ("exec_shell_command", None) not in turns[4].avoid  # a read since: the last three are not all commands

@@ -41,6 +41,7 @@ from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
+from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import guards, lookup, steps
 from actors.runs.env import Env
 
@@ -57,6 +58,10 @@ EXAMPLES_MIN_CTX = 4096
 # a helper, was the same loop, which sampling leaves (tests/test_plan_e2e.py,
 # tests/test_subagents_model.py).
 SMALL_TEMPERATURE = 0.0
+# Calls of one tool failing in a row after which the next round may not call it: each a
+# new call, so no call twice did not stop them (SmolLM2 ran `NAME.py.exe`, then with one
+# more `.exe`, thirty rounds).
+FAILS_IN_A_ROW = 3
 
 
 SEARCH_TOOL = "grep_search"
@@ -225,6 +230,9 @@ class Leader:
         change = self._step == "change" and not must_call
         choice = "required" if must_call or change else ("none" if answer else None)
         avoid = turn.avoid
+        failing = self._failing_tool()
+        if failing is not None and not must_call:
+            avoid += ((failing, None),)
         if change:
             avoid += tuple((t.name, None) for t in turn.tools if t.name not in steps.CHANGE_TOOLS)
             if self._found_place and not self._new:
@@ -278,6 +286,16 @@ class Leader:
         first = tool if tool in names and tool in offered and tool not in ruled_out else None
         self._finding = first == SEARCH_TOOL and example.calls[0][0] == steps.EDIT_TOOL
         return first
+
+    def _failing_tool(self) -> str | None:
+        """The tool of this run's last FAILS_IN_A_ROW calls when they all are of it and
+        all failed (a command that exited non-zero, a call refused); else None."""
+        cards = [i for i in self._run_items() if i.kind == "tool"][-FAILS_IN_A_ROW:]
+        tools = {c.tool for c in cards}
+        if len(cards) < FAILS_IN_A_ROW or len(tools) != 1:
+            return None
+        failed = all(ended_as(c.tool or "", c.state or "", c.result or "") in ("error", "denied") for c in cards)
+        return tools.pop() if failed else None
 
     async def _search_words(self) -> list[str]:
         """The words the run's first search may look for (lookup.search_words)."""
