@@ -727,3 +727,20 @@ async def test_a_tool_that_failed_three_calls_in_a_row_is_rested_a_round(real_to
     assert all(("exec_shell_command", None) not in t.avoid for t in turns[:3])
     assert ("exec_shell_command", None) in turns[3].avoid
     assert ("exec_shell_command", None) not in turns[4].avoid  # a read since: the last three are not all commands
+
+
+async def test_a_round_that_must_change_a_file_keeps_edit_file_though_it_failed_in_a_row(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("read_file", path="config.py"),
+                   *(call("edit_file", path="config.py", edits=[{"old_text": f"PORT = {n}", "new_text": "PORT = 9090"}])
+                     for n in (1, 2, 3)),
+                   {"text": "PORT is now 9090."},
+                   call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}]),
+                   {"text": "PORT is 9090 now."})
+    await conv.send_message("change PORT to 9090")
+    await wait_state(conv, "idle", "error")
+    turns = d.backend.turns
+    assert ("edit_file", None) in turns[4].avoid  # rested: its last three calls failed
+    assert turns[5].tool_choice == "required" and ("edit_file", None) not in turns[5].avoid  # the change round
+    assert (folder / "config.py").read_text() == "PORT = 9090\n"

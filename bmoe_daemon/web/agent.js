@@ -7,7 +7,7 @@ import { alertLine, clear, field, h, heldBy, when } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
 import { mcpSection } from "./mcpservers.js";
 import { deleteButton, page } from "./settings.js";
-import { attempt, pageView, problem } from "./ui.js";
+import { attempt, inUseOnReread, pageView, problem } from "./ui.js";
 
 // While a remote server is reconnecting, the page is read again this often.
 const RECONNECT_POLL_MS = 2000;
@@ -120,6 +120,7 @@ export function agentPage(main) {
     // A press on the page: read and drawn again after its click, as a refresh is, so
     // not over a form the click opened and is being filled ("Add a server").
     if (heldBy(body, () => body.isConnected && view.refresh()?.catch(() => {}))) return;
+    if (inUseOnReread(body)) return;
     clear(body,
       h("ul.facts", {},
         h("li", {}, info.tools ? "Conversations with a workspace get file tools." : "Plain chat only: no tools."),

@@ -6,13 +6,14 @@ import { api } from "./api.js";
 import { clear, h } from "./dom.js";
 import { renderDiff, renderMarkdown } from "./markdown.js";
 import { page } from "./settings.js";
-import { attempt, pageView, toast } from "./ui.js";
+import { attempt, inUseOnReread, pageView, toast } from "./ui.js";
 
 export function connectPage(main) {
   const body = page(main, "Connect other apps",
     "Settings for coding agents and editors to use this daemon's model. The key, if any, is never written into them.");
   const load = async () => {
     const clients = await api("GET", "/api/connect");
+    if (inUseOnReread(body)) return;
     clear(body, h("ul.rows", { "aria-label": "Apps" }, clients.map((c) => {
       const result = h("p.small", { role: "status" });
       const copy = h("button.quiet", { type: "button", "aria-label": `Copy the ${c.name} snippet` }, "Copy");

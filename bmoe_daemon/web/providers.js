@@ -11,7 +11,7 @@ import { attemptAt, sayAt, unsay } from "./fielderrors.js";
 import { limits } from "./limits.js";
 import { probeControls } from "./providerprobe.js";
 import { deleteButton, page } from "./settings.js";
-import { attempt, modelName, pageView } from "./ui.js";
+import { attempt, inUseOnReread, modelName, pageView } from "./ui.js";
 import { usageTotals } from "./usage.js";
 
 // One number field per model named in `models`, for its context in tokens; a value
@@ -141,6 +141,7 @@ export function providersPage(main) {
   const totals = usageTotals();
   const load = async () => {
     const providers = await api("GET", "/api/providers");
+    if (inUseOnReread(body)) return;
     const adding = h("div");
     totals.load();
     clear(body,

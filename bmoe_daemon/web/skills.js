@@ -8,7 +8,7 @@ import { alertLine, clear, field, h } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
 import { renderMarkdown } from "./markdown.js";
 import { deleteButton, page } from "./settings.js";
-import { attempt, pageView } from "./ui.js";
+import { attempt, inUseOnReread, pageView } from "./ui.js";
 
 function skillForm(skill, done) {
   const name = h("input", { type: "text", value: skill ? skill.name : "", required: true, readonly: skill ? true : null,
@@ -83,6 +83,7 @@ export function skillsPage(main) {
     "Instructions the agent reads when it needs them. Switch one off and the model no longer sees it.");
   const load = async () => {
     const skills = await api("GET", "/api/skills");
+    if (inUseOnReread(body)) return;
     const adding = h("div");
     clear(body,
       h("p.muted.small-models", { role: "note" }, SMALL_MODELS),

@@ -92,12 +92,24 @@ function fillingIn(el) {
 // waits for its second click (drawn again, either would be lost); a press
 // on the page holds it: it is read again after the release (dom.js heldBy).
 export function pageView(load, body) {
+  let rereads = 0; // reads again on their way (a resync and a reconnection may both ask one)
   const refresh = () => {
     if (fillingIn(body)) return undefined;
     if (heldBy(body, () => body.isConnected && refresh()?.catch(() => {}))) return undefined;
-    return load();
+    body.dataset.reread = String(++rereads);
+    return load().finally(() => {
+      if (--rereads) body.dataset.reread = String(rereads);
+      else delete body.dataset.reread;
+    });
   };
   return { name: "page", load, refresh };
+}
+
+// Whether a page read again by itself (pageView's refresh) came back to find itself in
+// use (fillingIn): a click or a key while it was read. Its load then draws nothing: what
+// the person started stays, and the page is read again when that is done.
+export function inUseOnReread(body) {
+  return "reread" in body.dataset && fillingIn(body);
 }
 
 // `current`: a workspace the thing still names but the daemon no longer lists.

@@ -11,7 +11,7 @@ import { alertLine, clear, h, select } from "./dom.js";
 import { attemptAt } from "./fielderrors.js";
 import { memorySection } from "./memories.js";
 import { notSandboxedBanner, sandboxStatus } from "./sandbox.js";
-import { attemptIn, pageView, problem, toast } from "./ui.js";
+import { attemptIn, inUseOnReread, pageView, problem, toast } from "./ui.js";
 
 const RULE_KINDS = [["command", "Commands that start with"], ["path", "Changes to files in the folder"]];
 const RULE_WORDS = { command: "Commands that start with", path: "Changes to files in" };
@@ -248,6 +248,7 @@ export function workspacesPage(main, which) {
   // `focus`: where the keyboard goes once drawn (a workspace's id, "add": the path field).
   const load = async (focus = which) => {
     const [workspaces, sandbox] = await Promise.all([api("GET", "/api/workspaces"), sandboxStatus()]);
+    if (inUseOnReread(body)) return;
     const rows = workspaces.map((ws) => workspaceRow(ws, () => load("add")));
     const adding = addFolderForm((ws) => load(ws.id));
     clear(body, notSandboxedBanner(sandbox), adding,

@@ -231,7 +231,7 @@ class Leader:
         choice = "required" if must_call or change else ("none" if answer else None)
         avoid = turn.avoid
         failing = self._failing_tool()
-        if failing is not None and not must_call:
+        if failing is not None and not must_call and not change:  # a change round keeps its tools
             avoid += ((failing, None),)
         if change:
             avoid += tuple((t.name, None) for t in turn.tools if t.name not in steps.CHANGE_TOOLS)
