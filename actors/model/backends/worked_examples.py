@@ -100,20 +100,21 @@ _NEW_VERBS = frozenset({"create", "make", "write", "new", "start", "generate", "
 # Words that ask for a helper.
 _HELPER_WORDS = frozenset({"helper", "subagent", "sub-agent", "agent"})
 # A file's name in a request: a name with an extension, maybe under folders.
-_FILE = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
+FILE_IN_TEXT = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
 _WORD = re.compile(r"[a-z0-9_#'-]+")
 # Words before the request itself ("can you fix it", "please run").
 _POLITE = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)+", re.IGNORECASE)
 
 
 def names_a_file(text: str) -> bool:
-    return _FILE.search(text) is not None
+    return FILE_IN_TEXT.search(text) is not None
 
 
 def content_words(text: str) -> set[str]:
     """The words of `text` that carry its content, by their first five letters
     (`defines` is `defined`): no function word, no file's extension, no digits alone."""
-    bare = _FILE.sub(lambda m: " " + re.sub(r"\.[A-Za-z][A-Za-z0-9]{0,7}$", "", m.group(0)).replace("/", " "), text)
+    bare = FILE_IN_TEXT.sub(
+        lambda m: " " + re.sub(r"\.[A-Za-z][A-Za-z0-9]{0,7}$", "", m.group(0)).replace("/", " "), text)
     words = (w.strip("'-") for w in _WORD.findall(bare.lower()))
     return {w[:5] for w in words if w and w not in FUNCTION_WORDS and not w.isdigit()}
 
@@ -226,7 +227,7 @@ def example_values(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) 
 # The examples' own words that an answer of the model may not repeat unless the
 # conversation has them: their files' names and the values their tools showed.
 EXAMPLE_MARKS: tuple[str, ...] = tuple(dict.fromkeys(
-    [m.group(0) for e in EXAMPLES for m in _FILE.finditer(" ".join([e.asked, e.answer]))]
+    [m.group(0) for e in EXAMPLES for m in FILE_IN_TEXT.finditer(" ".join([e.asked, e.answer]))]
     + ["observing/", "archive/", "sky/", "Dobsonian", "Deneb", "Vega", "waxing gibbous", "Clear skies", "altitude"]))
 
 

@@ -94,7 +94,6 @@ def name_refused(tool: str, args: dict[str, object], asked: str) -> str | None:
 
 # ---- a file the person named, kept ----
 
-SHELL_TOOL = "exec_shell_command"
 # Programs that remove the files they are given, and those that move them (the sources go).
 _REMOVERS = frozenset({"rm", "unlink", "shred", "rmdir"})
 _MOVERS = frozenset({"mv"})

@@ -41,7 +41,7 @@ from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
-from actors.runs.agent.ledger import ended_as
+from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import guards, lookup, steps
 from actors.runs.env import Env
 
@@ -64,7 +64,7 @@ SMALL_TEMPERATURE = 0.0
 FAILS_IN_A_ROW = 3
 
 
-SEARCH_TOOL = "grep_search"
+SEARCH_TOOL = steps.SEARCH_TOOL
 
 
 def is_small_model(n_params: int) -> bool:
@@ -387,7 +387,7 @@ class Leader:
         a command that removes a file the request names and does not ask to remove
         (guards.removal_refused)."""
         ws, path = self._workspace(), args.get("path")
-        if name == guards.SHELL_TOOL and ws is not None:
+        if name == SHELL_TOOL and ws is not None:
             asked = self._asked()
 
             def removes() -> str | None:

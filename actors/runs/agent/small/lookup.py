@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from actors.model.backends.worked_examples import FUNCTION_WORDS
+from actors.model.backends.worked_examples import FILE_IN_TEXT, FUNCTION_WORDS
 from actors.tools.globs import walk
 
 # Files read at most, and their size at most: a search word is found in a large
@@ -30,8 +30,6 @@ LOOKUP_WORDS = 3
 MIN_WORD = 3
 
 _WORD = re.compile(r"[A-Za-z_][\w-]*[A-Za-z0-9_]|[A-Za-z_]\w")
-# A file's name, maybe under folders: the request names the file, there is nothing to look for in it.
-_FILE = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
 _QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"|`([^`\n]+)`")
 # A word written as a name in code: a capital after the first word, an underscore, a digit,
 # or a capital inside it (`parseDate`).
@@ -53,7 +51,7 @@ def request_words(asked: str) -> list[tuple[str, bool]]:
         if len(text) >= MIN_WORD and re.fullmatch(r"[\w-]+", text):  # a word, as grep reads it
             out.setdefault(text, True)
     first = True
-    for m in _WORD.finditer(_FILE.sub(" ", asked)):
+    for m in _WORD.finditer(FILE_IN_TEXT.sub(" ", asked)):
         word = m.group(0)
         low = word.lower()
         if len(word) >= MIN_WORD and low not in FUNCTION_WORDS and low not in _ASKING:

@@ -191,7 +191,8 @@ def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, obje
 
 # A search's result line: `path:line:text`.
 _FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):\d+:(.*)$", re.MULTILINE)
-SEARCH_TOOLS = ("grep_search",)
+SEARCH_TOOL = "grep_search"
+SEARCH_TOOLS = (SEARCH_TOOL,)
 # Words before a name that a line defines: a function, a class, a type, a constant, a variable.
 _DEFINING = (r"^\s*(?:(?:export|pub|public|private|protected|static|async|default|abstract)\s+)*"
              r"(?:def|class|function|fn|func|struct|enum|interface|type|trait|const|let|var)\s+")
