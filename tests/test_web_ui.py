@@ -1432,7 +1432,7 @@ def clipboard(page):
 
 def press_and_hold(page, locator, ms):
     """A click as a person's slow one: the mouse pressed on the element, held `ms`, released."""
-    box = locator.bounding_box()
+    box = wait_until(locator.bounding_box, what="the element drawn, with a box")  # not one drawn over
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     page.wait_for_timeout(ms)
@@ -2594,7 +2594,9 @@ def test_the_conversation_list_pages_searches_and_follows_events(browser, tmp_pa
             # A row pressed while another client's change moves the list: the click is
             # not lost, the list is drawn after it.
             row = page.locator("#conv-list").get_by_role("link", name=re.compile("^From another client"))
-            box = row.bounding_box()
+            # A read still on its way may draw the list once more between finding the row and
+            # measuring it (the old row, gone, has no box): measure the row the list shows now.
+            box = wait_until(row.bounding_box, what="the row drawn, with a box")
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             page.mouse.down()
             assert c.patch(f"/api/conversations/{seeded[1]}", json={"title": "Seeded 001 renamed"}).status_code == 200
