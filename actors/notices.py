@@ -244,6 +244,10 @@ ECHO_REFUSED = (
     "Not written: this text repeats what this daemon told you (\u201c{note}\u201d), not what {path} should hold. "
     "Write what the person asked for, from what the tools showed, or answer that you cannot."
 )
+BREAKS_FILE_REFUSED = (
+    "Not changed: with this edit {path} would no longer parse (line {line}: {error}); it parses now. "
+    "Give new_text as the whole of old_text with only the asked change made."
+)
 # Told to the model only, on the first line of a result the person reads without it.
 MODEL_ONLY = frozenset({"mode_switched"})
 
@@ -323,6 +327,8 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
                            "asked for.", "rule"),
     (ECHO_REFUSED, "Not run: the agent was writing the daemon's own note to it into {path}, not what you asked "
                    "for.", "rule"),
+    (BREAKS_FILE_REFUSED, "Not run: the edit would have broken {path} (line {line}: {error}), which parses now.",
+     "rule"),
     (NOBODY_TO_ANSWER, "Nobody was at the screen to answer, so the agent chose itself.", None),
     # A file that kept changing may carry the tool's own words after it (the model's).
     (FILE_KEEPS_CHANGING + "{more}", "The file kept changing while this card waited, so nothing was written.",

@@ -203,6 +203,32 @@ def test_a_failed_calls_exclusion_is_in_the_grammar_and_falls_back_when_it_canno
                 {"tool_calls": [{"name": "count", "arguments": {"n": 1}}]})
 
 
+def test_a_call_with_a_list_of_one_is_ruled_out_though_its_list_may_hold_one_only():
+    """edit_file's edits, for a small model, are a list of exactly one edit: a refused
+    edit could not be ruled out by the list's length, and SmolLM2 made it again word for
+    word until the run ended stuck. Ruled out as the item, other edits still fit."""
+    edit = {"type": "object", "properties": {"old_text": {"enum": ["RED = 1", "BLUE = 2"]},
+                                             "new_text": {"type": "string"}}, "required": ["old_text", "new_text"]}
+    shape = {"type": "object", "properties": {"path": {"const": "c.py"},
+                                              "edits": {"type": "array", "items": edit, "minItems": 1,
+                                                        "maxItems": 1}},
+             "required": ["path", "edits"]}
+    tool = ToolSpec("edit_file", "", shape)
+
+    def edit_call(old: str, new: str) -> dict:
+        return {"path": "c.py", "edits": [{"old_text": old, "new_text": new}]}
+
+    refused = edit_call("BLUE = 2", "RED = 'x}")
+    schema = generic_schema((tool,), required=True, strict=True, avoid=(("edit_file", refused),))
+    answer = lambda args: {"tool_calls": [{"name": "edit_file", "arguments": args}]}  # noqa: E731
+    assert not fits(schema, answer(refused))
+    for other in (edit_call("BLUE = 2", "BLUE = 3"), edit_call("RED = 1", "RED = 'x}")):
+        assert fits(schema, answer(other)), other
+    assert GenericGrammars().get((tool,), required=True, avoid=(("edit_file", refused),)) is not None
+    # A list of one whose item cannot be ruled out is kept whole, as before.
+    assert excluding({"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 1}, [3]) is None
+
+
 def test_a_tool_avoided_whole_is_left_out_unless_it_is_the_only_one():
     a, b = spec("a", "string"), spec("b", "string")
     call_a = {"tool_calls": [{"name": "a", "arguments": {"x": "1"}}]}

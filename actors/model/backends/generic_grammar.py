@@ -108,7 +108,8 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
     known (a number; a schema of alternatives): the caller keeps `schema` whole.
     A plain string (no bounds, no pattern) is ruled out as that string alone
     (`string_without`); one with bounds, or a value holding a quote, a backslash or a
-    control character, by its length. That is a grammar's aid, not a check: a string
+    control character, by its length. A list of one item is ruled out by its length
+    and, where the item can be, as a list of one other item. That is a grammar's aid, not a check: a string
     of the same length but other characters is then ruled out too, which a model
     meets by changing one more thing."""
     if not isinstance(schema, dict):
@@ -136,6 +137,14 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
             choices.append({**schema, low: max(n + 1, schema.get(low, 0))})
         if n >= 1 and schema.get(low, 0) <= n - 1:
             choices.append({**schema, high: min(n - 1, schema.get(high, n - 1))})
+        if (kind == "array" and n == 1 and schema.get(low, 0) <= 1 <= schema.get(high, 1)
+                and isinstance(schema.get("items"), dict)):
+            # A list of one with that one item otherwise (an edit_file call of one edit,
+            # refused, was made again word for word when only the list's length could
+            # be ruled out, and a list of one edit at most has no other length).
+            item = excluding(schema["items"], value[0])
+            if item is not None:
+                choices.append({**schema, "items": item, low: 1, high: 1})
         return _one_of(choices)
     if isinstance(value, dict) and kind == "object" and isinstance(schema.get("properties"), dict):
         props: dict[str, Any] = schema["properties"]

@@ -1,15 +1,19 @@
 """Calls a small model may not make (actors/runs/agent/small/leader.py asks before each
 runs): a write over a file of the person's, a text that repeats the daemon's own notes
-to it or is only a file's name, a command that removes a file the request names and
-does not ask to remove.
+to it or is only a file's name, an edit that breaks a file that parses, a command that
+removes a file the request names and does not ask to remove.
 Each refusal is a card the person reads, with the words of actors/notices.py."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
+import json
 import posixpath
 import re
 import shlex
+import tomllib
+import warnings
 from collections.abc import Callable, Iterable
 
 import attrs
@@ -90,6 +94,49 @@ def name_refused(tool: str, args: dict[str, object], asked: str) -> str | None:
         return None
     path = args.get("path")
     return notices.NAME_AS_TEXT_REFUSED.format(path=path if isinstance(path, str) else "the file", name=text)
+
+
+# ---- a file that parses, kept whole ----
+
+
+def parse_error(path: str, text: str) -> tuple[int, str] | None:
+    """Where and why `text` does not parse as the kind of file `path` names (Python, JSON,
+    TOML), as (line, the parser's words); None when it parses, or is of a kind not read."""
+    kind = posixpath.splitext(path)[1].lower()
+    try:
+        if kind in (".py", ".pyi"):
+            with warnings.catch_warnings():  # an odd escape in a string is the file's, not an error
+                warnings.simplefilter("ignore")
+                ast.parse(text, filename=path)
+        elif kind == ".json":
+            json.loads(text)
+        elif kind == ".toml":
+            tomllib.loads(text)
+    except SyntaxError as exc:
+        return exc.lineno or 1, exc.msg
+    except json.JSONDecodeError as exc:
+        return exc.lineno, exc.msg
+    except tomllib.TOMLDecodeError as exc:
+        words = str(exc)
+        at = re.search(r"\(at line (\d+)", words)
+        line = int(at.group(1)) if at else text.count("\n") + 1
+        return line, re.sub(r"\s*\(at (?:line \d+, column \d+|end of document)\)$", "", words)
+    except (ValueError, RecursionError) as exc:  # a NUL byte; nesting too deep to read
+        return 1, str(exc) or type(exc).__name__
+    return None
+
+
+def break_refused(path: str, before: str, after: str) -> str | None:
+    """Why a small model's edit may not go on: `path` parses as it is (`before`) and would
+    not with the edit (`after`). Given the line to change, SmolLM2 wrote its new text
+    without the line's start, or with a `}` after it, and answered that it was done. None
+    when it may (a file of a kind not read, one that does not parse now, or the edit
+    keeps it parsing)."""
+    error = parse_error(path, after)
+    if error is None or parse_error(path, before) is not None:
+        return None
+    line, words = error
+    return notices.BREAKS_FILE_REFUSED.format(path=path, line=line, error=words)
 
 
 # ---- a file the person named, kept ----

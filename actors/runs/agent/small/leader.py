@@ -36,6 +36,7 @@ import attrs
 import trio
 
 from actors import notices
+from actors.errors import ToolError
 from actors.fs.paths import PathRefused, read_workspace_text, resolve
 from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
@@ -44,6 +45,7 @@ from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import guards, lookup, steps
 from actors.runs.env import Env
+from actors.tools.files import plan_edit
 
 # A local model under this many parameters is a small one, which a run leads.
 SMALL_MODEL_PARAMS = 1_000_000_000
@@ -383,9 +385,9 @@ class Leader:
         """Why its call may not go on, None when it may: a write over a file of the
         person's (guards.replace_refused; the tool is then barred for a round), a write or
         an edit whose text repeats the daemon's own notes to it (guards.echo_refused), a
-        write of only a file's name (guards.name_refused), or
-        a command that removes a file the request names and does not ask to remove
-        (guards.removal_refused)."""
+        write of only a file's name (guards.name_refused), an edit that would break a file
+        that parses (guards.break_refused), or a command that removes a file the request
+        names and does not ask to remove (guards.removal_refused)."""
         ws, path = self._workspace(), args.get("path")
         if name == SHELL_TOOL and ws is not None:
             asked = self._asked()
@@ -404,7 +406,8 @@ class Leader:
             return guards.Refusal(over, bars=True)
         echo = guards.echo_refused(name, args, self._ours()) or guards.name_refused(name, args, self._asked())
         if echo is None:
-            return None
+            broken = await trio.to_thread.run_sync(breaks_file, ws, path, args) if name == steps.EDIT_TOOL else None
+            return None if broken is None else guards.Refusal(broken, bars=False)
         # Its next write may be the file's text; a second such write in the run bars the
         # tool for a round (refused, SmolLM2 wrote the note again, longer each time).
         self._echoes += 1
@@ -490,6 +493,23 @@ class Leader:
 
         only = self._searched_lines() if found_lines else None
         return steps.edit_shape(await trio.to_thread.run_sync(read), removing=steps.removes(asked), only=only)
+
+
+def breaks_file(ws: Path, rel: str, args: dict[str, Any]) -> str | None:
+    """Why an edit_file call may not go on: it would break `rel`, which parses now
+    (guards.break_refused); None when it may, or when the tool itself will say why not
+    (no such file, an old_text not there). Blocking: call it in a thread."""
+    before = read_in(ws, rel)
+    edits = args.get("edits")
+    if before is None or not isinstance(edits, list):
+        return None
+    pairs = [(e["old_text"], e["new_text"]) for e in edits if isinstance(e, dict)
+             and isinstance(e.get("old_text"), str) and e["old_text"] and isinstance(e.get("new_text"), str)]
+    try:
+        after = plan_edit(before, rel, pairs).new if len(pairs) == len(edits) else None
+    except ToolError:
+        return None
+    return None if after is None else guards.break_refused(rel, before, after)
 
 
 def read_in(ws: Path, rel: str) -> str | None:

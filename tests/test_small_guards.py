@@ -1,0 +1,78 @@
+"""A small model's edit that would break a file that parses (actors/runs/agent/small/
+guards.py's break_refused, asked by leader.call_refused): the parse of each kind read,
+the refusal through a run, and the edits it lets through."""
+
+from __future__ import annotations
+
+from actors import notices
+from actors.runs.agent.small import guards
+from tests.test_plan_mode import cards
+from tests.test_small_steps import call, small_project
+from tests.waiting import wait_state
+
+COLORS = "RED = 'red'\nGREEN = 'green'\n"
+
+
+def test_a_file_that_does_not_parse_says_where_and_why():
+    parse = guards.parse_error
+    assert parse("a.py", COLORS) is None and parse("a.json", '{"a": [1, 2]}') is None
+    assert parse("a.toml", "[x]\nb = 1\n") is None and parse("A.PY", "x = 1\n") is None
+    assert parse("a.py", "x = 1\ny = 2}\n") == (2, "unmatched '}'")
+    assert parse("a.py", "x = '\\d'\n") is None  # an odd escape is the file's own business
+    assert parse("a.py", "a\x00b")[0] == 1  # a NUL byte: not Python
+    assert parse("a.json", '{\n"a": }') == (2, "Expecting value")
+    assert parse("a.toml", "[x]\nb = 1\nc = \nd = 2\n") == (3, "Invalid value")
+    assert parse("a.toml", '[x]\nb = 1\nc = "') == (3, "Unterminated string")  # at the end: the last line
+    for other in ("a.txt", "a.md", "Makefile", "a.cfg", "a.js"):  # kinds not read: never refused
+        assert parse(other, "}{") is None, other
+
+
+def test_only_an_edit_that_breaks_a_file_that_parses_is_refused():
+    why = guards.break_refused("colors.py", COLORS, "BLUE = BLUE'\nGREEN = 'green'\n")
+    assert why is not None and why.startswith("Not changed: with this edit colors.py would no longer parse (line 1: "
+                                              "unterminated string literal")
+    assert guards.break_refused("colors.py", COLORS, "RED = '#ff0000'\nGREEN = 'green'\n") is None
+    assert guards.break_refused("colors.py", "RED = 'red\n", "RED = 're\n") is None  # broken already: its own
+    assert guards.break_refused("notes.txt", "a\n", "a}\n") is None
+    # The person reads it in their words.
+    assert notices.card_end(why) == ("rule", "Not run: the edit would have broken colors.py (line 1: unterminated "
+                                             "string literal (detected at line 1)), which parses now.")
+
+
+async def test_a_small_models_edit_that_breaks_a_file_is_refused_and_the_next_runs(real_tools, tmp_path):
+    """Given the line to change, SmolLM2 wrote its new text with a quote short: refused,
+    the file stays as it was, the tool stays open, and the right edit then runs."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"colors.py": COLORS})
+    d.backend.push(call("edit_file", path="colors.py",
+                        edits=[{"old_text": "RED = 'red'", "new_text": "RED = #ff0000'"}]),
+                   call("edit_file", path="colors.py",
+                        edits=[{"old_text": "RED = 'red'", "new_text": "RED = '#ff0000'"}]),
+                   {"text": "RED is '#ff0000' in colors.py now."})
+    await conv.send_message("in colors.py set RED to '#ff0000'")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("edit_file", "error"), ("edit_file", "done")]
+    refused = cards(conv)[0]
+    assert refused.result.startswith("Not changed: with this edit colors.py would no longer parse (line 1:")
+    assert refused.person_text.startswith("Not run: the edit would have broken colors.py (line 1:")
+    assert ("edit_file", None) not in d.backend.turns[1].avoid  # not barred: the next edit may be right
+    assert (folder / "colors.py").read_text() == "RED = '#ff0000'\nGREEN = 'green'\n"
+    assert conv.info.end_reason == "answered"
+
+
+async def test_an_edit_of_a_file_not_read_or_broken_already_or_not_found_is_the_tools(real_tools, tmp_path):
+    """The guard reads only Python, JSON and TOML that parse now; an old_text that is not
+    there is the tool's to say."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"notes.txt": "milk\n", "bad.py": "x = (\n",
+                                                     "ok.json": '{"a": 1}\n'})
+    d.backend.push(call("edit_file", path="notes.txt", edits=[{"old_text": "milk", "new_text": "milk}"}]),
+                   call("edit_file", path="bad.py", edits=[{"old_text": "x = (", "new_text": "x = [("}]),
+                   call("edit_file", path="ok.json", edits=[{"old_text": "nothing", "new_text": "}"}]),
+                   {"text": "Done with notes.txt and bad.py."})
+    await conv.send_message("change notes.txt, bad.py and ok.json")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("edit_file", "done"), ("edit_file", "done"),
+                                                        ("edit_file", "error")]
+    assert "was not found in ok.json" in cards(conv)[2].result
+    assert (folder / "notes.txt").read_text() == "milk}\n" and (folder / "bad.py").read_text() == "x = [(\n"
