@@ -76,3 +76,29 @@ async def test_an_edit_of_a_file_not_read_or_broken_already_or_not_found_is_the_
                                                         ("edit_file", "error")]
     assert "was not found in ok.json" in cards(conv)[2].result
     assert (folder / "notes.txt").read_text() == "milk}\n" and (folder / "bad.py").read_text() == "x = [(\n"
+
+
+# ---- the round after a loop ----
+
+
+async def test_the_round_after_a_loop_is_sampled_with_a_penalty_on_repeats(real_tools, tmp_path):
+    """After a change the answer is greedy; cut for a loop, greedy wrote the same loop
+    again: the round after the cut is sampled at the turn's temperature with
+    LOOP_PENALTY, and the round after that is as before."""
+    from actors.runs.agent.small.leader import LOOP_PENALTY, SMALL_TEMPERATURE
+
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"app.cfg": "mode=prod\nDEBUG=1\n"})
+    d.backend.push(call("edit_file", path="app.cfg", edits=[{"old_text": "DEBUG=1\n", "new_text": ""}]),
+                   {"text": "app.cfg: version_log_log_log", "repeated": "_log"},
+                   {"text": "app.cfg: version_log_log_log", "repeated": "_log"},
+                   {"text": "Removed the DEBUG line from app.cfg."})
+    await conv.send_message("remove the DEBUG line from app.cfg")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "answered" and (folder / "app.cfg").read_text() == "mode=prod\n"
+    first_answer, after_cut, after_second_cut = d.backend.turns[1:4]
+    assert (first_answer.temperature, first_answer.repeat_penalty) == (SMALL_TEMPERATURE, None)
+    for turn in (after_cut, after_second_cut):
+        assert turn.tool_choice == "none"  # still the answer, only sampled otherwise
+        assert (turn.temperature, turn.repeat_penalty) == (None, LOOP_PENALTY)
+    assert d.backend.turns[0].repeat_penalty is None

@@ -307,6 +307,7 @@ class LocalBackend:
                     outcome.capture, self._generate_sync, rendered.prompt, rendered.stops, turn.max_tokens,
                     temperature, pipe.send, abort, opened, grammar, parser, turn.cache_key,
                     TurnWatch(CLOSE if turn.watch_calls_closely else CONTENT) if turn.stop_repeats else None,
+                    turn.repeat_penalty or 1.0,
                 )
             finally:
                 pipe.close_from_trio()
@@ -348,6 +349,7 @@ class LocalBackend:
         parser: ToolCallParser | None = None,
         cache_key: str | None = None,
         watch: TurnWatch | None = None,
+        repeat_penalty: float = 1.0,
     ) -> tuple[TurnResult, str]:
         """In the worker thread: the turn's result, and the text the model wrote when
         it was parsed for tool calls ("" otherwise). `opened`: the prompt opened the
@@ -394,7 +396,8 @@ class LocalBackend:
                     raise Aborted()
                 if prefill > llm.n_batch:
                     _prefill_in_batches(llm, tokens, common, send, abort)
-                stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar, self.seed)
+                stream = _completion_stream(llm, tokens, budget, temperature, stops, grammar, self.seed,
+                                            repeat_penalty)
                 try:
                     for chunk in stream:
                         if abort.is_set():
@@ -570,11 +573,12 @@ def _completion_stream(
     stops: list[str],
     grammar: LlamaGrammar | None,
     seed: int | None = None,
+    repeat_penalty: float = 1.0,
 ) -> Generator[CreateCompletionStreamResponse, None, None]:
     """llama.cpp's completion of `tokens`, chunk by chunk; closing it ends the generation."""
     out = llm.create_completion(
         prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=stops or None, stream=True,
-        grammar=grammar, seed=seed,
+        grammar=grammar, seed=seed, repeat_penalty=repeat_penalty,
     )
     # With stream=True it is a generator of chunks; its annotation covers both modes.
     return cast("Generator[CreateCompletionStreamResponse, None, None]", out)

@@ -60,10 +60,15 @@ EXAMPLES_MIN_CTX = 4096
 # a helper, was the same loop, which sampling leaves (tests/test_plan_e2e.py,
 # tests/test_subagents_model.py).
 SMALL_TEMPERATURE = 0.0
+# The round after one cut for a loop is sampled (at the turn's own temperature) with
+# this penalty on the tokens written lately: greedy, SmolLM2 wrote the cut answer
+# again word for word, loop and all, until the run stopped as stuck.
+LOOP_PENALTY = 1.3
 # Calls of one tool failing in a row after which the next round may not call it: each a
 # new call, so no call twice did not stop them (SmolLM2 ran `NAME.py.exe`, then with one
 # more `.exe`, thirty rounds).
 FAILS_IN_A_ROW = 3
+_LOOPED_START = notices.LOOPED.split("{", 1)[0]  # the words before the unit it repeated
 
 
 SEARCH_TOOL = steps.SEARCH_TOOL
@@ -263,10 +268,19 @@ class Leader:
             search_shape = lookup.search_shape(search.parameters, await self._search_words())
             if search_shape is not None:
                 shapes += ((SEARCH_TOOL, search_shape),)
+        looped = self._after_loop()
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
-            temperature=SMALL_TEMPERATURE if answer else turn.temperature,
+            temperature=SMALL_TEMPERATURE if answer and not looped else turn.temperature,
+            repeat_penalty=LOOP_PENALTY if looped else None,
         ), planning=must_call)
+
+    def _after_loop(self) -> bool:
+        """Whether the run's last round was cut for a loop (its last item the notice
+        that says so)."""
+        items = self._run_items()
+        return bool(items) and items[-1].kind == "notice" and bool(items[-1].for_model) \
+            and (items[-1].text or "").startswith(_LOOPED_START)
 
     def _first_tool(self, turn: TurnInput, offered: Collection[str], avoid: tuple[tuple[str, Any], ...], *,
                     nothing_to_edit: bool = False) -> str | None:
