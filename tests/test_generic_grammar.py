@@ -333,7 +333,7 @@ def test_the_exclusion_automaton_admits_exactly_what_the_schema_does(values, ban
     """A plain string's exclusions (string_without) as the automaton the grammar is
     written from: it admits a string exactly when the JSON schema does (none of the
     values; none of the words in any case)."""
-    from actors.model.backends.generic_grammar import automaton_admits, exclusion_automaton, string_without
+    from actors.model.backends.string_exclusion import automaton_admits, exclusion_automaton, string_without
 
     schema = string_without({"type": "string"}, values=tuple(values), words=tuple(banned))
     assert schema is not None
@@ -360,7 +360,7 @@ def test_a_plain_string_is_ruled_out_as_itself_and_one_with_bounds_by_its_length
 
 
 def test_banned_values_reach_every_free_string_of_a_call_and_no_choice():
-    from actors.model.backends.generic_grammar import with_banned
+    from actors.model.backends.string_exclusion import with_banned
 
     shell = ToolSpec("exec_shell_command", "Run.", {
         "type": "object",

@@ -152,7 +152,7 @@ async def test_the_examples_own_values_never_reach_a_call(model_path):  # noqa: 
     """With the worked examples shown, asked where something is (the nearest example
     searches for its own word, which SmolLM2 copied), the model's calls are none of the
     examples' own argument values (worked_examples.example_values,
-    generic_grammar.with_banned); and a search ruled out is never made again while
+    string_exclusion.with_banned); and a search ruled out is never made again while
     another of its length may be."""
     from actors.model.backends.worked_examples import EXAMPLE_VALUES, example_values
 

@@ -130,7 +130,7 @@ class TurnInput:
     # (the run alone decides which model it leads: actors/runs/agent/small/leader.py):
     # the worked examples after the system message (actors/model/backends/worked_examples.py),
     # the tools one line each, and values no free string of a call may be
-    # (generic_grammar.with_banned). A template with tool syntax, or a provider, uses none.
+    # (string_exclusion.with_banned). A template with tool syntax, or a provider, uses none.
     examples: bool = False
     terse_tools: bool = False
     banned: tuple[str, ...] = ()

@@ -219,7 +219,7 @@ def _said(messages: Iterable[dict[str, Any]]) -> str:
 def example_values(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> tuple[str, ...]:
     """The examples' argument values that the conversation (`messages`, without the
     examples) has nowhere but in the model's own words: those its calls may not be
-    (generic_grammar.with_banned bans them as whole values, not as words in a string)."""
+    (string_exclusion.with_banned bans them as whole values, not as words in a string)."""
     said = _said(messages)
     return tuple(v for v in EXAMPLE_VALUES if v.lower() not in said)
 

@@ -49,7 +49,7 @@ from typing import Literal
 import attrs
 
 from actors import notices
-from actors.model.backends import generic_grammar
+from actors.model.backends import string_exclusion
 from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.runs.agent.run_tools import goals, helpers, plans
@@ -266,7 +266,7 @@ def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False,
         else:
             # new_text is none of the lines (an edit that changes nothing was refused, and
             # SmolLM2 made it again with another line), where the grammar can say so.
-            new_text = generic_grammar.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
+            new_text = string_exclusion.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
         edit = {"type": "object", "properties": {"old_text": {"enum": unique}, "new_text": new_text},
                 "required": ["old_text", "new_text"]}
         branches.append({
