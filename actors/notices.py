@@ -244,6 +244,10 @@ ECHO_REFUSED = (
     "Not written: this text repeats what this daemon told you (\u201c{note}\u201d), not what {path} should hold. "
     "Write what the person asked for, from what the tools showed, or answer that you cannot."
 )
+ODD_NAME_REFUSED = (
+    "Not written: {path} holds {char}, which is not in a file's name the person gave. "
+    "Write to the file the person asked for, or answer that you cannot."
+)
 BREAKS_FILE_REFUSED = (
     "Not changed: with this edit {path} would no longer parse (line {line}: {error}); it parses now. "
     "Give new_text as the whole of old_text with only the asked change made."
@@ -327,6 +331,7 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
                            "asked for.", "rule"),
     (ECHO_REFUSED, "Not run: the agent was writing the daemon's own note to it into {path}, not what you asked "
                    "for.", "rule"),
+    (ODD_NAME_REFUSED, "Not run: the agent was making a file named {path}, which you did not ask for.", "rule"),
     (BREAKS_FILE_REFUSED, "Not run: the edit would have broken {path} (line {line}: {error}), which parses now.",
      "rule"),
     (NOBODY_TO_ANSWER, "Nobody was at the screen to answer, so the agent chose itself.", None),

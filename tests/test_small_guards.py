@@ -1,6 +1,7 @@
-"""A small model's edit that would break a file that parses (actors/runs/agent/small/
-guards.py's break_refused, asked by leader.call_refused): the parse of each kind read,
-the refusal through a run, and the edits it lets through."""
+"""A small model's edit that would break a file that parses, and its new file of an odd
+name (actors/runs/agent/small/guards.py, asked by leader.call_refused): the parse of each
+kind read, the refusals through a run, and what they let through; and its answer after a
+loop, sampled with a penalty on repeats."""
 
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ async def test_an_edit_of_a_file_not_read_or_broken_already_or_not_found_is_the_
 
 async def test_the_round_after_a_loop_is_sampled_with_a_penalty_on_repeats(real_tools, tmp_path):
     """After a change the answer is greedy; cut for a loop, greedy wrote the same loop
-    again: the round after the cut is sampled at the turn's temperature with
+    again: the answer after the cut is sampled at the turn's temperature with
     LOOP_PENALTY, and the round after that is as before."""
     from actors.runs.agent.small.leader import LOOP_PENALTY, SMALL_TEMPERATURE
 
@@ -102,3 +103,48 @@ async def test_the_round_after_a_loop_is_sampled_with_a_penalty_on_repeats(real_
         assert turn.tool_choice == "none"  # still the answer, only sampled otherwise
         assert (turn.temperature, turn.repeat_penalty) == (None, LOOP_PENALTY)
     assert d.backend.turns[0].repeat_penalty is None
+
+
+async def test_a_call_round_after_a_loop_has_no_penalty(real_tools, tmp_path):
+    """Sampled with the penalty, a call round after a loop wrote a file named with the
+    loop's remains: only an answer gets it."""
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"a.txt": "four\n"})
+    d.backend.push({"tool_calls": [{"name": "read_file", "arguments": '{"path": "a.t, a.t, a.t'}], "repeated": "a.t, "},
+                   call("read_file", path="a.txt"), {"text": "a.txt says four."})
+    await conv.send_message("what does a.txt say?")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "answered"
+    assert [t.repeat_penalty for t in d.backend.turns] == [None, None, None]
+
+
+# ---- a new file of an odd name ----
+
+
+def test_a_new_file_of_an_odd_name_is_refused_unless_the_request_gives_it():
+    refused = guards.odd_name_refused
+    junk = "#ff0f#,blue:BLUE;vega-1.23 54}},'response': 'x'}"
+    why = refused("write_file", junk, False, "set RED in colors.py")
+    assert why is not None and why.startswith(f"Not written: {junk} holds ';'")
+    for odd in ('a"b.txt', "notes[1].md", "x|y", "a?.txt", "tab\there.txt", "it's.txt"):
+        assert refused("write_file", odd, False, "make a file") is not None, odd
+    for fine in ("notes.txt", "docs/intro.md", "my notes (old).txt", "a,b.csv", "v1.2:final.txt", "ünï.txt",
+                 "#todo.md", "a b.txt"):
+        assert refused("write_file", fine, False, "make a file") is None, fine
+    assert refused("write_file", "it's.txt", False, "write it's.txt") is None  # the person's own name
+    assert refused("write_file", "x|y", True, "make a file") is None  # there already: not made new
+    assert refused("edit_file", "x|y", False, "make a file") is None
+    assert notices.card_end(refused("write_file", "x|y", False, "")) == (
+        "rule", "Not run: the agent was making a file named x|y, which you did not ask for.")
+
+
+async def test_a_small_models_new_file_of_an_odd_name_is_refused_and_the_next_written(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {})
+    d.backend.push(call("write_file", path="list}},'response'.txt", content="milk\n"),
+                   call("write_file", path="list.txt", content="milk\n"), {"text": "Wrote list.txt."})
+    await conv.send_message("make a shopping list with milk")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("write_file", "error"), ("write_file", "done")]
+    assert sorted(p.name for p in folder.iterdir()) == ["list.txt"]
+    assert conv.info.end_reason == "answered"

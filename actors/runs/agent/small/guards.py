@@ -1,7 +1,7 @@
 """Calls a small model may not make (actors/runs/agent/small/leader.py asks before each
 runs): a write over a file of the person's, a text that repeats the daemon's own notes
-to it or is only a file's name, an edit that breaks a file that parses, a command that
-removes a file the request names and does not ask to remove.
+to it or is only a file's name, a new file of an odd name, an edit that breaks a file
+that parses, a command that removes a file the request names and does not ask to remove.
 Each refusal is a card the person reads, with the words of actors/notices.py."""
 
 from __future__ import annotations
@@ -94,6 +94,22 @@ def name_refused(tool: str, args: dict[str, object], asked: str) -> str | None:
         return None
     path = args.get("path")
     return notices.NAME_AS_TEXT_REFUSED.format(path=path if isinstance(path, str) else "the file", name=text)
+
+
+# Characters of no file name a person gives by hand (quotes, brackets, a shell's
+# punctuation, control characters).
+_ODD_IN_A_NAME = re.compile(r"""["'`{}\[\]<>|;*?\\\x00-\x1f\x7f]""")
+
+
+def odd_name_refused(tool: str, path: object, exists: bool, asked: str) -> str | None:
+    """Why a small model's write_file may not make `path`: a new file whose name holds a
+    character no person's file name has (a quote, a bracket, `;`, ...), which the request
+    does not give. After a loop, SmolLM2 made a file named with the loop's remains
+    (`#ff0f#,blue:BLUE;vega-1.23 54}},'response': …`). None when it may."""
+    if tool != WRITE_TOOL or not isinstance(path, str) or exists or path in asked:
+        return None
+    odd = _ODD_IN_A_NAME.search(path)
+    return None if odd is None else notices.ODD_NAME_REFUSED.format(path=path, char=repr(odd.group(0)))
 
 
 # ---- a file that parses, kept whole ----

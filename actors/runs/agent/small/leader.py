@@ -60,7 +60,7 @@ EXAMPLES_MIN_CTX = 4096
 # a helper, was the same loop, which sampling leaves (tests/test_plan_e2e.py,
 # tests/test_subagents_model.py).
 SMALL_TEMPERATURE = 0.0
-# The round after one cut for a loop is sampled (at the turn's own temperature) with
+# The answer after one cut for a loop is sampled (at the turn's own temperature) with
 # this penalty on the tokens written lately: greedy, SmolLM2 wrote the cut answer
 # again word for word, loop and all, until the run stopped as stuck.
 LOOP_PENALTY = 1.3
@@ -268,7 +268,9 @@ class Leader:
             search_shape = lookup.search_shape(search.parameters, await self._search_words())
             if search_shape is not None:
                 shapes += ((SEARCH_TOOL, search_shape),)
-        looped = self._after_loop()
+        # An answer only: a call round sampled with the penalty after a loop wrote a file
+        # named with the loop's remains ("#ff0f#,blue:BLUE;…"), where greedy only repeats.
+        looped = answer and self._after_loop()
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer and not looped else turn.temperature,
@@ -399,7 +401,8 @@ class Leader:
         """Why its call may not go on, None when it may: a write over a file of the
         person's (guards.replace_refused; the tool is then barred for a round), a write or
         an edit whose text repeats the daemon's own notes to it (guards.echo_refused), a
-        write of only a file's name (guards.name_refused), an edit that would break a file
+        write of only a file's name (guards.name_refused), a new file of an odd name
+        (guards.odd_name_refused), an edit that would break a file
         that parses (guards.break_refused), or a command that removes a file the request
         names and does not ask to remove (guards.removal_refused)."""
         ws, path = self._workspace(), args.get("path")
@@ -415,9 +418,13 @@ class Leader:
         if name not in steps.CHANGE_TOOLS or ws is None or not isinstance(path, str):
             return None
         created = guards.created_files((i.tool, i.state, i.args, i.diff) for i in self._t.items if i.kind == "tool")
-        over = guards.replace_refused(name, path, await trio.to_thread.run_sync(exists_in, ws, path), created)
+        exists = await trio.to_thread.run_sync(exists_in, ws, path)
+        over = guards.replace_refused(name, path, exists, created)
         if over is not None:
             return guards.Refusal(over, bars=True)
+        odd = guards.odd_name_refused(name, path, exists, self._asked())
+        if odd is not None:
+            return guards.Refusal(odd, bars=False)
         echo = guards.echo_refused(name, args, self._ours()) or guards.name_refused(name, args, self._asked())
         if echo is None:
             broken = await trio.to_thread.run_sync(breaks_file, ws, path, args) if name == steps.EDIT_TOOL else None
