@@ -226,6 +226,24 @@ async def test_the_counted_prompt_is_the_prompt_generate_sends(model_path):
             await backend.aclose()
 
 
+async def test_a_repeat_penalty_reaches_llama_cpp(model_path):
+    """TurnInput.repeat_penalty (a small model's answer after a loop) is llama.cpp's: the
+    greedy answer to a prompt that invites a loop is not the one without it."""
+    backend = await LocalBackend.load(model_path, n_ctx=2048)
+    try:
+        async def emit(_piece: Any) -> None:
+            pass
+
+        asked = ({"role": "user", "content": "Write the word log thirty times, separated by commas."},)
+        plain, penalised = [
+            (await backend.generate(TurnInput(asked, max_tokens=40, temperature=0.0, repeat_penalty=penalty),
+                                    emit, threading.Event())).text
+            for penalty in (None, 1.3)]
+        assert plain and penalised and plain != penalised, (plain, penalised)
+    finally:
+        await backend.aclose()
+
+
 async def test_backend_flag_is_only_lent(model_path):
     backend = await LocalBackend.load(model_path, n_ctx=2048)
     flag = threading.Event()

@@ -93,10 +93,6 @@ class TurnInput:
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int | None = None
     temperature: float | None = None
-    # A local model's penalty on tokens it wrote lately (llama.cpp's repeat_penalty; None:
-    # none): a small model's round after one cut for a loop, which at the same settings
-    # writes the same loop again. A provider's model is not given one.
-    repeat_penalty: float | None = None
     tool_choice: str | None = None  # "auto" (default), "none" or "required"
     parallel_calls: bool = True  # the answer may make several calls (OpenAI's parallel_tool_calls)
     think: bool | None = None  # the model's thinking switch, where it has one; None: its default
@@ -134,6 +130,11 @@ class TurnInput:
     examples: bool = False
     terse_tools: bool = False
     banned: tuple[str, ...] = ()
+    # A local model's penalty on tokens it wrote lately (llama.cpp's repeat_penalty; None:
+    # none): a small model's answer after one cut for a loop, which at the same settings
+    # writes the same loop again. A provider's model is not given one. Last, so a turn
+    # made with its first fields by position (tests, ops/bench) means what it did.
+    repeat_penalty: float | None = None
 
 
 Emit = Callable[[Piece], Awaitable[None]]
