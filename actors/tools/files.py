@@ -353,7 +353,8 @@ def plan_edit(old: str, rel: str, edits: list[tuple[str, str]]) -> EditPlan:
     return EditPlan(rel, new, unified_diff(old, new, rel))
 
 
-def _edits_arg(args: dict[str, Any]) -> list[tuple[str, str]]:
+def edits_arg(args: dict[str, Any]) -> list[tuple[str, str]]:
+    """edit_file's `edits` as (old_text, new_text) pairs; ToolError says what is wrong."""
     edits = args.get("edits")
     if not isinstance(edits, list) or not edits:
         raise ToolError('"edits" must be a non-empty array of {"old_text", "new_text"} objects.')
@@ -414,7 +415,7 @@ class EditFile:
     async def _plan(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, EditPlan]:
         assert ctx.workspace is not None
         raw = args_.string(args, "path")
-        edits = _edits_arg(args)
+        edits = edits_arg(args)
         path = resolve(ctx.workspace, raw)
         rel = relative(ctx.workspace, path)
 

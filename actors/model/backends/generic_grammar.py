@@ -117,10 +117,10 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
     known (a number; a schema of alternatives): the caller keeps `schema` whole.
     A plain string (no bounds, no pattern) is ruled out as that string alone
     (`string_without`); one with bounds, or a value holding a quote, a backslash or a
-    control character, by its length. A list of one item is ruled out by its length
-    and, where the item can be, as a list of one other item. That is a grammar's aid, not a check: a string
-    of the same length but other characters is then ruled out too, which a model
-    meets by changing one more thing."""
+    control character, by its length; a list of one item by its length and, where the
+    item can be, as a list of one other item. That is a grammar's aid, not a check: a
+    string of the same length but other characters is then ruled out too, which a
+    model meets by changing one more thing."""
     if not isinstance(schema, dict):
         return None
     if "enum" in schema:

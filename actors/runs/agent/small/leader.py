@@ -45,7 +45,7 @@ from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import guards, lookup, steps
 from actors.runs.env import Env
-from actors.tools.files import plan_edit
+from actors.tools.files import edits_arg, plan_edit
 
 # A local model under this many parameters is a small one, which a run leads.
 SMALL_MODEL_PARAMS = 1_000_000_000
@@ -521,16 +521,13 @@ def breaks_file(ws: Path, rel: str, args: dict[str, Any]) -> str | None:
     (guards.break_refused); None when it may, or when the tool itself will say why not
     (no such file, an old_text not there). Blocking: call it in a thread."""
     before = read_in(ws, rel)
-    edits = args.get("edits")
-    if before is None or not isinstance(edits, list):
+    if before is None:
         return None
-    pairs = [(e["old_text"], e["new_text"]) for e in edits if isinstance(e, dict)
-             and isinstance(e.get("old_text"), str) and e["old_text"] and isinstance(e.get("new_text"), str)]
     try:
-        after = plan_edit(before, rel, pairs).new if len(pairs) == len(edits) else None
+        after = plan_edit(before, rel, edits_arg(args)).new
     except ToolError:
         return None
-    return None if after is None else guards.break_refused(rel, before, after)
+    return guards.break_refused(rel, before, after)
 
 
 def read_in(ws: Path, rel: str) -> str | None:
