@@ -255,35 +255,17 @@ async def test_a_small_models_edit_can_only_replace_a_line_of_a_file_it_read(mod
     text = 'PORT = 8080\nHOST = "localhost"\nDEBUG = False\n'
     (tmp_path / "config.py").write_text(text)
     tool = EditFile()
-    spec = ToolSpec(tool.name, tool.description, tool.parameters)
     shape = small_steps.edit_shape([("config.py", text)])
     assert shape is not None
-    backend = await LocalBackend.load(model_path, n_ctx=2048)
-
-    async def emit(piece):
-        pass
-
     asks = ["Change PORT to 9090", "Set DEBUG to True in settings.py", "Replace path_to_file with new_text",
             "Edit the file"]
     applied = 0
-    try:
-        for ask in asks:
-            turn = TurnInput(({"role": "user", "content": ask},), (spec,), max_tokens=200, temperature=1.0,
-                             tool_choice="required", shapes=((tool.name, shape),))
-            result = await backend.generate(turn, emit, threading.Event())
-            if result.finish_reason == "length":
-                continue
-            for call in result.tool_calls:
-                args = json.loads(call.arguments)
-                jsonschema.validate(args, shape)
-                jsonschema.validate(args, tool.parameters)  # still a valid call of the tool itself
-                assert args["path"] == "config.py"
-                (tmp_path / "config.py").write_text(text)
-                ctx = ToolContext(conversation="c", workspace=tmp_path.resolve(), mode="full")
-                await tool.run(args, ctx)  # every old_text is found once
-                applied += 1
-    finally:
-        await backend.aclose()
+    for args in await shaped_calls(model_path, tool, shape, asks, max_tokens=200):
+        assert args["path"] == "config.py"
+        (tmp_path / "config.py").write_text(text)
+        ctx = ToolContext(conversation="c", workspace=tmp_path.resolve(), mode="full")
+        await tool.run(args, ctx)  # every old_text is found once
+        applied += 1
     assert applied >= 2, f"only {applied} edits finished within max_tokens"
 
 
@@ -342,3 +324,50 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
             assert first_example not in backend.render(messages, (spec,))[0]  # not asked: none
         finally:
             await backend.aclose()
+
+
+async def test_a_small_models_command_starts_with_a_program_it_is_offered(model_path):  # noqa: F811
+    """exec_shell_command under a small model's shape (actors/runs/agent/small/commands.py):
+    sampled freely, every command the model writes starts with one of the programs
+    offered and is a valid call of the tool itself."""
+    from actors.runs.agent.small import commands
+    from actors.tools.shell import ExecShellCommand
+
+    tool = ExecShellCommand()
+    offered = ["ls", "cat", "cp", "mv", "python3", "git"]
+    shape = commands.command_shape(tool.parameters, offered)
+    assert shape is not None
+    asks = ["rename draft.txt to final.txt", "run count.py", "sudo make me a sandwich", "leave me alone",
+            "make a backup copy of base.cfg"]
+    made = [args["command"] for args in await shaped_calls(model_path, tool, shape, asks, max_tokens=120)]
+    assert all(command.split(" ")[0] in offered for command in made), made
+    assert len(made) >= 3, f"only {made} finished within max_tokens"
+
+
+async def shaped_calls(path: str, tool: Any, shape: dict[str, Any], asks: list[str], *,
+                       max_tokens: int) -> list[dict[str, Any]]:
+    """The calls of `tool` the bundled model makes, sampled freely, for each of `asks`
+    under `shape` (TurnInput.shapes); each checked to fit the shape and the tool's own
+    parameters. An answer cut at max_tokens is left out."""
+    spec = ToolSpec(tool.name, tool.description, tool.parameters)
+    backend = await LocalBackend.load(path, n_ctx=2048)
+
+    async def emit(piece):
+        pass
+
+    out = []
+    try:
+        for ask in asks:
+            turn = TurnInput(({"role": "user", "content": ask},), (spec,), max_tokens=max_tokens, temperature=1.0,
+                             tool_choice="required", shapes=((tool.name, shape),))
+            result = await backend.generate(turn, emit, threading.Event())
+            if result.finish_reason == "length":
+                continue
+            for call in result.tool_calls:
+                args = json.loads(call.arguments)
+                jsonschema.validate(args, shape)
+                jsonschema.validate(args, tool.parameters)  # still a valid call of the tool itself
+                out.append(args)
+    finally:
+        await backend.aclose()
+    return out

@@ -46,6 +46,16 @@ def test_the_files_a_word_is_in_are_counted_as_whole_words_in_text_files(tmp_pat
     assert lookup.file_counts(tmp_path / "missing", ["Parser"]) == {"Parser": 0}
 
 
+def test_the_files_read_for_a_word_stop_at_a_budget_of_bytes(tmp_path, monkeypatch):
+    for n in range(6):
+        (tmp_path / f"f{n}.txt").write_text("Parser\n" + "x" * 1000)
+    assert lookup.file_counts(tmp_path, ["Parser"]) == {"Parser": 6}
+    monkeypatch.setattr(lookup, "LOOKUP_BYTES", 2500)  # the third file passes it: none after is read
+    assert lookup.file_counts(tmp_path, ["Parser"]) == {"Parser": 3}
+    monkeypatch.setattr(lookup, "LOOKUP_FILES", 2)
+    assert lookup.file_counts(tmp_path, ["Parser"]) == {"Parser": 2}
+
+
 async def test_a_change_that_names_no_file_searches_first_then_edits_what_it_found(real_tools, tmp_path):
     d = real_tools
     folder, conv = await small_project(d, tmp_path, {"pets.py": "def pet():\n    return 'Rex the dgo'\n",

@@ -114,7 +114,8 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
     differs from it in a way a grammar can tell still fits: a list or a string of
     another length, another member of an enum, the other boolean, an object with one
     property so changed or an optional one added. None when no such narrowing is
-    known (a number; a schema of alternatives): the caller keeps `schema` whole.
+    known (a number; a schema of alternatives; a string held to a pattern): the caller
+    keeps `schema` whole.
     A plain string (no bounds, no pattern) is ruled out as that string alone
     (`string_without`); one with bounds, or a value holding a quote, a backslash or a
     control character, by its length; a list of one item by its length and, where the
@@ -137,8 +138,8 @@ def excluding(schema: Any, value: Any) -> dict[str, Any] | None:
     if isinstance(value, bool):
         return {**schema, "const": not value} if kind == "boolean" else None
     if isinstance(value, (list, str)) and kind in ("array", "string"):
-        if (kind == "array") != isinstance(value, list):
-            return None
+        if (kind == "array") != isinstance(value, list) or "pattern" in schema:
+            return None  # a pattern is read before a length: one could not rule it out
         low, high = ("minItems", "maxItems") if kind == "array" else ("minLength", "maxLength")
         n = len(value)
         choices = []

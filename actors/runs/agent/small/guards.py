@@ -167,6 +167,20 @@ _ASKS_TO_REMOVE = re.compile(
     r"\b(?:remov|delet|drop|eras|renam|mov|clean|clear|purg|trash|discard|get rid|tidy|wip|replac|overwrit|"
     r"swap|prun|rm\b|mv\b|del\b|unlink|shred)", re.IGNORECASE)
 
+# A request that asks for something to go (not only to move).
+_ASKS_TO_DELETE = re.compile(
+    r"\b(?:remov|delet|drop|eras|clean|clear|purg|trash|discard|get rid|tidy|wip|prun|rm\b|rmdir\b|del\b|"
+    r"unlink|shred)", re.IGNORECASE)
+
+
+def unasked_programs(asked: str) -> frozenset[str]:
+    """The programs a small model's command may not start with for this request: those
+    that remove files, unless it asks for something to go; those that move them, unless
+    it asks to move, rename or remove. Asked to rename a file, SmolLM2 ran `rm` on the new
+    name; asked to copy one, `rm -rf` on it."""
+    out = frozenset() if _ASKS_TO_DELETE.search(asked) else _REMOVERS
+    return out if _ASKS_TO_REMOVE.search(asked) else out | _MOVERS
+
 
 def removed_by(command: str, is_file: Callable[[str], bool]) -> list[str]:
     """The files a shell command removes or moves away, as its words give them: the

@@ -28,6 +28,7 @@ A larger model, or a provider's, is not led: its rounds are its own.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,7 +44,7 @@ from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
-from actors.runs.agent.small import guards, lookup, steps
+from actors.runs.agent.small import commands, guards, lookup, steps
 from actors.runs.env import Env
 from actors.tools.files import edits_arg, plan_edit
 
@@ -179,6 +180,7 @@ class Leader:
         self._finding = False  # this round searches for the place of a change (no file to edit yet)
         self._found_place = False  # the last round's search found it: the change round edits its lines
         self._echoes = 0  # writes of this run refused for their text (guards.echo_refused, name_refused)
+        self._programs: list[str] | None = None  # what its commands may start with (commands.programs)
 
     @property
     def checks_answers(self) -> bool:
@@ -263,6 +265,15 @@ class Leader:
         if first is not None:
             choice = "required"
             avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
+        shell = next((t for t in turn.tools if t.name == SHELL_TOOL), None)
+        if shell is not None and (SHELL_TOOL, None) not in avoid:
+            if self._programs is None:
+                asked = self._asked()
+                self._programs = await trio.to_thread.run_sync(
+                    lambda: commands.programs(asked, unasked=guards.unasked_programs(asked)))
+            command_shape = commands.command_shape(shell.parameters, self._programs)
+            if command_shape is not None:
+                shapes += ((SHELL_TOOL, command_shape),)
         search = next((t for t in turn.tools if t.name == SEARCH_TOOL), None)
         if first == SEARCH_TOOL and search is not None:
             search_shape = lookup.search_shape(search.parameters, await self._search_words())
@@ -369,8 +380,10 @@ class Leader:
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
         ours = self._ours()
         new = self._new or []
+        acted = self._acted_on()
         fault = await trio.to_thread.run_sync(lambda: steps.answer_fault(
-            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
+            text, exists=lambda rel: exists_in(ws, rel) or posixpath.normpath(rel) in acted, changed=changed,
+            asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
             new=new, ours=ours))
         if fault is None:
@@ -391,8 +404,10 @@ class Leader:
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
         ours = self._ours()
         new = self._new or []
+        acted = self._acted_on()
         fault = await trio.to_thread.run_sync(lambda: steps.find_fault(
-            text, exists=lambda rel: exists_in(ws, rel), changed=changed, asked=asked, found=found,
+            text, exists=lambda rel: exists_in(ws, rel) or posixpath.normpath(rel) in acted, changed=changed,
+            asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
             new=new, ours=ours))
         return None if fault is None else steps.could_not(fault)
@@ -454,6 +469,15 @@ class Leader:
             return None
         pattern = (last.args or {}).get("pattern")
         return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
+
+    def _acted_on(self) -> set[str]:
+        """The files this run's calls that ran well name in their arguments (a command
+        that exited 0, a write, an edit): an answer may name one that is gone since
+        ("Moved a.md to b.md", after `mv`), where the record shows it."""
+        return {name for i in self._run_items() if i.kind == "tool"
+                and ended_as(i.tool or "", i.state or "", i.result or "") == "done"
+                for value in (i.args or {}).values() if isinstance(value, str)
+                for name in steps.file_names(value)}
 
     def _last_search(self) -> Any:
         """This run's latest search's card, when it ran; else None."""

@@ -20,10 +20,12 @@ from pathlib import Path
 from actors.model.backends.worked_examples import FILE_IN_TEXT, FUNCTION_WORDS
 from actors.tools.globs import walk
 
-# Files read at most, and their size at most: a search word is found in a large
-# workspace's first files, or not held at all.
+# Files read at most, each one's size at most, and their bytes in all at most: a search
+# word is found in a large workspace's first files, or not held at all (the first round
+# waits for this walk, so it stays short: 8 MiB read, not 400 files of 256 KiB).
 LOOKUP_FILES = 400
 LOOKUP_FILE_BYTES = 256 * 1024
+LOOKUP_BYTES = 8 * 1024 * 1024
 # Words a first search may look for at most.
 LOOKUP_WORDS = 3
 # A word shorter than this is not looked for (`id`, `to`).
@@ -62,14 +64,15 @@ def request_words(asked: str) -> list[tuple[str, bool]]:
 
 def file_counts(ws: Path, words: Iterable[str]) -> dict[str, int]:
     """In how many of the workspace's text files each word occurs as a whole word, its
-    case ignored (LOOKUP_FILES files of LOOKUP_FILE_BYTES at most, in the walk's order).
+    case ignored (LOOKUP_FILES files of LOOKUP_FILE_BYTES at most, LOOKUP_BYTES in all, in
+    the walk's order).
     Blocking: call it in a thread."""
     wanted = list(dict.fromkeys(words))
     counts = dict.fromkeys(wanted, 0)
     if not wanted:
         return counts
     patterns = {w: re.compile(rf"(?<![\w-]){re.escape(w)}(?![\w-])", re.IGNORECASE) for w in wanted}
-    read = 0
+    read = size = 0
     try:
         entries = walk(ws, sizes=True, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith("."))
         for entry in entries:
@@ -87,7 +90,8 @@ def file_counts(ws: Path, words: Iterable[str]) -> dict[str, int]:
             for w, pattern in patterns.items():
                 counts[w] += pattern.search(text) is not None
             read += 1
-            if read >= LOOKUP_FILES:
+            size += len(data)
+            if read >= LOOKUP_FILES or size >= LOOKUP_BYTES:
                 break
     except OSError:
         return dict.fromkeys(wanted, 0)

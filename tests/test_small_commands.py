@@ -1,0 +1,115 @@
+"""The programs a small model's command may start with (actors/runs/agent/small/commands.py,
+held by the grammar through leader.round_turn), the ones a request does not ask for
+(guards.unasked_programs), and its answer naming a file its own command moved away."""
+
+from __future__ import annotations
+
+import re
+
+import jsonschema
+from llama_cpp.llama_grammar import LlamaGrammar
+
+from actors.model.backends.generic_grammar import excluding, generic_schema, schema_to_gbnf, strict_strings
+from actors.model.turns import ToolSpec
+from actors.runs.agent.small import commands, guards
+from actors.tools.shell import ExecShellCommand
+from tests.test_plan_mode import cards
+from tests.test_small_steps import call, small_project
+from tests.waiting import wait_state
+
+SHELL = ExecShellCommand()
+ON_PATH = {"ls", "cat", "cp", "mv", "rm", "python3", "ruff", "rename", "git"}
+
+
+def found(name: str) -> str | None:
+    return f"/usr/bin/{name}" if name in ON_PATH else None
+
+
+def test_the_usual_programs_on_path_then_the_requests_own_then_the_shells():
+    ps = commands.programs("run ruff on app.py, then git-crypt and the rename tool", found)
+    assert ps == ["ls", "cat", "cp", "mv", "rm", "python3", "git", "ruff", "rename", "cd", "test"]
+    assert "python" not in ps and "node" not in ps  # not on this PATH
+    # A file's name, a path or a word with a dot is no program of the request's.
+    assert "cat" not in commands.programs("read cat.txt and ./ls", lambda n: found(n) if n != "cat" else None)
+    assert commands.programs("copy a.txt", found, unasked={"rm", "mv"}) == \
+        ["ls", "cat", "cp", "python3", "git", "cd", "test"]
+
+
+def test_removing_and_moving_programs_only_when_the_request_asks_for_them():
+    assert guards.unasked_programs("make a backup copy of base.cfg named base.cfg.bak") >= {"rm", "rmdir", "mv"}
+    assert guards.unasked_programs("what does slugify return?") >= {"rm", "unlink", "shred", "mv"}
+    renaming = guards.unasked_programs("rename draft.txt to final.txt")
+    assert "mv" not in renaming and "rm" in renaming  # a rename moves, it removes nothing
+    assert "mv" not in guards.unasked_programs("move report.csv into data") and \
+        "rm" in guards.unasked_programs("move report.csv into data")
+    for asking in ("delete old.log", "remove the build folder", "clean up the tmp files", "rm x.txt",
+                   "get rid of notes.bak", "please drop cache.db"):
+        assert guards.unasked_programs(asking) == frozenset(), asking
+
+
+def test_the_command_is_held_to_start_with_a_program_and_stay_one_line():
+    shape = commands.command_shape(SHELL.parameters, ["ls", "g++", "clang-format", "python3", "a.b"])
+    assert shape is not None and set(shape["properties"]) == set(SHELL.parameters["properties"])
+
+    def fits(command: str) -> bool:
+        try:
+            jsonschema.validate({"command": command}, shape)
+        except jsonschema.ValidationError:
+            return False
+        return True
+
+    for ok in ("ls", "ls -l | wc -l", "g++ -o x x.c", "clang-format -i a.c", "python3 count.py > result.txt",
+               "python3 -c 'print(1)'"):
+        assert fits(ok), ok
+    for bad in ("lsx", "count.py", "sudo cp a b", "rename a b", "a.b x", "ls\nrm -rf /", 'echo "x"', "ls \\n",
+                " ls", "make a backup copy"):
+        assert not fits(bad), bad
+    assert commands.command_shape(SHELL.parameters, []) is None
+    assert commands.command_shape({"type": "object", "properties": {"cmd": {"type": "string"}}}, ["ls"]) is None
+    assert commands.command_shape(SHELL.parameters, ["a.b"]) is None  # no name a pattern may hold
+
+
+def test_the_held_command_is_a_grammar_llama_cpp_takes_and_a_failed_one_is_left_to_the_run():
+    shape = commands.command_shape(SHELL.parameters, ["ls", "g++", "clang-format"])
+    spec = ToolSpec(SHELL.name, SHELL.description, SHELL.parameters)
+    schema = generic_schema((spec,), required=True, strict=True, shapes=((SHELL.name, shape),),
+                            avoid=((SHELL.name, {"command": "ls -l"}),))
+    text = strict_strings(schema_to_gbnf(schema))
+    assert '"g++"' in text and '"clang-forma"' in text and "\\-" not in text  # no escape llama.cpp keeps
+    LlamaGrammar.from_string(text, verbose=False)
+    # A pattern is read before a length, so a string held to one cannot be ruled out by its
+    # length: the exclusion says it cannot, and the run's own refusal of a call made again stays.
+    assert excluding(shape["properties"]["command"], "ls -l") is None
+    assert re.fullmatch(shape["properties"]["command"]["pattern"], "ls -l")
+
+
+async def test_a_small_models_commands_are_held_and_removing_is_not_offered_unasked(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"draft.txt": "Dear team,\n"})
+    d.backend.push(call("exec_shell_command", command="mv draft.txt final.txt"),
+                   {"text": "Moved draft.txt to final.txt."})
+    await conv.send_message("rename draft.txt to final.txt")
+    await wait_state(conv, "idle", "error")
+    first = d.backend.turns[0]
+    pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
+    assert re.fullmatch(pattern, "mv draft.txt final.txt") and re.fullmatch(pattern, "python3 x.py")
+    assert not re.fullmatch(pattern, "rm -r final.txt") and not re.fullmatch(pattern, "rename draft.txt final.txt")
+    assert (folder / "final.txt").read_text() == "Dear team,\n" and not (folder / "draft.txt").exists()
+    # The answer names the file the run's own command moved away: not sent back as made up.
+    assert [i.text for i in conv.items if i.kind == "assistant" and i.text] == \
+        ["Moved draft.txt to final.txt."]
+    assert not [i for i in conv.items if i.kind == "notice"]
+    assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
+
+
+async def test_an_answer_naming_a_file_a_failed_command_named_is_still_sent_back(real_tools, tmp_path):
+    """Only a call that ran well vouches for a file gone: a failed `mv` of a file that
+    never was leaves the answer naming it made up."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"draft.txt": "Dear team,\n"})
+    d.backend.push(call("exec_shell_command", command="mv notes.txt final.txt"),
+                   {"text": "Moved notes.txt to final.txt."}, {"text": "I could not: notes.txt is not there."})
+    await conv.send_message("rename draft.txt to final.txt")
+    await wait_state(conv, "idle", "error")
+    sent_back = [i for i in conv.items if i.kind == "notice"]
+    assert sent_back and "notes.txt" in sent_back[0].text
