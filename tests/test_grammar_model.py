@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import jsonschema
@@ -260,7 +262,9 @@ async def test_a_small_models_edit_can_only_replace_a_line_of_a_file_it_read(mod
     asks = ["Change PORT to 9090", "Set DEBUG to True in settings.py", "Replace path_to_file with new_text",
             "Edit the file"]
     applied = 0
-    for args in await shaped_calls(model_path, tool, shape, asks, max_tokens=200):
+    async with bundled(model_path) as backend:
+        made = await shaped_calls(backend, tool, shape, asks, max_tokens=200)
+    for args in made:
         assert args["path"] == "config.py"
         (tmp_path / "config.py").write_text(text)
         ctx = ToolContext(conversation="c", workspace=tmp_path.resolve(), mode="full")
@@ -329,7 +333,8 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
 async def test_a_small_models_command_starts_with_a_program_it_is_offered(model_path):  # noqa: F811
     """exec_shell_command under a small model's shape (actors/runs/agent/small/commands.py):
     sampled freely, every command the model writes starts with one of the programs
-    offered and is a valid call of the tool itself."""
+    offered and is a valid call of the tool itself; with those commands ruled out (as a
+    run rules out its failed ones), it writes none of them again."""
     from actors.runs.agent.small import commands
     from actors.tools.shell import ExecShellCommand
 
@@ -339,35 +344,55 @@ async def test_a_small_models_command_starts_with_a_program_it_is_offered(model_
     assert shape is not None
     asks = ["rename draft.txt to final.txt", "run count.py", "sudo make me a sandwich", "leave me alone",
             "make a backup copy of base.cfg"]
-    made = [args["command"] for args in await shaped_calls(model_path, tool, shape, asks, max_tokens=120)]
-    assert all(command.split(" ")[0] in offered for command in made), made
-    assert len(made) >= 3, f"only {made} finished within max_tokens"
+    async with bundled(model_path) as backend:
+        made = [args["command"] for args in await shaped_calls(backend, tool, shape, asks, max_tokens=120)]
+        assert all(command.split(" ")[0] in offered for command in made), made
+        assert len(made) >= 3, f"only {made} finished within max_tokens"
+        # Greedy, the same ask writes the same command; with it ruled out (as a run rules
+        # out its failed ones), another.
+        compared = 0
+        for ask in asks:
+            first = await shaped_calls(backend, tool, shape, [ask], max_tokens=120, temperature=0.0)
+            ruled = commands.command_shape(tool.parameters, offered, [c["command"] for c in first])
+            assert ruled is not None
+            other = await shaped_calls(backend, tool, ruled, [ask], max_tokens=120, temperature=0.0)
+            if first and other:
+                assert await shaped_calls(backend, tool, shape, [ask], max_tokens=120, temperature=0.0) == first
+                assert other[0]["command"] != first[0]["command"], (first, other)
+                compared += 1
+        assert compared >= 2, "too few greedy commands finished within max_tokens"
 
 
-async def shaped_calls(path: str, tool: Any, shape: dict[str, Any], asks: list[str], *,
-                       max_tokens: int) -> list[dict[str, Any]]:
-    """The calls of `tool` the bundled model makes, sampled freely, for each of `asks`
-    under `shape` (TurnInput.shapes); each checked to fit the shape and the tool's own
-    parameters. An answer cut at max_tokens is left out."""
-    spec = ToolSpec(tool.name, tool.description, tool.parameters)
+@asynccontextmanager
+async def bundled(path: str) -> AsyncIterator[LocalBackend]:
     backend = await LocalBackend.load(path, n_ctx=2048)
+    try:
+        yield backend
+    finally:
+        await backend.aclose()
+
+
+async def shaped_calls(backend: LocalBackend, tool: Any, shape: dict[str, Any], asks: list[str], *,
+                       max_tokens: int, temperature: float = 1.0) -> list[dict[str, Any]]:
+    """The calls of `tool` the model makes (sampled freely, unless `temperature` is 0:
+    greedy) for each of `asks` under `shape` (TurnInput.shapes), one at most each; each
+    checked to fit the shape and the tool's own parameters. An answer cut at max_tokens
+    is left out."""
+    spec = ToolSpec(tool.name, tool.description, tool.parameters)
 
     async def emit(piece):
         pass
 
     out = []
-    try:
-        for ask in asks:
-            turn = TurnInput(({"role": "user", "content": ask},), (spec,), max_tokens=max_tokens, temperature=1.0,
-                             tool_choice="required", shapes=((tool.name, shape),))
-            result = await backend.generate(turn, emit, threading.Event())
-            if result.finish_reason == "length":
-                continue
-            for call in result.tool_calls:
-                args = json.loads(call.arguments)
-                jsonschema.validate(args, shape)
-                jsonschema.validate(args, tool.parameters)  # still a valid call of the tool itself
-                out.append(args)
-    finally:
-        await backend.aclose()
+    for ask in asks:
+        turn = TurnInput(({"role": "user", "content": ask},), (spec,), max_tokens=max_tokens, temperature=temperature,
+                         tool_choice="required", shapes=((tool.name, shape),), parallel_calls=False)
+        result = await backend.generate(turn, emit, threading.Event())
+        if result.finish_reason == "length":
+            continue
+        for call in result.tool_calls:
+            args = json.loads(call.arguments)
+            jsonschema.validate(args, shape)
+            jsonschema.validate(args, tool.parameters)  # still a valid call of the tool itself
+            out.append(args)
     return out

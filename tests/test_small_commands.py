@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 import jsonschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llama_cpp.llama_grammar import LlamaGrammar
 
 from actors.model.backends.generic_grammar import excluding, generic_schema, schema_to_gbnf, strict_strings
@@ -69,18 +71,46 @@ def test_the_command_is_held_to_start_with_a_program_and_stay_one_line():
     assert commands.command_shape(SHELL.parameters, ["a.b"]) is None  # no name a pattern may hold
 
 
-def test_the_held_command_is_a_grammar_llama_cpp_takes_and_a_failed_one_is_left_to_the_run():
-    shape = commands.command_shape(SHELL.parameters, ["ls", "g++", "clang-format"])
+def test_the_held_command_is_a_grammar_llama_cpp_takes_its_failed_commands_ruled_out():
+    failed = ["ls -l", "g++ -o a a.c", "mv a.txt [b]^$.txt", "ls", "python3 é.py"]
+    shape = commands.command_shape(SHELL.parameters, ["ls", "g++", "clang-format", "mv", "python3"], failed)
     spec = ToolSpec(SHELL.name, SHELL.description, SHELL.parameters)
     schema = generic_schema((spec,), required=True, strict=True, shapes=((SHELL.name, shape),),
-                            avoid=((SHELL.name, {"command": "ls -l"}),))
+                            avoid=tuple((SHELL.name, {"command": c}) for c in failed))
     text = strict_strings(schema_to_gbnf(schema))
-    assert '"g++"' in text and '"clang-forma"' in text and "\\-" not in text  # no escape llama.cpp keeps
+    assert "\\-" not in text and "\\." not in text  # no escape llama.cpp would refuse
     LlamaGrammar.from_string(text, verbose=False)
-    # A pattern is read before a length, so a string held to one cannot be ruled out by its
-    # length: the exclusion says it cannot, and the run's own refusal of a call made again stays.
-    assert excluding(shape["properties"]["command"], "ls -l") is None
-    assert re.fullmatch(shape["properties"]["command"]["pattern"], "ls -l")
+    pattern = re.compile(shape["properties"]["command"]["pattern"])
+    for ruled in failed:
+        assert not pattern.fullmatch(ruled), ruled
+    for ok in ("ls -la", "ls -l x", "ls -", "g++ -o b a.c", "mv a.txt [b]^$.tx", "python3 e.py", "clang-format x"):
+        assert pattern.fullmatch(ok), ok
+    for bad in ("ls -l ", "ls  -l", "ls ", "python3 é.py ", "mv a.txt  [b]^$.txt"):  # the same call, blanks apart
+        assert not pattern.fullmatch(bad), bad
+    # A pattern is read before a length, so generic_grammar's exclusion says it cannot
+    # rule out a string held to one: the shape does.
+    assert excluding(shape["properties"]["command"], "ls -la") is None
+
+
+WORDS = st.text(alphabet="ab.-]^[$é' x\"\\", max_size=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["ls", "cp", "g++", "python", "python3"]), WORDS), max_size=4),
+       st.tuples(st.sampled_from(["ls", "cp", "g++", "python", "python3", "pythn", "sudo"]), WORDS))
+def test_a_command_fits_when_it_starts_with_a_program_its_words_are_one_blank_apart_and_it_did_not_fail(
+        failed, candidate):
+    programs = ["ls", "cp", "g++", "python", "python3"]
+    ruled = [f"{p} {w}".rstrip() for p, w in failed]
+    command = f"{candidate[0]} {candidate[1]}".rstrip() if candidate[1].strip() else candidate[0]
+    shape = commands.command_shape(SHELL.parameters, programs, ruled)
+    program, blank, rest = command.partition(" ")
+    fits = program in programs and commands.fits_words(blank + rest) and command not in ruled
+    assert (re.fullmatch(shape["properties"]["command"]["pattern"], command) is not None) == fits
+    for near in (command + " ", command + "a", command[:-1]):  # and its neighbours
+        program, blank, rest = near.partition(" ")
+        fits = program in programs and commands.fits_words(blank + rest) and near not in ruled
+        assert (re.fullmatch(shape["properties"]["command"]["pattern"], near) is not None) == fits, near
 
 
 async def test_a_small_models_commands_are_held_and_removing_is_not_offered_unasked(real_tools, tmp_path):
@@ -113,3 +143,37 @@ async def test_an_answer_naming_a_file_a_failed_command_named_is_still_sent_back
     await wait_state(conv, "idle", "error")
     sent_back = [i for i in conv.items if i.kind == "notice"]
     assert sent_back and "notes.txt" in sent_back[0].text
+
+
+def test_a_round_whose_calls_all_failed_is_followed_by_a_call_while_nothing_is_done():
+    from actors.runs.agent.small import steps
+
+    failed, done = [("error", False)], [("done", False)]
+    assert steps.retries(failed, "make a copy of a.cfg", changes=0, retried=0)
+    assert steps.retries(failed + [("denied", True)], "make a copy of a.cfg", changes=0, retried=1)
+    assert not steps.retries(failed, "make a copy of a.cfg", changes=0, retried=steps.RETRIES)
+    assert not steps.retries(failed, "make a copy of a.cfg", changes=1, retried=0)  # something is done
+    assert not steps.retries(failed + done, "make a copy of a.cfg", changes=0, retried=0)
+    assert not steps.retries([], "make a copy of a.cfg", changes=0, retried=0)
+    assert not steps.retries(failed, "what does run.py print?", changes=0, retried=0)  # a question is answered
+
+
+async def test_after_a_failed_command_the_next_round_calls_again_without_it(real_tools, tmp_path):
+    """Its first command failed, SmolLM2 answered with the shell's error, the job not
+    begun: the next round is a call, the failed command ruled out by the grammar; twice
+    in a run at most."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"base.cfg": "[main]\n"})
+    d.backend.push(call("exec_shell_command", command="mkdir -b base.cfg"),
+                   call("exec_shell_command", command="cp -q base.cfg"),
+                   call("exec_shell_command", command="cat -q base.cfg"),
+                   {"text": "I could not copy base.cfg."})
+    await conv.send_message("make a copy of base.cfg named base.cfg.bak")
+    await wait_state(conv, "idle", "error")
+    first, second, third, fourth = d.backend.turns
+    assert first.tool_choice == second.tool_choice == third.tool_choice == "required"
+    assert fourth.tool_choice != "required"  # retried twice: the model may answer
+    pattern = dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
+    assert not re.fullmatch(pattern, "mkdir -b base.cfg") and not re.fullmatch(pattern, "cp -q base.cfg")
+    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak")
+    assert [c.state for c in cards(conv)] == ["done", "done", "done"]  # ran, and exited non-zero

@@ -34,8 +34,19 @@ BUILTINS = ("cd", "test")
 _PROGRAM_WORD = re.compile(r"(?<![\w./-])[a-z][a-z0-9+_-]{1,30}(?![\w./-])")
 # A program's name as a pattern may hold it.
 _NAME = re.compile(r"[A-Za-z0-9_+-]+")
-# What may follow the program: one line, no double quote or backslash, no control character.
-_REST = r'[^"\\\x00-\x1f]'
+# The characters of a word after the program: no blank, double quote, backslash or
+# control character. Words are one blank apart, none at the end: a command written
+# again with one more blank is the same call (the ledger reads it so), and cannot be
+# told apart from the one ruled out.
+_WORD_CHARS = '^ "\\\\\\x00-\\x1f'
+_WORD_CHAR = f"[{_WORD_CHARS}]"
+_AFTER_BLANK = f"{_WORD_CHAR}+( {_WORD_CHAR}+)*"  # the rest after a blank
+_AFTER_CHAR = f"{_WORD_CHAR}*( {_WORD_CHAR}+)*"  # the rest after a word's character
+# A command longer than this that failed is not ruled out by the pattern (its rules
+# grow with its length); the run's own refusal of a call made again stays.
+RULED_OUT_CHARS = 160
+# Characters a pattern may hold as they are, for Python and for llama.cpp's reading of it.
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-/,:;=@%!'~#&<>`")
 
 
 def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
@@ -48,17 +59,65 @@ def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
     return [p for p in out if p not in unasked]
 
 
-def command_shape(parameters: dict[str, object], starts: list[str]) -> dict[str, object] | None:
+def command_shape(parameters: dict[str, object], starts: list[str],
+                  ruled_out: Collection[str] = ()) -> dict[str, object] | None:
     """exec_shell_command's parameters with its command held to start with one of
-    `starts` (a program alone, or followed by a blank and the rest of one line); None
-    when there is nothing to hold it to or no command argument."""
+    `starts`, its words after it one blank apart, and to be none of `ruled_out` (the
+    run's failed commands: a pattern is read before a length, so generic_grammar's
+    exclusion cannot say it); None when there is nothing to hold it to or no command
+    argument."""
     props = parameters.get("properties")
-    if not starts or not isinstance(props, dict) or not isinstance(props.get("command"), dict):
+    if not isinstance(props, dict) or not isinstance(props.get("command"), dict):
         return None
-    # Only `+` of a program's name is special to a pattern (`g++`); llama.cpp's reading of
-    # a pattern keeps other escapes (`\-`) as they are written.
-    alternatives = "|".join(p.replace("+", "\\+") for p in starts if _NAME.fullmatch(p))
-    if not alternatives:
+    names = [p for p in dict.fromkeys(starts) if _NAME.fullmatch(p)]
+    if not names:
         return None
-    pattern = f"^({alternatives})( {_REST}*)?$"
+    tails: dict[str, set[str]] = {}
+    for command in ruled_out:
+        program, blank, rest = command.partition(" ")
+        if program in names and len(command) <= RULED_OUT_CHARS and fits_words(blank + rest):
+            tails.setdefault(program, set()).add(blank + rest)
+    free = [p for p in names if p not in tails]
+    alternatives = [f"({'|'.join(map(_literal, free))})( {_WORD_CHAR}+)*"] if free else []
+    alternatives += [_literal(p) + _without(tail) for p, tail in tails.items()]
+    pattern = f"^({'|'.join(alternatives)})$"
     return {**parameters, "properties": {**props, "command": {"type": "string", "pattern": pattern}}}
+
+
+def fits_words(tail: str) -> bool:
+    """Whether `tail` is what may follow a program: words, each after one blank."""
+    return re.fullmatch(f"( {_WORD_CHAR}+)*", tail) is not None
+
+
+def _without(tails: set[str]) -> str:
+    """A pattern of what may follow a program (`fits_words`) other than `tails`: the
+    trie of `tails` walked, each node offering its children (and below them, the same),
+    every other character that may come next (and any rest after it), and the end
+    where the words may end there and no tail does."""
+
+    def node(prefix: str) -> str:
+        kids = sorted({t[len(prefix)] for t in tails if t.startswith(prefix) and len(t) > len(prefix)})
+        parts = [_literal(c) + node(prefix + c) for c in kids]
+        if prefix and prefix[-1] != " ":  # inside a word: another of its characters, or a blank
+            parts.append(f"[{_WORD_CHARS}{''.join(map(_in_class, kids))}]{_AFTER_CHAR}")
+            if " " not in kids:
+                parts.append(f" {_AFTER_BLANK}")
+        elif prefix:  # after a blank: a word's first character
+            parts.append(f"[{_WORD_CHARS}{''.join(map(_in_class, kids))}]{_AFTER_CHAR}")
+        elif " " not in kids:  # after the program: a blank, then words
+            parts.append(f" {_AFTER_BLANK}")
+        ends = prefix[-1:] != " " and prefix not in tails
+        return f"({'|'.join(parts)})" + ("?" if ends else "") if parts else ""
+
+    return node("")
+
+
+def _literal(c: str) -> str:
+    """`c` (a character, or a program's name) as a pattern matches it: a character
+    special to either reading as a class of its code."""
+    return "".join(ch if ch in _PLAIN or ord(ch) > 0xFF else f"[\\x{ord(ch):02x}]" for ch in c)
+
+
+def _in_class(c: str) -> str:
+    """`c` inside a negated class, written by its code where it could be read as more."""
+    return c if (c.isascii() and c.isalnum()) or ord(c) > 0xFF else f"\\x{ord(c):02x}"
