@@ -214,10 +214,8 @@ async def test_after_reads_or_a_failure_the_model_may_call_again(real_tools, tmp
                    call("exec_shell_command", command="true"), {"text": "Done."})
     await conv.send_message("look and run")
     await wait_state(conv, "idle", "error")
-    # The first round is a search (a change that names no file: tests/test_small_lookup.py);
-    # after the read the round is free, after the failed command a call again, nothing done
-    # yet (tests/test_small_commands.py).
-    assert [t.tool_choice for t in d.backend.turns] == ["required", None, "required", "none"]
+    # The first round is a search (a change that names no file: tests/test_small_lookup.py).
+    assert [t.tool_choice for t in d.backend.turns] == ["required", None, None, "none"]
 
 
 async def test_a_larger_or_unknown_model_is_not_led(real_tools, tmp_path):

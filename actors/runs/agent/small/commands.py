@@ -32,8 +32,8 @@ USUAL_PROGRAMS = (
 BUILTINS = ("cd", "test")
 # A word of the request that may name a program (`ruff`, `uv`, `clang-format`).
 _PROGRAM_WORD = re.compile(r"(?<![\w./-])[a-z][a-z0-9+_-]{1,30}(?![\w./-])")
-# A program's name as a pattern may hold it.
-_NAME = re.compile(r"[A-Za-z0-9_+-]+")
+# A program's name as a pattern may hold it (a script of the workspace's: `./build.sh`).
+_NAME = re.compile(r"(?:\./)?[A-Za-z0-9_+-][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+-][A-Za-z0-9_+.-]*)*")
 # The characters of a word after the program: no blank, double quote, backslash or
 # control character. Words are one blank apart, none at the end: a command written
 # again with one more blank is the same call (the ledger reads it so), and cannot be
@@ -50,13 +50,15 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 
 def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
-             unasked: Collection[str] = ()) -> list[str]:
+             unasked: Collection[str] = (), scripts: Collection[str] = ()) -> list[str]:
     """The programs a small model's command may start with: the usual ones `found` on
-    PATH, then the words of `asked` that name one; each once, none of `unasked`."""
+    PATH, then the words of `asked` that name one, then `scripts` (the workspace's files
+    the request names that may run, as `./NAME`); each once, none of `unasked`."""
     out = [p for p in USUAL_PROGRAMS if found(p)]
     out += [w for w in dict.fromkeys(_PROGRAM_WORD.findall(asked)) if w not in out and found(w)]
     out += [b for b in BUILTINS if b not in out]
-    return [p for p in out if p not in unasked]
+    out += [f"./{s.removeprefix('./')}" for s in scripts if not s.startswith(("/", "..", "-"))]
+    return [p for p in dict.fromkeys(out) if p not in unasked]
 
 
 def command_shape(parameters: dict[str, object], starts: list[str],

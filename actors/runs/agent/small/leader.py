@@ -28,6 +28,7 @@ A larger model, or a provider's, is not led: its rounds are its own.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -180,7 +181,6 @@ class Leader:
         self._finding = False  # this round searches for the place of a change (no file to edit yet)
         self._found_place = False  # the last round's search found it: the change round edits its lines
         self._echoes = 0  # writes of this run refused for their text (guards.echo_refused, name_refused)
-        self._retried = 0  # rounds of this run that had to call again after failing (steps.retries)
         self._programs: list[str] | None = None  # what its commands may start with (commands.programs)
 
     @property
@@ -229,9 +229,8 @@ class Leader:
     async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
         """The round's `turn` as it leads it: one call at most; after a change the
         answer (a reply, greedy); after a change it only claimed a call of a tool that
-        changes files; after a round whose calls all failed, nothing done yet, a call
-        again (steps.retries); edit_file held to lines that are there (or left out until
-        it has read a file); dressed. A round that must be a call anyway (planning) is
+        changes files; edit_file held to lines that are there (or left out until it
+        has read a file); dressed. A round that must be a call anyway (planning) is
         left free of the steps."""
         if self._new is None:
             self._new = await self._new_files()
@@ -239,8 +238,7 @@ class Leader:
             self._step = "change"  # the request still wants a change: a file it names, a value it gives
         answer = self._step == "answer" and not must_call
         change = self._step == "change" and not must_call
-        retry = self._step == "retry" and not must_call
-        choice = "required" if must_call or change or retry else ("none" if answer else None)
+        choice = "required" if must_call or change else ("none" if answer else None)
         avoid = turn.avoid
         failing = self._failing_tool()
         if failing is not None and not must_call and not change:  # a change round keeps its tools
@@ -271,9 +269,10 @@ class Leader:
         shell = next((t for t in turn.tools if t.name == SHELL_TOOL), None)
         if shell is not None and (SHELL_TOOL, None) not in avoid:
             if self._programs is None:
-                asked = self._asked()
-                self._programs = await trio.to_thread.run_sync(
-                    lambda: commands.programs(asked, unasked=guards.unasked_programs(asked)))
+                asked, ws = self._asked(), self._workspace()
+                self._programs = await trio.to_thread.run_sync(lambda: commands.programs(
+                    asked, unasked=guards.unasked_programs(asked),
+                    scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)]))
             failed = [args["command"] for name, args in avoid
                       if name == SHELL_TOOL and isinstance(args, dict) and isinstance(args.get("command"), str)]
             command_shape = commands.command_shape(shell.parameters, self._programs, failed)
@@ -368,9 +367,6 @@ class Leader:
         self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._searched())
         if self._found_place:
             self._step = "change"  # the place of the change is found: the next round makes it there
-        elif self._step == "any" and steps.retries(seen, self._asked(), changes=self._changes, retried=self._retried):
-            self._step = "retry"
-            self._retried += 1
         self._finding = False
 
     def free(self) -> None:
@@ -569,6 +565,16 @@ def read_in(ws: Path, rel: str) -> str | None:
         return read_workspace_text(ws, rel, steps.EDIT_FILE_BYTES)
     except (PathRefused, OSError):
         return None
+
+
+def runs_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` is a file inside the workspace that may run as a program (its mode
+    lets it). Blocking: call it in a thread."""
+    try:
+        path = resolve(ws, rel)
+        return path.is_file() and os.access(path, os.X_OK)
+    except (PathRefused, OSError):
+        return False
 
 
 def exists_in(ws: Path, rel: str) -> bool:

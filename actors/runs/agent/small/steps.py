@@ -29,9 +29,9 @@ instead:
   reply, the tools still described so the prompt's cache holds), unless the job is
   still open (`still_open`: a job of two values, or a command's output to be saved,
   takes more than one change). A failed call leaves the next round free, the same
-  call ruled out (ledger.Ledger.avoided); but while nothing is done of a request that
-  is not a question, a round whose calls all failed is followed by another call, not
-  an answer (`retries`, twice in a run at most).
+  call ruled out (ledger.Ledger.avoided). (Made to call again after a failure, with
+  nothing done yet, it varied the failed command a character at a time to the round
+  cap, where it had answered that it failed: tried, and left out.)
 - It answered with the worked examples' words, or named the file where a name was
   used when asked where it was defined. Such an answer is sent back too
   (`find_fault`: `copied`, `unfound`).
@@ -57,25 +57,11 @@ from actors.record import cards
 from actors.runs.agent.run_tools import goals, helpers, plans
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 
-Step = Literal["any", "answer", "change", "retry"]
+Step = Literal["any", "answer", "change"]
 
 
 # Rounds a claimed change's step ("change") lasts at most while no change runs.
 CHANGE_ROUNDS = 3
-# Rounds of a run that must call again after a round whose every call failed, while
-# nothing has changed and the request asks for something done (`retries`).
-RETRIES = 2
-
-
-def retries(seen: Iterable[tuple[str, bool]], asked: str, *, changes: int, retried: int) -> bool:
-    """Whether the round after one whose calls all failed (`seen`, as next_step reads
-    them) must call again rather than answer: nothing changed yet in the run, the
-    request is not a question, and fewer than RETRIES such rounds were made. After its
-    first command failed (`make backup …`, `mkdir -b`), SmolLM2 answered with the
-    shell's error, the job not begun; its second call is the first one ruled out."""
-    calls = list(seen)
-    return (bool(calls) and all(state != "done" for state, _ in calls) and changes == 0
-            and retried < RETRIES and not asked.rstrip().endswith(("?", "？")))
 
 
 def next_step(calls: Iterable[tuple[str, bool]], *, changing: bool = False) -> Step:
