@@ -9,8 +9,9 @@ has: the usual ones of a workspace (files, text, the common interpreters and bui
 tools) that are on PATH, and any word of the person's request that names one; not
 one that removes files unless the request asks for something to go, nor one that moves
 them unless it asks to move or rename (guards.unasked_programs). What follows the
-program is free (one line, without a double quote or a backslash, so the grammar's JSON
-string needs no escapes; single quotes do). Only the first program of a command is
+program is free words one blank apart (one line, without a double quote or a backslash,
+so the grammar's JSON string needs no escapes; single quotes do), and a command that
+failed in the run is ruled out by the same pattern (`command_shape`). Only the first program of a command is
 held; the mode and the sandbox decide what runs, as for any model.
 """
 

@@ -162,15 +162,12 @@ _REMOVERS = frozenset({"rm", "unlink", "shred", "rmdir"})
 _MOVERS = frozenset({"mv"})
 # Words that only run the command after them.
 _PREFIXES = frozenset({"sudo", "command", "env", "nice", "nohup", "time", "exec"})
+# Words of a request that asks for something to go.
+_GOES = r"remov|delet|drop|eras|clean|clear|purg|trash|discard|get rid|tidy|wip|prun|rm\b|del\b|unlink|shred"
 # A request that asks for something to go, or to move.
-_ASKS_TO_REMOVE = re.compile(
-    r"\b(?:remov|delet|drop|eras|renam|mov|clean|clear|purg|trash|discard|get rid|tidy|wip|replac|overwrit|"
-    r"swap|prun|rm\b|mv\b|del\b|unlink|shred)", re.IGNORECASE)
-
+_ASKS_TO_REMOVE = re.compile(rf"\b(?:{_GOES}|renam|mov|replac|overwrit|swap|mv\b)", re.IGNORECASE)
 # A request that asks for something to go (not only to move).
-_ASKS_TO_DELETE = re.compile(
-    r"\b(?:remov|delet|drop|eras|clean|clear|purg|trash|discard|get rid|tidy|wip|prun|rm\b|rmdir\b|del\b|"
-    r"unlink|shred)", re.IGNORECASE)
+_ASKS_TO_DELETE = re.compile(rf"\b(?:{_GOES}|rmdir\b)", re.IGNORECASE)
 
 
 def unasked_programs(asked: str) -> frozenset[str]:

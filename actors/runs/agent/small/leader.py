@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -384,10 +384,9 @@ class Leader:
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
         ours = self._ours()
         new = self._new or []
-        acted = self._acted_on()
+        exists = self._known_in(ws)
         fault = await trio.to_thread.run_sync(lambda: steps.answer_fault(
-            text, exists=lambda rel: exists_in(ws, rel) or posixpath.normpath(rel) in acted, changed=changed,
-            asked=asked, found=found,
+            text, exists=exists, changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
             new=new, ours=ours))
         if fault is None:
@@ -408,10 +407,9 @@ class Leader:
         asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
         ours = self._ours()
         new = self._new or []
-        acted = self._acted_on()
+        exists = self._known_in(ws)
         fault = await trio.to_thread.run_sync(lambda: steps.find_fault(
-            text, exists=lambda rel: exists_in(ws, rel) or posixpath.normpath(rel) in acted, changed=changed,
-            asked=asked, found=found,
+            text, exists=exists, changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
             new=new, ours=ours))
         return None if fault is None else steps.could_not(fault)
@@ -474,14 +472,16 @@ class Leader:
         pattern = (last.args or {}).get("pattern")
         return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
 
-    def _acted_on(self) -> set[str]:
-        """The files this run's calls that ran well name in their arguments (a command
-        that exited 0, a write, an edit): an answer may name one that is gone since
-        ("Moved a.md to b.md", after `mv`), where the record shows it."""
-        return {name for i in self._run_items() if i.kind == "tool"
-                and ended_as(i.tool or "", i.state or "", i.result or "") == "done"
-                for value in (i.args or {}).values() if isinstance(value, str)
-                for name in steps.file_names(value)}
+    def _known_in(self, ws: Path) -> Callable[[str], bool]:
+        """Whether an answer's file is known (blocking: call it in a thread): there in the
+        workspace, or named in the arguments of a call of this run that ran well (a
+        command that exited 0, a write, an edit), so one gone since may be named ("Moved
+        a.md to b.md", after `mv`), where the record shows it."""
+        acted = {name for i in self._run_items() if i.kind == "tool"
+                 and ended_as(i.tool or "", i.state or "", i.result or "") == "done"
+                 for value in (i.args or {}).values() if isinstance(value, str)
+                 for name in steps.file_names(value)}
+        return lambda rel: exists_in(ws, rel) or posixpath.normpath(rel) in acted
 
     def _last_search(self) -> Any:
         """This run's latest search's card, when it ran; else None."""
