@@ -41,6 +41,10 @@ REPEATS = (
     "or it had been made already with nothing changed since), so the run stopped. "
     "Tell the agent what to do differently, or change the mode, and send again."
 )
+FAILING = (
+    "The agent's last {n} calls all failed, each in its own way, so the run stopped: the model could not find a way "
+    "to do this. Rephrase the request with its first step in plain words, or load a larger model on the models page."
+)
 SHORTENED = (
     "The context ran short, so older tool results, call arguments or messages are shortened for the model "
     "(you still see them whole)."
@@ -128,6 +132,7 @@ DENIED_BY_PERSON_SAYING = "The person denied this call: {why}\nIt was not run. G
 DENIED_WAITING_STOPPED = "Stopped while waiting for approval; it was not run."
 DENIED_NOT_REACHED = "Stopped before this call ran; it was not run."
 DENIED_NOT_REACHED_REPEATS = "Not run: the run stopped, as the agent made the same call three times and got nowhere."
+DENIED_NOT_REACHED_FAILING = "Not run: the run stopped, as the agent's calls before this one all failed."
 DENIED_PARTIAL_STOPPED = "Stopped before this call was complete; it was not run."
 ERROR_RUNNING_STOPPED = "Stopped before it finished."
 ERROR_NOT_REACHED_FAILED = "Not run: the run stopped on an error before this call."
@@ -240,6 +245,10 @@ REMOVE_REFUSED = (
 NAME_AS_TEXT_REFUSED = (
     "Not written: {name} is a file's name, not the text {path} should hold. Write the text the person asked for."
 )
+SPACES_ONLY_REFUSED = (
+    "Not changed: this edit changes only spaces or line breaks in {path}, which the person did not ask for. "
+    "Make the change they asked for in new_text."
+)
 ECHO_REFUSED = (
     "Not written: this text repeats what this daemon told you (\u201c{note}\u201d), not what {path} should hold. "
     "Write what the person asked for, from what the tools showed, or answer that you cannot."
@@ -313,6 +322,7 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
     (DENIED_PARTIAL_STOPPED, None, "stop"),
     (ERROR_RUNNING_STOPPED, None, "stop"),
     (DENIED_NOT_REACHED_REPEATS, None, "daemon"),
+    (DENIED_NOT_REACHED_FAILING, None, "daemon"),
     (ERROR_NOT_REACHED_FAILED, None, "daemon"),
     (DENIED_RESTARTED, None, "daemon"),
     (ERROR_RESTARTED, None, "daemon"),
@@ -329,6 +339,8 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
      "rule"),
     (NAME_AS_TEXT_REFUSED, "Not run: the agent was writing only a file's name ({name}) into {path}, not what you "
                            "asked for.", "rule"),
+    (SPACES_ONLY_REFUSED, "Not run: the edit changed only spaces or line breaks in {path}, which you did not ask "
+                          "for.", "rule"),
     (ECHO_REFUSED, "Not run: the agent was writing the daemon's own note to it into {path}, not what you asked "
                    "for.", "rule"),
     (ODD_NAME_REFUSED, "Not run: the agent was making a file named {path}, which you did not ask for.", "rule"),

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from actors import notices
 from actors.runs.agent.ledger import (
     AVOIDED_CALLS,
     LOOPS_IN_A_ROW,
@@ -209,7 +210,8 @@ _names = st.sampled_from(["read_file", SHELL_TOOL, "write_file", "todo_write"])
 _raws = st.sampled_from(['{"path": "a.py"}', '{"path": "b.py"}', '{"command": "greet"}', '{ "path" : "a.py" }',
                          "{}", "", "[1]", "not json", '{"path": "c.py", "n": 1}'])
 _states = st.sampled_from(["done", "error", "denied"])
-_results = st.sampled_from(["ok", "no such file", "out\n[exit code: 1]", "out\n[exit code: 0]"])
+_results = st.sampled_from(["ok", "no such file", "out\n[exit code: 1]", "out\n[exit code: 0]",
+                            notices.DENIED_BY_PERSON])
 _calls = st.builds(CallEnded, _names, _raws, _states, _results, read=st.booleans(), own=st.booleans(),
                    earlier=st.booleans(), again=st.booleans())
 _events = st.one_of(
@@ -422,3 +424,45 @@ def test_a_command_that_exited_non_zero_is_avoided_until_a_change() -> None:
     ledger.feed(CallEnded("write_file", '{"path": "greet"}', "done", "ok"))
     assert ledger.avoided() == (("write_file", {"path": "greet"}),) and ledger.changed
     assert not ledger.made(SHELL_TOOL, '{"command": "greet"}')
+
+
+FAIL_LIMIT = 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=st.lists(_events, max_size=40))
+def test_calls_failing_in_a_row_however_they_differ_end_a_run_that_sets_a_limit(events: list) -> None:
+    """With a `fail_limit`, the run ends "failing" once that many of its calls in a row
+    failed or were refused (a call of an earlier run, one the person denied, neither
+    counts nor breaks the row; a call that ran well does); every other verdict is the
+    one without it."""
+    limited, free = Ledger(NUDGES, fail_limit=FAIL_LIMIT), Ledger(NUDGES)
+    row = 0
+    for event in events:
+        verdict, without = limited.feed(event), free.feed(event)
+        if isinstance(event, CallEnded) and not event.earlier:
+            ended = ended_as(event.name, event.state, event.result)
+            persons = ended == "denied" and notices.card_end(event.result)[0] == "person"
+            row = row + 1 if ended in ("error", "denied") and not persons else (0 if ended == "done" else row)
+        wanted = "failing" if without == "go_on" and row >= FAIL_LIMIT and isinstance(event, CallEnded) \
+            and not event.earlier else without
+        assert verdict == wanted, event
+        assert limited.fails == row and limited.avoided() == free.avoided()
+
+
+def test_new_failures_in_a_row_end_it_and_one_that_ran_starts_the_row_again() -> None:
+    ledger = Ledger(NUDGES, fail_limit=FAIL_LIMIT)
+    failures = [CallEnded("write_file", json.dumps({"path": "a.py", "content": "x" * n}), "error", "refused")
+                for n in range(FAIL_LIMIT)]
+    assert [ledger.feed(f) for f in failures[:-1]] == ["go_on"] * (FAIL_LIMIT - 1)
+    for said in (notices.DENIED_BY_PERSON, notices.denied_by_person("not that file")):  # the person's no
+        ledger.feed(CallEnded("edit_file", '{"path": "a.py"}', "denied", said))
+    assert ledger.fails == FAIL_LIMIT - 1
+    ledger.feed(CallEnded("edit_file", '{"path": "b.py"}', "denied", notices.DENIED_IN_PLAN_MODE))  # a rule's
+    assert ledger.fails == FAIL_LIMIT
+    ledger.feed(CallEnded("read_file", '{"path": "a.py"}', "done", "x", read=True))
+    assert ledger.fails == 0
+    assert [ledger.feed(f) for f in failures] == ["go_on"] * (FAIL_LIMIT - 1) + ["failing"]
+    command = CallEnded(SHELL_TOOL, '{"command": "make x"}', "done", "no rule\n[exit code: 2]")
+    assert Ledger(NUDGES, fail_limit=1).feed(command) == "failing"  # a command that exited non-zero failed
+    assert Ledger(NUDGES).feed(command) == "go_on"

@@ -148,3 +148,50 @@ async def test_a_small_models_new_file_of_an_odd_name_is_refused_and_the_next_wr
     assert [(c.tool, c.state) for c in cards(conv)] == [("write_file", "error"), ("write_file", "done")]
     assert sorted(p.name for p in folder.iterdir()) == ["list.txt"]
     assert conv.info.end_reason == "answered"
+
+
+def test_a_new_files_own_name_as_its_text_is_refused_though_the_request_names_the_file():
+    refused = guards.name_refused
+    asked = "create guide/start.md with a heading Start"
+    for text in ("Start.md", "start.md", "START.MD\n"):
+        assert refused("write_file", {"path": "guide/start.md", "content": text}, asked) is not None, text
+    # Another file's name the request gives is the person's text: it stays allowed.
+    assert refused("write_file", {"path": "list.txt", "content": "start.md"}, "put start.md in list.txt") is None
+    assert refused("write_file", {"path": "guide/start.md", "content": "# Start"}, asked) is None
+
+
+def test_an_edit_of_spaces_only_is_refused_unless_the_request_asks_about_spacing():
+    refused = guards.spaces_only_refused
+
+    def edit(*pairs: tuple[str, str]) -> dict:
+        return {"path": "pkg/mod.py", "edits": [{"old_text": o, "new_text": n} for o, n in pairs]}
+
+    asked = "the message says Wolrd, fix it"
+    for pairs in ([("    return 'Wolrd'", "   return 'Wolrd'")], [("x = 1\n\n", "x = 1\n")],
+                  [("a=1", "a = 1"), ("\tb", "    b")]):
+        why = refused("edit_file", edit(*pairs), asked)
+        assert why == notices.SPACES_ONLY_REFUSED.format(path="pkg/mod.py"), pairs
+        assert notices.card_end(why) == ("rule", "Not run: the edit changed only spaces or line breaks in "
+                                                 "pkg/mod.py, which you did not ask for.")
+    assert refused("edit_file", edit(("    return 'Wolrd'", "    return 'World'")), asked) is None
+    # One edit of a word beside one of spaces is a change.
+    assert refused("edit_file", edit(("a=1", "a = 1"), ("b = 'Wolrd'", "b = 'World'")), asked) is None
+    for spacing in ("indent the body with four spaces", "remove the blank line", "strip trailing whitespace",
+                    "format mod.py", "use tabs"):
+        assert refused("edit_file", edit(("x = 1\n\n", "x = 1\n")), spacing) is None, spacing
+    assert refused("write_file", {"path": "a.py", "content": "x"}, asked) is None
+    assert refused("edit_file", {"path": "a.py", "edits": "x"}, asked) is None
+
+
+async def test_a_small_models_edit_of_spaces_only_is_refused_and_the_real_fix_made(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"hello.py": "def hi():\n    return 'Wolrd'\n"})
+    d.backend.push(call("edit_file", path="hello.py", edits=[{"old_text": "    return 'Wolrd'",
+                                                              "new_text": "   return 'Wolrd'"}]),
+                   call("edit_file", path="hello.py", edits=[{"old_text": "    return 'Wolrd'",
+                                                              "new_text": "    return 'World'"}]),
+                   {"text": "hello.py returns 'World' now."})
+    await conv.send_message("hello.py says Wolrd, fix the typo")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("edit_file", "error"), ("edit_file", "done")]
+    assert (folder / "hello.py").read_text() == "def hi():\n    return 'World'\n"

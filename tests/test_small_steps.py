@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,7 +23,7 @@ from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import guards as small_guards
 from actors.runs.agent.small import steps as small_steps
-from actors.runs.agent.small.leader import SMALL_MODEL_PARAMS, leads
+from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, leads
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
@@ -744,3 +745,57 @@ async def test_a_round_that_must_change_a_file_keeps_edit_file_though_it_failed_
     assert ("edit_file", None) in turns[4].avoid  # rested: its last three calls failed
     assert turns[5].tool_choice == "required" and ("edit_file", None) not in turns[5].avoid  # the change round
     assert (folder / "config.py").read_text() == "PORT = 9090\n"
+
+
+@pytest.mark.parametrize("size", [SMALL, SMALL_MODEL_PARAMS], ids=["led", "not-led"])
+async def test_a_led_run_whose_calls_keep_failing_each_a_new_way_stops_and_says_so(real_tools, tmp_path, size):
+    """Calls failing in a row, each unlike the last (a command that exits non-zero, a
+    read of a file that is not there), end a small model's run after
+    leader.FAILS_TO_STOP: the person reads that it could not find a way and what to try,
+    and the call after is not run. A model that is not led goes on."""
+    d, led = real_tools, size == SMALL
+    folder, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"}, size=size)
+    failing = [call("read_file", path=f"missing{n}.py") if n % 2 else
+               call("exec_shell_command", command=f"ls nothing{n}") for n in range(FAILS_TO_STOP)]
+    d.backend.push(*failing, call("write_file", path="new.txt", content="late"), {"text": "Done."})
+    await conv.send_message("tidy the project")
+    await wait_state(conv, "idle", "error")
+    states = [c.state for c in cards(conv)]
+    if led:
+        assert len(states) == FAILS_TO_STOP and conv.info.end_reason == "stuck"
+        said = [i.text for i in conv.items if i.kind == "notice"][-1]
+        assert said == notices.FAILING.format(n=FAILS_TO_STOP) and "larger model" in said
+        assert not (folder / "new.txt").exists()
+    else:
+        assert len(states) == FAILS_TO_STOP + 1 and conv.info.end_reason == "answered"
+        assert (folder / "new.txt").read_text() == "late"
+
+
+@pytest.mark.parametrize("size", [SMALL, SMALL_MODEL_PARAMS], ids=["led", "not-led"])
+async def test_a_small_model_plans_by_reading_and_gives_the_plan_in_the_call(real_tools, tmp_path, size):
+    """Planning, a led model is offered no file tool (it wrote the workspace's files
+    with them, refused, and seldom the plan file) and no command (it ran `touch`,
+    refused), its todo list has a step, and its prompt says to give the plan as
+    exit_plan_mode's `plan`; a model that is not led keeps them (the file tools for the
+    plan file, read-only commands) and may write an empty list."""
+    d, led = real_tools, size == SMALL
+    _, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"}, size=size)
+    d.backend.push(call("todo_write", todos=[{"content": "Add greet()", "status": "pending"}]),
+                   call("exit_plan_mode", plan="1. Add greet() to app.py"))
+    await conv.send_message("plan a greeting in app.py", plan=True)
+    await wait_state(conv, "waiting", "idle", "error")
+    tools = offered(d.backend.turns[0])
+    # Led, its rounds call the todo list's tool, then (the list has a step) the plan's.
+    for turn, wanted in zip(d.backend.turns, ("todo_write", "exit_plan_mode"), strict=True):
+        free = {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}
+        assert (free == {wanted}) is led, (wanted, free)
+    assert (tools["exit_plan_mode"].get("required") == ["plan"]) is led
+    assert ("write_file" in tools) is not led and ("edit_file" in tools) is not led
+    assert ("exec_shell_command" in tools) is not led
+    listed = tools["todo_write"]["properties"]["todos"]
+    assert (listed.get("minItems") == 1 and listed["maxItems"] == small_steps.SMALL_TODOS) is led
+    assert "exit_plan_mode" in tools and "read_file" in tools
+    system = d.backend.turns[0].messages[0]["content"]
+    assert ("with write_file or edit_file" in system) is not led
+    assert ("Give the plan as exit_plan_mode's `plan`" in system) is led
+    assert conv.info.plan_mode and cards(conv)[-1].state == "waiting"

@@ -28,7 +28,7 @@ from actors.record import cards
 from actors.record.items import PlanInfo, ToolState
 from actors.record.transcript import Transcript
 from actors.runs.agent.client_calls import ask_client
-from actors.runs.agent.ledger import SHELL_TOOL, CallEnded, Ledger, WriteRefused, call_key, parse_arguments
+from actors.runs.agent.ledger import SHELL_TOOL, CallEnded, Ledger, Verdict, WriteRefused, call_key, parse_arguments
 from actors.runs.agent.prepare import Offer
 from actors.runs.agent.round_stream import RoundStream
 from actors.runs.agent.run_tools import helpers
@@ -71,10 +71,10 @@ class CallRunner:
         """The round's calls, to run next (`run_round`)."""
         self._pending = list(calls)
 
-    async def run_round(self) -> bool:
-        """Run the round's calls (see the module docstring). True when the run must stop
-        as stuck (the ledger says so: the same call failing the same way); the calls
-        after the one that made it are not run."""
+    async def run_round(self) -> Verdict:
+        """Run the round's calls (see the module docstring). "go_on", or why the run must
+        stop as the ledger says ("stuck": the same call failing the same way; "failing":
+        too many calls in a row failed); the calls after the one that made it are not run."""
         # A call the answer made twice runs once: the copies are refused (a small
         # model writes one call four times over in a parallel answer).
         seen: set[tuple[str, str]] = set()
@@ -102,9 +102,10 @@ class CallRunner:
                 ended = CallEnded(call.name, call.raw, done[call.card].state, done[call.card].result,
                                   read=await self._reads_only(call, ws), own=self._changes_no_file(call),
                                   again=call.card in self._again)
-                if self._ledger.feed(ended) == "stuck":
-                    return True
-        return False
+                verdict = self._ledger.feed(ended)
+                if verdict != "go_on":
+                    return verdict
+        return "go_on"
 
     async def seed(self) -> None:
         """Tell the ledger the calls an earlier run of the same message made (those after

@@ -13,6 +13,8 @@ from typing import Any, Literal
 import attrs
 import jiter
 
+from actors import notices
+
 MAX_ROUNDS = 30
 REPEAT_FAILURE_LIMIT = 3
 # A composing call's title comes from its first keys (a path, a command), so its
@@ -187,7 +189,9 @@ class Nudged:
 
 
 Event = RoundEnded | CallEnded | WriteRefused | Forgot | Looped | Nudged
-Verdict = Literal["go_on", "stuck"]
+# "stuck": the same call failing the same way (or a loop, or nudges) too often in a row;
+# "failing": too many calls in a row failed, each a new one (`Ledger.fail_limit`).
+Verdict = Literal["go_on", "stuck", "failing"]
 
 
 @attrs.define
@@ -201,9 +205,13 @@ class Ledger:
     for a loop, answers in a row while the goal is open, whether a change ran, and the
     round's calls as (state, whether it only read) for a small model's next step.
     `feed` says "stuck" when the run is to end so: REPEAT_FAILURE_LIMIT identical
-    failures, LOOPS_IN_A_ROW loops, or NUDGES in a row (goals.NUDGES_IN_A_ROW, given)."""
+    failures, LOOPS_IN_A_ROW loops, or NUDGES in a row (goals.NUDGES_IN_A_ROW, given);
+    and "failing" after `fail_limit` calls in a row that failed (a command that exited
+    non-zero, a call refused by a rule or a guard; not a call the person denied), however they
+    differ: None for no such limit (a model that is not led; see leader.FAILS_TO_STOP)."""
 
     nudge_limit: int
+    fail_limit: int | None = None
     _streak: FailureStreak = attrs.field(factory=FailureStreak)
     _failed: list[Avoided] = attrs.field(factory=list)  # the latest failed calls, oldest first
     _made: list[Avoided] = attrs.field(factory=list)  # calls made since the last change, it included
@@ -211,6 +219,7 @@ class Ledger:
     _loops: int = 0
     _nudges: int = 0
     _changed: bool = False
+    _fails: int = 0  # calls in a row that failed, whatever they were
     _round: list[tuple[str, bool]] = attrs.field(factory=list)
 
     def feed(self, event: Event) -> Verdict:
@@ -250,8 +259,13 @@ class Ledger:
             return "go_on"
         self._nudges = 0  # the model called a tool: it is working on the goal
         self._round.append((ended, event.read))
-        return "stuck" if self._streak.record(event.name, event.raw, ended, event.result, again=event.again) \
-            else "go_on"
+        if ended == "error" or (ended == "denied" and notices.card_end(event.result)[0] != "person"):
+            self._fails += 1
+        elif ended == "done":
+            self._fails = 0
+        if self._streak.record(event.name, event.raw, ended, event.result, again=event.again):
+            return "stuck"
+        return "failing" if self.fail_limit is not None and self._fails >= self.fail_limit else "go_on"
 
     def _made_once(self, event: CallEnded, ended: str, args: dict[str, Any] | None) -> None:
         """A call that ran is one the model need not make again while nothing changed:
@@ -298,6 +312,11 @@ class Ledger:
     def loops(self) -> int:
         """Answers in a row cut where the model repeated itself."""
         return self._loops
+
+    @property
+    def fails(self) -> int:
+        """Calls in a row that failed, each counted however it differs from the others."""
+        return self._fails
 
     @property
     def changed(self) -> bool:

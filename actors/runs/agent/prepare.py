@@ -19,6 +19,7 @@ from actors.record.client_tools import ClientTool
 from actors.record.modes import Mode
 from actors.record.transcript import Transcript
 from actors.runs.agent import git_status, instructions, real_names
+from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.prompt import system_prompt
 from actors.runs.agent.run_tools import goals, helpers, plans
 from actors.runs.agent.run_tools.carrier import PLAN_WRITERS, OwnTools
@@ -134,7 +135,9 @@ class Offer:
         self._offered = env.registry.offered(workspace=ws, mode=offer_mode, local=local, skills=bool(skills))
         if not self._leader.offers_memory:
             self._offered = [t for t in self._offered if not getattr(t, "memory", False)]
-        if planning:
+        if planning and self._leader.plans_by_reading:
+            self._offered = [t for t in self._offered if t.name != SHELL_TOOL]
+        elif planning:
             self._offered += [t for t in map(env.registry.get, PLAN_WRITERS) if t is not None]
         # The run's own tools come with a workspace, as skills do: plain chat gets none
         # (a small model offered a tool calls it instead of answering).
@@ -156,7 +159,8 @@ class Offer:
         self._system = system_prompt(
             workspace=ws, mode=mode, today=self._today, tools=bool(self._offered), skills=skills or None,
             instructions=await self._instructions(ws) if ws else None,
-            planning=plans.prompt_lines(env.plans.path(self._t.id)) if planning and env.plans else None,
+            planning=plans.prompt_lines(env.plans.path(self._t.id), plan_file=not self._leader.plans_by_reading)
+            if planning and env.plans else None,
             goal=goal.text if goal and goal.state == "active" and goals.UPDATE_SPEC in specs else None,
             helper=helpers.HELPER_LINES[self._req.helper] if self._req.helper else None,
             files=real_names.prompt_index(files) if files else None,

@@ -70,7 +70,7 @@ class AgentRun:
         self._own.background = background
         self._leader = leader_for(transcript, env)
         self._compactor = Compactor(transcript, env, dress=self._leader.dressed)
-        self._ledger = Ledger(goals.NUDGES_IN_A_ROW)
+        self._ledger = Ledger(goals.NUDGES_IN_A_ROW, fail_limit=self._leader.fails_to_stop)
         self._offer = Offer(transcript, env, request, self._own, self._leader)
         self._stream = RoundStream(transcript, env, request, self._own, self._compactor)
         self._stream.checking = self._leader.checks_answers
@@ -165,9 +165,14 @@ class AgentRun:
                     return
                 continue
             self._calls.take(pending)
-            if await self._calls.run_round():
+            verdict = await self._calls.run_round()
+            if verdict == "stuck":
                 self._calls.end_pending("denied", notices.DENIED_NOT_REACHED_REPEATS)
                 self._t.notice(notices.REPEATS, "warn", "stuck")
+            elif verdict == "failing":
+                self._calls.end_pending("denied", notices.DENIED_NOT_REACHED_FAILING)
+                self._t.notice(notices.FAILING.format(n=self._ledger.fails), "warn", "stuck")
+            if verdict != "go_on":
                 self._end_reason = "stuck"
                 return
             if self._own.settled is not None:

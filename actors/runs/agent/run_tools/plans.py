@@ -57,14 +57,18 @@ def rejected(feedback: str | None) -> str:
     return f"The person rejected the plan.{why} Revise the plan file and call exit_plan_mode again."
 
 
-def prompt_lines(path: Path) -> list[str]:
-    """What the system prompt says while the conversation plans."""
+def prompt_lines(path: Path, *, plan_file: bool = True) -> list[str]:
+    """What the system prompt says while the conversation plans; `plan_file`: whether
+    the file tools are offered to write the plan file (not to a led small model)."""
+    last = (f"Write the plan to {path} with write_file or edit_file (the only file you may write), or give it as "
+            "exit_plan_mode's `plan`; end with exit_plan_mode to show it, or with ask_user_question."
+            if plan_file else
+            "Give the plan as exit_plan_mode's `plan` to show it, or end with ask_user_question.")
     return [
         "You are planning: nothing in the workspace may change now. Read and search as you need, keep a todo "
         "list, and ask the person when a choice is theirs.",
         "Write the plan's steps with todo_write first.",
-        f"Write the plan to {path} with write_file or edit_file (the only file you may write), or give it as "
-        "exit_plan_mode's `plan`; end with exit_plan_mode to show it, or with ask_user_question.",
+        last,
     ]
 
 

@@ -1,7 +1,8 @@
 """Calls a small model may not make (actors/runs/agent/small/leader.py asks before each
 runs): a write over a file of the person's, a text that repeats the daemon's own notes
 to it or is only a file's name, a new file of an odd name, an edit that breaks a file
-that parses, a command that removes a file the request names and does not ask to remove.
+that parses or changes only its spaces, a command that removes a file the request names
+and does not ask to remove.
 Each refusal is a card the person reads, with the words of actors/notices.py."""
 
 from __future__ import annotations
@@ -85,15 +86,38 @@ def name_refused(tool: str, args: dict[str, object], asked: str) -> str | None:
     """Why a small model's write_file may not go on: the whole text it would write is a
     file's name (its own path, or another), which the request does not give. Asked for a
     document with a heading, SmolLM2 wrote the document's file name as its text, and
-    wrote a file of constants over with a file's name. None when it may."""
+    wrote a file of constants over with a file's name, and a new file's own name as its
+    text where the request names the file (so that its name is in the request, which
+    exempts only another file's name). None when it may."""
     content = args.get("content")
     if tool != WRITE_TOOL or not isinstance(content, str):
         return None
-    text = content.strip()
-    if not text or "\n" in text or not file_name(text) or text.lower() in asked.lower():
+    text, path = content.strip(), args.get("path")
+    own = isinstance(path, str) and text.lower() == posixpath.basename(path).lower()
+    if not text or "\n" in text or not file_name(text) or (text.lower() in asked.lower() and not own):
         return None
-    path = args.get("path")
     return notices.NAME_AS_TEXT_REFUSED.format(path=path if isinstance(path, str) else "the file", name=text)
+
+
+# A request that asks about spacing may want an edit of spaces only.
+_ASKS_ABOUT_SPACES = re.compile(r"\b(?:space|spaces|spacing|whitespace|indent\w*|dedent\w*|tabs?|blank|newlines?|"
+                                r"line breaks?|trailing|format\w*|pep ?8|lint\w*)\b", re.I)
+
+
+def spaces_only_refused(tool: str, args: dict[str, object], asked: str) -> str | None:
+    """Why a small model's edit_file may not go on: each of its edits changes only spaces
+    or line breaks, which the request does not ask about. Asked to fix a word of a line,
+    SmolLM2 wrote the line again one space less indented and answered that it was fixed.
+    None when it may."""
+    edits, path = args.get("edits"), args.get("path")
+    if tool != EDIT_TOOL or not isinstance(edits, list) or not edits or _ASKS_ABOUT_SPACES.search(asked):
+        return None
+    pairs = [(e.get("old_text"), e.get("new_text")) for e in edits if isinstance(e, dict)]
+    if len(pairs) != len(edits) or not all(isinstance(o, str) and isinstance(n, str) for o, n in pairs):
+        return None
+    if any("".join(str(o).split()) != "".join(str(n).split()) for o, n in pairs):
+        return None
+    return notices.SPACES_ONLY_REFUSED.format(path=path if isinstance(path, str) else "the file")
 
 
 # Characters of no file name a person gives by hand (quotes, brackets, a shell's

@@ -28,7 +28,6 @@ A larger model, or a provider's, is not led: its rounds are its own.
 
 from __future__ import annotations
 
-import os
 import posixpath
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
@@ -38,16 +37,15 @@ import attrs
 import trio
 
 from actors import notices
-from actors.errors import ToolError
-from actors.fs.paths import PathRefused, read_workspace_text, resolve
+from actors.fs.paths import read_workspace_text
 from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import commands, guards, lookup, steps
+from actors.runs.agent.small.files_of import breaks_file, exists_in, is_file_in, read_in, runs_in
 from actors.runs.env import Env
-from actors.tools.files import edits_arg, plan_edit
 
 # A local model under this many parameters is a small one, which a run leads.
 SMALL_MODEL_PARAMS = 1_000_000_000
@@ -70,6 +68,13 @@ LOOP_PENALTY = 1.3
 # new call, so no call twice did not stop them (SmolLM2 ran `NAME.py.exe`, then with one
 # more `.exe`, thirty rounds).
 FAILS_IN_A_ROW = 3
+# Calls failing in a row, whatever they are, after which a led run stops and says the
+# model could not find a way (Ledger.fail_limit): each new, so neither the rule above nor
+# the streak of identical failures ended them (SmolLM2 alternated a refused write and a
+# refused edit, each a little other, to the time limit). Of 389 runs kept from the
+# development set, 35 reached four in a row; the few that ran a call well after that
+# were commands before they were held to a program this machine has.
+FAILS_TO_STOP = 6
 _LOOPED_START = notices.LOOPED.split("{", 1)[0]  # the words before the unit it repeated
 
 
@@ -98,6 +103,12 @@ class Leading(Protocol):
 
     @property
     def offers_memory(self) -> bool: ...
+
+    @property
+    def fails_to_stop(self) -> int | None: ...
+
+    @property
+    def plans_by_reading(self) -> bool: ...
 
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]: ...
 
@@ -131,6 +142,8 @@ class NotLed:
     offers_skills = True
     checks_answers = False
     offers_memory = True
+    fails_to_stop = None  # a model that is not led finds its own way out of failures
+    plans_by_reading = False  # planning, the file tools for the plan file and read-only commands
 
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
         return specs
@@ -168,6 +181,12 @@ class Leader:
     # Not the memory tools: a small model offered a tool calls it instead of answering, and
     # three more tool lines crowd its prompt; no run has shown it using them to any good.
     offers_memory = False
+    fails_to_stop = FAILS_TO_STOP
+    # Planning, it reads (files, searches): not the file tools for the plan file, with which
+    # SmolLM2 wrote the workspace's files (refused) call after call and seldom the plan
+    # file, nor commands, of which it ran `touch …` (refused) one after another; its plan
+    # goes in exit_plan_mode's `plan` (tests/test_plan_e2e.py's tries, to the call bound).
+    plans_by_reading = True
 
     def __init__(self, transcript: Transcript, env: Env) -> None:
         self._t = transcript
@@ -231,7 +250,8 @@ class Leader:
         answer (a reply, greedy); after a change it only claimed a call of a tool that
         changes files; edit_file held to lines that are there (or left out until it
         has read a file); dressed. A round that must be a call anyway (planning) is
-        left free of the steps."""
+        left free of the steps, and calls the todo list's tool until the list has a step,
+        then exit_plan_mode (steps.planning_tool)."""
         if self._new is None:
             self._new = await self._new_files()
         if self._step == "answer" and not must_call and self._changes < steps.MAX_CHANGES and await self._open():
@@ -243,6 +263,9 @@ class Leader:
         failing = self._failing_tool()
         if failing is not None and not must_call and not change:  # a change round keeps its tools
             avoid += ((failing, None),)
+        planned = steps.planning_tool(bool(self._t.info.todos)) if must_call else None
+        if planned in {t.name for t in turn.tools}:  # planning: the list, then the plan
+            avoid += tuple((t.name, None) for t in turn.tools if t.name != planned)
         if change:
             avoid += tuple((t.name, None) for t in turn.tools if t.name not in steps.CHANGE_TOOLS)
             if self._found_place and not self._new:
@@ -419,7 +442,8 @@ class Leader:
         person's (guards.replace_refused; the tool is then barred for a round), a write or
         an edit whose text repeats the daemon's own notes to it (guards.echo_refused), a
         write of only a file's name (guards.name_refused), a new file of an odd name
-        (guards.odd_name_refused), an edit that would break a file
+        (guards.odd_name_refused), an edit of spaces only (guards.spaces_only_refused),
+        an edit that would break a file
         that parses (guards.break_refused), or a command that removes a file the request
         names and does not ask to remove (guards.removal_refused)."""
         ws, path = self._workspace(), args.get("path")
@@ -444,6 +468,9 @@ class Leader:
             return guards.Refusal(odd, bars=False)
         echo = guards.echo_refused(name, args, self._ours()) or guards.name_refused(name, args, self._asked())
         if echo is None:
+            spaces = guards.spaces_only_refused(name, args, self._asked())
+            if spaces is not None:
+                return guards.Refusal(spaces, bars=False)
             broken = await trio.to_thread.run_sync(breaks_file, ws, path, args) if name == steps.EDIT_TOOL else None
             return None if broken is None else guards.Refusal(broken, bars=False)
         # Its next write may be the file's text; a second such write in the run bars the
@@ -542,53 +569,3 @@ class Leader:
 
         only = self._searched_lines() if found_lines else None
         return steps.edit_shape(await trio.to_thread.run_sync(read), removing=steps.removes(asked), only=only)
-
-
-def breaks_file(ws: Path, rel: str, args: dict[str, Any]) -> str | None:
-    """Why an edit_file call may not go on: it would break `rel`, which parses now
-    (guards.break_refused); None when it may, or when the tool itself will say why not
-    (no such file, an old_text not there). Blocking: call it in a thread."""
-    before = read_in(ws, rel)
-    if before is None:
-        return None
-    try:
-        after = plan_edit(before, rel, edits_arg(args)).new
-    except ToolError:
-        return None
-    return guards.break_refused(rel, before, after)
-
-
-def read_in(ws: Path, rel: str) -> str | None:
-    """The text of `rel` in the workspace (at most EDIT_FILE_BYTES), None when it is not
-    there or not text. Blocking: call it in a thread."""
-    try:
-        return read_workspace_text(ws, rel, steps.EDIT_FILE_BYTES)
-    except (PathRefused, OSError):
-        return None
-
-
-def runs_in(ws: Path, rel: str) -> bool:
-    """Whether `rel` is a file inside the workspace that may run as a program (its mode
-    lets it). Blocking: call it in a thread."""
-    try:
-        path = resolve(ws, rel)
-        return path.is_file() and os.access(path, os.X_OK)
-    except (PathRefused, OSError):
-        return False
-
-
-def exists_in(ws: Path, rel: str) -> bool:
-    """Whether `rel` names something inside the workspace (a path that leads out of it
-    does not: the tool that would use it says why). Blocking: call it in a thread."""
-    try:
-        return resolve(ws, rel).exists()
-    except PathRefused:
-        return False
-
-
-def is_file_in(ws: Path, rel: str) -> bool:
-    """Whether `rel` names a file inside the workspace. Blocking: call it in a thread."""
-    try:
-        return resolve(ws, rel).is_file()
-    except PathRefused:
-        return False

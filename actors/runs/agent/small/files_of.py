@@ -1,0 +1,64 @@
+"""What a small model's leading asks of the workspace's files (actors/runs/agent/small/leader.py):
+whether a name is there, a file, one that may run, its text, whether an edit would
+break it. Each blocks on the disk: call it in a thread."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from actors.errors import ToolError
+from actors.fs.paths import PathRefused, read_workspace_text, resolve
+from actors.runs.agent.small import guards, steps
+from actors.tools.files import edits_arg, plan_edit
+
+
+def breaks_file(ws: Path, rel: str, args: dict[str, Any]) -> str | None:
+    """Why an edit_file call may not go on: it would break `rel`, which parses now
+    (guards.break_refused); None when it may, or when the tool itself will say why not
+    (no such file, an old_text not there). Blocking: call it in a thread."""
+    before = read_in(ws, rel)
+    if before is None:
+        return None
+    try:
+        after = plan_edit(before, rel, edits_arg(args)).new
+    except ToolError:
+        return None
+    return guards.break_refused(rel, before, after)
+
+
+def read_in(ws: Path, rel: str) -> str | None:
+    """The text of `rel` in the workspace (at most EDIT_FILE_BYTES), None when it is not
+    there or not text. Blocking: call it in a thread."""
+    try:
+        return read_workspace_text(ws, rel, steps.EDIT_FILE_BYTES)
+    except (PathRefused, OSError):
+        return None
+
+
+def runs_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` is a file inside the workspace that may run as a program (its mode
+    lets it). Blocking: call it in a thread."""
+    try:
+        path = resolve(ws, rel)
+        return path.is_file() and os.access(path, os.X_OK)
+    except (PathRefused, OSError):
+        return False
+
+
+def exists_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` names something inside the workspace (a path that leads out of it
+    does not: the tool that would use it says why). Blocking: call it in a thread."""
+    try:
+        return resolve(ws, rel).exists()
+    except PathRefused:
+        return False
+
+
+def is_file_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` names a file inside the workspace. Blocking: call it in a thread."""
+    try:
+        return resolve(ws, rel).is_file()
+    except PathRefused:
+        return False
