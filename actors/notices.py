@@ -42,7 +42,7 @@ REPEATS = (
     "Tell the agent what to do differently, or change the mode, and send again."
 )
 FAILING = (
-    "The agent's last {n} calls all failed, each in its own way, so the run stopped: the model could not find a way "
+    "The agent's last {n} calls all failed or found nothing, so the run stopped: the model could not find a way "
     "to do this. Rephrase the request with its first step in plain words, or load a larger model on the models page."
 )
 SHORTENED = (
@@ -132,7 +132,9 @@ DENIED_BY_PERSON_SAYING = "The person denied this call: {why}\nIt was not run. G
 DENIED_WAITING_STOPPED = "Stopped while waiting for approval; it was not run."
 DENIED_NOT_REACHED = "Stopped before this call ran; it was not run."
 DENIED_NOT_REACHED_REPEATS = "Not run: the run stopped, as the agent made the same call three times and got nowhere."
-DENIED_NOT_REACHED_FAILING = "Not run: the run stopped, as the agent's calls before this one all failed."
+DENIED_NOT_REACHED_FAILING = (
+    "Not run: the run stopped, as the agent's calls before this one all failed or found nothing."
+)
 DENIED_PARTIAL_STOPPED = "Stopped before this call was complete; it was not run."
 ERROR_RUNNING_STOPPED = "Stopped before it finished."
 ERROR_NOT_REACHED_FAILED = "Not run: the run stopped on an error before this call."

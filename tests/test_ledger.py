@@ -211,7 +211,8 @@ _raws = st.sampled_from(['{"path": "a.py"}', '{"path": "b.py"}', '{"command": "g
                          "{}", "", "[1]", "not json", '{"path": "c.py", "n": 1}'])
 _states = st.sampled_from(["done", "error", "denied"])
 _results = st.sampled_from(["ok", "no such file", "out\n[exit code: 1]", "out\n[exit code: 0]",
-                            notices.DENIED_BY_PERSON])
+                            notices.DENIED_BY_PERSON, "\n---\nTotal matches: 0\n",
+                            "a.py:1:x\n\n---\nTotal matches: 1\n"])
 _calls = st.builds(CallEnded, _names, _raws, _states, _results, read=st.booleans(), own=st.booleans(),
                    earlier=st.booleans(), again=st.booleans())
 _events = st.one_of(
@@ -433,9 +434,9 @@ FAIL_LIMIT = 4
 @given(events=st.lists(_events, max_size=40))
 def test_calls_failing_in_a_row_however_they_differ_end_a_run_that_sets_a_limit(events: list) -> None:
     """With a `fail_limit`, the run ends "failing" once that many of its calls in a row
-    failed or were refused (a call of an earlier run, one the person denied, neither
-    counts nor breaks the row; a call that ran well does); every other verdict is the
-    one without it."""
+    failed, were refused or searched and found nothing (a call of an earlier run, one
+    the person denied, neither counts nor breaks the row; a call that ran well does);
+    every other verdict is the one without it."""
     limited, free = Ledger(NUDGES, fail_limit=FAIL_LIMIT), Ledger(NUDGES)
     row = 0
     for event in events:
@@ -443,7 +444,9 @@ def test_calls_failing_in_a_row_however_they_differ_end_a_run_that_sets_a_limit(
         if isinstance(event, CallEnded) and not event.earlier:
             ended = ended_as(event.name, event.state, event.result)
             persons = ended == "denied" and notices.card_end(event.result)[0] == "person"
-            row = row + 1 if ended in ("error", "denied") and not persons else (0 if ended == "done" else row)
+            nothing = ended == "done" and "---\nTotal matches: 0\n" in event.result
+            row = row + 1 if (ended in ("error", "denied") and not persons) or nothing \
+                else (0 if ended == "done" else row)
         wanted = "failing" if without == "go_on" and row >= FAIL_LIMIT and isinstance(event, CallEnded) \
             and not event.earlier else without
         assert verdict == wanted, event
@@ -460,6 +463,8 @@ def test_new_failures_in_a_row_end_it_and_one_that_ran_starts_the_row_again() ->
     assert ledger.fails == FAIL_LIMIT - 1
     ledger.feed(CallEnded("edit_file", '{"path": "b.py"}', "denied", notices.DENIED_IN_PLAN_MODE))  # a rule's
     assert ledger.fails == FAIL_LIMIT
+    ledger.feed(CallEnded("grep_search", '{"pattern": "q"}', "done", "\n---\nTotal matches: 0\n", read=True))
+    assert ledger.fails == FAIL_LIMIT + 1  # a search that found nothing got nowhere too
     ledger.feed(CallEnded("read_file", '{"path": "a.py"}', "done", "x", read=True))
     assert ledger.fails == 0
     assert [ledger.feed(f) for f in failures] == ["go_on"] * (FAIL_LIMIT - 1) + ["failing"]

@@ -541,3 +541,15 @@ async def test_glob_stops_when_cancelled(tmp_path: Path, monkeypatch: pytest.Mon
         await FileGlobSearch().run({}, ctx_for(tmp_path))
     assert scope.cancelled_caught
     assert len(scans) < 100
+
+
+async def test_a_search_that_found_nothing_is_one_the_run_got_nowhere_with(ws: Path) -> None:
+    """Both search tools end a result of no match as the run's ledger reads it
+    (ledger.found_nothing: a led run stops after calls in a row that got nowhere), and
+    a result with a match is not one."""
+    from actors.runs.agent.ledger import found_nothing, got_nowhere
+
+    for result in (await grep(ws, pattern="no-such-text-anywhere"), await glob(ws, include="*.nosuch")):
+        assert total(result) == 0 and found_nothing("done", result) and got_nowhere("done", result), result
+    for result in (await grep(ws, pattern="."), await glob(ws, include="*.py")):
+        assert total(result) > 0 and not found_nothing("done", result) and not got_nowhere("done", result), result

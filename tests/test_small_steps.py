@@ -306,7 +306,7 @@ async def test_write_file_may_replace_only_a_file_the_conversation_wrote(real_to
                    call("write_file", path="./config.py", content="ready"),
                    call("write_file", path="new.txt", content="a"), call("write_file", path="new.txt", content="b"),
                    {"text": "Wrote new.txt."})
-    await conv.send_message("rewrite config.py")
+    await conv.send_message("rewrite config.py, or else write new.txt")
     await wait_state(conv, "idle", "error")
     states = [(c.tool, c.state) for c in cards(conv)]
     assert states == [("write_file", "error"), ("read_file", "done"), ("write_file", "error"),
@@ -524,8 +524,9 @@ async def test_a_file_the_request_names_may_be_edited_before_it_is_read(real_too
 
 async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(real_tools, tmp_path):
     """"PORT is now 9090" after a read alone is sent back, and the next round is a call
-    of edit_file or write_file (SmolLM2 read the other files instead, round after
-    round), until one changes a file (at most small_steps.CHANGE_ROUNDS rounds)."""
+    of edit_file (or write_file, were a new file asked for; SmolLM2 read the other files
+    instead, round after round), until one changes a file (at most
+    small_steps.CHANGE_ROUNDS rounds)."""
     d = real_tools
     folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n", "lib.py": "y = 2\n"})
     edit = call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}])
@@ -540,8 +541,28 @@ async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(rea
     assert [t.tool_choice for t in turns] == ["required", None, "required", "required", "none"]
     for turn in turns[2:4]:
         left = {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}
-        assert left == {"edit_file", "write_file"}
+        assert left == {"edit_file"}
     assert (folder / "config.py").read_text() == "PORT = 9090\n" and conv.info.end_reason == "answered"
+
+
+@pytest.mark.parametrize("asked, writes", [("fix the word in config.py", False),
+                                           ("put the port of config.py in port.txt", True)])
+async def test_write_file_is_offered_only_when_the_request_names_a_new_file(real_tools, tmp_path, asked, writes):
+    """A request that names no file not there yet leaves write_file out of every round
+    (asked to fix a word, SmolLM2 made `telescopes.csv.gz`); one that does offers it,
+    the path held to that file, after it is made too (it may write its file again)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("read_file", path="config.py"), call("write_file", path="port.txt", content="8080"),
+                   call("read_file", path="port.txt"), {"text": "Done."})
+    await conv.send_message(asked)
+    await wait_state(conv, "idle", "error")
+    if writes:
+        assert dict(d.backend.turns[0].shapes)["write_file"]["properties"]["path"] == {"enum": ["port.txt"]}
+        assert (folder / "port.txt").read_text() == "8080"
+    else:
+        assert all(("write_file", None) in turn.avoid for turn in d.backend.turns)
+        assert "write_file" not in dict(d.backend.turns[0].shapes)
 
 
 # ---- the daemon's own words are not the person's ----

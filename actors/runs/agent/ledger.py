@@ -69,6 +69,26 @@ def ended_as(name: str, state: str, result: str) -> str:
     return "error" if found and found.group(1) != "0" else state
 
 
+# A search's result ends with its count (actors/tools/search.py), then maybe a note of
+# what it did not search: none found, it got nowhere.
+_FOUND_NOTHING = re.compile(r"(?:\A|\n)---\nTotal matches: 0(?:\n|\Z)")
+
+
+def found_nothing(state: str, result: str) -> bool:
+    """Whether a call that ran was a search that found nothing (grep_search,
+    file_glob_search)."""
+    return state == "done" and _FOUND_NOTHING.search(result) is not None
+
+
+def got_nowhere(ended: str, result: str) -> bool:
+    """Whether a call, its state `ended` as ended_as says, got the run nowhere: it failed,
+    a rule or a guard refused it (not the person: their no is their choice), or it was a
+    search that found nothing."""
+    if ended == "denied":
+        return notices.card_end(result)[0] != "person"
+    return ended == "error" or found_nothing(ended, result)
+
+
 @attrs.define
 class FailureStreak:
     """Counts the same call failing the same way in a row."""
@@ -206,9 +226,10 @@ class Ledger:
     round's calls as (state, whether it only read) for a small model's next step.
     `feed` says "stuck" when the run is to end so: REPEAT_FAILURE_LIMIT identical
     failures, LOOPS_IN_A_ROW loops, or NUDGES in a row (goals.NUDGES_IN_A_ROW, given);
-    and "failing" after `fail_limit` calls in a row that failed (a command that exited
-    non-zero, a call refused by a rule or a guard; not a call the person denied), however they
-    differ: None for no such limit (a model that is not led; see leader.FAILS_TO_STOP)."""
+    and "failing" after `fail_limit` calls in a row that got nowhere (`got_nowhere`: a
+    command that exited non-zero, a call refused by a rule or a guard, a search that
+    found nothing; not a call the person denied), however they differ: None for no such
+    limit (a model that is not led; see leader.FAILS_TO_STOP)."""
 
     nudge_limit: int
     fail_limit: int | None = None
@@ -219,7 +240,7 @@ class Ledger:
     _loops: int = 0
     _nudges: int = 0
     _changed: bool = False
-    _fails: int = 0  # calls in a row that failed, whatever they were
+    _fails: int = 0  # calls in a row that got nowhere, whatever they were
     _round: list[tuple[str, bool]] = attrs.field(factory=list)
 
     def feed(self, event: Event) -> Verdict:
@@ -259,7 +280,7 @@ class Ledger:
             return "go_on"
         self._nudges = 0  # the model called a tool: it is working on the goal
         self._round.append((ended, event.read))
-        if ended == "error" or (ended == "denied" and notices.card_end(event.result)[0] != "person"):
+        if got_nowhere(ended, event.result):
             self._fails += 1
         elif ended == "done":
             self._fails = 0
@@ -315,7 +336,7 @@ class Ledger:
 
     @property
     def fails(self) -> int:
-        """Calls in a row that failed, each counted however it differs from the others."""
+        """Calls in a row that got nowhere, each counted however it differs from the others."""
         return self._fails
 
     @property

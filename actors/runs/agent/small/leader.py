@@ -17,8 +17,8 @@ nearest worked example begins with (worked_examples.nearest); the round after a 
 is the answer unless the request is still open (a file it names still missing, a value
 it gives in none of its files: steps.still_open, up to steps.MAX_CHANGES changes), the
 round after a change it only claimed a change; its edit_file names only lines that are
-there; its write_file names the new file the request names, and may not replace a file
-it did not make (an edit leaves a file the person's); and an answer the record
+there; its write_file is offered only when the request names a new file, names that
+file, and may not replace a file it did not make (an edit leaves a file the person's); and an answer the record
 contradicts (a missing file, a change claimed, none of a search's files, the examples'
 words or a refusal repeated) is sent back once, and when the next one is too, the
 person reads that the model could not do it and what to try instead (`could_not`).
@@ -68,12 +68,14 @@ LOOP_PENALTY = 1.3
 # new call, so no call twice did not stop them (SmolLM2 ran `NAME.py.exe`, then with one
 # more `.exe`, thirty rounds).
 FAILS_IN_A_ROW = 3
-# Calls failing in a row, whatever they are, after which a led run stops and says the
-# model could not find a way (Ledger.fail_limit): each new, so neither the rule above nor
-# the streak of identical failures ended them (SmolLM2 alternated a refused write and a
-# refused edit, each a little other, to the time limit). Of 389 runs kept from the
-# development set, 35 reached four in a row; the few that ran a call well after that
-# were commands before they were held to a program this machine has.
+# Calls in a row that got nowhere (failed, refused, a search that found nothing: ledger.
+# got_nowhere), whatever they are, after which a led run stops and says the model could
+# not find a way (Ledger.fail_limit): each new, so neither the rule above nor the streak
+# of identical failures ended them (SmolLM2 alternated a refused write and a refused
+# edit, each a little other, to the time limit; it searched for its own looping words
+# with one more character each round). Of 389 runs kept from the development set, 35
+# had four failures in a row; the few that ran a call well after that were commands
+# before they were held to a program this machine has.
 FAILS_TO_STOP = 6
 _LOOPED_START = notices.LOOPED.split("{", 1)[0]  # the words before the unit it repeated
 
@@ -280,6 +282,8 @@ class Leader:
             else:
                 shapes = ((steps.EDIT_TOOL, shape),)
         write = next((t for t in turn.tools if t.name == steps.WRITE_TOOL), None)
+        if write is not None and not self._new:  # no new file asked for: none to write
+            avoid += ((steps.WRITE_TOOL, None),)  # (asked to fix a word, it made `telescopes.csv.gz`)
         new = await self._new_files() if write is not None else []
         write_shape = steps.write_shape(write.parameters, new) if write is not None and new else None
         if write_shape is not None:
