@@ -251,6 +251,10 @@ SPACES_ONLY_REFUSED = (
     "Not changed: this edit changes only spaces or line breaks in {path}, which the person did not ask for. "
     "Make the change they asked for in new_text."
 )
+VALUE_MISSING_REFUSED = (
+    "Not changed: the person asked for {values} in {path}, and this edit's new_text holds none of them. "
+    "Give new_text as old_text with the asked value written in."
+)
 ECHO_REFUSED = (
     "Not written: this text repeats what this daemon told you (\u201c{note}\u201d), not what {path} should hold. "
     "Write what the person asked for, from what the tools showed, or answer that you cannot."
@@ -343,6 +347,7 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
                            "asked for.", "rule"),
     (SPACES_ONLY_REFUSED, "Not run: the edit changed only spaces or line breaks in {path}, which you did not ask "
                           "for.", "rule"),
+    (VALUE_MISSING_REFUSED, "Not run: the edit of {path} held none of what you asked for ({values}).", "rule"),
     (ECHO_REFUSED, "Not run: the agent was writing the daemon's own note to it into {path}, not what you asked "
                    "for.", "rule"),
     (ODD_NAME_REFUSED, "Not run: the agent was making a file named {path}, which you did not ask for.", "rule"),

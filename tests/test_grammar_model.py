@@ -333,8 +333,9 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
 async def test_a_small_models_command_starts_with_a_program_it_is_offered(model_path):  # noqa: F811
     """exec_shell_command under a small model's shape (actors/runs/agent/small/commands.py):
     sampled freely, every command the model writes starts with one of the programs
-    offered and is a valid call of the tool itself; with those commands ruled out (as a
-    run rules out its failed ones), it writes none of them again."""
+    offered, with no option (none of the asks writes one), and is a valid call of the
+    tool itself; with those commands ruled out (as a run rules out its failed ones), it
+    writes none of them again."""
     from actors.runs.agent.small import commands
     from actors.tools.shell import ExecShellCommand
 
@@ -347,6 +348,8 @@ async def test_a_small_models_command_starts_with_a_program_it_is_offered(model_
     async with bundled(model_path) as backend:
         made = [args["command"] for args in await shaped_calls(backend, tool, shape, asks, max_tokens=120)]
         assert all(command.split(" ")[0] in offered for command in made), made
+        # None of the asks writes an option, so no word of a command is one.
+        assert not any(w.startswith("-") for command in made for w in command.split(" ")[1:]), made
         assert len(made) >= 3, f"only {made} finished within max_tokens"
         # Greedy, the same ask writes the same command; with it ruled out (as a run rules
         # out its failed ones), another.

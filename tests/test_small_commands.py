@@ -53,12 +53,15 @@ def test_removing_and_moving_programs_only_when_the_request_asks_for_them():
 
 
 def test_the_command_is_held_to_start_with_a_program_and_stay_one_line():
-    shape = commands.command_shape(SHELL.parameters, ["ls", "g++", "clang-format", "python3", "./run.sh", "a b"])
+    starts = ["ls", "g++", "clang-format", "python3", "./run.sh", "a b"]
+    shape = commands.command_shape(SHELL.parameters, starts, options=True)
+    bare = commands.command_shape(SHELL.parameters, starts)  # the request writes no option
     assert shape is not None and set(shape["properties"]) == set(SHELL.parameters["properties"])
+    assert bare is not None
 
-    def fits(command: str) -> bool:
+    def fits(command: str, held: dict = shape) -> bool:
         try:
-            jsonschema.validate({"command": command}, shape)
+            jsonschema.validate({"command": command}, held)
         except jsonschema.ValidationError:
             return False
         return True
@@ -66,9 +69,15 @@ def test_the_command_is_held_to_start_with_a_program_and_stay_one_line():
     for ok in ("ls", "ls -l | wc -l", "g++ -o x x.c", "./run.sh", "./run.sh --fast", "clang-format -i a.c",
                "python3 count.py > result.txt", "python3 -c 'print(1)'"):
         assert fits(ok), ok
+        assert fits(ok, bare) is (" -" not in ok), ok  # no option unless the request writes one
     for bad in ("lsx", "count.py", "sudo cp a b", "rename a b", "a b", "./runxsh", "./run.shx", "ls\nrm -rf /",
                 'echo "x"', "ls \\n", " ls", "make a backup copy", "ls -l ", "ls  -l"):
         assert not fits(bad), bad
+        assert not fits(bad, bare), bad
+    for ok in ("ls a-b", "ls x-", "ls -", "python3 count.py"):  # a `-` inside a word is no option
+        assert fits(ok, bare) is (ok != "ls -"), ok
+    assert commands.gives_options("run ls -la here") and commands.gives_options("use --fast")
+    assert not commands.gives_options("copy a-b.txt - now") and not commands.gives_options("ls the folder")
     assert commands.command_shape(SHELL.parameters, []) is None
     assert commands.command_shape({"type": "object", "properties": {"cmd": {"type": "string"}}}, ["ls"]) is None
     assert commands.command_shape(SHELL.parameters, ["a b", "/bin/ls"]) is None  # no name a pattern may hold
@@ -76,7 +85,8 @@ def test_the_command_is_held_to_start_with_a_program_and_stay_one_line():
 
 def test_the_held_command_is_a_grammar_llama_cpp_takes_its_failed_commands_ruled_out():
     failed = ["ls -l", "g++ -o a a.c", "mv a.txt [b]^$.txt", "ls", "python3 é.py"]
-    shape = commands.command_shape(SHELL.parameters, ["ls", "g++", "clang-format", "mv", "python3"], failed)
+    shape = commands.command_shape(SHELL.parameters, ["ls", "g++", "clang-format", "mv", "python3"], failed,
+                                   options=True)
     spec = ToolSpec(SHELL.name, SHELL.description, SHELL.parameters)
     schema = generic_schema((spec,), required=True, strict=True, shapes=((SHELL.name, shape),),
                             avoid=tuple((SHELL.name, {"command": c}) for c in failed))
@@ -98,21 +108,34 @@ def test_the_held_command_is_a_grammar_llama_cpp_takes_its_failed_commands_ruled
 WORDS = st.text(alphabet="ab.-]^[$é' x\"\\", max_size=10)
 
 
-@settings(max_examples=200, deadline=None)
+def words_fit(tail: str, options: bool) -> bool:
+    """What may follow a program, written out: words each after one blank, of no blank,
+    double quote, backslash or control character, none starting with `-` unless
+    `options`."""
+    if tail == "":
+        return True
+    if not tail.startswith(" "):
+        return False
+    words = tail[1:].split(" ")
+    return all(w and not any(c in w for c in '"\\\n\t\r') and (options or not w.startswith("-")) for w in words)
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["ls", "cp", "g++", "python", "python3"]), WORDS), max_size=4),
-       st.tuples(st.sampled_from(["ls", "cp", "g++", "python", "python3", "pythn", "sudo"]), WORDS))
+       st.tuples(st.sampled_from(["ls", "cp", "g++", "python", "python3", "pythn", "sudo"]), WORDS), st.booleans())
 def test_a_command_fits_when_it_starts_with_a_program_its_words_are_one_blank_apart_and_it_did_not_fail(
-        failed, candidate):
+        failed, candidate, options):
     programs = ["ls", "cp", "g++", "python", "python3"]
     ruled = [f"{p} {w}".rstrip() for p, w in failed]
     command = f"{candidate[0]} {candidate[1]}".rstrip() if candidate[1].strip() else candidate[0]
-    shape = commands.command_shape(SHELL.parameters, programs, ruled)
+    shape = commands.command_shape(SHELL.parameters, programs, ruled, options=options)
     program, blank, rest = command.partition(" ")
-    fits = program in programs and commands.fits_words(blank + rest) and command not in ruled
+    fits = program in programs and words_fit(blank + rest, options) and command not in ruled
+    assert commands.fits_words(blank + rest, options=options) is words_fit(blank + rest, options)
     assert (re.fullmatch(shape["properties"]["command"]["pattern"], command) is not None) == fits
-    for near in (command + " ", command + "a", command[:-1]):  # and its neighbours
+    for near in (command + " ", command + "a", command[:-1], command + " -a"):  # and its neighbours
         program, blank, rest = near.partition(" ")
-        fits = program in programs and commands.fits_words(blank + rest) and near not in ruled
+        fits = program in programs and words_fit(blank + rest, options) and near not in ruled
         assert (re.fullmatch(shape["properties"]["command"]["pattern"], near) is not None) == fits, near
 
 
@@ -162,7 +185,8 @@ async def test_after_a_failed_command_the_next_rounds_cannot_write_it_again(real
     third = d.backend.turns[2]
     pattern = dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
     assert not re.fullmatch(pattern, "mkdir -b base.cfg") and not re.fullmatch(pattern, "cp -q base.cfg")
-    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and re.fullmatch(pattern, "mkdir -p base")
+    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and re.fullmatch(pattern, "mkdir base")
+    assert not re.fullmatch(pattern, "mkdir -p base")  # the request writes no option
     assert (folder / "base.cfg.bak").read_text() == "[main]\n"
 
 

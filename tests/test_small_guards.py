@@ -195,3 +195,55 @@ async def test_a_small_models_edit_of_spaces_only_is_refused_and_the_real_fix_ma
     await wait_state(conv, "idle", "error")
     assert [(c.tool, c.state) for c in cards(conv)] == [("edit_file", "error"), ("edit_file", "done")]
     assert (folder / "hello.py").read_text() == "def hi():\n    return 'World'\n"
+
+
+def test_the_values_a_request_asks_a_file_to_take():
+    from actors.runs.agent.small.steps import target_values
+
+    assert target_values("in hues.py set CYAN to '#00ffff' and PINK to \"#ff88cc\"") == ["#00ffff", "#ff88cc"]
+    assert target_values("change TIMEOUT to 45 in net.cfg") == ["45"]
+    assert target_values("make it `LEVEL = 3`") == []  # the quoted text is the whole line, not after `to`
+    assert target_values("LIMIT = 250 please") == ["250"]
+    assert target_values("fix the crash on line 12 of app.py") == []  # a number only referred to
+    assert target_values("rename 'old' in 'a.txt' to 'new'") == ["new"]
+    assert target_values("point the link to 'docs/guide.md'") == []  # a file's name
+
+
+def test_an_edit_with_none_of_the_values_the_request_asks_for_is_refused():
+    refused = guards.value_missing_refused
+    text = "CYAN = 'cyan'\nPINK = 'pink'\n"
+    asked = "in hues.py set CYAN to '#00ffff' and PINK to '#ff88cc'"
+
+    def edit(old: str, new: str) -> dict:
+        return {"path": "hues.py", "edits": [{"old_text": old, "new_text": new}]}
+
+    for new in ("PINK = PINK", "CYAN = CYAN", "CYAN = 'teal'"):
+        why = refused("edit_file", edit("CYAN = 'cyan'", new), asked, text)
+        assert why == notices.VALUE_MISSING_REFUSED.format(path="hues.py", values="#00ffff, #ff88cc"), new
+        assert notices.card_end(why) == ("rule", "Not run: the edit of hues.py held none of what you asked for "
+                                                 "(#00ffff, #ff88cc).")
+    assert refused("edit_file", edit("CYAN = 'cyan'", "CYAN = '#00ffff'"), asked, text) is None
+    # One value placed, the edit must hold the other.
+    placed = "CYAN = '#00ffff'\nPINK = 'pink'\n"
+    assert refused("edit_file", edit("PINK = 'pink'", "PINK = PINK"), asked, placed) is not None
+    assert refused("edit_file", edit("PINK = 'pink'", "PINK = \"#ff88cc\""), asked, placed) is None
+    done = "CYAN = '#00ffff'\nPINK = '#ff88cc'\n"
+    assert refused("edit_file", edit("PINK = '#ff88cc'", "PINK = PINK"), asked, done) is None  # all there
+    assert refused("edit_file", edit("CYAN = 'cyan'", ""), asked, text) is None  # a removal
+    assert refused("edit_file", edit("CYAN = 'cyan'", "x"), "tidy hues.py", text) is None  # no value asked
+    assert refused("edit_file", edit("CYAN = 'cyan'", "x"), asked, None) is None  # the file not read
+    assert refused("write_file", {"path": "hues.py", "content": "x"}, asked, text) is None
+
+
+async def test_a_small_models_edit_without_the_asked_value_is_refused_and_the_next_made(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"net.cfg": "TIMEOUT = 10\nRETRIES = 2\n"})
+    d.backend.push(call("read_file", path="net.cfg"),
+                   call("edit_file", path="net.cfg", edits=[{"old_text": "TIMEOUT = 10", "new_text": "TIMEOUT = 1"}]),
+                   call("edit_file", path="net.cfg", edits=[{"old_text": "TIMEOUT = 10", "new_text": "TIMEOUT = 45"}]),
+                   {"text": "TIMEOUT is 45 in net.cfg."})
+    await conv.send_message("change TIMEOUT to 45 in net.cfg")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("read_file", "done"), ("edit_file", "error"),
+                                                        ("edit_file", "done")]
+    assert "45" in cards(conv)[1].result and (folder / "net.cfg").read_text() == "TIMEOUT = 45\nRETRIES = 2\n"

@@ -10,9 +10,14 @@ tools) that are on PATH, and any word of the person's request that names one; no
 one that removes files unless the request asks for something to go, nor one that moves
 them unless it asks to move or rename (guards.unasked_programs). What follows the
 program is free words one blank apart (one line, without a double quote or a backslash,
-so the grammar's JSON string needs no escapes; single quotes do), and a command that
+so the grammar's JSON string needs no escapes; single quotes do), none an option (a
+word that starts with `-`) unless the request writes one, and a command that
 failed in the run is ruled out by the same pattern (`command_shape`). Only the first program of a command is
 held; the mode and the sandbox decide what runs, as for any model.
+
+Options: of SmolLM2's commands kept from development runs, 78 of the 82 with an option
+failed, mostly for an option the program has not (`mv -R`, `mkdir -b`, `cp -q`); of the
+four that ran, one was useful (`ls -l`, which `ls` does as well) and one `rm -rf`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable, Collection
+
+import attrs
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
 USUAL_PROGRAMS = (
@@ -41,8 +48,8 @@ _NAME = re.compile(r"(?:\./)?[A-Za-z0-9_+-][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+-][A-
 # told apart from the one ruled out.
 _WORD_CHARS = '^ "\\\\\\x00-\\x1f'
 _WORD_CHAR = f"[{_WORD_CHARS}]"
-_AFTER_BLANK = f"{_WORD_CHAR}+( {_WORD_CHAR}+)*"  # the rest after a blank
-_AFTER_CHAR = f"{_WORD_CHAR}*( {_WORD_CHAR}+)*"  # the rest after a word's character
+# A word's first character, when no option may be written: not `-` either.
+_FIRST_CHARS = _WORD_CHARS + "\\x2d"
 # A command longer than this that failed is not ruled out by the pattern (its rules
 # grow with its length); the run's own refusal of a call made again stays.
 RULED_OUT_CHARS = 160
@@ -63,56 +70,80 @@ def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
 
 
 def command_shape(parameters: dict[str, object], starts: list[str],
-                  ruled_out: Collection[str] = ()) -> dict[str, object] | None:
+                  ruled_out: Collection[str] = (), *, options: bool = False) -> dict[str, object] | None:
     """exec_shell_command's parameters with its command held to start with one of
-    `starts`, its words after it one blank apart, and to be none of `ruled_out` (the
-    run's failed commands: a pattern is read before a length, so generic_grammar's
-    exclusion cannot say it); None when there is nothing to hold it to or no command
-    argument."""
+    `starts`, its words after it one blank apart, none an option unless `options` (the
+    request writes one: `gives_options`), and to be none of `ruled_out` (the run's
+    failed commands: a pattern is read before a length, so generic_grammar's exclusion
+    cannot say it); None when there is nothing to hold it to or no command argument."""
     props = parameters.get("properties")
     if not isinstance(props, dict) or not isinstance(props.get("command"), dict):
         return None
     names = [p for p in dict.fromkeys(starts) if _NAME.fullmatch(p)]
     if not names:
         return None
+    words = _Words(options)
     tails: dict[str, set[str]] = {}
     for command in ruled_out:
         program, blank, rest = command.partition(" ")
-        if program in names and len(command) <= RULED_OUT_CHARS and fits_words(blank + rest):
+        if program in names and len(command) <= RULED_OUT_CHARS and fits_words(blank + rest, options=options):
             tails.setdefault(program, set()).add(blank + rest)
     free = [p for p in names if p not in tails]
-    alternatives = [f"({'|'.join(map(_literal, free))})( {_WORD_CHAR}+)*"] if free else []
-    alternatives += [_literal(p) + _without(tail) for p, tail in tails.items()]
+    alternatives = [f"({'|'.join(map(_literal, free))})( {words.word})*"] if free else []
+    alternatives += [_literal(p) + words.without(tail) for p, tail in tails.items()]
     pattern = f"^({'|'.join(alternatives)})$"
     return {**parameters, "properties": {**props, "command": {"type": "string", "pattern": pattern}}}
 
 
-def fits_words(tail: str) -> bool:
-    """Whether `tail` is what may follow a program: words, each after one blank."""
-    return re.fullmatch(f"( {_WORD_CHAR}+)*", tail) is not None
+def gives_options(asked: str) -> bool:
+    """Whether the request writes an option of a command (a word that starts with `-`)."""
+    return any(w.startswith("-") and len(w) > 1 for w in asked.split())
 
 
-def _without(tails: set[str]) -> str:
-    """A pattern of what may follow a program (`fits_words`) other than `tails`: the
-    trie of `tails` walked, each node offering its children (and below them, the same),
-    every other character that may come next (and any rest after it), and the end
-    where the words may end there and no tail does."""
+def fits_words(tail: str, *, options: bool = True) -> bool:
+    """Whether `tail` is what may follow a program: words, each after one blank (none
+    starting with `-` unless `options`)."""
+    return re.fullmatch(f"( {_Words(options).word})*", tail) is not None
 
-    def node(prefix: str) -> str:
-        kids = sorted({t[len(prefix)] for t in tails if t.startswith(prefix) and len(t) > len(prefix)})
-        parts = [_literal(c) + node(prefix + c) for c in kids]
-        if prefix and prefix[-1] != " ":  # inside a word: another of its characters, or a blank
-            parts.append(f"[{_WORD_CHARS}{''.join(map(_in_class, kids))}]{_AFTER_CHAR}")
-            if " " not in kids:
-                parts.append(f" {_AFTER_BLANK}")
-        elif prefix:  # after a blank: a word's first character
-            parts.append(f"[{_WORD_CHARS}{''.join(map(_in_class, kids))}]{_AFTER_CHAR}")
-        elif " " not in kids:  # after the program: a blank, then words
-            parts.append(f" {_AFTER_BLANK}")
-        ends = prefix[-1:] != " " and prefix not in tails
-        return f"({'|'.join(parts)})" + ("?" if ends else "") if parts else ""
 
-    return node("")
+@attrs.frozen
+class _Words:
+    """The patterns of the words after a program, options allowed or not."""
+
+    options: bool
+
+    @property
+    def first(self) -> str:
+        """The characters a word may start with, as a negated class's content."""
+        return _WORD_CHARS if self.options else _FIRST_CHARS
+
+    @property
+    def word(self) -> str:
+        return f"[{self.first}]{_WORD_CHAR}*"
+
+    def without(self, tails: set[str]) -> str:
+        """A pattern of what may follow a program (`fits_words`) other than `tails`: the
+        trie of `tails` walked, each node offering its children (and below them, the
+        same), every other character that may come next (and any rest after it), and
+        the end where the words may end there and no tail does."""
+        after_blank = f"{self.word}( {self.word})*"  # the rest after a blank
+        after_char = f"{_WORD_CHAR}*( {self.word})*"  # the rest after a word's character
+
+        def node(prefix: str) -> str:
+            kids = sorted({t[len(prefix)] for t in tails if t.startswith(prefix) and len(t) > len(prefix)})
+            parts = [_literal(c) + node(prefix + c) for c in kids]
+            if prefix and prefix[-1] != " ":  # inside a word: another of its characters, or a blank
+                parts.append(f"[{_WORD_CHARS}{''.join(map(_in_class, kids))}]{after_char}")
+                if " " not in kids:
+                    parts.append(f" {after_blank}")
+            elif prefix:  # after a blank: a word's first character
+                parts.append(f"[{self.first}{''.join(map(_in_class, kids))}]{after_char}")
+            elif " " not in kids:  # after the program: a blank, then words
+                parts.append(f" {after_blank}")
+            ends = prefix[-1:] != " " and prefix not in tails
+            return f"({'|'.join(parts)})" + ("?" if ends else "") if parts else ""
+
+        return node("")
 
 
 def _literal(c: str) -> str:

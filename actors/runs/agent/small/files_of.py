@@ -14,6 +14,18 @@ from actors.runs.agent.small import guards, steps
 from actors.tools.files import edits_arg, plan_edit
 
 
+def edit_refused(ws: Path, rel: str, tool: str, args: dict[str, Any], asked: str) -> str | None:
+    """Why a small model's edit_file of `rel` may not go on: it changes only spaces
+    (guards.spaces_only_refused), holds none of the values `asked` asks for
+    (guards.value_missing_refused), or would break the file (`breaks_file`); None when
+    it may, or when the call is no edit."""
+    if tool != steps.EDIT_TOOL:
+        return None
+    return (guards.spaces_only_refused(tool, args, asked)
+            or guards.value_missing_refused(tool, args, asked, read_in(ws, rel))
+            or breaks_file(ws, rel, args))
+
+
 def breaks_file(ws: Path, rel: str, args: dict[str, Any]) -> str | None:
     """Why an edit_file call may not go on: it would break `rel`, which parses now
     (guards.break_refused); None when it may, or when the tool itself will say why not

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from actors import notices
-from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, echoed, file_name
+from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, echoed, file_name, target_values
 
 # ---- a file the person's, not written over ----
 
@@ -134,6 +134,26 @@ def odd_name_refused(tool: str, path: object, exists: bool, asked: str) -> str |
         return None
     odd = _ODD_IN_A_NAME.search(path)
     return None if odd is None else notices.ODD_NAME_REFUSED.format(path=path, char=repr(odd.group(0)))
+
+
+def value_missing_refused(tool: str, args: dict[str, object], asked: str, text: str | None) -> str | None:
+    """Why a small model's edit_file may not go on: the request asks for values (`set X
+    to 'v'`: steps.target_values) that the file (`text`, as it is now) does not hold
+    yet, and no new_text of the edit holds one of them. Asked to set two constants to
+    values it gave, SmolLM2 wrote `BLUE = BLUE` over one and `RED = RED` over the other.
+    None when it may (an edit that removes text, a file not read, a request that gives
+    no value, every value there already)."""
+    edits, path = args.get("edits"), args.get("path")
+    if tool != EDIT_TOOL or text is None or not isinstance(edits, list) or not edits:
+        return None
+    new = [e.get("new_text") for e in edits if isinstance(e, dict)]
+    if not all(isinstance(n, str) for n in new) or not any(new):
+        return None
+    missing = [v for v in target_values(asked) if v not in text]
+    if not missing or any(v in str(n) for v in missing for n in new):
+        return None
+    return notices.VALUE_MISSING_REFUSED.format(path=path if isinstance(path, str) else "the file",
+                                                values=", ".join(missing))
 
 
 # ---- a file that parses, kept whole ----

@@ -44,7 +44,7 @@ from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import commands, guards, lookup, steps
-from actors.runs.agent.small.files_of import breaks_file, exists_in, is_file_in, read_in, runs_in
+from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in, runs_in
 from actors.runs.env import Env
 
 # A local model under this many parameters is a small one, which a run leads.
@@ -302,7 +302,8 @@ class Leader:
                     scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)]))
             failed = [args["command"] for name, args in avoid
                       if name == SHELL_TOOL and isinstance(args, dict) and isinstance(args.get("command"), str)]
-            command_shape = commands.command_shape(shell.parameters, self._programs, failed)
+            command_shape = commands.command_shape(shell.parameters, self._programs, failed,
+                                                   options=commands.gives_options(self._asked()))
             if command_shape is not None:
                 shapes += ((SHELL_TOOL, command_shape),)
         search = next((t for t in turn.tools if t.name == SEARCH_TOOL), None)
@@ -447,6 +448,7 @@ class Leader:
         an edit whose text repeats the daemon's own notes to it (guards.echo_refused), a
         write of only a file's name (guards.name_refused), a new file of an odd name
         (guards.odd_name_refused), an edit of spaces only (guards.spaces_only_refused),
+        one with none of the values the request asks for (guards.value_missing_refused),
         an edit that would break a file
         that parses (guards.break_refused), or a command that removes a file the request
         names and does not ask to remove (guards.removal_refused)."""
@@ -472,11 +474,9 @@ class Leader:
             return guards.Refusal(odd, bars=False)
         echo = guards.echo_refused(name, args, self._ours()) or guards.name_refused(name, args, self._asked())
         if echo is None:
-            spaces = guards.spaces_only_refused(name, args, self._asked())
-            if spaces is not None:
-                return guards.Refusal(spaces, bars=False)
-            broken = await trio.to_thread.run_sync(breaks_file, ws, path, args) if name == steps.EDIT_TOOL else None
-            return None if broken is None else guards.Refusal(broken, bars=False)
+            asked = self._asked()
+            why = await trio.to_thread.run_sync(lambda: edit_refused(ws, path, name, args, asked))
+            return None if why is None else guards.Refusal(why, bars=False)
         # Its next write may be the file's text; a second such write in the run bars the
         # tool for a round (refused, SmolLM2 wrote the note again, longer each time).
         self._echoes += 1

@@ -180,6 +180,21 @@ def values_given(text: str) -> list[str]:
     return out
 
 
+# What comes before a value the request asks a file to take: `… to 9090`, `… = 'x'`.
+_TO_VALUE = re.compile(r"(?:\bto|=)\s*$", re.IGNORECASE)
+
+
+def target_values(text: str) -> list[str]:
+    """The values `text` asks to be set (values_given that follow `to` or `=`: `set X to
+    'v'`, `X = 8`), not a number it only refers to (`the bug on line 12`)."""
+    out: list[str] = []
+    for m in _VALUE.finditer(text):
+        value = next(g for g in m.groups() if g is not None).strip()
+        if value and value not in out and not _PATH.fullmatch(value) and _TO_VALUE.search(text[:m.start()]):
+            out.append(value)
+    return out
+
+
 def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
                read: Callable[[str], str | None]) -> bool:
     """Whether a job is still open after a change: a file the request (`asked`) names
