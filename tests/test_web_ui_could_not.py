@@ -104,3 +104,58 @@ def test_a_false_answer_is_never_on_the_screen_even_while_it_streams(tmp_path):
             assert not [t for t in seen if "9090" in t], seen
             assert page.evaluate("window.seenChecking") > 0, "the page never said the answer was being checked"
             watch.check()
+
+
+def missing(n: int) -> dict:
+    return {"tool_calls": [{"name": "read_file", "arguments": {"path": f"gone{n}.py"}}]}
+
+
+GOT_NOWHERE = {
+    "n_params": LED_PARAMS,
+    "rounds": [
+        # An edit of spaces only (refused by a guard), then reads of files that are not
+        # there, each a new call: six in a row got nowhere; the write after is never run.
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "config.py", "edits": [{"old_text": "PORT = 8080", "new_text": "PORT =  8080"}]}}]},
+        *[missing(n) for n in range(5)],
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "late.txt", "content": "never"}}]},
+        {"text": "Done."},
+    ],
+}
+
+
+def test_a_led_run_whose_calls_keep_getting_nowhere_stops_and_the_person_reads_why(tmp_path):
+    """A small model's run that made six calls in a row that failed or were refused
+    (ledger.got_nowhere) stops: the end line says the model could not find a way and
+    what to try, the refused edit's card says why in the person's words, and the call
+    after the sixth is not run."""
+    require_browser()
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "config.py").write_text("PORT = 8080\n")
+    script = write_script(tmp_path / "script.json", GOT_NOWHERE)
+    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, \
+            httpx.Client(base_url=d.url, timeout=30) as c:
+        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
+        cid = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"}).json()["id"]
+        assert c.post(f"/api/conversations/{cid}/messages", json={"text": "tidy config.py"}).status_code == 202
+        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["end_reason"] is not None, what="the run's end")
+        conv = c.get(f"/api/conversations/{cid}").json()
+        assert conv["end_reason"] == "stuck"
+        assert [(i["tool"], i["state"]) for i in conv["items"] if i["kind"] == "tool"] == \
+            [("edit_file", "error")] + [("read_file", "error")] * 5
+        assert not (folder / "late.txt").exists() and (folder / "config.py").read_text() == "PORT = 8080\n"
+        with chromium() as browser:
+            page = browser.new_context(viewport=DESKTOP).new_page()
+            watch = PageWatch(page, {urlsplit(d.url).netloc})
+            page.goto(f"{d.url}/#/c/{cid}")
+            end = page.locator(".run-end").filter(has_text="could not find a way")
+            end.wait_for()
+            assert "last 6 calls all failed or found nothing" in end.inner_text()
+            assert "larger model on the models page" in end.inner_text()
+            card = page.locator("article").filter(has_text="Edit config.py")
+            card.get_by_text("Why", exact=True).click()  # the card says why it was not run, when opened
+            card.get_by_text("Not run: the edit changed only spaces or line breaks in config.py, which you did "
+                             "not ask for.").wait_for()
+            assert "new_text" not in page.locator("body").inner_text()  # the model's words are not shown
+            watch.check()
