@@ -6,6 +6,8 @@ line says why the run ended."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import httpx
@@ -31,18 +33,29 @@ SCRIPT = {
 }
 
 
-def test_the_person_reads_that_the_model_could_not_do_it_not_its_false_answer(tmp_path):
+@contextmanager
+def led_conversation(tmp_path, script: dict, asked: str | None = None) -> Iterator[tuple]:
+    """A daemon on the scripted `script` (a led model's size) and a conversation in full
+    mode on a folder with config.py: (folder, daemon, client, its id), once the run
+    `asked` ended when given."""
     require_browser()
     folder = tmp_path / "proj"
     folder.mkdir()
     (folder / "config.py").write_text("PORT = 8080\n")
-    script = write_script(tmp_path / "script.json", SCRIPT)
-    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, \
+    path = write_script(tmp_path / "script.json", script)
+    with running_daemon(tmp_path / "data", "--scripted", str(path)) as d, \
             httpx.Client(base_url=d.url, timeout=30) as c:
         ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
         cid = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"}).json()["id"]
-        assert c.post(f"/api/conversations/{cid}/messages", json={"text": "change PORT to 9090"}).status_code == 202
-        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["end_reason"] is not None, what="the run's end")
+        if asked is not None:
+            assert c.post(f"/api/conversations/{cid}/messages", json={"text": asked}).status_code == 202
+            wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["end_reason"] is not None,
+                       what="the run's end")
+        yield folder, d, c, cid
+
+
+def test_the_person_reads_that_the_model_could_not_do_it_not_its_false_answer(tmp_path):
+    with led_conversation(tmp_path, SCRIPT, "change PORT to 9090") as (folder, d, c, cid):
         conv = c.get(f"/api/conversations/{cid}").json()
         assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
         kept = [i for i in conv["items"] if i["kind"] == "assistant" and i.get("not_answer")]
@@ -73,37 +86,28 @@ def test_a_false_answer_is_never_on_the_screen_even_while_it_streams(tmp_path):
     """Watched from before the message is sent, with the answer streaming slowly: the
     page says the answer is being written and checked, and no answer on it ever holds
     the false answer's words."""
-    require_browser()
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "config.py").write_text("PORT = 8080\n")
-    script = write_script(tmp_path / "script.json", {**SCRIPT, "token_delay": 0.08})
-    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, \
-            httpx.Client(base_url=d.url, timeout=30) as c:
-        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
-        cid = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"}).json()["id"]
-        with chromium() as browser:
-            page = browser.new_context(viewport=DESKTOP).new_page()
-            watch = PageWatch(page, {urlsplit(d.url).netloc})
-            page.goto(f"{d.url}/#/c/{cid}")
-            page.get_by_role("textbox", name="Message").wait_for()
-            # Every answer the page ever shows, and every time it says it checks one.
-            page.evaluate("""() => {
-                window.seenAnswers = []; window.seenChecking = 0;
-                new MutationObserver(() => {
-                    for (const a of document.querySelectorAll('article.item.assistant')) {
-                        if (a.querySelector('.checking-answer')) window.seenChecking += 1;
-                        const words = a.querySelector('.markdown');
-                        if (words && words.textContent) window.seenAnswers.push(words.textContent);
-                    }
-                }).observe(document.body, { subtree: true, childList: true, characterData: true });
-            }""")
-            assert c.post(f"/api/conversations/{cid}/messages", json={"text": "change PORT to 9090"}).status_code == 202
-            page.locator(".run-end").filter(has_text="The model could not do this").wait_for()
-            seen = page.evaluate("window.seenAnswers")
-            assert not [t for t in seen if "9090" in t], seen
-            assert page.evaluate("window.seenChecking") > 0, "the page never said the answer was being checked"
-            watch.check()
+    with led_conversation(tmp_path, {**SCRIPT, "token_delay": 0.08}) as (folder, d, c, cid), chromium() as browser:
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        watch = PageWatch(page, {urlsplit(d.url).netloc})
+        page.goto(f"{d.url}/#/c/{cid}")
+        page.get_by_role("textbox", name="Message").wait_for()
+        # Every answer the page ever shows, and every time it says it checks one.
+        page.evaluate("""() => {
+            window.seenAnswers = []; window.seenChecking = 0;
+            new MutationObserver(() => {
+                for (const a of document.querySelectorAll('article.item.assistant')) {
+                    if (a.querySelector('.checking-answer')) window.seenChecking += 1;
+                    const words = a.querySelector('.markdown');
+                    if (words && words.textContent) window.seenAnswers.push(words.textContent);
+                }
+            }).observe(document.body, { subtree: true, childList: true, characterData: true });
+        }""")
+        assert c.post(f"/api/conversations/{cid}/messages", json={"text": "change PORT to 9090"}).status_code == 202
+        page.locator(".run-end").filter(has_text="The model could not do this").wait_for()
+        seen = page.evaluate("window.seenAnswers")
+        assert not [t for t in seen if "9090" in t], seen
+        assert page.evaluate("window.seenChecking") > 0, "the page never said the answer was being checked"
+        watch.check()
 
 
 def missing(n: int) -> dict:
@@ -129,17 +133,7 @@ def test_a_led_run_whose_calls_keep_getting_nowhere_stops_and_the_person_reads_w
     (ledger.got_nowhere) stops: the end line says the model could not find a way and
     what to try, the refused edit's card says why in the person's words, and the call
     after the sixth is not run."""
-    require_browser()
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "config.py").write_text("PORT = 8080\n")
-    script = write_script(tmp_path / "script.json", GOT_NOWHERE)
-    with running_daemon(tmp_path / "data", "--scripted", str(script)) as d, \
-            httpx.Client(base_url=d.url, timeout=30) as c:
-        ws = c.post("/api/workspaces", json={"path": str(folder)}).json()
-        cid = c.post("/api/conversations", json={"workspace": ws["id"], "mode": "full"}).json()["id"]
-        assert c.post(f"/api/conversations/{cid}/messages", json={"text": "tidy config.py"}).status_code == 202
-        wait_until(lambda: c.get(f"/api/conversations/{cid}").json()["end_reason"] is not None, what="the run's end")
+    with led_conversation(tmp_path, GOT_NOWHERE, "tidy config.py") as (folder, d, c, cid):
         conv = c.get(f"/api/conversations/{cid}").json()
         assert conv["end_reason"] == "stuck"
         assert [(i["tool"], i["state"]) for i in conv["items"] if i["kind"] == "tool"] == \
