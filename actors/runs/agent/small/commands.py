@@ -100,7 +100,7 @@ def gives_options(asked: str) -> bool:
     return any(w.startswith("-") and len(w) > 1 for w in asked.split())
 
 
-def fits_words(tail: str, *, options: bool = True) -> bool:
+def fits_words(tail: str, *, options: bool) -> bool:
     """Whether `tail` is what may follow a program: words, each after one blank (none
     starting with `-` unless `options`)."""
     return re.fullmatch(f"( {_Words(options).word})*", tail) is not None

@@ -21,16 +21,17 @@ def edit_refused(ws: Path, rel: str, tool: str, args: dict[str, Any], asked: str
     it may, or when the call is no edit."""
     if tool != steps.EDIT_TOOL:
         return None
-    return (guards.spaces_only_refused(tool, args, asked)
-            or guards.value_missing_refused(tool, args, asked, read_in(ws, rel))
-            or breaks_file(ws, rel, args))
+    spaces = guards.spaces_only_refused(tool, args, asked)
+    if spaces is not None:
+        return spaces
+    before = read_in(ws, rel)  # read once, for both checks of the file's text
+    return guards.value_missing_refused(tool, args, asked, before) or breaks_file(rel, before, args)
 
 
-def breaks_file(ws: Path, rel: str, args: dict[str, Any]) -> str | None:
-    """Why an edit_file call may not go on: it would break `rel`, which parses now
-    (guards.break_refused); None when it may, or when the tool itself will say why not
-    (no such file, an old_text not there). Blocking: call it in a thread."""
-    before = read_in(ws, rel)
+def breaks_file(rel: str, before: str | None, args: dict[str, Any]) -> str | None:
+    """Why an edit_file call may not go on: it would break `rel` (its text `before`,
+    None when not read), which parses now (guards.break_refused); None when it may, or
+    when the tool itself will say why not (no such file, an old_text not there)."""
     if before is None:
         return None
     try:

@@ -170,29 +170,26 @@ MAX_CHANGES = 3
 _VALUE = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|(?<![\w.#-])(\d{2,}(?:\.\d+)?)(?![\w.])")
 
 
-def values_given(text: str) -> list[str]:
-    """The values `text` gives (quoted texts, numbers), not those that name a file."""
+# What comes before a value the request asks a file to take: `… to 9090`, `… = 'x'`.
+_TO_VALUE = re.compile(r"(?:\bto|=)\s*$", re.IGNORECASE)
+
+
+def values_given(text: str, *, to_set: bool = False) -> list[str]:
+    """The values `text` gives (quoted texts, numbers), not those that name a file; with
+    `to_set`, only those it asks to be set (after `to` or `=`: `target_values`)."""
     out: list[str] = []
     for m in _VALUE.finditer(text):
         value = next(g for g in m.groups() if g is not None).strip()
-        if value and value not in out and not _PATH.fullmatch(value):
+        if value and value not in out and not _PATH.fullmatch(value) \
+                and (not to_set or _TO_VALUE.search(text[:m.start()])):
             out.append(value)
     return out
-
-
-# What comes before a value the request asks a file to take: `… to 9090`, `… = 'x'`.
-_TO_VALUE = re.compile(r"(?:\bto|=)\s*$", re.IGNORECASE)
 
 
 def target_values(text: str) -> list[str]:
     """The values `text` asks to be set (values_given that follow `to` or `=`: `set X to
     'v'`, `X = 8`), not a number it only refers to (`the bug on line 12`)."""
-    out: list[str] = []
-    for m in _VALUE.finditer(text):
-        value = next(g for g in m.groups() if g is not None).strip()
-        if value and value not in out and not _PATH.fullmatch(value) and _TO_VALUE.search(text[:m.start()]):
-            out.append(value)
-    return out
+    return values_given(text, to_set=True)
 
 
 def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
