@@ -301,6 +301,19 @@ def card(page, title):
     return page.get_by_role("article", name=f"Tool: {title}")
 
 
+def wait_running(tool_card):
+    """Until `tool_card` says its command runs; failing, the message holds the states the
+    card showed and its whole text (a command that ended at once says why in its result)."""
+    states = []
+
+    def why():
+        result = tool_card.locator("details.result pre")
+        said = result.text_content() if result.count() else "(no result)"
+        return f"the command to run (the card's states: {list(dict.fromkeys(states))}; its result: {said!r})"
+
+    wait_until(lambda: states.append(tool_card.get_attribute("data-state")) or states[-1] == "running", what=why)
+
+
 COMPOSING_BYTES = """() => {
   const el = document.querySelector(".card.tool[data-state='composing'] .bytes");
   return el ? el.textContent : null;
@@ -407,9 +420,7 @@ def test_stop_a_running_command(open_page, daemon, tmp_path):
     send(page, "run the sleep")
     running = card(page, "Run sleep 60")
     running.locator("pre.command", has_text="$ sleep 60").wait_for()
-    states = []  # what the card showed, for the failure's message
-    wait_until(lambda: states.append(running.get_attribute("data-state")) or states[-1] == "running",
-               what=lambda: f"the command to run (the card's states: {list(dict.fromkeys(states))})")
+    wait_running(running)
     stop = page.get_by_role("button", name="Stop")
     started = time.monotonic()
     stop.click()
@@ -3209,7 +3220,7 @@ def test_deleting_a_running_conversation_offers_stop_and_delete(open_page, daemo
     cid = page.url.rsplit("/", 1)[1]
     send(page, "sleep while deleted")
     running = card(page, "Run sleep 60")
-    wait_until(lambda: running.get_attribute("data-state") == "running", what="the command to run")
+    wait_running(running)
     page.get_by_role("button", name="Delete", exact=True).click()
     page.get_by_text("It is running: stop it and delete it?").wait_for()
     assert page.get_by_role("button", name="Keep it").evaluate("b => b === document.activeElement")
