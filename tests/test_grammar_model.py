@@ -273,6 +273,37 @@ async def test_a_small_models_edit_can_only_replace_a_line_of_a_file_it_read(mod
     assert applied >= 2, f"only {applied} edits finished within max_tokens"
 
 
+async def test_a_small_models_edit_asked_to_set_a_value_writes_it(model_path, tmp_path):  # noqa: F811
+    """edit_file held to write a value the request asks to be set (set_values.hold_values
+    on steps.edit_shape): each edit the model makes, sampled, is a line that names what is
+    set with one of the values written in, and applies (held to write a value anywhere
+    in new_text, it wrote 200 tokens around one)."""
+    from actors.runs.agent.small import set_values
+    from actors.runs.agent.small import steps as small_steps
+    from actors.tools.files import EditFile
+    from actors.tools.registry import ToolContext
+
+    text = "SIZE = 'small'\nSPEED = 30\nCOLOUR = 'grey'\n"
+    asks = ["in tuning.py set SIZE to 'large' and SPEED to 45", "set SPEED to 45 and SIZE to 'large' in tuning.py",
+            "tuning.py: SIZE to 'large', SPEED to 45"]
+    tool = EditFile()
+    made = []
+    async with bundled(model_path) as backend:
+        for ask in asks:
+            values = small_steps.target_values(ask)
+            assert values == ["large", "45"] or values == ["45", "large"], values
+            shape = set_values.hold_values(small_steps.edit_shape([("tuning.py", text)]), {"tuning.py": text}, values,
+                                           set_values.request_words(ask, values))
+            made += [(args, values) for args in await shaped_calls(backend, tool, shape, [ask], max_tokens=200)]
+    assert made, "no edit finished within max_tokens"
+    for args, values in made:
+        (edit,) = args["edits"]
+        assert edit["new_text"] in set_values.set_lines(edit["old_text"], values), args
+        assert edit["old_text"] in ("SIZE = 'small'", "SPEED = 30"), args
+        (tmp_path / "tuning.py").write_text(text)
+        await tool.run(args, ToolContext(conversation="c", workspace=tmp_path.resolve(), mode="full"))
+
+
 async def test_tool_choice_none_in_the_generic_format_is_a_reply_with_the_tools_described(model_path):  # noqa: F811
     """A small model's answering round (tool_choice "none"): the prompt still lists the
     tools (its cached prefix is the rounds' before), and the answer is a reply, never a

@@ -40,6 +40,33 @@ def test_the_usual_programs_on_path_then_the_requests_own_then_the_shells():
         == ["./build.sh", "./tools/gen.py"]
 
 
+def test_a_build_tool_only_where_the_workspace_has_its_file_even_when_the_request_says_its_name():
+    on_path = ON_PATH | {"make", "cargo", "npm", "node"}
+
+    def which(name: str) -> str | None:
+        return f"/usr/bin/{name}" if name in on_path else None
+
+    asked = "make a copy of notes.txt, then run npm and cargo"
+    assert not {"make", "npm", "cargo"} & set(commands.programs(asked, which, has_file=lambda _: False))
+    assert {"make", "node"} <= set(commands.programs(asked, which, has_file={"GNUmakefile"}.__contains__))
+    assert "npm" not in commands.programs(asked, which, has_file={"GNUmakefile"}.__contains__)
+    both = {"package.json", "Cargo.toml"}
+    assert {"npm", "cargo"} <= set(commands.programs(asked, which, has_file=both.__contains__))
+
+
+def test_a_program_that_does_nothing_alone_needs_a_word_after_it():
+    starts = ["ls", "mkdir", "bash", "cp", "ruff", "./run.sh", "make"]
+    shape = commands.command_shape(SHELL.parameters, starts, ["cp a", "ruff x"])
+    assert shape is not None
+    pattern = re.compile(shape["properties"]["command"]["pattern"])
+    for alone in ("ls", "ruff", "./run.sh", "make"):  # it does something; the person named it; a script
+        assert pattern.fullmatch(alone), alone
+    for alone in ("mkdir", "bash", "cp"):  # usage, nothing, or input that never comes
+        assert not pattern.fullmatch(alone), alone
+        assert pattern.fullmatch(alone + " docs"), alone
+    assert not pattern.fullmatch("cp a") and pattern.fullmatch("cp a b") and not pattern.fullmatch("ruff x")
+
+
 def test_removing_and_moving_programs_only_when_the_request_asks_for_them():
     assert guards.unasked_programs("make a backup copy of base.cfg named base.cfg.bak") >= {"rm", "rmdir", "mv"}
     assert guards.unasked_programs("what does slugify return?") >= {"rm", "unlink", "shred", "mv"}
@@ -108,12 +135,12 @@ def test_the_held_command_is_a_grammar_llama_cpp_takes_its_failed_commands_ruled
 WORDS = st.text(alphabet="ab.-]^[$é' x\"\\", max_size=10)
 
 
-def words_fit(tail: str, options: bool) -> bool:
+def words_fit(tail: str, options: bool, alone: bool = True) -> bool:
     """What may follow a program, written out: words each after one blank, of no blank,
     double quote, backslash or control character, none starting with `-` unless
-    `options`."""
+    `options`; none at all only where the program may run `alone`."""
     if tail == "":
-        return True
+        return alone
     if not tail.startswith(" "):
         return False
     words = tail[1:].split(" ")
@@ -130,12 +157,12 @@ def test_a_command_fits_when_it_starts_with_a_program_its_words_are_one_blank_ap
     command = f"{candidate[0]} {candidate[1]}".rstrip() if candidate[1].strip() else candidate[0]
     shape = commands.command_shape(SHELL.parameters, programs, ruled, options=options)
     program, blank, rest = command.partition(" ")
-    fits = program in programs and words_fit(blank + rest, options) and command not in ruled
+    fits = program in programs and words_fit(blank + rest, options, program == "ls") and command not in ruled
     assert commands.fits_words(blank + rest, options=options) is words_fit(blank + rest, options)
     assert (re.fullmatch(shape["properties"]["command"]["pattern"], command) is not None) == fits
     for near in (command + " ", command + "a", command[:-1], command + " -a"):  # and its neighbours
         program, blank, rest = near.partition(" ")
-        fits = program in programs and words_fit(blank + rest, options) and near not in ruled
+        fits = program in programs and words_fit(blank + rest, options, program == "ls") and near not in ruled
         assert (re.fullmatch(shape["properties"]["command"]["pattern"], near) is not None) == fits, near
 
 

@@ -288,11 +288,13 @@ async def test_edit_file_names_only_a_file_read_and_its_lines(real_tools, tmp_pa
     await wait_state(conv, "idle", "error")
     first, second, third = d.backend.turns
     # Before any read, edit_file is left out (the first round searches instead); after
-    # the read of config.py, it may name config.py only, and an old_text of its lines.
+    # the read of config.py, it may name config.py only, and an old_text of its lines:
+    # here the line that names what is set, with the value asked for written in (set_values).
     assert ("edit_file", None) in first.avoid and [tool for tool, _ in first.shapes] == ["grep_search"]
     shape = dict(second.shapes)["edit_file"]  # and the command's (commands.py)
     assert shape["properties"]["path"] == {"const": "config.py"}
-    assert shape["properties"]["edits"]["items"]["properties"]["old_text"]["enum"] == ["PORT = 8080", "HOST = 'x'"]
+    assert shape["properties"]["edits"]["items"]["properties"] == {"old_text": {"const": "PORT = 8080"},
+                                                                   "new_text": {"enum": ["PORT = 9090"]}}
     assert (folder / "config.py").read_text() == "PORT = 9090\nHOST = 'x'\n"
     assert third.tool_choice == "none"
 

@@ -8,11 +8,13 @@ small model's command is held, by the grammar, to start with a program this mach
 has: the usual ones of a workspace (files, text, the common interpreters and build
 tools) that are on PATH, and any word of the person's request that names one; not
 one that removes files unless the request asks for something to go, nor one that moves
-them unless it asks to move or rename (guards.unasked_programs). What follows the
-program is free words one blank apart (one line, without a double quote or a backslash,
-so the grammar's JSON string needs no escapes; single quotes do), none an option (a
-word that starts with `-`) unless the request writes one, and a command that
-failed in the run is ruled out by the same pattern (`command_shape`). Only the first program of a command is
+them unless it asks to move or rename (guards.unasked_programs), nor a build tool where
+the workspace has nothing for it to build. What follows the program is at least one
+word (unless the program does something alone: `runs_alone`), words one blank apart
+(one line, without a double quote or a backslash, so the grammar's JSON string needs
+no escapes; single quotes do), none an option (a word that starts with `-`) unless
+the request writes one, and a command that failed in the run is ruled out by the same
+pattern (`command_shape`). Only the first program of a command is
 held; the mode and the sandbox decide what runs, as for any model.
 
 Options: of SmolLM2's commands kept from development runs, 78 of the 82 with an option
@@ -38,6 +40,16 @@ USUAL_PROGRAMS = (
 )
 # Shell words that are no file on PATH but always there.
 BUILTINS = ("cd", "test")
+# The usual programs that do something written alone (list, say where, build, test); the
+# others, written alone, wait for input that never comes, print their usage or fail
+# (SmolLM2 wrote `mkdir`, `bash`, `file` so, and answered from nothing). A program the
+# request names and a script of the workspace may run alone: the person named them.
+RUN_ALONE = frozenset({"ls", "pwd", "date", "du", "make", "pytest"})
+# A build tool with nothing to build fails, whatever the job: each is offered only where
+# the workspace has one of its files (asked to "make" something, SmolLM2 ran `make` with
+# the request's words after it, where no Makefile is, five times in a run).
+BUILD_FILES = {"make": ("Makefile", "makefile", "GNUmakefile"), "cmake": ("CMakeLists.txt",),
+               "cargo": ("Cargo.toml",), "npm": ("package.json",)}
 # A word of the request that may name a program (`ruff`, `uv`, `clang-format`).
 _PROGRAM_WORD = re.compile(r"(?<![\w./-])[a-z][a-z0-9+_-]{1,30}(?![\w./-])")
 # A program's name as a pattern may hold it (a script of the workspace's: `./build.sh`).
@@ -58,15 +70,24 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 
 def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
-             unasked: Collection[str] = (), scripts: Collection[str] = ()) -> list[str]:
+             unasked: Collection[str] = (), scripts: Collection[str] = (),
+             has_file: Callable[[str], bool] = lambda _: True) -> list[str]:
     """The programs a small model's command may start with: the usual ones `found` on
     PATH, then the words of `asked` that name one, then `scripts` (the workspace's files
-    the request names that may run, as `./NAME`); each once, none of `unasked`."""
+    the request names that may run, as `./NAME`); each once, none of `unasked`, and a
+    build tool only where the workspace `has_file` one of its BUILD_FILES."""
     out = [p for p in USUAL_PROGRAMS if found(p)]
     out += [w for w in dict.fromkeys(_PROGRAM_WORD.findall(asked)) if w not in out and found(w)]
     out += [b for b in BUILTINS if b not in out]
     out += [f"./{s.removeprefix('./')}" for s in scripts if not s.startswith(("/", "..", "-"))]
-    return [p for p in dict.fromkeys(out) if p not in unasked]
+    return [p for p in dict.fromkeys(out) if p not in unasked
+            and (p not in BUILD_FILES or any(map(has_file, BUILD_FILES[p])))]
+
+
+def runs_alone(program: str) -> bool:
+    """Whether `program` may be a command by itself, with no word after it (RUN_ALONE, a
+    program the request names, a script)."""
+    return program in RUN_ALONE or (program not in USUAL_PROGRAMS and program not in BUILTINS)
 
 
 def command_shape(parameters: dict[str, object], starts: list[str],
@@ -89,8 +110,10 @@ def command_shape(parameters: dict[str, object], starts: list[str],
         if program in names and len(command) <= RULED_OUT_CHARS and fits_words(blank + rest, options=options):
             tails.setdefault(program, set()).add(blank + rest)
     free = [p for p in names if p not in tails]
-    alternatives = [f"({'|'.join(map(_literal, free))})( {words.word})*"] if free else []
-    alternatives += [_literal(p) + words.without(tail) for p, tail in tails.items()]
+    alone, not_alone = [p for p in free if runs_alone(p)], [p for p in free if not runs_alone(p)]
+    alternatives = [f"({'|'.join(map(_literal, alone))})( {words.word})*"] if alone else []
+    alternatives += [f"({'|'.join(map(_literal, not_alone))})( {words.word})+"] if not_alone else []
+    alternatives += [_literal(p) + words.without(tail, alone=runs_alone(p)) for p, tail in tails.items()]
     pattern = f"^({'|'.join(alternatives)})$"
     return {**parameters, "properties": {**props, "command": {"type": "string", "pattern": pattern}}}
 
@@ -121,11 +144,12 @@ class _Words:
     def word(self) -> str:
         return f"[{self.first}]{_WORD_CHAR}*"
 
-    def without(self, tails: set[str]) -> str:
+    def without(self, tails: set[str], *, alone: bool) -> str:
         """A pattern of what may follow a program (`fits_words`) other than `tails`: the
         trie of `tails` walked, each node offering its children (and below them, the
         same), every other character that may come next (and any rest after it), and
-        the end where the words may end there and no tail does."""
+        the end where the words may end there and no tail does (and, right after the
+        program, only where it may run `alone`)."""
         after_blank = f"{self.word}( {self.word})*"  # the rest after a blank
         after_char = f"{_WORD_CHAR}*( {self.word})*"  # the rest after a word's character
 
@@ -140,7 +164,7 @@ class _Words:
                 parts.append(f"[{self.first}{''.join(map(_in_class, kids))}]{after_char}")
             elif " " not in kids:  # after the program: a blank, then words
                 parts.append(f" {after_blank}")
-            ends = prefix[-1:] != " " and prefix not in tails
+            ends = prefix[-1:] != " " and prefix not in tails and (alone or prefix != "")
             return f"({'|'.join(parts)})" + ("?" if ends else "") if parts else ""
 
         return node("")

@@ -43,7 +43,7 @@ from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
-from actors.runs.agent.small import commands, guards, lookup, steps
+from actors.runs.agent.small import commands, guards, lookup, set_values, steps
 from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in, runs_in
 from actors.runs.env import Env
 
@@ -299,7 +299,8 @@ class Leader:
                 asked, ws = self._asked(), self._workspace()
                 self._programs = await trio.to_thread.run_sync(lambda: commands.programs(
                     asked, unasked=guards.unasked_programs(asked),
-                    scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)]))
+                    scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
+                    has_file=lambda n: ws is not None and (ws / n).is_file()))
             failed = [args["command"] for name, args in avoid
                       if name == SHELL_TOOL and isinstance(args, dict) and isinstance(args.get("command"), str)]
             command_shape = commands.command_shape(shell.parameters, self._programs, failed,
@@ -561,9 +562,7 @@ class Leader:
         ws = self._workspace()
         if ws is None:
             return None
-        asked = self._asked()
-        limit = steps.EDIT_FILE_BYTES
-        searched = self._searched()
+        asked, limit, searched = self._asked(), steps.EDIT_FILE_BYTES, self._searched()
 
         def read() -> list[tuple[str, str]]:
             named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
@@ -571,5 +570,7 @@ class Leader:
             found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
-        only = self._searched_lines() if found_lines else None
-        return steps.edit_shape(await trio.to_thread.run_sync(read), removing=steps.removes(asked), only=only)
+        files, only = await trio.to_thread.run_sync(read), self._searched_lines() if found_lines else None
+        shape = steps.edit_shape(files, removing=steps.removes(asked), only=only)
+        values = steps.target_values(asked)  # the values to set, written by the edit (set_values)
+        return set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values))

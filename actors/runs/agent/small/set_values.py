@@ -1,0 +1,81 @@
+"""A small model's edit held to write the value the request asks to be set.
+
+Asked to "set NAME to 'v'" (steps.target_values), SmolLM2 replaced the right line
+with words of its own (another name, a number nobody asked for, a file's name), each
+refused after the fact for holding none of the values (guards.value_missing_refused),
+and then answered with the refusal's words; held only to write a value somewhere in new_text, it wrote
+two hundred tokens of anything around it. Where the request gives values to set that a
+file does not hold yet, and lines of the file that name a word of the request set a
+value (`NAME = value`, `name: value`, the value quoted or not), edit_file's grammar
+(steps.edit_shape's, one branch a file) now offers those lines as old_text, each with
+its new_text one of the line with its value replaced by a value still missing: which
+line and which value stay the model's choice. A job of several values takes several
+changes, each offered what is still missing. Elsewhere (no value to set, no such
+line, a removal) the edit is left as steps.edit_shape gives it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,}")
+# A line that sets a value: what comes before it (a name, `=` or `:`, blanks), the value
+# (quoted, or a run of no blank, comma or semicolon), and what follows (a comma, a
+# semicolon, a comment).
+_SETS = re.compile(r"""^(\s*[\w.$-]+\s*[:=]\s*)(?:(['"])([^'"]*)\2|([^\s,;'"#]+))(\s*[,;]?\s*(?:(?:#|//).*)?)$""")
+
+
+def request_words(asked: str, values: Collection[str]) -> frozenset[str]:
+    """The names the request writes outside its values (`set RED to 'x'`: set, RED, to)."""
+    for value in values:
+        asked = asked.replace(value, " ")
+    return frozenset(_WORD.findall(asked))
+
+
+def set_lines(line: str, values: Collection[str]) -> list[str]:
+    """`line` with its value replaced by each of `values` (its quotes kept), each once and
+    none the line itself; none when the line sets no value."""
+    m = _SETS.match(line)
+    if m is None:
+        return []
+    before, quote, after = m.group(1), m.group(2) or "", m.group(5)
+    out = [f"{before}{quote}{value}{quote}{after}" for value in values]
+    return [new for new in dict.fromkeys(out) if new != line]
+
+
+def hold_values(shape: dict[str, Any] | None, texts: Mapping[str, str], values: list[str],
+                words: Collection[str]) -> dict[str, Any] | None:
+    """`shape` (edit_file's, from steps.edit_shape) with each file's edit held, where it
+    can be, to a line that names one of `words` and sets a value, and new_text that line
+    with one of `values` its text (`texts`, by path) does not hold yet written in; a
+    branch that cannot be held so as it was."""
+    if shape is None or not values:
+        return shape
+    branches = shape.get("oneOf", [shape])
+    held = [_held(b, texts, values, frozenset(words)) for b in branches]
+    return held[0] if len(held) == 1 else {**shape, "oneOf": held}
+
+
+def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
+          words: frozenset[str]) -> dict[str, Any]:
+    try:
+        path = branch["properties"]["path"]["const"]
+        edits = branch["properties"]["edits"]
+        edit = edits["items"]
+        lines = edit["properties"]["old_text"]["enum"]
+    except (KeyError, TypeError):
+        return branch
+    text = texts.get(path)
+    if text is None or edit["properties"]["new_text"].get("const") == "":  # a removal writes nothing
+        return branch
+    missing = [v for v in values if v not in text]
+    naming = [line for line in lines if words & set(_WORD.findall(line))]
+    options = [(line, news) for line in naming if (news := set_lines(line, missing))]
+    if not options:
+        return branch
+    items = [{"type": "object", "properties": {"old_text": {"const": line}, "new_text": {"enum": news}},
+              "required": ["old_text", "new_text"]} for line, news in options]
+    edit = items[0] if len(items) == 1 else {"oneOf": items}
+    return {**branch, "properties": {**branch["properties"], "edits": {**edits, "items": edit}}}

@@ -1,0 +1,76 @@
+"""A small model's edit held to write a value the request asks to be set
+(actors/runs/agent/small/set_values.py, applied to steps.edit_shape by the leader)."""
+
+from __future__ import annotations
+
+import jsonschema
+from llama_cpp.llama_grammar import LlamaGrammar
+
+from actors.model.backends.generic_grammar import generic_schema, schema_to_gbnf, strict_strings
+from actors.model.turns import ToolSpec
+from actors.runs.agent.small import set_values, steps
+from actors.tools.files import EditFile
+
+SETTINGS = "MODE = 'light'\nLEVEL = 3\nOWNER = 'sam'\n"
+ASKED = "in settings.py set MODE to 'dark' and LEVEL to 12"
+
+
+def held(text: str = SETTINGS, asked: str = ASKED, *, removing: bool = False) -> dict:
+    files = [("settings.py", text)]
+    values = steps.target_values(asked)
+    shape = set_values.hold_values(steps.edit_shape(files, removing=removing), dict(files), values,
+                                   set_values.request_words(asked, values))
+    assert shape is not None
+    return shape
+
+
+def fits(shape: dict, old: str, new: str) -> bool:
+    try:
+        jsonschema.validate({"path": "settings.py", "edits": [{"old_text": old, "new_text": new}]}, shape)
+    except jsonschema.ValidationError:
+        return False
+    return True
+
+
+def test_a_line_that_names_what_is_set_with_a_value_still_missing_written_in():
+    shape = held()
+    assert fits(shape, "MODE = 'light'", "MODE = 'dark'") and fits(shape, "LEVEL = 3", "LEVEL = 12")
+    # Which value on which line stays the model's choice; nothing else is offered.
+    assert fits(shape, "MODE = 'light'", "MODE = '12'") and fits(shape, "LEVEL = 3", "LEVEL = dark")
+    for old, new in (("MODE = 'light'", "MODE = MODE"), ("MODE = 'light'", "MODE = 'light'"),
+                     ("MODE = 'light'", "settings.py"), ("MODE = 'light'", "LEVEL = 12"),
+                     ("OWNER = 'sam'", "OWNER = 'dark'"), ("MODE = 'light'", "MODE = 'dark' and more")):
+        assert not fits(shape, old, new), (old, new)
+    # One value set, the next change writes the other.
+    after = held(SETTINGS.replace("'light'", "'dark'"))
+    assert fits(after, "LEVEL = 3", "LEVEL = 12") and not fits(after, "LEVEL = 3", "LEVEL = dark")
+
+
+def test_the_lines_that_set_a_value_in_their_forms():
+    assert set_values.set_lines("  port: 80", ["90"]) == ["  port: 90"]
+    assert set_values.set_lines('NAME = "a b",  # who', ["c"]) == ['NAME = "c",  # who']
+    assert set_values.set_lines("x.y=1;", ["2", "1"]) == ["x.y=2;"]  # not the line itself
+    assert set_values.set_lines("const A = 1 // one", ["2"]) == []  # `const A` is no one name
+    for no_value in ("def f(x):", "print(x)", "# MODE = 1", "a = b + c"):
+        assert set_values.set_lines(no_value, ["2"]) == [], no_value
+
+
+def test_left_as_it_was_where_nothing_is_to_set_or_no_line_sets_it():
+    plain = steps.edit_shape([("settings.py", SETTINGS)])
+    assert held(asked="in settings.py fix the typo") == plain  # no value to set
+    done = SETTINGS.replace("'light'", "'dark'").replace("3", "12")
+    assert held(done) == steps.edit_shape([("settings.py", done)])  # both there already
+    calls = "start(MODE)\nstop(LEVEL)\n"
+    assert held(calls) == steps.edit_shape([("settings.py", calls)])  # no line sets a value
+    assert held(removing=True) == steps.edit_shape([("settings.py", SETTINGS)], removing=True)
+    # Several files: each branch held to its own file's missing values.
+    files = [("settings.py", SETTINGS), ("other.py", "MODE = 'dark'\nLEVEL = 12\n")]
+    both = set_values.hold_values(steps.edit_shape(files), dict(files), ["dark", "12"], {"MODE", "LEVEL"})
+    assert both is not None and "oneOf" in str(both["oneOf"][0]) and both["oneOf"][1] == steps.edit_shape(files[1:])
+
+
+def test_the_held_edit_is_a_grammar_llama_cpp_takes():
+    tool = EditFile()
+    spec = ToolSpec(tool.name, tool.description, tool.parameters)
+    schema = generic_schema((spec,), required=True, strict=True, shapes=((tool.name, held()),))
+    LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
