@@ -41,9 +41,10 @@ def test_a_line_that_names_what_is_set_with_a_value_still_missing_written_in():
                      ("MODE = 'light'", "settings.py"), ("MODE = 'light'", "LEVEL = 12"),
                      ("OWNER = 'sam'", "OWNER = 'dark'"), ("MODE = 'light'", "MODE = 'dark' and more")):
         assert not fits(shape, old, new), (old, new)
-    # One value set, the next change writes the other.
+    # One value set, the next change writes the other, and not over the one set.
     after = held(SETTINGS.replace("'light'", "'dark'"))
     assert fits(after, "LEVEL = 3", "LEVEL = 12") and not fits(after, "LEVEL = 3", "LEVEL = dark")
+    assert not fits(after, "MODE = 'dark'", "MODE = '12'")
 
 
 def test_the_lines_that_set_a_value_in_their_forms():

@@ -3,15 +3,16 @@
 Asked to "set NAME to 'v'" (steps.target_values), SmolLM2 replaced the right line
 with words of its own (another name, a number nobody asked for, a file's name), each
 refused after the fact for holding none of the values (guards.value_missing_refused),
-and then answered with the refusal's words; held only to write a value somewhere in new_text, it wrote
-two hundred tokens of anything around it. Where the request gives values to set that a
-file does not hold yet, and lines of the file that name a word of the request set a
-value (`NAME = value`, `name: value`, the value quoted or not), edit_file's grammar
-(steps.edit_shape's, one branch a file) now offers those lines as old_text, each with
-its new_text one of the line with its value replaced by a value still missing: which
-line and which value stay the model's choice. A job of several values takes several
-changes, each offered what is still missing. Elsewhere (no value to set, no such
-line, a removal) the edit is left as steps.edit_shape gives it.
+and then answered with the refusal's words; held only to write a value somewhere in
+new_text, it wrote two hundred tokens of anything around it. Where the request gives
+values to set that a file does not hold yet, and lines of the file that name a word of
+the request set a value (`NAME = value`, `name: value`, the value quoted or not),
+edit_file's grammar (steps.edit_shape's, one branch a file) now offers those lines as
+old_text, each with its new_text one of the line with its value replaced by a value
+still missing: which line and which value stay the model's choice. A job of several
+values takes several changes, each offered what is still missing on a line that holds
+none of the values yet. Elsewhere (no value to set, no such line, a removal) the edit
+is left as steps.edit_shape gives it.
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
     if text is None or edit["properties"]["new_text"].get("const") == "":  # a removal writes nothing
         return branch
     missing = [v for v in values if v not in text]
-    naming = [line for line in lines if words & set(_WORD.findall(line))]
+    # A line that holds a value asked for is done: not offered again (with one value set,
+    # SmolLM2 wrote the next over it, then the first back).
+    naming = [line for line in lines if words & set(_WORD.findall(line)) and not any(v in line for v in values)]
     options = [(line, news) for line in naming if (news := set_lines(line, missing))]
     if not options:
         return branch
