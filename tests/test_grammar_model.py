@@ -179,6 +179,8 @@ async def test_the_examples_own_values_never_reach_a_call(model_path):  # noqa: 
                              avoid=(("grep_search", {"pattern": "def greet"}),), examples=True, terse_tools=True,
                              banned=example_values(messages))
             result = await backend.generate(turn, emit, threading.Event())
+            if result.finish_reason == "length":  # a call cut at max_tokens is no call (sampled: on
+                continue  # another CPU, the same seed wrote a longer pattern)
             for call in result.tool_calls:
                 args = json.loads(call.arguments)
                 assert not any(v in EXAMPLE_VALUES for v in args.values()), (ask, args)
@@ -383,7 +385,9 @@ async def test_a_small_models_command_starts_with_a_program_it_is_offered(model_
         assert not any(w.startswith("-") for command in made for w in command.split(" ")[1:]), made
         assert len(made) >= 3, f"only {made} finished within max_tokens"
         # Greedy, the same ask writes the same command; with it ruled out (as a run rules
-        # out its failed ones), another.
+        # out its failed ones), another. (The command: greedy's other arguments, where two
+        # are nearly as likely, differ between calls on some CPUs, the prompt read from the
+        # cache in other batches.)
         compared = 0
         for ask in asks:
             first = await shaped_calls(backend, tool, shape, [ask], max_tokens=120, temperature=0.0)
@@ -391,7 +395,8 @@ async def test_a_small_models_command_starts_with_a_program_it_is_offered(model_
             assert ruled is not None
             other = await shaped_calls(backend, tool, ruled, [ask], max_tokens=120, temperature=0.0)
             if first and other:
-                assert await shaped_calls(backend, tool, shape, [ask], max_tokens=120, temperature=0.0) == first
+                again = await shaped_calls(backend, tool, shape, [ask], max_tokens=120, temperature=0.0)
+                assert [c["command"] for c in again] == [c["command"] for c in first]
                 assert other[0]["command"] != first[0]["command"], (first, other)
                 compared += 1
         assert compared >= 2, "too few greedy commands finished within max_tokens"

@@ -75,3 +75,36 @@ def test_the_held_edit_is_a_grammar_llama_cpp_takes():
     spec = ToolSpec(tool.name, tool.description, tool.parameters)
     schema = generic_schema((spec,), required=True, strict=True, shapes=((tool.name, held()),))
     LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
+
+
+def test_a_word_asked_for_in_place_of_another_is_put_on_the_lines_that_hold_the_other():
+    assert set_values.swaps("the title says Wellcome instead of Welcome, fix it") == [("Wellcome", "Welcome")]
+    assert set_values.swaps("please use Welcome instead of Wellcome") == [("Wellcome", "Welcome")]
+    assert set_values.swaps("replace 'start' with 'begin' in run.py") == [("start", "begin")]  # quoted: any words
+    assert set_values.swaps("Recieve should be Receive.") == [("Recieve", "Receive")]
+    for none in ("change PORT to 9090", "change the title to Welcome", "replace start with begin",
+                 "set MODE to 'dark'", "use it instead of that"):
+        assert set_values.swaps(none, steps.target_values(none)) == [], none
+    text = "def title():\n    return 'Wellcome, ' + NAME\n\nWELLCOME = 1\n"
+    files = [("page.py", text)]
+    asked = "the title says Wellcome instead of Welcome, fix it"
+    shape = set_values.hold_values(steps.edit_shape(files), dict(files), [], set_values.request_words(asked, []),
+                                   set_values.swaps(asked))
+    assert shape is not None
+
+    def fits_here(old: str, new: str) -> bool:
+        try:
+            jsonschema.validate({"path": "page.py", "edits": [{"old_text": old, "new_text": new}]}, shape)
+        except jsonschema.ValidationError:
+            return False
+        return True
+
+    assert fits_here("    return 'Wellcome, ' + NAME", "    return 'Welcome, ' + NAME")
+    for old, new in (("    return 'Wellcome, ' + NAME", "    return 'Wellcome, ' + NAME"),
+                     ("    return 'Wellcome, ' + NAME", "    return 'Hi, ' + NAME"),
+                     ("WELLCOME = 1", "WELCOME = 1"), ("def title():", "def title(): Welcome")):
+        assert not fits_here(old, new), (old, new)
+    # Once the word is put right, no line holds it: the edit is as steps.edit_shape gives it.
+    fixed = [("page.py", text.replace("'Wellcome", "'Welcome"))]
+    assert set_values.hold_values(steps.edit_shape(fixed), dict(fixed), [], set(), [("Wellcome", "Welcome")]) == \
+        steps.edit_shape(fixed)

@@ -573,4 +573,5 @@ class Leader:
         files, only = await trio.to_thread.run_sync(read), self._searched_lines() if found_lines else None
         shape = steps.edit_shape(files, removing=steps.removes(asked), only=only)
         values = steps.target_values(asked)  # the values to set, written by the edit (set_values)
-        return set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values))
+        return set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),
+                                      set_values.swaps(asked, values))

@@ -11,12 +11,16 @@ edit_file's grammar (steps.edit_shape's, one branch a file) now offers those lin
 old_text, each with its new_text one of the line with its value replaced by a value
 still missing: which line and which value stay the model's choice. A job of several
 values takes several changes, each offered what is still missing on a line that holds
-none of the values yet. Elsewhere (no value to set, no such line, a removal) the edit
-is left as steps.edit_shape gives it.
+none of the values yet. The same for a word the request asks to put in place of
+another (`swaps`: "says A instead of B", "replace 'A' with 'B'", the two quoted or alike,
+as a misspelt word and the right one): the lines that hold the word there are offered,
+each with the wanted word put for it. Elsewhere (no value to set or word to put, no
+such line, a removal) the edit is left as steps.edit_shape gives it.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -35,6 +39,53 @@ def request_words(asked: str, values: Collection[str]) -> frozenset[str]:
     return frozenset(_WORD.findall(asked))
 
 
+# A request that names a word to replace and the one to write for it: `A instead of B`
+# (A is there, B wanted; after `use`, `write` and their kin, the other way), `change A
+# to B`, `replace A with B`, `A should be B`.
+_SWAP = re.compile(r"(?:\b(use|write|put|want|prefer)\s+)?(\S+)\s+instead\s+of\s+(\S+)"
+                   r"|\b(?:change|replace|correct|fix)\s+(\S+)\s+(?:to|with|into)\s+(\S+)"
+                   r"|(\S+)\s+should\s+(?:be|read|say)\s+(\S+)", re.IGNORECASE)
+_QUOTES = "'\"`"
+_EDGE = _QUOTES + ".,;:!?()[]{}"
+# Two words alike at least this much (difflib's ratio): one written for the other.
+ALIKE = 0.6
+
+
+def swaps(asked: str, values: Collection[str] = ()) -> list[tuple[str, str]]:
+    """The pairs (there, wanted) of words the request asks to put one for the other:
+    both quoted, or alike (a word misspelt and the right one); not a value to set
+    (set_lines does those)."""
+    out: list[tuple[str, str]] = []
+    for m in _SWAP.finditer(asked):
+        wanted_first = m.group(1) is not None
+        a, b = (g for g in m.groups()[1:] if g is not None)
+        quoted = a[:1] in _QUOTES and b[:1] in _QUOTES
+        a, b = a.strip(_EDGE), b.strip(_EDGE)
+        if wanted_first:
+            a, b = b, a
+        if len(a) < 2 or len(b) < 2 or a == b or a in values or b in values:
+            continue
+        if quoted or difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio() >= ALIKE:
+            out.append((a, b))
+    return list(dict.fromkeys(out))
+
+
+def swapped(line: str, pairs: Collection[tuple[str, str]]) -> list[str]:
+    """`line` with the wanted word of a pair put for the one there, wherever it holds
+    that one as a whole word; each once."""
+    return list(dict.fromkeys(_whole(there).sub(wanted.replace("\\", "\\\\"), line)
+                              for there, wanted in pairs if _holds(line, there)))
+
+
+def _whole(word: str) -> re.Pattern[str]:
+    """`word` as a whole word (no letter, digit or underscore on either side)."""
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+
+
+def _holds(line: str, word: str) -> bool:
+    return _whole(word).search(line) is not None
+
+
 def set_lines(line: str, values: Collection[str]) -> list[str]:
     """`line` with its value replaced by each of `values` (its quotes kept), each once and
     none the line itself; none when the line sets no value."""
@@ -47,20 +98,21 @@ def set_lines(line: str, values: Collection[str]) -> list[str]:
 
 
 def hold_values(shape: dict[str, Any] | None, texts: Mapping[str, str], values: list[str],
-                words: Collection[str]) -> dict[str, Any] | None:
+                words: Collection[str], pairs: Collection[tuple[str, str]] = ()) -> dict[str, Any] | None:
     """`shape` (edit_file's, from steps.edit_shape) with each file's edit held, where it
     can be, to a line that names one of `words` and sets a value, and new_text that line
-    with one of `values` its text (`texts`, by path) does not hold yet written in; a
+    with one of `values` its text (`texts`, by path) does not hold yet written in, or to
+    a line that holds a word of one of `pairs` (`swaps`) with the other put for it; a
     branch that cannot be held so as it was."""
-    if shape is None or not values:
+    if shape is None or not (values or pairs):
         return shape
     branches = shape.get("oneOf", [shape])
-    held = [_held(b, texts, values, frozenset(words)) for b in branches]
+    held = [_held(b, texts, values, frozenset(words), pairs) for b in branches]
     return held[0] if len(held) == 1 else {**shape, "oneOf": held}
 
 
 def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
-          words: frozenset[str]) -> dict[str, Any]:
+          words: frozenset[str], pairs: Collection[tuple[str, str]]) -> dict[str, Any]:
     try:
         path = branch["properties"]["path"]["const"]
         edits = branch["properties"]["edits"]
@@ -75,7 +127,8 @@ def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
     # A line that holds a value asked for is done: not offered again (with one value set,
     # SmolLM2 wrote the next over it, then the first back).
     naming = [line for line in lines if words & set(_WORD.findall(line)) and not any(v in line for v in values)]
-    options = [(line, news) for line in naming if (news := set_lines(line, missing))]
+    offered = [(line, set_lines(line, missing) if line in naming else []) for line in lines]
+    options = [(line, news) for line, sets in offered if (news := list(dict.fromkeys(sets + swapped(line, pairs))))]
     if not options:
         return branch
     items = [{"type": "object", "properties": {"old_text": {"const": line}, "new_text": {"enum": news}},
