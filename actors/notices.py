@@ -302,6 +302,9 @@ ANSWER_UNFOUND = (
 ANSWER_NOT_MADE = "The answer came while {file} was still not there, so the agent was sent back to make it."
 ANSWER_NO_NUMBER = "The answer gave no number to a question of how many, so the agent was sent back to count."
 CONTINUING_CUT = "The answer was cut off at the token limit; the agent goes on from where it stopped."
+ANSWER_KEPT_BEFORE_LOOP = (
+    "The answer was cut where the model began to repeat itself (\"{unit}\"); what it wrote before that is shown."
+)
 
 # The model's text (a constant above, `{field}`s allowed) -> the person's, and who ended
 # the card when it ends one. A text that is the person's already is left out.

@@ -118,6 +118,30 @@ async def test_a_call_round_after_a_loop_has_no_penalty(real_tools, tmp_path):
     assert [t.repeat_penalty for t in d.backend.turns] == [None, None, None]
 
 
+async def test_an_answer_that_began_well_then_looped_is_kept_up_to_the_loop(real_tools, tmp_path):
+    """A led model's answer cut for a loop that had said enough before it ("holds 3
+    lines, 1 line, 1 line, ...") is the answer up to the loop, checked as any answer, and
+    the person reads where it was cut; too little before the loop is a loop as before."""
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"a.txt": "one\ntwo\nthree\n"})
+    d.backend.push(call("read_file", path="a.txt"),
+                   {"text": "The file a.txt holds 3 lines, 1 line, 1 line, 1 line, 1 line", "repeated": ", 1 line"})
+    await conv.send_message("how many lines does a.txt have?")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "answered" and len(d.backend.turns) == 2
+    answer = [i for i in conv.items if i.kind == "assistant" and i.text][-1]
+    assert answer.text == "The file a.txt holds 3 lines"
+    assert conv.items[-1].kind == "notice" and conv.items[-1].text.startswith("The answer was cut where")
+    # Too little before the loop: told, and asked again.
+    _, conv = await small_project(d, tmp_path, {"a.txt": "one\n"})
+    d.backend.push(call("read_file", path="a.txt"), {"text": "It has 1, 1, 1, 1", "repeated": ", 1"},
+                   {"text": "a.txt has one line."})
+    await conv.send_message("how many lines does a.txt have?")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "answered" and len(d.backend.turns) == 2 + 3
+    assert [i.text for i in conv.items if i.kind == "assistant" and i.text][-1] == "a.txt has one line."
+
+
 # ---- a new file of an odd name ----
 
 

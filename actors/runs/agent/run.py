@@ -39,6 +39,7 @@ from actors.runs.agent.round_stream import RoundStream, usage_of
 from actors.runs.agent.run_tools import goals, todos_and_questions
 from actors.runs.agent.run_tools.background import Background
 from actors.runs.agent.run_tools.carrier import OwnTools
+from actors.runs.agent.small import steps
 from actors.runs.agent.small.leader import leader_for
 from actors.runs.base import RunEnd, RunRequest
 from actors.runs.env import Env
@@ -215,7 +216,12 @@ class AgentRun:
 
     async def _answer_settled(self, result: TurnResult) -> bool:
         if result.repeated is not None:
-            return self._looped(result.repeated)
+            # A led model's answer that began well, then looped ("4 functions, 1 function,
+            # 1 function, ..."): what came before the loop is the answer, checked as any.
+            kept = steps.before_loop(result.text, result.repeated) if self._leader.checks_answers else None
+            if kept is None:
+                return self._looped(result.repeated)
+            result = self._kept_before_loop(result, kept)
         if await self._leader.sent_back(result.text, changed=self._ledger.changed):
             self._not_the_answer()
             return True
@@ -279,6 +285,15 @@ class AgentRun:
         told = notices.LOOPED.format(unit=shown_unit(unit))
         self._t.upsert(model_notice(told, notices.for_person(told), "warn"), urgent=True)
         return True
+
+    def _kept_before_loop(self, result: TurnResult, kept: str) -> TurnResult:
+        """The answer shown as `kept` (its words before the loop), and the person told."""
+        answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+        if answer is not None:
+            self._t.upsert(attrs.evolve(answer, text=kept), urgent=True)
+        assert result.repeated is not None
+        self._t.notice(notices.ANSWER_KEPT_BEFORE_LOOP.format(unit=shown_unit(result.repeated)), "warn")
+        return attrs.evolve(result, text=kept, repeated=None, finish_reason="stop")
 
     async def _local_turn(self, turn: TurnInput) -> TurnResult:
         """The round on the local model's turn line; while another conversation's turn

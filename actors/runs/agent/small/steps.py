@@ -213,6 +213,21 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
 _WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
 
 
+# The least of an answer kept before its loop: fewer words are no answer.
+KEPT_WORDS = 4
+
+
+def before_loop(text: str, unit: str) -> str | None:
+    """What an answer cut for repeating `unit` said before the repeats began (the
+    unit's first place), when that is words enough (KEPT_WORDS) to be an answer and
+    holds no call's braces; None when not."""
+    at = text.find(unit) if unit else -1
+    kept = text[:at].rstrip(" ,;:-\n") if at > 0 else ""
+    if len(kept.split()) < KEPT_WORDS or "{" in kept:
+        return None
+    return kept
+
+
 def asks_where(asked: str) -> bool:
     """Whether a request asks where something is, or which file has it."""
     return _WHERE.search(asked) is not None
