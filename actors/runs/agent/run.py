@@ -27,7 +27,7 @@ from actors.model.backends.repeats import shown_unit
 from actors.model.engine import direct_turn
 from actors.model.turns import ToolSpec, TurnInput, TurnResult
 from actors.record import cards
-from actors.record.items import EndReason, model_notice
+from actors.record.items import EndReason, Item, model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent import answer_schema, history
 from actors.runs.agent.calls import CallRunner
@@ -210,7 +210,7 @@ class AgentRun:
         try:
             return await self._answer_settled(result)
         finally:
-            answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+            answer = self._last_answer()
             if answer is not None and answer.checking:
                 self._t.upsert(attrs.evolve(answer, checking=None), urgent=True)
 
@@ -258,7 +258,7 @@ class AgentRun:
     def _not_the_answer(self) -> None:
         """Mark the round's answer as one the record contradicts: the model reads it, the
         person is never shown it as the answer (Item.not_answer)."""
-        answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+        answer = self._last_answer()
         if answer is not None:
             self._t.upsert(attrs.evolve(answer, not_answer=True), urgent=True)
 
@@ -286,9 +286,13 @@ class AgentRun:
         self._t.upsert(model_notice(told, notices.for_person(told), "warn"), urgent=True)
         return True
 
+    def _last_answer(self) -> Item | None:
+        """The conversation's latest assistant item (this round's, where it wrote one)."""
+        return next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+
     def _kept_before_loop(self, result: TurnResult, kept: str) -> TurnResult:
         """The answer shown as `kept` (its words before the loop), and the person told."""
-        answer = next((i for i in reversed(self._t.items) if i.kind == "assistant"), None)
+        answer = self._last_answer()
         if answer is not None:
             self._t.upsert(attrs.evolve(answer, text=kept), urgent=True)
         assert result.repeated is not None

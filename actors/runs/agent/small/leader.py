@@ -300,7 +300,7 @@ class Leader:
                 self._programs = await trio.to_thread.run_sync(lambda: commands.programs(
                     asked, unasked=guards.unasked_programs(asked),
                     scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
-                    has_file=lambda n: ws is not None and (ws / n).is_file()))
+                    has_file=lambda n: ws is not None and is_file_in(ws, n)))
             failed = [args["command"] for name, args in avoid
                       if name == SHELL_TOOL and isinstance(args, dict) and isinstance(args.get("command"), str)]
             command_shape = commands.command_shape(shell.parameters, self._programs, failed,

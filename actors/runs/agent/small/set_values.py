@@ -72,18 +72,13 @@ def swaps(asked: str, values: Collection[str] = ()) -> list[tuple[str, str]]:
 
 def swapped(line: str, pairs: Collection[tuple[str, str]]) -> list[str]:
     """`line` with the wanted word of a pair put for the one there, wherever it holds
-    that one as a whole word; each once."""
-    return list(dict.fromkeys(_whole(there).sub(wanted.replace("\\", "\\\\"), line)
-                              for there, wanted in pairs if _holds(line, there)))
-
-
-def _whole(word: str) -> re.Pattern[str]:
-    """`word` as a whole word (no letter, digit or underscore on either side)."""
-    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
-
-
-def _holds(line: str, word: str) -> bool:
-    return _whole(word).search(line) is not None
+    that one as a whole word (no letter, digit or underscore on either side); each once."""
+    out = []
+    for there, wanted in pairs:
+        new, n = re.subn(rf"(?<!\w){re.escape(there)}(?!\w)", wanted.replace("\\", "\\\\"), line)
+        if n:
+            out.append(new)
+    return list(dict.fromkeys(out))
 
 
 def set_lines(line: str, values: Collection[str]) -> list[str]:
