@@ -10,12 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from ops.eval.fresh_tasks import HELD_OUT_2, NEAR_MISSES_2, SOLVED_HELD_OUT_2, WORDS_2
 from ops.eval.more_tasks import DEV, HELD_OUT, SOLVED_HELD_OUT
 from ops.eval.run import ALL, BY_NAME
 from ops.eval.tasks import TASKS, Task
+from ops.eval.third_tasks import HELD_OUT_3, NEAR_MISSES_3, SOLVED_HELD_OUT_3, WORDS_3
 
 REPO = Path(__file__).resolve().parent.parent
 RUNNER_TIMEOUT_S = 180
@@ -80,6 +82,8 @@ SOLVED: dict[str, tuple[Any, str]] = {
     **SOLVED_HELD_OUT,
     # and the second held-out set's, kept with its jobs (fresh_tasks.py) for the same reason
     **SOLVED_HELD_OUT_2,
+    # and the third's, kept with its jobs (third_tasks.py)
+    **SOLVED_HELD_OUT_3,
 }
 
 
@@ -91,7 +95,7 @@ def _fixture(tmp_path: Path, task: Task) -> Path:
 
 
 def test_tasks_cover_issue_19s_jobs_and_more():
-    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 30
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 40
     firsts = {t.name: t.prompt for t in TASKS[:5]}
     assert firsts == {
         "create_hello": "Create a file hello.txt containing hi",
@@ -113,9 +117,9 @@ def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
     names = [t.name for t in ALL]
     assert len(set(names)) == len(names)
     prompts = {t.prompt for t in TASKS}
-    assert not any(t.prompt in prompts for t in DEV + HELD_OUT + HELD_OUT_2)
+    assert not any(t.prompt in prompts for t in DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3)
     sources = _product_sources()
-    for task in DEV + HELD_OUT + HELD_OUT_2:
+    for task in DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3:
         for rel in task.files:
             stem = Path(rel).name
             assert stem not in sources or stem in ("__init__.py",), (task.name, stem)
@@ -131,24 +135,32 @@ def _has_word(text: str, word: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I) is not None
 
 
-def test_a_second_held_out_set_shares_no_word_with_the_others_or_the_product():
-    """fresh_tasks.py: ten more held-out jobs. No file name, prompt or word of theirs is
-    in another job (so they measure something the others do not) nor in the product's
-    sources (so no rule was written for them); each job lists its words."""
-    assert len(HELD_OUT_2) == 10 and set(WORDS_2) == {t.name for t in HELD_OUT_2}
-    others = TASKS + DEV + HELD_OUT
+def _text_of(tasks: tuple[Task, ...]) -> str:
+    """The prompts of `tasks`, and their fixtures' file names and texts."""
+    return "\n".join([t.prompt for t in tasks] + [rel + "\n" + text for t in tasks for rel, text in t.files.items()])
+
+
+@pytest.mark.parametrize(("tasks", "words", "others"), [
+    (HELD_OUT_2, WORDS_2, TASKS + DEV + HELD_OUT),
+    (HELD_OUT_3, WORDS_3, TASKS + DEV + HELD_OUT + HELD_OUT_2),
+], ids=["second", "third"])
+def test_a_later_set_shares_no_word_with_the_others_or_the_product(tasks, words, others):
+    """fresh_tasks.py and third_tasks.py: ten more jobs each, written when the sets before
+    had become known. No file name, prompt or word of theirs is in another job, of the
+    sets before or of their own (so they measure something the others do not), nor in the
+    product's sources (so no rule was written for them); each job lists its words."""
+    assert len(tasks) == 10 and set(words) == {t.name for t in tasks}
+    assert not {t.prompt for t in tasks} & {t.prompt for t in others}
     their_files = {Path(rel).name for t in others for rel in t.files} - {"__init__.py"}
-    their_text = "\n".join([t.prompt for t in others] + [rel + "\n" + text for t in others
-                                                         for rel, text in t.files.items()])
     sources = _product_sources()
-    for task in HELD_OUT_2:
+    for task in tasks:
         assert task.mode == "full"
         assert task.prompt not in sources, task.name
         assert not {Path(rel).name for rel in task.files} & their_files, task.name
-        assert WORDS_2[task.name], task.name
-        for word in WORDS_2[task.name]:
-            assert _has_word(task.prompt + "\n" + "\n".join(f"{r}\n{t}" for r, t in task.files.items()), word), (
-                task.name, word)
+        assert words[task.name], task.name
+        their_text = _text_of(others + tuple(t for t in tasks if t is not task))
+        for word in words[task.name]:
+            assert _has_word(_text_of((task,)), word), (task.name, word)
             assert not _has_word(their_text, word), (task.name, word)
             assert not _has_word(sources, word), (task.name, word)
 
@@ -189,10 +201,12 @@ def test_checkers_refuse_near_misses(tmp_path):
         assert not passed, (name, reason)
 
 
-def test_second_held_out_checkers_refuse_near_misses(tmp_path):
-    assert len(NEAR_MISSES_2) >= 2
-    for n, (name, change, answer) in enumerate(NEAR_MISSES_2):
-        task = next(t for t in HELD_OUT_2 if t.name == name)
+@pytest.mark.parametrize(("tasks", "near"), [(HELD_OUT_2, NEAR_MISSES_2), (HELD_OUT_3, NEAR_MISSES_3)],
+                         ids=["second", "third"])
+def test_later_sets_checkers_refuse_near_misses(tmp_path, tasks, near):
+    assert len(near) >= 3
+    for n, (name, change, answer) in enumerate(near):
+        task = next(t for t in tasks if t.name == name)
         ws = tmp_path / f"near{n}"
         ws.mkdir()
         task.write_fixture(ws)

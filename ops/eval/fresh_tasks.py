@@ -4,8 +4,10 @@ file the request does not name) but sharing no file, identifier or distinctive w
 with any job of tasks.py or more_tasks.py.
 
 HELD_OUT became known as leading was developed beside it; these are new, so a change to
-the leading can be measured on jobs nobody has looked at while writing it. They are only
-run to report (`ops/eval/run.py --set held_out_2`), never developed against. Nothing in
+the leading can be measured on jobs nobody has looked at while writing it. They were only
+run to report (`ops/eval/run.py --set held_out_2`) until stop 41, which read them while
+developing (the set had become known in part) and wrote third_tasks.py as the clean held-out
+set in their place: from then on they are development jobs like more_tasks.py's. Nothing in
 the product names a job, a file or a word of theirs (tests/test_eval.py checks the
 product's sources against WORDS_2 and the fixtures' file names).
 """

@@ -1,4 +1,5 @@
-"""Run the evaluation's tasks (ops/eval/tasks.py, more_tasks.py, fresh_tasks.py) through the daemon's public HTTP API.
+"""Run the evaluation's tasks (ops/eval/tasks.py, more_tasks.py, fresh_tasks.py, third_tasks.py) through the daemon's
+public HTTP API.
 
     .venv/bin/python ops/eval/run.py                         # the bundled model, a daemon of its own
     .venv/bin/python ops/eval/run.py --model ~/models/x.gguf # another GGUF
@@ -46,14 +47,17 @@ from actors.notices import ARGUMENTS_NOT_JSON  # noqa: E402
 from ops.eval.fresh_tasks import HELD_OUT_2  # noqa: E402
 from ops.eval.more_tasks import DEV, HELD_OUT  # noqa: E402
 from ops.eval.tasks import TASKS, Task  # noqa: E402
+from ops.eval.third_tasks import HELD_OUT_3  # noqa: E402
 
 # The sets --set chooses from: the five first-minute jobs, the eighteen of tasks.py (the
-# five among them), more_tasks.py's development and held-out halves, and fresh_tasks.py's
-# second held-out set.
+# five among them), more_tasks.py's development and held-out halves, fresh_tasks.py's
+# second held-out set (read while developing since it became known: a development set now),
+# and third_tasks.py's third, the one held out.
 SETS: dict[str, tuple[Task, ...]] = {
     "five": TASKS[:5], "eighteen": TASKS, "dev": DEV, "held_out": HELD_OUT, "held_out_2": HELD_OUT_2,
+    "held_out_3": HELD_OUT_3,
 }
-ALL: tuple[Task, ...] = TASKS + DEV + HELD_OUT + HELD_OUT_2
+ALL: tuple[Task, ...] = TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3
 BY_NAME = {t.name: t for t in ALL}
 
 DAEMON_START_S = 120  # loading a large model takes a while
@@ -280,8 +284,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tasks", help="comma-separated task names (default: all, or those of --set)")
     p.add_argument("--set", action="append", choices=sorted(SETS), default=[], dest="sets",
                    help="run this set of tasks (repeatable): five, eighteen (tasks.py), dev or held_out "
-                        "(more_tasks.py), held_out_2 (fresh_tasks.py); the held-out sets are for reporting, "
-                        "not for developing against")
+                        "(more_tasks.py), held_out_2 (fresh_tasks.py; developed against since it became known), "
+                        "held_out_3 (third_tasks.py): the held-out set, for reporting, not for developing against")
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="run each task N times (default 1)")
     p.add_argument("--task-timeout", type=float, default=30.0, metavar="S",
                    help="seconds a task's run may take before it is stopped (default %(default)s, for the bundled "
