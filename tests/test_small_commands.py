@@ -33,7 +33,7 @@ def test_the_usual_programs_on_path_then_the_requests_own_then_the_shells():
     assert "python" not in ps and "node" not in ps  # not on this PATH
     # A file's name, a path or a word with a dot is no program of the request's.
     assert "cat" not in commands.programs("read cat.txt and ./ls", lambda n: found(n) if n != "cat" else None)
-    assert commands.programs("copy a.txt", found, unasked={"rm", "mv"}) == \
+    assert commands.programs("print a.txt", found, unasked={"rm", "mv"}) == \
         ["ls", "cat", "cp", "python3", "git", "cd", "test"]
     # The workspace's scripts the request names, as the shell runs them.
     assert commands.programs("run build.sh", found, scripts=["build.sh", "./tools/gen.py", "../x.sh", "/bin/x"])[-2:] \
@@ -46,12 +46,28 @@ def test_a_build_tool_only_where_the_workspace_has_its_file_even_when_the_reques
     def which(name: str) -> str | None:
         return f"/usr/bin/{name}" if name in on_path else None
 
-    asked = "make a copy of notes.txt, then run npm and cargo"
+    asked = "make the docs of notes.txt, then run npm and cargo"
     assert not {"make", "npm", "cargo"} & set(commands.programs(asked, which, has_file=lambda _: False))
     assert {"make", "node"} <= set(commands.programs(asked, which, has_file={"GNUmakefile"}.__contains__))
     assert "npm" not in commands.programs(asked, which, has_file={"GNUmakefile"}.__contains__)
     both = {"package.json", "Cargo.toml"}
     assert {"npm", "cargo"} <= set(commands.programs(asked, which, has_file=both.__contains__))
+
+
+def test_a_request_to_copy_move_or_delete_files_is_held_to_the_programs_that_do_it():
+    on_path = ON_PATH | {"find", "mkdir", "rmdir"}
+
+    def which(name: str) -> str | None:
+        return f"/usr/bin/{name}" if name in on_path else None
+
+    assert commands.programs("make a backup copy of a.cfg", which) == ["ls", "find", "cp"]
+    assert commands.programs("delete every .tmp file, in subfolders too", which) == ["ls", "find", "rm", "rmdir"]
+    assert commands.programs("the .txt files in notes/ should be .md, rename them", which) == \
+        ["ls", "find", "mv", "mkdir"]  # notes/ is a folder: one may be made
+    assert commands.programs("move a.csv into the data folder", which, unasked={"rm"}) == ["ls", "find", "mv", "mkdir"]
+    # Not a verb of files: a line removed, a program run, a function renamed.
+    for free in ("remove the third line of a.txt", "run count.py and save what it prints", "rename the method x to y"):
+        assert "python3" in commands.programs(free, which), free
 
 
 def test_a_program_that_does_nothing_alone_needs_a_word_after_it():
@@ -175,7 +191,8 @@ async def test_a_small_models_commands_are_held_and_removing_is_not_offered_unas
     await wait_state(conv, "idle", "error")
     first = d.backend.turns[0]
     pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
-    assert re.fullmatch(pattern, "mv draft.txt final.txt") and re.fullmatch(pattern, "python3 x.py")
+    assert re.fullmatch(pattern, "mv draft.txt final.txt") and re.fullmatch(pattern, "ls")
+    assert not re.fullmatch(pattern, "python3 x.py")  # a rename is mv's (commands.VERB_PROGRAMS)
     assert not re.fullmatch(pattern, "rm -r final.txt") and not re.fullmatch(pattern, "rename draft.txt final.txt")
     assert (folder / "final.txt").read_text() == "Dear team,\n" and not (folder / "draft.txt").exists()
     # The answer names the file the run's own command moved away: not sent back as made up.
@@ -203,7 +220,7 @@ async def test_after_a_failed_command_the_next_rounds_cannot_write_it_again(real
     ruled out by the pattern itself (generic_grammar cannot say it there)."""
     d = real_tools
     folder, conv = await small_project(d, tmp_path, {"base.cfg": "[main]\n"})
-    d.backend.push(call("exec_shell_command", command="mkdir -b base.cfg"),
+    d.backend.push(call("exec_shell_command", command="cp -b base.cfg"),
                    call("exec_shell_command", command="cp -q base.cfg"),
                    call("exec_shell_command", command="cp base.cfg base.cfg.bak"),
                    {"text": "Copied base.cfg to base.cfg.bak."})
@@ -211,9 +228,10 @@ async def test_after_a_failed_command_the_next_rounds_cannot_write_it_again(real
     await wait_state(conv, "idle", "error")
     third = d.backend.turns[2]
     pattern = dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
-    assert not re.fullmatch(pattern, "mkdir -b base.cfg") and not re.fullmatch(pattern, "cp -q base.cfg")
-    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and re.fullmatch(pattern, "mkdir base")
-    assert not re.fullmatch(pattern, "mkdir -p base")  # the request writes no option
+    assert not re.fullmatch(pattern, "cp -b base.cfg") and not re.fullmatch(pattern, "cp -q base.cfg")
+    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and re.fullmatch(pattern, "cp base.cfg")
+    assert not re.fullmatch(pattern, "cp -p base")  # the request writes no option
+    assert not re.fullmatch(pattern, "mkdir base")  # a copy is cp's, and no folder is asked for
     assert (folder / "base.cfg.bak").read_text() == "[main]\n"
 
 

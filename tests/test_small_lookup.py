@@ -5,7 +5,13 @@ found. The run-level tests use the scripted backend made to say it is small."""
 
 from __future__ import annotations
 
+from llama_cpp.llama_grammar import LlamaGrammar
+
+from actors.model.backends.generic_grammar import generic_schema, schema_to_gbnf, strict_strings
+from actors.model.turns import ToolSpec
 from actors.runs.agent.small import lookup
+from actors.runs.agent.small.steps import small_parameters
+from actors.tools.grep_search import GrepSearch
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
 
@@ -32,7 +38,7 @@ def test_the_words_offered_are_those_the_workspace_has_names_first_then_the_rare
     assert pick(plain, {}) == []
 
 
-def test_the_files_a_word_is_in_are_counted_as_whole_words_in_text_files(tmp_path):
+def test_the_files_a_word_is_in_are_counted_as_whole_words_or_parts_of_names_in_text_files(tmp_path):
     (tmp_path / "a.py").write_text("class Parser:\n    pass\n")
     (tmp_path / "b.py").write_text("from a import Parser  # parser\nparse_it = 1\n")
     (tmp_path / "c.bin").write_bytes(b"\0Parser")
@@ -41,8 +47,11 @@ def test_the_files_a_word_is_in_are_counted_as_whole_words_in_text_files(tmp_pat
     (tmp_path / "node_modules").mkdir()
     (tmp_path / "node_modules" / "e.js").write_text("Parser\n")
     (tmp_path / "big.txt").write_text("Parser " * (lookup.LOOKUP_FILE_BYTES // 4))
-    counts = lookup.file_counts(tmp_path, ["Parser", "parse", "parse_it", "nothing"])
-    assert counts == {"Parser": 2, "parse": 0, "parse_it": 1, "nothing": 0}
+    (tmp_path / "c.py").write_text("MAX_ROWS = 5\nrows-left = 1\nborrowsome = 2\n")
+    counts = lookup.file_counts(tmp_path, ["Parser", "parse", "parse_it", "rows", "max", "nothing"])
+    # A word is a whole word or a part of a name between underscores ("parse" in parse_it,
+    # "rows" in MAX_ROWS), not inside another word or a dashed one.
+    assert counts == {"Parser": 2, "parse": 1, "parse_it": 1, "rows": 1, "max": 1, "nothing": 0}
     assert lookup.file_counts(tmp_path / "missing", ["Parser"]) == {"Parser": 0}
 
 
@@ -70,7 +79,8 @@ async def test_a_change_that_names_no_file_searches_first_then_edits_what_it_fou
     assert first.tool_choice == "required"
     assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"grep_search"}
     (tool, shape), = first.shapes
-    assert tool == "grep_search" and shape["properties"] == {"pattern": {"enum": ["dgo"]}}
+    assert tool == "grep_search"
+    assert shape["properties"] == {"pattern": {"enum": ["dgo"]}, "ignore_case": {"const": True}}
     # The search found pets.py: the next round is an edit there, unread, of the line found.
     assert second.tool_choice == "required"
     assert {t.name for t in second.tools} - {name for name, args in second.avoid if args is None} == {"edit_file"}
@@ -79,6 +89,31 @@ async def test_a_change_that_names_no_file_searches_first_then_edits_what_it_fou
     assert edit["properties"]["edits"]["items"]["properties"]["old_text"]["enum"] == ["    return 'Rex the dgo'"]
     assert (folder / "pets.py").read_text() == "def pet():\n    return 'Rex the dog'\n"
     assert third.tool_choice == "none" and conv.info.end_reason == "answered"
+
+
+async def test_a_value_asked_for_in_plain_words_is_set_on_the_name_they_write(real_tools, tmp_path):
+    """"the row limit" is ROW_LIMIT: the search may look for its words, and the change
+    round writes the value asked for on the line that names the most of them, in the file
+    that has such a line (not the one that imports it)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {
+        "limits.py": "ROW_LIMIT = 5\nPAGE_LIMIT = 5\nMAX_COLS = 5\n",
+        "use.py": "from limits import ROW_LIMIT\n\nprint(ROW_LIMIT)\n"})
+    d.backend.push(call("grep_search", pattern="limit", ignore_case=True),  # as its shape holds it
+                   call("edit_file", path="limits.py", edits=[{"old_text": "ROW_LIMIT = 5",
+                                                               "new_text": "ROW_LIMIT = 50"}]),
+                   {"text": "Done."})
+    await conv.send_message("raise the row limit from 5 to 50")
+    await wait_state(conv, "idle", "error")
+    first, second, _ = d.backend.turns
+    (tool, shape), = first.shapes
+    assert tool == "grep_search" and set(shape["properties"]["pattern"]["enum"]) == {"row", "limit"}
+    assert shape["properties"]["ignore_case"] == {"const": True}
+    edit = dict(second.shapes)["edit_file"]
+    assert edit["properties"]["path"] == {"const": "limits.py"}
+    item = edit["properties"]["edits"]["items"]["properties"]
+    assert item == {"old_text": {"const": "ROW_LIMIT = 5"}, "new_text": {"enum": ["ROW_LIMIT = 50"]}}
+    assert (folder / "limits.py").read_text() == "ROW_LIMIT = 50\nPAGE_LIMIT = 5\nMAX_COLS = 5\n"
 
 
 async def test_a_search_that_finds_nothing_leaves_the_next_round_free(real_tools, tmp_path):
@@ -102,6 +137,35 @@ async def test_a_question_about_the_code_searches_for_the_name_it_asks_about(rea
     assert conv.info.end_reason == "answered"
 
 
+async def test_a_question_whose_search_found_its_place_reads_the_file_before_it_answers(real_tools, tmp_path):
+    """Asked what code does, the search shows one line of it: the next round reads the
+    file the search found (where the name is defined first, or, asked what calls it,
+    where it is used first), and the round after is free. Asked where, the search's files
+    are the answer: no read is led."""
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {
+        "pick.py": "def pick(items):\n    if not items:\n        return None\n    return items[0]\n",
+        "use.py": "from pick import pick\n\n\ndef first_word(s):\n    return pick(s.split())\n"})
+    d.backend.push(call("grep_search", pattern="pick"), call("read_file", path="pick.py"),
+                   {"text": "It returns None."})
+    await conv.send_message("what does pick return when the list is empty?")
+    await wait_state(conv, "idle", "error")
+    first, second, third = d.backend.turns
+    assert second.tool_choice == "required"
+    assert {t.name for t in second.tools} - {name for name, args in second.avoid if args is None} == {"read_file"}
+    assert dict(second.shapes)["read_file"]["properties"] == {"path": {"enum": ["pick.py", "use.py"]}}
+    assert third.tool_choice is None and conv.info.end_reason == "answered"
+    assert lookup.to_read("which function calls pick", _PICKED, "pick") == \
+        ["use.py", "pick.py"]
+    for no_read in ("where is pick defined?", "which file has pick"):
+        assert lookup.to_read(no_read, _PICKED, "pick") == [], no_read
+    many = _PICKED + "c.py:1:pick\nd.py:2:pick\n"
+    assert lookup.to_read("what does pick return", many, "pick") == []  # found in too many files to read
+
+
+_PICKED = "pick.py:1:def pick(items):\nuse.py:1:from pick import pick\nuse.py:5:    return pick(s.split())\n"
+
+
 async def test_no_word_the_workspace_has_leaves_the_search_free(real_tools, tmp_path):
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"pets.py": "x = 1\n"})
@@ -109,3 +173,13 @@ async def test_no_word_the_workspace_has_leaves_the_search_free(real_tools, tmp_
     await conv.send_message("where is the zebra?")
     await wait_state(conv, "idle", "error")
     assert d.backend.turns[0].tool_choice == "required" and not d.backend.turns[0].shapes
+
+
+def test_the_held_search_is_a_grammar_llama_cpp_takes():
+    tool = GrepSearch()
+    spec = small_parameters(ToolSpec(tool.name, tool.description, tool.parameters))
+    for words in (["limit", "row"], ["Parser"]):
+        shape = lookup.search_shape(spec.parameters, words)
+        assert shape is not None and ("ignore_case" in shape["properties"]) == (words[0] == "limit")
+        schema = generic_schema((spec,), required=True, strict=True, shapes=((tool.name, shape),))
+        LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)

@@ -66,8 +66,11 @@ def test_left_as_it_was_where_nothing_is_to_set_or_no_line_sets_it():
     assert held(removing=True) == steps.edit_shape([("settings.py", SETTINGS)], removing=True)
     # Several files: each branch held to its own file's missing values.
     files = [("settings.py", SETTINGS), ("other.py", "MODE = 'dark'\nLEVEL = 12\n")]
-    both = set_values.hold_values(steps.edit_shape(files), dict(files), ["dark", "12"], {"MODE", "LEVEL"})
-    assert both is not None and "oneOf" in str(both["oneOf"][0]) and both["oneOf"][1] == steps.edit_shape(files[1:])
+    both = set_values.hold_values(steps.edit_shape(files), dict(files), ["dark", "12"], {"mode", "level"})
+    # A file that can take no value asked for (other.py holds them) is not offered beside
+    # one that can.
+    assert both is not None and both["properties"]["path"] == {"const": "settings.py"}
+    assert "oneOf" in str(both["properties"]["edits"])
 
 
 def test_the_held_edit_is_a_grammar_llama_cpp_takes():
@@ -108,3 +111,20 @@ def test_a_word_asked_for_in_place_of_another_is_put_on_the_lines_that_hold_the_
     fixed = [("page.py", text.replace("'Wellcome", "'Welcome"))]
     assert set_values.hold_values(steps.edit_shape(fixed), dict(fixed), [], set(), [("Wellcome", "Welcome")]) == \
         steps.edit_shape(fixed)
+
+
+def test_the_line_that_writes_most_of_the_requests_words_in_its_names():
+    """Asked in plain words, the names' parts count: "the upload size limit" is
+    UPLOAD_SIZE_LIMIT (three words) before DISK_SIZE_LIMIT (two); a line that names none
+    (`TIMEOUT`) is not offered, nor a file with no line to set beside one that has."""
+    text = "DISK_SIZE_LIMIT = 9\nUPLOAD_SIZE_LIMIT = 9\nTIMEOUT = 9\nuploadRetries = 2\n"
+    asked = "raise the upload size limit to 40"
+    values = steps.target_values(asked)
+    words = set_values.request_words(asked, values)
+    assert {"upload", "size", "limit"} <= words and not words & {"the", "to", "40"}
+    assert set_values.named("UPLOAD_SIZE_LIMIT = 9", words) == 3 and set_values.named("uploadRetries = 2", words) == 1
+    files = [("conf.py", text), ("use.py", "from conf import UPLOAD_SIZE_LIMIT\n")]
+    shape = set_values.hold_values(steps.edit_shape(files), dict(files), values, words)
+    assert shape is not None and shape["properties"]["path"] == {"const": "conf.py"}
+    item = shape["properties"]["edits"]["items"]["properties"]
+    assert item == {"old_text": {"const": "UPLOAD_SIZE_LIMIT = 9"}, "new_text": {"enum": ["UPLOAD_SIZE_LIMIT = 40"]}}

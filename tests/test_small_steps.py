@@ -159,6 +159,12 @@ def test_a_kind_is_the_requests_form_not_its_words():
     assert kind("Could you run the tests") == "run" and kind("move ab.txt into old/") == "files"
     assert kind("remove the third line of a.txt") == "change" and kind("create b/c.md with a title") == "new"
     assert kind("Rename the method draw to paint") == "change"
+    # Files by their kind, or by a word for them after the verb: files, and `make` of prose.
+    assert kind("delete all the .tmp files, some are in sub/ too") == "files" and kind("make test") == "run"
+    assert kind("the .txt files in notes/ should be .md, rename them") == "files"
+    assert kind("make a backup copy of a.cfg") == "files" and kind("remove the empty folders") == "files"
+    assert kind("a.cfg has a debug line, remove it") == "change"  # `it` stands for no file here
+    assert worked_examples.file_verbs("copy a.txt, then delete b.txt; rename the function f") == ["copy", "delete"]
 
 
 def test_no_example_names_an_evaluation_file_or_a_prompt_word():

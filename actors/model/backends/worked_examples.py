@@ -133,15 +133,44 @@ def request_kind(text: str) -> str:
     question = text.rstrip().endswith(("?", "？")) or first in _QUESTION_START
     if question:
         return "read" if names_a_file(text) else "search"
-    if first in _COMMAND_VERBS or first in _PROGRAMS or any(w in _PROGRAMS for w in words[:3]):
+    programs = [w for n, w in enumerate(words[:3]) if w in _PROGRAMS and not _verb_of_prose(w, words[n + 1:])]
+    if first in _COMMAND_VERBS or programs:
         return "run"
-    for verb in _FILE_VERBS:
-        for m in re.finditer(rf"\b{verb}\b", text, re.IGNORECASE):
-            if names_a_file(" ".join(text[m.end():].split()[:_FILE_VERB_REACH])):
-                return "files"
+    if file_verbs(text):
+        return "files"
     if first in _NEW_VERBS:
         return "new"
     return "change"
+
+
+def _verb_of_prose(word: str, after: list[str]) -> bool:
+    """Whether a program's name is a verb of the request's prose: `make` before a
+    function word ("make a copy of …", "make it shorter"), not `make test`."""
+    return word in _NEW_VERBS and bool(after) and after[0] in FUNCTION_WORDS
+
+
+# What a verb of files may act on: a file's name, a kind of file by its extension
+# (`.bak`, `*.log`), or files, folders by that word.
+_FILES_OBJECT = re.compile(
+    r"(?<![\w/-])\*?\.[A-Za-z][A-Za-z0-9]{0,7}\b|\b(?:files?|folders?|director(?:y|ies)|dirs?)\b", re.IGNORECASE)
+# Words that stand for files the request has named ("rename them", after "the .text files").
+_PRONOUNS = frozenset({"them", "it", "those", "these", "all", "both", "each"})
+
+
+def file_verbs(text: str) -> list[str]:
+    """The verbs of files (_FILE_VERBS) the request writes before what they act on, in
+    its order: a file, files of a kind, files or folders by that word, within
+    _FILE_VERB_REACH words after the verb, or a pronoun for files the request names so
+    ("the .text files …, rename them"); "remove the third line of a.txt" has none (a
+    line is what goes)."""
+    out = []
+    for m in re.finditer(rf"\b(?:{'|'.join(sorted(_FILE_VERBS))})\b", text, re.IGNORECASE):
+        reach = " ".join(text[m.end():].split()[:_FILE_VERB_REACH])
+        first = next(iter(_WORD.findall(reach.lower())), "")
+        if names_a_file(reach) or _FILES_OBJECT.search(reach) or (
+                first in _PRONOUNS and _FILES_OBJECT.search(text) is not None):
+            out.append(m.group(0).lower())
+    return list(dict.fromkeys(out))
 
 
 def shown(tool_names: set[str]) -> list[Example]:

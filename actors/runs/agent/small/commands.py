@@ -27,8 +27,15 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
 
 import attrs
+
+from actors.model.backends.worked_examples import file_verbs
+from actors.runs.agent.ledger import SHELL_TOOL
+from actors.runs.agent.small import guards, steps
+from actors.runs.agent.small.files_of import is_file_in, runs_in
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
 USUAL_PROGRAMS = (
@@ -50,6 +57,15 @@ RUN_ALONE = frozenset({"ls", "pwd", "date", "du", "make", "pytest"})
 # the request's words after it, where no Makefile is, five times in a run).
 BUILD_FILES = {"make": ("Makefile", "makefile", "GNUmakefile"), "cmake": ("CMakeLists.txt",),
                "cargo": ("Cargo.toml",), "npm": ("package.json",)}
+# The programs that do what a verb of files asks (worked_examples.file_verbs): asked to
+# copy a file, SmolLM2 ran `mkdir` with the copy's name; to delete files, it searched.
+VERB_PROGRAMS = {"copy": ("cp",), "duplicate": ("cp",), "backup": ("cp",), "cp": ("cp",),
+                 "move": ("mv",), "rename": ("mv",), "mv": ("mv",),
+                 "delete": ("rm", "rmdir"), "remove": ("rm", "rmdir"), "rm": ("rm",)}
+# Beside them: what shows where the files are, and, where the request speaks of a folder,
+# what makes it.
+LOOKING = ("ls", "find")
+_FOLDER = re.compile(r"\b(?:folders?|director(?:y|ies)|dirs?)\b|\w/(?=\s|$)", re.IGNORECASE)
 # A word of the request that may name a program (`ruff`, `uv`, `clang-format`).
 _PROGRAM_WORD = re.compile(r"(?<![\w./-])[a-z][a-z0-9+_-]{1,30}(?![\w./-])")
 # A program's name as a pattern may hold it (a script of the workspace's: `./build.sh`).
@@ -75,13 +91,37 @@ def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
     """The programs a small model's command may start with: the usual ones `found` on
     PATH, then the words of `asked` that name one, then `scripts` (the workspace's files
     the request names that may run, as `./NAME`); each once, none of `unasked`, and a
-    build tool only where the workspace `has_file` one of its BUILD_FILES."""
+    build tool only where the workspace `has_file` one of its BUILD_FILES. A request to
+    copy, move, rename or delete files (worked_examples.file_verbs) is held to the
+    programs that do it (VERB_PROGRAMS), those that show where files are, and `mkdir`
+    where it speaks of a folder."""
     out = [p for p in USUAL_PROGRAMS if found(p)]
     out += [w for w in dict.fromkeys(_PROGRAM_WORD.findall(asked)) if w not in out and found(w)]
     out += [b for b in BUILTINS if b not in out]
     out += [f"./{s.removeprefix('./')}" for s in scripts if not s.startswith(("/", "..", "-"))]
-    return [p for p in dict.fromkeys(out) if p not in unasked
+    verbs = file_verbs(asked)
+    doing = {p for v in verbs for p in VERB_PROGRAMS.get(v, ())}
+    wanted = doing | set(LOOKING) | ({"mkdir"} if _FOLDER.search(asked) else set())
+    return [p for p in dict.fromkeys(out) if p not in unasked and (not doing or p in wanted)
             and (p not in BUILD_FILES or any(map(has_file, BUILD_FILES[p])))]
+
+
+def for_request(asked: str, ws: Path | None) -> list[str]:
+    """`programs` for the request `asked` in the workspace `ws`: none that removes or
+    moves files unasked (guards.unasked_programs), its scripts the request names, its
+    build tools where their files are. Blocking: call it in a thread."""
+    return programs(asked, unasked=guards.unasked_programs(asked),
+                    scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
+                    has_file=lambda n: ws is not None and is_file_in(ws, n))
+
+
+def held_command(parameters: dict[str, object], starts: list[str], avoid: Collection[tuple[str, Any]],
+                 asked: str) -> dict[str, object] | None:
+    """`command_shape` for a round: the commands of its `avoid` (the run's failed ones)
+    ruled out, options only where the request `asked` writes one."""
+    failed = [args["command"] for name, args in avoid
+              if name == SHELL_TOOL and isinstance(args, dict) and isinstance(args.get("command"), str)]
+    return command_shape(parameters, starts, failed, options=gives_options(asked))
 
 
 def runs_alone(program: str) -> bool:

@@ -44,7 +44,7 @@ from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import commands, guards, lookup, set_values, steps
-from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in, runs_in
+from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in
 from actors.runs.env import Env
 
 # A local model under this many parameters is a small one, which a run leads.
@@ -92,6 +92,17 @@ def leads(route: str, backend: object) -> bool:
     """Whether a run on `route` leads the model `backend` serves: a local one that says
     it is small (its size known: `n_params`, which an asleep model remembers too)."""
     return route == "local" and is_small_model(int(getattr(backend, "n_params", 0) or 0))
+
+
+def failing_tool(items: Sequence[Any]) -> str | None:
+    """The tool of a run's (`items`) last FAILS_IN_A_ROW calls when they all are of it
+    and all failed (a command that exited non-zero, a call refused); else None."""
+    cards = [i for i in items if i.kind == "tool"][-FAILS_IN_A_ROW:]
+    tools = {c.tool for c in cards}
+    if len(cards) < FAILS_IN_A_ROW or len(tools) != 1:
+        return None
+    failed = all(ended_as(c.tool or "", c.state or "", c.result or "") in ("error", "denied") for c in cards)
+    return tools.pop() if failed else None
 
 
 class Leading(Protocol):
@@ -200,6 +211,8 @@ class Leader:
         self._changes = 0  # rounds of this run that changed something
         self._new: list[str] | None = None  # the files the request names that were not there at first
         self._finding = False  # this round searches for the place of a change (no file to edit yet)
+        self._asking = False  # this round searches for what a question asks about
+        self._to_read: list[str] = []  # the files the next round reads (what the question's search found)
         self._found_place = False  # the last round's search found it: the change round edits its lines
         self._echoes = 0  # writes of this run refused for their text (guards.echo_refused, name_refused)
         self._programs: list[str] | None = None  # what its commands may start with (commands.programs)
@@ -262,7 +275,7 @@ class Leader:
         change = self._step == "change" and not must_call
         choice = "required" if must_call or change else ("none" if answer else None)
         avoid = turn.avoid
-        failing = self._failing_tool()
+        failing = failing_tool(self._run_items())
         if failing is not None and not must_call and not change:  # a change round keeps its tools
             avoid += ((failing, None),)
         planned = steps.planning_tool(bool(self._t.info.todos)) if must_call else None
@@ -290,21 +303,18 @@ class Leader:
             shapes += ((steps.WRITE_TOOL, write_shape),)
         first = (self._first_tool(turn, offered, avoid, nothing_to_edit=nothing_to_edit)
                  if self._step == "any" and not must_call else None)
+        reader = next((t for t in turn.tools if t.name == lookup.READ_TOOL), None)
+        if first is None and self._to_read and not must_call and reader is not None and reader.name in offered:
+            first = reader.name  # the question's search found its place: the file is read whole
+            shapes += ((first, lookup.read_shape(reader.parameters, self._to_read)),)
         if first is not None:
             choice = "required"
             avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
         shell = next((t for t in turn.tools if t.name == SHELL_TOOL), None)
         if shell is not None and (SHELL_TOOL, None) not in avoid:
             if self._programs is None:
-                asked, ws = self._asked(), self._workspace()
-                self._programs = await trio.to_thread.run_sync(lambda: commands.programs(
-                    asked, unasked=guards.unasked_programs(asked),
-                    scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
-                    has_file=lambda n: ws is not None and is_file_in(ws, n)))
-            failed = [args["command"] for name, args in avoid
-                      if name == SHELL_TOOL and isinstance(args, dict) and isinstance(args.get("command"), str)]
-            command_shape = commands.command_shape(shell.parameters, self._programs, failed,
-                                                   options=commands.gives_options(self._asked()))
+                self._programs = await trio.to_thread.run_sync(commands.for_request, self._asked(), self._workspace())
+            command_shape = commands.held_command(shell.parameters, self._programs, avoid, self._asked())
             if command_shape is not None:
                 shapes += ((SHELL_TOOL, command_shape),)
         search = next((t for t in turn.tools if t.name == SEARCH_TOOL), None)
@@ -347,17 +357,8 @@ class Leader:
             tool = SEARCH_TOOL
         first = tool if tool in names and tool in offered and tool not in ruled_out else None
         self._finding = first == SEARCH_TOOL and example.calls[0][0] == steps.EDIT_TOOL
+        self._asking = first == SEARCH_TOOL and example.calls[0][0] == SEARCH_TOOL
         return first
-
-    def _failing_tool(self) -> str | None:
-        """The tool of this run's last FAILS_IN_A_ROW calls when they all are of it and
-        all failed (a command that exited non-zero, a call refused); else None."""
-        cards = [i for i in self._run_items() if i.kind == "tool"][-FAILS_IN_A_ROW:]
-        tools = {c.tool for c in cards}
-        if len(cards) < FAILS_IN_A_ROW or len(tools) != 1:
-            return None
-        failed = all(ended_as(c.tool or "", c.state or "", c.result or "") in ("error", "denied") for c in cards)
-        return tools.pop() if failed else None
 
     async def _search_words(self) -> list[str]:
         """The words the run's first search may look for (lookup.search_words)."""
@@ -396,7 +397,10 @@ class Leader:
         self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._searched())
         if self._found_place:
             self._step = "change"  # the place of the change is found: the next round makes it there
-        self._finding = False
+        last = self._last_search() if self._asking and self._step == "any" else None
+        self._to_read = lookup.to_read(self._asked(), last.result or "", str((last.args or {}).get("pattern", ""))) \
+            if last is not None else []
+        self._finding = self._asking = False
 
     def free(self) -> None:
         """The next round is free (told what of the goal is open: its work goes on)."""

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from actors.model.backends.worked_examples import FILE_IN_TEXT, FUNCTION_WORDS
+from actors.runs.agent.small import steps
 from actors.tools.globs import walk
 
 # Files read at most, each one's size at most, and their bytes in all at most: a search
@@ -63,15 +64,16 @@ def request_words(asked: str) -> list[tuple[str, bool]]:
 
 
 def file_counts(ws: Path, words: Iterable[str]) -> dict[str, int]:
-    """In how many of the workspace's text files each word occurs as a whole word, its
-    case ignored (LOOKUP_FILES files of LOOKUP_FILE_BYTES at most, LOOKUP_BYTES in all, in
-    the walk's order).
+    """In how many of the workspace's text files each word occurs as a whole word or as
+    a part of a name between underscores ("row" in ROW_LIMIT_KB), its case ignored
+    (LOOKUP_FILES files of LOOKUP_FILE_BYTES at most, LOOKUP_BYTES in all, in the walk's
+    order).
     Blocking: call it in a thread."""
     wanted = list(dict.fromkeys(words))
     counts = dict.fromkeys(wanted, 0)
     if not wanted:
         return counts
-    patterns = {w: re.compile(rf"(?<![\w-]){re.escape(w)}(?![\w-])", re.IGNORECASE) for w in wanted}
+    patterns = {w: re.compile(rf"(?<![A-Za-z0-9-]){re.escape(w)}(?![A-Za-z0-9-])", re.IGNORECASE) for w in wanted}
     read = size = 0
     try:
         entries = walk(ws, sizes=True, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith("."))
@@ -113,9 +115,48 @@ def search_words(words: list[tuple[str, bool]], counts: dict[str, int]) -> list[
 
 
 def search_shape(parameters: dict[str, object], words: list[str]) -> dict[str, object] | None:
-    """grep_search's parameters held to a pattern of `words` (and no other argument);
-    None when there is no word or no pattern to hold."""
+    """grep_search's parameters held to a pattern of `words` (and no other argument but
+    `ignore_case`, true where every word is written in small letters: a word of prose was
+    counted in any case, as a name's part too, and "limit" is to find ROW_LIMIT, not only
+    the word `limits` of a line that imports it); None when there is no word or no
+    pattern to hold."""
     props = parameters.get("properties")
     if not words or not isinstance(props, dict) or not isinstance(props.get("pattern"), dict):
         return None
-    return {**parameters, "properties": {"pattern": {"enum": list(words)}}, "required": ["pattern"]}
+    held: dict[str, object] = {"pattern": {"enum": list(words)}}
+    if all(w == w.lower() for w in words):  # grep_search's own, left out of the small model's spec
+        held["ignore_case"] = {"const": True}
+    return {**parameters, "properties": held, "required": list(held)}
+
+
+# ---- what a question's search found, read ----
+
+READ_TOOL = "read_file"
+# A question's search whose lines are in more files than this is not followed by a read.
+READ_FOUND = 2
+# A question about what uses a name: its answer is where the name is used, not defined.
+_ASKS_USE = re.compile(r"\b(?:calls?|calling|uses?|using|imports?|importing|invokes?|references?)\b", re.IGNORECASE)
+
+
+def to_read(asked: str, result: str, pattern: str) -> list[str]:
+    """The files a question's search (`result`, of `pattern`) found, to be read next:
+    asked what code does, SmolLM2 answered with a line of the search's result as it
+    was (a function's `def` line, asked what the function raises), where the answer is
+    in the lines around it. None for a question that asks where or which file
+    (the search's files answer it: steps.asks_where) or a search whose lines are in more
+    than READ_FOUND files; of the others, those where the name is defined first, or, for
+    a question about what uses it ("which function calls …"), those that use it first."""
+    if steps.asks_where(asked):
+        return []
+    lines = steps.search_lines(result)
+    if not lines or len(lines) > READ_FOUND:
+        return []
+    defining = steps.search_found(result, pattern)
+    defining = defining if len(defining) < len(lines) else []
+    using = [path for path in lines if path not in defining]
+    return list(dict.fromkeys(using + defining if _ASKS_USE.search(asked) else defining + using))
+
+
+def read_shape(parameters: dict[str, object], paths: list[str]) -> dict[str, object]:
+    """read_file's parameters held to one of `paths` (and no other argument)."""
+    return {**parameters, "properties": {"path": {"enum": list(paths)}}, "required": ["path"]}

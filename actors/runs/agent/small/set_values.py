@@ -25,6 +25,8 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from actors.model.backends.worked_examples import FUNCTION_WORDS
+
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,}")
 # A line that sets a value: what comes before it (a name, `=` or `:`, blanks), the value
 # (quoted, or a run of no blank, comma or semicolon), and what follows (a comma, a
@@ -33,10 +35,27 @@ _SETS = re.compile(r"""^(\s*[\w.$-]+\s*[:=]\s*)(?:(['"])([^'"]*)\2|([^\s,;'"#]+)
 
 
 def request_words(asked: str, values: Collection[str]) -> frozenset[str]:
-    """The names the request writes outside its values (`set RED to 'x'`: set, RED, to)."""
+    """The words the request writes outside its values, lower case, no function word
+    (`set RED to 'x'`: set, red), each a name or a part of one (`max_rows`: max, rows)."""
     for value in values:
         asked = asked.replace(value, " ")
-    return frozenset(_WORD.findall(asked))
+    return frozenset(p for w in _WORD.findall(asked) for p in name_parts(w) if p not in FUNCTION_WORDS)
+
+
+# Where a name of code parts into words: an underscore, or a capital after a small letter.
+_PARTS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def name_parts(name: str) -> set[str]:
+    """The words a name is written of, lower case, with the name itself
+    (`ROW_LIMIT_KB`: row, limit, kb; `maxRows`: max, rows)."""
+    return {name.lower()} | {p.lower() for p in _PARTS.split(name) if p}
+
+
+def named(line: str, words: frozenset[str]) -> int:
+    """How many of `words` (request_words) the names of `line` write: "the row limit"
+    names ROW_LIMIT_KB twice, PAGE_LIMIT_KB once."""
+    return len(words & {p for name in _WORD.findall(line) for p in name_parts(name)})
 
 
 # A request that names a word to replace and the one to write for it: `A instead of B`
@@ -103,6 +122,9 @@ def hold_values(shape: dict[str, Any] | None, texts: Mapping[str, str], values: 
         return shape
     branches = shape.get("oneOf", [shape])
     held = [_held(b, texts, values, frozenset(words), pairs) for b in branches]
+    # A file with a line to set is the one to change: one without is not offered beside it
+    # (asked to set a limit, the model may not edit a line that imports its name).
+    held = [h for h, b in zip(held, branches, strict=True) if h is not b] or held
     return held[0] if len(held) == 1 else {**shape, "oneOf": held}
 
 
@@ -120,8 +142,12 @@ def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
         return branch
     missing = [v for v in values if v not in text]
     # A line that holds a value asked for is done: not offered again (with one value set,
-    # SmolLM2 wrote the next over it, then the first back).
-    naming = [line for line in lines if words & set(_WORD.findall(line)) and not any(v in line for v in values)]
+    # SmolLM2 wrote the next over it, then the first back). Of the others, those whose
+    # names write the most of the request's words.
+    counts = {line: named(line, words) for line in lines if set_lines(line, missing)
+              and not any(v in line for v in values)}
+    most = max(counts.values(), default=0)
+    naming = [line for line, n in counts.items() if n and n == most]
     offered = [(line, set_lines(line, missing) if line in naming else []) for line in lines]
     options = [(line, news) for line, sets in offered if (news := list(dict.fromkeys(sets + swapped(line, pairs))))]
     if not options:
