@@ -219,6 +219,9 @@ async def test_a_small_models_edit_of_spaces_only_is_refused_and_the_real_fix_ma
     await wait_state(conv, "idle", "error")
     assert [(c.tool, c.state) for c in cards(conv)] == [("edit_file", "error"), ("edit_file", "done")]
     assert (folder / "hello.py").read_text() == "def hi():\n    return 'World'\n"
+    # The refused edit is not offered again: its new_text is ruled out of the next round's.
+    new_text = dict(d.backend.turns[1].shapes)["edit_file"]["properties"]["edits"]["items"]["properties"]["new_text"]
+    assert "   return 'Wolrd'" in str(new_text["not"])
 
 
 def test_the_values_a_request_asks_a_file_to_take():

@@ -140,7 +140,7 @@ async def test_a_question_about_the_code_searches_for_the_name_it_asks_about(rea
 async def test_a_question_whose_search_found_its_place_reads_the_file_before_it_answers(real_tools, tmp_path):
     """Asked what code does, the search shows one line of it: the next round reads the
     file the search found (where the name is defined first, or, asked what calls it,
-    where it is used first), and the round after is free. Asked where, the search's files
+    where it is used first), and the round after is the answer. Asked where, the search's files
     are the answer: no read is led."""
     d = real_tools
     _, conv = await small_project(d, tmp_path, {
@@ -154,7 +154,7 @@ async def test_a_question_whose_search_found_its_place_reads_the_file_before_it_
     assert second.tool_choice == "required"
     assert {t.name for t in second.tools} - {name for name, args in second.avoid if args is None} == {"read_file"}
     assert dict(second.shapes)["read_file"]["properties"] == {"path": {"enum": ["pick.py", "use.py"]}}
-    assert third.tool_choice is None and conv.info.end_reason == "answered"
+    assert third.tool_choice == "none" and conv.info.end_reason == "answered"  # read, it answers
     assert lookup.to_read("which function calls pick", _PICKED, "pick") == \
         ["use.py", "pick.py"]
     for no_read in ("where is pick defined?", "which file has pick"):

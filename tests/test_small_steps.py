@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,7 +24,7 @@ from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import guards as small_guards
 from actors.runs.agent.small import steps as small_steps
-from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, leads
+from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, avoided_edits, leads
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
@@ -401,6 +402,10 @@ def test_an_answer_is_checked_against_the_files_and_the_changes_made():
     assert "no change was made" in fault("PORT is now 9090.", exists=there, changed=False)
     assert "no change was made" in fault("I have updated config.py.", exists=there, changed=False)
     assert fault("PORT is now 9090.", exists=there, changed=True) is None
+    # An answer that begins with what it did, as the files example's does, after a command that failed.
+    for done in ("Removed: rm lib.py", "Moved: mv lib.py old/ exited 0.", "Sorted lib.py"):
+        assert "no change was made" in fault(done, exists=there, changed=False), done
+    assert fault("Removed nothing: lib.py was not there.", exists=there, changed=False) is None
     # The answer to a question claims no change, whatever its verbs; a file must still be there.
     assert fault("greet has been added to lib.py.", exists=there, changed=False, asked="Which file defines greet?") \
         is None
@@ -828,3 +833,28 @@ async def test_a_small_model_plans_by_reading_and_gives_the_plan_in_the_call(rea
     assert ("with write_file or edit_file" in system) is not led
     assert ("Give the plan as exit_plan_mode's `plan`" in system) is led
     assert conv.info.plan_mode and cards(conv)[-1].state == "waiting"
+
+
+def test_an_edit_that_failed_is_not_offered_again():
+    """A refused edit's new_text is not offered again in its file (SmolLM2 wrote the same
+    refused edit three times over), nor a refused removal's line; another file's are not
+    its own."""
+    def fits(shape: dict, old: str, new: str) -> bool:
+        try:
+            jsonschema.validate({"path": "a.py", "edits": [{"old_text": old, "new_text": new}]}, shape)
+        except jsonschema.ValidationError:
+            return False
+        return True
+
+    text = "x = 1\ny = 2\n"
+    failed = avoided_edits([
+        ("edit_file", {"path": "./a.py", "edits": [{"old_text": "x = 1", "new_text": "x = 1,"}]}),
+        ("edit_file", {"path": "b.py", "edits": [{"old_text": "y = 2", "new_text": "y = 3"}]}),
+        ("edit_file", None), ("read_file", {"path": "a.py"}), ("edit_file", {"path": "a.py", "edits": "x"})])
+    assert failed == [("./a.py", "x = 1", "x = 1,"), ("b.py", "y = 2", "y = 3")]
+    shape = small_steps.edit_shape([("a.py", text)], avoided=failed)
+    assert shape is not None and not fits(shape, "x = 1", "x = 1,") and not fits(shape, "y = 2", "x = 1,")
+    assert fits(shape, "x = 1", "x = 5") and fits(shape, "y = 2", "y = 3")
+    removal = [("a.py", "x = 1\n", "")]
+    shape = small_steps.edit_shape([("a.py", text)], removing=True, avoided=removal)
+    assert shape is not None and not fits(shape, "x = 1\n", "") and fits(shape, "y = 2\n", "")

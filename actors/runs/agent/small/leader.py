@@ -29,7 +29,7 @@ A larger model, or a provider's, is not led: its rounds are its own.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -103,6 +103,14 @@ def failing_tool(items: Sequence[Any]) -> str | None:
         return None
     failed = all(ended_as(c.tool or "", c.state or "", c.result or "") in ("error", "denied") for c in cards)
     return tools.pop() if failed else None
+
+
+def avoided_edits(avoid: Iterable[tuple[str, object]]) -> list[tuple[str, str, str]]:
+    """The edits of the calls a round avoids (the run's failed ones), as (path, old_text, new_text)."""
+    return [(args["path"], e["old_text"], e["new_text"]) for name, args in avoid
+            if name == steps.EDIT_TOOL and isinstance(args, dict) and isinstance(args.get("path"), str)
+            and isinstance(args.get("edits"), list) for e in args["edits"] if isinstance(e, dict)
+            and isinstance(e.get("old_text"), str) and isinstance(e.get("new_text"), str)]
 
 
 class Leading(Protocol):
@@ -288,7 +296,7 @@ class Leader:
         shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
         nothing_to_edit = False
         if steps.EDIT_TOOL in offered:
-            shape = await self._edit_shape(found_lines=self._step == "change" and self._found_place)
+            shape = await self._edit_shape(found_lines=self._step == "change" and self._found_place, avoid=avoid)
             if shape is None:
                 avoid += ((steps.EDIT_TOOL, None),)
                 nothing_to_edit = True
@@ -397,6 +405,8 @@ class Leader:
         self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._searched())
         if self._found_place:
             self._step = "change"  # the place of the change is found: the next round makes it there
+        if self._to_read and seen and all(state == "done" for state, _ in seen):
+            self._step = "answer"  # the question's place read whole: it answers (else it read on, and on)
         last = self._last_search() if self._asking and self._step == "any" else None
         self._to_read = lookup.to_read(self._asked(), last.result or "", str((last.args or {}).get("pattern", ""))) \
             if last is not None else []
@@ -559,7 +569,8 @@ class Leader:
         cards = ((i.tool, i.state, i.args) for i in reversed(self._t.items) if i.kind == "tool")
         return steps.seen_files(cards, by)
 
-    async def _edit_shape(self, *, found_lines: bool = False) -> dict[str, Any] | None:
+    async def _edit_shape(self, *, found_lines: bool = False, avoid: Sequence[tuple[str, Any]] = ()
+                          ) -> dict[str, Any] | None:
         """Its edit_file this round (steps.edit_shape): the files the person's latest
         message names, then those this run's latest search found, then the latest it
         read, as they are now."""
@@ -575,7 +586,7 @@ class Leader:
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
         files, only = await trio.to_thread.run_sync(read), self._searched_lines() if found_lines else None
-        shape = steps.edit_shape(files, removing=steps.removes(asked), only=only)
+        shape = steps.edit_shape(files, removing=steps.removes(asked), only=only, avoided=avoided_edits(avoid))
         values = steps.target_values(asked)  # the values to set, written by the edit (set_values)
         return set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),
                                       set_values.swaps(asked, values))

@@ -293,8 +293,8 @@ def seen_files(items: Iterable[tuple[str | None, str | None, object]], by: tuple
     return out
 
 
-def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False,
-               only: dict[str, list[str]] | None = None) -> dict[str, object] | None:
+def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False, only: dict[str, list[str]] | None = None,
+               avoided: Iterable[tuple[str, str, str]] = ()) -> dict[str, object] | None:
     """edit_file's parameters for a small model (TurnInput.shapes): the path one of
     `files` (path, text), each old_text one of that file's lines that occurs once in
     it (as edit_file requires; a blank line or a long one is not offered). None when
@@ -303,11 +303,17 @@ def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False,
     something: `removes`): each old_text a whole line with its line's end, new_text
     empty (asked to remove a line, SmolLM2 changed its value instead). `only`: for a
     file it has, the lines offered are those of its list that the file has (the lines a
-    search found: the place of the change), when any is."""
+    search found: the place of the change), when any is. `avoided` (leader.avoided_edits): an
+    edit of the run that failed is not offered again (a removal's line; another edit's
+    new_text: refused, SmolLM2 wrote the same edit three times over)."""
     branches: list[dict[str, object]] = []
+    gone = list(avoided)
     for path, text in files:
         lines = [line for line in text.splitlines() if line.strip() and len(line) <= EDIT_LINE_CHARS]
         unique = [line for line in dict.fromkeys(lines) if text.count(line) == 1][:EDIT_LINES]
+        failed = [(old, new) for p, old, new in gone if posixpath.normpath(p) == path]
+        if removing:
+            unique = [line for line in unique if (line, "") not in failed and (line + "\n", "") not in failed]
         found = [line for line in unique if line in (only or {}).get(path, ())]
         unique = found or unique
         if not unique:
@@ -319,7 +325,8 @@ def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False,
         else:
             # new_text is none of the lines (an edit that changes nothing was refused, and
             # SmolLM2 made it again with another line), where the grammar can say so.
-            new_text = string_exclusion.string_without({"type": "string"}, values=tuple(unique)) or {"type": "string"}
+            not_again = tuple(dict.fromkeys(unique + [new for _, new in failed]))
+            new_text = string_exclusion.string_without({"type": "string"}, values=not_again) or {"type": "string"}
         edit = {"type": "object", "properties": {"old_text": {"enum": unique}, "new_text": new_text},
                 "required": ["old_text", "new_text"]}
         branches.append({
@@ -404,7 +411,10 @@ _PATH = re.compile(r"(?<![\w/.@:-])((?:\./)?(?:[\w-]+/)*[\w-]{2,}"
 _CLAIMS_CHANGE = re.compile(
     r"\b(?:is now|are now|now (?:says|holds|contains|reads)|(?:has|have) been (?:changed|updated|set|created|"
     r"written|renamed|deleted|removed|added|replaced|fixed|edited)|I (?:have |'ve )?(?:created|changed|updated|"
-    r"edited|wrote|set|renamed|deleted|removed|added|replaced|fixed))\b",
+    r"edited|wrote|set|renamed|deleted|removed|added|replaced|fixed)"
+    # or that begins with what it did, as the files example's answer does ("Moved: …")
+    r"|^\s*(?:moved|removed|deleted|renamed|copied|created|changed|updated|edited|fixed|added|replaced|sorted|"
+    r"written|wrote|saved)\b(?!\s+(?:nothing|no)\b))\b",
     re.IGNORECASE,
 )
 # Answers a run checks at most before it lets one stand.
