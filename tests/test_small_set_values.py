@@ -24,9 +24,10 @@ def held(text: str = SETTINGS, asked: str = ASKED, *, removing: bool = False) ->
     return shape
 
 
-def fits(shape: dict, old: str, new: str) -> bool:
+def fits(shape: dict, old: str, new: str, path: str = "settings.py") -> bool:
+    """Whether an edit of `path`, `old` to `new`, is one `shape` (edit_file's) takes."""
     try:
-        jsonschema.validate({"path": "settings.py", "edits": [{"old_text": old, "new_text": new}]}, shape)
+        jsonschema.validate({"path": path, "edits": [{"old_text": old, "new_text": new}]}, shape)
     except jsonschema.ValidationError:
         return False
     return True

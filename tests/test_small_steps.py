@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 
-import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,6 +27,7 @@ from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, av
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
+from tests.test_small_set_values import fits as edit_fits
 from tests.waiting import wait_state
 
 SMALL = 135_000_000
@@ -840,11 +840,7 @@ def test_an_edit_that_failed_is_not_offered_again():
     refused edit three times over), nor a refused removal's line; another file's are not
     its own."""
     def fits(shape: dict, old: str, new: str) -> bool:
-        try:
-            jsonschema.validate({"path": "a.py", "edits": [{"old_text": old, "new_text": new}]}, shape)
-        except jsonschema.ValidationError:
-            return False
-        return True
+        return edit_fits(shape, old, new, "a.py")
 
     text = "x = 1\ny = 2\n"
     failed = avoided_edits([
