@@ -231,11 +231,13 @@ class Reference:
     counters, written out again to hold the Ledger to it; with issue 30's rule since:
     every call made since the last change (it included, the run's own reads too) is
     kept, the latest AVOIDED_CALLS avoided, a call refused as made again kept in the
-    streak only, a call of an earlier run in no streak, and a compaction forgets them."""
+    streak and avoided (its latest AVOIDED_CALLS) until a change, a call of an earlier
+    run in no streak, and a compaction forgets them."""
 
     def __init__(self) -> None:
         self.failed: list = []
         self.made: list = []
+        self.again: list = []
         self.looped_tools: tuple = ()
         self.loops = self.nudges = 0
         self.changed = False
@@ -250,7 +252,7 @@ class Reference:
             self.looped_tools += (e.name,)
             return "go_on"
         if isinstance(e, Forgot):
-            self.made = []
+            self.made, self.again = [], []
             return "go_on"
         if isinstance(e, Looped):
             self.loops += 1
@@ -271,10 +273,12 @@ class Reference:
             failed_command = ended == "error" and e.name == SHELL_TOOL
             if ended == "done" or failed_command:
                 if not failed_command and not e.read:
-                    self.made = []
+                    self.made, self.again = [], []
                 if isinstance(args, dict):
                     made = (e.name, args)
                     self.made = [r for r in self.made if r != made][-(MADE_KEPT - 1):] + [made]
+        if e.again and isinstance(args, dict):
+            self.again = [r for r in self.again if r != (e.name, args)][-(AVOIDED_CALLS - 1):] + [(e.name, args)]
         self.changed = self.changed or (ended == "done" and not e.read and not e.own)
         if e.earlier:
             return "go_on"
@@ -282,7 +286,9 @@ class Reference:
         return "stuck" if self.streak.record(e.name, e.raw, ended, e.result, again=e.again) else "go_on"
 
     def avoided(self) -> tuple:
-        out = list(self.failed) + [r for r in self.made[-AVOIDED_CALLS:] if r not in self.failed]
+        made = self.made[-AVOIDED_CALLS:]
+        made += [r for r in self.again if r not in made]
+        out = list(self.failed) + [r for r in made if r not in self.failed]
         out += [(name, None) for name in dict.fromkeys(self.looped_tools) if (name, None) not in out]
         return tuple(out)
 
@@ -306,7 +312,7 @@ def test_what_is_avoided_is_bounded_and_never_twice(events: list) -> None:
         avoided = ledger.avoided()
         assert len(avoided) == len({json.dumps(a, sort_keys=True) for a in avoided})
         with_args = [a for a in avoided if a[1] is not None]
-        assert len(with_args) <= 2 * AVOIDED_CALLS
+        assert len(with_args) <= 3 * AVOIDED_CALLS  # failed, made, and made again
         assert all(isinstance(args, dict) for _, args in with_args)
 
 
@@ -471,3 +477,19 @@ def test_new_failures_in_a_row_end_it_and_one_that_ran_starts_the_row_again() ->
     command = CallEnded(SHELL_TOOL, '{"command": "make x"}', "done", "no rule\n[exit code: 2]")
     assert Ledger(NUDGES, fail_limit=1).feed(command) == "failing"  # a command that exited non-zero failed
     assert Ledger(NUDGES).feed(command) == "go_on"
+
+
+def test_a_call_refused_as_made_again_is_avoided_however_long_ago_it_was_made() -> None:
+    """SmolLM2 read a file, made five other calls, read it again (refused: made already)
+    and twice more, to the stop: the grammar had let it, since only the latest calls made
+    were avoided. A call refused so is avoided until something changes."""
+    ledger = Ledger(NUDGES)
+    first = ("read_file", {"path": "a.py"})
+    ledger.feed(CallEnded("read_file", '{"path": "a.py"}', "done", "ok", read=True))
+    for n in range(AVOIDED_CALLS + 1):
+        ledger.feed(CallEnded("grep_search", json.dumps({"pattern": f"w{n}"}), "done", "none", read=True))
+    assert first not in ledger.avoided() and ledger.made("read_file", '{"path": "a.py"}')
+    ledger.feed(CallEnded("read_file", '{"path": "a.py"}', "error", "made already", read=True, again=True))
+    assert first in ledger.avoided()
+    ledger.feed(CallEnded("edit_file", '{"path": "a.py"}', "done", "edited"))  # a change: it may read again
+    assert first not in ledger.avoided()

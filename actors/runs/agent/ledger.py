@@ -236,6 +236,7 @@ class Ledger:
     _streak: FailureStreak = attrs.field(factory=FailureStreak)
     _failed: list[Avoided] = attrs.field(factory=list)  # the latest failed calls, oldest first
     _made: list[Avoided] = attrs.field(factory=list)  # calls made since the last change, it included
+    _again: list[Avoided] = attrs.field(factory=list)  # of those, the latest refused as made again
     _out_next: tuple[str, ...] = ()  # tools the next round may not call
     _loops: int = 0
     _nudges: int = 0
@@ -257,7 +258,7 @@ class Ledger:
             self._out_next += (event.name,)
             return "go_on"
         if isinstance(event, Forgot):
-            self._made = []
+            self._made, self._again = [], []
             return "go_on"
         if isinstance(event, Looped):
             self._loops += 1
@@ -275,6 +276,8 @@ class Ledger:
             self._failed = _latest(self._failed, (event.name, args), AVOIDED_CALLS)
         if not event.again:
             self._made_once(event, ended, args)
+        elif args is not None:  # ruled out while nothing changes, however long ago it was made
+            self._again = _latest(self._again, (event.name, args), AVOIDED_CALLS)
         self._changed = self._changed or (ended == "done" and not event.read and not event.own)
         if event.earlier:
             return "go_on"
@@ -302,7 +305,7 @@ class Ledger:
         if ended != "done" and not failed_command:
             return
         if not failed_command and not event.read:
-            self._made = []
+            self._made, self._again = [], []
         if args is not None:
             self._made = _latest(self._made, (event.name, args), MADE_KEPT)
 
@@ -320,11 +323,14 @@ class Ledger:
 
     def avoided(self, paused: tuple[Avoided, ...] = ()) -> tuple[Avoided, ...]:
         """What the next round's grammar rules out (TurnInput.avoid): the latest failed
-        calls and the latest calls made since the last change, the `paused` tools (from the record), and for one
+        calls and the latest calls made since the last change (and of the others, those
+        refused as made again: SmolLM2 read a file it had read six calls before, was
+        refused, and read it twice more, to the stop), the `paused` tools (from the record), and for one
         round the tools whose call the last round's loop cut or a refusal took out (a
         small model that looped inside a call writes the same call again: made to pick
         something else, it goes on)."""
         made = self._made[-AVOIDED_CALLS:]
+        made += [r for r in self._again if r not in made]  # and those made again, however long ago first
         out = list(self._failed) + [r for r in made if r not in self._failed] + list(paused)
         out += [(name, None) for name in dict.fromkeys(self._out_next) if (name, None) not in out]
         return tuple(out)
