@@ -4,6 +4,7 @@ held by the grammar through leader.round_turn), the ones a request does not ask 
 
 from __future__ import annotations
 
+import functools
 import re
 
 import jsonschema
@@ -68,6 +69,27 @@ def test_a_request_to_copy_move_or_delete_files_is_held_to_the_programs_that_do_
     # Not a verb of files: a line removed, a program run, a function renamed.
     for free in ("remove the third line of a.txt", "run count.py and save what it prints", "rename the method x to y"):
         assert "python3" in commands.programs(free, which), free
+
+
+def test_a_request_naming_the_files_to_copy_move_or_delete_is_held_to_those_commands():
+    files, folders = {"ab.cfg", "notes/bc.md"}, {"notes", "old"}
+    named = functools.partial(commands.named_commands, is_file=files.__contains__, is_dir=folders.__contains__)
+    assert named("make a backup copy of ab.cfg named ab.cfg.bak") == {"cp": ["cp ab.cfg ab.cfg.bak"], "mkdir": []}
+    assert named("rename notes/bc.md to notes/cd.md") == {"mv": ["mv notes/bc.md notes/cd.md"], "mkdir": []}
+    assert named("move ab.cfg into the notes folder") == {"mv": ["mv ab.cfg notes"], "mkdir": []}
+    assert named("move ab.cfg into archive/") == {"mv": ["mv ab.cfg archive"], "mkdir": ["mkdir archive"]}
+    assert named("delete ab.cfg and the old folder") == {"rm": ["rm ab.cfg"], "rmdir": ["rmdir old"], "mkdir": []}
+    # Nothing named is there, or no verb of files: the commands stay free.
+    for free in ("delete all the .tmp files", "copy x.txt to y.txt", "remove the DEBUG line from ab.cfg",
+                 "read ab.cfg"):
+        assert named(free) == {}, free
+    shape = commands.command_shape(SHELL.parameters, ["ls", "cp"], ["cp ab.cfg ab.cfg.bak"],
+                                   whole={"cp": ["cp ab.cfg ab.cfg.bak", "cp ab.cfg notes"], "mkdir": []})
+    assert shape is not None
+    pattern = shape["properties"]["command"]["pattern"]
+    assert re.fullmatch(pattern, "cp ab.cfg notes") and re.fullmatch(pattern, "ls notes")
+    for no in ("cp ab.cfg ab.cfg.bak", "cp ab.cfg", "mkdir x", "cp ab.cfg other"):  # failed, or not a whole one
+        assert not re.fullmatch(pattern, no), no
 
 
 def test_a_program_that_does_nothing_alone_needs_a_word_after_it():
@@ -229,8 +251,10 @@ async def test_after_a_failed_command_the_next_rounds_cannot_write_it_again(real
     third = d.backend.turns[2]
     pattern = dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
     assert not re.fullmatch(pattern, "cp -b base.cfg") and not re.fullmatch(pattern, "cp -q base.cfg")
-    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and re.fullmatch(pattern, "cp base.cfg")
-    assert not re.fullmatch(pattern, "cp -p base")  # the request writes no option
+    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and re.fullmatch(pattern, "ls base.cfg")
+    # The request names the file and its copy: cp is that command (commands.named_commands).
+    assert not re.fullmatch(pattern, "cp base.cfg") and not re.fullmatch(pattern, "cp base.cfg base.cfg")
+    assert not re.fullmatch(pattern, "ls -p base")  # the request writes no option
     assert not re.fullmatch(pattern, "mkdir base")  # a copy is cp's, and no folder is asked for
     assert (folder / "base.cfg.bak").read_text() == "[main]\n"
 

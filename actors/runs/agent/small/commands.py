@@ -24,6 +24,7 @@ four that ran, one was useful (`ls -l`, which `ls` does as well) and one `rm -rf
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shutil
 from collections.abc import Callable, Collection
@@ -35,7 +36,7 @@ import attrs
 from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
-from actors.runs.agent.small.files_of import is_file_in, runs_in
+from actors.runs.agent.small.files_of import is_dir_in, is_file_in, runs_in
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
 USUAL_PROGRAMS = (
@@ -106,22 +107,65 @@ def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
             and (p not in BUILD_FILES or any(map(has_file, BUILD_FILES[p])))]
 
 
-def for_request(asked: str, ws: Path | None) -> list[str]:
+@attrs.frozen
+class Offered:
+    """What a run's commands may be: the `programs` they may start with, and for some of
+    them (`whole`) the whole commands they may be (`named_commands`)."""
+
+    programs: list[str]
+    whole: dict[str, list[str]] = attrs.field(factory=dict)
+
+
+def for_request(asked: str, ws: Path | None) -> Offered:
     """`programs` for the request `asked` in the workspace `ws`: none that removes or
     moves files unasked (guards.unasked_programs), its scripts the request names, its
-    build tools where their files are. Blocking: call it in a thread."""
-    return programs(asked, unasked=guards.unasked_programs(asked),
-                    scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
-                    has_file=lambda n: ws is not None and is_file_in(ws, n))
+    build tools where their files are; and the whole commands of a request to copy, move
+    or delete the files it names (`named_commands`). Blocking: call it in a thread."""
+    starts = programs(asked, unasked=guards.unasked_programs(asked),
+                      scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
+                      has_file=lambda n: ws is not None and is_file_in(ws, n))
+    whole = {} if ws is None else named_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n))
+    return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"})
 
 
-def held_command(parameters: dict[str, object], starts: list[str], avoid: Collection[tuple[str, Any]],
+def held_command(parameters: dict[str, object], offered: Offered, avoid: Collection[tuple[str, Any]],
                  asked: str) -> dict[str, object] | None:
     """`command_shape` for a round: the commands of its `avoid` (the run's failed ones)
     ruled out, options only where the request `asked` writes one."""
     failed = [args["command"] for name, args in avoid
               if name == SHELL_TOOL and isinstance(args, dict) and isinstance(args.get("command"), str)]
-    return command_shape(parameters, starts, failed, options=gives_options(asked))
+    return command_shape(parameters, offered.programs, failed, options=gives_options(asked), whole=offered.whole)
+
+
+# A folder the request names by that word ("the data folder", "into archive/").
+_NAMED_FOLDER = re.compile(
+    r"\b(?:the\s+)?([\w.-]+)\s+(?:folder|directory|dir)\b|(?<![\w/.-])([\w.-]+(?:/[\w.-]+)*)/(?![\w.-])", re.IGNORECASE)
+
+
+def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool]) -> dict[str, list[str]]:
+    """The whole commands a request to copy, move, rename or delete files may be, where it
+    names them (the files of `steps.file_names`, the folders of `_NAMED_FOLDER`): `cp`
+    and `mv` from a file or folder that is there to another name or a folder (asked to
+    copy a file, SmolLM2 wrote `cp` with the file's name twice), `rm` of a file that is
+    there, `rmdir` of a folder, `mkdir` of a folder named that is not there yet; none for
+    a program the request's verbs do not ask for, nor where it names nothing there."""
+    doing = {p for v in file_verbs(asked) for p in VERB_PROGRAMS.get(v, ())}
+    folders = [posixpath.normpath(next(g for g in m.groups() if g)) for m in _NAMED_FOLDER.finditer(asked)]
+    names = list(dict.fromkeys(steps.file_names(asked) + folders))
+    there = [n for n in names if is_file(n) or is_dir(n)]
+    if not doing or not there:
+        return {}
+    out: dict[str, list[str]] = {}
+    targets = [n for n in names if n not in there or is_dir(n)]
+    for program in ("cp", "mv"):
+        if program in doing:
+            out[program] = [f"{program} {a} {b}" for a in there for b in targets if a != b
+                            and not (is_dir(a) and program == "cp")]
+    if "rm" in doing:
+        out["rm"] = [f"rm {n}" for n in there if is_file(n)]
+        out["rmdir"] = [f"rmdir {n}" for n in there if is_dir(n)]
+    out["mkdir"] = [f"mkdir {n}" for n in folders if n not in there]
+    return {p: [c for c in cs if fits_words(c[len(p):], options=False)] for p, cs in out.items()}
 
 
 def runs_alone(program: str) -> bool:
@@ -130,18 +174,22 @@ def runs_alone(program: str) -> bool:
     return program in RUN_ALONE or (program not in USUAL_PROGRAMS and program not in BUILTINS)
 
 
-def command_shape(parameters: dict[str, object], starts: list[str],
-                  ruled_out: Collection[str] = (), *, options: bool = False) -> dict[str, object] | None:
+def command_shape(parameters: dict[str, object], starts: list[str], ruled_out: Collection[str] = (), *,
+                  options: bool = False, whole: dict[str, list[str]] | None = None) -> dict[str, object] | None:
     """exec_shell_command's parameters with its command held to start with one of
     `starts`, its words after it one blank apart, none an option unless `options` (the
     request writes one: `gives_options`), and to be none of `ruled_out` (the run's
     failed commands: a pattern is read before a length, so generic_grammar's exclusion
-    cannot say it); None when there is nothing to hold it to or no command argument."""
+    cannot say it); a program of `whole` only as one of its commands there (and not
+    at all when each of them is ruled out); None when there is nothing to hold it to or
+    no command argument."""
     props = parameters.get("properties")
     if not isinstance(props, dict) or not isinstance(props.get("command"), dict):
         return None
-    names = [p for p in dict.fromkeys(starts) if _NAME.fullmatch(p)]
-    if not names:
+    fixed = {p: [c for c in cs if c not in ruled_out] for p, cs in (whole or {}).items() if _NAME.fullmatch(p)}
+    names = [p for p in dict.fromkeys(starts) if _NAME.fullmatch(p) and p not in fixed]
+    commands = [c for cs in fixed.values() for c in cs]
+    if not names and not commands:
         return None
     words = _Words(options)
     tails: dict[str, set[str]] = {}
@@ -154,6 +202,7 @@ def command_shape(parameters: dict[str, object], starts: list[str],
     alternatives = [f"({'|'.join(map(_literal, alone))})( {words.word})*"] if alone else []
     alternatives += [f"({'|'.join(map(_literal, not_alone))})( {words.word})+"] if not_alone else []
     alternatives += [_literal(p) + words.without(tail, alone=runs_alone(p)) for p, tail in tails.items()]
+    alternatives += [f"({'|'.join(map(_literal, commands))})"] if commands else []
     pattern = f"^({'|'.join(alternatives)})$"
     return {**parameters, "properties": {**props, "command": {"type": "string", "pattern": pattern}}}
 

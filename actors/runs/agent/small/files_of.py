@@ -75,3 +75,11 @@ def is_file_in(ws: Path, rel: str) -> bool:
         return resolve(ws, rel).is_file()
     except PathRefused:
         return False
+
+
+def is_dir_in(ws: Path, rel: str) -> bool:
+    """Whether `rel` names a folder inside the workspace. Blocking: call it in a thread."""
+    try:
+        return resolve(ws, rel).is_dir()
+    except PathRefused:
+        return False

@@ -223,7 +223,7 @@ class Leader:
         self._to_read: list[str] = []  # the files the next round reads (what the question's search found)
         self._found_place = False  # the last round's search found it: the change round edits its lines
         self._echoes = 0  # writes of this run refused for their text (guards.echo_refused, name_refused)
-        self._programs: list[str] | None = None  # what its commands may start with (commands.programs)
+        self._programs: commands.Offered | None = None  # what its commands may be (commands.for_request)
 
     @property
     def checks_answers(self) -> bool:

@@ -404,8 +404,9 @@ def small_parameters(spec: ToolSpec) -> ToolSpec:
 # ---- the answer checked against what the run did ----
 
 # A path the answer names: a name with an extension, maybe under folders (`lib.py`,
-# `src/app.ts`, `./lib.py`); the stem has two characters at least (`e.g.` is not one).
-_PATH = re.compile(r"(?<![\w/.@:-])((?:\./)?(?:[\w-]+/)*[\w-]{2,}"
+# `src/app.ts`, `./lib.py`, `plan.txt.bak`); the stem has two characters at least (`e.g.`
+# is not one).
+_PATH = re.compile(r"(?<![\w/.@:-])((?:\./)?(?:[\w-]+/)*[\w-]{2,}(?:\.[\w-]+)*"
                    r"\.(?!(?:com|org|net|io|dev)\b)[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
 # An answer that says it changed something.
 _CLAIMS_CHANGE = re.compile(
