@@ -9,7 +9,7 @@ from llama_cpp.llama_grammar import LlamaGrammar
 from actors.model.backends.generic_grammar import generic_schema, schema_to_gbnf, strict_strings
 from actors.model.turns import ToolSpec
 from actors.runs.agent.small import set_values, steps
-from actors.tools.files import EditFile
+from actors.tools.files import EditFile, WriteFile
 
 SETTINGS = "MODE = 'light'\nLEVEL = 3\nOWNER = 'sam'\n"
 ASKED = "in settings.py set MODE to 'dark' and LEVEL to 12"
@@ -129,3 +129,32 @@ def test_the_line_that_writes_most_of_the_requests_words_in_its_names():
     assert shape is not None and shape["properties"]["path"] == {"const": "conf.py"}
     item = shape["properties"]["edits"]["items"]["properties"]
     assert item == {"old_text": {"const": "UPLOAD_SIZE_LIMIT = 9"}, "new_text": {"enum": ["UPLOAD_SIZE_LIMIT = 40"]}}
+
+
+def test_a_new_files_text_where_the_request_gives_it():
+    given = set_values.given_content
+    assert given("create docs/guide.md with a heading Welcome", "docs/guide.md") == "# Welcome\n"
+    assert given("create guide.txt with a title Welcome", "guide.txt") == "Welcome\n"  # a heading only in Markdown
+    assert given("Create a file hi.txt containing hello there", "hi.txt") == "hello there\n"
+    assert given("make list.txt with the text 'eggs, milk'", "list.txt") == "eggs, milk\n"  # quoted: as it is
+    assert given("write todo.txt that says call the bank.", "todo.txt") == "call the bank\n"
+    for none in ("create a.md with a title Plan and a list of steps", "create xy.py with a function square",
+                 "create notes.txt", "make log.txt containing " + "word " * 9):
+        assert given(none, "a.md") is None, none
+    shape = steps.write_shape({"type": "object", "properties": {"path": {"type": "string"},
+                                                                 "content": {"type": "string"}}}, ["hi.txt"])
+    held = set_values.hold_content(shape, "create hi.txt containing hello")
+    assert held is not None and held["properties"]["content"] == {"enum": ["hello\n"]}
+    assert set_values.hold_content(shape, "create hi.txt") == shape
+    two = steps.write_shape(shape, ["hi.txt", "ho.txt"])  # two new files: which text is whose is not said
+    assert set_values.hold_content(two, "create hi.txt and ho.txt containing hello") == two
+
+
+def test_the_held_write_is_a_grammar_llama_cpp_takes():
+    tool = WriteFile()
+    spec = steps.small_parameters(ToolSpec(tool.name, tool.description, tool.parameters))
+    shape = set_values.hold_content(steps.write_shape(spec.parameters, ["docs/a.md"]),
+                                    'create docs/a.md with a heading "Hi \\ there"')
+    assert shape is not None and shape["properties"]["content"] == {"enum": ["# Hi \\ there\n"]}
+    schema = generic_schema((spec,), required=True, strict=True, shapes=((tool.name, shape),))
+    LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)

@@ -213,6 +213,9 @@ async def test_after_a_change_the_next_round_is_the_answer(real_tools, tmp_path)
     # The first round calls the nearest example's tool (write_file, for a new file).
     assert [t.tool_choice for t in d.backend.turns] == ["required", "none"]
     assert (folder / "hello.txt").read_text() == "hi" and conv.info.end_reason == "answered"
+    # Its path is the new file, its text the one the request gives (set_values.given_content).
+    write = dict(d.backend.turns[0].shapes)["write_file"]["properties"]
+    assert write["path"] == {"enum": ["hello.txt"]} and write["content"] == {"enum": ["hi\n"]}
 
 
 async def test_after_reads_or_a_failure_the_model_may_call_again(real_tools, tmp_path):

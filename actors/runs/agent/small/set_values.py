@@ -156,3 +156,48 @@ def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
               "required": ["old_text", "new_text"]} for line, news in options]
     edit = items[0] if len(items) == 1 else {"oneOf": items}
     return {**branch, "properties": {**branch["properties"], "edits": {**edits, "items": edit}}}
+
+
+# ---- a new file's text, where the request gives it ----
+
+# What a request gives as a new file's text: after `containing`, `saying`, `that says`,
+# `with the text` and their kin, or a heading or a title after `with a heading`, to the
+# request's end.
+_GIVEN_TEXT = re.compile(r"\b(?:containing|saying|(?:that|which) (?:says|reads)|with (?:the|a) (?:text|line|words?|"
+                         r"contents?))\s+(?P<text>.+?)\s*$", re.IGNORECASE)
+_GIVEN_HEADING = re.compile(r"\bwith (?:a|an|the) (?:heading|title|header)(?:\s+(?:of|saying|that says))?"
+                            r"\s+(?P<text>.+?)\s*$", re.IGNORECASE)
+# A text given so has this many words at most, and, unquoted, no `and` or `then` (the
+# request goes on to something else: "with a title X and a list of Y").
+GIVEN_WORDS = 8
+_GOES_ON = re.compile(r"\b(?:and|then|but|also)\b|[,;]", re.IGNORECASE)
+_MARKDOWN = (".md", ".markdown")
+
+
+def given_content(asked: str, path: str) -> str | None:
+    """The text the request gives for the new file `path` ("containing hi": hi; "with a
+    heading Intro": `# Intro` in Markdown, the words elsewhere), with its line's end;
+    None where it gives none, or more than a short text. SmolLM2 wrote the file's own
+    name as its text ("Intro.md"), refused, and then the refusal's words."""
+    for pattern, heading in ((_GIVEN_HEADING, True), (_GIVEN_TEXT, False)):
+        m = pattern.search(asked)
+        if m is None:
+            continue
+        text = m.group("text").rstrip(".!")
+        quoted = len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES
+        text = text[1:-1] if quoted else text
+        if not text.strip() or len(text.split()) > GIVEN_WORDS or (not quoted and _GOES_ON.search(text)):
+            return None
+        return ("# " if heading and path.lower().endswith(_MARKDOWN) else "") + text + "\n"
+    return None
+
+
+def hold_content(shape: dict[str, Any] | None, asked: str) -> dict[str, Any] | None:
+    """write_file's `shape` (steps.write_shape) with its content the text the request
+    gives (`given_content`), where it names one new file; else `shape` as it was."""
+    props = shape.get("properties") if shape is not None else None
+    paths = props.get("path", {}).get("enum") if isinstance(props, dict) else None
+    if shape is None or not isinstance(props, dict) or "content" not in props or not paths or len(paths) != 1:
+        return shape
+    text = given_content(asked, paths[0])
+    return shape if text is None else {**shape, "properties": {**props, "content": {"enum": [text]}}}
