@@ -33,6 +33,14 @@ def test_a_job_is_still_open_while_a_new_file_is_missing_or_a_value_is_nowhere()
     # A file named to go (renamed, deleted) may be gone; a question is never open.
     assert not steps.still_open("rename old.txt to cc.py", [], exists, read)
     assert not steps.still_open("is B set to '#0000ff' in cc.py?", [], exists, read)
+    # A word to put in place of another: open while a line still holds the other (one line a change).
+    words = {"st.txt": "a colour\nthe colour red\n"}
+    asked = "replace every 'colour' with 'color' in st.txt"
+    assert steps.still_open(asked, [], words.__contains__, words.get)
+    words["st.txt"] = "a color\nthe colour red\n"
+    assert steps.still_open(asked, [], words.__contains__, words.get)
+    words["st.txt"] = "a color\nthe color red\n"
+    assert not steps.still_open(asked, [], words.__contains__, words.get)
 
 
 def test_a_search_finds_files_and_write_file_names_the_new_one():

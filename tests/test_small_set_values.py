@@ -85,6 +85,7 @@ def test_a_word_asked_for_in_place_of_another_is_put_on_the_lines_that_hold_the_
     assert set_values.swaps("the title says Wellcome instead of Welcome, fix it") == [("Wellcome", "Welcome")]
     assert set_values.swaps("please use Welcome instead of Wellcome") == [("Wellcome", "Welcome")]
     assert set_values.swaps("replace 'start' with 'begin' in run.py") == [("start", "begin")]  # quoted: any words
+    assert set_values.swaps("replace every 'start' with 'begin'") == [("start", "begin")]
     assert set_values.swaps("Recieve should be Receive.") == [("Recieve", "Receive")]
     for none in ("change PORT to 9090", "change the title to Welcome", "replace start with begin",
                  "set MODE to 'dark'", "use it instead of that"):
@@ -158,3 +159,30 @@ def test_the_held_write_is_a_grammar_llama_cpp_takes():
     assert shape is not None and shape["properties"]["content"] == {"enum": ["# Hi \\ there\n"]}
     schema = generic_schema((spec,), required=True, strict=True, shapes=((tool.name, shape),))
     LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
+
+
+def test_lines_asked_to_be_commented_out_or_in_are_held_to_that():
+    assert set_values.comment_asked("comment out the log calls in a.py") == "out"
+    assert set_values.comment_asked("comment the debug line out") == "out"
+    assert set_values.comment_asked("please uncomment the retry line") == "in"
+    assert set_values.comment_asked("add a comment about the outage") is None
+    assert set_values.comment_mark("src/app.ts") == "//" and set_values.comment_mark("Makefile") == "#"
+    assert set_values.comment_mark("q.sql") == "--" and set_values.comment_mark("notes.txt") is None
+    text = "def run(x):\n    log('start', x)\n    y = x * 2\n    log('done')\n    # log('old')\n    return y\n"
+    asked = "comment out the log calls in job.py"
+    files = [("job.py", text)]
+    shape = set_values.hold_values(steps.edit_shape(files), dict(files), [], set_values.request_words(asked, []),
+                                   [], set_values.comment_asked(asked))
+    assert shape is not None
+    # The lines that name the request's words, made comments at their indent; no other edit.
+    assert fits(shape, "    log('start', x)", "    # log('start', x)", "job.py")
+    assert fits(shape, "    log('done')", "    # log('done')", "job.py")
+    for old, new in (("    y = x * 2", "    # y = x * 2"), ("    log('done')", "    log('done')}"),
+                     ("    # log('old')", "    # # log('old')")):
+        assert not fits(shape, old, new, "job.py"), (old, new)
+    back = set_values.comment_lines(text.splitlines(), "job.py", frozenset({"log", "old"}), "in")
+    assert back == {"    # log('old')": "    log('old')"}
+    # The job stays open while a line to comment is not: one line a change.
+    assert steps.still_open(asked, [], {"job.py"}.__contains__, {"job.py": text}.get)
+    done = text.replace("    log(", "    # log(")
+    assert not steps.still_open(asked, [], {"job.py"}.__contains__, {"job.py": done}.get)

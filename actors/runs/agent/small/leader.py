@@ -590,4 +590,4 @@ class Leader:
         shape = steps.edit_shape(files, removing=steps.removes(asked), only=only, avoided=avoided_edits(avoid))
         values = steps.target_values(asked)  # the values to set, written by the edit (set_values)
         return set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),
-                                      set_values.swaps(asked, values))
+                                      set_values.swaps(asked, values), set_values.comment_asked(asked))

@@ -62,7 +62,8 @@ def named(line: str, words: frozenset[str]) -> int:
 # (A is there, B wanted; after `use`, `write` and their kin, the other way), `change A
 # to B`, `replace A with B`, `A should be B`.
 _SWAP = re.compile(r"(?:\b(use|write|put|want|prefer)\s+)?(\S+)\s+instead\s+of\s+(\S+)"
-                   r"|\b(?:change|replace|correct|fix)\s+(\S+)\s+(?:to|with|into)\s+(\S+)"
+                   r"|\b(?:change|replace|correct|fix)\s+(?:(?:every|each|all|any|the)\s+(?:of\s+the\s+)?)?(\S+)"
+                   r"\s+(?:to|with|into|by)\s+(\S+)"
                    r"|(\S+)\s+should\s+(?:be|read|say)\s+(\S+)", re.IGNORECASE)
 _QUOTES = "'\"`"
 _EDGE = _QUOTES + ".,;:!?()[]{}"
@@ -112,16 +113,19 @@ def set_lines(line: str, values: Collection[str]) -> list[str]:
 
 
 def hold_values(shape: dict[str, Any] | None, texts: Mapping[str, str], values: list[str],
-                words: Collection[str], pairs: Collection[tuple[str, str]] = ()) -> dict[str, Any] | None:
+                words: Collection[str], pairs: Collection[tuple[str, str]] = (),
+                comment: str | None = None) -> dict[str, Any] | None:
     """`shape` (edit_file's, from steps.edit_shape) with each file's edit held, where it
     can be, to a line that names one of `words` and sets a value, and new_text that line
     with one of `values` its text (`texts`, by path) does not hold yet written in, or to
-    a line that holds a word of one of `pairs` (`swaps`) with the other put for it; a
-    branch that cannot be held so as it was."""
-    if shape is None or not (values or pairs):
+    a line that holds a word of one of `pairs` (`swaps`) with the other put for it, or,
+    asked to `comment` lines out or in (`comment_asked`), to a line that names the most
+    of `words` made a comment or made code again (`comment_lines`); a branch that cannot
+    be held so as it was."""
+    if shape is None or not (values or pairs or comment):
         return shape
     branches = shape.get("oneOf", [shape])
-    held = [_held(b, texts, values, frozenset(words), pairs) for b in branches]
+    held = [_held(b, texts, values, frozenset(words), pairs, comment) for b in branches]
     # A file with a line to set is the one to change: one without is not offered beside it
     # (asked to set a limit, the model may not edit a line that imports its name).
     held = [h for h, b in zip(held, branches, strict=True) if h is not b] or held
@@ -129,7 +133,7 @@ def hold_values(shape: dict[str, Any] | None, texts: Mapping[str, str], values: 
 
 
 def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
-          words: frozenset[str], pairs: Collection[tuple[str, str]]) -> dict[str, Any]:
+          words: frozenset[str], pairs: Collection[tuple[str, str]], comment: str | None) -> dict[str, Any]:
     try:
         path = branch["properties"]["path"]["const"]
         edits = branch["properties"]["edits"]
@@ -148,14 +152,74 @@ def _held(branch: dict[str, Any], texts: Mapping[str, str], values: list[str],
               and not any(v in line for v in values)}
     most = max(counts.values(), default=0)
     naming = [line for line, n in counts.items() if n and n == most]
-    offered = [(line, set_lines(line, missing) if line in naming else []) for line in lines]
-    options = [(line, news) for line, sets in offered if (news := list(dict.fromkeys(sets + swapped(line, pairs))))]
+    commenting = comment_lines(lines, path, words, comment) if comment else {}
+    offered = [(line, (set_lines(line, missing) if line in naming else []) + swapped(line, pairs)
+                + ([commenting[line]] if line in commenting else [])) for line in lines]
+    options = [(line, news) for line, sets in offered if (news := list(dict.fromkeys(sets)))]
     if not options:
         return branch
     items = [{"type": "object", "properties": {"old_text": {"const": line}, "new_text": {"enum": news}},
               "required": ["old_text", "new_text"]} for line, news in options]
     edit = items[0] if len(items) == 1 else {"oneOf": items}
     return {**branch, "properties": {**branch["properties"], "edits": {**edits, "items": edit}}}
+
+
+# ---- lines commented out, or in ----
+
+# A request to make lines comments ("comment out the debug prints", "comment the log
+# line out") or code again ("uncomment …").
+_COMMENT_OUT = re.compile(r"\bcomment(?:\s+\S+){0,5}?\s+out\b", re.IGNORECASE)
+_UNCOMMENT = re.compile(r"\buncomment", re.IGNORECASE)
+# A line comment's mark, by the file's extension (or its name, for those that have none).
+_MARKS = {"#": (".py", ".sh", ".bash", ".zsh", ".rb", ".pl", ".r", ".yaml", ".yml", ".toml", ".cfg", ".conf",
+                ".ini", ".env", "makefile", "dockerfile", ".mk", ".cmake", ".ps1", ".tf"),
+          "//": (".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx", ".c", ".h", ".cc", ".cpp", ".hpp", ".java", ".go",
+                 ".rs", ".swift", ".kt", ".cs", ".php", ".scala", ".dart", ".groovy"),
+          "--": (".sql", ".lua", ".hs", ".elm"), ";": (".el", ".lisp", ".clj", ".asm")}
+# Words of the request that say what to do, not which lines.
+_COMMENT_WORDS = frozenset({"comment", "comments", "commented", "uncomment", "uncommented", "line", "lines"})
+
+
+def comment_asked(asked: str) -> str | None:
+    """"in" where the request asks to uncomment lines, "out" where it asks to comment
+    them out, else None."""
+    return "in" if _UNCOMMENT.search(asked) else "out" if _COMMENT_OUT.search(asked) else None
+
+
+def comment_mark(path: str) -> str | None:
+    """The mark a line comment of `path` starts with (None for a kind of file not known)."""
+    low = path.lower().rsplit("/", 1)[-1]
+    return next((mark for mark, ends in _MARKS.items() if low.endswith(ends) or low in ends), None)
+
+
+def comment_lines(lines: Collection[str], path: str, words: frozenset[str], comment: str) -> dict[str, str]:
+    """Of `lines` (a file's, offered as old_text), those to make comments (`comment`
+    "out": code lines) or code again ("in": comment lines) that name the most of `words`,
+    each with its new text: the mark and a blank put after its indent, or taken away.
+    Asked to comment out three prints, SmolLM2 wrote a brace after another line."""
+    mark = comment_mark(path)
+    if mark is None:
+        return {}
+    wanted = words - _COMMENT_WORDS
+    out: dict[str, str] = {}
+    for line in lines:
+        indent, rest = line[:len(line) - len(line.lstrip())], line.lstrip()
+        if comment == "out" and rest and not rest.startswith(mark):
+            out[line] = f"{indent}{mark} {rest}"
+        elif comment == "in" and rest.startswith(mark) and rest[len(mark):].strip():
+            out[line] = indent + rest[len(mark):].removeprefix(" ")
+    counts = {line: named(new, wanted) for line, new in out.items()}
+    most = max(counts.values(), default=0)
+    return {line: new for line, new in out.items() if most and counts[line] == most}
+
+
+def still_to_edit(asked: str, texts: Mapping[str, str], values: Collection[str]) -> bool:
+    """Whether a file of `texts` (by path) still holds a word the request asks to put
+    another in place of (`swaps`), or a line it asks to comment out or in (`comment_lines`)."""
+    pairs, comment = swaps(asked, values), comment_asked(asked)
+    words = request_words(asked, values)
+    return any(swapped(text, pairs) for text in texts.values()) or bool(comment) and any(
+        comment_lines(text.splitlines(), path, words, comment or "") for path, text in texts.items())
 
 
 # ---- a new file's text, where the request gives it ----

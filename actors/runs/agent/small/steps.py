@@ -56,6 +56,7 @@ from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.runs.agent.run_tools import goals, helpers, plans
 from actors.runs.agent.run_tools import todos_and_questions as todos
+from actors.runs.agent.small import set_values
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 
 Step = Literal["any", "answer", "change"]
@@ -195,19 +196,19 @@ def target_values(text: str) -> list[str]:
 def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
                read: Callable[[str], str | None]) -> bool:
     """Whether a job is still open after a change: a file the request (`asked`) names
-    that was not there when the run began (`new`) is still missing, or a value it gives
-    is in none of the files it names. A question is never open (it is answered, not
-    done); a file named to be renamed or deleted may go."""
-    if asked.rstrip().endswith(("?", "？")):
-        return False
-    if any(not exists(name) for name in new):
+    that was not there when the run began (`new`) is still missing, a value it gives is
+    in none of the files it names (a word to put in place of another is no such value),
+    or a line of theirs is still to edit (set_values.still_to_edit: a word to replace, a
+    line to comment out). A question is never open (it is answered, not done); a file
+    named to be renamed or deleted may go."""
+    if asked.rstrip().endswith(("?", "？")) or not (names := [n for n in file_names(asked) if exists(n)]):
+        return any(not exists(name) for name in new) and not asked.rstrip().endswith(("?", "？"))
+    texts = {name: t for name in names if (t := read(name)) is not None}
+    if any(not exists(name) for name in new) or set_values.still_to_edit(asked, texts, target_values(asked)):
         return True
-    names = [name for name in file_names(asked) if exists(name)]
-    values = values_given(asked)
-    if not names or not values:
-        return False
-    texts = [t for t in (read(name) for name in names) if t is not None]
-    return any(not any(v in t for t in texts) for v in values)
+    pairs = set_values.swaps(asked, target_values(asked))
+    values = [v for v in values_given(asked) if not any(v in pair for pair in pairs)]
+    return any(not any(v in t for t in texts.values()) for v in values)
 
 
 _WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
