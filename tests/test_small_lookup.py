@@ -26,6 +26,10 @@ def test_the_words_a_search_may_look_for_are_the_requests_own():
                                                                   ("return", False)]
     assert words("rename main.py's run_all to go") == [("rename", False), ("run_all", True)]  # not the file
     assert words("fix the typo in the code") == []  # only verbs of asking
+    # Not what the request wants written: a word to put in place of another, a value to set.
+    assert words("the title says Wellcome instead of Welcome, fix it") == [("title", False), ("says", False),
+                                                                          ("Wellcome", True)]
+    assert words("set MODE to 'dark' in the config") == [("MODE", True), ("config", False)]
 
 
 def test_the_words_offered_are_those_the_workspace_has_names_first_then_the_rarest():

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from actors.model.backends.worked_examples import FILE_IN_TEXT, FUNCTION_WORDS
-from actors.runs.agent.small import steps
+from actors.runs.agent.small import set_values, steps
 from actors.tools.globs import walk
 
 # Files read at most, each one's size at most, and their bytes in all at most: a search
@@ -46,18 +46,23 @@ _ASKING = frozenset({"fix", "change", "update", "edit", "find", "look", "search"
 def request_words(asked: str) -> list[tuple[str, bool]]:
     """The words of `asked` a search may look for, each once in its order, with whether
     it is written like a name in code: not a function word, a verb of asking or a file's
-    name, MIN_WORD letters at least; a quoted word is one (a quoted text with blanks is
-    not looked for: grep reads it as it is written, and the model's search may differ)."""
+    name, MIN_WORD letters at least, nor a value or a word the request wants written; a
+    quoted word is one (a quoted text with blanks is not looked for: grep reads it as it
+    is written, and the model's search may differ)."""
     out: dict[str, bool] = {}
+    # What the request wants written is not there yet: not a word to look for (asked to
+    # put Hello for Helo, SmolLM2 searched for Hello, and found an import of hello_app).
+    values = steps.target_values(asked)
+    wanted = set(values) | {b for _, b in set_values.swaps(asked, values)}
     for m in _QUOTED.finditer(asked):
         text = next(g for g in m.groups() if g is not None).strip()
-        if len(text) >= MIN_WORD and re.fullmatch(r"[\w-]+", text):  # a word, as grep reads it
+        if len(text) >= MIN_WORD and re.fullmatch(r"[\w-]+", text) and text not in wanted:  # a word, as grep reads it
             out.setdefault(text, True)
     first = True
     for m in _WORD.finditer(FILE_IN_TEXT.sub(" ", asked)):
         word = m.group(0)
         low = word.lower()
-        if len(word) >= MIN_WORD and low not in FUNCTION_WORDS and low not in _ASKING:
+        if len(word) >= MIN_WORD and low not in FUNCTION_WORDS and low not in _ASKING and word not in wanted:
             out.setdefault(word, not first and _NAME_LIKE.search(word) is not None)
         first = False
     return list(out.items())
