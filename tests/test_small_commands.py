@@ -270,3 +270,22 @@ async def test_a_script_the_request_names_may_run_when_its_mode_lets_it(real_too
     assert re.fullmatch(pattern, "./build.sh") and re.fullmatch(pattern, "sh notes.sh")
     assert not re.fullmatch(pattern, "./notes.sh")  # not a program: its mode does not let it run
     assert cards(conv)[0].state == "done" and "built" in cards(conv)[0].result
+
+
+async def test_a_files_job_whose_change_was_only_claimed_changes_them_with_a_held_command(real_tools, tmp_path):
+    """Asked to delete files, the model's rm failed and its answer claimed them removed:
+    sent back, its next round must change something, and for a job of files that is a
+    command, held as before (not edit_file, with no file to edit, nor every tool unheld)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"ab.tmp": "x\n", "cd.tmp": "y\n", "keep.txt": "z\n"})
+    d.backend.push(call("exec_shell_command", command="rm .tmp"), {"text": "Removed: rm .tmp"},
+                   call("exec_shell_command", command="rm ab.tmp cd.tmp"), {"text": "Deleted both .tmp files."})
+    await conv.send_message("delete all the .tmp files, both of them")
+    await wait_state(conv, "idle", "error")
+    third = d.backend.turns[2]
+    assert third.tool_choice == "required"
+    offered = {t.name for t in third.tools} - {name for name, args in third.avoid if args is None}
+    assert "exec_shell_command" in offered and "grep_search" not in offered
+    pattern = dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
+    assert re.fullmatch(pattern, "rm ab.tmp cd.tmp") and not re.fullmatch(pattern, "echo hi")
+    assert not (folder / "ab.tmp").exists() and (folder / "keep.txt").exists()

@@ -561,6 +561,22 @@ async def test_after_a_change_only_claimed_the_next_round_must_change_a_file(rea
     assert (folder / "config.py").read_text() == "PORT = 9090\n" and conv.info.end_reason == "answered"
 
 
+async def test_a_change_round_with_no_file_to_change_is_a_free_round_with_its_tools_held(real_tools, tmp_path):
+    """A change claimed where nothing was read and no new file is asked for leaves no
+    tool that changes a file to call: the round is free (not every tool offered unheld,
+    as a grammar with every tool left out would), the command still held."""
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("get_info"), {"text": "PORT is now 9090."}, {"text": "I could not."})
+    await conv.send_message("change PORT to 9090")
+    await wait_state(conv, "idle", "error")
+    third = d.backend.turns[2]
+    assert third.tool_choice is None
+    left = {t.name for t in third.tools} - {name for name, args in third.avoid if args is None}
+    assert "exec_shell_command" in left and "edit_file" not in left and "write_file" not in left
+    assert "exec_shell_command" in dict(third.shapes)
+
+
 @pytest.mark.parametrize("asked, writes", [("fix the word in config.py", False),
                                            ("put the port of config.py in port.txt", True)])
 async def test_write_file_is_offered_only_when_the_request_names_a_new_file(real_tools, tmp_path, asked, writes):

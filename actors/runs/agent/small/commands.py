@@ -168,6 +168,13 @@ def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[
     return {p: [c for c in cs if fits_words(c[len(p):], options=False)] for p, cs in out.items()}
 
 
+def change_tools(asked: str) -> tuple[str, ...]:
+    """The tools a round that must change something may call: those that change files,
+    and the command where the request asks to copy, move or delete them (asked to delete
+    files, a change claimed was to be made with an edit, and no file was there to edit)."""
+    return steps.CHANGE_TOOLS + ((SHELL_TOOL,) if file_verbs(asked) else ())
+
+
 def runs_alone(program: str) -> bool:
     """Whether `program` may be a command by itself, with no word after it (RUN_ALONE, a
     program the request names, a script)."""

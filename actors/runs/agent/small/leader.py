@@ -94,6 +94,13 @@ def leads(route: str, backend: object) -> bool:
     return route == "local" and is_small_model(int(getattr(backend, "n_params", 0) or 0))
 
 
+def after_loop(items: Sequence[Any]) -> bool:
+    """Whether a run's (`items`) last round was cut for a loop (its last item the notice
+    that says so)."""
+    return bool(items) and items[-1].kind == "notice" and bool(items[-1].for_model) \
+        and (items[-1].text or "").startswith(_LOOPED_START)
+
+
 def failing_tool(items: Sequence[Any]) -> str | None:
     """The tool of a run's (`items`) last FAILS_IN_A_ROW calls when they all are of it
     and all failed (a command that exited non-zero, a call refused); else None."""
@@ -289,8 +296,8 @@ class Leader:
         planned = steps.planning_tool(bool(self._t.info.todos)) if must_call else None
         if planned in {t.name for t in turn.tools}:  # planning: the list, then the plan
             avoid += tuple((t.name, None) for t in turn.tools if t.name != planned)
-        if change:
-            avoid += tuple((t.name, None) for t in turn.tools if t.name not in steps.CHANGE_TOOLS)
+        if change:  # a change of files (or, asked to copy, move or delete them, a command)
+            avoid += tuple((t.name, None) for t in turn.tools if t.name not in commands.change_tools(self._asked()))
             if self._found_place and not self._new:
                 avoid += ((steps.WRITE_TOOL, None),)  # the change is at the lines found, not a new file
         shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
@@ -319,6 +326,9 @@ class Leader:
         if first is not None:
             choice = "required"
             avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
+        if change and not {t.name for t in turn.tools} - {name for name, args in avoid if args is None}:
+            avoid = tuple(a for a in avoid if a[1] is not None or a[0] in steps.CHANGE_TOOLS)  # none to change
+            choice = None  # with: a free round, its tools held (the grammar would offer every tool unheld)
         shell = next((t for t in turn.tools if t.name == SHELL_TOOL), None)
         if shell is not None and (SHELL_TOOL, None) not in avoid:
             if self._programs is None:
@@ -333,19 +343,12 @@ class Leader:
                 shapes += ((SEARCH_TOOL, search_shape),)
         # An answer only: a call round sampled with the penalty after a loop wrote a file
         # named with the loop's remains ("#ff0f#,blue:BLUE;…"), where greedy only repeats.
-        looped = answer and self._after_loop()
+        looped = answer and after_loop(self._run_items())
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer and not looped else turn.temperature,
             repeat_penalty=LOOP_PENALTY if looped else None,
         ), planning=must_call)
-
-    def _after_loop(self) -> bool:
-        """Whether the run's last round was cut for a loop (its last item the notice
-        that says so)."""
-        items = self._run_items()
-        return bool(items) and items[-1].kind == "notice" and bool(items[-1].for_model) \
-            and (items[-1].text or "").startswith(_LOOPED_START)
 
     def _first_tool(self, turn: TurnInput, offered: Collection[str], avoid: tuple[tuple[str, Any], ...], *,
                     nothing_to_edit: bool = False) -> str | None:
