@@ -92,6 +92,33 @@ def test_a_request_naming_the_files_to_copy_move_or_delete_is_held_to_those_comm
         assert not re.fullmatch(pattern, no), no
 
 
+def test_files_named_by_their_kind_are_done_to_by_one_whole_command(tmp_path):
+    for rel in ("qa.py.bak", "docs/cc.txt.bak", "docs/deep/ee.txt.bak", "notes/aa.text", "notes/bb.text",
+                "top.text", "one.log", "two.log", "logs/old.log", ".hidden/xx.bak"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+
+    def whole(asked: str) -> dict[str, list[str]]:
+        return commands.for_request(asked, tmp_path).whole
+
+    # Deleted: every file of the kind, in subfolders too, not in a hidden one.
+    assert whole("delete all the .bak files, some are in subfolders too") == \
+        {"rm": ["rm docs/cc.txt.bak docs/deep/ee.txt.bak qa.py.bak"]}
+    # Renamed to another kind, under the folder named: each to its new name, one after another.
+    assert whole("the .text files in notes/ should end in .md, rename them") == \
+        {"mv": ["mv notes/aa.text notes/aa.md && mv notes/bb.text notes/bb.md"]}
+    # Moved or copied into the folder named: those that are not there yet.
+    assert whole("move the .log files into logs/") == {"mv": ["mv one.log two.log logs"]}
+    assert whole("copy all .log files to the logs folder") == {"cp": ["cp one.log two.log logs"]}
+    # No file of the kind, too many, or no verb of files: left to the model.
+    assert whole("delete the .pyc files") == {} and whole("count the .log files") == {}
+    (tmp_path / "notes/bb.md").write_text("y\n")  # a rename would overwrite it: left to the model
+    assert "mv" not in whole("the .text files in notes/ should end in .md, rename them")
+    for n in range(commands.KIND_FILES + 1):
+        (tmp_path / f"many{n}.tmp").write_text("")
+    assert whole("delete the .tmp files") == {}
+
+
 def test_a_program_that_does_nothing_alone_needs_a_word_after_it():
     starts = ["ls", "mkdir", "bash", "cp", "ruff", "./run.sh", "make"]
     shape = commands.command_shape(SHELL.parameters, starts, ["cp a", "ruff x"])
@@ -289,3 +316,17 @@ async def test_a_files_job_whose_change_was_only_claimed_changes_them_with_a_hel
     pattern = dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
     assert re.fullmatch(pattern, "rm ab.tmp cd.tmp") and not re.fullmatch(pattern, "echo hi")
     assert not (folder / "ab.tmp").exists() and (folder / "keep.txt").exists()
+
+
+async def test_a_rename_of_files_by_their_kind_runs_as_one_held_command(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"aa.text": "a\n", "bb.text": "b\n", "cc.md": "c\n"})
+    whole = "mv aa.text aa.md && mv bb.text bb.md"
+    d.backend.push(call("exec_shell_command", command=whole), {"text": "Renamed aa.text and bb.text to .md."})
+    await conv.send_message("the .text files should end in .md, rename them")
+    await wait_state(conv, "idle", "error")
+    pattern = dict(d.backend.turns[0].shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
+    assert re.fullmatch(pattern, whole) and not re.fullmatch(pattern, "mv aa.text aa.md")
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == ["aa.md", "bb.md", "cc.md"]
+    assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
+    assert conv.info.end_reason == "answered"

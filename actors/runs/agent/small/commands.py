@@ -37,6 +37,7 @@ from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.files_of import is_dir_in, is_file_in, runs_in
+from actors.tools.globs import walk
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
 USUAL_PROGRAMS = (
@@ -124,8 +125,66 @@ def for_request(asked: str, ws: Path | None) -> Offered:
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
                       has_file=lambda n: ws is not None and is_file_in(ws, n))
-    whole = {} if ws is None else named_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n))
+    whole = {} if ws is None else named_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
+                                                 lambda kind, under: files_of_kind(ws, kind, under))
     return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"})
+
+
+# Files by their kind: an extension, maybe after `*` (`.bak`, `*.log`).
+_KIND = re.compile(r"(?<![\w/-])\*?(\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+# Files of a kind a command may name at most: more, and the command is left to the model.
+KIND_FILES = 12
+
+
+def files_of_kind(ws: Path, kind: str, under: str | None) -> list[str]:
+    """The workspace's files whose names end in `kind`, under the folder `under` (or
+    anywhere), sorted, not in a hidden folder; KIND_FILES + 1 at most (one more says
+    too many). Blocking: call it in a thread."""
+    root = ws / under if under else ws
+    out: list[str] = []
+    try:
+        for entry in walk(root, sizes=False, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith(".")):
+            if entry.is_file and not entry.is_link and entry.path.endswith(kind) and entry.path != kind:
+                out.append(posixpath.join(under, entry.path) if under else entry.path)
+                if len(out) > KIND_FILES:
+                    break
+    except OSError:
+        return []
+    return sorted(out)
+
+
+def kind_commands(asked: str, doing: set[str], folders: list[str],
+                  of_kind: Callable[[str, str | None], list[str]]) -> dict[str, list[str]]:
+    """The one whole command a request to delete, move, copy or rename files of a kind
+    (`.bak files`) may be, with the files of that kind that are there (`of_kind`, under
+    the folder it names, if one): `rm` of them all; `mv` or `cp` of them all into the
+    folder it names, when it names one to put them in; to rename them to another kind it
+    names (`.text files … should end in .md`), each `mv` to its new name, one after
+    another (`&&`). None where no file is of that kind, or more than KIND_FILES are."""
+    kinds = list(dict.fromkeys(_KIND.findall(asked)))
+    program = "rm" if "rm" in doing else "mv" if "mv" in doing else "cp" if "cp" in doing else None
+    # Deleted or renamed, the files are those under the folder named (if one); moved or
+    # copied, those anywhere but in the folder named, which is where they go.
+    putting = program in ("mv", "cp") and len(kinds) == 1
+    if program is None or len(folders) > 1 or putting and len(folders) != 1:
+        return {}
+    under = None if putting or not folders else folders[0]
+    found = {k: [f for f in of_kind(k, under) if not (putting and f.startswith(folders[0] + "/"))] for k in kinds}
+    have = [k for k in kinds if found[k]][:1 if program == "mv" and not putting else None]  # renamed: the first
+    if len(have) != 1 or len(found[have[0]]) > KIND_FILES:
+        return {}
+    kind, files = have[0], found[have[0]]
+    if program == "rm":
+        return {"rm": [f"rm {' '.join(files)}"]}
+    if putting:
+        return {program: [f"{program} {' '.join(files)} {folders[0]}"]}
+    if program != "mv":
+        return {}
+    to = next(k for k in kinds if k != kind)  # renamed to the other kind it names, over no file
+    pairs = [(f, f[:-len(kind)] + to) for f in files]
+    if {new for _, new in pairs} & set(found.get(to) or of_kind(to, under)):
+        return {}
+    return {"mv": [" && ".join(f"mv {old} {new}" for old, new in pairs)]}
 
 
 def held_command(parameters: dict[str, object], offered: Offered, avoid: Collection[tuple[str, Any]],
@@ -142,17 +201,24 @@ _NAMED_FOLDER = re.compile(
     r"\b(?:the\s+)?([\w.-]+)\s+(?:folder|directory|dir)\b|(?<![\w/.-])([\w.-]+(?:/[\w.-]+)*)/(?![\w.-])", re.IGNORECASE)
 
 
-def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool]) -> dict[str, list[str]]:
+def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool],
+                   of_kind: Callable[[str, str | None], list[str]] = lambda kind, under: []) -> dict[str, list[str]]:
     """The whole commands a request to copy, move, rename or delete files may be, where it
     names them (the files of `steps.file_names`, the folders of `_NAMED_FOLDER`): `cp`
     and `mv` from a file or folder that is there to another name or a folder (asked to
     copy a file, SmolLM2 wrote `cp` with the file's name twice), `rm` of a file that is
     there, `rmdir` of a folder, `mkdir` of a folder named that is not there yet; none for
-    a program the request's verbs do not ask for, nor where it names nothing there."""
+    a program the request's verbs do not ask for, nor where it names nothing there. Where
+    it names files by their kind instead (`kind_commands`), the one command that does it
+    to all of them."""
     doing = {p for v in file_verbs(asked) for p in VERB_PROGRAMS.get(v, ())}
     folders = [posixpath.normpath(next(g for g in m.groups() if g)) for m in _NAMED_FOLDER.finditer(asked)]
     names = list(dict.fromkeys(steps.file_names(asked) + folders))
     there = [n for n in names if is_file(n) or is_dir(n)]
+    if doing and not [n for n in there if is_file(n)]:
+        by_kind = kind_commands(asked, doing, [f for f in folders if is_dir(f)], of_kind)
+        if by_kind:
+            return by_kind
     if not doing or not there:
         return {}
     out: dict[str, list[str]] = {}
@@ -165,7 +231,8 @@ def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[
         out["rm"] = [f"rm {n}" for n in there if is_file(n)]
         out["rmdir"] = [f"rmdir {n}" for n in there if is_dir(n)]
     out["mkdir"] = [f"mkdir {n}" for n in folders if n not in there]
-    return {p: [c for c in cs if fits_words(c[len(p):], options=False)] for p, cs in out.items()}
+    held = {p: [c for c in cs if fits_words(c[len(p):], options=False)] for p, cs in out.items()}
+    return {p: cs for p, cs in held.items() if cs or p == "mkdir"}  # a program with nothing to do it to: free
 
 
 def change_tools(asked: str) -> tuple[str, ...]:
