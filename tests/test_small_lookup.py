@@ -12,6 +12,7 @@ from actors.model.turns import ToolSpec
 from actors.runs.agent.small import lookup
 from actors.runs.agent.small.steps import small_parameters
 from actors.tools.grep_search import GrepSearch
+from tests.test_plan_mode import cards
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
 
@@ -187,3 +188,22 @@ def test_the_held_search_is_a_grammar_llama_cpp_takes():
         assert shape is not None and ("ignore_case" in shape["properties"]) == (words[0] == "limit")
         schema = generic_schema((spec,), required=True, strict=True, shapes=((tool.name, shape),))
         LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
+
+
+async def test_files_named_by_their_kind_with_no_word_to_search_for_are_listed_first(real_tools, tmp_path):
+    """"the .py files" where no word of the request is in a file: the first round lists
+    the files of that kind (a search would have had nothing to look for; SmolLM2 looked
+    for the worked example's values), under the folder named, if one."""
+    assert lookup.kind_patterns("put the names of the .py files in parts/ into names.txt") == ["parts/**/*.py"]
+    assert lookup.kind_patterns("how many .md files are there") == ["*.md"]
+    assert lookup.kind_patterns("fix the bug") == []
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"aa.py": "x = 1\n", "bb.py": "y = 2\n", "cc.csv": "a,b\n"})
+    d.backend.push(call("file_glob_search", include="*.py"), {"text": "aa.py and bb.py."})
+    await conv.send_message("how many .py files are there")
+    await wait_state(conv, "idle", "error")
+    first = d.backend.turns[0]
+    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"file_glob_search"}
+    assert dict(first.shapes)["file_glob_search"]["properties"] == {"include": {"enum": ["*.py"]}}
+    (card,) = cards(conv)
+    assert "aa.py" in card.result and "bb.py" in card.result and "cc.csv" not in card.result

@@ -37,6 +37,7 @@ from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.files_of import is_dir_in, is_file_in, runs_in
+from actors.runs.agent.small.lookup import KIND, NAMED_FOLDER
 from actors.tools.globs import walk
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
@@ -130,8 +131,6 @@ def for_request(asked: str, ws: Path | None) -> Offered:
     return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"})
 
 
-# Files by their kind: an extension, maybe after `*` (`.bak`, `*.log`).
-_KIND = re.compile(r"(?<![\w/-])\*?(\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
 # Files of a kind a command may name at most: more, and the command is left to the model.
 KIND_FILES = 12
 
@@ -161,7 +160,7 @@ def kind_commands(asked: str, doing: set[str], folders: list[str],
     folder it names, when it names one to put them in; to rename them to another kind it
     names (`.text files … should end in .md`), each `mv` to its new name, one after
     another (`&&`). None where no file is of that kind, or more than KIND_FILES are."""
-    kinds = list(dict.fromkeys(_KIND.findall(asked)))
+    kinds = list(dict.fromkeys(KIND.findall(asked)))
     program = "rm" if "rm" in doing else "mv" if "mv" in doing else "cp" if "cp" in doing else None
     # Deleted or renamed, the files are those under the folder named (if one); moved or
     # copied, those anywhere but in the folder named, which is where they go.
@@ -196,15 +195,12 @@ def held_command(parameters: dict[str, object], offered: Offered, avoid: Collect
     return command_shape(parameters, offered.programs, failed, options=gives_options(asked), whole=offered.whole)
 
 
-# A folder the request names by that word ("the data folder", "into archive/").
-_NAMED_FOLDER = re.compile(
-    r"\b(?:the\s+)?([\w.-]+)\s+(?:folder|directory|dir)\b|(?<![\w/.-])([\w.-]+(?:/[\w.-]+)*)/(?![\w.-])", re.IGNORECASE)
 
 
 def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool],
                    of_kind: Callable[[str, str | None], list[str]] = lambda kind, under: []) -> dict[str, list[str]]:
     """The whole commands a request to copy, move, rename or delete files may be, where it
-    names them (the files of `steps.file_names`, the folders of `_NAMED_FOLDER`): `cp`
+    names them (the files of `steps.file_names`, the folders of `NAMED_FOLDER`): `cp`
     and `mv` from a file or folder that is there to another name or a folder (asked to
     copy a file, SmolLM2 wrote `cp` with the file's name twice), `rm` of a file that is
     there, `rmdir` of a folder, `mkdir` of a folder named that is not there yet; none for
@@ -212,7 +208,7 @@ def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[
     it names files by their kind instead (`kind_commands`), the one command that does it
     to all of them."""
     doing = {p for v in file_verbs(asked) for p in VERB_PROGRAMS.get(v, ())}
-    folders = [posixpath.normpath(next(g for g in m.groups() if g)) for m in _NAMED_FOLDER.finditer(asked)]
+    folders = [posixpath.normpath(next(g for g in m.groups() if g)) for m in NAMED_FOLDER.finditer(asked)]
     names = list(dict.fromkeys(steps.file_names(asked) + folders))
     there = [n for n in names if is_file(n) or is_dir(n)]
     if doing and not [n for n in there if is_file(n)]:

@@ -319,6 +319,10 @@ class Leader:
             shapes += ((steps.WRITE_TOOL, write_shape),)
         first = (self._first_tool(turn, offered, avoid, nothing_to_edit=nothing_to_edit)
                  if self._step == "any" and not must_call else None)
+        kinds = lookup.kind_patterns(self._asked()) if first == SEARCH_TOOL else []
+        globber = next((t for t in turn.tools if t.name == lookup.GLOB_TOOL and t.name in offered), None)
+        if kinds and globber is not None and not await self._search_words():  # no word to look for: the files
+            first, shapes = globber.name, shapes + ((globber.name, lookup.glob_shape(globber.parameters, kinds)),)
         reader = next((t for t in turn.tools if t.name == lookup.READ_TOOL), None)
         if first is None and self._to_read and not must_call and reader is not None and reader.name in offered:
             first = reader.name  # the question's search found its place: the file is read whole

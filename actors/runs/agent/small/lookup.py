@@ -165,3 +165,27 @@ def to_read(asked: str, result: str, pattern: str) -> list[str]:
 def read_shape(parameters: dict[str, object], paths: list[str]) -> dict[str, object]:
     """read_file's parameters held to one of `paths` (and no other argument)."""
     return {**parameters, "properties": {"path": {"enum": list(paths)}}, "required": ["path"]}
+
+
+# ---- files named by their kind, listed ----
+
+GLOB_TOOL = "file_glob_search"
+# Files by their kind: an extension, maybe after `*` (`.bak`, `*.log`).
+KIND = re.compile(r"(?<![\w/-])\*?(\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+# A folder the request names by that word ("the data folder", "into archive/").
+NAMED_FOLDER = re.compile(
+    r"\b(?:the\s+)?([\w.-]+)\s+(?:folder|directory|dir)\b|(?<![\w/.-])([\w.-]+(?:/[\w.-]+)*)/(?![\w.-])", re.IGNORECASE)
+
+
+def kind_patterns(asked: str) -> list[str]:
+    """Globs of the files a request names by their kind, under the folder it names, if
+    one ("the .py files in parts/": `parts/**/*.py`; "the .md files": `*.md`, at any
+    depth)."""
+    folders = [next(g for g in m.groups() if g).strip("/") for m in NAMED_FOLDER.finditer(asked)]
+    under = folders[0] + "/**/" if len(folders) == 1 else ""
+    return [f"{under}*{kind}" for kind in dict.fromkeys(KIND.findall(asked))]
+
+
+def glob_shape(parameters: dict[str, object], patterns: list[str]) -> dict[str, object]:
+    """file_glob_search's parameters held to one of `patterns` (and no other argument)."""
+    return {**parameters, "properties": {"include": {"enum": list(patterns)}}, "required": ["include"]}
