@@ -87,9 +87,15 @@ def test_a_request_naming_the_files_to_copy_move_or_delete_is_held_to_those_comm
                                    whole={"cp": ["cp ab.cfg ab.cfg.bak", "cp ab.cfg notes"], "mkdir": []})
     assert shape is not None
     pattern = shape["properties"]["command"]["pattern"]
-    assert re.fullmatch(pattern, "cp ab.cfg notes") and re.fullmatch(pattern, "ls notes")
-    for no in ("cp ab.cfg ab.cfg.bak", "cp ab.cfg", "mkdir x", "cp ab.cfg other"):  # failed, or not a whole one
+    assert re.fullmatch(pattern, "cp ab.cfg notes")
+    # failed, not a whole one, or another program while a whole command is left
+    for no in ("cp ab.cfg ab.cfg.bak", "cp ab.cfg", "mkdir x", "cp ab.cfg other", "ls notes"):
         assert not re.fullmatch(pattern, no), no
+    spent = commands.command_shape(SHELL.parameters, ["ls", "cp"], ["cp ab.cfg ab.cfg.bak"],
+                                   whole={"cp": ["cp ab.cfg ab.cfg.bak"], "mkdir": []})
+    assert spent is not None  # each whole command failed: the others again, cp not
+    assert re.fullmatch(spent["properties"]["command"]["pattern"], "ls notes")
+    assert not re.fullmatch(spent["properties"]["command"]["pattern"], "cp ab.cfg notes")
 
 
 def test_files_named_by_their_kind_are_done_to_by_one_whole_command(tmp_path):
@@ -240,8 +246,8 @@ async def test_a_small_models_commands_are_held_and_removing_is_not_offered_unas
     await wait_state(conv, "idle", "error")
     first = d.backend.turns[0]
     pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
-    assert re.fullmatch(pattern, "mv draft.txt final.txt") and re.fullmatch(pattern, "ls")
-    assert not re.fullmatch(pattern, "python3 x.py")  # a rename is mv's (commands.VERB_PROGRAMS)
+    assert re.fullmatch(pattern, "mv draft.txt final.txt") and not re.fullmatch(pattern, "ls")
+    assert not re.fullmatch(pattern, "python3 x.py")  # a rename is mv's, and this one is known whole
     assert not re.fullmatch(pattern, "rm -r final.txt") and not re.fullmatch(pattern, "rename draft.txt final.txt")
     assert (folder / "final.txt").read_text() == "Dear team,\n" and not (folder / "draft.txt").exists()
     # The answer names the file the run's own command moved away: not sent back as made up.
@@ -278,8 +284,8 @@ async def test_after_a_failed_command_the_next_rounds_cannot_write_it_again(real
     third = d.backend.turns[2]
     pattern = dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
     assert not re.fullmatch(pattern, "cp -b base.cfg") and not re.fullmatch(pattern, "cp -q base.cfg")
-    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and re.fullmatch(pattern, "ls base.cfg")
-    # The request names the file and its copy: cp is that command (commands.named_commands).
+    assert re.fullmatch(pattern, "cp base.cfg base.cfg.bak") and not re.fullmatch(pattern, "ls base.cfg")
+    # The request names the file and its copy: cp is that command (commands.named_commands), alone.
     assert not re.fullmatch(pattern, "cp base.cfg") and not re.fullmatch(pattern, "cp base.cfg base.cfg")
     assert not re.fullmatch(pattern, "ls -p base")  # the request writes no option
     assert not re.fullmatch(pattern, "mkdir base")  # a copy is cp's, and no folder is asked for

@@ -257,8 +257,11 @@ def command_shape(parameters: dict[str, object], starts: list[str], ruled_out: C
     if not isinstance(props, dict) or not isinstance(props.get("command"), dict):
         return None
     fixed = {p: [c for c in cs if c not in ruled_out] for p, cs in (whole or {}).items() if _NAME.fullmatch(p)}
-    names = [p for p in dict.fromkeys(starts) if _NAME.fullmatch(p) and p not in fixed]
     commands = [c for cs in fixed.values() for c in cs]
+    # While a whole command that does the job is left, only those (given `ls` beside them,
+    # SmolLM2 listed made-up paths in a loop); once each failed, the others again.
+    names = [] if any(cs for p, cs in fixed.items() if p != "mkdir") else \
+        [p for p in dict.fromkeys(starts) if _NAME.fullmatch(p) and p not in fixed]
     if not names and not commands:
         return None
     words = _Words(options)
