@@ -102,11 +102,15 @@ def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
     out += [w for w in dict.fromkeys(_PROGRAM_WORD.findall(asked)) if w not in out and found(w)]
     out += [b for b in BUILTINS if b not in out]
     out += [f"./{s.removeprefix('./')}" for s in scripts if not s.startswith(("/", "..", "-"))]
-    verbs = file_verbs(asked)
-    doing = {p for v in verbs for p in VERB_PROGRAMS.get(v, ())}
+    doing = verb_programs(asked)
     wanted = doing | set(LOOKING) | ({"mkdir"} if _FOLDER.search(asked) else set())
     return [p for p in dict.fromkeys(out) if p not in unasked and (not doing or p in wanted)
             and (p not in BUILD_FILES or any(map(has_file, BUILD_FILES[p])))]
+
+
+def verb_programs(asked: str) -> set[str]:
+    """The programs that do what the request's verbs of files ask (VERB_PROGRAMS)."""
+    return {p for v in file_verbs(asked) for p in VERB_PROGRAMS.get(v, ())}
 
 
 @attrs.frozen
@@ -181,7 +185,7 @@ def kind_commands(asked: str, doing: set[str], folders: list[str],
         return {}
     to = next(k for k in kinds if k != kind)  # renamed to the other kind it names, over no file
     pairs = [(f, f[:-len(kind)] + to) for f in files]
-    if {new for _, new in pairs} & set(found.get(to) or of_kind(to, under)):
+    if {new for _, new in pairs} & set(found[to]):  # (found[to] is of_kind(to, under): not putting)
         return {}
     return {"mv": [" && ".join(f"mv {old} {new}" for old, new in pairs)]}
 
@@ -195,8 +199,6 @@ def held_command(parameters: dict[str, object], offered: Offered, avoid: Collect
     return command_shape(parameters, offered.programs, failed, options=gives_options(asked), whole=offered.whole)
 
 
-
-
 def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool],
                    of_kind: Callable[[str, str | None], list[str]] = lambda kind, under: []) -> dict[str, list[str]]:
     """The whole commands a request to copy, move, rename or delete files may be, where it
@@ -207,7 +209,7 @@ def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[
     a program the request's verbs do not ask for, nor where it names nothing there. Where
     it names files by their kind instead (`kind_commands`), the one command that does it
     to all of them."""
-    doing = {p for v in file_verbs(asked) for p in VERB_PROGRAMS.get(v, ())}
+    doing = verb_programs(asked)
     folders = [posixpath.normpath(next(g for g in m.groups() if g)) for m in NAMED_FOLDER.finditer(asked)]
     names = list(dict.fromkeys(steps.file_names(asked) + folders))
     there = [n for n in names if is_file(n) or is_dir(n)]

@@ -114,10 +114,10 @@ def failing_tool(items: Sequence[Any]) -> str | None:
 
 def avoided_edits(avoid: Iterable[tuple[str, object]]) -> list[tuple[str, str, str]]:
     """The edits of the calls a round avoids (the run's failed ones), as (path, old_text, new_text)."""
-    return [(args["path"], e["old_text"], e["new_text"]) for name, args in avoid
-            if name == steps.EDIT_TOOL and isinstance(args, dict) and isinstance(args.get("path"), str)
-            and isinstance(args.get("edits"), list) for e in args["edits"] if isinstance(e, dict)
-            and isinstance(e.get("old_text"), str) and isinstance(e.get("new_text"), str)]
+    return [(args["path"], e["old_text"], e["new_text"]) for name, args in avoid if name == steps.EDIT_TOOL
+            and isinstance(args, dict) and isinstance(args.get("path"), str) and isinstance(args.get("edits"), list)
+            for e in args["edits"] if isinstance(e, dict) and isinstance(e.get("old_text"), str)
+            and isinstance(e.get("new_text"), str)]
 
 
 class Leading(Protocol):
@@ -319,20 +319,20 @@ class Leader:
             shapes += ((steps.WRITE_TOOL, write_shape),)
         first = (self._first_tool(turn, offered, avoid, nothing_to_edit=nothing_to_edit)
                  if self._step == "any" and not must_call else None)
-        kinds = lookup.kind_patterns(self._asked()) if first == SEARCH_TOOL else []
-        globber = next((t for t in turn.tools if t.name == lookup.GLOB_TOOL and t.name in offered), None)
-        if kinds and globber is not None and not await self._search_words():  # no word to look for: the files
-            first, shapes = globber.name, shapes + ((globber.name, lookup.glob_shape(globber.parameters, kinds)),)
+        words, kinds = (await self._search_words(), lookup.kind_patterns(self._asked())) \
+            if first == SEARCH_TOOL else ([], [])  # (the search's words walk the files: once a round)
+        glob = next((t for t in turn.tools if t.name == lookup.GLOB_TOOL and t.name in offered), None)
+        if kinds and glob is not None and not words:  # no word to look for: the files
+            first, shapes = glob.name, shapes + ((glob.name, lookup.one_of(glob.parameters, "include", kinds)),)
         reader = next((t for t in turn.tools if t.name == lookup.READ_TOOL), None)
         if first is None and self._to_read and not must_call and reader is not None and reader.name in offered:
             first = reader.name  # the question's search found its place: the file is read whole
-            shapes += ((first, lookup.read_shape(reader.parameters, self._to_read)),)
+            shapes += ((first, lookup.one_of(reader.parameters, "path", self._to_read)),)
         if first is not None:
             choice = "required"
             avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
-        if change and not {t.name for t in turn.tools} - {name for name, args in avoid if args is None}:
-            avoid = tuple(a for a in avoid if a[1] is not None or a[0] in steps.CHANGE_TOOLS)  # none to change
-            choice = None  # with: a free round, its tools held (the grammar would offer every tool unheld)
+        if change and not {t.name for t in turn.tools} - {n for n, a in avoid if a is None}:  # none left: free,
+            avoid, choice = tuple(a for a in avoid if a[1] is not None or a[0] in steps.CHANGE_TOOLS), None  # held
         shell = next((t for t in turn.tools if t.name == SHELL_TOOL), None)
         if shell is not None and (SHELL_TOOL, None) not in avoid:
             if self._programs is None:
@@ -342,7 +342,7 @@ class Leader:
                 shapes += ((SHELL_TOOL, command_shape),)
         search = next((t for t in turn.tools if t.name == SEARCH_TOOL), None)
         if first == SEARCH_TOOL and search is not None:
-            search_shape = lookup.search_shape(search.parameters, await self._search_words())
+            search_shape = lookup.search_shape(search.parameters, words)
             if search_shape is not None:
                 shapes += ((SEARCH_TOOL, search_shape),)
         # An answer only: a call round sampled with the penalty after a loop wrote a file

@@ -162,9 +162,11 @@ def to_read(asked: str, result: str, pattern: str) -> list[str]:
     return list(dict.fromkeys(using + defining if _ASKS_USE.search(asked) else defining + using))
 
 
-def read_shape(parameters: dict[str, object], paths: list[str]) -> dict[str, object]:
-    """read_file's parameters held to one of `paths` (and no other argument)."""
-    return {**parameters, "properties": {"path": {"enum": list(paths)}}, "required": ["path"]}
+def one_of(parameters: dict[str, object], argument: str, values: list[str]) -> dict[str, object]:
+    """A tool's parameters held to its `argument` one of `values`, and no other argument
+    (read_file's path: what a question's search found; file_glob_search's include: the
+    globs of `kind_patterns`)."""
+    return {**parameters, "properties": {argument: {"enum": list(values)}}, "required": [argument]}
 
 
 # ---- files named by their kind, listed ----
@@ -184,8 +186,3 @@ def kind_patterns(asked: str) -> list[str]:
     folders = [next(g for g in m.groups() if g).strip("/") for m in NAMED_FOLDER.finditer(asked)]
     under = folders[0] + "/**/" if len(folders) == 1 else ""
     return [f"{under}*{kind}" for kind in dict.fromkeys(KIND.findall(asked))]
-
-
-def glob_shape(parameters: dict[str, object], patterns: list[str]) -> dict[str, object]:
-    """file_glob_search's parameters held to one of `patterns` (and no other argument)."""
-    return {**parameters, "properties": {"include": {"enum": list(patterns)}}, "required": ["include"]}

@@ -203,10 +203,10 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
     named to be renamed or deleted may go."""
     if asked.rstrip().endswith(("?", "？")) or not (names := [n for n in file_names(asked) if exists(n)]):
         return any(not exists(name) for name in new) and not asked.rstrip().endswith(("?", "？"))
-    texts = {name: t for name in names if (t := read(name)) is not None}
-    if any(not exists(name) for name in new) or set_values.still_to_edit(asked, texts, target_values(asked)):
+    texts, to_set = {name: t for name in names if (t := read(name)) is not None}, target_values(asked)
+    if any(not exists(name) for name in new) or set_values.still_to_edit(asked, texts, to_set):
         return True
-    pairs = set_values.swaps(asked, target_values(asked))
+    pairs = set_values.swaps(asked, to_set)
     values = [v for v in values_given(asked) if not any(v in pair for pair in pairs)]
     return any(not any(v in t for t in texts.values()) for v in values)
 
