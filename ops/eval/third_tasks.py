@@ -5,10 +5,12 @@ with any job of tasks.py, more_tasks.py or fresh_tasks.py.
 
 HELD_OUT_2 became known as leading was developed beside it; these were written fresh at
 this stop as the clean measure, so a change to the leading can again be measured on jobs
-nobody has looked at while writing it. They are only run to report (`ops/eval/run.py
---set held_out_3`), never developed against. Nothing in the product names a job, a file
-or a word of theirs (tests/test_eval.py checks the product's sources against WORDS_3 and
-the fixtures' file names).
+nobody has looked at while writing it. They were only run to report (`ops/eval/run.py
+--set held_out_3`) until they too became known while leading was developed, and
+fourth_tasks.py was written as the clean held-out set in their place: from then on they
+are development jobs like fresh_tasks.py's. Nothing in the product names a job, a file or
+a word of theirs (tests/test_eval.py checks the product's sources against WORDS_3 and the
+fixtures' file names).
 """
 
 from __future__ import annotations
