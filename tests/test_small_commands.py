@@ -14,7 +14,7 @@ from llama_cpp.llama_grammar import LlamaGrammar
 
 from actors.model.backends.generic_grammar import excluding, generic_schema, schema_to_gbnf, strict_strings
 from actors.model.turns import ToolSpec
-from actors.runs.agent.small import commands, guards
+from actors.runs.agent.small import commands, guards, lookup
 from actors.tools.shell import ExecShellCommand
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, small_project
@@ -77,7 +77,10 @@ def test_a_request_naming_the_files_to_copy_move_or_delete_is_held_to_those_comm
     assert named("make a backup copy of ab.cfg named ab.cfg.bak") == {"cp": ["cp ab.cfg ab.cfg.bak"], "mkdir": []}
     assert named("rename notes/bc.md to notes/cd.md") == {"mv": ["mv notes/bc.md notes/cd.md"], "mkdir": []}
     assert named("move ab.cfg into the notes folder") == {"mv": ["mv ab.cfg notes"], "mkdir": []}
-    assert named("move ab.cfg into archive/") == {"mv": ["mv ab.cfg archive"], "mkdir": ["mkdir archive"]}
+    # A folder named that is not there is made first (`mv` alone would rename the file to it).
+    assert named("move ab.cfg into archive/") == {"mv": ["mkdir archive && mv ab.cfg archive"], "mkdir": []}
+    assert named("move ab.cfg into a new folder called keep") == {"mv": ["mkdir keep && mv ab.cfg keep"],
+                                                                   "mkdir": []}
     assert named("delete ab.cfg and the old folder") == {"rm": ["rm ab.cfg"], "rmdir": ["rmdir old"], "mkdir": []}
     # Nothing named is there, or no verb of files: the commands stay free.
     for free in ("delete all the .tmp files", "copy x.txt to y.txt", "remove the DEBUG line from ab.cfg",
@@ -96,6 +99,58 @@ def test_a_request_naming_the_files_to_copy_move_or_delete_is_held_to_those_comm
     assert spent is not None  # each whole command failed: the others again, cp not
     assert re.fullmatch(spent["properties"]["command"]["pattern"], "ls notes")
     assert not re.fullmatch(spent["properties"]["command"]["pattern"], "cp ab.cfg notes")
+
+
+def test_a_folder_named_is_copied_moved_or_deleted_whole(tmp_path):
+    for rel in ("plants/ivy.txt", "plants/low/moss.txt", "bare/.keep-not", "ab.cfg"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    (tmp_path / "bare/.keep-not").unlink()
+    (tmp_path / "cupboard").mkdir()
+    (tmp_path / "cupboard/cup.txt").write_text("x\n")
+
+    def whole(asked: str) -> dict[str, list[str]]:
+        return commands.for_request(asked, tmp_path).whole
+
+    # Copied with all it holds, to the new name it is called (no `mkdir` of that name
+    # beside it: the copy would go inside it).
+    assert whole("make a copy of the plants folder called plants_old") == {"cp": ["cp -r plants plants_old"],
+                                                                           "mkdir": []}
+    assert whole("duplicate the plants directory as plants2/")["cp"] == ["cp -r plants plants2"]
+    assert whole("move the plants folder into the cupboard folder")["mv"] == ["mv plants cupboard"]
+    # Deleted: an empty folder by rmdir, one that holds files by rm -r.
+    assert whole("delete the bare folder") == {"rmdir": ["rmdir bare"], "mkdir": []}
+    assert whole("delete the plants folder") == {"rm": ["rm -r plants"], "mkdir": []}
+    # Words that say which folder name none ("a new folder named x" is x, not `new`).
+    assert lookup.named_folders("put it in a new folder named crate, not the same folder") == ["crate"]
+    assert lookup.named_folders("the ab folder called cd, and ef/") == ["ab", "cd", "ef"]
+
+
+def test_files_of_a_kind_go_into_a_new_folder_made_first(tmp_path):
+    for rel in ("one.log", "two.log", "keep.txt"):
+        (tmp_path / rel).write_text("x\n")
+    got = commands.for_request("move the .log files into a new folder named crate", tmp_path).whole
+    assert got == {"mv": ["mkdir crate && mv one.log two.log crate"]}
+    (tmp_path / "crate").mkdir()
+    got = commands.for_request("move the .log files into a new folder named crate", tmp_path).whole
+    assert got == {"mv": ["mv one.log two.log crate"]}
+
+
+def test_a_script_run_and_what_it_prints_kept_is_one_whole_command(tmp_path):
+    (tmp_path / "tally.py").write_text("print(3)\n")
+    (tmp_path / "go.sh").write_text("echo hi\n")
+
+    def kept(asked: str) -> dict[str, list[str]]:
+        return commands.output_commands(asked, lambda n: (tmp_path / n).is_file(), lambda p: f"/usr/bin/{p}")
+
+    assert kept("run tally.py and save what it prints to out.txt") == {"python3": ["python3 tally.py > out.txt"]}
+    assert kept("execute go.sh, then put its output in log.txt") == {"bash": ["bash go.sh > log.txt"]}
+    assert commands.for_request("run tally.py and write what it prints into sum.txt", tmp_path).whole == \
+        {"python3": ["python3 tally.py > sum.txt"]}
+    # Not asked to keep what it prints, no script there, or no one file to keep it in.
+    for free in ("run tally.py", "save tally.py as b.py", "run gone.py and save what it prints to out.txt",
+                 "run tally.py and save what it prints", "run tally.py and save what it prints to aa.txt or bb.txt"):
+        assert kept(free) == {}, free
 
 
 def test_files_named_by_their_kind_are_done_to_by_one_whole_command(tmp_path):
@@ -336,3 +391,33 @@ async def test_a_rename_of_files_by_their_kind_runs_as_one_held_command(real_too
     assert sorted(p.name for p in folder.iterdir() if p.is_file()) == ["aa.md", "bb.md", "cc.md"]
     assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
     assert conv.info.end_reason == "answered"
+
+
+async def test_a_job_whose_whole_command_is_known_runs_it_first(real_tools, tmp_path):
+    """Asked to run a script and keep what it prints in a file, or to copy a folder, the
+    first round is the command, held to the whole one (SmolLM2 ran `mkdir out.txt`, or
+    copied the new name onto itself); then the answer. The grammar llama.cpp is given
+    takes the shape (its characters: `>`, `&&`, `-r`)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"tally.py": "print(6 * 7)\n", "kit/aa.txt": "a\n"})
+    d.backend.push(call("exec_shell_command", command="python3 tally.py > out.txt"), {"text": "Saved it."},
+                   call("exec_shell_command", command="cp -r kit kit_old"), {"text": "Copied."})
+    await conv.send_message("run tally.py and save what it prints to out.txt")
+    await wait_state(conv, "idle", "error")
+    first = d.backend.turns[0]
+    assert first.tool_choice == "required"
+    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == \
+        {"exec_shell_command"}
+    pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
+    assert re.fullmatch(pattern, "python3 tally.py > out.txt") and not re.fullmatch(pattern, "mkdir out.txt")
+    assert (folder / "out.txt").read_text() == "42\n" and conv.info.end_reason == "answered"
+    shape = dict(first.shapes)["exec_shell_command"]
+    spec = next(t for t in first.tools if t.name == "exec_shell_command")
+    schema = generic_schema((spec,), required=True, strict=True, shapes=(("exec_shell_command", shape),))
+    LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
+    await conv.send_message("make a copy of the kit folder called kit_old")
+    await wait_state(conv, "idle", "error")
+    third = d.backend.turns[2]
+    assert re.fullmatch(dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"],
+                        "cp -r kit kit_old")
+    assert (folder / "kit_old/aa.txt").read_text() == "a\n" and (folder / "kit/aa.txt").exists()

@@ -9,7 +9,7 @@ from llama_cpp.llama_grammar import LlamaGrammar
 
 from actors.model.backends.generic_grammar import generic_schema, schema_to_gbnf, strict_strings
 from actors.model.turns import ToolSpec
-from actors.runs.agent.small import lookup
+from actors.runs.agent.small import lookup, steps
 from actors.runs.agent.small.steps import small_parameters
 from actors.tools.grep_search import GrepSearch
 from tests.test_plan_mode import cards
@@ -139,7 +139,36 @@ async def test_a_question_about_the_code_searches_for_the_name_it_asks_about(rea
     await wait_state(conv, "idle", "error")
     (tool, shape), = d.backend.turns[0].shapes
     assert tool == "grep_search" and shape["properties"] == {"pattern": {"enum": ["Parser"]}}
+    # Where it is defined, found: the next round is the answer (SmolLM2 searched on, one
+    # more word each time, or began an answer that looped).
+    assert d.backend.turns[1].tool_choice == "none"
     assert conv.info.end_reason == "answered"
+    assert lookup.answers_where("where's pick defined", _PICKED, "pick")
+    assert lookup.answers_where("which file uses first_word", "use.py:4:def first_word(s):\n", "first_word")
+    many = _PICKED + "c.py:1:x = pick\nd.py:2:y = pick\n"
+    assert lookup.answers_where("where is pick defined?", many, "pick")  # defined in one file, used in many
+    assert not lookup.answers_where("where is it used?", many, "it")  # no line defines it: four files
+    assert not lookup.answers_where("what does pick return", _PICKED, "pick")  # not a where-question
+    assert not lookup.answers_where("where is pick defined?", "", "pick")  # found nothing
+
+
+async def test_a_where_question_is_a_question_whatever_example_is_nearest(real_tools, tmp_path):
+    """"where's X defined" read as nearest the edit example: its search found the place
+    and the next round edited there. A request that begins as a where-question searches,
+    then answers."""
+    for where in ("where's couple defined", "Where is Parser", "which files use it", "where does it say so"):
+        assert steps.where_question(where), where
+    for no in ("whereas it says so, fix it", "wherever it is, delete it", "fix it where it says Helo"):
+        assert not steps.where_question(no), no
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"joint.py": "def couple_parts(a, b):\n    return a + b\n",
+                                                "yard.py": "from joint import couple_parts\n"})
+    d.backend.push(call("grep_search", pattern="couple_parts"), {"text": "In joint.py."})
+    await conv.send_message("where's couple_parts defined")
+    await wait_state(conv, "idle", "error")
+    first, second = d.backend.turns
+    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"grep_search"}
+    assert second.tool_choice == "none" and conv.info.end_reason == "answered"
 
 
 async def test_a_question_whose_search_found_its_place_reads_the_file_before_it_answers(real_tools, tmp_path):

@@ -21,9 +21,11 @@ from actors.model.backends.template_messages import template_messages
 from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, example_messages
 from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
+from actors.runs.agent.small import echo as small_echo
 from actors.runs.agent.small import guards as small_guards
 from actors.runs.agent.small import steps as small_steps
-from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, avoided_edits, leads
+from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, leads
+from actors.runs.agent.small.run_record import avoided_edits
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
@@ -38,6 +40,7 @@ async def small_project(d, tmp_path, files: dict[str, str], size: int = SMALL):
     folder = tmp_path / "proj"
     folder.mkdir(exist_ok=True)
     for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(text)
     ws = await d.hub.add_workspace(str(folder))
     conv = await d.hub.create(workspace=ws.id, mode="full")
@@ -606,14 +609,14 @@ def test_a_text_that_mostly_repeats_a_note_of_the_daemons_is_an_echo():
     not_made = small_steps.NOT_MADE_PREFIX + "notes.txt" + small_steps.NOT_MADE_SUFFIX
     ours = [MADE_ALREADY, not_made]
     # Said again in other words: most of its trigrams are the note's.
-    assert small_steps.echoed("The notes.txt is not there yet. Make it with a tool, make it with a new file, "
-                              "then answer.", ours) == small_steps.first_sentence(not_made)
-    assert small_steps.echoed("You made this same call already and nothing has changed, so use it.",
-                              ours) == small_steps.first_sentence(MADE_ALREADY)
+    assert small_echo.echoed("The notes.txt is not there yet. Make it with a tool, make it with a new file, "
+                              "then answer.", ours) == small_echo.first_sentence(not_made)
+    assert small_echo.echoed("You made this same call already and nothing has changed, so use it.",
+                              ours) == small_echo.first_sentence(MADE_ALREADY)
     # Not an echo: a few words in common, too short to tell, or nothing of ours to repeat.
-    assert small_steps.echoed("notes.txt is not there yet: I wrote the list of groceries into it.", ours) is None
-    assert small_steps.echoed("Make it", ours) is None
-    assert small_steps.echoed("The notes.txt is not there yet. Make it with a tool.", []) is None
+    assert small_echo.echoed("notes.txt is not there yet: I wrote the list of groceries into it.", ours) is None
+    assert small_echo.echoed("Make it", ours) is None
+    assert small_echo.echoed("The notes.txt is not there yet. Make it with a tool.", []) is None
     # An answer that repeats one is sent back as one that repeats words not of this conversation.
     told = small_steps.answer_fault("You made this same call already and nothing has changed, so use it.",
                                     exists=lambda _: True, changed=False, asked="what does x print?", ours=ours)

@@ -36,8 +36,9 @@ import attrs
 from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
+from actors.runs.agent.small.calling import call_commands
 from actors.runs.agent.small.files_of import is_dir_in, is_file_in, runs_in
-from actors.runs.agent.small.lookup import KIND, NAMED_FOLDER
+from actors.runs.agent.small.lookup import KIND, named_folders
 from actors.tools.globs import walk
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
@@ -121,18 +122,55 @@ class Offered:
     programs: list[str]
     whole: dict[str, list[str]] = attrs.field(factory=dict)
 
+    @property
+    def does_job(self) -> bool:
+        """Whether a whole command that does the request's job is known (not a `mkdir`)."""
+        return any(cs for p, cs in self.whole.items() if p != "mkdir")
+
 
 def for_request(asked: str, ws: Path | None) -> Offered:
     """`programs` for the request `asked` in the workspace `ws`: none that removes or
     moves files unasked (guards.unasked_programs), its scripts the request names, its
     build tools where their files are; and the whole commands of a request to copy, move
-    or delete the files it names (`named_commands`). Blocking: call it in a thread."""
+    or delete the files it names (`named_commands`), to keep what a script prints in a
+    file (`output_commands`), or asking what a function returns (calling.call_commands).
+    Blocking: call it in a thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
                       has_file=lambda n: ws is not None and is_file_in(ws, n))
     whole = {} if ws is None else named_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
                                                  lambda kind, under: files_of_kind(ws, kind, under))
-    return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"})
+    kept = {} if ws is None else output_commands(asked, lambda n: is_file_in(ws, n)) | call_commands(asked, ws)
+    return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
+
+
+# A request to run a script and keep what it prints in a file ("run x.py and save what it
+# prints to out.txt"): asked so, SmolLM2 ran `mkdir out.txt`, or wrote the file from
+# nothing. The interpreter a script of each kind runs with.
+_RUNS = re.compile(r"\b(?:run|runs|running|execute|executing)\b", re.IGNORECASE)
+_KEEPS = re.compile(r"\b(?:save|saves|saving|put|write|writes|store|keep|dump|send|copy|redirect)\b", re.IGNORECASE)
+_PRINTS = re.compile(r"\b(?:prints?|printed|outputs?|says|shows|gives|results?)\b", re.IGNORECASE)
+INTERPRETERS = {".py": "python3", ".sh": "bash", ".js": "node", ".rb": "ruby", ".pl": "perl", ".php": "php",
+                ".lua": "lua"}
+
+
+def output_commands(asked: str, is_file: Callable[[str], bool],
+                    found: Callable[[str], str | None] = shutil.which) -> dict[str, list[str]]:
+    """The whole command a request to run a script and keep what it prints in a file may
+    be: the script (a file that is there, of a kind INTERPRETERS runs, the one the
+    request names first) run by its interpreter (one `found` on PATH), what it prints put
+    in the one file named after it (`python3 x.py > out.txt`); none otherwise."""
+    if not (_RUNS.search(asked) and _KEEPS.search(asked) and _PRINTS.search(asked)):
+        return {}
+    names = [n for n in steps.file_names(asked) if fits_words(" " + n, options=False)]
+    script = next((n for n in names if posixpath.splitext(n)[1] in INTERPRETERS and is_file(n)), None)
+    if script is None:
+        return {}
+    into = [n for n in names[names.index(script) + 1:] if n != script]
+    program = INTERPRETERS[posixpath.splitext(script)[1]]
+    if len(into) != 1 or not found(program):
+        return {}
+    return {program: [f"{program} {script} > {into[0]}"]}
 
 
 # Files of a kind a command may name at most: more, and the command is left to the model.
@@ -157,14 +195,17 @@ def files_of_kind(ws: Path, kind: str, under: str | None) -> list[str]:
 
 
 def kind_commands(asked: str, doing: set[str], folders: list[str],
-                  of_kind: Callable[[str, str | None], list[str]]) -> dict[str, list[str]]:
+                  of_kind: Callable[[str, str | None], list[str]],
+                  is_dir: Callable[[str], bool] = lambda _: True) -> dict[str, list[str]]:
     """The one whole command a request to delete, move, copy or rename files of a kind
     (`.bak files`) may be, with the files of that kind that are there (`of_kind`, under
     the folder it names, if one): `rm` of them all; `mv` or `cp` of them all into the
-    folder it names, when it names one to put them in; to rename them to another kind it
+    folder it names, when it names one to put them in (made first where it is not there:
+    `is_dir`); to rename them to another kind it
     names (`.text files … should end in .md`), each `mv` to its new name, one after
     another (`&&`). None where no file is of that kind, or more than KIND_FILES are."""
     kinds = list(dict.fromkeys(KIND.findall(asked)))
+    folders = [f for f in folders if is_dir(f)] if len(folders) > 1 else folders  # (one named: maybe new)
     program = "rm" if "rm" in doing else "mv" if "mv" in doing else "cp" if "cp" in doing else None
     # Deleted or renamed, the files are those under the folder named (if one); moved or
     # copied, those anywhere but in the folder named, which is where they go.
@@ -179,8 +220,9 @@ def kind_commands(asked: str, doing: set[str], folders: list[str],
     kind, files = have[0], found[have[0]]
     if program == "rm":
         return {"rm": [f"rm {' '.join(files)}"]}
-    if putting:
-        return {program: [f"{program} {' '.join(files)} {folders[0]}"]}
+    if putting:  # into the folder named, made first where it is not there (`is_dir`)
+        make = "" if is_dir(folders[0]) else f"mkdir {folders[0]} && "
+        return {program: [f"{make}{program} {' '.join(files)} {folders[0]}"]}
     if program != "mv":
         return {}
     to = next(k for k in kinds if k != kind)  # renamed to the other kind it names, over no file
@@ -202,19 +244,22 @@ def held_command(parameters: dict[str, object], offered: Offered, avoid: Collect
 def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool],
                    of_kind: Callable[[str, str | None], list[str]] = lambda kind, under: []) -> dict[str, list[str]]:
     """The whole commands a request to copy, move, rename or delete files may be, where it
-    names them (the files of `steps.file_names`, the folders of `NAMED_FOLDER`): `cp`
-    and `mv` from a file or folder that is there to another name or a folder (asked to
-    copy a file, SmolLM2 wrote `cp` with the file's name twice), `rm` of a file that is
-    there, `rmdir` of a folder, `mkdir` of a folder named that is not there yet; none for
-    a program the request's verbs do not ask for, nor where it names nothing there. Where
-    it names files by their kind instead (`kind_commands`), the one command that does it
-    to all of them."""
+    names them (the files of `steps.file_names`, the folders of `lookup.named_folders`):
+    `cp` and `mv` from a file or folder that is there to another name or a folder (asked
+    to copy a file, SmolLM2 wrote `cp` with the file's name twice), a folder copied with
+    all it holds (`cp -r`: asked to copy a folder, it copied the new name onto itself), a
+    file put in a folder named that is not there yet made first (`mkdir x && mv a x`), `rm`
+    of a file that is there, `rmdir` of an empty folder and `rm -r` of one that is not,
+    `mkdir` of a folder named that is not there yet and nothing is put in; none for a
+    program the request's verbs do not ask for, nor where it names nothing there, nor
+    for a name no command word may be (`fits_words`). Where it names files by their kind
+    instead (`kind_commands`), the one command that does it to all of them."""
     doing = verb_programs(asked)
-    folders = [posixpath.normpath(next(g for g in m.groups() if g)) for m in NAMED_FOLDER.finditer(asked)]
-    names = list(dict.fromkeys(steps.file_names(asked) + folders))
+    folders = [f for f in named_folders(asked) if fits_words(" " + f, options=False)]
+    names = [n for n in dict.fromkeys(steps.file_names(asked) + folders) if fits_words(" " + n, options=False)]
     there = [n for n in names if is_file(n) or is_dir(n)]
     if doing and not [n for n in there if is_file(n)]:
-        by_kind = kind_commands(asked, doing, [f for f in folders if is_dir(f)], of_kind)
+        by_kind = kind_commands(asked, doing, folders, of_kind, is_dir)
         if by_kind:
             return by_kind
     if not doing or not there:
@@ -223,14 +268,29 @@ def named_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[
     targets = [n for n in names if n not in there or is_dir(n)]
     for program in ("cp", "mv"):
         if program in doing:
-            out[program] = [f"{program} {a} {b}" for a in there for b in targets if a != b
-                            and not (is_dir(a) and program == "cp")]
+            out[program] = [_put(program, a, b, is_dir(a), b in folders and not is_dir(b)) for a in there
+                            for b in targets if a != b and not b.startswith(a + "/")
+                            and not (is_dir(a) and is_dir(b) and names.index(b) < names.index(a))]
     if "rm" in doing:
         out["rm"] = [f"rm {n}" for n in there if is_file(n)]
-        out["rmdir"] = [f"rmdir {n}" for n in there if is_dir(n)]
-    out["mkdir"] = [f"mkdir {n}" for n in folders if n not in there]
-    held = {p: [c for c in cs if fits_words(c[len(p):], options=False)] for p, cs in out.items()}
-    return {p: cs for p, cs in held.items() if cs or p == "mkdir"}  # a program with nothing to do it to: free
+        out["rm"] += [f"rm -r {n}" for n in there if is_dir(n) and not _empty(n, of_kind)]
+        out["rmdir"] = [f"rmdir {n}" for n in there if is_dir(n) and _empty(n, of_kind)]
+    put = {c.rsplit(" ", 1)[-1] for p in ("cp", "mv") for c in out.get(p, ())}
+    out["mkdir"] = [f"mkdir {n}" for n in folders if n not in there and n not in put]
+    return {p: cs for p, cs in out.items() if cs or p == "mkdir"}  # (mkdir with none: not offered)
+
+
+def _put(program: str, source: str, to: str, folder: bool, new_folder: bool) -> str:
+    """The command that copies or moves `source` (a `folder`: all it holds) to `to`, a
+    `new_folder` made first where a file goes into it."""
+    if folder:
+        return f"cp -r {source} {to}" if program == "cp" else f"mv {source} {to}"
+    return f"mkdir {to} && {program} {source} {to}" if new_folder else f"{program} {source} {to}"
+
+
+def _empty(folder: str, of_kind: Callable[[str, str | None], list[str]]) -> bool:
+    """Whether `folder` holds no file (of_kind with the empty kind lists them all)."""
+    return not of_kind("", folder)
 
 
 def change_tools(asked: str) -> tuple[str, ...]:
@@ -335,9 +395,16 @@ class _Words:
 
 
 def _literal(c: str) -> str:
-    """`c` (a character, or a program's name) as a pattern matches it: a character
-    special to either reading as a class of its code."""
-    return "".join(ch if ch in _PLAIN or ord(ch) > 0xFF else f"[\\x{ord(ch):02x}]" for ch in c)
+    """`c` (a character, or a program's name, or a whole command) as a pattern matches it:
+    a character special to either reading as a class of its code; a double quote as the
+    JSON string's text writes it (`\\"`: llama.cpp reads a pattern over that text, and
+    would let a bare quote end the string), so such a command's pattern matches its
+    JSON text, not the command."""
+    return "".join(ch if ch in _PLAIN or ord(ch) > 0xFF else _JSON_QUOTE if ch == '"' else f"[\\x{ord(ch):02x}]"
+                   for ch in c)
+
+
+_JSON_QUOTE = '\\\\"'  # a backslash, then the quote
 
 
 def _in_class(c: str) -> str:

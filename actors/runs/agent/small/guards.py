@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from actors import notices
-from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, echoed, file_name, target_values
+from actors.runs.agent.small.echo import echoed
+from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, file_name, target_values
 
 # ---- a file the person's, not written over ----
 

@@ -28,23 +28,22 @@ A larger model, or a provider's, is not led: its rounds are its own.
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import attrs
 import trio
 
-from actors import notices
 from actors.fs.paths import read_workspace_text
 from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
-from actors.runs.agent.ledger import SHELL_TOOL, ended_as
+from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import commands, guards, lookup, set_values, steps
 from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in
+from actors.runs.agent.small.run_record import RunRecord, after_loop, avoided_edits, failing_tool
 from actors.runs.env import Env
 
 # A local model under this many parameters is a small one, which a run leads.
@@ -64,10 +63,6 @@ SMALL_TEMPERATURE = 0.0
 # this penalty on the tokens written lately: greedy, SmolLM2 wrote the cut answer
 # again word for word, loop and all, until the run stopped as stuck.
 LOOP_PENALTY = 1.3
-# Calls of one tool failing in a row after which the next round may not call it: each a
-# new call, so no call twice did not stop them (SmolLM2 ran `NAME.py.exe`, then with one
-# more `.exe`, thirty rounds).
-FAILS_IN_A_ROW = 3
 # Calls in a row that got nowhere (failed, refused, a search that found nothing: ledger.
 # got_nowhere), whatever they are, after which a led run stops and says the model could
 # not find a way (Ledger.fail_limit): each new, so neither the rule above nor the streak
@@ -77,10 +72,10 @@ FAILS_IN_A_ROW = 3
 # had four failures in a row; the few that ran a call well after that were commands
 # before they were held to a program this machine has.
 FAILS_TO_STOP = 6
-_LOOPED_START = notices.LOOPED.split("{", 1)[0]  # the words before the unit it repeated
 
 
 SEARCH_TOOL = steps.SEARCH_TOOL
+_Judged = TypeVar("_Judged")
 
 
 def is_small_model(n_params: int) -> bool:
@@ -92,32 +87,6 @@ def leads(route: str, backend: object) -> bool:
     """Whether a run on `route` leads the model `backend` serves: a local one that says
     it is small (its size known: `n_params`, which an asleep model remembers too)."""
     return route == "local" and is_small_model(int(getattr(backend, "n_params", 0) or 0))
-
-
-def after_loop(items: Sequence[Any]) -> bool:
-    """Whether a run's (`items`) last round was cut for a loop (its last item the notice
-    that says so)."""
-    return bool(items) and items[-1].kind == "notice" and bool(items[-1].for_model) \
-        and (items[-1].text or "").startswith(_LOOPED_START)
-
-
-def failing_tool(items: Sequence[Any]) -> str | None:
-    """The tool of a run's (`items`) last FAILS_IN_A_ROW calls when they all are of it
-    and all failed (a command that exited non-zero, a call refused); else None."""
-    cards = [i for i in items if i.kind == "tool"][-FAILS_IN_A_ROW:]
-    tools = {c.tool for c in cards}
-    if len(cards) < FAILS_IN_A_ROW or len(tools) != 1:
-        return None
-    failed = all(ended_as(c.tool or "", c.state or "", c.result or "") in ("error", "denied") for c in cards)
-    return tools.pop() if failed else None
-
-
-def avoided_edits(avoid: Iterable[tuple[str, object]]) -> list[tuple[str, str, str]]:
-    """The edits of the calls a round avoids (the run's failed ones), as (path, old_text, new_text)."""
-    return [(args["path"], e["old_text"], e["new_text"]) for name, args in avoid if name == steps.EDIT_TOOL
-            and isinstance(args, dict) and isinstance(args.get("path"), str) and isinstance(args.get("edits"), list)
-            for e in args["edits"] if isinstance(e, dict) and isinstance(e.get("old_text"), str)
-            and isinstance(e.get("new_text"), str)]
 
 
 class Leading(Protocol):
@@ -218,6 +187,7 @@ class Leader:
 
     def __init__(self, transcript: Transcript, env: Env) -> None:
         self._t = transcript
+        self._rec = RunRecord(transcript)  # what the run's record says
         self._env = env
         self._step: steps.Step = "any"  # the next round's step, from the last round's calls
         self._change_rounds = 0  # rounds of this run that had to change a file (step "change")
@@ -290,14 +260,14 @@ class Leader:
         change = self._step == "change" and not must_call
         choice = "required" if must_call or change else ("none" if answer else None)
         avoid = turn.avoid
-        failing = failing_tool(self._run_items())
+        failing = failing_tool(self._rec.run_items())
         if failing is not None and not must_call and not change:  # a change round keeps its tools
             avoid += ((failing, None),)
         planned = steps.planning_tool(bool(self._t.info.todos)) if must_call else None
         if planned in {t.name for t in turn.tools}:  # planning: the list, then the plan
             avoid += tuple((t.name, None) for t in turn.tools if t.name != planned)
         if change:  # a change of files (or, asked to copy, move or delete them, a command)
-            avoid += tuple((t.name, None) for t in turn.tools if t.name not in commands.change_tools(self._asked()))
+            avoid += tuple((t.name, None) for t in turn.tools if t.name not in commands.change_tools(self._rec.asked()))
             if self._found_place and not self._new:
                 avoid += ((steps.WRITE_TOOL, None),)  # the change is at the lines found, not a new file
         shapes: tuple[tuple[str, dict[str, Any]], ...] = ()
@@ -313,13 +283,13 @@ class Leader:
         if write is not None and not self._new:  # no new file asked for: none to write
             avoid += ((steps.WRITE_TOOL, None),)  # (asked to fix a word, it made `telescopes.csv.gz`)
         new = await self._new_files() if write is not None else []
-        write_shape = set_values.hold_content(steps.write_shape(write.parameters, new), self._asked()) \
+        write_shape = set_values.hold_content(steps.write_shape(write.parameters, new), self._rec.asked()) \
             if write is not None and new else None
         if write_shape is not None:
             shapes += ((steps.WRITE_TOOL, write_shape),)
         first = (self._first_tool(turn, offered, avoid, nothing_to_edit=nothing_to_edit)
                  if self._step == "any" and not must_call else None)
-        words, kinds = (await self._search_words(), lookup.kind_patterns(self._asked())) \
+        words, kinds = (await self._search_words(), lookup.kind_patterns(self._rec.asked())) \
             if first == SEARCH_TOOL else ([], [])  # (the search's words walk the files: once a round)
         glob = next((t for t in turn.tools if t.name == lookup.GLOB_TOOL and t.name in offered), None)
         if kinds and glob is not None and not words:  # no word to look for: the files
@@ -328,6 +298,8 @@ class Leader:
         if first is None and self._to_read and not must_call and reader is not None and reader.name in offered:
             first = reader.name  # the question's search found its place: the file is read whole
             shapes += ((first, lookup.one_of(reader.parameters, "path", self._to_read)),)
+        if first is not None and not self._rounds and SHELL_TOOL in offered and (await self._offered()).does_job:
+            first = SHELL_TOOL  # the request's whole command is known: the first round runs it
         if first is not None:
             choice = "required"
             avoid += tuple((t.name, None) for t in turn.tools if t.name != first)
@@ -335,9 +307,7 @@ class Leader:
             avoid, choice = tuple(a for a in avoid if a[1] is not None or a[0] in steps.CHANGE_TOOLS), None  # held
         shell = next((t for t in turn.tools if t.name == SHELL_TOOL), None)
         if shell is not None and (SHELL_TOOL, None) not in avoid:
-            if self._programs is None:
-                self._programs = await trio.to_thread.run_sync(commands.for_request, self._asked(), self._workspace())
-            command_shape = commands.held_command(shell.parameters, self._programs, avoid, self._asked())
+            command_shape = commands.held_command(shell.parameters, await self._offered(), avoid, self._rec.asked())
             if command_shape is not None:
                 shapes += ((SHELL_TOOL, command_shape),)
         search = next((t for t in turn.tools if t.name == SEARCH_TOOL), None)
@@ -347,7 +317,7 @@ class Leader:
                 shapes += ((SEARCH_TOOL, search_shape),)
         # An answer only: a call round sampled with the penalty after a loop wrote a file
         # named with the loop's remains ("#ff0f#,blue:BLUE;…"), where greedy only repeats.
-        looped = answer and after_loop(self._run_items())
+        looped = answer and after_loop(self._rec.run_items())
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer and not looped else turn.temperature,
@@ -364,24 +334,31 @@ class Leader:
         if self._rounds:
             return None
         names = {t.name for t in turn.tools}
-        example = worked_examples.nearest(names, self._asked())
+        example = worked_examples.nearest(names, self._rec.asked())
         if example is None:
             return None
         tool = example.calls[0][0]
         ruled_out = {name for name, args in avoid if args is None}
-        if tool == steps.EDIT_TOOL and nothing_to_edit:
+        where = steps.where_question(self._rec.asked())  # a question, whatever example is nearest
+        if tool == steps.EDIT_TOOL and (nothing_to_edit or where):
             tool = SEARCH_TOOL
         first = tool if tool in names and tool in offered and tool not in ruled_out else None
-        self._finding = first == SEARCH_TOOL and example.calls[0][0] == steps.EDIT_TOOL
-        self._asking = first == SEARCH_TOOL and example.calls[0][0] == SEARCH_TOOL
+        self._finding = first == SEARCH_TOOL and example.calls[0][0] == steps.EDIT_TOOL and not where
+        self._asking = first == SEARCH_TOOL and (example.calls[0][0] == SEARCH_TOOL or where)
         return first
+
+    async def _offered(self) -> commands.Offered:
+        """What the run's commands may be (commands.for_request), found once."""
+        if self._programs is None:
+            self._programs = await trio.to_thread.run_sync(commands.for_request, self._rec.asked(), self._workspace())
+        return self._programs
 
     async def _search_words(self) -> list[str]:
         """The words the run's first search may look for (lookup.search_words)."""
         ws = self._workspace()
         if ws is None:
             return []
-        words = lookup.request_words(self._asked())
+        words = lookup.request_words(self._rec.asked())
         counts = await trio.to_thread.run_sync(lookup.file_counts, ws, [w for w, _ in words])
         return lookup.search_words(words, counts)
 
@@ -390,7 +367,7 @@ class Leader:
         ws = self._workspace()
         if ws is None:
             return False
-        asked, new = self._asked(), self._new or []
+        asked, new = self._rec.asked(), self._new or []
         return await trio.to_thread.run_sync(lambda: steps.still_open(
             asked, new, lambda rel: exists_in(ws, rel), lambda rel: read_in(ws, rel)))
 
@@ -399,7 +376,7 @@ class Leader:
         ws = self._workspace()
         if ws is None:
             return []
-        names = steps.file_names(self._asked())
+        names = steps.file_names(self._rec.asked())
         return await trio.to_thread.run_sync(lambda: [n for n in names if not exists_in(ws, n)])
 
     def after_round(self, calls: Sequence[tuple[str, bool]]) -> None:
@@ -410,14 +387,16 @@ class Leader:
         self._change_rounds += self._step == "change"
         self._step = steps.next_step(
             seen, changing=self._step == "change" and self._change_rounds < steps.CHANGE_ROUNDS)
-        self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._searched())
+        self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._rec.searched())
         if self._found_place:
             self._step = "change"  # the place of the change is found: the next round makes it there
         if self._to_read and seen and all(state == "done" for state, _ in seen):
             self._step = "answer"  # the question's place read whole: it answers (else it read on, and on)
-        last = self._last_search() if self._asking and self._step == "any" else None
-        self._to_read = lookup.to_read(self._asked(), last.result or "", str((last.args or {}).get("pattern", ""))) \
-            if last is not None else []
+        last = self._rec.last_search() if self._asking and self._step == "any" else None
+        found = (self._rec.asked(), last.result or "", str((last.args or {}).get("pattern", ""))) if last else None
+        self._to_read = lookup.to_read(*found) if found else []
+        if found and lookup.answers_where(*found):
+            self._step = "answer"  # where it is, found: the answer (else it searched on, and on)
         self._finding = self._asking = False
 
     def free(self) -> None:
@@ -429,17 +408,9 @@ class Leader:
     async def sent_back(self, text: str, *, changed: bool) -> bool:
         """An answer that the run's record contradicts (steps.answer_fault) is sent back
         once: the model reads why and goes on (True). `changed`: a change ran."""
-        ws = self._workspace()
-        if not text or ws is None or self._checks >= steps.ANSWER_CHECKS:
+        if not text or self._checks >= steps.ANSWER_CHECKS:
             return False
-        asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
-        ours = self._ours()
-        new = self._new or []
-        exists = self._known_in(ws)
-        fault = await trio.to_thread.run_sync(lambda: steps.answer_fault(
-            text, exists=exists, changed=changed, asked=asked, found=found,
-            copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
-            new=new, ours=ours))
+        fault = await self._fault(text, changed=changed, judge=steps.answer_fault)
         if fault is None:
             return False
         self._checks += 1
@@ -452,18 +423,24 @@ class Leader:
         """What the person reads instead of an answer still at fault once answers were
         sent back as often as they may be (steps.could_not: the model could not do it,
         and what to try); None when the answer stands."""
-        ws = self._workspace()
-        if not text or ws is None or self._checks < steps.ANSWER_CHECKS:
+        if not text or self._checks < steps.ANSWER_CHECKS:
             return None
-        asked, found, said, refusals = self._asked(), self._found(), self._said(), self._refusals()
-        ours = self._ours()
-        new = self._new or []
-        exists = self._known_in(ws)
-        fault = await trio.to_thread.run_sync(lambda: steps.find_fault(
+        fault = await self._fault(text, changed=changed, judge=steps.find_fault)
+        return None if fault is None else steps.could_not(fault)
+
+    async def _fault(self, text: str, *, changed: bool, judge: Callable[..., _Judged]) -> _Judged | None:
+        """What `judge` (steps.answer_fault, or find_fault) finds wrong with the answer
+        `text` by the run's record; None where nothing is (or there is no workspace)."""
+        ws = self._workspace()
+        if ws is None:
+            return None
+        rec, new = self._rec, self._new or []
+        asked, found, said, refusals, ours, exists = (rec.asked(), rec.found(), rec.said(), rec.refusals(), rec.ours(),
+                                                      rec.known_in(ws))
+        return await trio.to_thread.run_sync(lambda: judge(
             text, exists=exists, changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
             new=new, ours=ours))
-        return None if fault is None else steps.could_not(fault)
 
     async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
         """Why its call may not go on, None when it may: a write over a file of the
@@ -477,7 +454,7 @@ class Leader:
         names and does not ask to remove (guards.removal_refused)."""
         ws, path = self._workspace(), args.get("path")
         if name == SHELL_TOOL and ws is not None:
-            asked = self._asked()
+            asked = self._rec.asked()
 
             def removes() -> str | None:
                 named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
@@ -492,90 +469,18 @@ class Leader:
         over = guards.replace_refused(name, path, exists, created)
         if over is not None:
             return guards.Refusal(over, bars=True)
-        odd = guards.odd_name_refused(name, path, exists, self._asked())
+        odd = guards.odd_name_refused(name, path, exists, self._rec.asked())
         if odd is not None:
             return guards.Refusal(odd, bars=False)
-        echo = guards.echo_refused(name, args, self._ours()) or guards.name_refused(name, args, self._asked())
+        echo = guards.echo_refused(name, args, self._rec.ours()) or guards.name_refused(name, args, self._rec.asked())
         if echo is None:
-            asked = self._asked()
+            asked = self._rec.asked()
             why = await trio.to_thread.run_sync(lambda: edit_refused(ws, path, name, args, asked))
             return None if why is None else guards.Refusal(why, bars=False)
         # Its next write may be the file's text; a second such write in the run bars the
         # tool for a round (refused, SmolLM2 wrote the note again, longer each time).
         self._echoes += 1
         return guards.Refusal(echo, bars=self._echoes > 1)
-
-    def _asked(self) -> str:
-        """The person's latest message, as text."""
-        return next((i.text or "" for i in reversed(self._t.items) if i.kind == "user"), "")
-
-    def _run_items(self) -> list[Any]:
-        """This run's items: those after the person's latest message."""
-        items = list(self._t.items)
-        last = next((n for n in range(len(items) - 1, -1, -1) if items[n].kind == "user"), -1)
-        return items[last + 1:]
-
-    def _found(self) -> tuple[str, ...] | None:
-        """The files the run's last call found, when it was a search that found some for
-        a request asking where or which (steps.search_found); else None."""
-        if not steps.asks_where(self._asked()):
-            return None
-        last = next((i for i in reversed(self._run_items()) if i.kind == "tool"), None)
-        if last is None or last.tool not in steps.SEARCH_TOOLS or last.state != "done":
-            return None
-        pattern = (last.args or {}).get("pattern")
-        return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
-
-    def _known_in(self, ws: Path) -> Callable[[str], bool]:
-        """Whether an answer's file is known (blocking: call it in a thread): there in the
-        workspace, or named in the arguments of a call of this run that ran well (a
-        command that exited 0, a write, an edit), so one gone since may be named ("Moved
-        a.md to b.md", after `mv`), where the record shows it."""
-        acted = {name for i in self._run_items() if i.kind == "tool"
-                 and ended_as(i.tool or "", i.state or "", i.result or "") == "done"
-                 for value in (i.args or {}).values() if isinstance(value, str)
-                 for name in steps.file_names(value)}
-        return lambda rel: exists_in(ws, rel) or posixpath.normpath(rel) in acted
-
-    def _last_search(self) -> Any:
-        """This run's latest search's card, when it ran; else None."""
-        last = next((i for i in reversed(self._run_items()) if i.kind == "tool" and i.tool in steps.SEARCH_TOOLS),
-                    None)
-        return last if last is not None and last.state == "done" else None
-
-    def _searched(self) -> list[str]:
-        """The files this run's latest search found (steps.search_found), none when its
-        latest search found nothing or there was none."""
-        last = self._last_search()
-        if last is None:
-            return []
-        pattern = (last.args or {}).get("pattern")
-        return steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")
-
-    def _searched_lines(self) -> dict[str, list[str]]:
-        """The lines this run's latest search showed, by file (steps.search_lines)."""
-        last = self._last_search()
-        return {} if last is None else steps.search_lines(last.result or "")
-
-    def _said(self) -> str:
-        """What the person and the tools said in this conversation."""
-        return "\n".join((i.text or "") if i.kind == "user" else (i.result or "")
-                         for i in self._t.items if i.kind in ("user", "tool"))
-
-    def _refusals(self) -> list[str]:
-        """What this run's calls that did not run were told."""
-        return [i.result or "" for i in self._run_items() if i.kind == "tool" and i.state not in ("done", None)]
-
-    def _ours(self) -> list[str]:
-        """What the daemon told the model in this run: its notices for the model, and
-        its own refusals of calls (a tool's error is the tool's, not the daemon's)."""
-        return [i.text or "" for i in self._run_items() if i.kind == "notice" and i.for_model] + [
-            r for r in self._refusals() if notices.card_end(r)[0] is not None]
-
-    def _seen_files(self, by: tuple[str, ...] = steps.SEEN_BY) -> list[str]:
-        """The files this conversation's calls of `by` read or wrote, the latest first."""
-        cards = ((i.tool, i.state, i.args) for i in reversed(self._t.items) if i.kind == "tool")
-        return steps.seen_files(cards, by)
 
     async def _edit_shape(self, *, found_lines: bool = False, avoid: Sequence[tuple[str, Any]] = ()
                           ) -> dict[str, Any] | None:
@@ -585,15 +490,15 @@ class Leader:
         ws = self._workspace()
         if ws is None:
             return None
-        asked, limit, searched = self._asked(), steps.EDIT_FILE_BYTES, self._searched()
+        asked, limit, searched = self._rec.asked(), steps.EDIT_FILE_BYTES, self._rec.searched()
 
         def read() -> list[tuple[str, str]]:
             named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
-            wanted = list(dict.fromkeys(named + searched + self._seen_files()))[:steps.EDIT_FILES]
+            wanted = list(dict.fromkeys(named + searched + self._rec.seen_files()))[:steps.EDIT_FILES]
             found = ((rel, read_workspace_text(ws, rel, limit + 1)) for rel in wanted)
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
-        files, only = await trio.to_thread.run_sync(read), self._searched_lines() if found_lines else None
+        files, only = await trio.to_thread.run_sync(read), self._rec.searched_lines() if found_lines else None
         shape = steps.edit_shape(files, removing=steps.removes(asked), only=only, avoided=avoided_edits(avoid))
         values = steps.target_values(asked)  # the values to set, written by the edit (set_values)
         return set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),

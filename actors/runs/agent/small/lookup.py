@@ -13,6 +13,7 @@ among them, reads the result and goes on as it would.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -162,6 +163,14 @@ def to_read(asked: str, result: str, pattern: str) -> list[str]:
     return list(dict.fromkeys(using + defining if _ASKS_USE.search(asked) else defining + using))
 
 
+def answers_where(asked: str, result: str, pattern: str) -> bool:
+    """Whether a question that asks where (steps.asks_where) is answered by its search's
+    `result`: the search found its place in one to READ_FOUND files (where the name is
+    defined, when a line defines it: steps.search_found). After such a search, SmolLM2
+    searched on with one more word each time, or began an answer that looped."""
+    return steps.asks_where(asked) and 0 < len(steps.search_found(result, pattern)) <= READ_FOUND
+
+
 def one_of(parameters: dict[str, object], argument: str, values: list[str]) -> dict[str, object]:
     """A tool's parameters held to its `argument` one of `values`, and no other argument
     (read_file's path: what a question's search found; file_glob_search's include: the
@@ -174,15 +183,32 @@ def one_of(parameters: dict[str, object], argument: str, values: list[str]) -> d
 GLOB_TOOL = "file_glob_search"
 # Files by their kind: an extension, maybe after `*` (`.bak`, `*.log`).
 KIND = re.compile(r"(?<![\w/-])\*?(\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
-# A folder the request names by that word ("the data folder", "into archive/").
+# A folder the request names by that word ("the data folder", "into archive/"), or
+# names after it ("a folder called old", "a new directory named out").
 NAMED_FOLDER = re.compile(
     r"\b(?:the\s+)?([\w.-]+)\s+(?:folder|directory|dir)\b|(?<![\w/.-])([\w.-]+(?:/[\w.-]+)*)/(?![\w.-])", re.IGNORECASE)
+CALLED_FOLDER = re.compile(r"\b(?:folder|directory|dir)\s+(?:called|named)\s+([\w.-]*\w)", re.IGNORECASE)
+# Words before "folder" that say which or what kind of folder, not its name ("a new
+# folder named x" named no folder `new`).
+_NOT_A_FOLDER = frozenset({
+    "a", "an", "the", "new", "same", "other", "another", "empty", "own", "my", "your", "its", "their", "our", "this",
+    "that", "one", "each", "every", "whole", "entire", "some", "any", "separate", "different", "parent", "current",
+    "root", "working", "project", "second", "which", "what", "sub", "that's", "whose"})
+
+
+def named_folders(asked: str) -> list[str]:
+    """The folders a request names (NAMED_FOLDER), each once, in its order, normalised
+    ("archive/" is archive); not a word that says which folder (`_NOT_A_FOLDER`)."""
+    found = sorted((m.start(), next(g for g in m.groups() if g))
+                   for m in (*NAMED_FOLDER.finditer(asked), *CALLED_FOLDER.finditer(asked)))
+    names = (posixpath.normpath(name) for _, name in found)
+    return list(dict.fromkeys(n for n in names if n.lower() not in _NOT_A_FOLDER and n not in (".", "..")))
 
 
 def kind_patterns(asked: str) -> list[str]:
     """Globs of the files a request names by their kind, under the folder it names, if
     one ("the .py files in parts/": `parts/**/*.py`; "the .md files": `*.md`, at any
     depth)."""
-    folders = [next(g for g in m.groups() if g).strip("/") for m in NAMED_FOLDER.finditer(asked)]
+    folders = named_folders(asked)
     under = folders[0] + "/**/" if len(folders) == 1 else ""
     return [f"{under}*{kind}" for kind in dict.fromkeys(KIND.findall(asked))]

@@ -57,6 +57,8 @@ from actors.record import cards
 from actors.runs.agent.run_tools import goals, helpers, plans
 from actors.runs.agent.run_tools import todos_and_questions as todos
 from actors.runs.agent.small import set_values
+from actors.runs.agent.small.echo import SENTENCE_END as _SENTENCE_END
+from actors.runs.agent.small.echo import echoed, first_sentence
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 
 Step = Literal["any", "answer", "change"]
@@ -211,6 +213,8 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
     return any(not any(v in t for t in texts.values()) for v in values)
 
 
+_WHERE_FIRST = re.compile(r"\s*(?:where(?:'s|\s+(?:is|are|was|does|do|did|can|should))?\b|which\s+(?:files?|"
+                          r"modules?|scripts?|folders?)\b)", re.IGNORECASE)
 _WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
 
 
@@ -227,6 +231,12 @@ def before_loop(text: str, unit: str) -> str | None:
     if len(kept.split()) < KEPT_WORDS or "{" in kept:
         return None
     return kept
+
+
+def where_question(asked: str) -> bool:
+    """Whether a request is a question of where something is, or which file has it (it
+    begins so: "where's x defined"; asked so, SmolLM2's nearest example was an edit's)."""
+    return _WHERE_FIRST.match(asked) is not None
 
 
 def asks_where(asked: str) -> bool:
@@ -304,7 +314,7 @@ def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False, only
     something: `removes`): each old_text a whole line with its line's end, new_text
     empty (asked to remove a line, SmolLM2 changed its value instead). `only`: for a
     file it has, the lines offered are those of its list that the file has (the lines a
-    search found: the place of the change), when any is. `avoided` (leader.avoided_edits): an
+    search found: the place of the change), when any is. `avoided` (run_record.avoided_edits): an
     edit of the run that failed is not offered again (a removal's line; another edit's
     new_text: refused, SmolLM2 wrote the same edit three times over)."""
     branches: list[dict[str, object]] = []
@@ -349,37 +359,6 @@ _REMOVES = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)*(?:rem
 def removes(asked: str) -> bool:
     """Whether the request asks to take something out (`remove the line …`)."""
     return _REMOVES.match(asked) is not None
-
-
-# ---- the daemon's own words, copied ----
-
-# An echo is measured in word trigrams: a text of ECHO_MIN_GRAMS at least repeats one of
-# the daemon's notes when ECHO_SHARE of its trigrams are that note's.
-ECHO_GRAM = 3
-ECHO_MIN_GRAMS = 3
-ECHO_SHARE = 0.5
-_WORD = re.compile(r"[^\W_]+")
-
-
-def _grams(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    return {tuple(words[i:i + ECHO_GRAM]) for i in range(len(words) - ECHO_GRAM + 1)}
-
-
-def echoed(text: str, ours: Iterable[str]) -> str | None:
-    """The first sentence of the note of `ours` (what the daemon told the model in this
-    run: its notices, its refusals) that `text` mostly repeats, None when it repeats
-    none. Told that a file the person asked for was not there yet and to make it with
-    a tool, SmolLM2 wrote "The <file> is not there yet. Make it with a tool, …" into that
-    file, and answered the same: the daemon's words are never the person's file or
-    answer."""
-    grams = _grams(text)
-    if len(grams) < ECHO_MIN_GRAMS:
-        return None
-    for note in ours:
-        if len(grams & _grams(note)) >= ECHO_SHARE * len(grams):
-            return first_sentence(note)
-    return None
 
 
 # The optional arguments a small model is offered beside a tool's required ones.
@@ -442,17 +421,10 @@ class Fault:
     notmade: str | None = None
 
 
-# Where a sentence ends (a dot in `config.py` does not).
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 # How much of a claimed change the person is shown (`could_not`).
 CLAIM_CHARS = 80
 # How much of a refusal an answer repeats before it is no answer: its first sentence, this long at least.
 REFUSAL_CHARS = 24
-
-
-def first_sentence(text: str) -> str:
-    end = _SENTENCE_END.search(text)
-    return " ".join(text[:end.start() if end else len(text)].split())
 
 
 def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",

@@ -1,0 +1,45 @@
+"""The daemon's own words, copied by a small model into a file or an answer (`echoed`),
+and a text's first sentence (what of a note or a refusal is quoted back)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Where a sentence ends (a dot in `config.py` does not).
+SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def first_sentence(text: str) -> str:
+    """`text` up to its first sentence's end, its blanks made one."""
+    end = SENTENCE_END.search(text)
+    return " ".join(text[:end.start() if end else len(text)].split())
+
+
+# An echo is measured in word trigrams: a text of ECHO_MIN_GRAMS at least repeats one of
+# the daemon's notes when ECHO_SHARE of its trigrams are that note's.
+ECHO_GRAM = 3
+ECHO_MIN_GRAMS = 3
+ECHO_SHARE = 0.5
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _grams(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i:i + ECHO_GRAM]) for i in range(len(words) - ECHO_GRAM + 1)}
+
+
+def echoed(text: str, ours: Iterable[str]) -> str | None:
+    """The first sentence of the note of `ours` (what the daemon told the model in this
+    run: its notices, its refusals) that `text` mostly repeats, None when it repeats
+    none. Told that a file the person asked for was not there yet and to make it with
+    a tool, SmolLM2 wrote "The <file> is not there yet. Make it with a tool, …" into that
+    file, and answered the same: the daemon's words are never the person's file or
+    answer."""
+    grams = _grams(text)
+    if len(grams) < ECHO_MIN_GRAMS:
+        return None
+    for note in ours:
+        if len(grams & _grams(note)) >= ECHO_SHARE * len(grams):
+            return first_sentence(note)
+    return None
