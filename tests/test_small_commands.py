@@ -421,3 +421,18 @@ async def test_a_job_whose_whole_command_is_known_runs_it_first(real_tools, tmp_
     assert re.fullmatch(dict(third.shapes)["exec_shell_command"]["properties"]["command"]["pattern"],
                         "cp -r kit kit_old")
     assert (folder / "kit_old/aa.txt").read_text() == "a\n" and (folder / "kit/aa.txt").exists()
+
+
+async def test_an_answer_sent_back_after_the_jobs_whole_command_ran_is_answered_again(real_tools, tmp_path):
+    """The whole command did the job; the answer named a file that is not there and was
+    sent back: the next round is the answer again, not a call (SmolLM2 ran another
+    command, which wrote a file nobody asked for)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"tally.py": "print(6 * 7)\n"})
+    d.backend.push(call("exec_shell_command", command="python3 tally.py > out.txt"), {"text": "Output: sum.txt"},
+                   {"text": "Saved what tally.py prints in out.txt."})
+    await conv.send_message("run tally.py and save what it prints to out.txt")
+    await wait_state(conv, "idle", "error")
+    assert [t.tool_choice for t in d.backend.turns] == ["required", "none", "none"]
+    assert sorted(p.name for p in folder.iterdir()) == ["out.txt", "tally.py"]
+    assert conv.info.end_reason == "answered"

@@ -234,6 +234,8 @@ def test_the_values_a_request_asks_a_file_to_take():
     assert target_values("fix the crash on line 12 of app.py") == []  # a number only referred to
     assert target_values("rename 'old' in 'a.txt' to 'new'") == ["new"]
     assert target_values("point the link to 'docs/guide.md'") == []  # a file's name
+    assert target_values("turn verbose to True in run.py") == ["True"]  # a value of code's own
+    assert target_values("is it true that it runs") == []  # a word of prose
 
 
 def test_an_edit_with_none_of_the_values_the_request_asks_for_is_refused():

@@ -5,11 +5,19 @@ found. The run-level tests use the scripted backend made to say it is small."""
 
 from __future__ import annotations
 
+import re
+
 from llama_cpp.llama_grammar import LlamaGrammar
 
-from actors.model.backends.generic_grammar import generic_schema, schema_to_gbnf, strict_strings
+from actors.model.backends.generic_grammar import (
+    REPLY_SCHEMA,
+    generic_schema,
+    reply_schema,
+    schema_to_gbnf,
+    strict_strings,
+)
 from actors.model.turns import ToolSpec
-from actors.runs.agent.small import lookup, steps
+from actors.runs.agent.small import lookup, read_answers, steps
 from actors.runs.agent.small.steps import small_parameters
 from actors.tools.grep_search import GrepSearch
 from tests.test_plan_mode import cards
@@ -141,8 +149,15 @@ async def test_a_question_about_the_code_searches_for_the_name_it_asks_about(rea
     assert tool == "grep_search" and shape["properties"] == {"pattern": {"enum": ["Parser"]}}
     # Where it is defined, found: the next round is the answer (SmolLM2 searched on, one
     # more word each time, or began an answer that looped).
-    assert d.backend.turns[1].tool_choice == "none"
+    # …and it begins with the file that defines it (SmolLM2 copied the line of one that imports it).
+    assert d.backend.turns[1].tool_choice == "none" and d.backend.turns[1].reply_starts == ("read.py",)
     assert conv.info.end_reason == "answered"
+    schema = reply_schema(d.backend.turns[1].reply_starts)
+    pattern = schema["properties"]["response"]["pattern"]
+    assert re.fullmatch(pattern, "read.py:1:class Parser:") and not re.fullmatch(pattern, "use.py has it")
+    assert not re.fullmatch(pattern, 'read.py says "x"')  # no quote: it would end the JSON string
+    LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
+    assert reply_schema(()) == REPLY_SCHEMA
     assert lookup.answers_where("where's pick defined", _PICKED, "pick")
     assert lookup.answers_where("which file uses first_word", "use.py:4:def first_word(s):\n", "first_word")
     many = _PICKED + "c.py:1:x = pick\nd.py:2:y = pick\n"
@@ -156,7 +171,9 @@ async def test_a_where_question_is_a_question_whatever_example_is_nearest(real_t
     """"where's X defined" read as nearest the edit example: its search found the place
     and the next round edited there. A request that begins as a where-question searches,
     then answers."""
-    for where in ("where's couple defined", "Where is Parser", "which files use it", "where does it say so"):
+    for where in ("where's couple defined", "Where is Parser", "which files use it", "where does it say so",
+                  "In which file is LIMIT set?", "can you tell me where the parser lives", "find where x is defined",
+                  "what file has main"):
         assert steps.where_question(where), where
     for no in ("whereas it says so, fix it", "wherever it is, delete it", "fix it where it says Helo"):
         assert not steps.where_question(no), no
@@ -168,7 +185,8 @@ async def test_a_where_question_is_a_question_whatever_example_is_nearest(real_t
     await wait_state(conv, "idle", "error")
     first, second = d.backend.turns
     assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"grep_search"}
-    assert second.tool_choice == "none" and conv.info.end_reason == "answered"
+    assert second.tool_choice == "none" and second.reply_starts == ("joint.py",)
+    assert conv.info.end_reason == "answered"
 
 
 async def test_a_question_whose_search_found_its_place_reads_the_file_before_it_answers(real_tools, tmp_path):
@@ -236,3 +254,30 @@ async def test_files_named_by_their_kind_with_no_word_to_search_for_are_listed_f
     assert dict(first.shapes)["file_glob_search"]["properties"] == {"include": {"enum": ["*.py"]}}
     (card,) = cards(conv)
     assert "aa.py" in card.result and "bb.py" in card.result and "cc.csv" not in card.result
+
+
+async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(real_tools, tmp_path):
+    """Asked which function calls a name, the file that calls it is read, and the answer
+    begins with a function whose body calls it (SmolLM2 answered about something else in
+    the file); asked what exception a function raises, with one it raises, the one the
+    request's words name most (read_answers.answer_starts)."""
+    src = ("class GateShut(Exception):\n    pass\n\n\ndef lift(x):\n    return x\n\n\n"
+           "def cross(pier, load):\n    if pier == 'east':\n        raise KeyError(pier)\n"
+           "    if load > 9:\n        raise GateShut(load)\n    return lift(load)\n\n\ndef idle():\n    return 0\n")
+    assert read_answers.answer_starts("which function calls lift", src, "lift") == ("cross",)
+    assert read_answers.answer_starts("what exception does cross raise when the load is too big?", src,
+                                      "cross") == ("GateShut",)
+    assert read_answers.answer_starts("what errors can cross raise", src, "cross") == ("KeyError", "GateShut")
+    assert read_answers.answer_starts("what does cross return", src, "cross") == ()
+    assert read_answers.answer_starts("which function calls lift", "def (:", "lift") == ()
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"locks.py": "def lift(x):\n    return x\n",
+                                                "canal.py": "from locks import lift\n\n\ndef idle():\n"
+                                                            "    return 0\n\n\ndef cross(n):\n    return lift(n)\n"})
+    d.backend.push(call("grep_search", pattern="lift"), call("read_file", path="canal.py"),
+                   {"text": "cross calls it."})
+    await conv.send_message("which function calls lift")
+    await wait_state(conv, "idle", "error")
+    third = d.backend.turns[2]
+    assert third.tool_choice == "none" and third.reply_starts == ("cross",)
+    assert conv.info.end_reason == "answered"

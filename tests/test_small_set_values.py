@@ -50,6 +50,7 @@ def test_a_line_that_names_what_is_set_with_a_value_still_missing_written_in():
 
 def test_the_lines_that_set_a_value_in_their_forms():
     assert set_values.set_lines("  port: 80", ["90"]) == ["  port: 90"]
+    assert set_values.set_lines('  "quiet": false,', ["true"]) == ['  "quiet": true,']  # a JSON key, quoted
     assert set_values.set_lines('NAME = "a b",  # who', ["c"]) == ['NAME = "c",  # who']
     assert set_values.set_lines("x.y=1;", ["2", "1"]) == ["x.y=2;"]  # not the line itself
     assert set_values.set_lines("const A = 1 // one", ["2"]) == []  # `const A` is no one name

@@ -163,6 +163,9 @@ def test_a_kind_is_the_requests_form_not_its_words():
     assert kind("Could you run the tests") == "run" and kind("move ab.txt into old/") == "files"
     assert kind("remove the third line of a.txt") == "change" and kind("create b/c.md with a title") == "new"
     assert kind("Rename the method draw to paint") == "change"
+    # A question word with its verb joined on is still a question (SmolLM2 edited, asked where).
+    assert kind("where's blink defined") == "search" and kind("what's at the end of b.log") == "read"
+    assert kind("can you tell me how many rows b.csv has") == "read" and kind("do you know where x is") == "search"
     # Files by their kind, or by a word for them after the verb: files, and `make` of prose.
     assert kind("delete all the .tmp files, some are in sub/ too") == "files" and kind("make test") == "run"
     assert kind("the .txt files in notes/ should be .md, rename them") == "files"

@@ -135,6 +135,10 @@ class TurnInput:
     # writes the same loop again. A provider's model is not given one. Last, so a turn
     # made with its first fields by position (tests, ops/bench) means what it did.
     repeat_penalty: float | None = None
+    # With tool_choice "none": the texts one of which a local model's reply in the generic
+    # format begins with (a small model's answer to where something is: a file its search
+    # found it in; actors/runs/agent/small/leader.py). A provider's model is not held.
+    reply_starts: tuple[str, ...] = ()
 
 
 Emit = Callable[[Piece], Awaitable[None]]

@@ -105,6 +105,29 @@ REPLY_SCHEMA: dict[str, Any] = {
 }
 
 
+# The characters a reply held to a start may go on with: any but a double quote, a
+# backslash or a control character (llama.cpp reads a pattern over the JSON string's
+# text, where those would end or escape it).
+_REPLY_REST = '[^"\\\\\\x00-\\x1f]*'
+
+
+def reply_schema(starts: tuple[str, ...] = ()) -> dict[str, Any]:
+    """REPLY_SCHEMA, its response held to begin with one of `starts` (each a text of
+    the characters _REPLY_REST allows; others are left out), when any is given."""
+    kept = [s for s in starts if s and re.fullmatch(_REPLY_REST, s)]
+    if not kept:
+        return REPLY_SCHEMA
+    pattern = "^(" + "|".join(map(_plain_literal, kept)) + ")" + _REPLY_REST + "$"
+    return {**REPLY_SCHEMA, "properties": {"response": {"type": "string", "pattern": pattern}}}
+
+
+def _plain_literal(text: str) -> str:
+    """`text` as a pattern that matches it, read alike by Python and llama.cpp: letters,
+    digits and `_ -/:,` as they are, every other character as a class of its code."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_ -/:,") else f"[\\x{ord(c):02x}]" if ord(c) <= 0xFF
+                   else c for c in text)
+
+
 # Alternatives `excluding` writes at most, so a large object's grammar stays small.
 MAX_EXCLUDING_CHOICES = 8
 

@@ -41,7 +41,7 @@ from actors.errors import ContextFull, TurnFailed
 from actors.model.backends import llama_internals
 from actors.model.backends.abort_callback import AbortCallback
 from actors.model.backends.chat_template import ChatTemplate, Rendered
-from actors.model.backends.generic_grammar import REPLY_SCHEMA, GenericGrammars
+from actors.model.backends.generic_grammar import GenericGrammars, reply_schema
 from actors.model.backends.model_thread import ModelThread
 from actors.model.backends.piece_pipe import PieceMapper, PiecePipe
 from actors.model.backends.prompt_cache import (
@@ -286,7 +286,7 @@ class LocalBackend:
         if turn.answer_schema is not None:
             grammar = self._grammars.for_schema(turn.answer_schema)
         elif tools and turn.tool_choice == "none":
-            grammar = self._grammars.for_schema(REPLY_SCHEMA)  # generic: a reply, tools described
+            grammar = self._grammars.for_schema(reply_schema(turn.reply_starts))  # generic: a reply, tools described
         elif tools and self.tool_format == "generic":
             grammar = self._grammars.get(tools, required=turn.tool_choice == "required",
                                          parallel=turn.parallel_calls, avoid=turn.avoid, names=turn.names,

@@ -37,8 +37,9 @@ from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.calling import call_commands
-from actors.runs.agent.small.files_of import is_dir_in, is_file_in, runs_in
+from actors.runs.agent.small.files_of import is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.lookup import KIND, named_folders
+from actors.runs.agent.small.text_commands import text_commands
 from actors.tools.globs import walk
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
@@ -133,14 +134,15 @@ def for_request(asked: str, ws: Path | None) -> Offered:
     moves files unasked (guards.unasked_programs), its scripts the request names, its
     build tools where their files are; and the whole commands of a request to copy, move
     or delete the files it names (`named_commands`), to keep what a script prints in a
-    file (`output_commands`), or asking what a function returns (calling.call_commands).
-    Blocking: call it in a thread."""
+    file (`output_commands`), asking what a function returns (calling.call_commands), or
+    to count, append to or sort a text file (text_commands). Blocking: call it in a thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
                       has_file=lambda n: ws is not None and is_file_in(ws, n))
     whole = {} if ws is None else named_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
                                                  lambda kind, under: files_of_kind(ws, kind, under))
-    kept = {} if ws is None else output_commands(asked, lambda n: is_file_in(ws, n)) | call_commands(asked, ws)
+    kept = {} if ws is None else (output_commands(asked, lambda n: is_file_in(ws, n)) | call_commands(asked, ws)
+                                  | text_commands(asked, lambda n: read_in(ws, n)))
     return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
 
 

@@ -41,7 +41,7 @@ from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL
-from actors.runs.agent.small import commands, guards, lookup, set_values, steps
+from actors.runs.agent.small import commands, docstrings, guards, lookup, read_answers, set_values, steps
 from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in
 from actors.runs.agent.small.run_record import RunRecord, after_loop, avoided_edits, failing_tool
 from actors.runs.env import Env
@@ -201,6 +201,8 @@ class Leader:
         self._found_place = False  # the last round's search found it: the change round edits its lines
         self._echoes = 0  # writes of this run refused for their text (guards.echo_refused, name_refused)
         self._programs: commands.Offered | None = None  # what its commands may be (commands.for_request)
+        self._starts: tuple[str, ...] = ()  # what the next answer begins with, one of them (TurnInput.reply_starts)
+        self._read_for: tuple[str, str] | None = None  # the file a question's round read, and the name it asks of
 
     @property
     def checks_answers(self) -> bool:
@@ -318,10 +320,14 @@ class Leader:
         # An answer only: a call round sampled with the penalty after a loop wrote a file
         # named with the loop's remains ("#ff0f#,blue:BLUE;…"), where greedy only repeats.
         looped = answer and after_loop(self._rec.run_items())
+        if answer and self._read_for is not None and (ws := self._workspace()) is not None:
+            (path, name), asked = self._read_for, self._rec.asked()  # the file read holds the answer's names
+            text = await trio.to_thread.run_sync(read_in, ws, path)
+            self._starts = read_answers.answer_starts(asked, text or "", name)
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer and not looped else turn.temperature,
-            repeat_penalty=LOOP_PENALTY if looped else None,
+            repeat_penalty=LOOP_PENALTY if looped else None, reply_starts=self._starts if answer else (),
         ), planning=must_call)
 
     def _first_tool(self, turn: TurnInput, offered: Collection[str], avoid: tuple[tuple[str, Any], ...], *,
@@ -390,13 +396,18 @@ class Leader:
         self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._rec.searched())
         if self._found_place:
             self._step = "change"  # the place of the change is found: the next round makes it there
+        self._read_for = None
         if self._to_read and seen and all(state == "done" for state, _ in seen):
             self._step = "answer"  # the question's place read whole: it answers (else it read on, and on)
+            searched, read = self._rec.last_search(), self._rec.seen_files((lookup.READ_TOOL,))
+            pattern = (searched.args or {}).get("pattern") if searched is not None else None
+            self._read_for = (read[0], pattern) if read and isinstance(pattern, str) else None
         last = self._rec.last_search() if self._asking and self._step == "any" else None
         found = (self._rec.asked(), last.result or "", str((last.args or {}).get("pattern", ""))) if last else None
         self._to_read = lookup.to_read(*found) if found else []
-        if found and lookup.answers_where(*found):
-            self._step = "answer"  # where it is, found: the answer (else it searched on, and on)
+        self._starts = tuple(steps.search_found(*found[1:])) if found and lookup.answers_where(*found) else ()
+        if self._starts:  # where it is, found: the answer (else it searched on, and on), from a file found
+            self._step = "answer"  # (else it copied a line of the search's, of a file that only uses the name)
         self._finding = self._asking = False
 
     def free(self) -> None:
@@ -414,8 +425,13 @@ class Leader:
         if fault is None:
             return False
         self._checks += 1
-        # A change claimed, or a new file not made: the next round makes one.
-        self._step = "change" if fault == steps.CLAIMED_CHANGE or fault.startswith(steps.NOT_MADE_PREFIX) else "any"
+        # A change claimed, or a new file not made: the next round makes one. The job's
+        # whole command ran: the answer again (sent back so, SmolLM2 ran another command,
+        # which wrote a file nobody asked for).
+        whole = self._programs.whole if self._programs is not None else {}
+        done = self._rec.ran({c for p, cs in whole.items() if p != "mkdir" for c in cs})
+        self._step = "change" if fault == steps.CLAIMED_CHANGE or fault.startswith(steps.NOT_MADE_PREFIX) else \
+            "answer" if done else "any"
         self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
         return True
 
@@ -501,5 +517,6 @@ class Leader:
         files, only = await trio.to_thread.run_sync(read), self._rec.searched_lines() if found_lines else None
         shape = steps.edit_shape(files, removing=steps.removes(asked), only=only, avoided=avoided_edits(avoid))
         values = steps.target_values(asked)  # the values to set, written by the edit (set_values)
-        return set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),
+        held = set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),
                                       set_values.swaps(asked, values), set_values.comment_asked(asked))
+        return docstrings.hold(held, dict(files)) if docstrings.asked(asked) else held

@@ -5,13 +5,13 @@ leader (actors/runs/agent/small/leader.py) reads them each round."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from actors import notices
 from actors.record.transcript import Transcript
-from actors.runs.agent.ledger import ended_as
+from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import steps
 from actors.runs.agent.small.files_of import exists_in
 
@@ -75,6 +75,11 @@ class RunRecord:
             return None
         pattern = (last.args or {}).get("pattern")
         return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
+
+    def ran(self, commands: Collection[str]) -> bool:
+        """Whether this run ran one of `commands` and it exited 0."""
+        return any(i.kind == "tool" and i.tool == SHELL_TOOL and (i.args or {}).get("command") in commands
+                   and ended_as(i.tool or "", i.state or "", i.result or "") == "done" for i in self.run_items())
 
     def known_in(self, ws: Path) -> Callable[[str], bool]:
         """Whether an answer's file is known (blocking: call it in a thread): there in the

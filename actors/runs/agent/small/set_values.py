@@ -26,12 +26,14 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from actors.model.backends.worked_examples import FUNCTION_WORDS
+from actors.runs.agent.small import docstrings
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,}")
-# A line that sets a value: what comes before it (a name, `=` or `:`, blanks), the value
-# (quoted, or a run of no blank, comma or semicolon), and what follows (a comma, a
-# semicolon, a comment).
-_SETS = re.compile(r"""^(\s*[\w.$-]+\s*[:=]\s*)(?:(['"])([^'"]*)\2|([^\s,;'"#]+))(\s*[,;]?\s*(?:(?:#|//).*)?)$""")
+# A line that sets a value: what comes before it (a name, or a key in quotes as JSON
+# writes one, `=` or `:`, blanks), the value (quoted, or a run of no blank, comma or
+# semicolon), and what follows (a comma, a semicolon, a comment).
+_SETS = re.compile(r"""^(\s*(?:[\w.$-]+|"[\w.$-]+"|'[\w.$-]+')\s*[:=]\s*)"""
+                   r"""(?:(['"])([^'"]*)\2|([^\s,;'"#]+))(\s*[,;]?\s*(?:(?:#|//).*)?)$""")
 
 
 def request_words(asked: str, values: Collection[str]) -> frozenset[str]:
@@ -215,9 +217,12 @@ def comment_lines(lines: Collection[str], path: str, words: frozenset[str], comm
 
 def still_to_edit(asked: str, texts: Mapping[str, str], values: Collection[str]) -> bool:
     """Whether a file of `texts` (by path) still holds a word the request asks to put
-    another in place of (`swaps`), or a line it asks to comment out or in (`comment_lines`)."""
+    another in place of (`swaps`), a line it asks to comment out or in (`comment_lines`),
+    or, asked for docstrings, a function without one (docstrings.missing)."""
     pairs, comment = swaps(asked, values), comment_asked(asked)
     words = request_words(asked, values)
+    if docstrings.asked(asked) and any(docstrings.missing(t) for p, t in texts.items() if p.endswith(".py")):
+        return True  # a function still without one
     return any(swapped(text, pairs) for text in texts.values()) or bool(comment) and any(
         comment_lines(text.splitlines(), path, words, comment or "") for path, text in texts.items())
 

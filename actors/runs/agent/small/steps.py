@@ -169,8 +169,10 @@ def file_names(text: str) -> list[str]:
 
 # Changes a run makes at most before its answer, while the request is still open.
 MAX_CHANGES = 3
-# A value a request gives: a quoted text, or a number of two digits or more.
-_VALUE = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|(?<![\w.#-])(\d{2,}(?:\.\d+)?)(?![\w.])")
+# A value a request gives: a quoted text, a number of two digits or more, or a word that
+# is a value in code and settings (`true`, `None`).
+_VALUE = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|(?<![\w.#-])(\d{2,}(?:\.\d+)?)(?![\w.])"
+                    r"|\b(true|false|True|False|null|None)\b")
 
 
 # What comes before a value the request asks a file to take: `… to 9090`, `… = 'x'`.
@@ -213,8 +215,10 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
     return any(not any(v in t for t in texts.values()) for v in values)
 
 
-_WHERE_FIRST = re.compile(r"\s*(?:where(?:'s|\s+(?:is|are|was|does|do|did|can|should))?\b|which\s+(?:files?|"
-                          r"modules?|scripts?|folders?)\b)", re.IGNORECASE)
+_WHERE_FIRST = re.compile(
+    r"\s*(?:(?:can|could|would|will)\s+you\s+|please\s+|do\s+you\s+know\s+|(?:tell|show)\s+me\s+|find\s+(?:out\s+)?)*"
+    r"(?:(?:in|from)\s+)?(?:where(?:'s|\s+(?:is|are|was|does|do|did|can|should))?\b|(?:which|what)\s+(?:files?|"
+    r"modules?|scripts?|folders?)\b)", re.IGNORECASE)
 _WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
 
 

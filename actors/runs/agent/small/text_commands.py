@@ -1,0 +1,84 @@
+"""Whole commands for requests about one text file the request names: its lines, words,
+functions or classes counted, a line put at its end, its lines sorted.
+
+Asked how many lines a file has, SmolLM2-135M read it and answered a number of its own
+(counting is beyond it); asked to put a line at a file's end, or to sort one, it edited
+a line of it into something else. Each is one command of the usual programs, built from
+the file (there, text, small) and the words the request gives, and shown and run as any
+other command:
+
+    wc -l log.md            how many lines (wc -w: words)
+    grep -cE '^ *(async )?def ' x.py   how many functions (grep -c '^ *class ': classes)
+    tail -n +2 d.csv | cut -d, -f2 | sort -u | wc -l    how many different (a column's name)
+    echo 'a line' >> b.txt  append the line 'a line' to b.txt (a file ending in a line break)
+    sort -o c.txt c.txt     sort c.txt (alphabetically; not in reverse, nor by number)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from actors.runs.agent.small import steps
+
+# Asked how many of a thing a file has (or to count them): lines, words, or, in a Python
+# file, functions or classes; each counted by the command of its kind.
+_HOW_MANY = re.compile(r"\b(?:how\s+many|count\s+(?:the\s+|all\s+the\s+)?|number\s+of)\s*(?P<what>lines|words|"
+                       r"functions|classes|methods)\b|\b(?P<one>line|word)\s+count\b", re.IGNORECASE)
+# Asked how many different values a column of a CSV file holds, by the column's name in
+# its header (a plural's `s` may go): the rows after the header, that column, each value once.
+_DISTINCT = re.compile(r"\bhow\s+many\s+(?:different|distinct|unique)\s+(?P<what>[A-Za-z][\w-]*)", re.IGNORECASE)
+_COUNTS = {"lines": "wc -l {}", "words": "wc -w {}", "functions": "grep -cE '^ *(async )?def ' {}",
+           "classes": "grep -c '^ *class ' {}"}
+_APPEND = re.compile(r"\bappend\b|\badd\b.*\b(?:end|bottom)\b", re.IGNORECASE | re.DOTALL)
+# The line to put at the end: quoted in the request, on one line, with no quote of the
+# other kind inside (it is written between single quotes).
+_QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"'\n]+)\"")
+_SORT = re.compile(r"^\s*(?:please\s+)?sort\b", re.IGNORECASE)
+# Sorted otherwise than `sort` alone does: left to the model.
+_SORTED_OTHERWISE = re.compile(r"\b(?:reverse|descending|backwards?|numeric(?:ally)?|by\s+(?:number|size|date|"
+                               r"length|column|field))\b", re.IGNORECASE)
+# Characters the line appended may not hold: what the shell would read inside single
+# quotes (a quote itself), and what the command's grammar may not write.
+_NOT_IN_LINE = frozenset("'\"\\\n\r")
+
+
+def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, list[str]]:
+    """The whole command of a request about the one file it names that `read` finds
+    (a text file's content, None where it is not one): `wc` or `grep -c` asked how many
+    lines, words, functions or classes (`_COUNTS`), or different values of a CSV file's
+    column,
+    `echo … >>` asked to append a quoted line (the file ending in a line break), `sort
+    -o` asked to sort it; none otherwise."""
+    names = [n for n in steps.file_names(asked) if " " not in n and not n.startswith("-")]
+    texts = {n: read(n) for n in names}
+    there = [n for n, text in texts.items() if text is not None]
+    if len(there) != 1:
+        return {}
+    name, text = there[0], texts[there[0]] or ""
+    if (d := _DISTINCT.search(asked)) is not None:
+        column = _column(text, d.group("what")) if name.endswith(".csv") else None
+        return {"tail": [f"tail -n +2 {name} | cut -d, -f{column} | sort -u | wc -l"]} if column else {}
+    if (m := _HOW_MANY.search(asked)) is not None:
+        what = (m.group("what") or m.group("one") + "s").lower()
+        what = "functions" if what == "methods" else what
+        if what in ("lines", "words") or name.endswith(".py"):
+            command = _COUNTS[what].format(name)
+            return {command.split(" ", 1)[0]: [command]}
+        return {}
+    if _APPEND.search(asked) and (text == "" or text.endswith("\n")):
+        quoted = [a or b for a, b in _QUOTED.findall(asked)]
+        if len(quoted) == 1 and not _NOT_IN_LINE & set(quoted[0]):
+            return {"echo": [f"echo '{quoted[0]}' >> {name}"]}
+    if _SORT.search(asked) and not _SORTED_OTHERWISE.search(asked):
+        return {"sort": [f"sort -o {name} {name}"]}
+    return {}
+
+
+def _column(text: str, what: str) -> int | None:
+    """The column (from 1) of a CSV file's header (`text`'s first line) named `what`, or
+    its singular; None where no column, or more than one, is."""
+    header = [c.strip().strip('"').lower() for c in text.split("\n", 1)[0].split(",")]
+    names = {what.lower(), what.lower().removesuffix("s"), what.lower().removesuffix("es")}
+    found = [n for n, c in enumerate(header, 1) if c in names]
+    return found[0] if len(found) == 1 else None

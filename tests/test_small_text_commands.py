@@ -1,0 +1,70 @@
+"""Whole commands for requests about one named text file (actors/runs/agent/small/
+text_commands.py): its lines counted, a quoted line appended, its lines sorted; each
+run through the real shell in a led run on the scripted backend."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from actors.runs.agent.small.text_commands import text_commands
+from tests.test_plan_mode import cards
+from tests.test_small_steps import call, small_project
+from tests.waiting import wait_state
+
+FILES = {"notes.md": "a\nb\nc\n", "todo.txt": "x\n", "names.txt": "kim\nal\n", "open.txt": "no end",
+         "seen.csv": "day,bird,where\n1,owl,wood\n2,wren,yard\n3,owl,yard\n",
+         "shapes.py": "def area(r):\n    return r\n\n\nclass Sq:\n    async def side(self):\n        pass\n"}
+
+
+def test_the_commands_are_built_from_the_one_file_named_and_the_words_given():
+    def whole(asked: str) -> dict[str, list[str]]:
+        return text_commands(asked, FILES.get)
+
+    assert whole("How many lines does notes.md have?") == {"wc": ["wc -l notes.md"]}
+    assert whole("count the lines in notes.md") == {"wc": ["wc -l notes.md"]}
+    assert whole("how many words are in notes.md") == {"wc": ["wc -w notes.md"]}
+    assert whole("how many functions does shapes.py define") == {"grep": ["grep -cE '^ *(async )?def ' shapes.py"]}
+    assert whole("count the classes in shapes.py") == {"grep": ["grep -c '^ *class ' shapes.py"]}
+    assert whole("how many different birds are in seen.csv") == \
+        {"tail": ["tail -n +2 seen.csv | cut -d, -f2 | sort -u | wc -l"]}
+    assert whole("how many unique trees are in seen.csv") == {}  # no such column
+    assert whole("Append the line 'fix the gate' to todo.txt") == {"echo": ["echo 'fix the gate' >> todo.txt"]}
+    assert whole('add "call Bo" at the end of todo.txt') == {"echo": ["echo 'call Bo' >> todo.txt"]}
+    assert whole("sort names.txt alphabetically") == {"sort": ["sort -o names.txt names.txt"]}
+    for free in ("how many lines do notes.md and todo.txt have",  # two files: which is not known
+                 "how many lines does gone.txt have",  # not there
+                 "how many functions does notes.md have",  # not Python
+                 "append fix the gate to todo.txt",  # no line quoted
+                 "append 'it''s' to todo.txt", "append 'a \"b\"' to todo.txt",  # quotes inside
+                 "append 'more' to open.txt",  # no line break at its end: the line would join its last
+                 "sort names.txt in reverse", "sort names.txt by length",  # not what sort alone does
+                 "what does notes.md say", "remove the second line of notes.md"):
+        assert whole(free) == {}, free
+
+
+def test_the_counts_commands_count_what_they_are_asked_for(tmp_path):
+    (tmp_path / "shapes.py").write_text(FILES["shapes.py"])
+    (tmp_path / "seen.csv").write_text(FILES["seen.csv"])
+    for asked, said in (("how many functions does shapes.py define", "2"), ("count the classes in shapes.py", "1"),
+                        ("how many different birds are in seen.csv", "2"),
+                        ("how many distinct where in seen.csv", "2")):
+        (command,), = text_commands(asked, FILES.get).values()
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == said, command
+
+
+async def test_a_line_is_appended_by_its_whole_command_in_the_first_round(real_tools, tmp_path):
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"todo.txt": "x\n"})
+    d.backend.push(call("exec_shell_command", command="echo 'fix the gate' >> todo.txt"), {"text": "Added it."})
+    await conv.send_message("Append the line 'fix the gate' to the end of todo.txt.")
+    await wait_state(conv, "idle", "error")
+    first = d.backend.turns[0]
+    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == \
+        {"exec_shell_command"}
+    pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
+    assert re.fullmatch(pattern, "echo 'fix the gate' >> todo.txt") and not re.fullmatch(pattern, "echo hi")
+    assert (folder / "todo.txt").read_text() == "x\nfix the gate\n"
+    assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
+    assert d.backend.turns[1].tool_choice == "none" and conv.info.end_reason == "answered"
