@@ -434,5 +434,7 @@ async def test_an_answer_sent_back_after_the_jobs_whole_command_ran_is_answered_
     await conv.send_message("run tally.py and save what it prints to out.txt")
     await wait_state(conv, "idle", "error")
     assert [t.tool_choice for t in d.backend.turns] == ["required", "none", "none"]
+    # Each answer begins with a file the request names (SmolLM2 misspelt it: "Sorted: rote.txt").
+    assert [t.reply_starts for t in d.backend.turns[1:]] == [("tally.py", "out.txt")] * 2
     assert sorted(p.name for p in folder.iterdir()) == ["out.txt", "tally.py"]
     assert conv.info.end_reason == "answered"

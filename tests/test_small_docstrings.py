@@ -35,9 +35,11 @@ def test_a_held_docstring_edit_matches_its_json_text_and_compiles():
     items = held["properties"]["edits"]["items"]["oneOf"]
     assert [i["properties"]["old_text"]["const"] for i in items] == ["def fold(n):", "    def lid(self):"]
     pattern = items[0]["properties"]["new_text"]["pattern"]
-    good = 'def fold(n):\n    """Double it."""'
+    good = 'def fold(n):\n    """Fold it in two."""'
     assert re.fullmatch(pattern, json.dumps(good)[1:-1])
-    for bad in ('def fold(n):\n    """Says "two"."""', 'def fold(n):\n    # Double it.', "def fold(n):\n"):
+    for bad in ('def fold(n):\n    """Fold "two"."""', 'def fold(n):\n    """Double it."""',
+                'def fold(n):\n    # Double it.', "def fold(n):\n",
+                'def fold(n):\n    """,  """'):  # no words: SmolLM2 wrote that when anything would do
         assert not re.fullmatch(pattern, json.dumps(bad)[1:-1]), bad
     assert docstrings.hold(shape, {"fo.py": "def a():\n    \"\"\"A.\"\"\"\n"}) is shape  # none left: as it was
     LlamaGrammar.from_string(strict_strings(schema_to_gbnf(held)), verbose=False)
@@ -49,9 +51,9 @@ async def test_asked_for_docstrings_the_run_gives_each_function_one_an_edit_at_a
     folder, conv = await small_project(d, tmp_path, {"fo.py": text})
     d.backend.push(
         call("edit_file", path="fo.py", edits=[{"old_text": "def fold(n):",
-                                                "new_text": 'def fold(n):\n    """Double n."""'}]),
+                                                "new_text": 'def fold(n):\n    """Fold n in two."""'}]),
         call("edit_file", path="fo.py", edits=[{"old_text": "def unfold(n):",
-                                                "new_text": 'def unfold(n):\n    """Halve n."""'}]),
+                                                "new_text": 'def unfold(n):\n    """Unfold n, halved."""'}]),
         {"text": "Both have one now."})
     await conv.send_message("add a short docstring to each function in fo.py")
     await wait_state(conv, "idle", "error")
@@ -66,5 +68,6 @@ async def test_asked_for_docstrings_the_run_gives_each_function_one_an_edit_at_a
     schema = generic_schema((spec,), required=True, strict=True, shapes=shapes)
     LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
     tree = ast.parse((folder / "fo.py").read_text())
-    assert [ast.get_docstring(f) for f in tree.body] == ["Double n.", "Halve n."]
+    assert [ast.get_docstring(f) for f in tree.body] == ["Fold n in two.", "Unfold n, halved."]
+    assert docstrings.first_word("    async def _load_all(self):") == "Load"
     assert conv.info.end_reason == "answered"

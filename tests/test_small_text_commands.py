@@ -24,11 +24,14 @@ def test_the_commands_are_built_from_the_one_file_named_and_the_words_given():
     assert whole("How many lines does notes.md have?") == {"wc": ["wc -l notes.md"]}
     assert whole("count the lines in notes.md") == {"wc": ["wc -l notes.md"]}
     assert whole("how many words are in notes.md") == {"wc": ["wc -w notes.md"]}
-    assert whole("how many functions does shapes.py define") == {"grep": ["grep -cE '^ *(async )?def ' shapes.py"]}
-    assert whole("count the classes in shapes.py") == {"grep": ["grep -c '^ *class ' shapes.py"]}
+    assert whole("how many functions does shapes.py define") == {"grep": ["grep -HcE '^ *(async )?def ' shapes.py"]}
+    assert whole("count the classes in shapes.py") == {"grep": ["grep -Hc '^ *class ' shapes.py"]}
     assert whole("how many different birds are in seen.csv") == \
         {"tail": ["tail -n +2 seen.csv | cut -d, -f2 | sort -u | wc -l"]}
     assert whole("how many unique trees are in seen.csv") == {}  # no such column
+    assert whole("what's the last line of notes.md") == {"tail": ["tail -n 1 notes.md"]}
+    assert whole("show me the first 2 lines of notes.md") == {"head": ["head -n 2 notes.md"]}
+    assert whole("remove the last line of notes.md") == {}  # a change of the file, not a question
     assert whole("Append the line 'fix the gate' to todo.txt") == {"echo": ["echo 'fix the gate' >> todo.txt"]}
     assert whole('add "call Bo" at the end of todo.txt') == {"echo": ["echo 'call Bo' >> todo.txt"]}
     assert whole("sort names.txt alphabetically") == {"sort": ["sort -o names.txt names.txt"]}
@@ -46,7 +49,8 @@ def test_the_commands_are_built_from_the_one_file_named_and_the_words_given():
 def test_the_counts_commands_count_what_they_are_asked_for(tmp_path):
     (tmp_path / "shapes.py").write_text(FILES["shapes.py"])
     (tmp_path / "seen.csv").write_text(FILES["seen.csv"])
-    for asked, said in (("how many functions does shapes.py define", "2"), ("count the classes in shapes.py", "1"),
+    for asked, said in (("how many functions does shapes.py define", "shapes.py:2"),
+                        ("count the classes in shapes.py", "shapes.py:1"),
                         ("how many different birds are in seen.csv", "2"),
                         ("how many distinct where in seen.csv", "2")):
         (command,), = text_commands(asked, FILES.get).values()
@@ -68,3 +72,17 @@ async def test_a_line_is_appended_by_its_whole_command_in_the_first_round(real_t
     assert (folder / "todo.txt").read_text() == "x\nfix the gate\n"
     assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
     assert d.backend.turns[1].tool_choice == "none" and conv.info.end_reason == "answered"
+
+
+async def test_a_question_a_command_answers_is_answered_the_round_after_it(real_tools, tmp_path):
+    """A count only reads: the round after it is still the answer, and it begins with the
+    file asked about (SmolLM2 answered "Sights.csv has 5", a file that is not there)."""
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"notes.md": "a\nb\nc\n"})
+    d.backend.push(call("exec_shell_command", command="wc -l notes.md"), {"text": "notes.md has 3 lines."})
+    await conv.send_message("how many lines does notes.md have")
+    await wait_state(conv, "idle", "error")
+    first, second = d.backend.turns
+    assert first.tool_choice == "required" and "3 notes.md" in cards(conv)[0].result
+    assert second.tool_choice == "none" and second.reply_starts == ("notes.md",)
+    assert conv.info.end_reason == "answered"

@@ -124,9 +124,14 @@ class Offered:
     whole: dict[str, list[str]] = attrs.field(factory=dict)
 
     @property
+    def job_commands(self) -> frozenset[str]:
+        """The whole commands that do the request's job (not a `mkdir` alone)."""
+        return frozenset(c for p, cs in self.whole.items() if p != "mkdir" for c in cs)
+
+    @property
     def does_job(self) -> bool:
-        """Whether a whole command that does the request's job is known (not a `mkdir`)."""
-        return any(cs for p, cs in self.whole.items() if p != "mkdir")
+        """Whether a whole command that does the request's job is known."""
+        return bool(self.job_commands)
 
 
 def for_request(asked: str, ws: Path | None) -> Offered:

@@ -5,7 +5,8 @@ last line into something else, or wrote a `def` line again with a line break aft
 (refused: only spaces changed), round after round. Where the request asks for docstrings
 (`asked`), edit_file's old_text is held to the `def` line of a function of the file that
 has none yet (`missing`), and its new_text to that line, a line break, the body's indent
-and a one-line docstring of the model's own words (`hold`); the request stays open, an
+and a one-line docstring that begins with the first word of the function's name, the rest
+the model's own words (`hold`); the request stays open, an
 edit a function, while one is left (set_values.still_to_edit).
 
 A held new_text is a pattern, and llama.cpp reads a pattern over the JSON string's text:
@@ -20,8 +21,11 @@ from collections.abc import Mapping
 from typing import Any
 
 _ASKED = re.compile(r"\bdoc\s*strings?\b", re.IGNORECASE)
-# The docstring's own words: one line, none of the characters the JSON text escapes.
-DOC_WORDS = '[^"\\\\\\x00-\\x1f]+'
+# The docstring's own words after its first: a sentence on one line, words of letters
+# (SmolLM2 wrote `""",  """` when any character would do), none of the characters the JSON
+# text escapes. Its first word is the first of the function's name ("Parse" for
+# `parse_args`): left free, it began with a made-up word ("Cua cua lua") and went on so.
+DOC_WORDS = "( [A-Za-z0-9_(),'-]+)+[.]?"
 
 
 def asked(text: str) -> bool:
@@ -76,10 +80,16 @@ def _held(branch: dict[str, Any], texts: Mapping[str, str]) -> dict[str, Any] | 
         return None
     items = [{"type": "object", "required": ["old_text", "new_text"], "properties": {
         "old_text": {"const": head},
-        "new_text": {"type": "string", "pattern": "^" + json_text(f'{head}\n{indent}"""') + DOC_WORDS
-                     + json_text('"""') + "$"}}} for head, indent in heads.items()]
+        "new_text": {"type": "string", "pattern": "^" + json_text(f'{head}\n{indent}"""{first_word(head)}')
+                     + DOC_WORDS + json_text('"""') + "$"}}} for head, indent in heads.items()]
     item = items[0] if len(items) == 1 else {"oneOf": items}
     return {**branch, "properties": {**branch["properties"], "edits": {**edits, "items": item, "maxItems": 1}}}
+
+
+def first_word(head: str) -> str:
+    """The first word of the function's name in its `def` line, capitalised (`_load_all`: Load)."""
+    m = re.search(r"\bdef\s+_*([A-Za-z0-9]+)", head)
+    return m.group(1).capitalize() if m else "Return"
 
 
 def json_text(text: str) -> str:

@@ -320,10 +320,8 @@ class Leader:
         # An answer only: a call round sampled with the penalty after a loop wrote a file
         # named with the loop's remains ("#ff0f#,blue:BLUE;…"), where greedy only repeats.
         looped = answer and after_loop(self._rec.run_items())
-        if answer and self._read_for is not None and (ws := self._workspace()) is not None:
-            (path, name), asked = self._read_for, self._rec.asked()  # the file read holds the answer's names
-            text = await trio.to_thread.run_sync(read_in, ws, path)
-            self._starts = read_answers.answer_starts(asked, text or "", name)
+        if answer and (ws := self._workspace()) is not None:
+            self._starts = await self._answer_starts(ws)
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer and not looped else turn.temperature,
@@ -352,6 +350,19 @@ class Leader:
         self._finding = first == SEARCH_TOOL and example.calls[0][0] == steps.EDIT_TOOL and not where
         self._asking = first == SEARCH_TOOL and (example.calls[0][0] == SEARCH_TOOL or where)
         return first
+
+    async def _answer_starts(self, ws: Path) -> tuple[str, ...]:
+        """What an answer begins with, one of them: the names the file a question's round
+        read gives (read_answers.answer_starts); after the job's whole command ran, a file
+        the request names (SmolLM2 misspelt it: "Sorted: rote.txt"); else what was found."""
+        asked = self._rec.asked()
+        if self._read_for is not None:
+            path, name = self._read_for
+            text = await trio.to_thread.run_sync(read_in, ws, path)
+            return read_answers.answer_starts(asked, text or "", name)
+        if not self._starts and self._programs is not None and self._rec.ran(self._programs.job_commands):
+            return tuple(await trio.to_thread.run_sync(lambda: steps.named_files(asked, lambda n: exists_in(ws, n))))
+        return self._starts
 
     async def _offered(self) -> commands.Offered:
         """What the run's commands may be (commands.for_request), found once."""
@@ -396,6 +407,8 @@ class Leader:
         self._found_place = self._finding and any(state == "done" for state, _ in seen) and bool(self._rec.searched())
         if self._found_place:
             self._step = "change"  # the place of the change is found: the next round makes it there
+        if self._programs is not None and self._rec.last_ran(self._programs.job_commands):
+            self._step = "answer"  # the job's whole command ran (one that only reads, too: a count)
         self._read_for = None
         if self._to_read and seen and all(state == "done" for state, _ in seen):
             self._step = "answer"  # the question's place read whole: it answers (else it read on, and on)
@@ -428,8 +441,7 @@ class Leader:
         # A change claimed, or a new file not made: the next round makes one. The job's
         # whole command ran: the answer again (sent back so, SmolLM2 ran another command,
         # which wrote a file nobody asked for).
-        whole = self._programs.whole if self._programs is not None else {}
-        done = self._rec.ran({c for p, cs in whole.items() if p != "mkdir" for c in cs})
+        done = self._programs is not None and self._rec.ran(self._programs.job_commands)
         self._step = "change" if fault == steps.CLAIMED_CHANGE or fault.startswith(steps.NOT_MADE_PREFIX) else \
             "answer" if done else "any"
         self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)

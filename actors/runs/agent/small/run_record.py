@@ -76,6 +76,12 @@ class RunRecord:
         pattern = (last.args or {}).get("pattern")
         return tuple(steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")) or None
 
+    def last_ran(self, commands: Collection[str]) -> bool:
+        """Whether this run's latest call was one of `commands` and it exited 0."""
+        last = next((i for i in reversed(self.run_items()) if i.kind == "tool"), None)
+        return last is not None and last.tool == SHELL_TOOL and (last.args or {}).get("command") in commands \
+            and ended_as(last.tool or "", last.state or "", last.result or "") == "done"
+
     def ran(self, commands: Collection[str]) -> bool:
         """Whether this run ran one of `commands` and it exited 0."""
         return any(i.kind == "tool" and i.tool == SHELL_TOOL and (i.args or {}).get("command") in commands

@@ -8,9 +8,10 @@ the file (there, text, small) and the words the request gives, and shown and run
 other command:
 
     wc -l log.md            how many lines (wc -w: words)
-    grep -cE '^ *(async )?def ' x.py   how many functions (grep -c '^ *class ': classes)
+    grep -HcE '^ *(async )?def ' x.py   how many functions (grep -Hc '^ *class ': classes)
     tail -n +2 d.csv | cut -d, -f2 | sort -u | wc -l    how many different (a column's name)
     echo 'a line' >> b.txt  append the line 'a line' to b.txt (a file ending in a line break)
+    tail -n 1 d.log         the last line (head: the first; -n 3: three)
     sort -o c.txt c.txt     sort c.txt (alphabetically; not in reverse, nor by number)
 """
 
@@ -28,12 +29,17 @@ _HOW_MANY = re.compile(r"\b(?:how\s+many|count\s+(?:the\s+|all\s+the\s+)?|number
 # Asked how many different values a column of a CSV file holds, by the column's name in
 # its header (a plural's `s` may go): the rows after the header, that column, each value once.
 _DISTINCT = re.compile(r"\bhow\s+many\s+(?:different|distinct|unique)\s+(?P<what>[A-Za-z][\w-]*)", re.IGNORECASE)
-_COUNTS = {"lines": "wc -l {}", "words": "wc -w {}", "functions": "grep -cE '^ *(async )?def ' {}",
-           "classes": "grep -c '^ *class ' {}"}
+# Asked for a file's first or last line(s): `head` or `tail` of that many.
+_ENDS = re.compile(r"\b(?P<end>first|last|final|top|bottom)\s+(?:(?P<n>\d{1,3})\s+)?lines?\b", re.IGNORECASE)
+_COUNTS = {"lines": "wc -l {}", "words": "wc -w {}", "functions": "grep -HcE '^ *(async )?def ' {}",
+           "classes": "grep -Hc '^ *class ' {}"}
 _APPEND = re.compile(r"\bappend\b|\badd\b.*\b(?:end|bottom)\b", re.IGNORECASE | re.DOTALL)
 # The line to put at the end: quoted in the request, on one line, with no quote of the
 # other kind inside (it is written between single quotes).
 _QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"'\n]+)\"")
+# A request that changes a file's end lines rather than asking for them.
+_CHANGES = re.compile(r"\b(?:remove|delete|drop|change|replace|edit|fix|set|add|insert|move|swap|comment)\b",
+                      re.IGNORECASE)
 _SORT = re.compile(r"^\s*(?:please\s+)?sort\b", re.IGNORECASE)
 # Sorted otherwise than `sort` alone does: left to the model.
 _SORTED_OTHERWISE = re.compile(r"\b(?:reverse|descending|backwards?|numeric(?:ally)?|by\s+(?:number|size|date|"
@@ -47,7 +53,7 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
     """The whole command of a request about the one file it names that `read` finds
     (a text file's content, None where it is not one): `wc` or `grep -c` asked how many
     lines, words, functions or classes (`_COUNTS`), or different values of a CSV file's
-    column,
+    column; `head` or `tail` asked for its first or last lines;
     `echo … >>` asked to append a quoted line (the file ending in a line break), `sort
     -o` asked to sort it; none otherwise."""
     names = [n for n in steps.file_names(asked) if " " not in n and not n.startswith("-")]
@@ -66,6 +72,9 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
             command = _COUNTS[what].format(name)
             return {command.split(" ", 1)[0]: [command]}
         return {}
+    if (e := _ENDS.search(asked)) is not None and not _APPEND.search(asked) and not _CHANGES.search(asked):
+        program = "head" if e.group("end").lower() in ("first", "top") else "tail"
+        return {program: [f"{program} -n {int(e.group('n') or 1)} {name}"]}
     if _APPEND.search(asked) and (text == "" or text.endswith("\n")):
         quoted = [a or b for a, b in _QUOTED.findall(asked)]
         if len(quoted) == 1 and not _NOT_IN_LINE & set(quoted[0]):
