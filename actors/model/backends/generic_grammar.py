@@ -117,15 +117,24 @@ def reply_schema(starts: tuple[str, ...] = ()) -> dict[str, Any]:
     kept = [s for s in starts if s and re.fullmatch(_REPLY_REST, s)]
     if not kept:
         return REPLY_SCHEMA
-    pattern = "^(" + "|".join(map(_plain_literal, kept)) + ")" + _REPLY_REST + "$"
+    pattern = "^(" + "|".join(map(json_text_literal, kept)) + ")" + _REPLY_REST + "$"
     return {**REPLY_SCHEMA, "properties": {"response": {"type": "string", "pattern": pattern}}}
 
 
-def _plain_literal(text: str) -> str:
-    """`text` as a pattern that matches it, read alike by Python and llama.cpp: letters,
-    digits and `_ -/:,` as they are, every other character as a class of its code."""
-    return "".join(c if c.isascii() and (c.isalnum() or c in "_ -/:,") else f"[\\x{ord(c):02x}]" if ord(c) <= 0xFF
-                   else c for c in text)
+# Characters a pattern may hold as they are, for Python and for llama.cpp's reading of it.
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-/,:;=@%!'~#&<>`")
+# How a JSON string's text writes the characters it escapes, as patterns of that text.
+_JSON_ESCAPED = {'"': '\\\\"', "\\": "\\\\\\\\", "\n": "\\\\n"}
+
+
+def json_text_literal(text: str) -> str:
+    """A pattern that matches `text` as a JSON string's text writes it: llama.cpp reads a
+    string's pattern over that text (a double quote written bare would end the string),
+    so a quote is `\\"`, a backslash doubled, a line break `\\n`; a character special to
+    either reading (Python's, llama.cpp's) as a class of its code; the rest as it is.
+    Such a pattern matches the JSON text of a value, not the value, where those three
+    characters are in it."""
+    return "".join(c if c in _PLAIN or ord(c) > 0xFF else _JSON_ESCAPED.get(c) or f"[\\x{ord(c):02x}]" for c in text)
 
 
 # Alternatives `excluding` writes at most, so a large object's grammar stays small.

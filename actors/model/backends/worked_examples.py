@@ -103,7 +103,7 @@ _HELPER_WORDS = frozenset({"helper", "subagent", "sub-agent", "agent"})
 FILE_IN_TEXT = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
 _WORD = re.compile(r"[a-z0-9_#'-]+")
 # Words before the request itself ("can you fix it", "please run").
-_POLITE = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+|do you know\s+|tell me\s+)+", re.IGNORECASE)
+POLITE = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+|do you know\s+|tell me\s+)+", re.IGNORECASE)
 
 
 def names_a_file(text: str) -> bool:
@@ -125,7 +125,7 @@ def request_kind(text: str) -> str:
     run or files listed, "run"; a file moved, copied or deleted, "files": the verb
     followed by a file's name), for a file not there yet ("new"),
     or a change of a file ("change")."""
-    text = _POLITE.sub("", text)
+    text = POLITE.sub("", text)
     words = [w.strip("'-") for w in _WORD.findall(text.lower())]
     first = words[0].split("'")[0] if words else ""  # "where's", "what's": a question's word
     if any(w in _HELPER_WORDS for w in words):

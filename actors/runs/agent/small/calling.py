@@ -23,8 +23,7 @@ import ast
 import re
 from pathlib import Path
 
-from actors.runs.agent.small.lookup import LOOKUP_BYTES, LOOKUP_FILE_BYTES, LOOKUP_FILES
-from actors.tools.globs import walk
+from actors.runs.agent.small.lookup import text_files
 
 # "what does NAME return for VALUES", "what would NAME(VALUES) give", "what's NAME(VALUES)".
 _ASKED = re.compile(
@@ -66,25 +65,11 @@ def asked_call(asked: str) -> tuple[str, str] | None:
 
 def defining_module(ws: Path, name: str) -> str | None:
     """The module (dotted, from the workspace's folder) of the one Python file that
-    defines the function `name` at its top level, in the files a walk reads
-    (lookup's limits); None where none does, or more than one. Blocking: call it in a
-    thread."""
+    defines the function `name` at its top level, of those lookup.text_files reads;
+    None where none does, or more than one. Blocking: call it in a thread."""
     pattern = re.compile(rf"^def\s+{re.escape(name)}\s*\(", re.MULTILINE)
-    found: list[str] = []
-    read = size = 0
     try:
-        for entry in walk(ws, sizes=True, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith(".")):
-            if not entry.is_file or entry.is_link or not entry.path.endswith(".py") or entry.size > LOOKUP_FILE_BYTES:
-                continue
-            try:
-                text = (ws / entry.path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            read, size = read + 1, size + len(text)
-            if pattern.search(text):
-                found.append(entry.path)
-            if read >= LOOKUP_FILES or size >= LOOKUP_BYTES:
-                break
+        found = [path for path, text in text_files(ws, ".py") if pattern.search(text)]
     except OSError:
         return None
     if len(found) != 1:

@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from actors.model.backends.generic_grammar import json_text_literal
 from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
@@ -86,8 +87,6 @@ _FIRST_CHARS = _WORD_CHARS + "\\x2d"
 # A command longer than this that failed is not ruled out by the pattern (its rules
 # grow with its length); the run's own refusal of a call made again stays.
 RULED_OUT_CHARS = 160
-# Characters a pattern may hold as they are, for Python and for llama.cpp's reading of it.
-_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-/,:;=@%!'~#&<>`")
 
 
 def programs(asked: str, found: Callable[[str], str | None] = shutil.which,
@@ -402,16 +401,10 @@ class _Words:
 
 
 def _literal(c: str) -> str:
-    """`c` (a character, or a program's name, or a whole command) as a pattern matches it:
-    a character special to either reading as a class of its code; a double quote as the
-    JSON string's text writes it (`\\"`: llama.cpp reads a pattern over that text, and
-    would let a bare quote end the string), so such a command's pattern matches its
-    JSON text, not the command."""
-    return "".join(ch if ch in _PLAIN or ord(ch) > 0xFF else _JSON_QUOTE if ch == '"' else f"[\\x{ord(ch):02x}]"
-                   for ch in c)
-
-
-_JSON_QUOTE = '\\\\"'  # a backslash, then the quote
+    """`c` (a character, or a program's name, or a whole command) as a pattern matches it
+    (generic_grammar.json_text_literal: a command with a double quote, `python3 -c "…"`,
+    is matched as its JSON text writes it)."""
+    return json_text_literal(c)
 
 
 def _in_class(c: str) -> str:

@@ -10,7 +10,8 @@ the model's own words (`hold`); the request stays open, an
 edit a function, while one is left (set_values.still_to_edit).
 
 A held new_text is a pattern, and llama.cpp reads a pattern over the JSON string's text:
-a line break is written there as `\\n`, a double quote as `\\"` (`json_text`).
+a line break is written there as `\\n`, a double quote as `\\"`
+(generic_grammar.json_text_literal).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import ast
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from actors.model.backends.generic_grammar import json_text_literal
 
 _ASKED = re.compile(r"\bdoc\s*strings?\b", re.IGNORECASE)
 # The docstring's own words after its first: a sentence on one line, words of letters
@@ -80,8 +83,8 @@ def _held(branch: dict[str, Any], texts: Mapping[str, str]) -> dict[str, Any] | 
         return None
     items = [{"type": "object", "required": ["old_text", "new_text"], "properties": {
         "old_text": {"const": head},
-        "new_text": {"type": "string", "pattern": "^" + json_text(f'{head}\n{indent}"""{first_word(head)}')
-                     + DOC_WORDS + json_text('"""') + "$"}}} for head, indent in heads.items()]
+        "new_text": {"type": "string", "pattern": "^" + json_text_literal(f'{head}\n{indent}"""{first_word(head)}')
+                     + DOC_WORDS + json_text_literal('"""') + "$"}}} for head, indent in heads.items()]
     item = items[0] if len(items) == 1 else {"oneOf": items}
     return {**branch, "properties": {**branch["properties"], "edits": {**edits, "items": item, "maxItems": 1}}}
 
@@ -90,22 +93,3 @@ def first_word(head: str) -> str:
     """The first word of the function's name in its `def` line, capitalised (`_load_all`: Load)."""
     m = re.search(r"\bdef\s+_*([A-Za-z0-9]+)", head)
     return m.group(1).capitalize() if m else "Return"
-
-
-def json_text(text: str) -> str:
-    """A pattern of `text` as a JSON string's text writes it (a line break `\\n`, a quote
-    `\\"`, a backslash doubled), each character other than a letter, a digit, `_` or a
-    blank as a class of its code."""
-    out = []
-    for c in text:
-        if c == "\n":
-            out.append("\\\\n")
-        elif c == '"':
-            out.append('\\\\"')
-        elif c == "\\":
-            out.append("\\\\\\\\")
-        elif c.isascii() and (c.isalnum() or c in "_ "):
-            out.append(c)
-        else:
-            out.append(f"[\\x{ord(c):02x}]" if ord(c) <= 0xFF else c)
-    return "".join(out)

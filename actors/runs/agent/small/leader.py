@@ -418,7 +418,7 @@ class Leader:
         last = self._rec.last_search() if self._asking and self._step == "any" else None
         found = (self._rec.asked(), last.result or "", str((last.args or {}).get("pattern", ""))) if last else None
         self._to_read = lookup.to_read(*found) if found else []
-        self._starts = tuple(steps.search_found(*found[1:])) if found and lookup.answers_where(*found) else ()
+        self._starts = tuple(lookup.where_found(*found)) if found else ()
         if self._starts:  # where it is, found: the answer (else it searched on, and on), from a file found
             self._step = "answer"  # (else it copied a line of the search's, of a file that only uses the name)
         self._finding = self._asking = False

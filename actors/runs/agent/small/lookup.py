@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from actors.model.backends.worked_examples import FILE_IN_TEXT, FUNCTION_WORDS
@@ -80,30 +80,36 @@ def file_counts(ws: Path, words: Iterable[str]) -> dict[str, int]:
     if not wanted:
         return counts
     patterns = {w: re.compile(rf"(?<![A-Za-z0-9-]){re.escape(w)}(?![A-Za-z0-9-])", re.IGNORECASE) for w in wanted}
-    read = size = 0
     try:
-        entries = walk(ws, sizes=True, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith("."))
-        for entry in entries:
-            if not entry.is_file or entry.is_link or entry.size > LOOKUP_FILE_BYTES:
-                continue
-            if entry.path.rsplit("/", 1)[-1].startswith("."):
-                continue
-            try:
-                data = (ws / entry.path).read_bytes()
-            except OSError:
-                continue
-            if b"\0" in data[:4096]:
-                continue  # not text
-            text = data.decode("utf-8", "replace")
+        for _, text in text_files(ws):
             for w, pattern in patterns.items():
                 counts[w] += pattern.search(text) is not None
-            read += 1
-            size += len(data)
-            if read >= LOOKUP_FILES or size >= LOOKUP_BYTES:
-                break
     except OSError:
         return dict.fromkeys(wanted, 0)
     return counts
+
+
+def text_files(ws: Path, suffix: str = "") -> Iterator[tuple[str, str]]:
+    """The workspace's text files whose names end in `suffix`, as (path, text), in the
+    walk's order, not hidden nor in a hidden folder: LOOKUP_FILES files of
+    LOOKUP_FILE_BYTES at most, LOOKUP_BYTES in all. Blocking: call it in a thread; a
+    folder that cannot be walked raises OSError."""
+    read = size = 0
+    for entry in walk(ws, sizes=True, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith(".")):
+        if not entry.is_file or entry.is_link or entry.size > LOOKUP_FILE_BYTES or not entry.path.endswith(suffix):
+            continue
+        if entry.path.rsplit("/", 1)[-1].startswith("."):
+            continue
+        try:
+            data = (ws / entry.path).read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data[:4096]:
+            continue  # not text
+        yield entry.path, data.decode("utf-8", "replace")
+        read, size = read + 1, size + len(data)
+        if read >= LOOKUP_FILES or size >= LOOKUP_BYTES:
+            return
 
 
 def search_words(words: list[tuple[str, bool]], counts: dict[str, int]) -> list[str]:
@@ -163,12 +169,19 @@ def to_read(asked: str, result: str, pattern: str) -> list[str]:
     return list(dict.fromkeys(using + defining if _ASKS_USE.search(asked) else defining + using))
 
 
+def where_found(asked: str, result: str, pattern: str) -> list[str]:
+    """The files that answer a question that asks where (steps.asks_where), from its
+    search's `result`: those it found the place in (where the name is defined, when a
+    line defines it: steps.search_found), when they are one to READ_FOUND; else none.
+    After such a search, SmolLM2 searched on with one more word each time, or began an
+    answer that looped."""
+    found = steps.search_found(result, pattern) if steps.asks_where(asked) else []
+    return found if 0 < len(found) <= READ_FOUND else []
+
+
 def answers_where(asked: str, result: str, pattern: str) -> bool:
-    """Whether a question that asks where (steps.asks_where) is answered by its search's
-    `result`: the search found its place in one to READ_FOUND files (where the name is
-    defined, when a line defines it: steps.search_found). After such a search, SmolLM2
-    searched on with one more word each time, or began an answer that looped."""
-    return steps.asks_where(asked) and 0 < len(steps.search_found(result, pattern)) <= READ_FOUND
+    """Whether a where-question is answered by its search's `result` (`where_found`)."""
+    return bool(where_found(asked, result, pattern))
 
 
 def one_of(parameters: dict[str, object], argument: str, values: list[str]) -> dict[str, object]:

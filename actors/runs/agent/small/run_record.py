@@ -79,13 +79,11 @@ class RunRecord:
     def last_ran(self, commands: Collection[str]) -> bool:
         """Whether this run's latest call was one of `commands` and it exited 0."""
         last = next((i for i in reversed(self.run_items()) if i.kind == "tool"), None)
-        return last is not None and last.tool == SHELL_TOOL and (last.args or {}).get("command") in commands \
-            and ended_as(last.tool or "", last.state or "", last.result or "") == "done"
+        return last is not None and _ran(last, commands)
 
     def ran(self, commands: Collection[str]) -> bool:
         """Whether this run ran one of `commands` and it exited 0."""
-        return any(i.kind == "tool" and i.tool == SHELL_TOOL and (i.args or {}).get("command") in commands
-                   and ended_as(i.tool or "", i.state or "", i.result or "") == "done" for i in self.run_items())
+        return any(i.kind == "tool" and _ran(i, commands) for i in self.run_items())
 
     def known_in(self, ws: Path) -> Callable[[str], bool]:
         """Whether an answer's file is known (blocking: call it in a thread): there in the
@@ -137,3 +135,9 @@ class RunRecord:
         """The files this conversation's calls of `by` read or wrote, the latest first."""
         cards = ((i.tool, i.state, i.args) for i in reversed(self._t.items) if i.kind == "tool")
         return steps.seen_files(cards, by)
+
+
+def _ran(card: Any, commands: Collection[str]) -> bool:
+    """Whether a tool card is a command of `commands` that exited 0."""
+    return card.tool == SHELL_TOOL and (card.args or {}).get("command") in commands \
+        and ended_as(card.tool or "", card.state or "", card.result or "") == "done"

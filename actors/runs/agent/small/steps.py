@@ -51,7 +51,7 @@ from typing import Literal
 import attrs
 
 from actors import notices
-from actors.model.backends import string_exclusion
+from actors.model.backends import string_exclusion, worked_examples
 from actors.model.turns import ToolSpec
 from actors.record import cards
 from actors.runs.agent.run_tools import goals, helpers, plans
@@ -215,10 +215,10 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
     return any(not any(v in t for t in texts.values()) for v in values)
 
 
+# After the request's polite start (worked_examples.POLITE): where-questions, and which file.
 _WHERE_FIRST = re.compile(
-    r"\s*(?:(?:can|could|would|will)\s+you\s+|please\s+|do\s+you\s+know\s+|(?:tell|show)\s+me\s+|find\s+(?:out\s+)?)*"
-    r"(?:(?:in|from)\s+)?(?:where(?:'s|\s+(?:is|are|was|does|do|did|can|should))?\b|(?:which|what)\s+(?:files?|"
-    r"modules?|scripts?|folders?)\b)", re.IGNORECASE)
+    r"\s*(?:show\s+me\s+|find\s+(?:out\s+)?)*(?:(?:in|from)\s+)?(?:where(?:'s|\s+(?:is|are|was|does|do|did|can|"
+    r"should))?\b|(?:which|what)\s+(?:files?|modules?|scripts?|folders?)\b)", re.IGNORECASE)
 _WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
 
 
@@ -240,7 +240,7 @@ def before_loop(text: str, unit: str) -> str | None:
 def where_question(asked: str) -> bool:
     """Whether a request is a question of where something is, or which file has it (it
     begins so: "where's x defined"; asked so, SmolLM2's nearest example was an edit's)."""
-    return _WHERE_FIRST.match(asked) is not None
+    return _WHERE_FIRST.match(worked_examples.POLITE.sub("", asked)) is not None
 
 
 def asks_where(asked: str) -> bool:
