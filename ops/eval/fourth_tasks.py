@@ -6,8 +6,10 @@ other. The prompts are phrased as people type them, in words the other sets do n
 
 HELD_OUT_3 became known as leading was developed beside it; these were written fresh, by
 a helper who reported none of their words, as the clean measure, so a change to the
-leading can again be measured on jobs nobody has looked at while writing it. They are only
-run to report (`ops/eval/run.py --set held_out_4`), never developed against. Nothing in
+leading can again be measured on jobs nobody has looked at while writing it. They were only
+run to report (`ops/eval/run.py --set held_out_4`) until they too became known while
+leading was developed, and fifth_tasks.py was written blind as the clean held-out set in
+their place: from this stop on they are a development set like third_tasks.py's. Nothing in
 the product names a job, a file or a word of theirs (tests/test_eval.py checks the
 product's sources against WORDS_4 and the fixtures' file names).
 """
