@@ -32,6 +32,23 @@ def test_the_function_and_its_values_are_read_from_the_request():
         assert asked(no) is None, no
 
 
+def test_values_written_in_words_are_read_with_the_functions_parameters():
+    asked, params = calling.asked_call, ["width", "depth"]
+    assert asked("what does area hand back for width 3 and depth 7", params) == ("area", "3, 7")
+    assert asked("what does area spit out with a depth of 7 and a width of 3?", params) == ("area", "3, 7")
+    assert asked("what does area return for 3 and 7", params) == ("area", "3, 7")
+    assert asked("what would area give for depth 7", params) == ("area", "depth=7")
+    assert asked("what does area come back with if you pass it depth=7, width=3", params) == \
+        ("area", "depth=7, width=3")
+    assert asked("what does area return for -3 and 2.5", params) == ("area", "-3, 2.5")
+    for no in ("what does area return for 1, 2 and 3",  # more values than parameters
+               "what does area return for height 3 and depth 7",  # a name that is no parameter
+               "what does area return for width 3 and 7",  # named and not: which is which is not said
+               "what does area return for width 3 and width 4",
+               "what does area return for three and seven", "how does area work for 3 and 7"):
+        assert asked(no, params) is None, no
+
+
 def test_the_defining_module_is_the_one_file_that_defines_it_at_its_top_level(tmp_path):
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop/prices.py").write_text("def total(xs):\n    return sum(xs)\n")
@@ -45,6 +62,11 @@ def test_the_defining_module_is_the_one_file_that_defines_it_at_its_top_level(tm
     assert calling.defining_module(tmp_path, "missing") is None
     assert calling.call_commands("what does total return for [3, 4]?", tmp_path) == \
         {"python3": ['python3 -c "from shop.prices import total; print(total([3, 4]))"']}
+    (tmp_path / "shop/tax.py").write_text("async def x():\n    pass\n\n\n"
+                                          "def levy(net, rate=0.2):\n    return net * rate\n")
+    assert calling.call_commands("what does levy give back for a rate of 0.5 and net 10?", tmp_path) == \
+        {"python3": ['python3 -c "from shop.tax import levy; print(levy(10, 0.5))"']}
+    assert calling.call_commands("what does levy give back for a cost of 10?", tmp_path) == {}
 
 
 async def test_asked_what_a_function_returns_the_run_calls_it_then_answers(real_tools, tmp_path):
@@ -69,3 +91,4 @@ async def test_asked_what_a_function_returns_the_run_calls_it_then_answers(real_
     (card,) = cards(conv)
     assert card.state == "done" and "big-red-dog" in card.result
     assert second.tool_choice == "none" and conv.info.end_reason == "answered"
+    assert second.reply_starts == ("big-red-dog",)  # what it printed (SmolLM2 quoted the request's value)

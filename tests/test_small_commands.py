@@ -151,6 +151,11 @@ def test_a_script_run_and_what_it_prints_kept_is_one_whole_command(tmp_path):
     for free in ("run tally.py", "save tally.py as b.py", "run gone.py and save what it prints to out.txt",
                  "run tally.py and save what it prints", "run tally.py and save what it prints to aa.txt or bb.txt"):
         assert kept(free) == {}, free
+    # Asked what it prints: it is run, what it prints the answer's start (Leader._answer_starts)
+    for asked in ("what does tally.py print?", "what's the output of go.sh", "what happens when I run tally.py"):
+        program = "bash go.sh" if "go.sh" in asked else "python3 tally.py"
+        assert kept(asked) == {program.split()[0]: [program]}, asked
+    assert kept("what does tally.py print to out.txt") == {}  # (to keep it there: said so)
 
 
 def test_files_named_by_their_kind_are_done_to_by_one_whole_command(tmp_path):

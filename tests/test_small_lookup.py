@@ -270,6 +270,27 @@ async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(rea
     assert read_answers.answer_starts("what errors can cross raise", src, "cross") == ("KeyError", "GateShut")
     assert read_answers.answer_starts("what does cross return", src, "cross") == ()
     assert read_answers.answer_starts("which function calls lift", "def (:", "lift") == ()
+    # What a class is made from, what a function takes, what methods a class has
+    kinds = ("from mod import Base\n\n\nclass Plain:\n    pass\n\n\nclass Boat(Base, mod.Mixin):\n"
+             "    def __init__(self, keel, mast=2):\n        pass\n\n    def sail(self):\n        pass\n\n\n"
+             "def moor(boat, *, rope):\n    return rope\n")
+    assert read_answers.answer_starts("what's Boat a subclass of?", kinds, "Boat") == ("Base", "mod.Mixin")
+    assert read_answers.answer_starts("what does Boat inherit from", kinds, "Boat") == ("Base", "mod.Mixin")
+    assert read_answers.answer_starts("what is the parent class of Plain", kinds, "Plain") == ("object",)
+    assert read_answers.answer_starts("what's Hull a subclass of?", kinds, "Hull") == ()  # not defined here
+    assert read_answers.answer_starts("what arguments does moor take", kinds, "moor") == ("boat, rope",)
+    assert read_answers.answer_starts("which parameters does Boat take?", kinds, "Boat") == ("keel, mast",)
+    assert read_answers.answer_starts("how many arguments does moor take", kinds, "moor") == ("2",)
+    assert read_answers.answer_starts("what methods does Boat have", kinds, "Boat") == ("__init__, sail",)
+    assert read_answers.answer_starts("what does Boat do", kinds, "Boat") == ()
+    values = ("LIMIT = 40\nNAME: str = 'dock'\n\n\nclass Pier:\n    def __init__(self, depth=3.5, *, tide='low'):\n"
+              "        self.berths = [1, 2]\n")
+    assert read_answers.answer_starts("what's LIMIT set to?", values, "LIMIT") == ("40",)
+    assert read_answers.answer_starts("what is the value of NAME", values, "NAME") == ("'dock'",)
+    assert read_answers.answer_starts("what are berths initialised to", values, "berths") == ("[1, 2]",)
+    assert read_answers.answer_starts("what's the default for depth?", values, "depth") == ("3.5",)
+    assert read_answers.answer_starts("what's tide's default value", values, "tide") == ("'low'",)
+    assert read_answers.answer_starts("what's WIDTH set to?", values, "WIDTH") == ()
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"locks.py": "def lift(x):\n    return x\n",
                                                 "canal.py": "from locks import lift\n\n\ndef idle():\n"

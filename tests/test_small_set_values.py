@@ -91,6 +91,21 @@ def test_a_word_asked_for_in_place_of_another_is_put_on_the_lines_that_hold_the_
     for none in ("change PORT to 9090", "change the title to Welcome", "replace start with begin",
                  "set MODE to 'dark'", "use it instead of that"):
         assert set_values.swaps(none, steps.target_values(none)) == [], none
+    # Two numbers, the one there and the one wanted, after any of the ways people ask it
+    assert set_values.swaps("the banner still says 2019, needs to be 2025") == [("2019", "2025")]
+    assert set_values.swaps("change 2019 to 2025 in banner.html", ["2025"]) == [("2019", "2025")]
+    assert set_values.swaps("bump the version from 1.2.0 to 1.3.0") == [("1.2.0", "1.3.0")]
+    assert set_values.swaps("the timeout has to be 45s, not 30s") == []  # (`not`: which is there is not said)
+    for none in ("copy from a.txt to b.txt", "move it from notes.md to notes.txt"):  # names alike after from: files
+        assert set_values.swaps(none) == [], none
+    numbers = set_values.hold_values(steps.edit_shape([("f.html", "<p>(c) 2019 Ada</p>\n<p>since 2019x</p>\n")]),
+                                     {"f.html": "<p>(c) 2019 Ada</p>\n<p>since 2019x</p>\n"}, ["2025"],
+                                     set_values.request_words("change 2019 to 2025", ["2025"]),
+                                     set_values.swaps("change 2019 to 2025", ["2025"]))
+    assert numbers is not None
+    item = numbers["properties"]["edits"]["items"]
+    assert item["properties"]["old_text"] == {"const": "<p>(c) 2019 Ada</p>"}  # a whole word: not `2019x`
+    assert item["properties"]["new_text"] == {"enum": ["<p>(c) 2025 Ada</p>"]}
     text = "def title():\n    return 'Wellcome, ' + NAME\n\nWELLCOME = 1\n"
     files = [("page.py", text)]
     asked = "the title says Wellcome instead of Welcome, fix it"

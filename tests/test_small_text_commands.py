@@ -75,8 +75,8 @@ async def test_a_line_is_appended_by_its_whole_command_in_the_first_round(real_t
 
 
 async def test_a_question_a_command_answers_is_answered_the_round_after_it(real_tools, tmp_path):
-    """A count only reads: the round after it is still the answer, and it begins with the
-    file asked about (SmolLM2 answered "Sights.csv has 5", a file that is not there)."""
+    """A count only reads: the round after it is still the answer, and it begins with what
+    the count printed (SmolLM2 answered "Sights.csv has 5", a file that is not there)."""
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"notes.md": "a\nb\nc\n"})
     d.backend.push(call("exec_shell_command", command="wc -l notes.md"), {"text": "notes.md has 3 lines."})
@@ -84,5 +84,35 @@ async def test_a_question_a_command_answers_is_answered_the_round_after_it(real_
     await wait_state(conv, "idle", "error")
     first, second = d.backend.turns
     assert first.tool_choice == "required" and "3 notes.md" in cards(conv)[0].result
-    assert second.tool_choice == "none" and second.reply_starts == ("notes.md",)
+    assert second.tool_choice == "none" and second.reply_starts == ("3 notes.md",)
     assert conv.info.end_reason == "answered"
+
+
+def test_how_many_times_a_word_is_written_is_counted_by_grep_as_a_word(tmp_path):
+    """In the one file named, else under the folder named or everywhere, of the kind named;
+    hidden folders not entered; run by bash on a real tree."""
+    from actors.runs.agent.small.lookup import KIND, named_folders
+    from actors.runs.agent.small.steps import file_names
+    from actors.runs.agent.small.text_commands import occurrence_commands
+
+    tree = {"a.py": "# FIXME: one\nx = 1  # FIXME\n", "src/b.py": "# FIXME\nFIXMEs = 0\n", "n.md": "FIXME\n",
+            ".git/c.py": "FIXME\n", "net.py": "retry()\nretry_all()\n"}
+    for rel, text in tree.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+
+    def count(asked: str) -> str | None:
+        found = occurrence_commands(asked, lambda n: (tmp_path / n).is_file(), lambda n: (tmp_path / n).is_dir(),
+                                    list(dict.fromkeys(KIND.findall(asked))), named_folders(asked), file_names(asked))
+        if not found:
+            return None
+        (command,) = found["grep"]
+        return subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+
+    assert count("How many FIXME comments are there in the .py files?") == "3"
+    assert count("how many FIXMEs are there") == "4"
+    assert count("how many times does 'FIXME' appear in src/") == "1"
+    assert count("how many times does 'retry' appear in net.py") == "1"  # a word: not retry_all
+    for no in ("how many tests are there", "how many lines does a.py have", "how many functions are in a.py",
+               "how many FIXME comments are in notes.md and net.py", "how many 'a$b' are there"):
+        assert count(no) is None, no

@@ -38,9 +38,11 @@ from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.calling import call_commands
-from actors.runs.agent.small.files_of import is_dir_in, is_file_in, read_in, runs_in
-from actors.runs.agent.small.lookup import KIND, named_folders
-from actors.runs.agent.small.text_commands import text_commands
+from actors.runs.agent.small.code_commands import code_commands
+from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
+from actors.runs.agent.small.folder_commands import folder_commands
+from actors.runs.agent.small.lookup import KIND, named_folders, text_files
+from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
 from actors.tools.globs import walk
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
@@ -138,16 +140,33 @@ def for_request(asked: str, ws: Path | None) -> Offered:
     moves files unasked (guards.unasked_programs), its scripts the request names, its
     build tools where their files are; and the whole commands of a request to copy, move
     or delete the files it names (`named_commands`), to keep what a script prints in a
-    file (`output_commands`), asking what a function returns (calling.call_commands), or
-    to count, append to or sort a text file (text_commands). Blocking: call it in a thread."""
+    file (`output_commands`), asking what a function returns (calling.call_commands), to
+    count, append to or sort a text file (text_commands), to rename a folder's files
+    to another case or put all it holds into another (folder_commands), or to rename a
+    name of code or make a number a constant (code_commands). Blocking: call it in a
+    thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
                       has_file=lambda n: ws is not None and is_file_in(ws, n))
     whole = {} if ws is None else named_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
                                                  lambda kind, under: files_of_kind(ws, kind, under))
     kept = {} if ws is None else (output_commands(asked, lambda n: is_file_in(ws, n)) | call_commands(asked, ws)
-                                  | text_commands(asked, lambda n: read_in(ws, n)))
+                                  | text_commands(asked, lambda n: read_in(ws, n))
+                                  | occurrence_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
+                                                        list(dict.fromkeys(KIND.findall(asked))),
+                                                        named_folders(asked), steps.file_names(asked))
+                                  | folder_commands(asked, lambda n: children_in(ws, n))
+                                  | code_commands(asked, [n for n in steps.file_names(asked) if is_file_in(ws, n)],
+                                                  lambda: _texts(ws), lambda n: exists_in(ws, n)))
     return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
+
+
+def _texts(ws: Path) -> list[tuple[str, str]]:
+    """The workspace's text files (lookup.text_files), none where it cannot be walked."""
+    try:
+        return list(text_files(ws))
+    except OSError:
+        return []
 
 
 # A request to run a script and keep what it prints in a file ("run x.py and save what it
@@ -165,8 +184,11 @@ def output_commands(asked: str, is_file: Callable[[str], bool],
     """The whole command a request to run a script and keep what it prints in a file may
     be: the script (a file that is there, of a kind INTERPRETERS runs, the one the
     request names first) run by its interpreter (one `found` on PATH), what it prints put
-    in the one file named after it (`python3 x.py > out.txt`); none otherwise."""
-    if not (_RUNS.search(asked) and _KEEPS.search(asked) and _PRINTS.search(asked)):
+    in the one file named after it (`python3 x.py > out.txt`); asked what it prints
+    (`_ASKS_OUTPUT`, no file named after it), the script run (`python3 x.py`); none
+    otherwise."""
+    keeps = _RUNS.search(asked) and _KEEPS.search(asked) and _PRINTS.search(asked)
+    if not keeps and not _ASKS_OUTPUT.search(asked):
         return {}
     names = [n for n in steps.file_names(asked) if fits_words(" " + n, options=False)]
     script = next((n for n in names if posixpath.splitext(n)[1] in INTERPRETERS and is_file(n)), None)
@@ -174,9 +196,16 @@ def output_commands(asked: str, is_file: Callable[[str], bool],
         return {}
     into = [n for n in names[names.index(script) + 1:] if n != script]
     program = INTERPRETERS[posixpath.splitext(script)[1]]
-    if len(into) != 1 or not found(program):
+    if not found(program) or (len(into) != 1 if keeps else into):
         return {}
-    return {program: [f"{program} {script} > {into[0]}"]}
+    return {program: [f"{program} {script} > {into[0]}" if keeps else f"{program} {script}"]}
+
+
+# Asked what a script prints ("what does x.py print", "what's the output of x.py", "what
+# happens when I run x.py"): it is run, and the answer begins with what it printed.
+_ASKS_OUTPUT = re.compile(r"\bwhat\s+(?:does|do|will|would)\s+\S+\s+(?:print|output|show|display|say|spit\s+out)"
+                          r"|\bwhat(?:'s|\s+is)\s+(?:the\s+)?output\s+of\b|\bwhat\s+happens\s+when\s+(?:i|you|we)\s+run\b",
+                          re.IGNORECASE)
 
 
 # Files of a kind a command may name at most: more, and the command is left to the model.

@@ -83,3 +83,13 @@ def is_dir_in(ws: Path, rel: str) -> bool:
         return resolve(ws, rel).is_dir()
     except PathRefused:
         return False
+
+
+def children_in(ws: Path, rel: str) -> list[str] | None:
+    """The names of what the folder `rel` of the workspace holds directly, sorted; None
+    when it is no folder inside the workspace. Blocking: call it in a thread."""
+    try:
+        path = resolve(ws, rel)
+        return sorted(entry.name for entry in os.scandir(path)) if path.is_dir() else None
+    except (PathRefused, OSError):
+        return None

@@ -300,7 +300,8 @@ class Leader:
         if first is None and self._to_read and not must_call and reader is not None and reader.name in offered:
             first = reader.name  # the question's search found its place: the file is read whole
             shapes += ((first, lookup.one_of(reader.parameters, "path", self._to_read)),)
-        if first is not None and not self._rounds and SHELL_TOOL in offered and (await self._offered()).does_job:
+        if not self._rounds and self._step == "any" and not must_call and SHELL_TOOL in offered \
+                and (SHELL_TOOL, None) not in avoid and (await self._offered()).does_job:
             first = SHELL_TOOL  # the request's whole command is known: the first round runs it
         if first is not None:
             choice = "required"
@@ -353,14 +354,18 @@ class Leader:
 
     async def _answer_starts(self, ws: Path) -> tuple[str, ...]:
         """What an answer begins with, one of them: the names the file a question's round
-        read gives (read_answers.answer_starts); after the job's whole command ran, a file
-        the request names (SmolLM2 misspelt it: "Sorted: rote.txt"); else what was found."""
+        read gives (read_answers.answer_starts); after the job's whole command ran, the
+        first line it printed, or where it printed none a file the request names (SmolLM2
+        misspelt it: "Sorted: rote.txt"); else what was found."""
         asked = self._rec.asked()
         if self._read_for is not None:
             path, name = self._read_for
             text = await trio.to_thread.run_sync(read_in, ws, path)
             return read_answers.answer_starts(asked, text or "", name)
         if not self._starts and self._programs is not None and self._rec.ran(self._programs.job_commands):
+            printed = self._rec.printed(self._programs.job_commands)
+            if printed:  # what it printed is the answer (a count, a result: SmolLM2 quoted the request's value)
+                return (printed,)
             return tuple(await trio.to_thread.run_sync(lambda: steps.named_files(asked, lambda n: exists_in(ws, n))))
         return self._starts
 

@@ -3,10 +3,13 @@ answer it, found by Python's own parser.
 
 Asked which function calls a name, SmolLM2-135M read the file that calls it and
 answered about something else in it ("The crew size is 4"); asked what exception a
-function raises, it answered with the worked example's words. The file read holds the
-answer, and `ast` finds it: the functions whose bodies call the name, or the exceptions
-the function named raises. The answer's round is held to begin with one of them
-(TurnInput.reply_starts), its rest the model's own words.
+function raises, it answered with the worked example's words; asked what a class is a subclass of, it
+answered with a line of the search's, the class's name misspelt. The file read holds the
+answer, and `ast` finds it: the functions whose bodies call the name, the exceptions the
+function named raises, the classes the class named is made from, the parameters or
+methods it has, the value a name is set to (or a parameter's default). The answer's
+round is held to begin with one of them (TurnInput.reply_starts), its rest the model's
+own words.
 """
 
 from __future__ import annotations
@@ -19,25 +22,63 @@ _ASKS_CALLER = re.compile(r"\b(?:which|what)\s+(?:functions?|methods?)\b.*\b(?:c
                           re.IGNORECASE | re.DOTALL)
 # "what exception does f raise", "which error is thrown": the answer is an exception's name.
 _ASKS_RAISED = re.compile(r"\b(?:which|what)\s+(?:kind\s+of\s+)?(?:exceptions?|errors?)\b", re.IGNORECASE)
+# "what's X a subclass of", "what does X inherit from", "X's parent class": its bases.
+_ASKS_BASES = re.compile(r"\b(?:(?:sub-?class|child)(?:ed)?\s+of|inherit(?:s|ing|ed)?(?:\s+from)?|"
+                         r"derived?s?\s+from|extends?|(?:parent|base|super)[\s-]?class(?:es)?|superclass(?:es)?)\b",
+                         re.IGNORECASE)
+# "what arguments does f take", "which parameters": its parameters, in order.
+_ASKS_PARAMETERS = re.compile(r"\b(?:which|what|how\s+many)\s+(?:arguments?|parameters?|params?|args?|inputs?)\b",
+                              re.IGNORECASE)
+# "what's X set to", "the value of X", "X's default": the value it is set to.
+_ASKS_VALUE = re.compile(r"\b(?:set\s+to|equal\s+to|equals|assigned|value\s+(?:of|for)|default(?:s|\s+value)?|"
+                         r"initial(?:ised|ized)?\s+to|what\s+(?:number|value|string))\b", re.IGNORECASE)
+# "what methods does X have": its methods, in order.
+_ASKS_METHODS = re.compile(r"\b(?:which|what)\s+methods?\s+(?:does|do|is|are|can|has|have)\b", re.IGNORECASE)
 
 
 def answer_starts(asked: str, text: str, name: str) -> tuple[str, ...]:
     """The names an answer to `asked` begins with, one of them, found in a Python file's
     `text` about the `name` searched for: the functions that call it, asked which
     function calls it; the exceptions it raises (or the file does, where it defines no
-    function of that name), asked what exception; none otherwise, or where the file
-    does not parse."""
-    asks_caller, asks_raised = _ASKS_CALLER.search(asked), _ASKS_RAISED.search(asked)
-    if not (asks_caller or asks_raised) or not name.isidentifier():
+    function of that name), asked what exception; the classes a class of that name is
+    made from (`object` where it names none), asked what it is a subclass of; its
+    parameters (asked how many, their number), or its methods, all in one start; the value it is set to (`_values`);
+    none otherwise, or where the file
+    does not parse or does not define what is asked of."""
+    if not name.isidentifier():
+        return ()
+    asks = [kind for kind, pattern in (("caller", _ASKS_CALLER), ("raised", _ASKS_RAISED), ("bases", _ASKS_BASES),
+                                        ("parameters", _ASKS_PARAMETERS), ("methods", _ASKS_METHODS),
+                                        ("value", _ASKS_VALUE))
+            if pattern.search(asked)]
+    if not asks:
         return ()
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return ()
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    if asks_caller:
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
+    if asks[0] == "caller":
         return tuple(dict.fromkeys(f.name for f in functions if f.name != name and _calls(f, name)))
+    if asks[0] == "bases":
+        return tuple(dict.fromkeys(ast.unparse(b) for c in classes[:1] for b in c.bases)) or (
+            ("object",) if classes else ())
+    if asks[0] == "methods":
+        methods = [n.name for c in classes[:1] for n in c.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        return (", ".join(methods),) if methods else ()
+    if asks[0] == "value":
+        return _values(tree, text, name)
     named = [f for f in functions if f.name == name]
+    if asks[0] == "parameters":
+        init = [n for c in classes[:1] for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+        for f in named[:1] or init:
+            params = [a.arg for a in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs)
+                      if a.arg not in ("self", "cls")]
+            if re.search(r"\bhow\s+many\b", asked, re.IGNORECASE):
+                return (str(len(params)),)
+            return (", ".join(params),) if params else ()
+        return ()
     scope: list[ast.AST] = list(named) or [tree]
     raised = [r for node in scope for r in _raised(node)]
     # Of several, those the request's words name most (in the exception's name, or the
@@ -46,6 +87,30 @@ def answer_starts(asked: str, text: str, name: str) -> tuple[str, ...]:
     score = {exc: len(words & parts) for exc, parts in raised}
     best = max(score.values(), default=0)
     return tuple(dict.fromkeys(exc for exc, _ in raised if score[exc] == best))
+
+
+def _values(tree: ast.AST, text: str, name: str) -> tuple[str, ...]:
+    """What `name` is set to in `tree` (of `text`), as the file writes it: an assignment
+    to it (`name = …`, `name: T = …`, `self.name = …`), else a parameter's default; the
+    first of each, at most one of them."""
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        if any(isinstance(t, ast.Name) and t.id == name or isinstance(t, ast.Attribute) and t.attr == name
+               for t in targets):
+            value = ast.get_source_segment(text, node.value) if node.value is not None else None  # type: ignore[attr-defined]
+            return (value,) if value and "\n" not in value else ()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            plain = [*node.posonlyargs, *node.args]
+            pairs = list(zip(plain[len(plain) - len(node.defaults):], node.defaults, strict=True))
+            pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None]
+            for arg, default in pairs:
+                if arg.arg == name and default is not None:
+                    value = ast.get_source_segment(text, default)
+                    return (value,) if value and "\n" not in value else ()
+    return ()
+
 
 def _calls(node: ast.AST, name: str) -> bool:
     """Whether `node`'s body calls `name` (as a name, or an attribute's)."""

@@ -14,12 +14,33 @@ from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 from actors.runs.agent.small import steps
 from actors.runs.agent.small.files_of import exists_in
+from actors.tools.globs import walk
 
 # Calls of one tool failing in a row after which the next round may not call it: each a
 # new call, so no call twice did not stop them (SmolLM2 ran `NAME.py.exe`, then with one
 # more `.exe`, thirty rounds).
 FAILS_IN_A_ROW = 3
+# What an answer may be held to begin with of a command's output (RunRecord.printed).
+PRINTED_CHARS = 160
 _LOOPED_START = notices.LOOPED.split("{", 1)[0]  # the words before the unit it repeated
+
+
+# Files walked at most for their names (RunRecord.known_in).
+NAMES_WALKED = 20_000
+
+
+def names_in(ws: Path) -> set[str]:
+    """The names of the workspace's files and folders, without their folders, of at most
+    NAMES_WALKED, hidden folders not entered. Blocking: call it in a thread."""
+    out: set[str] = set()
+    try:
+        for n, entry in enumerate(walk(ws, sizes=False, prune=lambda rel: rel.rsplit("/", 1)[-1].startswith("."))):
+            if n >= NAMES_WALKED:
+                break
+            out.add(posixpath.basename(entry.path))
+    except OSError:
+        pass
+    return out
 
 
 def after_loop(items: Sequence[Any]) -> bool:
@@ -85,16 +106,38 @@ class RunRecord:
         """Whether this run ran one of `commands` and it exited 0."""
         return any(i.kind == "tool" and _ran(i, commands) for i in self.run_items())
 
+    def printed(self, commands: Collection[str]) -> str:
+        """The first line the latest of `commands` that ran and exited 0 printed (what a
+        count, a call's result, a file's line is), PRINTED_CHARS at most; empty where it
+        printed nothing or none ran."""
+        card = next((i for i in reversed(self.run_items()) if i.kind == "tool" and _ran(i, commands)), None)
+        output = (card.result or "").rsplit("\n[exit code:", 1)[0] if card is not None else ""
+        return next((line.strip() for line in output.splitlines() if line.strip()), "")[:PRINTED_CHARS]
+
     def known_in(self, ws: Path) -> Callable[[str], bool]:
         """Whether an answer's file is known (blocking: call it in a thread): there in the
         workspace, or named in the arguments of a call of this run that ran well (a
         command that exited 0, a write, an edit), so one gone since may be named ("Moved
-        a.md to b.md", after `mv`), where the record shows it."""
-        acted = {name for i in self.run_items() if i.kind == "tool"
+        a.md to b.md", after `mv`), where the record shows it; a name without a folder
+        also where it is the name of such a file in a folder (`cat.png`, after `mv
+        pics/Cat.PNG pics/cat.png`), or of one there (`names_in`)."""
+        acted = {posixpath.normpath(name) for i in self.run_items() if i.kind == "tool"
                  and ended_as(i.tool or "", i.state or "", i.result or "") == "done"
                  for value in (i.args or {}).values() if isinstance(value, str)
                  for name in steps.file_names(value)}
-        return lambda rel: exists_in(ws, rel) or posixpath.normpath(rel) in acted
+        bare = {posixpath.basename(name) for name in acted}
+        names: set[str] = set()
+
+        def known(rel: str) -> bool:
+            rel = posixpath.normpath(rel)
+            if exists_in(ws, rel) or rel in acted:
+                return True
+            if "/" in rel:
+                return False
+            if not names:
+                names.update(names_in(ws) or {""})
+            return rel in bare or rel in names
+        return known
 
     def last_search(self) -> Any:
         """This run's latest search's card, when it ran; else None."""

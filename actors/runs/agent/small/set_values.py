@@ -62,21 +62,26 @@ def named(line: str, words: frozenset[str]) -> int:
 
 # A request that names a word to replace and the one to write for it: `A instead of B`
 # (A is there, B wanted; after `use`, `write` and their kin, the other way), `change A
-# to B`, `replace A with B`, `A should be B`.
+# to B`, `replace A with B`, `A should be B` (needs to, has to, must), `from A to B`.
 _SWAP = re.compile(r"(?:\b(use|write|put|want|prefer)\s+)?(\S+)\s+instead\s+of\s+(\S+)"
-                   r"|\b(?:change|replace|correct|fix)\s+(?:(?:every|each|all|any|the)\s+(?:of\s+the\s+)?)?(\S+)"
-                   r"\s+(?:to|with|into|by)\s+(\S+)"
-                   r"|(\S+)\s+should\s+(?:be|read|say)\s+(\S+)", re.IGNORECASE)
+                   r"|\b(?:change|replace|correct|fix|update|bump|switch|turn)\s+"
+                   r"(?:(?:every|each|all|any|the)\s+(?:of\s+the\s+)?)?(\S+)\s+(?:to|with|into|by|for)\s+(\S+)"
+                   r"|(\S+)\s+(?:should|needs?\s+to|has\s+to|have\s+to|must|ought\s+to)\s+(?:be|read|say)\s+(\S+)"
+                   r"|\bfrom\s+(\S+)\s+(?:to|into)\s+(\S+)", re.IGNORECASE)
 _QUOTES = "'\"`"
 _EDGE = _QUOTES + ".,;:!?()[]{}"
 # Two words alike at least this much (difflib's ratio): one written for the other.
 ALIKE = 0.6
+# A number as a text writes one (a year, a version, a price, a size with its unit).
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,:]\d+)*[A-Za-z%]{0,3}")
 
 
 def swaps(asked: str, values: Collection[str] = ()) -> list[tuple[str, str]]:
     """The pairs (there, wanted) of words the request asks to put one for the other:
-    both quoted, or alike (a word misspelt and the right one); not a value to set
-    (set_lines does those)."""
+    both quoted, two numbers (`2019` and `2025`, `1.2` and `1.3`: the one there may be
+    anywhere on its line, not only as a setting's value), or alike (a word misspelt and
+    the right one; not after `from`, where two names alike are files); not a value to
+    set (set_lines does those)."""
     out: list[tuple[str, str]] = []
     for m in _SWAP.finditer(asked):
         wanted_first = m.group(1) is not None
@@ -85,9 +90,11 @@ def swaps(asked: str, values: Collection[str] = ()) -> list[tuple[str, str]]:
         a, b = a.strip(_EDGE), b.strip(_EDGE)
         if wanted_first:
             a, b = b, a
-        if len(a) < 2 or len(b) < 2 or a == b or a in values or b in values:
+        numbers = bool(_NUMBER.fullmatch(a) and _NUMBER.fullmatch(b))
+        if len(a) < 2 or len(b) < 2 or a == b or a in values or (b in values and not numbers):
             continue
-        if quoted or difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio() >= ALIKE:
+        alike = m.group(8) is None and difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio() >= ALIKE
+        if quoted or numbers or alike:
             out.append((a, b))
     return list(dict.fromkeys(out))
 

@@ -13,6 +13,10 @@ other command:
     echo 'a line' >> b.txt  append the line 'a line' to b.txt (a file ending in a line break)
     tail -n 1 d.log         the last line (head: the first; -n 3: three)
     sort -o c.txt c.txt     sort c.txt (alphabetically; not in reverse, nor by number)
+
+and how many times a word is written, in a file, a folder, the files of a kind or all:
+
+    grep -rowI --exclude-dir='.?*' --include='*.py' FIXME . | wc -l
 """
 
 from __future__ import annotations
@@ -82,6 +86,44 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
     if _SORT.search(asked) and not _SORTED_OTHERWISE.search(asked):
         return {"sort": [f"sort -o {name} {name}"]}
     return {}
+
+
+# Asked how many times a word is written: "how many FIXME comments", "how many times does
+# 'x' appear", "how many TODOs are there". The word quoted, in capitals, or before a noun
+# of its being written (so "how many tests are there" asks no such thing).
+_OCCURS = re.compile(
+    r"\b(?i:how\s+many\s+(?:times\s+(?:does|do|is|are)\s+(?:the\s+word\s+)?)?)(?:(?P<q>['\"`])(?P<quoted>[^'\"`\s]{1,40})(?P=q)"
+    r"|(?P<word>[A-Za-z_][\w.-]{0,39}?)(?=\s+(?i:comments?|mentions?|occurrences?|appears?|occurs?|shows?\s+up|calls?|"
+    r"uses?|usages?|markers?|tags?|notes?)\b)|(?P<caps>[A-Z][A-Z0-9_]{1,39})s?(?=\s+(?i:are|is)\b))", re.DOTALL)
+# What such a word may be: no character the shell or grep's pattern reads.
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+
+
+def occurrence_commands(asked: str, is_file: Callable[[str], bool], is_dir: Callable[[str], bool],
+                        kinds: list[str], folders: list[str], named: list[str]) -> dict[str, list[str]]:
+    """The whole command of a request asking how many times a word is written (`_OCCURS`):
+    `grep -ow` of it, as a word, counted by `wc -l`, in the one file it `named` (where it
+    names more, none) that is there, else under the one folder it names (or the workspace), in the files of the
+    one kind it names (or all text files), hidden folders not entered; none otherwise."""
+    m = _OCCURS.search(asked)
+    word = (m.group("quoted") or m.group("word") or m.group("caps")) if m is not None else None
+    if word is None or not _PLAIN_WORD.fullmatch(word) or word.lower() in _NOT_A_WORD:
+        return {}
+    files = [n for n in named if is_file(n)]
+    if len(named) > 1:  # (of files named, one counted would answer another question)
+        return {}
+    if len(files) == 1:
+        return {"grep": [f"grep -ow {word} {files[0]} | wc -l"]}
+    if files or len(kinds) > 1 or len(folders) > 1 or folders and not is_dir(folders[0]):
+        return {}
+    include = f" --include='*{kinds[0]}'" if kinds else ""
+    under = folders[0] if folders else "."
+    return {"grep": [f"grep -rowI --exclude-dir='.?*'{include} {word} {under} | wc -l"]}
+
+
+# Words before a noun of being written that are no word to count ("how many lines", "how many different").
+_NOT_A_WORD = frozenset({"lines", "words", "functions", "classes", "methods", "different", "distinct", "unique",
+                         "files", "folders", "of", "the", "other", "more", "such"})
 
 
 def _column(text: str, what: str) -> int | None:

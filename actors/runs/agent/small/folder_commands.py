@@ -1,0 +1,97 @@
+"""Whole commands for requests about what a folder holds: the names of its files made
+lower or upper case, and all it holds put into another folder.
+
+Asked to make the file names of a folder lower case, SmolLM2-135M searched the text of
+the files for a worked example's words; asked to put everything of one folder into
+another and get rid of the first, it read each file, then echoed the same word thirty
+rounds. The folder is there and its files can be listed, so the command is known: each
+file moved to its new name, or all of them moved into the other folder, one after
+another (`&&`), and shown and run as any other:
+
+    mv notes/A.txt notes/a.txt && mv notes/B.md notes/b.md     names lower case
+    mv old/a.txt old/b.txt new && rmdir old                     all of old/ into new/, old/ gone
+
+None where a name would land on one that is there (two names alike but for case, a file
+of the same name in the other folder): what to keep is the person's to say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from actors.runs.agent.small.lookup import named_folders
+
+# Names made lower or upper case: the case asked for, and that it is of names.
+_CASE = re.compile(r"\b(?P<case>lower|upper|small|capital)[\s-]*(?:case|letters?)\b|\b(?P<caps>capitali[sz]ed?|"
+                   r"all\s+caps)\b", re.IGNORECASE)
+_NAMES = re.compile(r"\b(?:file\s*names?|names?\s+of\s+(?:the\s+|all\s+the\s+)?files|rename)\b", re.IGNORECASE)
+# All a folder holds, put into another: "everything", "all the files", "the contents", "merge".
+_ALL_OF = re.compile(r"\b(?:everything|all\s+(?:of\s+)?(?:the\s+)?(?:files?|stuff|contents?|that'?s)|"
+                     r"(?:the\s+)?contents?\s+of|whatever'?s|merge|combine|fold)\b", re.IGNORECASE)
+# Put rather than copied: a copy keeps the first folder.
+_COPIES = re.compile(r"\b(?:copy|copies|duplicate|back\s*up)\b", re.IGNORECASE)
+# The first folder asked to go afterwards.
+_GOES = re.compile(r"\b(?:get\s+rid\s+of|remove|delete|drop|bin|ditch|trash|lose|and\s+the\s+(?:old\s+)?"
+                   r"(?:folder|one)\s+(?:gone|goes))\b|\bmerge\b", re.IGNORECASE)
+# A name the command may hold: no blank, quote or character the shell reads.
+_PLAIN = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
+# Files at most: more is not a job to list file by file in one command.
+FOLDER_FILES = 40
+
+
+def folder_commands(asked: str, children: Callable[[str], list[str] | None]) -> dict[str, list[str]]:
+    """The whole command of a request about the folders it names that `children` lists
+    (what each holds directly, None where it is no folder): `case_command` asked to
+    make the names lower or upper case, `merge_command` asked to put all of one into
+    another; none otherwise."""
+    folders = [f for f in named_folders(asked) if _PLAIN.fullmatch(f)]
+    held = {f: c for f in folders if (c := children(f)) is not None}
+    case = _CASE.search(asked)
+    if case is not None and _NAMES.search(asked) and len(held) == 1:
+        (folder, names), = held.items()
+        upper = (case.group("case") or "").lower() in ("upper", "capital") or case.group("caps") is not None
+        command = case_command(folder, names, upper=upper)
+        return {"mv": [command]} if command else {}
+    if _ALL_OF.search(asked) and len(folders) == 2 and folders[0] in held:
+        source, to = folders
+        command = merge_command(source, held[source], to, held.get(to), copy=bool(_COPIES.search(asked)),
+                                remove=bool(_GOES.search(asked)))
+        return {"cp" if _COPIES.search(asked) else "mv": [command]} if command else {}
+    return {}
+
+
+def case_command(folder: str, names: list[str], *, upper: bool) -> str | None:
+    """Each name of `folder` (its `names`) that changes moved to its lower case one (`upper`:
+    upper case, its extension kept); None where none changes, one would land on a name there, or a name may not
+    be written plain."""
+    new = {n: _upper(n) if upper else n.lower() for n in names}
+    moves = [(old, to) for old, to in new.items() if old != to]
+    kept = [n for n in names if new[n] == n]
+    targets = [to for _, to in moves]
+    if not moves or len(moves) > FOLDER_FILES or len(set(targets)) != len(targets) or set(targets) & set(kept) \
+            or not all(_PLAIN.fullmatch(n) for n in names if n in new and new[n] != n):
+        return None
+    return " && ".join(f"mv {folder}/{old} {folder}/{to}" for old, to in moves)
+
+
+def _upper(name: str) -> str:
+    """`name` in upper case but for its extension (`notes.txt`: NOTES.txt)."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem.upper()}{dot}{ext}" if stem else name.upper()
+
+
+def merge_command(source: str, names: list[str], to: str, there: list[str] | None, *, copy: bool,
+                  remove: bool) -> str | None:
+    """All of `source` (its `names`) moved (`copy`: copied) into the folder `to` (made first
+    where it is not: `there` None), and `source` removed after (`remove`, when moved);
+    None where it holds nothing, too much, a name that would land on one in `to`, or a
+    name that may not be written plain."""
+    if not names or len(names) > FOLDER_FILES or set(names) & set(there or ()) \
+            or not all(_PLAIN.fullmatch(n) for n in names):
+        return None
+    make = f"mkdir {to} && " if there is None else ""
+    listed = " ".join(f"{source}/{n}" for n in names)
+    if copy:
+        return f"{make}cp -r {listed} {to}"
+    return f"{make}mv {listed} {to}" + (f" && rmdir {source}" if remove else "")
