@@ -224,7 +224,10 @@ async def test_no_word_the_workspace_has_leaves_the_search_free(real_tools, tmp_
     d.backend.push(call("grep_search", pattern="zebra"), {"text": "Nothing has zebra."})
     await conv.send_message("where is the zebra?")
     await wait_state(conv, "idle", "error")
-    assert d.backend.turns[0].tool_choice == "required" and not d.backend.turns[0].shapes
+    first = d.backend.turns[0]
+    assert first.tool_choice == "required" and list(dict(first.shapes)) == ["grep_search"]
+    held = dict(first.shapes)["grep_search"]["properties"]  # the pattern free, only its include held
+    assert "enum" not in held["pattern"] and held["include"] == {"enum": ["*.py"]}
 
 
 def test_the_held_search_is_a_grammar_llama_cpp_takes():
@@ -261,36 +264,46 @@ async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(rea
     begins with a function whose body calls it (SmolLM2 answered about something else in
     the file); asked what exception a function raises, with one it raises, the one the
     request's words name most (read_answers.answer_starts)."""
+    def facts(asked: str, text: str, name: str) -> tuple[str, ...]:
+        return read_answers.answer_facts(asked, text, name)[1]
+
     src = ("class GateShut(Exception):\n    pass\n\n\ndef lift(x):\n    return x\n\n\n"
            "def cross(pier, load):\n    if pier == 'east':\n        raise KeyError(pier)\n"
            "    if load > 9:\n        raise GateShut(load)\n    return lift(load)\n\n\ndef idle():\n    return 0\n")
-    assert read_answers.answer_starts("which function calls lift", src, "lift") == ("cross",)
-    assert read_answers.answer_starts("what exception does cross raise when the load is too big?", src,
+    assert facts("which function calls lift", src, "lift") == ("cross",)
+    assert facts("what exception does cross raise when the load is too big?", src,
                                       "cross") == ("GateShut",)
-    assert read_answers.answer_starts("what errors can cross raise", src, "cross") == ("KeyError", "GateShut")
-    assert read_answers.answer_starts("what does cross return", src, "cross") == ()
-    assert read_answers.answer_starts("which function calls lift", "def (:", "lift") == ()
+    assert facts("what errors can cross raise", src, "cross") == ("KeyError", "GateShut")
+    assert facts("what does cross return", src, "cross") == ()
+    assert facts("which function calls lift", "def (:", "lift") == ()
     # What a class is made from, what a function takes, what methods a class has
     kinds = ("from mod import Base\n\n\nclass Plain:\n    pass\n\n\nclass Boat(Base, mod.Mixin):\n"
              "    def __init__(self, keel, mast=2):\n        pass\n\n    def sail(self):\n        pass\n\n\n"
              "def moor(boat, *, rope):\n    return rope\n")
-    assert read_answers.answer_starts("what's Boat a subclass of?", kinds, "Boat") == ("Base", "mod.Mixin")
-    assert read_answers.answer_starts("what does Boat inherit from", kinds, "Boat") == ("Base", "mod.Mixin")
-    assert read_answers.answer_starts("what is the parent class of Plain", kinds, "Plain") == ("object",)
-    assert read_answers.answer_starts("what's Hull a subclass of?", kinds, "Hull") == ()  # not defined here
-    assert read_answers.answer_starts("what arguments does moor take", kinds, "moor") == ("boat, rope",)
-    assert read_answers.answer_starts("which parameters does Boat take?", kinds, "Boat") == ("keel, mast",)
-    assert read_answers.answer_starts("how many arguments does moor take", kinds, "moor") == ("2",)
-    assert read_answers.answer_starts("what methods does Boat have", kinds, "Boat") == ("__init__, sail",)
-    assert read_answers.answer_starts("what does Boat do", kinds, "Boat") == ()
+    assert facts("what's Boat a subclass of?", kinds, "Boat") == ("Base", "mod.Mixin")
+    assert facts("what does Boat inherit from", kinds, "Boat") == ("Base", "mod.Mixin")
+    assert facts("what is the parent class of Plain", kinds, "Plain") == ("object",)
+    assert facts("what's Hull a subclass of?", kinds, "Hull") == ()  # not defined here
+    assert facts("what arguments does moor take", kinds, "moor") == ("boat, rope",)
+    assert facts("which parameters does Boat take?", kinds, "Boat") == ("keel, mast",)
+    assert facts("how many arguments does moor take", kinds, "moor") == ("2",)
+    assert facts("what methods does Boat have", kinds, "Boat") == ("__init__, sail",)
+    assert facts("what does Boat do", kinds, "Boat") == ()
     values = ("LIMIT = 40\nNAME: str = 'dock'\n\n\nclass Pier:\n    def __init__(self, depth=3.5, *, tide='low'):\n"
               "        self.berths = [1, 2]\n")
-    assert read_answers.answer_starts("what's LIMIT set to?", values, "LIMIT") == ("40",)
-    assert read_answers.answer_starts("what is the value of NAME", values, "NAME") == ("'dock'",)
-    assert read_answers.answer_starts("what are berths initialised to", values, "berths") == ("[1, 2]",)
-    assert read_answers.answer_starts("what's the default for depth?", values, "depth") == ("3.5",)
-    assert read_answers.answer_starts("what's tide's default value", values, "tide") == ("'low'",)
-    assert read_answers.answer_starts("what's WIDTH set to?", values, "WIDTH") == ()
+    assert facts("what's LIMIT set to?", values, "LIMIT") == ("40",)
+    assert facts("what is the value of NAME", values, "NAME") == ("'dock'",)
+    assert facts("what are berths initialised to", values, "berths") == ("[1, 2]",)
+    assert facts("what's the default for depth?", values, "depth") == ("3.5",)
+    assert facts("what's tide's default value", values, "tide") == ("'low'",)
+    assert facts("what's WIDTH set to?", values, "WIDTH") == ()
+    # Each said in a sentence of its own (held to a bare name, SmolLM2 ran on into it)
+    assert read_answers.answer_starts("what's Boat a subclass of?", kinds, "Boat") == \
+        ("Boat is a subclass of Base.", "Boat is a subclass of mod.Mixin.")
+    assert read_answers.answer_starts("how many arguments does moor take", kinds, "moor") == \
+        ("moor takes 2 arguments.",)
+    assert read_answers.answer_starts("what's LIMIT set to?", values, "LIMIT") == ("LIMIT is set to 40.",)
+    assert read_answers.answer_starts("what does Boat do", kinds, "Boat") == ()
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"locks.py": "def lift(x):\n    return x\n",
                                                 "canal.py": "from locks import lift\n\n\ndef idle():\n"
@@ -300,5 +313,24 @@ async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(rea
     await conv.send_message("which function calls lift")
     await wait_state(conv, "idle", "error")
     third = d.backend.turns[2]
-    assert third.tool_choice == "none" and third.reply_starts == ("cross",)
+    assert third.tool_choice == "none" and third.reply_starts == ("cross calls lift.",)
     assert conv.info.end_reason == "answered"
+
+
+def test_a_searchs_include_is_held_to_a_kind_of_file_the_workspace_has(tmp_path):
+    """Left free, SmolLM2 filled grep_search's include with words of its own ("bold", then
+    "bold_bold"), each search finding nothing: it is held to the kinds of file there."""
+    for rel in ("a.py", "docs/b.md", "docs/c.md", ".hidden/d.rs", "Makefile"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    assert lookup.kinds_in(tmp_path) == ["*.md", "*.py"]
+    tool = GrepSearch()
+    spec = small_parameters(ToolSpec(tool.name, tool.description, tool.parameters))
+    shape = lookup.include_shape(spec.parameters, lookup.kinds_in(tmp_path))
+    assert shape is not None and shape["properties"]["include"] == {"enum": ["*.md", "*.py"]}
+    assert shape["properties"]["pattern"] == spec.parameters["properties"]["pattern"]  # the pattern free
+    schema = generic_schema((spec,), required=True, strict=True, shapes=((tool.name, shape),))
+    LlamaGrammar.from_string(strict_strings(schema_to_gbnf(schema)), verbose=False)
+    bare = lookup.include_shape(spec.parameters, [])  # no kind there: no include at all
+    assert bare is not None and "include" not in bare["properties"]
+    assert lookup.include_shape({"type": "object", "properties": {"pattern": {"type": "string"}}}, ["*.py"]) is None

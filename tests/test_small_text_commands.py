@@ -116,3 +116,38 @@ def test_how_many_times_a_word_is_written_is_counted_by_grep_as_a_word(tmp_path)
     for no in ("how many tests are there", "how many lines does a.py have", "how many functions are in a.py",
                "how many FIXME comments are in notes.md and net.py", "how many 'a$b' are there"):
         assert count(no) is None, no
+
+
+def test_a_files_dates_are_rewritten_in_the_layout_asked_for_by_sed(tmp_path):
+    """Year first, or last with the day or month first as the numbers over 12 tell; run by bash."""
+    from actors.runs.agent.small.text_commands import date_command
+
+    gigs = "when,hall\n17/05/2024,Corn Hall\n02/06/2024,Drill Shed\n"
+    usa = "when\n05/17/2024\n06/02/2024\n"
+    files = {"gigs.csv": gigs, "usa.csv": usa, "iso.csv": "2024-05-17 opens\n", "both.csv": "01/02/2024\n",
+             "mixed.csv": "17/05/2024\n2024-06-02\n"}
+
+    def rewritten(asked: str) -> str | None:
+        found = text_commands(asked, files.get)
+        if not found:
+            return None
+        (command,) = found["sed"]
+        (tmp_path / "f").mkdir(exist_ok=True)
+        for name, text in files.items():
+            (tmp_path / "f" / name).write_text(text)
+        subprocess.run(["bash", "-c", command], cwd=tmp_path / "f", check=True)
+        name = next(n for n in files if n in asked)
+        return (tmp_path / "f" / name).read_text()
+
+    assert rewritten("switch the dates in gigs.csv over to YYYY-MM-DD") == \
+        "when,hall\n2024-05-17,Corn Hall\n2024-06-02,Drill Shed\n"
+    assert rewritten("make the dates in usa.csv ISO 8601") == "when\n2024-05-17\n2024-06-02\n"
+    assert rewritten("dates in iso.csv as dd/mm/yyyy please") == "17/05/2024 opens\n"
+    assert rewritten("change the dates in gigs.csv to mm/dd/yyyy") == \
+        "when,hall\n05/17/2024,Corn Hall\n06/02/2024,Drill Shed\n"
+    for no in ("dates in both.csv to YYYY-MM-DD",  # which is the day is not told
+               "dates in mixed.csv to YYYY-MM-DD",  # two layouts
+               "dates in iso.csv to YYYY-MM-DD",  # already so
+               "dates in gigs.csv to YYYY-DD-DD"):
+        assert rewritten(no) is None, no
+    assert date_command("x.csv", "no dates\n", (("y", "m", "d"), "-")) is None

@@ -203,6 +203,7 @@ class Leader:
         self._programs: commands.Offered | None = None  # what its commands may be (commands.for_request)
         self._starts: tuple[str, ...] = ()  # what the next answer begins with, one of them (TurnInput.reply_starts)
         self._read_for: tuple[str, str] | None = None  # the file a question's round read, and the name it asks of
+        self._kinds: list[str] | None = None  # the kinds of file the workspace has (lookup.kinds_in), found once
 
     @property
     def checks_answers(self) -> bool:
@@ -318,6 +319,12 @@ class Leader:
             search_shape = lookup.search_shape(search.parameters, words)
             if search_shape is not None:
                 shapes += ((SEARCH_TOOL, search_shape),)
+        if search is not None and SEARCH_TOOL not in dict(shapes) and (ws := self._workspace()) is not None:
+            if self._kinds is None:  # (SmolLM2 searched `include: "bold"`, and found nothing)
+                self._kinds = await trio.to_thread.run_sync(lookup.kinds_in, ws)
+            include_shape = lookup.include_shape(search.parameters, self._kinds)
+            if include_shape is not None:
+                shapes += ((SEARCH_TOOL, include_shape),)
         # An answer only: a call round sampled with the penalty after a loop wrote a file
         # named with the loop's remains ("#ff0f#,blue:BLUE;…"), where greedy only repeats.
         looped = answer and after_loop(self._rec.run_items())

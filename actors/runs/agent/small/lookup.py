@@ -141,6 +141,34 @@ def search_shape(parameters: dict[str, object], words: list[str]) -> dict[str, o
     return {**parameters, "properties": held, "required": list(held)}
 
 
+# Kinds of file a search's `include` may name at most (more: the first, by name).
+INCLUDE_KINDS = 24
+
+
+def kinds_in(ws: Path) -> list[str]:
+    """The globs of the kinds of file the workspace's text files are (`*.py`, `*.md`),
+    sorted, INCLUDE_KINDS at most; none where it cannot be walked. Blocking: call it in
+    a thread."""
+    try:
+        kinds = {"*" + posixpath.splitext(path)[1] for path, _ in text_files(ws) if posixpath.splitext(path)[1]}
+    except OSError:
+        return []
+    return sorted(kinds)[:INCLUDE_KINDS]
+
+
+def include_shape(parameters: dict[str, object], kinds: list[str]) -> dict[str, object] | None:
+    """grep_search's parameters with its `include`, where it writes one, held to a glob of
+    a kind of file the workspace has (`kinds_in`): one that names no file there can only
+    find nothing, and SmolLM2 filled it with words of its own (`"bold"`, then
+    `"bold_bold"`), each search finding nothing. None when it has no `include`."""
+    props = parameters.get("properties")
+    if not isinstance(props, dict) or not isinstance(props.get("include"), dict):
+        return None
+    if not kinds:
+        return {**parameters, "properties": {k: v for k, v in props.items() if k != "include"}}
+    return {**parameters, "properties": {**props, "include": {"enum": list(kinds)}}}
+
+
 # ---- what a question's search found, read ----
 
 READ_TOOL = "read_file"

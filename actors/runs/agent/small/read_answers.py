@@ -36,41 +36,68 @@ _ASKS_VALUE = re.compile(r"\b(?:set\s+to|equal\s+to|equals|assigned|value\s+(?:o
 _ASKS_METHODS = re.compile(r"\b(?:which|what)\s+methods?\s+(?:does|do|is|are|can|has|have)\b", re.IGNORECASE)
 
 
+# The sentence each kind of answer begins with: the fact, then a full stop (held to a
+# bare name, SmolLM2 ran on into it: the name became the start of a file's name it
+# made up, and the answer was sent back for naming a file that is not there).
+_SAID = {"caller": "{fact} calls {name}.", "raised": "{name} raises {fact}.",
+         "bases": "{name} is a subclass of {fact}.", "parameters": "{name} takes {fact}.",
+         "count": "{name} takes {fact} arguments.", "methods": "{name} has the methods {fact}.",
+         "value": "{name} is set to {fact}."}
+
+
 def answer_starts(asked: str, text: str, name: str) -> tuple[str, ...]:
-    """The names an answer to `asked` begins with, one of them, found in a Python file's
-    `text` about the `name` searched for: the functions that call it, asked which
-    function calls it; the exceptions it raises (or the file does, where it defines no
-    function of that name), asked what exception; the classes a class of that name is
-    made from (`object` where it names none), asked what it is a subclass of; its
-    parameters (asked how many, their number), or its methods, all in one start; the value it is set to (`_values`);
-    none otherwise, or where the file
-    does not parse or does not define what is asked of."""
+    """The sentences an answer to `asked` begins with, one of them: each fact
+    `answer_facts` finds said of `name` (`_SAID`)."""
+    kind, facts = answer_facts(asked, text, name)
+    return tuple(_SAID[kind].format(name=name, fact=fact) for fact in facts)
+
+
+def answer_facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]]:
+    """The kind of fact `asked` asks of the `name` searched for, and the facts of it found
+    in a Python file's `text`, one of them an answer: the functions that call it, asked
+    which function calls it; the exceptions it raises (or the file does, where it
+    defines no function of that name), asked what exception; the classes a class of
+    that name is made from (`object` where it names none), asked what it is a subclass
+    of; its parameters (asked how many, their number: kind `count`), or its methods, all
+    in one; the value it is set to (`_values`); none otherwise, or where the file does
+    not parse or does not define what is asked of."""
+    kind, facts = _facts(asked, text, name)
+    return ("count" if kind == "parameters" and facts and facts[0].isdigit() else kind), facts
+
+
+def _facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]]:
+    """`answer_facts`, the kind the first of the request's questions (`asks`)."""
     if not name.isidentifier():
-        return ()
+        return "", ()
     asks = [kind for kind, pattern in (("caller", _ASKS_CALLER), ("raised", _ASKS_RAISED), ("bases", _ASKS_BASES),
                                         ("parameters", _ASKS_PARAMETERS), ("methods", _ASKS_METHODS),
                                         ("value", _ASKS_VALUE))
             if pattern.search(asked)]
     if not asks:
-        return ()
+        return "", ()
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return ()
+        return "", ()
+    return asks[0], _found(asks[0], asked, tree, text, name)
+
+
+def _found(kind: str, asked: str, tree: ast.AST, text: str, name: str) -> tuple[str, ...]:
+    """The facts of `kind` of `name` in the file (`tree`, from `text`)."""
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
-    if asks[0] == "caller":
+    if kind == "caller":
         return tuple(dict.fromkeys(f.name for f in functions if f.name != name and _calls(f, name)))
-    if asks[0] == "bases":
+    if kind == "bases":
         return tuple(dict.fromkeys(ast.unparse(b) for c in classes[:1] for b in c.bases)) or (
             ("object",) if classes else ())
-    if asks[0] == "methods":
+    if kind == "methods":
         methods = [n.name for c in classes[:1] for n in c.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         return (", ".join(methods),) if methods else ()
-    if asks[0] == "value":
+    if kind == "value":
         return _values(tree, text, name)
     named = [f for f in functions if f.name == name]
-    if asks[0] == "parameters":
+    if kind == "parameters":
         init = [n for c in classes[:1] for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
         for f in named[:1] or init:
             params = [a.arg for a in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs)

@@ -1,9 +1,11 @@
 """Whole commands for requests about one text file the request names: its lines, words,
-functions or classes counted, a line put at its end, its lines sorted.
+functions or classes counted, a line put at its end, its lines sorted, its dates
+rewritten in another layout.
 
 Asked how many lines a file has, SmolLM2-135M read it and answered a number of its own
 (counting is beyond it); asked to put a line at a file's end, or to sort one, it edited
-a line of it into something else. Each is one command of the usual programs, built from
+a line of it into something else; asked for a CSV file's dates in another layout, it
+added a column's name to its header. Each is one command of the usual programs, built from
 the file (there, text, small) and the words the request gives, and shown and run as any
 other command:
 
@@ -13,6 +15,7 @@ other command:
     echo 'a line' >> b.txt  append the line 'a line' to b.txt (a file ending in a line break)
     tail -n 1 d.log         the last line (head: the first; -n 3: three)
     sort -o c.txt c.txt     sort c.txt (alphabetically; not in reverse, nor by number)
+    sed -E -i 's#([0-9]{2})/([0-9]{2})/([0-9]{4})#\\3-\\2-\\1#g' d.csv   its dates in the layout asked for
 
 and how many times a word is written, in a file, a folder, the files of a kind or all:
 
@@ -58,8 +61,9 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
     (a text file's content, None where it is not one): `wc` or `grep -c` asked how many
     lines, words, functions or classes (`_COUNTS`), or different values of a CSV file's
     column; `head` or `tail` asked for its first or last lines;
-    `echo … >>` asked to append a quoted line (the file ending in a line break), `sort
-    -o` asked to sort it; none otherwise."""
+    `echo … >>` asked to append a quoted line (the file ending in a line break), `sed -E`
+    asked for its dates in a layout (`date_command`), `sort -o` asked to sort it; none
+    otherwise."""
     names = [n for n in steps.file_names(asked) if " " not in n and not n.startswith("-")]
     texts = {n: read(n) for n in names}
     there = [n for n, text in texts.items() if text is not None]
@@ -83,6 +87,9 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
         quoted = [a or b for a, b in _QUOTED.findall(asked)]
         if len(quoted) == 1 and not _NOT_IN_LINE & set(quoted[0]):
             return {"echo": [f"echo '{quoted[0]}' >> {name}"]}
+    if (layout := _date_layout(asked)) is not None:
+        dates = date_command(name, text, layout)
+        return {"sed": [dates]} if dates else {}
     if _SORT.search(asked) and not _SORTED_OTHERWISE.search(asked):
         return {"sort": [f"sort -o {name} {name}"]}
     return {}
@@ -124,6 +131,51 @@ def occurrence_commands(asked: str, is_file: Callable[[str], bool], is_dir: Call
 # Words before a noun of being written that are no word to count ("how many lines", "how many different").
 _NOT_A_WORD = frozenset({"lines", "words", "functions", "classes", "methods", "different", "distinct", "unique",
                          "files", "folders", "of", "the", "other", "more", "such"})
+
+
+# A layout of dates the request asks for: written out (`YYYY-MM-DD`, `dd/mm/yyyy`) or ISO's.
+_LAYOUT = re.compile(r"\b(?P<a>yyyy|dd|mm)(?P<sep>[-/.])(?P<b>yyyy|dd|mm)(?P=sep)(?P<c>yyyy|dd|mm)\b", re.IGNORECASE)
+_ISO = re.compile(r"\biso(?:[\s-]*8601)?\b(?![.\w-])", re.IGNORECASE)
+# A date of a file: two or four digits, a separator, two digits, the same separator, two or four.
+_DATE = re.compile(r"(?<![\d./-])(\d{2}|\d{4})([-/.])(\d{2})\2(\d{2}|\d{4})(?![\d./-])")
+
+
+def _date_layout(asked: str) -> tuple[tuple[str, str, str], str] | None:
+    """The layout of dates asked for, its parts' order (`y`, `m`, `d`) and separator."""
+    m = _LAYOUT.search(asked)
+    if m is None:
+        return (("y", "m", "d"), "-") if _ISO.search(asked) else None
+    order = tuple(m.group(k)[0].lower() for k in "abc")
+    return (order, m.group("sep")) if sorted(order) == ["d", "m", "y"] else None  # type: ignore[return-value]
+
+
+def date_command(path: str, text: str, layout: tuple[tuple[str, str, str], str]) -> str | None:
+    """`sed -E` that rewrites each date of the file `path` (its `text`) in `layout`: the
+    dates all of one layout (year first, or last with the day or the month first, as the
+    numbers over 12 tell); None where there is none, layouts are mixed, which is the day
+    is not told, or they are in the layout asked for already."""
+    found = _DATE.findall(text)
+    shapes = {(len(a), sep, len(c)) for a, sep, _, c in found}
+    if not found or len(shapes) != 1:
+        return None
+    (first, sep, last), = shapes
+    if first == 4 and last == 2:
+        have = ("y", "m", "d")
+    elif first == 2 and last == 4:
+        day_first = any(int(a) > 12 for a, _, _, _ in found)
+        month_first = any(int(b) > 12 for _, _, b, _ in found)
+        if day_first == month_first:  # neither, or both: which is the day is not known
+            return None
+        have = ("d", "m", "y") if day_first else ("m", "d", "y")
+    else:
+        return None
+    order, to_sep = layout
+    if (have, sep) == (order, to_sep):
+        return None
+    width = {"y": "[0-9]{4}", "m": "[0-9]{2}", "d": "[0-9]{2}"}
+    pattern = re.escape(sep).join(f"({width[p]})" for p in have).replace("/", "\\/")
+    groups = to_sep.replace("/", "\\/").join(f"\\{have.index(p) + 1}" for p in order)
+    return f"sed -E -i 's/{pattern}/{groups}/g' {path}"
 
 
 def _column(text: str, what: str) -> int | None:
