@@ -111,3 +111,21 @@ def test_a_function_the_request_writes_whole_is_added_at_the_files_end(tmp_path)
                "add a function sq(x) that returns x * x",  # no file named
                "add a function sq(x) to m.py and n.py that returns x * x"):
         assert code_commands(no, [n for n in ("m.py", "n.py") if n in no], texts) == {}, no
+
+
+def test_the_colon_python_says_is_missing_is_put_at_the_lines_end(tmp_path):
+    from actors.runs.agent.small.code_commands import colon_command
+
+    broken = "import sys\n\nfor n in range(3)   \n    print(n * 2)\n"
+    (tmp_path / "loop.py").write_text(broken)
+    texts = lambda: [("loop.py", (tmp_path / "loop.py").read_text()), ("fine.py", "x = 1\n")]  # noqa: E731
+    for asked in ("loop.py fails with a syntax error, fix it", "fix the syntax error", "my script won't run"):
+        assert code_commands(asked, ["loop.py"] if "loop.py" in asked else [], texts) == \
+            {"sed": ["sed -i '3s/[[:space:]]*$/:/' loop.py"]}, asked
+    run_in(tmp_path, "sed -i '3s/[[:space:]]*$/:/' loop.py")
+    out = subprocess.run([sys.executable, "loop.py"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout == "0\n2\n4\n"
+    assert colon_command("a.py", "x = 1\n") is None  # it parses
+    assert colon_command("a.py", "x = (1,\n") is None  # another error
+    assert colon_command("a.py", "if x  # note\n    pass\n") is None  # a comment on the line
+    assert code_commands("what does loop.py print", [], texts) == {}

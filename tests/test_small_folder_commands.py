@@ -76,3 +76,26 @@ async def test_asked_to_put_all_of_a_folder_into_another_the_first_round_moves_i
     assert not (folder / "inbox").exists()
     assert sorted(p.name for p in (folder / "done").iterdir()) == ["a.txt", "b.md", "c.txt"]
     assert conv.info.end_reason == "answered"
+
+
+def test_a_folder_packed_is_zipped_or_tarred_whole_into_the_archive_named(tmp_path):
+    import subprocess
+    import tarfile
+    import zipfile
+
+    (tmp_path / "pics/deep").mkdir(parents=True)
+    (tmp_path / "pics/a.jpg").write_text("a\n")
+    (tmp_path / "pics/deep/b.jpg").write_text("b\n")
+    children = lambda rel: sorted(p.name for p in (tmp_path / rel).iterdir()) if (tmp_path / rel).is_dir() else None  # noqa: E731
+    zipped = folder_commands("zip up the pics folder", children)
+    assert zipped == {"zip": ["zip -r pics.zip pics"]}
+    tarred = folder_commands("compress pics/ into old.tar.gz", children)
+    assert tarred == {"tar": ["tar -czf old.tar.gz pics"]}
+    for command in (zipped["zip"][0], tarred["tar"][0]):
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, capture_output=True)
+    assert sorted(zipfile.ZipFile(tmp_path / "pics.zip").namelist()) == ["pics/", "pics/a.jpg", "pics/deep/",
+                                                                        "pics/deep/b.jpg"]
+    with tarfile.open(tmp_path / "old.tar.gz") as tar:
+        assert sorted(tar.getnames()) == ["pics", "pics/a.jpg", "pics/deep", "pics/deep/b.jpg"]
+    for no in ("unzip pics.zip into pics/", "zip pics/ and gone/ together", "zip pics/ into a.zip and b.zip"):
+        assert folder_commands(no, children) == {}, no

@@ -299,11 +299,17 @@ async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(rea
     assert facts("what's WIDTH set to?", values, "WIDTH") == ()
     # Each said in a sentence of its own (held to a bare name, SmolLM2 ran on into it)
     assert read_answers.answer_starts("what's Boat a subclass of?", kinds, "Boat") == \
-        ("Boat is a subclass of Base.", "Boat is a subclass of mod.Mixin.")
+        ("Boat is a subclass of Base. ", "Boat is a subclass of mod.Mixin. ")
     assert read_answers.answer_starts("how many arguments does moor take", kinds, "moor") == \
-        ("moor takes 2 arguments.",)
-    assert read_answers.answer_starts("what's LIMIT set to?", values, "LIMIT") == ("LIMIT is set to 40.",)
+        ("moor takes 2 arguments. ",)
+    assert read_answers.answer_starts("what's LIMIT set to?", values, "LIMIT") == ("LIMIT is set to 40. ",)
     assert read_answers.answer_starts("what does Boat do", kinds, "Boat") == ()
+    doing = ('def total(xs):\n    """Add up the prices in xs\n\n    More."""\n    return sum(xs)\n\n\n'
+             "def half(n):\n    return n / 2\n")
+    assert read_answers.answer_starts("what does total do?", doing, "total") == ("total: Add up the prices in xs. ",)
+    assert read_answers.answer_starts("what does half return", doing, "half") == ("half: returns n / 2. ",)
+    assert read_answers.answer_starts("what is half for", doing, "half") == ("half: returns n / 2. ",)
+    assert read_answers.answer_starts("what does half return for 4", doing, "half") == ()  # (called: calling.py)
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"locks.py": "def lift(x):\n    return x\n",
                                                 "canal.py": "from locks import lift\n\n\ndef idle():\n"
@@ -313,7 +319,7 @@ async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(rea
     await conv.send_message("which function calls lift")
     await wait_state(conv, "idle", "error")
     third = d.backend.turns[2]
-    assert third.tool_choice == "none" and third.reply_starts == ("cross calls lift.",)
+    assert third.tool_choice == "none" and third.reply_starts == ("cross calls lift. ",)
     assert conv.info.end_reason == "answered"
 
 

@@ -151,3 +151,28 @@ def test_a_files_dates_are_rewritten_in_the_layout_asked_for_by_sed(tmp_path):
                "dates in gigs.csv to YYYY-DD-DD"):
         assert rewritten(no) is None, no
     assert date_command("x.csv", "no dates\n", (("y", "m", "d"), "-")) is None
+
+
+def test_lines_taken_out_or_tidied_all_alike_are_one_command_run_by_bash(tmp_path):
+    text = "alpha  \n\nbeta DEBUG x\nalpha  \n   \nDEBUGGER y\ngamma\n"
+
+    def tidied(asked: str) -> str | None:
+        found = text_commands(asked, {"notes.txt": text}.get)
+        if not found:
+            return None
+        ((_, (command,)),) = found.items()
+        (tmp_path / "notes.txt").write_text(text)
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"], command  # no file left beside it
+        return (tmp_path / "notes.txt").read_text()
+
+    assert tidied("remove the blank lines from notes.txt") == "alpha  \nbeta DEBUG x\nalpha  \nDEBUGGER y\ngamma\n"
+    assert tidied("strip the trailing whitespace in notes.txt") == \
+        "alpha\n\nbeta DEBUG x\nalpha\n\nDEBUGGER y\ngamma\n"
+    assert tidied("dedupe notes.txt") == "alpha  \n\nbeta DEBUG x\n   \nDEBUGGER y\ngamma\n"  # blank lines stay
+    assert tidied("delete every line that contains DEBUG in notes.txt") == \
+        "alpha  \n\nalpha  \n   \nDEBUGGER y\ngamma\n"
+    assert tidied("get rid of lines with 'DEBUG' in notes.txt") == "alpha  \n\nalpha  \n   \nDEBUGGER y\ngamma\n"
+    for no in ("remove the DEBUG line from notes.txt", "what are the blank lines in notes.txt for?",
+               "delete lines with a$b from notes.txt"):
+        assert tidied(no) is None, no

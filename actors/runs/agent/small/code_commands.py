@@ -13,6 +13,7 @@ shown and run as any other:
     sed -i 's/\\bold_name\\b/new_name/g' a.py b.py           rename, in every file that writes it
     sed -i -e 's/\\b0\\.25\\b/RATE/g' -e '3i RATE = 0.25\\n' x.py   the number a constant, before the code
     printf '\\n\\ndef half(n):\\n    return n / 2\\n' >> x.py       a function added at the end
+    sed -i '4s/[[:space:]]*$/:/' x.py                          the colon Python says a line is missing
 
 A rename is refused where the new name is written there already (two things would
 share it); a constant where the number is written anywhere but as a number of the code
@@ -51,6 +52,9 @@ _FUNCTION = re.compile(r"\b(?:add|write|create|define|put|make)\s+(?:a\s+|an\s+)
                        re.IGNORECASE | re.DOTALL)
 # Characters the added lines may not hold: what ends printf's quotes or starts an escape.
 _NOT_IN_FUNCTION = frozenset("'\\\n\r")
+# A request to mend code that does not run: "fix the syntax error", "x.py fails/crashes", "it's broken".
+_BROKEN = re.compile(r"\b(?:syntax\s*error|syntaxerror|(?:fails?|failing|crash(?:es|ing)?|breaks?|broken|won'?t\s+run|"
+                     r"doesn'?t\s+(?:run|work|parse|compile)|invalid\s+syntax))\b", re.IGNORECASE)
 # File names the command may hold: no blank, quote or character the shell reads.
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
 # Files a rename may touch at most.
@@ -67,6 +71,10 @@ def code_commands(asked: str, named: list[str], texts: Callable[[], Iterable[tup
     function = _FUNCTION.search(asked.strip())
     if function is not None:
         return function_commands(function, named, texts)
+    if _BROKEN.search(asked):
+        colon = [c for p, t in texts() if p.endswith(".py") and (not named or p in named)
+                 and (c := colon_command(p, t)) is not None]
+        return {"sed": colon} if len(colon) == 1 else {}
     rename, constant = _RENAME.search(asked), _CONSTANT.search(asked)
     if rename is not None and (exists(rename.group("old")) or exists(rename.group("new"))):
         return {}
@@ -169,3 +177,28 @@ def function_command(name: str, args: str, expr: str, path: str, text: str) -> s
     start = "" if text.endswith("\n") or not text else "\\n"
     body = lines.replace("%", "%%").replace("\n", "\\n")
     return f"printf '{start}\\n\\n{body}' >> {path}"
+
+
+def colon_command(path: str, text: str) -> str | None:
+    """`sed` that puts the colon Python says a line of the file `path` (its `text`) is
+    missing ("expected ':'") at that line's end; None where the file parses, fails for
+    another reason, the line holds a comment or a string's quote, or it still would
+    not parse."""
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+        return None
+    except SyntaxError as exc:
+        if exc.msg != "expected ':'" or exc.lineno is None:
+            return None
+        number = exc.lineno
+    except ValueError:
+        return None
+    lines = text.split("\n")
+    if not 0 < number <= len(lines) or set(lines[number - 1]) & set("#'\"\\") or not _PLAIN.fullmatch(path):
+        return None
+    lines[number - 1] = lines[number - 1].rstrip() + ":"
+    try:
+        compile("\n".join(lines), path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return f"sed -i '{number}s/[[:space:]]*$/:/' {path}"

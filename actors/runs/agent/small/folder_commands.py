@@ -1,5 +1,6 @@
 """Whole commands for requests about what a folder holds: the names of its files made
-lower or upper case, and all it holds put into another folder.
+lower or upper case, all it holds put into another folder, the folder packed into one
+archive.
 
 Asked to make the file names of a folder lower case, SmolLM2-135M searched the text of
 the files for a worked example's words; asked to put everything of one folder into
@@ -10,6 +11,7 @@ another (`&&`), and shown and run as any other:
 
     mv notes/A.txt notes/a.txt && mv notes/B.md notes/b.md     names lower case
     mv old/a.txt old/b.txt new && rmdir old                     all of old/ into new/, old/ gone
+    zip -r old.zip old                                          old/ zipped (tar -czf for a .tar.gz)
 
 None where a name would land on one that is there (two names alike but for case, a file
 of the same name in the other folder): what to keep is the person's to say.
@@ -34,6 +36,10 @@ _COPIES = re.compile(r"\b(?:copy|copies|duplicate|back\s*up)\b", re.IGNORECASE)
 # The first folder asked to go afterwards.
 _GOES = re.compile(r"\b(?:get\s+rid\s+of|remove|delete|drop|bin|ditch|trash|lose|and\s+the\s+(?:old\s+)?"
                    r"(?:folder|one)\s+(?:gone|goes))\b|\bmerge\b", re.IGNORECASE)
+# A folder packed into one archive: zipped, compressed, archived, a tarball made of it.
+_PACK = re.compile(r"\b(?:zip|compress|archive|tar|pack|bundle)(?:\s+up)?\b|\btarball\b", re.IGNORECASE)
+_UNPACK = re.compile(r"\b(?:unzip|extract|unpack|untar|decompress|open)\b", re.IGNORECASE)
+_ARCHIVE = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:zip|tar\.gz|tgz|tar))(?![\w.-])", re.IGNORECASE)
 # A name the command may hold: no blank, quote or character the shell reads.
 _PLAIN = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
 # Files at most: more is not a job to list file by file in one command.
@@ -53,6 +59,9 @@ def folder_commands(asked: str, children: Callable[[str], list[str] | None]) -> 
         upper = (case.group("case") or "").lower() in ("upper", "capital") or case.group("caps") is not None
         command = case_command(folder, names, upper=upper)
         return {"mv": [command]} if command else {}
+    if _PACK.search(asked) and not _UNPACK.search(asked) and len(held) == 1 and len(folders) == 1:
+        command = pack_command(folders[0], _ARCHIVE.findall(asked))
+        return {command.split(" ", 1)[0]: [command]} if command else {}
     if _ALL_OF.search(asked) and len(folders) == 2 and folders[0] in held:
         source, to = folders
         command = merge_command(source, held[source], to, held.get(to), copy=bool(_COPIES.search(asked)),
@@ -73,6 +82,20 @@ def case_command(folder: str, names: list[str], *, upper: bool) -> str | None:
             or not all(_PLAIN.fullmatch(n) for n in names if n in new and new[n] != n):
         return None
     return " && ".join(f"mv {folder}/{old} {folder}/{to}" for old, to in moves)
+
+
+def pack_command(folder: str, named: list[str]) -> str | None:
+    """The folder `folder` packed whole into the one archive the request `named` (a .zip
+    by `zip -r`, a .tar.gz or .tgz by `tar -czf`, a .tar by `tar -cf`), or `folder`.zip
+    where it names none; None where it names more than one, or one not plain."""
+    if len(named) > 1:
+        return None
+    to = named[0] if named else f"{folder.rstrip('/')}.zip"
+    if not _PLAIN.fullmatch(to):
+        return None
+    if to.lower().endswith(".zip"):
+        return f"zip -r {to} {folder}"
+    return f"tar -c{'z' if to.lower().endswith(('.gz', '.tgz')) else ''}f {to} {folder}"
 
 
 def _upper(name: str) -> str:

@@ -1,15 +1,16 @@
-"""Where an answer begins, after a question's file was read: the names in that file that
-answer it, found by Python's own parser.
+"""Where an answer begins, after a question's file was read: the facts in that file that
+answer it, found by Python's own parser, each said in a sentence.
 
 Asked which function calls a name, SmolLM2-135M read the file that calls it and
 answered about something else in it ("The crew size is 4"); asked what exception a
-function raises, it answered with the worked example's words; asked what a class is a subclass of, it
-answered with a line of the search's, the class's name misspelt. The file read holds the
-answer, and `ast` finds it: the functions whose bodies call the name, the exceptions the
-function named raises, the classes the class named is made from, the parameters or
-methods it has, the value a name is set to (or a parameter's default). The answer's
-round is held to begin with one of them (TurnInput.reply_starts), its rest the model's
-own words.
+function raises, it answered with the worked example's words; asked what a class is a
+subclass of, it answered with a line of the search's, the class's name misspelt. The
+file read holds the answer, and `ast` finds it: the functions whose bodies call the
+name, the exceptions the function named raises, the classes the class named is made
+from, the parameters or methods it has, the value a name is set to (or a parameter's
+default), what it does as its docstring says (or the one expression it returns). The
+answer's round is held to begin with one of them (TurnInput.reply_starts), its rest the
+model's own words.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ _ASKS_PARAMETERS = re.compile(r"\b(?:which|what|how\s+many)\s+(?:arguments?|para
 # "what's X set to", "the value of X", "X's default": the value it is set to.
 _ASKS_VALUE = re.compile(r"\b(?:set\s+to|equal\s+to|equals|assigned|value\s+(?:of|for)|default(?:s|\s+value)?|"
                          r"initial(?:ised|ized)?\s+to|what\s+(?:number|value|string))\b", re.IGNORECASE)
+# "what does X do", "what is X for", "explain X": what its docstring says, or what it returns.
+_ASKS_DOES = re.compile(r"\bwhat\s+(?:does|do|did)\s+\S+\s+do\b|\bwhat(?:'s|\s+is)\s+\S+\s+(?:for|used\s+for)\b|"
+                        r"\b(?:explain|describe)\b|\bwhat\s+does\s+\S+\s+return\s*[?.!]*\s*$", re.IGNORECASE)
 # "what methods does X have": its methods, in order.
 _ASKS_METHODS = re.compile(r"\b(?:which|what)\s+methods?\s+(?:does|do|is|are|can|has|have)\b", re.IGNORECASE)
 
@@ -42,14 +46,16 @@ _ASKS_METHODS = re.compile(r"\b(?:which|what)\s+methods?\s+(?:does|do|is|are|can
 _SAID = {"caller": "{fact} calls {name}.", "raised": "{name} raises {fact}.",
          "bases": "{name} is a subclass of {fact}.", "parameters": "{name} takes {fact}.",
          "count": "{name} takes {fact} arguments.", "methods": "{name} has the methods {fact}.",
-         "value": "{name} is set to {fact}."}
+         "value": "{name} is set to {fact}.", "does": "{name}: {fact}"}
 
 
 def answer_starts(asked: str, text: str, name: str) -> tuple[str, ...]:
     """The sentences an answer to `asked` begins with, one of them: each fact
-    `answer_facts` finds said of `name` (`_SAID`)."""
+    `answer_facts` finds said of `name` (`_SAID`), and a blank after it (without one,
+    SmolLM2 ran the next sentence on, the exception's name and the next word read as a
+    file's name)."""
     kind, facts = answer_facts(asked, text, name)
-    return tuple(_SAID[kind].format(name=name, fact=fact) for fact in facts)
+    return tuple(_SAID[kind].format(name=name, fact=fact) + " " for fact in facts)
 
 
 def answer_facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]]:
@@ -59,7 +65,7 @@ def answer_facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]
     defines no function of that name), asked what exception; the classes a class of
     that name is made from (`object` where it names none), asked what it is a subclass
     of; its parameters (asked how many, their number: kind `count`), or its methods, all
-    in one; the value it is set to (`_values`); none otherwise, or where the file does
+    in one; the value it is set to (`_values`); what it does (`_does`); none otherwise, or where the file does
     not parse or does not define what is asked of."""
     kind, facts = _facts(asked, text, name)
     return ("count" if kind == "parameters" and facts and facts[0].isdigit() else kind), facts
@@ -71,7 +77,7 @@ def _facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]]:
         return "", ()
     asks = [kind for kind, pattern in (("caller", _ASKS_CALLER), ("raised", _ASKS_RAISED), ("bases", _ASKS_BASES),
                                         ("parameters", _ASKS_PARAMETERS), ("methods", _ASKS_METHODS),
-                                        ("value", _ASKS_VALUE))
+                                        ("value", _ASKS_VALUE), ("does", _ASKS_DOES))
             if pattern.search(asked)]
     if not asks:
         return "", ()
@@ -96,6 +102,8 @@ def _found(kind: str, asked: str, tree: ast.AST, text: str, name: str) -> tuple[
         return (", ".join(methods),) if methods else ()
     if kind == "value":
         return _values(tree, text, name)
+    if kind == "does":
+        return _does([*functions, *classes], name)
     named = [f for f in functions if f.name == name]
     if kind == "parameters":
         init = [n for c in classes[:1] for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
@@ -114,6 +122,23 @@ def _found(kind: str, asked: str, tree: ast.AST, text: str, name: str) -> tuple[
     score = {exc: len(words & parts) for exc, parts in raised}
     best = max(score.values(), default=0)
     return tuple(dict.fromkeys(exc for exc, _ in raised if score[exc] == best))
+
+
+def _does(nodes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef], name: str) -> tuple[str, ...]:
+    """What the function or class `name` does, as its docstring's first line says it, or,
+    without one, what a function of one `return` returns (`returns a + b.`)."""
+    for node in nodes:
+        if node.name != name:
+            continue
+        doc = (ast.get_docstring(node) or "").strip().split("\n", 1)[0].strip()
+        if doc:
+            return (doc if doc.endswith((".", "!", "?")) else doc + ".",)
+        body = [n for n in node.body if not isinstance(n, ast.Pass)]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and len(body) == 1 \
+                and isinstance(body[0], ast.Return) and body[0].value is not None:
+            said = ast.unparse(body[0].value)
+            return (f"returns {said}.",) if "\n" not in said and len(said) <= 120 else ()
+    return ()
 
 
 def _values(tree: ast.AST, text: str, name: str) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ other command:
     tail -n 1 d.log         the last line (head: the first; -n 3: three)
     sort -o c.txt c.txt     sort c.txt (alphabetically; not in reverse, nor by number)
     sed -E -i 's#([0-9]{2})/([0-9]{2})/([0-9]{4})#\\3-\\2-\\1#g' d.csv   its dates in the layout asked for
+    sed -i '/^[[:space:]]*$/d' a.txt    its blank lines out (trailing blanks, lines said twice, lines with a word)
 
 and how many times a word is written, in a file, a folder, the files of a kind or all:
 
@@ -87,6 +88,9 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
         quoted = [a or b for a, b in _QUOTED.findall(asked)]
         if len(quoted) == 1 and not _NOT_IN_LINE & set(quoted[0]):
             return {"echo": [f"echo '{quoted[0]}' >> {name}"]}
+    tidy = tidy_command(asked, name)
+    if tidy is not None:
+        return {tidy.split(" ", 1)[0]: [tidy]}
     if (layout := _date_layout(asked)) is not None:
         dates = date_command(name, text, layout)
         return {"sed": [dates]} if dates else {}
@@ -131,6 +135,32 @@ def occurrence_commands(asked: str, is_file: Callable[[str], bool], is_dir: Call
 # Words before a noun of being written that are no word to count ("how many lines", "how many different").
 _NOT_A_WORD = frozenset({"lines", "words", "functions", "classes", "methods", "different", "distinct", "unique",
                          "files", "folders", "of", "the", "other", "more", "such"})
+
+
+# Lines taken out or tidied, all alike: blank ones, what trails them, lines said twice, lines with a word.
+_TAKE = r"\b(?:remove|delete|drop|strip|trim|get\s+rid\s+of|clean\s+up|clear|take\s+out|cut)\b.{0,20}?"
+_BLANK = re.compile(_TAKE + r"\b(?:blank|empty)\s+lines\b", re.IGNORECASE | re.DOTALL)
+_TRAILING = re.compile(_TAKE + r"\btrailing\s+(?:white\s*space|spaces|blanks|tabs)\b", re.IGNORECASE | re.DOTALL)
+_TWICE = re.compile(r"\b(?:duplicate|duplicated|repeated|double)\s+lines\b|\bde-?dup(?:e|licate)\b", re.IGNORECASE)
+_WITH_WORD = re.compile(_TAKE + r"\blines?\s+(?:that\s+)?(?:contain(?:s|ing)?|with|mentioning|(?:that\s+)?(?:says?|"
+                        r"mentions?|has|have))\s+(?:the\s+word\s+)?(?P<q>['\"`]?)(?P<word>[A-Za-z0-9_][\w-]{0,39})(?P=q)"
+                        r"(?=[\s.,;:!?'\"`)]|$)", re.IGNORECASE | re.DOTALL)
+
+
+def tidy_command(asked: str, name: str) -> str | None:
+    """The command that takes out or tidies lines of the file `name` all alike: its
+    blank lines, the blanks that trail its lines, its lines said twice (the first kept;
+    blank lines are no such line),
+    its lines that hold a word (as a word); None for none of these."""
+    if _BLANK.search(asked):
+        return f"sed -i '/^[[:space:]]*$/d' {name}"
+    if _TRAILING.search(asked):
+        return f"sed -i 's/[[:space:]]*$//' {name}"
+    if _TWICE.search(asked):
+        return f"perl -i -ne 'print if /^\\s*$/ || !$seen{{$_}}++' {name}"  # (in place: no file moved over it)
+    if (m := _WITH_WORD.search(asked)) is not None:
+        return f"sed -i '/\\b{m.group('word')}\\b/d' {name}"
+    return None
 
 
 # A layout of dates the request asks for: written out (`YYYY-MM-DD`, `dd/mm/yyyy`) or ISO's.
