@@ -11,7 +11,7 @@ import sys
 
 from actors.runs.agent.small.code_commands import code_commands, constant_command, rename_command
 from tests.test_plan_mode import cards
-from tests.test_small_steps import call, small_project
+from tests.test_small_steps import call, left_open, small_project
 from tests.waiting import wait_state
 
 SHOP = {
@@ -82,8 +82,7 @@ async def test_asked_to_rename_a_function_the_first_round_runs_the_whole_command
     await conv.send_message("Rename the function add_up to total_of everywhere.")
     await wait_state(conv, "idle", "error")
     first = d.backend.turns[0]
-    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == \
-        {"exec_shell_command"}
+    assert left_open(first) == {"exec_shell_command"}
     pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
     # The pattern reads the JSON string's text (a backslash written twice), as llama.cpp's grammar does.
     assert re.fullmatch(pattern, command.replace("\\", "\\\\")) and not re.fullmatch(pattern, "sed -i s/a/b/ app.py")

@@ -9,7 +9,7 @@ import re
 
 from actors.runs.agent.small.folder_commands import case_command, folder_commands, merge_command
 from tests.test_plan_mode import cards
-from tests.test_small_steps import call, small_project
+from tests.test_small_steps import call, left_open, small_project
 from tests.waiting import wait_state
 
 HELD = {"pics": ["Cat.PNG", "dog.png", "Eel_2.Jpg"], "inbox": ["a.txt", "b.md"], "done": ["c.txt"]}
@@ -52,8 +52,7 @@ async def test_asked_to_make_names_lower_case_the_first_round_runs_the_whole_com
     await conv.send_message("can the file names in pics/ all be lowercase")
     await wait_state(conv, "idle", "error")
     first, second = d.backend.turns
-    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == \
-        {"exec_shell_command"}
+    assert left_open(first) == {"exec_shell_command"}
     pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
     assert re.fullmatch(pattern, command) and not re.fullmatch(pattern, "mv pics/dog.png pics/x.png")
     assert sorted(p.name for p in (folder / "pics").iterdir()) == ["cat.png", "dog.png"]

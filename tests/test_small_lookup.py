@@ -21,7 +21,7 @@ from actors.runs.agent.small import lookup, read_answers, steps
 from actors.runs.agent.small.steps import small_parameters
 from actors.tools.grep_search import GrepSearch
 from tests.test_plan_mode import cards
-from tests.test_small_steps import call, small_project
+from tests.test_small_steps import call, left_open, small_project
 from tests.waiting import wait_state
 
 
@@ -90,7 +90,7 @@ async def test_a_change_that_names_no_file_searches_first_then_edits_what_it_fou
     await wait_state(conv, "idle", "error")
     first, second, third = d.backend.turns
     assert first.tool_choice == "required"
-    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"grep_search"}
+    assert left_open(first) == {"grep_search"}
     (tool, shape), = first.shapes
     assert tool == "grep_search"
     assert shape["properties"] == {"pattern": {"enum": ["dgo"]}, "ignore_case": {"const": True}}
@@ -184,7 +184,7 @@ async def test_a_where_question_is_a_question_whatever_example_is_nearest(real_t
     await conv.send_message("where's couple_parts defined")
     await wait_state(conv, "idle", "error")
     first, second = d.backend.turns
-    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"grep_search"}
+    assert left_open(first) == {"grep_search"}
     assert second.tool_choice == "none" and second.reply_starts == ("joint.py",)
     assert conv.info.end_reason == "answered"
 
@@ -253,7 +253,7 @@ async def test_files_named_by_their_kind_with_no_word_to_search_for_are_listed_f
     await conv.send_message("how many .py files are there")
     await wait_state(conv, "idle", "error")
     first = d.backend.turns[0]
-    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == {"file_glob_search"}
+    assert left_open(first) == {"file_glob_search"}
     assert dict(first.shapes)["file_glob_search"]["properties"] == {"include": {"enum": ["*.py"]}}
     (card,) = cards(conv)
     assert "aa.py" in card.result and "bb.py" in card.result and "cc.csv" not in card.result

@@ -47,6 +47,11 @@ async def small_project(d, tmp_path, files: dict[str, str], size: int = SMALL):
     return folder, conv
 
 
+def left_open(turn) -> set[str]:
+    """The tools a led round may call: those offered, less those it avoids whole."""
+    return {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}
+
+
 def call(name: str, **args) -> dict:
     return {"tool_calls": [{"name": name, "arguments": args}]}
 

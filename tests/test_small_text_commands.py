@@ -9,7 +9,7 @@ import subprocess
 
 from actors.runs.agent.small.text_commands import text_commands
 from tests.test_plan_mode import cards
-from tests.test_small_steps import call, small_project
+from tests.test_small_steps import call, left_open, small_project
 from tests.waiting import wait_state
 
 FILES = {"notes.md": "a\nb\nc\n", "todo.txt": "x\n", "names.txt": "kim\nal\n", "open.txt": "no end",
@@ -65,8 +65,7 @@ async def test_a_line_is_appended_by_its_whole_command_in_the_first_round(real_t
     await conv.send_message("Append the line 'fix the gate' to the end of todo.txt.")
     await wait_state(conv, "idle", "error")
     first = d.backend.turns[0]
-    assert {t.name for t in first.tools} - {name for name, args in first.avoid if args is None} == \
-        {"exec_shell_command"}
+    assert left_open(first) == {"exec_shell_command"}
     pattern = dict(first.shapes)["exec_shell_command"]["properties"]["command"]["pattern"]
     assert re.fullmatch(pattern, "echo 'fix the gate' >> todo.txt") and not re.fullmatch(pattern, "echo hi")
     assert (folder / "todo.txt").read_text() == "x\nfix the gate\n"

@@ -28,6 +28,8 @@ import keyword
 import re
 from collections.abc import Callable, Iterable
 
+from actors.runs.agent.small.files_of import PLAIN_PATH
+
 _IDENT = r"`?(?P<{}>[A-Za-z_]\w*)`?(?:\(\))?"
 # "rename (the function) old to new", "change the name of old to new".
 _RENAME = re.compile(r"\b(?:rename|change\s+the\s+name\s+of)\s+(?:the\s+)?(?:(?:function|method|class|variable|"
@@ -55,8 +57,6 @@ _NOT_IN_FUNCTION = frozenset("'\\\n\r")
 # A request to mend code that does not run: "fix the syntax error", "x.py fails/crashes", "it's broken".
 _BROKEN = re.compile(r"\b(?:syntax\s*error|syntaxerror|(?:fails?|failing|crash(?:es|ing)?|breaks?|broken|won'?t\s+run|"
                      r"doesn'?t\s+(?:run|work|parse|compile)|invalid\s+syntax))\b", re.IGNORECASE)
-# File names the command may hold: no blank, quote or character the shell reads.
-_PLAIN = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
 # Files a rename may touch at most.
 RENAME_FILES = 20
 
@@ -112,7 +112,7 @@ def rename_command(old: str, new: str, files: Iterable[tuple[str, str]]) -> str 
     files = list(files)
     holding = [(p, t) for p, t in files if re.search(_name(old), t)]
     if not holding or len(holding) > RENAME_FILES or any(re.search(_name(new), t) for _, t in files) \
-            or not all(_PLAIN.fullmatch(p) for p, _ in holding):
+            or not all(PLAIN_PATH.fullmatch(p) for p, _ in holding):
         return None
     return f"sed -i 's/\\b{old}\\b/{new}/g' " + " ".join(p for p, _ in holding)
 
@@ -122,7 +122,7 @@ def constant_command(name: str, value: str, path: str, text: str) -> str | None:
     `text`) and sets `name = value` before its first line of code (after its docstring
     and imports); None where the file does not parse, writes the number elsewhere than
     as a number of the code, has nothing after its imports, or writes `name` already."""
-    if not _PLAIN.fullmatch(path) or re.search(_name(name), text) or keyword.iskeyword(name):
+    if not PLAIN_PATH.fullmatch(path) or re.search(_name(name), text) or keyword.iskeyword(name):
         return None
     try:
         tree = ast.parse(text)
@@ -161,7 +161,7 @@ def function_command(name: str, args: str, expr: str, path: str, text: str) -> s
     `args` returning `expr`, after two blank lines; None where the file defines `name`
     already, the function is not Python (`args` no parameters, `expr` no expression),
     the file would not parse with it, or a character may not be written in it."""
-    if keyword.iskeyword(name) or not _PLAIN.fullmatch(path) or _NOT_IN_FUNCTION & set(args + expr):
+    if keyword.iskeyword(name) or not PLAIN_PATH.fullmatch(path) or _NOT_IN_FUNCTION & set(args + expr):
         return None
     expr = expr.strip().rstrip(".")
     lines = f"def {name}({args.strip()}):\n    return {expr}\n"
@@ -194,7 +194,7 @@ def colon_command(path: str, text: str) -> str | None:
     except ValueError:
         return None
     lines = text.split("\n")
-    if not 0 < number <= len(lines) or set(lines[number - 1]) & set("#'\"\\") or not _PLAIN.fullmatch(path):
+    if not 0 < number <= len(lines) or set(lines[number - 1]) & set("#'\"\\") or not PLAIN_PATH.fullmatch(path):
         return None
     lines[number - 1] = lines[number - 1].rstrip() + ":"
     try:

@@ -5,6 +5,7 @@ break it. Each blocks on the disk: call it in a thread."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,10 @@ def breaks_file(rel: str, before: str | None, args: dict[str, Any]) -> str | Non
     except ToolError:
         return None
     return guards.break_refused(rel, before, after)
+
+
+# A path a whole command may hold as it is: no blank, quote or character the shell reads.
+PLAIN_PATH = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
 
 
 def read_in(ws: Path, rel: str) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from actors.runs.agent.small.files_of import PLAIN_PATH
 from actors.runs.agent.small.lookup import named_folders
 
 # Names made lower or upper case: the case asked for, and that it is of names.
@@ -40,8 +41,6 @@ _GOES = re.compile(r"\b(?:get\s+rid\s+of|remove|delete|drop|bin|ditch|trash|lose
 _PACK = re.compile(r"\b(?:zip|compress|archive|tar|pack|bundle)(?:\s+up)?\b|\btarball\b", re.IGNORECASE)
 _UNPACK = re.compile(r"\b(?:unzip|extract|unpack|untar|decompress|open)\b", re.IGNORECASE)
 _ARCHIVE = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:zip|tar\.gz|tgz|tar))(?![\w.-])", re.IGNORECASE)
-# A name the command may hold: no blank, quote or character the shell reads.
-_PLAIN = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
 # Files at most: more is not a job to list file by file in one command.
 FOLDER_FILES = 40
 
@@ -51,7 +50,7 @@ def folder_commands(asked: str, children: Callable[[str], list[str] | None]) -> 
     (what each holds directly, None where it is no folder): `case_command` asked to
     make the names lower or upper case, `merge_command` asked to put all of one into
     another; none otherwise."""
-    folders = [f for f in named_folders(asked) if _PLAIN.fullmatch(f)]
+    folders = [f for f in named_folders(asked) if PLAIN_PATH.fullmatch(f)]
     held = {f: c for f in folders if (c := children(f)) is not None}
     case = _CASE.search(asked)
     if case is not None and _NAMES.search(asked) and len(held) == 1:
@@ -79,7 +78,7 @@ def case_command(folder: str, names: list[str], *, upper: bool) -> str | None:
     kept = [n for n in names if new[n] == n]
     targets = [to for _, to in moves]
     if not moves or len(moves) > FOLDER_FILES or len(set(targets)) != len(targets) or set(targets) & set(kept) \
-            or not all(_PLAIN.fullmatch(n) for n in names if n in new and new[n] != n):
+            or not all(PLAIN_PATH.fullmatch(n) for n in names if n in new and new[n] != n):
         return None
     return " && ".join(f"mv {folder}/{old} {folder}/{to}" for old, to in moves)
 
@@ -91,7 +90,7 @@ def pack_command(folder: str, named: list[str]) -> str | None:
     if len(named) > 1:
         return None
     to = named[0] if named else f"{folder.rstrip('/')}.zip"
-    if not _PLAIN.fullmatch(to):
+    if not PLAIN_PATH.fullmatch(to):
         return None
     if to.lower().endswith(".zip"):
         return f"zip -r {to} {folder}"
@@ -111,7 +110,7 @@ def merge_command(source: str, names: list[str], to: str, there: list[str] | Non
     None where it holds nothing, too much, a name that would land on one in `to`, or a
     name that may not be written plain."""
     if not names or len(names) > FOLDER_FILES or set(names) & set(there or ()) \
-            or not all(_PLAIN.fullmatch(n) for n in names):
+            or not all(PLAIN_PATH.fullmatch(n) for n in names):
         return None
     make = f"mkdir {to} && " if there is None else ""
     listed = " ".join(f"{source}/{n}" for n in names)
