@@ -98,3 +98,17 @@ def test_a_folder_packed_is_zipped_or_tarred_whole_into_the_archive_named(tmp_pa
         assert sorted(tar.getnames()) == ["pics", "pics/a.jpg", "pics/deep", "pics/deep/b.jpg"]
     for no in ("unzip pics.zip into pics/", "zip pics/ and gone/ together", "zip pics/ into a.zip and b.zip"):
         assert folder_commands(no, children) == {}, no
+    # The kind asked for where no archive is named whole (SmolLM2 zipped a folder asked
+    # for a .tar.gz of it)
+    for kind, asks in ((".tar.gz", ("tar up the pics folder so there's a .tar.gz backup of it",
+                                    "make a tarball of pics/", "gzip the pics folder",
+                                    "archive pics/ as a tgz please")),
+                       (".tar", ("tar the pics folder", "pack pics/ into a tar")),
+                       (".zip", ("zip up the pics folder", "compress the pics folder"))):
+        for ask in asks:
+            (command,), = folder_commands(ask, children).values()
+            assert command.split()[-2:] == [f"pics{kind}", "pics"], (ask, command)
+    subprocess.run(["bash", "-c", folder_commands("make a tarball of pics/", children)["tar"][0]], cwd=tmp_path,
+                   check=True, capture_output=True)
+    with tarfile.open(tmp_path / "pics.tar.gz", "r:gz") as tar:
+        assert "pics/deep/b.jpg" in tar.getnames()

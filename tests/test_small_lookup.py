@@ -323,6 +323,52 @@ async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(rea
     assert conv.info.end_reason == "answered"
 
 
+def test_asked_what_a_class_overrides_or_which_environment_variables_the_code_reads_ast_finds_it():
+    """Asked what methods a class overrides, SmolLM2 listed all its methods; asked which
+    environment variable to set, it read the file that matched and made up a bug. The
+    methods a class it is made from defines too (that class in the file read or another),
+    and the names read from `os.environ`, are found by the parser."""
+    rides = "class Ride:\n    def start(self):\n        pass\n\n    def speed(self):\n        pass\n"
+    wheel = ("from rides import Ride\n\n\nclass Wheel(Ride):\n    def spin(self):\n        pass\n\n"
+             "    def speed(self):\n        pass\n\n\nclass Big(Wheel):\n    def start(self):\n        pass\n\n"
+             "    def spin(self):\n        pass\n\n    def lights(self):\n        pass\n")
+    starts = read_answers.answer_starts
+    for ask in ("What methods does Wheel override", "which methods are overridden in Wheel?",
+                "what does Wheel redefine from its parent"):
+        assert starts(ask, wheel, "Wheel", lambda: [rides]) == ("Wheel overrides speed. ",), ask
+    assert starts("what does Big override", wheel, "Big", lambda: [rides]) == ("Big overrides start, spin. ",)
+    assert starts("what does Wheel override", wheel, "Wheel") == ()  # its parent's file not there
+    assert starts("what does Ride override", rides, "Ride") == ()
+    env = ("import os\nfrom os import getenv, environ\n\nHOOK = os.environ.get('HOOK_URL')\n"
+           "TOKEN = os.environ['API_TOKEN']\nLEVEL = getenv('LOG_LEVEL', 'info')\nenviron.setdefault('TZ', 'UTC')\n")
+    for ask in ("which env variable do i need to set so the alerts get posted?",
+                "what environment variables does this read", "what env vars are needed to run it"):
+        assert starts(ask, env, "alerts") == \
+            ("The code reads the environment variables HOOK_URL, API_TOKEN, LOG_LEVEL, TZ. ",), ask
+    one = "import os\nURL = os.getenv('ONLY_URL')\n"
+    assert starts("which environment variable does it need", "X = 1\n", "it", lambda: [one]) == \
+        ("The code reads the environment variable ONLY_URL. ",)  # the file read reads none: the others
+    assert starts("which environment variable does it need", "X = 1\n", "it") == ()
+    assert starts("what does setup_env do", 'def setup_env():\n    """Load the settings."""\n', "setup_env") == \
+        ("setup_env: Load the settings. ",)
+
+
+async def test_asked_what_a_class_overrides_the_answer_begins_with_what_its_parent_in_another_file_has(
+        real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {
+        "fair/rides.py": "class Ride:\n    def speed(self):\n        return 3\n\n    def stop(self):\n        pass\n",
+        "fair/wheel.py": "from fair.rides import Ride\n\n\nclass Wheel(Ride):\n    def speed(self):\n"
+                         "        return 1\n\n    def lights(self):\n        pass\n"})
+    d.backend.push(call("grep_search", pattern="Wheel"), call("read_file", path="fair/wheel.py"),
+                   {"text": "Wheel overrides speed. It is faster."})
+    await conv.send_message("What methods does Wheel override")
+    await wait_state(conv, "idle", "error")
+    third = d.backend.turns[2]
+    assert third.tool_choice == "none" and third.reply_starts == ("Wheel overrides speed. ",)
+    assert conv.info.end_reason == "answered"
+
+
 def test_a_searchs_include_is_held_to_a_kind_of_file_the_workspace_has(tmp_path):
     """Left free, SmolLM2 filled grep_search's include with words of its own ("bold", then
     "bold_bold"), each search finding nothing: it is held to the kinds of file there."""

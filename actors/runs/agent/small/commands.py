@@ -41,6 +41,7 @@ from actors.runs.agent.small.calling import call_commands
 from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
+from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
 from actors.tools.globs import walk
@@ -142,8 +143,9 @@ def for_request(asked: str, ws: Path | None) -> Offered:
     or delete the files it names (`named_commands`), to keep what a script prints in a
     file (`output_commands`), asking what a function returns (calling.call_commands), to
     count, append to or sort a text file (text_commands), to rename a folder's files
-    to another case or put all it holds into another (folder_commands), or to rename a
-    name of code or make a number a constant (code_commands). Blocking: call it in a
+    to another case or put all it holds into another (folder_commands), to rename a
+    name of code or make a number a constant (code_commands), or to remove the empty or
+    duplicate files or the spaces in names (housekeeping). Blocking: call it in a
     thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
@@ -157,8 +159,33 @@ def for_request(asked: str, ws: Path | None) -> Offered:
                                                         named_folders(asked), steps.file_names(asked))
                                   | folder_commands(asked, lambda n: children_in(ws, n))
                                   | code_commands(asked, [n for n in steps.file_names(asked) if is_file_in(ws, n)],
-                                                  lambda: _texts(ws), lambda n: exists_in(ws, n)))
+                                                  lambda: _texts(ws), lambda n: exists_in(ws, n))
+                                  | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n),
+                                                          named_folders(asked)))
     return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
+
+
+def _found(ws: Path) -> list[Found]:
+    """The workspace's files and folders, none hidden nor in a hidden folder, no link
+    (housekeeping.Found); none where it cannot be walked. Blocking."""
+    try:
+        return [Found(e.path, e.is_dir, e.size) for e in walk(ws, prune=_hidden)
+                if not e.is_link and (e.is_dir or e.is_file) and not _hidden(e.path)]
+    except OSError:
+        return []
+
+
+def _hidden(rel: str) -> bool:
+    """Whether the entry `rel` is hidden (its name begins with a dot)."""
+    return rel.rsplit("/", 1)[-1].startswith(".")
+
+
+def _data(ws: Path, rel: str) -> bytes | None:
+    """The bytes of the workspace's file `rel` (none where it cannot be read). Blocking."""
+    try:
+        return (ws / rel).read_bytes()
+    except OSError:
+        return None
 
 
 def _texts(ws: Path) -> list[tuple[str, str]]:

@@ -38,9 +38,14 @@ _COPIES = re.compile(r"\b(?:copy|copies|duplicate|back\s*up)\b", re.IGNORECASE)
 _GOES = re.compile(r"\b(?:get\s+rid\s+of|remove|delete|drop|bin|ditch|trash|lose|and\s+the\s+(?:old\s+)?"
                    r"(?:folder|one)\s+(?:gone|goes))\b|\bmerge\b", re.IGNORECASE)
 # A folder packed into one archive: zipped, compressed, archived, a tarball made of it.
-_PACK = re.compile(r"\b(?:zip|compress|archive|tar|pack|bundle)(?:\s+up)?\b|\btarball\b", re.IGNORECASE)
+_PACK = re.compile(r"\b(?:g?zip|compress|archive|tar|pack|bundle)(?:\s+up)?\b|\btarball\b", re.IGNORECASE)
 _UNPACK = re.compile(r"\b(?:unzip|extract|unpack|untar|decompress|open)\b", re.IGNORECASE)
 _ARCHIVE = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:zip|tar\.gz|tgz|tar))(?![\w.-])", re.IGNORECASE)
+# The kind of archive asked for where none is named whole ("a .tar.gz of it", "tar it up",
+# "a tarball", "gzip it"): a compressed tar, else a plain one; a zip otherwise.
+_TAR_GZ = re.compile(r"\.?\btar\.gz\b|\.?\btgz\b|\btarball\b|\bg?zip(?:ped)?\s+tar\b|\bgz(?:ip(?:ped)?)?\b",
+                     re.IGNORECASE)
+_TAR = re.compile(r"\btar(?:red|ring)?\b(?!\.)", re.IGNORECASE)
 # Files at most: more is not a job to list file by file in one command.
 FOLDER_FILES = 40
 
@@ -59,7 +64,11 @@ def folder_commands(asked: str, children: Callable[[str], list[str] | None]) -> 
         command = case_command(folder, names, upper=upper)
         return {"mv": [command]} if command else {}
     if _PACK.search(asked) and not _UNPACK.search(asked) and len(held) == 1 and len(folders) == 1:
-        command = pack_command(folders[0], _ARCHIVE.findall(asked))
+        named = _ARCHIVE.findall(asked)
+        if not named:  # a kind asked for, the folder's name for its name
+            kind = ".tar.gz" if _TAR_GZ.search(asked) else ".tar" if _TAR.search(asked) else ".zip"
+            named = [f"{folders[0].rstrip('/')}{kind}"]
+        command = pack_command(folders[0], named)
         return {command.split(" ", 1)[0]: [command]} if command else {}
     if _ALL_OF.search(asked) and len(folders) == 2 and folders[0] in held:
         source, to = folders

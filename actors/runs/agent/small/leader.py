@@ -367,8 +367,14 @@ class Leader:
         asked = self._rec.asked()
         if self._read_for is not None:
             path, name = self._read_for
+
+            def others() -> list[str]:  # (a class it is made from may be in another file)
+                try:
+                    return [t for p, t in lookup.text_files(ws, ".py") if p != path]
+                except OSError:
+                    return []
             text = await trio.to_thread.run_sync(read_in, ws, path)
-            return read_answers.answer_starts(asked, text or "", name)
+            return await trio.to_thread.run_sync(read_answers.answer_starts, asked, text or "", name, others)
         if not self._starts and self._programs is not None and self._rec.ran(self._programs.job_commands):
             printed = self._rec.printed(self._programs.job_commands)
             if printed:  # what it printed is the answer (a count, a result: SmolLM2 quoted the request's value)

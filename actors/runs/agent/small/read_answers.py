@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterable, Iterator
 
 # "which function calls x", "what method uses x": the answer is a function's name.
 _ASKS_CALLER = re.compile(r"\b(?:which|what)\s+(?:functions?|methods?)\b.*\b(?:calls?|uses?|invokes?|runs?)\b",
@@ -36,6 +37,13 @@ _ASKS_VALUE = re.compile(r"\b(?:set\s+to|equal\s+to|equals|assigned|value\s+(?:o
 # "what does X do", "what is X for", "explain X": what its docstring says, or what it returns.
 _ASKS_DOES = re.compile(r"\bwhat\s+(?:does|do|did)\s+\S+\s+do\b|\bwhat(?:'s|\s+is)\s+\S+\s+(?:for|used\s+for)\b|"
                         r"\b(?:explain|describe)\b|\bwhat\s+does\s+\S+\s+return\s*[?.!]*\s*$", re.IGNORECASE)
+# "what methods does X override", "which are overridden": its methods a class it is made
+# from (in this file or another of the workspace's) defines too.
+_ASKS_OVERRIDES = re.compile(r"\b(?:overrid(?:e|es|den|ing)|redefin(?:e|es|ed|ing)|shadow(?:s|ed)?)\b", re.IGNORECASE)
+# "which env variable does it read", "what environment variables do I need to set": the
+# names the code reads from `os.environ` (or `os.getenv`).
+_ASKS_ENVIRONMENT = re.compile(r"\b(?:env(?:ironment(?:al)?)?[\s_-]*var(?:iable)?s?|environment|env)\b",
+                               re.IGNORECASE)
 # "what methods does X have": its methods, in order.
 _ASKS_METHODS = re.compile(r"\b(?:which|what)\s+methods?\s+(?:does|do|is|are|can|has|have)\b", re.IGNORECASE)
 
@@ -46,36 +54,47 @@ _ASKS_METHODS = re.compile(r"\b(?:which|what)\s+methods?\s+(?:does|do|is|are|can
 _SAID = {"caller": "{fact} calls {name}.", "raised": "{name} raises {fact}.",
          "bases": "{name} is a subclass of {fact}.", "parameters": "{name} takes {fact}.",
          "count": "{name} takes {fact} arguments.", "methods": "{name} has the methods {fact}.",
-         "value": "{name} is set to {fact}.", "does": "{name}: {fact}"}
+         "value": "{name} is set to {fact}.", "does": "{name}: {fact}", "overrides": "{name} overrides {fact}.",
+         "environment": "The code reads the environment variable {fact}.",
+         "environments": "The code reads the environment variables {fact}."}
 
 
-def answer_starts(asked: str, text: str, name: str) -> tuple[str, ...]:
+def answer_starts(asked: str, text: str, name: str, others: Callable[[], Iterable[str]] = tuple
+                  ) -> tuple[str, ...]:
     """The sentences an answer to `asked` begins with, one of them: each fact
     `answer_facts` finds said of `name` (`_SAID`), and a blank after it (without one,
     SmolLM2 ran the next sentence on, the exception's name and the next word read as a
     file's name)."""
-    kind, facts = answer_facts(asked, text, name)
+    kind, facts = answer_facts(asked, text, name, others)
+    if kind == "environment" and facts and ", " in facts[0]:
+        kind = "environments"
     return tuple(_SAID[kind].format(name=name, fact=fact) + " " for fact in facts)
 
 
-def answer_facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]]:
+def answer_facts(asked: str, text: str, name: str, others: Callable[[], Iterable[str]] = tuple
+                 ) -> tuple[str, tuple[str, ...]]:
     """The kind of fact `asked` asks of the `name` searched for, and the facts of it found
     in a Python file's `text`, one of them an answer: the functions that call it, asked
     which function calls it; the exceptions it raises (or the file does, where it
     defines no function of that name), asked what exception; the classes a class of
     that name is made from (`object` where it names none), asked what it is a subclass
     of; its parameters (asked how many, their number: kind `count`), or its methods, all
-    in one; the value it is set to (`_values`); what it does (`_does`); none otherwise, or where the file does
-    not parse or does not define what is asked of."""
-    kind, facts = _facts(asked, text, name)
+    in one; the value it is set to (`_values`); what it does (`_does`); the methods it
+    overrides (`_overrides`: the classes it is made from looked for in the file, then in
+    the `others`' texts, the workspace's other Python files); the environment variables
+    the file reads (else the others do), all in one; none otherwise, or where the file
+    does not parse or does not define what is asked of."""
+    kind, facts = _facts(asked, text, name, others)
     return ("count" if kind == "parameters" and facts and facts[0].isdigit() else kind), facts
 
 
-def _facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]]:
+def _facts(asked: str, text: str, name: str, others: Callable[[], Iterable[str]]) -> tuple[str, tuple[str, ...]]:
     """`answer_facts`, the kind the first of the request's questions (`asks`)."""
     if not name.isidentifier():
         return "", ()
-    asks = [kind for kind, pattern in (("caller", _ASKS_CALLER), ("raised", _ASKS_RAISED), ("bases", _ASKS_BASES),
+    asks = [kind for kind, pattern in (("environment", _ASKS_ENVIRONMENT), ("caller", _ASKS_CALLER),
+                                        ("raised", _ASKS_RAISED), ("overrides", _ASKS_OVERRIDES),
+                                        ("bases", _ASKS_BASES),
                                         ("parameters", _ASKS_PARAMETERS), ("methods", _ASKS_METHODS),
                                         ("value", _ASKS_VALUE), ("does", _ASKS_DOES))
             if pattern.search(asked)]
@@ -85,7 +104,78 @@ def _facts(asked: str, text: str, name: str) -> tuple[str, tuple[str, ...]]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return "", ()
+    if asks[0] == "environment":
+        found = _environment(tree) or [v for t in _trees(others) for v in _environment(t)]
+        return asks[0], (", ".join(dict.fromkeys(found)),) if found else ()
+    if asks[0] == "overrides":
+        return asks[0], _overrides(tree, name, others)
     return asks[0], _found(asks[0], asked, tree, text, name)
+
+
+def _trees(texts: Callable[[], Iterable[str]]) -> Iterator[ast.Module]:
+    """The syntax trees of the `texts` that parse."""
+    for text in texts():
+        try:
+            yield ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+
+
+def _environment(tree: ast.AST) -> list[str]:
+    """The environment variables `tree` reads, in order: `os.environ["X"]`,
+    `os.environ.get("X")`, `os.getenv("X")` (or `environ`, `getenv` imported bare)."""
+    def environ(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "environ" or \
+            isinstance(node, ast.Name) and node.id == "environ"
+
+    found = []
+    for n in ast.walk(tree):
+        key = None
+        if isinstance(n, ast.Subscript) and environ(n.value):
+            key = n.slice
+        elif isinstance(n, ast.Call) and n.args and (
+                isinstance(n.func, ast.Attribute) and n.func.attr in ("get", "pop", "setdefault")
+                and environ(n.func.value)
+                or isinstance(n.func, ast.Attribute) and n.func.attr == "getenv"
+                or isinstance(n.func, ast.Name) and n.func.id == "getenv"):
+            key = n.args[0]
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value:
+            found.append((getattr(n, "lineno", 0), getattr(n, "col_offset", 0), key.value))
+    return [v for *_, v in sorted(found)]
+
+
+def _overrides(tree: ast.Module, name: str, others: Callable[[], Iterable[str]]) -> tuple[str, ...]:
+    """The methods of the class `name` (defined in `tree`) that a class it is made from
+    defines too, in its order: the classes it is made from (and theirs) looked for by name
+    in `tree`, then in the `others`' trees; none where none of them is found."""
+    defined = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    cls = next((c for c in defined if c.name == name), None)
+    if cls is None:
+        return ()
+    more: list[ast.ClassDef] | None = None
+    inherited: set[str] = set()
+    todo, seen = [_base_name(b) for b in cls.bases], {name}
+    while todo:
+        base = todo.pop(0)
+        if base is None or base in seen:
+            continue
+        seen.add(base)
+        found = next((c for c in defined if c.name == base), None)
+        if found is None:
+            if more is None:
+                more = [n for t in _trees(others) for n in ast.walk(t) if isinstance(n, ast.ClassDef)]
+            found = next((c for c in more if c.name == base), None)
+        if found is not None:
+            inherited |= {m.name for m in found.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)}
+            todo += [_base_name(b) for b in found.bases]
+    methods = [m.name for m in cls.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+               and m.name in inherited]
+    return (", ".join(dict.fromkeys(methods)),) if methods else ()
+
+
+def _base_name(node: ast.expr) -> str | None:
+    """The name a class is made from is written with (`Base`, `mod.Base`: `Base`)."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _found(kind: str, asked: str, tree: ast.AST, text: str, name: str) -> tuple[str, ...]:
