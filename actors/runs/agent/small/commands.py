@@ -43,6 +43,7 @@ from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, 
 from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
+from actors.runs.agent.small.release_commands import release_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
 from actors.tools.globs import walk
 
@@ -136,7 +137,7 @@ class Offered:
         return bool(self.job_commands)
 
 
-def for_request(asked: str, ws: Path | None) -> Offered:
+def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered:
     """`programs` for the request `asked` in the workspace `ws`: none that removes or
     moves files unasked (guards.unasked_programs), its scripts the request names, its
     build tools where their files are; and the whole commands of a request to copy, move
@@ -144,9 +145,11 @@ def for_request(asked: str, ws: Path | None) -> Offered:
     file (`output_commands`), asking what a function returns (calling.call_commands), to
     count, append to or sort a text file (text_commands), to rename a folder's files
     to another case or put all it holds into another (folder_commands), to rename a
-    name of code or make a number a constant (code_commands), or to remove the empty or
-    duplicate files or the spaces in names (housekeeping). Blocking: call it in a
-    thread."""
+    name of code or make a number a constant (code_commands), to remove the empty or
+    duplicate files or the spaces in names (housekeeping), to bump the version
+    (release_commands); where it asks for two things or more (`clauses`) and each has
+    one whole command, those one after another (`&&`, `compose`), in place of any that
+    does one part only. Blocking: call it in a thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
                       has_file=lambda n: ws is not None and is_file_in(ws, n))
@@ -161,8 +164,47 @@ def for_request(asked: str, ws: Path | None) -> Offered:
                                   | code_commands(asked, [n for n in steps.file_names(asked) if is_file_in(ws, n)],
                                                   lambda: _texts(ws), lambda n: exists_in(ws, n))
                                   | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n),
-                                                          named_folders(asked)))
-    return Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
+                                                          named_folders(asked))
+                                  | release_commands(asked, lambda: _texts(ws)))
+    offered = Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
+    parts = clauses(asked) if compose and ws is not None else []
+    if len(parts) > 1:  # (where the whole request's commands each do one part only: one of them)
+        each = [sorted(for_request(part, ws, compose=False).job_commands) for part in parts]
+        named = {c for p, cs in whole.items() if p != "mkdir" for c in cs}  # (its names crossed: a part each)
+        if all(len(cs) == 1 for cs in each) and len({cs[0] for cs in each}) == len(each) \
+                and offered.job_commands <= {cs[0] for cs in each} | named:
+            command = " && ".join(cs[0] for cs in each)
+            offered = Offered(starts, {command.split(" ", 1)[0]: [command]})
+    return offered
+
+
+# Where a request asks for two things or more: "…, then …", "…; …", "… and then …", and
+# "… and <a verb of a job> …" (an "and" between two nouns joins no jobs).
+_JOB_VERB = (r"(?:put|add|append|write|delete|remove|rename|move|copy|count|sort|make|create|set|bump|change|update|"
+             r"zip|tar|compress|archive|run|replace|get\s+rid|clear|tidy|clean|lower|upper|tell|show|list|print|"
+             r"find|save|insert|drop|turn|convert|give|strip)\b")
+_CLAUSE = re.compile(rf"\s*(?:[,;]?\s+and\s+then\s+|[,;]\s*then\s+|\s+then\s+(?={_JOB_VERB})|;\s*|"
+                     rf"\.\s+(?:then\s+|also\s+|and\s+)?(?={_JOB_VERB})|,?\s+and\s+(?:also\s+)?(?={_JOB_VERB}))",
+                     re.IGNORECASE)
+
+
+def clauses(asked: str) -> list[str]:
+    """The parts of a request that each ask for one thing, in order (`_CLAUSE`): one
+    where it asks for one. A part that names no file but says "it" (or "that", "them")
+    has it in place of the file the part before names ("sort a.txt, then count its
+    lines": "count a.txt's lines")."""
+    parts = [p.strip() for p in _CLAUSE.split(asked.strip()) if p and p.strip()]
+    for i in range(1, len(parts)):
+        before = steps.file_names(parts[i - 1])
+        if before and not steps.file_names(parts[i]):
+            it = _IT.search(parts[i])
+            if it is not None:
+                said = before[0] + ("'s" if it.group(0).lower() == "its" else "")
+                parts[i] = parts[i][:it.start()] + said + parts[i][it.end():]
+    return parts
+
+
+_IT = re.compile(r"\b(?:it|its|that|them|this)\b(?!\s*(?:is|was|'s)\b)", re.IGNORECASE)
 
 
 def _found(ws: Path) -> list[Found]:
