@@ -43,6 +43,7 @@ from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, 
 from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
+from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
 from actors.tools.globs import walk
@@ -147,9 +148,9 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     to another case or put all it holds into another (folder_commands), to rename a
     name of code or make a number a constant (code_commands), to remove the empty or
     duplicate files or the spaces in names (housekeeping), to bump the version
-    (release_commands); where it asks for two things or more (`clauses`) and each has
-    one whole command, those one after another (`&&`, `compose`), in place of any that
-    does one part only. Blocking: call it in a thread."""
+    (release_commands), to move a function into a new file (move_code); where it asks
+    for two things or more (`clauses`) and each has one whole command, those one after
+    another (`&&`, `compose`), in place of any that does one part only. Blocking: call it in a thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
                       has_file=lambda n: ws is not None and is_file_in(ws, n))
@@ -166,6 +167,9 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n),
                                                           named_folders(asked))
                                   | release_commands(asked, lambda: _texts(ws)))
+    moved = {} if ws is None else move_commands(asked, lambda n: read_in(ws, n), lambda n: exists_in(ws, n))
+    if moved:  # a function moved out of a file, not the file moved (SmolLM2: `mv a.py b.py`)
+        whole, kept = {}, kept | moved
     offered = Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
     parts = clauses(asked) if compose and ws is not None else []
     if len(parts) > 1:  # (where the whole request's commands each do one part only: one of them)
