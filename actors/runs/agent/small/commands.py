@@ -39,6 +39,7 @@ from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.calling import call_commands
 from actors.runs.agent.small.code_commands import code_commands
+from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
@@ -148,7 +149,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     to another case or put all it holds into another (folder_commands), to rename a
     name of code or make a number a constant (code_commands), to remove the empty or
     duplicate files or the spaces in names (housekeeping), to bump the version
-    (release_commands), to move a function into a new file (move_code); where it asks
+    (release_commands), to sort the other way or show times on the other clock
+    (code_fixes), to move a function into a new file (move_code); where it asks
     for two things or more (`clauses`) and each has one whole command, those one after
     another (`&&`, `compose`), in place of any that does one part only. Blocking: call it in a thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
@@ -166,7 +168,9 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                                   lambda: _texts(ws), lambda n: exists_in(ws, n))
                                   | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n),
                                                           named_folders(asked))
-                                  | release_commands(asked, lambda: _texts(ws)))
+                                  | release_commands(asked, lambda: _texts(ws))
+                                  | fix_commands(asked, lambda: _texts(ws),
+                                                 [n for n in steps.file_names(asked) if is_file_in(ws, n)]))
     moved = {} if ws is None else move_commands(asked, lambda n: read_in(ws, n), lambda n: exists_in(ws, n))
     if moved:  # a function moved out of a file, not the file moved (SmolLM2: `mv a.py b.py`)
         whole, kept = {}, kept | moved
