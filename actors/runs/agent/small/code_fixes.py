@@ -9,8 +9,8 @@ The sort call, and whether it sorts up or down, are read by Python's parser; whi
 the request wants it is in its words ("upside down" and "backwards": the other way;
 "most … first", "highest first", "descending": down; "lowest first", "ascending": up):
 
-    sed -i '2s/key=lambda p: p\\[1\\])/key=lambda p: p[1], reverse=True)/' club/table.py
-    sed -i "1s/%I:%M %p/%H:%M/" slots.py
+    sed -i '2s/key=lambda p: p\\[1\\])/key=lambda p: p[1], reverse=True)/' app/ranks.py
+    sed -i "1s/%I:%M %p/%H:%M/" views/show.py
 
 None where the workspace's Python files hold more than one such call and the request's
 words do not tell which (the person says), or where it sorts the way asked already.

@@ -46,6 +46,7 @@ from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
+from actors.runs.agent.small.table_commands import table_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
 from actors.tools.globs import walk
 
@@ -150,7 +151,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     name of code or make a number a constant (code_commands), to remove the empty or
     duplicate files or the spaces in names (housekeeping), to bump the version
     (release_commands), to sort the other way or show times on the other clock
-    (code_fixes), to move a function into a new file (move_code); where it asks
+    (code_fixes), to give a CSV file a column worked out from two (table_commands),
+    to move a function into a new file (move_code); where it asks
     for two things or more (`clauses`) and each has one whole command, those one after
     another (`&&`, `compose`), in place of any that does one part only. Blocking: call it in a thread."""
     starts = programs(asked, unasked=guards.unasked_programs(asked),
@@ -169,6 +171,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n),
                                                           named_folders(asked))
                                   | release_commands(asked, lambda: _texts(ws))
+                                  | table_commands(asked, lambda n: read_in(ws, n))
                                   | fix_commands(asked, lambda: _texts(ws),
                                                  [n for n in steps.file_names(asked) if is_file_in(ws, n)]))
     moved = {} if ws is None else move_commands(asked, lambda n: read_in(ws, n), lambda n: exists_in(ws, n))

@@ -8,7 +8,7 @@ words. Where the version is written is read off the files (`__version__ = "…"`
 newest entry shows the shape a new one takes (its heading's level and brackets, its
 bullet), so the command is known:
 
-    sed -i '3s/0\\.4\\.2/0.5.0/' pkg/__init__.py && sed -i '3i ## 0.5.0\\n- added x\\n' CHANGES.md
+    sed -i '3s/0\\.4\\.2/0.5.0/' pkg/__init__.py && sed -i '3i ## 0.5.0\\n- added x\\n' CHANGELOG.md
 
 None where the version is written with more than one value (which one moves is the
 person's to say), or not at all.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
 
-# Asked to move the version: "bump quince to 0.5.0", "set the version to 2.1", "release 1.4.0".
+# Asked to move the version: "bump mylib to 2.1.0", "set the version to 2.1", "release 1.4.0".
 _NEW = r"v?(\d+\.\d+(?:\.\d+)?(?:[-.]?(?:a|b|rc|alpha|beta|dev|post)\d*)?)"
 _BUMP = re.compile(rf"\b(?:bump|raise|increment|move|set|change|update|make|release|tag|cut)\b[^.?!\n]*?"
                    rf"\b(?:to|as|at)\s+{_NEW}(?![\w.])|\brelease\s+{_NEW}(?![\w.])|\bversion\s+{_NEW}(?![\w.])",
@@ -32,7 +32,7 @@ _WRITTEN = re.compile(r"""^[ \t]*(?:__version__|version|VERSION)[ \t]*[:=][ \t]*
                       r"""(?P<q>["'])(?P<old>\d+\.\d+[^"'\s]*)(?P=q)|"""
                       r"""^[ \t]*"version"[ \t]*:[ \t]*"(?P<json>\d+\.\d+[^"\s]*)\"""", re.MULTILINE)
 _VERSION_FILES = (".py", ".toml", ".cfg", ".json")
-# A changelog, and the line of the request that is its entry ("put a line in CHANGES.md
+# A changelog, and the line of the request that is its entry ("put a line in CHANGELOG.md
 # for it: added x", "note 'fixed y' in the changelog").
 _CHANGELOG = re.compile(r"(?:^|/)(?:CHANGE[S_-]?LOG|CHANGES|HISTORY|NEWS|RELEASE[S_-]?NOTES)(?:\.(?:md|rst|txt))?$",
                         re.IGNORECASE)
