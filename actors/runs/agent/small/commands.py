@@ -40,6 +40,7 @@ from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.calling import call_commands
 from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
+from actors.runs.agent.small.config_lookup import config_commands
 from actors.runs.agent.small.dead_code import dead_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
@@ -153,6 +154,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     duplicate files or the spaces in names (housekeeping), to bump the version
     (release_commands), to sort the other way or show times on the other clock
     (code_fixes), to give a CSV file a column worked out from two (table_commands),
+    asking a value of a JSON or TOML file (config_lookup),
     to take out (or show) a function nothing calls or imports not used (dead_code),
     to move a function into a new file (move_code); where it asks
     for two things or more (`clauses`) and each has one whole command, those one after
@@ -174,6 +176,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                                           named_folders(asked))
                                   | release_commands(asked, lambda: _texts(ws))
                                   | table_commands(asked, lambda n: read_in(ws, n))
+                                  | config_commands(asked, lambda n: read_in(ws, n))
                                   | dead_commands(asked, lambda: _texts(ws),
                                                   [n for n in steps.file_names(asked) if is_file_in(ws, n)])
                                   | fix_commands(asked, lambda: _texts(ws),
