@@ -50,6 +50,7 @@ from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
 from actors.runs.agent.small.table_commands import table_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
+from actors.runs.agent.small.workspace_commands import with_kinds, workspace_commands
 from actors.tools.globs import walk
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
@@ -154,11 +155,14 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     duplicate files or the spaces in names (housekeeping), to bump the version
     (release_commands), to sort the other way or show times on the other clock
     (code_fixes), to give a CSV file a column worked out from two (table_commands),
-    asking a value of a JSON or TOML file (config_lookup),
+    asking a value of a JSON or TOML file (config_lookup), to unpack an archive or
+    asking how many files of a kind there are, the biggest, what a file imports
+    (workspace_commands; kinds said in words read as extensions first),
     to take out (or show) a function nothing calls or imports not used (dead_code),
     to move a function into a new file (move_code); where it asks
     for two things or more (`clauses`) and each has one whole command, those one after
     another (`&&`, `compose`), in place of any that does one part only. Blocking: call it in a thread."""
+    asked = with_kinds(asked)  # ("the log files": the .log files)
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
                       has_file=lambda n: ws is not None and is_file_in(ws, n))
@@ -177,6 +181,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | release_commands(asked, lambda: _texts(ws))
                                   | table_commands(asked, lambda n: read_in(ws, n))
                                   | config_commands(asked, lambda n: read_in(ws, n))
+                                  | workspace_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
+                                                       named_folders(asked))
                                   | dead_commands(asked, lambda: _texts(ws),
                                                   [n for n in steps.file_names(asked) if is_file_in(ws, n)])
                                   | fix_commands(asked, lambda: _texts(ws),

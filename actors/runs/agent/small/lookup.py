@@ -239,11 +239,13 @@ _NOT_A_FOLDER = frozenset({
 
 def named_folders(asked: str) -> list[str]:
     """The folders a request names (NAMED_FOLDER), each once, in its order, normalised
-    ("archive/" is archive); not a word that says which folder (`_NOT_A_FOLDER`)."""
-    found = sorted((m.start(), next(g for g in m.groups() if g))
+    ("archive/" is archive); not a word before "folder" that says which folder
+    (`_NOT_A_FOLDER`: "a sub folder"; "sub/" is a folder's name)."""
+    found = sorted((m.start(), m.group(1) is not None or m.re is CALLED_FOLDER, next(g for g in m.groups() if g))
                    for m in (*NAMED_FOLDER.finditer(asked), *CALLED_FOLDER.finditer(asked)))
-    names = (posixpath.normpath(name) for _, name in found)
-    return list(dict.fromkeys(n for n in names if n.lower() not in _NOT_A_FOLDER and n not in (".", "..")))
+    names = ((posixpath.normpath(name), worded) for _, worded, name in found)  # (a path written `sub/` is one)
+    return list(dict.fromkeys(n for n, worded in names if not (worded and n.lower() in _NOT_A_FOLDER)
+                              and n not in (".", "..")))
 
 
 def kind_patterns(asked: str) -> list[str]:
