@@ -250,7 +250,7 @@ async def test_files_named_by_their_kind_with_no_word_to_search_for_are_listed_f
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"aa.py": "x = 1\n", "bb.py": "y = 2\n", "cc.csv": "a,b\n"})
     d.backend.push(call("file_glob_search", include="*.py"), {"text": "aa.py and bb.py."})
-    await conv.send_message("how many .py files are there")
+    await conv.send_message("which .py files are there")  # (how many: counted, test_small_workspace_commands)
     await wait_state(conv, "idle", "error")
     first = d.backend.turns[0]
     assert left_open(first) == {"file_glob_search"}
@@ -297,6 +297,13 @@ async def test_a_question_answered_by_a_name_in_the_file_read_begins_with_it(rea
     assert facts("what's the default for depth?", values, "depth") == ("3.5",)
     assert facts("what's tide's default value", values, "tide") == ("'low'",)
     assert facts("what's WIDTH set to?", values, "WIDTH") == ()
+    # A name said another way: in another case, or as a part of the one written
+    alike = 'PORT = 8080\n__version__ = "1.2"\nDEFAULT_TIMEOUT = 30\nself.max_port = 9\n'
+    assert facts("what's the port set to", alike, "port") == ("8080",)  # PORT, not max_port
+    assert facts("what's the version set to", alike, "version") == ('"1.2"',)
+    assert facts("what is the default value of timeout", alike, "timeout") == ("30",)
+    assert facts("what is the value of max", alike, "max") == ("9",)
+    assert facts("what's the colour set to", alike, "colour") == ()
     # Each said in a sentence of its own (held to a bare name, SmolLM2 ran on into it)
     assert read_answers.answer_starts("what's Boat a subclass of?", kinds, "Boat") == \
         ("Boat is a subclass of Base. ", "Boat is a subclass of mod.Mixin. ")

@@ -234,7 +234,27 @@ def _does(nodes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef], na
 def _values(tree: ast.AST, text: str, name: str) -> tuple[str, ...]:
     """What `name` is set to in `tree` (of `text`), as the file writes it: an assignment
     to it (`name = …`, `name: T = …`, `self.name = …`), else a parameter's default; the
-    first of each, at most one of them."""
+    first of each, at most one of them. Where none is, the one assignment to a name that
+    says it another way (asked the port: `PORT`, `DEFAULT_PORT`; the version:
+    `__version__`), if there is one only."""
+    found = _value_of(tree, text, name)
+    if found or not name.isidentifier():
+        return found
+    word = name.lower().strip("_")
+    names = {t for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign) for t in _assigned_names(node)}
+    alike = {t for t in names if t.lower().strip("_") == word} or \
+        {t for t in names if word in t.lower().strip("_").split("_")}  # (the same but for case, else a part)
+    return _value_of(tree, text, alike.pop()) if len(alike) == 1 else ()
+
+
+def _assigned_names(node: ast.Assign | ast.AnnAssign) -> list[str]:
+    """The plain names (or attributes) an assignment sets."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return [t.id if isinstance(t, ast.Name) else t.attr for t in targets if isinstance(t, ast.Name | ast.Attribute)]
+
+
+def _value_of(tree: ast.AST, text: str, name: str) -> tuple[str, ...]:
+    """`_values` of the name as written."""
     for node in ast.walk(tree):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
             if isinstance(node, ast.AnnAssign) and node.value is not None else []
