@@ -33,6 +33,7 @@ def test_kinds_said_in_words_are_read_as_extensions_and_a_path_named_sub_is_a_fo
     assert with_kinds("delete the log files") == "delete the .log files"
     assert with_kinds("how many Python scripts are there") == "how many .py scripts are there"
     assert with_kinds("fix the text file notes.md") == "fix the text file notes.md"  # one file, named
+    assert with_kinds("the .text files should end in .md") == "the .text files should end in .md"
     assert named_folders("how many .py files in sub/") == ["sub"]
     assert named_folders("put it in a sub folder") == []
 

@@ -48,6 +48,7 @@ from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
+from actors.runs.agent.small.script_edits import script_commands
 from actors.runs.agent.small.table_commands import table_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
 from actors.runs.agent.small.workspace_commands import with_kinds, workspace_commands
@@ -155,7 +156,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     duplicate files or the spaces in names (housekeeping), to bump the version
     (release_commands), to sort the other way or show times on the other clock
     (code_fixes), to give a CSV file a column worked out from two (table_commands),
-    asking a value of a JSON or TOML file (config_lookup), to unpack an archive or
+    asking a value of a JSON or TOML file (config_lookup), to take out or comment out
+    a script's prints or give it a main guard (script_edits), to unpack an archive or
     asking how many files of a kind there are, the biggest, what a file imports
     (workspace_commands; kinds said in words read as extensions first),
     to take out (or show) a function nothing calls or imports not used (dead_code),
@@ -181,15 +183,17 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | release_commands(asked, lambda: _texts(ws))
                                   | table_commands(asked, lambda n: read_in(ws, n))
                                   | config_commands(asked, lambda n: read_in(ws, n))
+                                  | script_commands(asked, lambda n: read_in(ws, n))
                                   | workspace_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
                                                        named_folders(asked))
                                   | dead_commands(asked, lambda: _texts(ws),
                                                   [n for n in steps.file_names(asked) if is_file_in(ws, n)])
                                   | fix_commands(asked, lambda: _texts(ws),
                                                  [n for n in steps.file_names(asked) if is_file_in(ws, n)]))
-    moved = {} if ws is None else move_commands(asked, lambda n: read_in(ws, n), lambda n: exists_in(ws, n))
-    if moved:  # a function moved out of a file, not the file moved (SmolLM2: `mv a.py b.py`)
-        whole, kept = {}, kept | moved
+    if ws is not None:
+        kept |= move_commands(asked, lambda n: read_in(ws, n), lambda n: exists_in(ws, n))
+    if any(cs for p, cs in kept.items() if p != "mkdir"):  # what a file holds is changed, not the file moved
+        whole = {}  # or removed (SmolLM2 moved a file asked to move a function out of it: `mv a.py b.py`)
     offered = Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
     parts = clauses(asked) if compose and ws is not None else []
     if len(parts) > 1:  # (where the whole request's commands each do one part only: one of them)

@@ -241,7 +241,8 @@ def _values(tree: ast.AST, text: str, name: str) -> tuple[str, ...]:
     if found or not name.isidentifier():
         return found
     word = name.lower().strip("_")
-    names = {t for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign) for t in _assigned_names(node)}
+    names = {t for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign)
+             for t in _assigned_names(node)}
     alike = {t for t in names if t.lower().strip("_") == word} or \
         {t for t in names if word in t.lower().strip("_").split("_")}  # (the same but for case, else a part)
     return _value_of(tree, text, alike.pop()) if len(alike) == 1 else ()

@@ -28,7 +28,7 @@ KIND_WORDS = {"python": ".py", "log": ".log", "text": ".txt", "markdown": ".md",
               "pdf": ".pdf", "png": ".png", "jpeg": ".jpeg", "jpg": ".jpg", "gif": ".gif", "svg": ".svg",
               "toml": ".toml", "xml": ".xml", "sql": ".sql", "ruby": ".rb", "typescript": ".ts", "rust": ".rs",
               "backup": ".bak", "temp": ".tmp", "tmp": ".tmp"}
-_KIND_WORD = re.compile(rf"\b({'|'.join(KIND_WORDS)})\s+(?=(?:files|scripts|sources|docs|documents)\b)",
+_KIND_WORD = re.compile(rf"(?<![.\w-])({'|'.join(KIND_WORDS)})\s+(?=(?:files|scripts|sources|docs|documents)\b)",
                         re.IGNORECASE)
 _COUNTS = re.compile(r"\bhow\s+many\b|\bcount\s+(?:the|all|up)?\b|\bnumber\s+of\b", re.IGNORECASE)
 _FILES_OF = re.compile(r"(?<![\w/-])\*?(\.[A-Za-z][A-Za-z0-9]{0,7})\s+(?:files?|scripts?|sources?|docs?)\b",
