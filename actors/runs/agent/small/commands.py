@@ -48,6 +48,7 @@ from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
+from actors.runs.agent.small.replace_commands import replace_commands
 from actors.runs.agent.small.script_edits import script_commands
 from actors.runs.agent.small.table_commands import table_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
@@ -157,7 +158,9 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     (release_commands), to sort the other way or show times on the other clock
     (code_fixes), to give a CSV file a column worked out from two (table_commands),
     asking a value of a JSON or TOML file (config_lookup), to take out or comment out
-    a script's prints or give it a main guard (script_edits), to unpack an archive or
+    a script's prints or give it a main guard (script_edits), to replace text over
+    files, give a folder's files a prefix or suffix, or back a file up
+    (replace_commands), to unpack an archive or
     asking how many files of a kind there are, the biggest, what a file imports
     (workspace_commands; kinds said in words read as extensions first),
     to take out (or show) a function nothing calls or imports not used (dead_code),
@@ -184,6 +187,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | table_commands(asked, lambda n: read_in(ws, n))
                                   | config_commands(asked, lambda n: read_in(ws, n))
                                   | script_commands(asked, lambda n: read_in(ws, n))
+                                  | replace_commands(asked, lambda: _texts(ws), lambda n: children_in(ws, n),
+                                                     lambda n: is_file_in(ws, n), named_folders(asked))
                                   | workspace_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
                                                        named_folders(asked))
                                   | dead_commands(asked, lambda: _texts(ws),
