@@ -52,6 +52,7 @@ from actors.runs.agent.small.replace_commands import replace_commands
 from actors.runs.agent.small.script_edits import script_commands
 from actors.runs.agent.small.table_commands import table_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
+from actors.runs.agent.small.type_hints import hint_commands
 from actors.runs.agent.small.workspace_commands import with_kinds, workspace_commands
 from actors.tools.globs import walk
 
@@ -158,7 +159,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     (release_commands), to sort the other way or show times on the other clock
     (code_fixes), to give a CSV file a column worked out from two (table_commands),
     asking a value of a JSON or TOML file (config_lookup), to take out or comment out
-    a script's prints or give it a main guard (script_edits), to replace text over
+    a script's prints or give it a main guard (script_edits), to add type hints read
+    off the code (type_hints), to replace text over
     files, give a folder's files a prefix or suffix, or back a file up
     (replace_commands), to unpack an archive or
     asking how many files of a kind there are, the biggest, what a file imports
@@ -187,6 +189,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | table_commands(asked, lambda n: read_in(ws, n))
                                   | config_commands(asked, lambda n: read_in(ws, n))
                                   | script_commands(asked, lambda n: read_in(ws, n))
+                                  | hint_commands(asked, lambda n: read_in(ws, n), lambda: _texts(ws))
                                   | replace_commands(asked, lambda: _texts(ws), lambda n: children_in(ws, n),
                                                      lambda n: is_file_in(ws, n), named_folders(asked))
                                   | workspace_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
