@@ -38,6 +38,7 @@ from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.calling import call_commands
+from actors.runs.agent.small.class_edits import class_commands
 from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.config_lookup import config_commands
@@ -160,7 +161,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     (code_fixes), to give a CSV file a column worked out from two (table_commands),
     asking a value of a JSON or TOML file (config_lookup), to take out or comment out
     a script's prints or give it a main guard (script_edits), to add type hints read
-    off the code (type_hints), to replace text over
+    off the code (type_hints), to give a class a __repr__ (class_edits), to replace text over
     files, give a folder's files a prefix or suffix, or back a file up
     (replace_commands), to unpack an archive or
     asking how many files of a kind there are, the biggest, what a file imports
@@ -190,6 +191,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | config_commands(asked, lambda n: read_in(ws, n))
                                   | script_commands(asked, lambda n: read_in(ws, n))
                                   | hint_commands(asked, lambda n: read_in(ws, n), lambda: _texts(ws))
+                                  | class_commands(asked, lambda: _texts(ws))
                                   | replace_commands(asked, lambda: _texts(ws), lambda n: children_in(ws, n),
                                                      lambda n: is_file_in(ws, n), named_folders(asked))
                                   | workspace_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
