@@ -47,6 +47,12 @@ def test_each_part_with_one_whole_command_makes_them_one_after_another(tmp_path)
         {"mv": ["mv alpha.txt beta.txt && rm gamma.txt"]}
     assert "&&" not in str(whole("rename alpha.txt to beta.txt and then fix the bug"))  # a part with none: no join
     assert whole("rename alpha.txt to beta.txt")["mv"] == ["mv alpha.txt beta.txt"]
+    # A part that only runs a script: run, after the rest (alone, the request is the model's)
+    (tmp_path / "calc.py").write_text("print(2)\n")
+    assert whole("replace 2 with 3 in calc.py, then run it to check") == \
+        {"sed": ["sed -i 's/\\b2\\b/3/g' calc.py && python3 calc.py"]}
+    assert whole("run calc.py") == {} and whole("run calc.py and fix the error") == {}
+    (tmp_path / "calc.py").unlink()
     assert _run(tmp_path, "sort -o names.txt names.txt && wc -l names.txt").strip() == "3 names.txt"
     _run(tmp_path, "mv alpha.txt beta.txt && rm gamma.txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["beta.txt", "keep.md", "names.txt"]

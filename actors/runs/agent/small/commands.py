@@ -202,6 +202,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                                  [n for n in steps.file_names(asked) if is_file_in(ws, n)]))
     if ws is not None:
         kept |= move_commands(asked, lambda n: read_in(ws, n), lambda n: exists_in(ws, n))
+        if not compose:  # a part of a request for two things: "…, then run it"
+            kept |= run_commands(asked, lambda n: is_file_in(ws, n))
     if any(cs for p, cs in kept.items() if p != "mkdir"):  # what a file holds is changed, not the file moved
         whole = {}  # or removed (SmolLM2 moved a file asked to move a function out of it: `mv a.py b.py`)
     offered = Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
@@ -306,6 +308,23 @@ def output_commands(asked: str, is_file: Callable[[str], bool],
     if not found(program) or (len(into) != 1 if keeps else into):
         return {}
     return {program: [f"{program} {script} > {into[0]}" if keeps else f"{program} {script}"]}
+
+
+def run_commands(part: str, is_file: Callable[[str], bool], found: Callable[[str], str | None] = shutil.which
+                 ) -> dict[str, list[str]]:
+    """The script a part of a request asks to run and no more ("run x.py", "then run it
+    to check", "test x.py again"), run by its interpreter (`_RUN_PART`); none otherwise.
+    Only for a part: a request that is that alone is the model's (it may mean more)."""
+    run = _RUN_PART.fullmatch(part.strip())
+    if run is None or not is_file(run.group("script")):
+        return {}
+    program = INTERPRETERS.get(posixpath.splitext(run.group("script"))[1])
+    return {program: [f"{program} {run.group('script')}"]} if program and found(program) else {}
+
+
+_RUN_PART = re.compile(r"(?:and\s+|then\s+|also\s+)*(?:run|execute|try|test)\s+(?:the\s+script\s+)?"
+                       r"`?(?P<script>[\w./-]+\.\w+)`?(?:\s+(?:again|afterwards|after(?:\s+that)?|"
+                       r"to\s+(?:check|test|see|make\s+sure|confirm|verify)\b.*))?\s*[.!]?", re.IGNORECASE)
 
 
 # Asked what a script prints ("what does x.py print", "what's the output of x.py", "what
