@@ -52,6 +52,11 @@ def test_each_part_with_one_whole_command_makes_them_one_after_another(tmp_path)
     assert whole("replace 2 with 3 in calc.py, then run it to check") == \
         {"sed": ["sed -i 's/\\b2\\b/3/g' calc.py && python3 calc.py"]}
     assert whole("run calc.py") == {} and whole("run calc.py and fix the error") == {}
+    # "it" after a rename is the new name; a part that names a path an earlier part moves: no join
+    assert clauses("copy keep.md to kept.md and then sort it") == ["copy keep.md to kept.md", "sort kept.md"]
+    assert whole("append 'x' to keep.md and then rename it to kept.md") == \
+        {"echo": ["echo 'x' >> keep.md && mv keep.md kept.md"]}
+    assert "&&" not in str(whole("delete keep.md and count the lines in keep.md"))
     (tmp_path / "calc.py").unlink()
     assert _run(tmp_path, "sort -o names.txt names.txt && wc -l names.txt").strip() == "3 names.txt"
     _run(tmp_path, "mv alpha.txt beta.txt && rm gamma.txt")

@@ -212,7 +212,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
         each = [sorted(for_request(part, ws, compose=False).job_commands) for part in parts]
         named = {c for p, cs in whole.items() if p != "mkdir" for c in cs}  # (its names crossed: a part each)
         if all(len(cs) == 1 for cs in each) and len({cs[0] for cs in each}) == len(each) \
-                and offered.job_commands <= {cs[0] for cs in each} | named:
+                and offered.job_commands <= {cs[0] for cs in each} | named and _apart([cs[0] for cs in each]):
             command = " && ".join(cs[0] for cs in each)
             offered = Offered(starts, {command.split(" ", 1)[0]: [command]})
     return offered
@@ -230,21 +230,37 @@ _CLAUSE = re.compile(rf"\s*(?:[,;]?\s+and\s+then\s+|[,;]\s*then\s+|\s+then\s+(?=
 
 def clauses(asked: str) -> list[str]:
     """The parts of a request that each ask for one thing, in order (`_CLAUSE`): one
-    where it asks for one. A part that names no file but says "it" (or "that", "them")
-    has it in place of the file the part before names ("sort a.txt, then count its
-    lines": "count a.txt's lines")."""
+    where it asks for one. A part that names one file at most and says "it" (or "that",
+    "them") has it in place of the file the part before names ("sort a.txt, then count
+    its lines": "count a.txt's lines"; after a move or copy, the name it is given)."""
     parts = [p.strip() for p in _CLAUSE.split(asked.strip()) if p and p.strip()]
     for i in range(1, len(parts)):
         before = steps.file_names(parts[i - 1])
-        if before and not steps.file_names(parts[i]):
+        if before and len(steps.file_names(parts[i])) <= 1:  # ("rename it to b.txt": it is a.txt)
             it = _IT.search(parts[i])
-            if it is not None:
-                said = before[0] + ("'s" if it.group(0).lower() == "its" else "")
+            if it is not None:  # (after a move, copy or rename, "it" is the new name)
+                name = before[-1] if verb_programs(parts[i - 1]) & {"mv", "cp"} else before[0]
+                said = name + ("'s" if it.group(0).lower() == "its" else "")
                 parts[i] = parts[i][:it.start()] + said + parts[i][it.end():]
     return parts
 
 
 _IT = re.compile(r"\b(?:it|its|that|them|this)\b(?!\s*(?:is|was|'s)\b)", re.IGNORECASE)
+
+
+def _apart(commands: list[str]) -> bool:
+    """Whether each command may run after those before it as it was computed: none names
+    a path an earlier one moves or removes (each was computed on the files as they are)."""
+    gone: set[str] = set()
+    for command in commands:
+        words = set(re.findall(r"[\w./-]+", command))
+        if words & gone:
+            return False
+        for part in command.split("&&"):
+            program, *args = part.split()
+            if program in ("mv", "rm", "rmdir"):
+                gone |= {a for a in (args[:-1] if program == "mv" else args) if not a.startswith("-")}
+    return True
 
 
 def _found(ws: Path) -> list[Found]:
