@@ -45,6 +45,7 @@ from actors.runs.agent.small.config_lookup import config_commands
 from actors.runs.agent.small.dead_code import dead_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
+from actors.runs.agent.small.fstrings import fstring_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.move_code import move_commands
@@ -161,7 +162,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     (code_fixes), to give a CSV file a column worked out from two (table_commands),
     asking a value of a JSON or TOML file (config_lookup), to take out or comment out
     a script's prints or give it a main guard (script_edits), to add type hints read
-    off the code (type_hints), to give a class a __repr__ (class_edits), to replace text over
+    off the code (type_hints), to give a class a __repr__ (class_edits), to make a
+    file's formatted strings f-strings (fstrings), to replace text over
     files, give a folder's files a prefix or suffix, or back a file up
     (replace_commands), to unpack an archive or
     asking how many files of a kind there are, the biggest, what a file imports
@@ -192,6 +194,7 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
                                   | script_commands(asked, lambda n: read_in(ws, n))
                                   | hint_commands(asked, lambda n: read_in(ws, n), lambda: _texts(ws))
                                   | class_commands(asked, lambda: _texts(ws))
+                                  | fstring_commands(asked, lambda n: read_in(ws, n))
                                   | replace_commands(asked, lambda: _texts(ws), lambda n: children_in(ws, n),
                                                      lambda n: is_file_in(ws, n), named_folders(asked))
                                   | workspace_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
