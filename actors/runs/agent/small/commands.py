@@ -38,24 +38,10 @@ from actors.model.backends.worked_examples import file_verbs
 from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import guards, steps
 from actors.runs.agent.small.calling import call_commands
-from actors.runs.agent.small.class_edits import class_commands
-from actors.runs.agent.small.code_commands import code_commands
-from actors.runs.agent.small.code_fixes import fix_commands
-from actors.runs.agent.small.config_lookup import config_commands
-from actors.runs.agent.small.dead_code import dead_commands
-from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
-from actors.runs.agent.small.folder_commands import folder_commands
-from actors.runs.agent.small.fstrings import fstring_commands
-from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
-from actors.runs.agent.small.lookup import KIND, named_folders, text_files
-from actors.runs.agent.small.move_code import move_commands
-from actors.runs.agent.small.release_commands import release_commands
-from actors.runs.agent.small.replace_commands import replace_commands
-from actors.runs.agent.small.script_edits import script_commands
-from actors.runs.agent.small.table_commands import table_commands
-from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
-from actors.runs.agent.small.type_hints import hint_commands
-from actors.runs.agent.small.workspace_commands import with_kinds, workspace_commands
+from actors.runs.agent.small.computed import computed_commands
+from actors.runs.agent.small.files_of import is_dir_in, is_file_in, runs_in
+from actors.runs.agent.small.lookup import KIND, named_folders
+from actors.runs.agent.small.workspace_commands import with_kinds
 from actors.tools.globs import walk
 
 # The programs a workspace's commands usually start with: those on PATH are offered.
@@ -153,25 +139,11 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     moves files unasked (guards.unasked_programs), its scripts the request names, its
     build tools where their files are; and the whole commands of a request to copy, move
     or delete the files it names (`named_commands`), to keep what a script prints in a
-    file (`output_commands`), asking what a function returns (calling.call_commands), to
-    count, append to or sort a text file (text_commands), to rename a folder's files
-    to another case or put all it holds into another (folder_commands), to rename a
-    name of code or make a number a constant (code_commands), to remove the empty or
-    duplicate files or the spaces in names (housekeeping), to bump the version
-    (release_commands), to sort the other way or show times on the other clock
-    (code_fixes), to give a CSV file a column worked out from two (table_commands),
-    asking a value of a JSON or TOML file (config_lookup), to take out or comment out
-    a script's prints or give it a main guard (script_edits), to add type hints read
-    off the code (type_hints), to give a class a __repr__ (class_edits), to make a
-    file's formatted strings f-strings (fstrings), to replace text over
-    files, give a folder's files a prefix or suffix, or back a file up
-    (replace_commands), to unpack an archive or
-    asking how many files of a kind there are, the biggest, what a file imports
-    (workspace_commands; kinds said in words read as extensions first),
-    to take out (or show) a function nothing calls or imports not used (dead_code),
-    to move a function into a new file (move_code); where it asks
-    for two things or more (`clauses`) and each has one whole command, those one after
-    another (`&&`, `compose`), in place of any that does one part only. Blocking: call it in a thread."""
+    file (`output_commands`), asking what a function returns (calling.call_commands), or
+    those computed from what its files hold (computed.computed_commands: these win over
+    moving or removing a file whole); where it asks for two things or more (`clauses`)
+    and each has one whole command, those one after another (`&&`, `compose`), in place
+    of any that does one part only. Blocking: call it in a thread."""
     asked = with_kinds(asked)  # ("the log files": the .log files)
     starts = programs(asked, unasked=guards.unasked_programs(asked),
                       scripts=[n for n in steps.file_names(asked) if ws is not None and runs_in(ws, n)],
@@ -179,34 +151,9 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
     whole = {} if ws is None else named_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
                                                  lambda kind, under: files_of_kind(ws, kind, under))
     kept = {} if ws is None else (output_commands(asked, lambda n: is_file_in(ws, n)) | call_commands(asked, ws)
-                                  | text_commands(asked, lambda n: read_in(ws, n))
-                                  | occurrence_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
-                                                        list(dict.fromkeys(KIND.findall(asked))),
-                                                        named_folders(asked), steps.file_names(asked))
-                                  | folder_commands(asked, lambda n: children_in(ws, n))
-                                  | code_commands(asked, [n for n in steps.file_names(asked) if is_file_in(ws, n)],
-                                                  lambda: _texts(ws), lambda n: exists_in(ws, n))
-                                  | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n),
-                                                          named_folders(asked))
-                                  | release_commands(asked, lambda: _texts(ws))
-                                  | table_commands(asked, lambda n: read_in(ws, n))
-                                  | config_commands(asked, lambda n: read_in(ws, n))
-                                  | script_commands(asked, lambda n: read_in(ws, n))
-                                  | hint_commands(asked, lambda n: read_in(ws, n), lambda: _texts(ws))
-                                  | class_commands(asked, lambda: _texts(ws))
-                                  | fstring_commands(asked, lambda n: read_in(ws, n))
-                                  | replace_commands(asked, lambda: _texts(ws), lambda n: children_in(ws, n),
-                                                     lambda n: is_file_in(ws, n), named_folders(asked))
-                                  | workspace_commands(asked, lambda n: is_file_in(ws, n), lambda n: is_dir_in(ws, n),
-                                                       named_folders(asked))
-                                  | dead_commands(asked, lambda: _texts(ws),
-                                                  [n for n in steps.file_names(asked) if is_file_in(ws, n)])
-                                  | fix_commands(asked, lambda: _texts(ws),
-                                                 [n for n in steps.file_names(asked) if is_file_in(ws, n)]))
-    if ws is not None:
-        kept |= move_commands(asked, lambda n: read_in(ws, n), lambda n: exists_in(ws, n))
-        if not compose:  # a part of a request for two things: "…, then run it"
-            kept |= run_commands(asked, lambda n: is_file_in(ws, n))
+                                  | computed_commands(asked, ws))
+    if ws is not None and not compose:  # a part of a request for two things: "…, then run it"
+        kept |= run_commands(asked, lambda n: is_file_in(ws, n))
     if any(cs for p, cs in kept.items() if p != "mkdir"):  # what a file holds is changed, not the file moved
         whole = {}  # or removed (SmolLM2 moved a file asked to move a function out of it: `mv a.py b.py`)
     offered = Offered(starts, {p: cs for p, cs in whole.items() if p in starts or p == "mkdir"} | kept)
@@ -264,37 +211,6 @@ def _apart(commands: list[str]) -> bool:
             if program in ("mv", "rm", "rmdir"):
                 gone |= {a for a in (args[:-1] if program == "mv" else args) if not a.startswith("-")}
     return True
-
-
-def _found(ws: Path) -> list[Found]:
-    """The workspace's files and folders, none hidden nor in a hidden folder, no link
-    (housekeeping.Found); none where it cannot be walked. Blocking."""
-    try:
-        return [Found(e.path, e.is_dir, e.size) for e in walk(ws, prune=_hidden)
-                if not e.is_link and (e.is_dir or e.is_file) and not _hidden(e.path)]
-    except OSError:
-        return []
-
-
-def _hidden(rel: str) -> bool:
-    """Whether the entry `rel` is hidden (its name begins with a dot)."""
-    return rel.rsplit("/", 1)[-1].startswith(".")
-
-
-def _data(ws: Path, rel: str) -> bytes | None:
-    """The bytes of the workspace's file `rel` (none where it cannot be read). Blocking."""
-    try:
-        return (ws / rel).read_bytes()
-    except OSError:
-        return None
-
-
-def _texts(ws: Path) -> list[tuple[str, str]]:
-    """The workspace's text files (lookup.text_files), none where it cannot be walked."""
-    try:
-        return list(text_files(ws))
-    except OSError:
-        return []
 
 
 # A request to run a script and keep what it prints in a file ("run x.py and save what it

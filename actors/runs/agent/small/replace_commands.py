@@ -10,7 +10,7 @@ command is known, shown and run as any other:
 
     sed -i 's/\\bcolour\\b/color/g' docs/a.md docs/b.md      replaced where it is written
     mv pics/a.jpg pics/old_a.jpg && mv pics/b.jpg pics/old_b.jpg   a prefix
-    cp list.txt list.txt.bak                                a backup beside it
+    cp plan.md plan.md.bak                                  a backup beside it
 
 None where the text is not written anywhere, a new name would land on one there, or a
 name or the text would need quoting the command cannot give plainly.

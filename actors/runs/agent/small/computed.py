@@ -1,0 +1,125 @@
+"""The whole commands computed from what the workspace's files hold: each module below
+reads the request and the files it needs and gives the one command that does the job
+(or none), shown and run as any command. `commands.for_request` offers them; this
+gathers them, the workspace's text files read once for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from actors.runs.agent.small import steps
+from actors.runs.agent.small.class_edits import class_commands
+from actors.runs.agent.small.code_commands import code_commands
+from actors.runs.agent.small.code_fixes import fix_commands
+from actors.runs.agent.small.config_lookup import config_commands
+from actors.runs.agent.small.dead_code import dead_commands
+from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in
+from actors.runs.agent.small.folder_commands import folder_commands
+from actors.runs.agent.small.fstrings import fstring_commands
+from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
+from actors.runs.agent.small.lookup import KIND, named_folders, text_files
+from actors.runs.agent.small.move_code import move_commands
+from actors.runs.agent.small.release_commands import release_commands
+from actors.runs.agent.small.replace_commands import replace_commands
+from actors.runs.agent.small.script_edits import script_commands
+from actors.runs.agent.small.table_commands import table_commands
+from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
+from actors.runs.agent.small.type_hints import hint_commands
+from actors.runs.agent.small.workspace_commands import workspace_commands
+from actors.tools.globs import walk
+
+
+def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
+    """The whole commands of `asked` in `ws` computed from its files (programs to their
+    commands): to count, append to, sort or tidy a text file (text_commands); to rename a
+    folder's files to another case, put all it holds into another, pack it
+    (folder_commands); to rename a name of code, make a number a constant, add a function,
+    mend a missing colon (code_commands); to remove the empty or duplicate files or the
+    spaces in names (housekeeping); to bump the version (release_commands); to give a CSV
+    file a column worked out from two (table_commands); to print a value of a JSON or
+    TOML file (config_lookup); to take out or comment out a script's prints or give it a
+    main guard (script_edits); to add type hints (type_hints); to give a class a
+    `__repr__` (class_edits); to make formatted strings f-strings (fstrings); to replace
+    text over files, give names a prefix or suffix, back a file up (replace_commands);
+    to unpack an archive or answer how many files, the biggest, what a file imports
+    (workspace_commands); to take out a function nothing calls or unused imports
+    (dead_code); to sort the other way or show times on the other clock (code_fixes); to
+    move a function into a new file (move_code). Blocking: call it in a thread."""
+    texts = _once(lambda: _texts(ws))
+    named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
+    folders = named_folders(asked)
+
+    def read(rel: str) -> str | None:
+        return read_in(ws, rel)
+
+    def is_file(rel: str) -> bool:
+        return is_file_in(ws, rel)
+
+    def is_dir(rel: str) -> bool:
+        return is_dir_in(ws, rel)
+
+    def children(rel: str) -> list[str] | None:
+        return children_in(ws, rel)
+
+    return (text_commands(asked, read)
+            | occurrence_commands(asked, is_file, is_dir, list(dict.fromkeys(KIND.findall(asked))), folders,
+                                  steps.file_names(asked))
+            | folder_commands(asked, children)
+            | code_commands(asked, named, texts, lambda n: exists_in(ws, n))
+            | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n), folders)
+            | release_commands(asked, texts)
+            | table_commands(asked, read)
+            | config_commands(asked, read)
+            | script_commands(asked, read)
+            | hint_commands(asked, read, texts)
+            | class_commands(asked, texts)
+            | fstring_commands(asked, read)
+            | replace_commands(asked, texts, children, is_file, folders)
+            | workspace_commands(asked, is_file, is_dir, folders)
+            | dead_commands(asked, texts, named)
+            | fix_commands(asked, texts, named)
+            | move_commands(asked, read, lambda n: exists_in(ws, n)))
+
+
+def _once(read: Callable[[], list[tuple[str, str]]]) -> Callable[[], list[tuple[str, str]]]:
+    """`read`, called the first time only: the workspace's text files walked once."""
+    kept: list[list[tuple[str, str]]] = []
+
+    def texts() -> list[tuple[str, str]]:
+        if not kept:
+            kept.append(read())
+        return kept[0]
+    return texts
+
+
+def _found(ws: Path) -> list[Found]:
+    """The workspace's files and folders, none hidden nor in a hidden folder, no link
+    (housekeeping.Found); none where it cannot be walked. Blocking."""
+    try:
+        return [Found(e.path, e.is_dir, e.size) for e in walk(ws, prune=_hidden)
+                if not e.is_link and (e.is_dir or e.is_file) and not _hidden(e.path)]
+    except OSError:
+        return []
+
+
+def _hidden(rel: str) -> bool:
+    """Whether the entry `rel` is hidden (its name begins with a dot)."""
+    return rel.rsplit("/", 1)[-1].startswith(".")
+
+
+def _data(ws: Path, rel: str) -> bytes | None:
+    """The bytes of the workspace's file `rel` (none where it cannot be read). Blocking."""
+    try:
+        return (ws / rel).read_bytes()
+    except OSError:
+        return None
+
+
+def _texts(ws: Path) -> list[tuple[str, str]]:
+    """The workspace's text files (lookup.text_files), none where it cannot be walked."""
+    try:
+        return list(text_files(ws))
+    except OSError:
+        return []
