@@ -48,6 +48,12 @@ def test_questions_of_the_files_are_answered_by_the_command_that_prints_it(tmp_p
     assert answer("which is the smallest .py file") == "6 ./tools/a_tool.py"
     assert answer("what does app.py import?") == "1:import os\n2:from json import dumps"
     assert answer("which modules does app.py depend on") == "1:import os\n2:from json import dumps"
+    (listed,) = for_request("put the names of the .py files in tools/ into tools.txt, one per line",
+                            tmp_path).whole["find"]
+    _sh(tmp_path, listed)
+    assert (tmp_path / "tools.txt").read_text() == "a_tool.py\n"
+    _sh(tmp_path, for_request("write the paths of the python files to every.txt", tmp_path).whole["find"][0])
+    assert (tmp_path / "every.txt").read_text() == "app.py\ntools/a_tool.py\n"
     assert "rm" in for_request("delete the log files", tmp_path).whole
     _sh(tmp_path, for_request("delete the log files", tmp_path).whole["rm"][0])
     assert not (tmp_path / "run.log").exists() and not (tmp_path / "tools/big.log").exists()

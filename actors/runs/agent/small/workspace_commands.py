@@ -12,6 +12,7 @@ sandbox decide), and the answer begins with what it printed:
     find . -name '*.py' -not -path '*/.*' | wc -l           how many .py files
     find . -type f -not -path '*/.*' -printf '%s %p\\n' | sort -n | tail -1   the biggest
     grep -nE '^\\s*(import|from)\\s' app.py                  what app.py imports
+    find src -type f -name '*.py' -printf '%f\\n' | sort > names.txt   their names, one a line
     unzip -n pack.zip -d out                                 unpacked, nothing there overwritten
 """
 
@@ -44,6 +45,11 @@ _ARCHIVE = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:zip|tar\.gz|tgz|tar))(?![\w.-]
 _INTO = re.compile(r"\b(?:into|to|in)\s+(?:a\s+)?(?:new\s+)?(?:folder\s+|directory\s+)?(?:called\s+|named\s+)?"
                    r"`?([\w.-]+(?:/[\w.-]+)*)/?`?", re.IGNORECASE)
 _HIDDEN = "-not -path '*/.*'"
+# The names of the files of a kind put in a file, one a line ("put the names of the .py
+# files in src/ into names.txt", "write the paths of the .md files to docs.txt").
+_LIST_INTO = re.compile(r"\b(?:put|write|save|list|dump|store|record|send)\b.*\b(?:names?|paths?|list)\b.*?"
+                        r"\b(?:into|in|to)\s+(?:a\s+(?:new\s+)?file\s+(?:called\s+|named\s+)?)?`?"
+                        r"(?P<into>[\w./-]+\.(?:txt|md|csv|lst|list))\b", re.IGNORECASE)
 
 
 def with_kinds(asked: str) -> str:
@@ -66,6 +72,12 @@ def workspace_commands(asked: str, is_file: Callable[[str], bool], is_dir: Calla
         command = unpack_command(archives[0], asked, is_file)
         return {"unzip" if archives[0].lower().endswith(".zip") else "tar": [command]} if command else {}
     kinds = list(dict.fromkeys(k.lower() for k in _FILES_OF.findall(asked)))
+    listed = _LIST_INTO.search(asked)
+    if listed is not None and len(kinds) == 1 and PLAIN_PATH.fullmatch(listed.group("into")) \
+            and not listed.group("into").lower().endswith(kinds[0]):
+        shown = "%P" if re.search(r"\bpaths?\b", asked, re.IGNORECASE) else "%f"
+        return {"find": [f"find {where} -type f -name '*{kinds[0]}' {_HIDDEN} -printf '{shown}\\n' | sort"
+                         f" > {listed.group('into')}"]}
     if _COUNTS.search(asked) and len(kinds) == 1:
         return {"find": [f"find {where} -type f -name '*{kinds[0]}' {_HIDDEN} | wc -l"]}
     size = _SIZE.search(asked)
