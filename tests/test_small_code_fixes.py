@@ -88,3 +88,15 @@ async def test_asked_to_turn_a_list_the_first_round_runs_the_sort_mend(real_tool
     assert left_open(d.backend.turns[0]) == {"exec_shell_command"}
     assert _out(folder, "board.py") == "1 Omar 9\n2 Ada 6\n3 Ines 4\n"
     assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
+
+
+def test_a_loop_that_counts_up_counts_down_where_no_sort_is_there(tmp_path):
+    files = {"launch.py": "from pad.steps import count\n\nprint(count(4))\n", "pad/__init__.py": "",
+             "pad/steps.py": "def count(top):\n    return ' '.join(str(n) for n in range(1, top + 1)) + ' go'\n"}
+    _tree(tmp_path, files)
+    expected = {"sed": ["sed -i '2s/range(1, top + 1)/reversed(range(1, top + 1))/' pad/steps.py"]}
+    for ask in ("the count goes up instead of down, fix it", "the countdown runs backwards"):
+        assert fix_commands(ask, lambda: _texts(tmp_path, files)) == expected, ask
+    subprocess.run(["bash", "-c", expected["sed"][0]], cwd=tmp_path, check=True)
+    assert _out(tmp_path, "launch.py") == "4 3 2 1 go\n"
+    assert fix_commands("the count goes up, make it go up by two", lambda: _texts(tmp_path, files)) == {}

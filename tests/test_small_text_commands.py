@@ -175,3 +175,16 @@ def test_lines_taken_out_or_tidied_all_alike_are_one_command_run_by_bash(tmp_pat
     for no in ("remove the DEBUG line from notes.txt", "what are the blank lines in notes.txt for?",
                "delete lines with a$b from notes.txt"):
         assert tidied(no) is None, no
+
+
+def test_a_files_lines_are_numbered_with_the_mark_the_request_writes(tmp_path):
+    (tmp_path / "peaks.txt").write_text("Etna\nFuji\n")
+    read = lambda n: (tmp_path / n).read_text() if (tmp_path / n).is_file() else None  # noqa: E731
+    dot = "perl -i -pe 's/^/$.. /' peaks.txt"
+    for ask in ("number the lines in peaks.txt like 1. 2. 3. and so on", "add line numbers to peaks.txt"):
+        assert text_commands(ask, read) == {"perl": [dot]}, ask
+    assert text_commands("number each line of peaks.txt as 1) 2) 3)", read) == \
+        {"perl": ["perl -i -pe 's/^/$.) /' peaks.txt"]}
+    assert text_commands("how many lines are in peaks.txt", read) == {"wc": ["wc -l peaks.txt"]}
+    subprocess.run(["bash", "-c", dot], cwd=tmp_path, check=True)
+    assert (tmp_path / "peaks.txt").read_text() == "1. Etna\n2. Fuji\n"

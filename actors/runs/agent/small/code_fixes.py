@@ -1,7 +1,8 @@
 """Whole commands for two small mends of Python code the request says in words, on the
 file that holds the code it means, named or not: a list that comes out in the wrong
-order (its `sorted`/`.sort` call given or rid of `reverse=True`), and times shown on the
-other clock (a `strftime` layout's 12-hour fields made 24-hour ones, or back).
+order (its `sorted`/`.sort` call given or rid of `reverse=True`; where there is none, a
+looped `range` that counts up made `reversed(range(…))`), and times shown on the other
+clock (a `strftime` layout's 12-hour fields made 24-hour ones, or back).
 
 Asked to make a ranking put the most points first, SmolLM2-135M searched for the
 request's noun, found it in a text file and wrote the file's own path over its line.
@@ -26,7 +27,9 @@ from actors.runs.agent.small.files_of import PLAIN_PATH
 
 # The other way round, whatever way it is now.
 _FLIP = re.compile(r"\b(?:upside[\s-]*down|backwards?|back\s+to\s+front|(?:the\s+)?wrong\s+way(?:\s+round)?|"
-                   r"reversed?|inverted?|flipped|(?:in\s+)?the\s+wrong\s+order|wrong\s+order)\b", re.IGNORECASE)
+                   r"reversed?|inverted?|flipped|(?:in\s+)?the\s+wrong\s+order|wrong\s+order|"
+                   r"(?:up|down|forwards?|backwards?|ascending|descending)\s+instead\s+of\s+(?:up|down|forwards?|"
+                   r"backwards?|ascending|descending))\b", re.IGNORECASE)
 _DOWN = re.compile(r"\b(?:descending|(?:most|highest|biggest|largest|greatest|top|best|newest|latest|longest|"
                    r"heaviest|oldest\s+last|high(?:er)?|big(?:ger)?|large(?:r)?|more)\b[^.?!]{0,40}?\b(?:first|"
                    r"at\s+the\s+top|on\s+top|comes?\s+first|leads?)|(?:high|big|large)\s+to\s+(?:low|small))\b",
@@ -35,7 +38,7 @@ _UP = re.compile(r"\b(?:ascending|(?:least|lowest|smallest|fewest|oldest|earlies
                  r"small(?:er)?|less)\b[^.?!]{0,40}?\b(?:first|at\s+the\s+top|on\s+top|comes?\s+first|leads?)|"
                  r"(?:low|small)\s+to\s+(?:high|big|large)|a\s*(?:-|to)\s*z|alphabetical(?:ly)?)\b", re.IGNORECASE)
 _ORDER = re.compile(r"\b(?:order|ordered|sort|sorted|sorting|rank|ranked|ranking|ladder|table|list|leaderboard|"
-                    r"standings|first|top)\b", re.IGNORECASE)
+                    r"standings|first|top|counts?|counting|numbers?|goes|runs?)\b", re.IGNORECASE)
 # Times on the 24-hour clock, or the 12-hour one.
 _CLOCK_24 = re.compile(r"\b(?:24[\s-]*h(?:ou)?r?s?|twenty[\s-]*four[\s-]*hours?|military\s+time)\b", re.IGNORECASE)
 _CLOCK_12 = re.compile(r"\b(?:12[\s-]*h(?:ou)?r?s?|twelve[\s-]*hours?|am\s*/\s*pm)\b", re.IGNORECASE)
@@ -59,6 +62,8 @@ def fix_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
     else:
         assert way is not None
         found = [c for p, t in files for c in order_commands(p, t, way)]
+        if not found and way in ("flip", "down"):  # no sort: a range that counts up, counted down
+            found = [c for p, t in files for c in range_commands(p, t)]
         if len(found) > 1:  # of several, those in files whose words the request says
             words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", asked)}
             said = [c for c in found if any(w[:5] in c.lower() for w in words)]
@@ -98,6 +103,27 @@ def order_commands(path: str, text: str, way: str) -> list[str]:
         command = _sed(path, node.lineno, call, new)
         if command:
             out.append(command)
+    return out
+
+
+def range_commands(path: str, text: str) -> list[str]:
+    """The `sed` of each one-line `range(…)` of `path` (its `text`) that counts up (no
+    step) and is looped over, made to count down (`reversed(range(…))`)."""
+    if not PLAIN_PATH.fullmatch(path):
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    looped = [n.iter for n in ast.walk(tree) if isinstance(n, ast.For | ast.comprehension)]
+    out = []
+    for node in looped:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
+                and len(node.args) in (1, 2) and node.lineno == node.end_lineno:
+            call = ast.get_source_segment(text, node) or ""
+            command = _sed(path, node.lineno, call, f"reversed({call})")
+            if command:
+                out.append(command)
     return out
 
 

@@ -63,8 +63,8 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
     lines, words, functions or classes (`_COUNTS`), or different values of a CSV file's
     column; `head` or `tail` asked for its first or last lines;
     `echo … >>` asked to append a quoted line (the file ending in a line break), `sed -E`
-    asked for its dates in a layout (`date_command`), `sort -o` asked to sort it; none
-    otherwise."""
+    asked for its dates in a layout (`date_command`), `sort -o` asked to sort it, `perl -i`
+    asked to number its lines; none otherwise."""
     names = [n for n in steps.file_names(asked) if " " not in n and not n.startswith("-")]
     texts = {n: read(n) for n in names}
     there = [n for n, text in texts.items() if text is not None]
@@ -96,7 +96,18 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
         return {"sed": [dates]} if dates else {}
     if _SORT.search(asked) and not _SORTED_OTHERWISE.search(asked):
         return {"sort": [f"sort -o {name} {name}"]}
+    if (number := _NUMBER_LINES.search(asked)) is not None and not name.endswith(".py"):
+        after = {")": ")", ":": ":", "-": " -", "]": "]"}.get(number.group("after") or "", ".")
+        return {"perl": [f"perl -i -pe 's/^/$.{after} /' {name}"]}
     return {}
+
+
+# Asked to number a file's lines ("number the lines like 1. 2. 3.", "put line numbers in
+# front", "add 1) 2) 3) before each line"): each line given its number and the mark after
+# it the request writes (a full stop where it writes none).
+_NUMBER_LINES = re.compile(r"\b(?:number\s+(?:the|each|every|all\s+the)\s+lines?|(?:add|put|prefix|give)\b.{0,30}?"
+                           r"\bline\s+numbers?|numbered\s+lines?)\b(?:.*?\b1(?P<after>[.):\]-]))?",
+                           re.IGNORECASE | re.DOTALL)
 
 
 # Asked how many times a word is written: "how many FIXME comments", "how many times does
