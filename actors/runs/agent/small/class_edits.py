@@ -18,13 +18,12 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE
 
 _ASKS = re.compile(r"__repr__|__str__|\brepr\b|\b(?:print|show|display)s?\s+(?:\w+\s+){0,4}?(?:nicely|readabl[ey]|"
                    r"properly|something\s+(?:useful|readable|meaningful))|\breadable\s+(?:representation|output|form)\b|"
                    r"\bstring\s+(?:representation|form)\b", re.IGNORECASE)
 _NAME = re.compile(r"`?\b([A-Z][A-Za-z0-9_]*)\b`?")
-_PY = re.compile(r"`?\b([\w./-]+\.py)\b`?")
 
 
 def class_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]]) -> dict[str, list[str]]:
@@ -34,7 +33,7 @@ def class_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]]) -
     if not _ASKS.search(asked):
         return {}
     method = "__str__" if "__str__" in asked or re.search(r"\bstr\b", asked) else "__repr__"
-    named = set(_PY.findall(asked))
+    named = set(PY_FILE.findall(asked))
     wanted = set(_NAME.findall(asked))
     found = []
     for path, text in texts():

@@ -23,7 +23,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, sed_pattern, sed_replacement
 
 # The other way round, whatever way it is now.
 _FLIP = re.compile(r"\b(?:upside[\s-]*down|backwards?|back\s+to\s+front|(?:the\s+)?wrong\s+way(?:\s+round)?|"
@@ -75,11 +75,8 @@ def order_commands(path: str, text: str, way: str) -> list[str]:
     """The `sed` of each one-line `sorted(…)` or `x.sort(…)` call of `path` (its `text`)
     that sorts other than `way` ("down", "up", or "flip": the other way from now), made
     to sort that way."""
-    if not PLAIN_PATH.fullmatch(path):
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parsed(path, text)
+    if tree is None:
         return []
     out = []
     for node in ast.walk(tree):
@@ -109,11 +106,8 @@ def order_commands(path: str, text: str, way: str) -> list[str]:
 def range_commands(path: str, text: str) -> list[str]:
     """The `sed` of each one-line `range(…)` of `path` (its `text`) that counts up (no
     step) and is looped over, made to count down (`reversed(range(…))`)."""
-    if not PLAIN_PATH.fullmatch(path):
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parsed(path, text)
+    if tree is None:
         return []
     looped = [n.iter for n in ast.walk(tree) if isinstance(n, ast.For | ast.comprehension)]
     out = []
@@ -146,11 +140,20 @@ def clock_commands(path: str, text: str, *, to_24: bool) -> list[str]:
     return out
 
 
+def _parsed(path: str, text: str) -> ast.Module | None:
+    """`text`'s syntax tree, None where it does not parse or `path` is not written plainly."""
+    if not PLAIN_PATH.fullmatch(path):
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def _sed(path: str, line: int, old: str, new: str) -> str | None:
     """`sed -i` putting `new` in place of `old` on `line` of `path`; None where either
     would need quoting the command cannot give plainly."""
     if "'" in old + new or "\n" in old + new or not PLAIN_PATH.fullmatch(path):
         return None
-    pattern = re.sub(r"([\\/.*\[\]^$])", r"\\\1", old)
-    with_ = re.sub(r"([\\/&])", r"\\\1", new)
+    pattern, with_ = sed_pattern(old), sed_replacement(new)
     return f"sed -i '{line}s/{pattern}/{with_}/' {path}"

@@ -44,6 +44,18 @@ def breaks_file(rel: str, before: str | None, args: dict[str, Any]) -> str | Non
 
 # A path a whole command may hold as it is: no blank, quote or character the shell reads.
 PLAIN_PATH = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
+# A Python file a request names ("fix app.py", "in `src/x.py`").
+PY_FILE = re.compile(r"`?\b([\w./-]+\.py)\b`?")
+
+
+def sed_pattern(text: str) -> str:
+    """`text` as a `sed` basic pattern matching it as written (its `\\ / . * [ ] ^ $` escaped)."""
+    return re.sub(r"([\\/.*\[\]^$])", r"\\\1", text)
+
+
+def sed_replacement(text: str) -> str:
+    """`text` as a `sed` replacement putting it in as written (its `\\ / &` escaped)."""
+    return re.sub(r"([\\/&])", r"\\\1", text)
 
 
 def read_in(ws: Path, rel: str) -> str | None:

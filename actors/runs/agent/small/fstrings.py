@@ -19,10 +19,9 @@ import ast
 import re
 from collections.abc import Callable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE, sed_pattern, sed_replacement
 
 _ASKS = re.compile(r"\bf[\s-]?strings?\b", re.IGNORECASE)
-_PY = re.compile(r"`?\b([\w./-]+\.py)\b`?")
 _PERCENT = re.compile(r"%(?:(?P<pct>%)|(?:\.(?P<prec>\d+))?(?P<conv>[sdirf]))")
 _FIELD = re.compile(r"\{\{|\}\}|\{(?P<key>[^{}!:]*)(?P<conv>![rsa])?(?::(?P<spec>[^{}]*))?\}|[{}]")
 
@@ -32,7 +31,7 @@ def fstring_commands(asked: str, read: Callable[[str], str | None]) -> dict[str,
     gives) use f-strings; none otherwise."""
     if not _ASKS.search(asked):
         return {}
-    files = [f for f in dict.fromkeys(_PY.findall(asked)) if PLAIN_PATH.fullmatch(f) and read(f) is not None]
+    files = [f for f in dict.fromkeys(PY_FILE.findall(asked)) if PLAIN_PATH.fullmatch(f) and read(f) is not None]
     if len(files) != 1:
         return {}
     command = fstrings_command(files[0], read(files[0]) or "")
@@ -58,8 +57,7 @@ def fstrings_command(path: str, text: str) -> str | None:
         quote = '"' if "'" in old + new else "'"
         if quote == '"' and re.search(r"[$`!]", old + new):
             continue
-        pattern = re.sub(r"([\\/.*\[\]^$])", r"\\\1", old)
-        with_ = re.sub(r"([\\/&])", r"\\\1", new)
+        pattern, with_ = sed_pattern(old), sed_replacement(new)
         edits.append(f"-e {quote}{node.lineno}s/{pattern}/{with_}/{quote}")
     if not edits or not PLAIN_PATH.fullmatch(path):
         return None

@@ -22,7 +22,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, sed_pattern, sed_replacement
 
 _Q = r"[\"'`“‘]?"
 _QE = r"[\"'`”’]?"
@@ -94,12 +94,12 @@ def replace_command(old: str, new: str, files: list[str]) -> str | None:
     if not files or len(files) > REPLACE_FILES or old == new or "'" in old + new or "\n" in old + new \
             or not all(PLAIN_PATH.fullmatch(f) for f in files):
         return None
-    pattern = re.sub(r"([\\/.*\[\]^$])", r"\\\1", old)
+    pattern = sed_pattern(old)
     if re.match(r"\w", old):
         pattern = r"\b" + pattern
     if re.search(r"\w$", old):
         pattern += r"\b"
-    with_ = re.sub(r"([\\/&])", r"\\\1", new)
+    with_ = sed_replacement(new)
     return f"sed -i 's/{pattern}/{with_}/g' {' '.join(sorted(files))}"
 
 

@@ -24,7 +24,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE
 
 _PRINTS = re.compile(r"\bprint(?:s|\(\)|\s+(?:statements?|calls?|lines?))?\b", re.IGNORECASE)
 _REMOVES = re.compile(r"\b(?:remove|delete|drop|strip|get\s+rid\s+of|take\s+(?:[\w']+\s+){0,3}?out|kill|"
@@ -33,7 +33,6 @@ _COMMENTS = re.compile(r"\b(?:comment(?:ed)?\s+(?:out\s+)?|disable|silence|mute)
 _GUARD = re.compile(r"\bmain\s+guard\b|__name__|\bif\s+name\s*(?:==|is)\s*main\b|"
                     r"\bimport(?:ing|ed)?\s+(?:it|\S+)\s+(?:does(?:n'?t|\s+not)|won'?t|shouldn'?t)\s+run\b|"
                     r"\bwhen\s+(?:it'?s\s+|it\s+is\s+)?(?:run|executed|started|called)\s+directly\b", re.IGNORECASE)
-_PY = re.compile(r"`?\b([\w./-]+\.py)\b`?")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # Words of a request about prints that do not pick which ones.
 _PLAIN = frozenset({"the", "all", "and", "out", "print", "prints", "statements", "statement", "calls", "call",
@@ -46,7 +45,7 @@ def script_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, 
     """The whole command of a request to take out or comment out the prints of the one
     Python file it names (that `read` gives), or to put its run under a main guard;
     none otherwise."""
-    files = [f for f in dict.fromkeys(_PY.findall(asked)) if PLAIN_PATH.fullmatch(f) and read(f) is not None]
+    files = [f for f in dict.fromkeys(PY_FILE.findall(asked)) if PLAIN_PATH.fullmatch(f) and read(f) is not None]
     if len(files) != 1:
         return {}
     path, text = files[0], read(files[0]) or ""
@@ -57,7 +56,7 @@ def script_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, 
     if _GUARD.search(asked):
         command = guard_command(path, text, tree)
     elif _PRINTS.search(asked) and (_REMOVES.search(asked) or _COMMENTS.search(asked)):
-        words = {w.lower() for w in _WORD.findall(_PY.sub(" ", asked))} - _PLAIN
+        words = {w.lower() for w in _WORD.findall(PY_FILE.sub(" ", asked))} - _PLAIN
         command = prints_command(path, text, tree, words, comment=bool(_COMMENTS.search(asked)))
     else:
         return {}

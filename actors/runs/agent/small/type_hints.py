@@ -20,11 +20,10 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE, sed_replacement
 
 _ASKS = re.compile(r"\b(?:type[\s-]*hints?|type\s+annotations?|typing|annotat(?:e|ions?)|(?:add|put)\s+types)\b",
                    re.IGNORECASE)
-_PY = re.compile(r"`?\b([\w./-]+\.py)\b`?")
 _BUILTIN_RETURNS = {"len": "int", "int": "int", "float": "float", "str": "str", "bool": "bool", "repr": "str",
                     "abs": None, "sorted": "list", "list": "list", "dict": "dict", "set": "set", "tuple": "tuple",
                     "sum": None, "min": None, "max": None, "input": "str", "format": "str", "ord": "int", "chr": "str"}
@@ -39,7 +38,7 @@ def hint_commands(asked: str, read: Callable[[str], str | None],
     otherwise."""
     if not _ASKS.search(asked):
         return {}
-    files = [f for f in dict.fromkeys(_PY.findall(asked)) if PLAIN_PATH.fullmatch(f) and read(f) is not None]
+    files = [f for f in dict.fromkeys(PY_FILE.findall(asked)) if PLAIN_PATH.fullmatch(f) and read(f) is not None]
     if len(files) != 1:
         return {}
     try:
@@ -163,7 +162,7 @@ def hints_command(path: str, text: str, tree: ast.Module, trees: list[ast.Module
         new = f"{indent}{'async ' if isinstance(f, ast.AsyncFunctionDef) else ''}def {name}({said}) -> {ret}:"
         if "\\" in new or "\n" in new or "'" in new and re.search(r"[\"$`!]", new):
             return None
-        escaped = re.sub(r"([/&])", r"\\\1", new)
+        escaped = sed_replacement(new)
         quote = '"' if "'" in new else "'"  # (a default written in single quotes)
         edits.append(f"-e {quote}{f.lineno}s/.*/{escaped}/{quote}")
     if not edits or not PLAIN_PATH.fullmatch(path):

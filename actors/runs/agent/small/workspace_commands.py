@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE
 
 # Kinds of file said in words, and the extension each is ("python files": .py files).
 KIND_WORDS = {"python": ".py", "log": ".log", "text": ".txt", "markdown": ".md", "csv": ".csv", "json": ".json",
@@ -39,7 +39,6 @@ _SIZE = re.compile(r"\b(?P<big>biggest|largest|heaviest|huge(?:st)?)\b|\b(?P<sma
 _FILE_WORD = re.compile(r"\bfiles?\b", re.IGNORECASE)
 _IMPORTS = re.compile(r"\b(?:what|which)\b.*\b(?:imports?|modules?|librar(?:y|ies)|packages?|dependenc(?:y|ies))\b|"
                       r"\bwhat\s+does\s+\S+\s+(?:import|depend\s+on|need)\b", re.IGNORECASE)
-_PY = re.compile(r"`?\b([\w./-]+\.py)\b`?")
 _UNPACK = re.compile(r"\b(?:unzip|extract|unpack|untar|decompress|open\s+up|expand)\b", re.IGNORECASE)
 _ARCHIVE = re.compile(r"(?<![\w/.-])([\w./-]+\.(?:zip|tar\.gz|tgz|tar))(?![\w.-])", re.IGNORECASE)
 _INTO = re.compile(r"\b(?:into|to|in)\s+(?:a\s+)?(?:new\s+)?(?:folder\s+|directory\s+)?(?:called\s+|named\s+)?"
@@ -85,7 +84,7 @@ def workspace_commands(asked: str, is_file: Callable[[str], bool], is_dir: Calla
         end = "tail" if size.group("big") else "head"
         kind = f" -name '*{kinds[0]}'" if len(kinds) == 1 else ""
         return {"find": [f"find {where} -type f{kind} {_HIDDEN} -printf '%s %p\\n' | sort -n | {end} -1"]}
-    named = [f for f in dict.fromkeys(_PY.findall(asked)) if is_file(f) and PLAIN_PATH.fullmatch(f)]
+    named = [f for f in dict.fromkeys(PY_FILE.findall(asked)) if is_file(f) and PLAIN_PATH.fullmatch(f)]
     if _IMPORTS.search(asked) and len(named) == 1 and "?" in asked + "?" and not re.search(
             r"\b(?:add|remove|delete|drop|sort|fix|change|clean)\b", asked, re.IGNORECASE):
         return {"grep": [f"grep -nE '^\\s*(import|from)\\s' {named[0]}"]}
