@@ -22,7 +22,8 @@ from collections.abc import Callable
 from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE, sed_pattern, sed_replacement
 
 _ASKS = re.compile(r"\bf[\s-]?strings?\b", re.IGNORECASE)
-_PERCENT = re.compile(r"%(?:(?P<pct>%)|(?:\.(?P<prec>\d+))?(?P<conv>[sdirf]))")
+_PERCENT = re.compile(r"%(?:(?P<pct>%)|(?P<flags>[-+ 0#]*)(?P<width>\d+)?(?:\.(?P<prec>\d+))?"
+                      r"(?P<conv>[sdirfFeEgGxXo]))")
 _FIELD = re.compile(r"\{\{|\}\}|\{(?P<key>[^{}!:]*)(?P<conv>![rsa])?(?::(?P<spec>[^{}]*))?\}|[{}]")
 
 
@@ -46,17 +47,19 @@ def fstrings_command(path: str, text: str) -> str | None:
         return None
     edits = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.BinOp | ast.Call) or node.lineno != node.end_lineno:
+        if not _old_style(node):
             continue
+        if not isinstance(node, ast.BinOp | ast.Call) or node.lineno != node.end_lineno:
+            return None
         new = _converted(node, text)
         old = ast.get_source_segment(text, node) if new else None
         if not old or not new or "\n" in old:
-            continue
+            return None
         if "'" in old + new and '"' in old + new or "\\" in old + new:
-            continue
+            return None
         quote = '"' if "'" in old + new else "'"
-        if quote == '"' and re.search(r"[$`!]", old + new):
-            continue
+        if quote == '"' and re.search(r"[$`]", old + new):  # (`!` is plain text in a script's bash)
+            return None
         pattern, with_ = sed_pattern(old), sed_replacement(new)
         edits.append(f"-e {quote}{node.lineno}s/{pattern}/{with_}/{quote}")
     if not edits or not PLAIN_PATH.fullmatch(path):
@@ -99,13 +102,41 @@ def _percent(template: str, values: list[str], quote: str | None) -> str | None:
             return None
         value = values[used]
         used += 1
-        conv, prec = m.group("conv"), m.group("prec")
-        out.append("{" + value + ("!r" if conv == "r" else "") + (f":.{prec}f" if prec else ":f" if conv == "f"
-                                                                   else "") + "}")
+        field = _field(value, m.group("conv"), m.group("flags") or "", m.group("width"), m.group("prec"))
+        if field is None:
+            return None
+        out.append(field)
     if used != len(values) or "%" in template[at:].replace("%%", ""):
         return None
     out.append(_literal(template[at:]))
     return _fstring("".join(out), values, quote)
+
+
+def _old_style(node: ast.AST) -> bool:
+    """Whether `node` formats a plain string the old way (`'…' % x`, `'…'.format(x)`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+        and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)
+
+
+def _field(value: str, conv: str, flags: str, width: str | None, prec: str | None) -> str | None:
+    """The f-string field `%<flags><width>.<prec><conv>` of `value` is, None where it has
+    no such field (`%.2d`)."""
+    left = "-" in flags
+    if conv in "sr":
+        shown = "!r" if conv == "r" else "!s" if width or prec else ""
+        spec = (("<" if left else ">") + width if width else "") + (f".{prec}" if prec else "")
+        return "{" + value + shown + (f":{spec}" if spec else "") + "}"
+    if conv in "di" and prec:
+        return None
+    kind = "d" if conv in "di" else conv
+    sign = "+" if "+" in flags else " " if " " in flags else ""
+    spec = ("<" if left and width else "") + sign + ("#" if "#" in flags else "") \
+        + ("0" if "0" in flags and not left and width else "") + (width or "") + (f".{prec}" if prec else "")
+    if kind == "d" and not spec:
+        return "{" + value + "}"  # (as before: `%d` of an int)
+    return "{" + value + ":" + spec + kind + "}"
 
 
 def _format(template: str, args: list[str], keywords: dict[str, str], quote: str | None) -> str | None:
