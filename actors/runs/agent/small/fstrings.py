@@ -8,9 +8,11 @@ parser's to say, and each is a one-line change:
 
     sed -i -e '4s/"%s is %d" % (name, age)/f"{name} is {age}"/' people.py
 
-Conversions `%s`, `%d`, `%i`, `%r`, `%f` (with a precision) and `%%`, and `.format` fields
-by place, number or name with their specs, are written again; a string of any other
-shape is left as it is. None where no string can be, or one line holds both quotes.
+Conversions `%s`, `%r`, `%d`, `%i`, `%f`, `%e`, `%g`, `%x`, `%o` with their flags, width
+and precision (`%-8s`, `%6.2f`, `%+d`, `%05d`) and `%%`, and `.format` fields by place,
+number or name with their specs, are written again. None where a formatted string of the
+file is of another shape, or one line holds both quotes: all of them or none (a file
+half done is not what was asked: one string left as it was, and the job is not done).
 """
 
 from __future__ import annotations
