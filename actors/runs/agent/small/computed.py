@@ -24,6 +24,7 @@ from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
 from actors.runs.agent.small.replace_commands import replace_commands
 from actors.runs.agent.small.script_edits import script_commands
+from actors.runs.agent.small.slips import slip_commands
 from actors.runs.agent.small.table_commands import table_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
 from actors.runs.agent.small.type_hints import hint_commands
@@ -46,7 +47,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     to unpack an archive or answer how many files, the biggest, what a file imports
     (workspace_commands); to take out a function nothing calls or unused imports
     (dead_code); to sort the other way or show times on the other clock (code_fixes); to
-    move a function into a new file (move_code). Blocking: call it in a thread."""
+    move a function into a new file (move_code); to mend a classic slip of code reported as
+    a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
     folders = named_folders(asked)
@@ -63,7 +65,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     def children(rel: str) -> list[str] | None:
         return children_in(ws, rel)
 
-    return (text_commands(asked, read)
+    return (slip_commands(asked, texts, named)  # first: any other that says how wins over it
+            | text_commands(asked, read)
             | occurrence_commands(asked, is_file, is_dir, list(dict.fromkeys(KIND.findall(asked))), folders,
                                   steps.file_names(asked))
             | folder_commands(asked, children)

@@ -1,0 +1,370 @@
+"""The whole command that mends a classic slip of Python code a person reports as a bug
+without saying where or how: found by Python's parser in the code, not in the request's
+words, so it holds for any wording of the report.
+
+Told that a price came out wrong, or that something leaked from one call into the next,
+SmolLM2-135M searched for the report's nouns and answered with a line it found, or
+edited a line into its worked example's text. The slips below are the ones a reader of
+Python spots on sight, each with one mend:
+
+- a mutable default argument (`def add(item, into=[])`), shared by every call that
+  leaves it out: `None`, and a new one made in the body;
+- a value worked out and thrown away: `total * rate` on a line of its own (meant
+  `total *= rate`), `name.strip()` (meant `name = name.strip()`), `count == 0` (meant
+  `count = 0`);
+- text joined to a number with `+` (a TypeError when it runs): the number made `str(…)`;
+- the same name added twice in one sum (`base + fee + fee`): once;
+- a list's `.sort()` or `.reverse()` kept as if it gave the list (it gives None):
+  `sorted(…)`, `list(reversed(…))`;
+- `is` or `is not` against a literal number or text (true only by chance): `==`, `!=`.
+
+A slip is mended only where the request reads as a report of something wrong and the
+slip is the one its words point at: the file's path, the function it is in or the
+names on its line share a word with the request (or the workspace has one module). None
+where no slip fits, or more than one does and the words do not tell which:
+
+    sed -i -e '4s/total \\* rate/total *= rate/' shop/bill.py && echo 'Mended shop/bill.py line 4: …'
+
+(what it echoes is where the answer begins).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable, Iterator
+
+import attrs
+
+from actors.runs.agent.small.files_of import PLAIN_PATH, sed_pattern, sed_replacement
+
+# A report of something wrong: a symptom, or a request to mend it.
+_REPORT = re.compile(
+    r"\b(?:bugs?|buggy|broken|wrong|weird|odd|crash\w*|blows?\s+up|errors?|exceptions?|traceback|fails?|failing|"
+    r"(?:does|do|is|are)\s*n[o']?t\s+work\w*|not\s+working|still|twice|doubled?|meant\s+to|supposed\s+to|"
+    r"should(?:n'?t)?\s+be|instead\s+of|too\s+(?:high|low|big|small|much|many|long|short)|fix|mend|repair|"
+    r"sort\s+(?:it|this)\s*(?:out)?|track\s+(?:it\s+)?down|debug)\b", re.IGNORECASE)
+# Words of a request that say nothing of where the slip is.
+_PLAIN = frozenset(
+    "the and you can for fix but when run one its too get out not why with that this have still meant like looks "
+    "take look some idea weird bug them they into from what which where there here just also even every been does "
+    "doesn done dont isnt keep keeps make made come comes came seems seem code file files script scripts function "
+    "value values wrong right thing things work works working should would could please sort track down crash "
+    "crashes blows error errors fails twice instead supposed".split())
+# Files looked at at most.
+SLIP_FILES = 60
+# Methods of a text that give a new one (the text itself is left as it was).
+_TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold",
+                           "replace", "removeprefix", "removesuffix", "zfill", "center", "ljust", "rjust"})
+# Calls that give a new list or value from their first argument, left as it was.
+_NEW_FROM = frozenset({"sorted", "reversed"})
+_OPS: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
+                                        ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
+_MUTABLE_CALLS = frozenset({"list", "dict", "set"})
+
+
+@attrs.frozen
+class Slip:
+    """One slip found: where, what it is (in plain words), the `sed -e` expressions that
+    mend it, and the words around it (its path's, its function's, its line's names)."""
+
+    path: str
+    line: int
+    what: str
+    edits: tuple[str, ...]
+    words: frozenset[str]
+
+
+def slip_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
+                  named: Iterable[str] = ()) -> dict[str, list[str]]:
+    """The whole command mending the one slip a report of a bug (`asked`) points at, in
+    the Python files it names, else all the workspace's (`texts`: (path, text) of each);
+    none otherwise."""
+    if not _REPORT.search(asked):
+        return {}
+    names = set(named)
+    files = [(p, t) for p, t in texts() if p.endswith(".py") and PLAIN_PATH.fullmatch(p)
+             and (not names or p in names) and not _is_test(p)][:SLIP_FILES]
+    found = [s for p, t in files for s in slips_in(p, t)]
+    modules = [p for p, t in files if t.strip()]
+    if not names and len(modules) > 1:  # of several modules, the slip the request's words point at
+        words = _words(asked) - _PLAIN
+        found = [s for s in found if _shares(words, s.words)]
+    if len(found) != 1:
+        return {}
+    slip = found[0]
+    said = f"Mended {slip.path} line {slip.line}: {slip.what}."
+    if "'" in said:
+        return {}
+    return {"sed": [f"sed -i {' '.join(slip.edits)} {slip.path} && echo '{said}'"]}
+
+
+def slips_in(path: str, text: str) -> list[Slip]:
+    """The slips of the Python file `path` (its `text`), one each where a line holds two."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    lines = text.splitlines()
+    numbers = _numbers(tree)
+    out: dict[int, Slip] = {}
+    for node, func in _walk(tree, None):
+        slip = _slip(node, func, path, text, lines, numbers)
+        if slip is not None and slip.line not in out:
+            out[slip.line] = slip
+    return [out[n] for n in sorted(out)]
+
+
+def _slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, path: str, text: str,
+          lines: list[str], numbers: set[str]) -> Slip | None:
+    """The slip `node` is (in `func`, None at module level), None where it is none."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return _mutable_default(node, path, lines)
+    fname = " ".join([func.name, *(a.arg for a in func.args.args)]) if func is not None else ""
+    if isinstance(node, ast.Expr):
+        new = _kept(node.value, text, func)
+        old = ast.get_source_segment(text, node.value)
+        if new is None or old is None:
+            return None
+        return _one_line(path, node, old, new, "a value worked out and thrown away", fname, text)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        mended = _joined(node, text, numbers) or _twice(node, text)
+        old = ast.get_source_segment(text, node)
+        if mended is None or old is None:
+            return None
+        return _one_line(path, node, old, mended[0], mended[1], fname, text)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+        new = _in_place(node.value, text)
+        old = ast.get_source_segment(text, node.value)
+        if new is None or old is None:
+            return None
+        attr = node.value.func.attr if isinstance(node.value.func, ast.Attribute) else ""
+        what = f"the None of .{attr}() kept as if it were the list"
+        return _one_line(path, node.value, old, new, what, fname, text)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is | ast.IsNot) \
+            and _literal(node.comparators[0]):
+        old = ast.get_source_segment(text, node)
+        left, right = ast.get_source_segment(text, node.left), ast.get_source_segment(text, node.comparators[0])
+        if old is None or left is None or right is None:
+            return None
+        new = f"{left} {'==' if isinstance(node.ops[0], ast.Is) else '!='} {right}"
+        return _one_line(path, node, old, new, "`is` used to compare with a literal", fname, text)
+    return None
+
+
+def _mutable_default(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: list[str]) -> Slip | None:
+    """The mend of `func`'s one mutable default argument (`=[]`, `={}`, `=set()`): None
+    in its place, and the first lines of its body making a new one."""
+    args = func.args
+    pairs = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults, strict=True)) + [
+        (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+    mutable = [(a, d) for a, d in pairs if _mutable(d)]
+    if len(mutable) != 1 or not func.body or func.lineno != getattr(mutable[0][1], "end_lineno", 0):
+        return None
+    arg, default = mutable[0]
+    made = "[]" if isinstance(default, ast.List) else "{}" if isinstance(default, ast.Dict) else \
+        f"{default.func.id}()" if isinstance(default, ast.Call) and isinstance(default.func, ast.Name) else None
+    if made is None or isinstance(default, ast.List | ast.Dict | ast.Set) and (
+            getattr(default, "elts", None) or getattr(default, "keys", None)):
+        return None  # (a default with items in it: its items would be written again; left to the model)
+    line = lines[func.lineno - 1]
+    said = line[default.col_offset:default.end_col_offset] if default.end_col_offset is not None else ""
+    first = func.body[0]
+    after = first.end_lineno if _is_docstring(first) else first.lineno - 1
+    body = lines[first.lineno - 1]
+    indent = body[:len(body) - len(body.lstrip())]
+    if not said or after is None or indent.strip(" ") or "'" in said or first.lineno == func.lineno:
+        return None  # (a body on the def's own line: none to put a line under)
+    pattern = rf"\(\b{arg.arg}\s*\(:[^=]*\)\?=\s*\){sed_pattern(said)}"
+    edits = (f"-e '{func.lineno}s/{pattern}/\\1None/'",
+             f"-e '{after}a\\{indent}if {arg.arg} is None:\\n{indent}    {arg.arg} = {made}'")
+    return Slip(path, func.lineno, f"a mutable default argument ({arg.arg}={said}) shared by every call", edits,
+                _context(path, func.name, [a.arg for a in args.args]))
+
+
+def _kept(value: ast.expr, text: str, func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str | None:
+    """What a statement of only `value` meant to write, where its value is worked out
+    and thrown away: an arithmetic on a local name kept in it, a text method's result
+    kept in the text's name, `==` meant as `=`; None where it is no such statement."""
+    if isinstance(value, ast.BinOp) and type(value.op) in _OPS and isinstance(value.left, ast.Name) \
+            and func is not None and value.left.id in _assigned(func):
+        right = ast.get_source_segment(text, value.right)
+        return None if right is None else f"{value.left.id} {_OPS[type(value.op)]}= {right}"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _TEXT_METHODS \
+            and isinstance(value.func.value, ast.Name) and (value.func.attr != "replace" or len(value.args) >= 2
+                                                            and all(map(_is_text, value.args[:2]))):
+        # (a path's `.replace(target)` moves the file: a statement of its own)
+        call = ast.get_source_segment(text, value)
+        return None if call is None else f"{value.func.value.id} = {call}"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _NEW_FROM \
+            and len(value.args) == 1 and isinstance(value.args[0], ast.Name):
+        call = ast.get_source_segment(text, value)
+        wrap = "list(" + (call or "") + ")" if value.func.id == "reversed" else call
+        return None if call is None else f"{value.args[0].id} = {wrap}"
+    if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.Eq) \
+            and isinstance(value.left, ast.Name):
+        right = ast.get_source_segment(text, value.comparators[0])
+        return None if right is None else f"{value.left.id} = {right}"
+    return None
+
+
+def _joined(node: ast.BinOp, text: str, numbers: set[str]) -> tuple[str, str] | None:
+    """`text + number` (or `number + text`) with the number made `str(…)`, and what it
+    was; None where neither side is text and the other a number."""
+    left, right = node.left, node.right
+    if _is_text(left) and _is_number(right, numbers):
+        side, other = right, ast.get_source_segment(text, left)
+        said = ast.get_source_segment(text, side)
+        return None if said is None or other is None else (f"{other} + str({said})", "text joined to a number")
+    if _is_number(left, numbers) and _is_text(right):
+        said, other = ast.get_source_segment(text, left), ast.get_source_segment(text, right)
+        return None if said is None or other is None else (f"str({said}) + {other}", "text joined to a number")
+    return None
+
+
+def _twice(node: ast.BinOp, text: str) -> tuple[str, str] | None:
+    """The sum `node` with a name it adds twice added once (`a + b + b`: `a + b`), where
+    it adds names only, at least two of them other; None otherwise."""
+    terms = list(_terms(node))
+    if terms is None or any(not isinstance(t, ast.Name) for t in terms):
+        return None
+    names = [t.id for t in terms if isinstance(t, ast.Name)]
+    twice = [n for n in dict.fromkeys(names) if names.count(n) == 2]
+    if len(twice) != 1 or len(set(names)) < 2 or len(names) != len(set(names)) + 1:
+        return None
+    kept = list(dict.fromkeys(names))
+    return " + ".join(kept), f"{twice[0]} added twice"
+
+
+def _terms(node: ast.expr) -> Iterator[ast.expr]:
+    """The terms of a chain of `+` (`a + b + c`: a, b, c)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        yield from _terms(node.left)
+        yield from _terms(node.right)
+    else:
+        yield node
+
+
+def _in_place(call: ast.Call, text: str) -> str | None:
+    """`x.sort(…)` as `sorted(x, …)`, `x.reverse()` as `list(reversed(x))`; None for
+    another call."""
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in ("sort", "reverse"):
+        return None
+    owner = ast.get_source_segment(text, call.func.value)
+    args = [ast.get_source_segment(text, a) for a in [*call.args, *call.keywords]]
+    if owner is None or any(a is None for a in args) or call.func.attr == "reverse" and args:
+        return None
+    if call.func.attr == "reverse":
+        return f"list(reversed({owner}))"
+    return f"sorted({', '.join([owner, *(a for a in args if a)])})"
+
+
+def _one_line(path: str, node: ast.AST, old: str, new: str, what: str, fname: str, text: str) -> Slip | None:
+    """The slip of one line's `old` written `new`, None where it spans lines or cannot
+    be put in a `sed` expression the shell leaves as it is."""
+    line = getattr(node, "lineno", 0)
+    if not line or line != getattr(node, "end_lineno", 0) or "\n" in old:
+        return None
+    body = f"{line}s/{sed_pattern(old)}/{sed_replacement(new)}/"
+    if "'" not in body:
+        quoted = f"'{body}'"
+    elif not re.search(r'["$`\\]', old + new):  # (in double quotes, as the shell leaves them)
+        quoted = f'"{body}"'
+    else:
+        return None
+    names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+    return Slip(path, line, what, (f"-e {quoted}",), _context(path, fname, names))
+
+
+def _walk(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None
+          ) -> Iterator[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]:
+    """Every node under `node`, with the function it is in."""
+    for child in ast.iter_child_nodes(node):
+        yield child, func
+        inner = child if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else func
+        yield from _walk(child, inner)
+
+
+def _numbers(tree: ast.Module) -> set[str]:
+    """The module-level names bound once, to a number (`PICKS = 48`)."""
+    bound: dict[str, int] = {}
+    numeric: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    bound[t.id] = bound.get(t.id, 0) + 1
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _is_number(node.value, set()):
+            numeric.add(node.targets[0].id)
+    return {n for n in numeric if bound.get(n) == 1}
+
+
+def _is_number(node: ast.expr, numbers: set[str]) -> bool:
+    """Whether `node` is a number: a literal one, a name bound to one, `len(…)`."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int | float) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        return node.id in numbers
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+
+
+def _is_text(node: ast.expr) -> bool:
+    """Whether `node` is a literal text (plain or formatted)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.JoinedStr)
+
+
+def _literal(node: ast.expr) -> bool:
+    """Whether `node` is a literal number or text (not None, True or False)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float | str | bytes) \
+        and not isinstance(node.value, bool)
+
+
+def _mutable(node: ast.expr | None) -> bool:
+    """Whether a default is a new list, dict or set (shared by every call)."""
+    return isinstance(node, ast.List | ast.Dict | ast.Set) or isinstance(node, ast.Call) \
+        and isinstance(node.func, ast.Name) and node.func.id in _MUTABLE_CALLS and not node.args and not node.keywords
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _assigned(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names `func` binds (its parameters, what it assigns)."""
+    names = {a.arg for a in [*func.args.args, *func.args.kwonlyargs, *func.args.posonlyargs]}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _is_test(path: str) -> bool:
+    """Whether `path` is a test file (its slips are the tests', not the code's)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def _context(path: str, func: str, names: Iterable[str]) -> frozenset[str]:
+    """The words around a slip: its path's parts, its function's name's and parameters'
+    (`func`), its line's names'."""
+    return _words(" ".join([path.removesuffix(".py"), func, *names]))
+
+
+def _words(text: str) -> frozenset[str]:
+    """The words of `text` of three letters or more, lower case, names split at `_`,
+    capitals and digits."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", spaced.replace("_", " ")))
+
+
+def _shares(said: frozenset[str], context: frozenset[str]) -> bool:
+    """Whether a request's words and a slip's share one (a word of four letters or more
+    by its first five, as "prices" and "price")."""
+    for w in said:
+        for c in context:
+            if w == c or len(w) >= 4 and len(c) >= 4 and w[:5] == c[:5]:
+                return True
+    return False

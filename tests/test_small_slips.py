@@ -1,0 +1,131 @@
+"""A classic slip of Python code reported as a bug, found by the parser and mended
+(actors/runs/agent/small/slips.py): each kind in a tree of its own, the report in
+several wordings, the command run by the real shell and the code run after it; the
+reports it must leave alone; and at run level, on the scripted backend made to say it is
+small, the first round held to the mend and the answer beginning with what it echoed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actors.runs.agent.small.commands import for_request
+from actors.runs.agent.small.slips import slip_commands, slips_in
+from tests.test_plan_mode import cards
+from tests.test_small_steps import call, left_open, small_project
+from tests.waiting import wait_state
+
+# Each: the tree, reports of its bug, the script to run and what it prints once mended.
+KINDS = {
+    "shared default": (
+        {"orders.py": "from kitchen.tray import serve\n\nfirst = serve('soup')\nsecond = serve('tea')\n"
+                      "print(first, second)\n",
+         "kitchen/__init__.py": "",
+         "kitchen/tray.py": "def serve(dish, tray=[]):\n    \"\"\"Put `dish` on the tray.\"\"\"\n"
+                            "    tray.append(dish)\n    return tray\n",
+         "kitchen/menu.py": "DISHES = ['soup', 'tea']\n"},
+        ("the second order's tray still has the soup on it, why?", "serve keeps what was on the tray last time, fix",
+         "weird: each tray gets everything served before"),
+        "orders.py", "['soup'] ['tea']\n"),
+    "thrown away": (
+        {"till.py": "from shop.bill import total\n\nprint(total(20.0, member=True))\n",
+         "shop/__init__.py": "",
+         "shop/bill.py": "RATE = 0.9\n\n\ndef total(amount, member=False):\n    due = amount\n    if member:\n"
+                         "        due * RATE\n    return due\n"},
+        ("members are meant to get ten percent off the total but they pay full", "the member total is wrong",
+         "member discount doesn't work"),
+        "till.py", "18.0\n"),
+    "text and number": (
+        {"tools/count.py": "SHEEP = 12\nprint('sheep in the pen: ' + SHEEP)\n",
+         "tools/gate.py": "print('gate shut')\n"},
+        ("one of the scripts in tools/ crashes, can you sort it", "the tools count script blows up with a TypeError"),
+        "tools/count.py", "sheep in the pen: 12\n"),
+    "added twice": (
+        {"invoice.py": "from billing.sums import gross\n\nprint(gross(100))\n",
+         "billing/__init__.py": "",
+         "billing/sums.py": "FEE = 5\n\n\ndef gross(net):\n    fee = FEE\n    return net + fee + fee\n"},
+        ("the gross amount is too high, the fee gets counted twice", "gross is 10 more than it should be"),
+        "invoice.py", "105\n"),
+    "sort kept": (
+        {"rank.py": "from board.order import ranked\n\nprint(ranked([3, 1, 2]))\n",
+         "board/__init__.py": "",
+         "board/order.py": "def ranked(points):\n    out = points.sort(reverse=True)\n    return out\n"},
+        ("ranked gives None instead of the points", "the ranked board prints None, fix it"),
+        "rank.py", "[3, 2, 1]\n"),
+    "text kept": (
+        {"greet.py": "def tidy(name):\n    name.strip()\n    return name.title()\n\n\n"
+                     "print('[' + tidy('  ada lovelace ') + ']')\n"},
+        ("the name still has spaces around it", "tidy doesn't work"),
+        "greet.py", "[Ada Lovelace]\n"),
+    "is a literal": (
+        {"lamp.py": "def state(level):\n    if level is 300:\n        return 'bright'\n    return 'dim'\n\n\n"
+                    "print(state(int('300')))\n"},
+        ("the lamp says dim when the level is 300, that's wrong",),
+        "lamp.py", "bright\n"),
+}
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def _out(root: Path, script: str) -> str:
+    return subprocess.run([sys.executable, script], cwd=root, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_reported_slip_is_mended_and_the_code_then_runs_right(tmp_path, kind):
+    files, reports, script, right = KINDS[kind]
+    _tree(tmp_path, files)
+    assert _out(tmp_path, script) != right
+    commands = {ask: for_request(ask, tmp_path).whole.get("sed") for ask in reports}
+    (command,) = commands[reports[0]]
+    assert all(c == [command] for c in commands.values()), commands
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert done.stdout.startswith("Mended ") and " line " in done.stdout
+    assert _out(tmp_path, script) == right
+    assert "sed" not in for_request(reports[0], tmp_path).whole  # mended: nothing left to mend
+
+
+def test_reports_it_leaves_alone(tmp_path):
+    files, reports, _, _ = KINDS["thrown away"]
+    _tree(tmp_path, files)
+    texts = lambda: [(p, (tmp_path / p).read_text()) for p in files]  # noqa: E731
+    assert slip_commands("add a members discount to the total", texts) == {}  # no report of a bug
+    assert slip_commands("the greeting is wrong", texts) == {}  # its words point at no slip
+    two = {**files, "shop/stock.py": "def left(count, sold):\n    count - sold\n    return count\n"}
+    _tree(tmp_path, two)
+    both = lambda: [(p, (tmp_path / p).read_text()) for p in two]  # noqa: E731
+    assert len(slip_commands("the shop is broken", both)) == 0  # two slips the words do not tell apart
+    assert slip_commands("the member total is wrong", both)["sed"][0].startswith("sed -i -e '7s/due")
+
+
+def test_what_is_no_slip_is_left_alone():
+    clean = ("from pathlib import Path\n\n\ndef move(p: Path, to: Path, seen=None, mode='r'):\n"
+             "    p.replace(to)\n    seen = seen or []\n    total = 0\n    total += 1\n    if mode is None:\n"
+             "        return total\n    return 'n=' + str(total)\n\n\n"
+             "def full(base, a, b):\n    return base + a + b\n\n\n"
+             "def stocked(shelf=[1, 2]):\n    return shelf\n")
+    assert slips_in("clean.py", clean) == [s for s in slips_in("clean.py", clean) if "default" in s.what] == []
+    assert slips_in("tests/test_x.py", "def test_a(x=[]):\n    pass\n")  # found, but a test's own
+    assert slip_commands("test_a is broken", lambda: [("tests/test_x.py", "def test_a(x=[]):\n    pass\n")]) == {}
+
+
+async def test_reported_slip_the_first_round_runs_the_mend_and_the_answer_says_it(real_tools, tmp_path):
+    d = real_tools
+    files, reports, script, right = KINDS["thrown away"]
+    folder, conv = await small_project(d, tmp_path, files)
+    (command,) = for_request(reports[0], folder).whole["sed"]
+    d.backend.push(call("exec_shell_command", command=command),
+                   {"text": "Mended shop/bill.py line 7: a value worked out and thrown away."})
+    await conv.send_message(reports[0])
+    await wait_state(conv, "idle", "error")
+    assert left_open(d.backend.turns[0]) == {"exec_shell_command"}
+    assert d.backend.turns[1].reply_starts == ("Mended shop/bill.py line 7: a value worked out and thrown away.",)
+    assert _out(folder, script) == right
+    assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
