@@ -65,6 +65,44 @@ KINDS = {
                     "print(state(int('300')))\n"},
         ("the lamp says dim when the level is 300, that's wrong",),
         "lamp.py", "bright\n"),
+    "name misspelt": (
+        {"lengths.py": "def longest(words):\n    best = ''\n    for w in words:\n        if len(w) > len(bset):\n"
+                       "            best = w\n    return best\n\n\nprint(longest(['fig', 'melon', 'kiwi']))\n"},
+        ("lengths.py crashes with a NameError", "longest blows up, fix it"),
+        "lengths.py", "melon\n"),
+    "import missing": (
+        {"circle.py": "\"\"\"Areas.\"\"\"\n\n\ndef area(r):\n    return round(math.pi * r * r, 2)\n\n\n"
+                      "print(area(2))\n"},
+        ("circle.py dies with an error", "area doesn't work"),
+        "circle.py", "12.57\n"),
+    "self left out": (
+        {"tally.py": "from gadgets.clicker import Clicker\n\nc = Clicker()\nc.bump()\nc.bump()\nprint(c.count)\n",
+         "gadgets/__init__.py": "",
+         "gadgets/clicker.py": "class Clicker:\n    def __init__(self):\n        self.count = 0\n\n"
+                               "    def bump(self):\n        self.count = count + 1\n",
+         "gadgets/dial.py": "def turn(angle):\n    return angle % 360\n"},
+        ("tally.py crashes with a NameError", "running tally.py gives an error, can you fix it"),
+        "tally.py", "2\n"),
+    "attribute misspelt": (
+        {"brew.py": "class Kettle:\n    def __init__(self, litres):\n        self.litres = litres\n\n"
+                    "    def show(self):\n        return f'{self.litre} l'\n\n\nprint(Kettle(1.5).show())\n"},
+        ("the kettle show raises AttributeError", "brew.py errors out"),
+        "brew.py", "1.5 l\n"),
+    "never returned": (
+        {"stats/__init__.py": "",
+         "stats/mean.py": "def average(xs):\n    mean = sum(xs) / len(xs)\n",
+         "report.py": "from stats.mean import average\n\nprint(average([2, 4]))\n"},
+        ("the average prints None instead of a number", "average is broken"),
+        "report.py", "3.0\n"),
+    "total started again": (
+        {"cart.py": "def total(prices):\n    for p in prices:\n        due = 0\n        due += p\n    return due\n\n\n"
+                    "print(total([1, 2, 3]))\n"},
+        ("total only counts the last price, bug", "the cart total is wrong"),
+        "cart.py", "6\n"),
+    "function not called": (
+        {"signal.py": "def ready():\n    return False\n\n\nif ready:\n    print('go')\nelse:\n    print('wait')\n"},
+        ("it says go even though ready is false", "signal.py is wrong, should wait"),
+        "signal.py", "wait\n"),
 }
 
 
