@@ -6,10 +6,11 @@ or fifth_tasks.py, nor with each other. The prompts are phrased as people type t
 the first day, in words the other sets do not use.
 
 HELD_OUT_5's job names became known after stop 43; these were written blind, by a helper
-who read no product code and reported none of their words, as the clean measure, so a
-change to the leading can again be measured on jobs nobody has looked at while writing
-it. They are only run to report (`ops/eval/run.py --set held_out_6`), never developed
-against. Nothing in the product names a job, a file or a word of theirs
+who read no product code and reported none of their words, as the clean measure. They
+were only run to report (`ops/eval/run.py --set held_out_6`) until they became known as
+leading was developed beside them, and seventh_tasks.py was written blind as the clean
+held-out set in their place: from then on they are a development set like
+fifth_tasks.py's. Nothing in the product names a job, a file or a word of theirs
 (tests/test_eval.py checks the product's sources against WORDS_6 and the fixtures' file
 names).
 """
