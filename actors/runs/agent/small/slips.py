@@ -16,7 +16,10 @@ Python spots on sight, each with one mend:
 - the same name added twice in one sum (`base + fee + fee`): once;
 - a list's `.sort()` or `.reverse()` kept as if it gave the list (it gives None):
   `sorted(…)`, `list(reversed(…))`;
-- `is` or `is not` against a literal number or text (true only by chance): `==`, `!=`.
+- `is` or `is not` against a literal number or text (true only by chance): `==`, `!=`;
+- the slips of names (name_slips.py: a name misspelt, a module never imported, `self.`
+  left out) and of flow (flow_slips.py: a value never returned, a total started again
+  in every turn of its loop, a function tested and not called).
 
 A slip is mended only where the request reads as a report of something wrong and the
 slip is the one its words point at: the file's path, the function it is in or the
@@ -34,10 +37,10 @@ import ast
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
-import attrs
-
-from actors.runs.agent.small.files_of import PLAIN_PATH, sed_pattern, sed_replacement
+from actors.runs.agent.small.files_of import PLAIN_PATH, sed_pattern
+from actors.runs.agent.small.flow_slips import flow_slip, values_used
 from actors.runs.agent.small.name_slips import NameSlip, name_slips
+from actors.runs.agent.small.slip_base import Slip, context, on_line, one_line, words
 
 # A report of something wrong: a symptom, or a request to mend it.
 _REPORT = re.compile(
@@ -68,20 +71,6 @@ _OPS: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"
 _MUTABLE_CALLS = frozenset({"list", "dict", "set"})
 
 
-@attrs.frozen
-class Slip:
-    """One slip found: where, what it is (in plain words), the `sed -e` expressions that
-    mend it, the words around it (its path's, its function's, its line's names), and
-    whether it makes the code fail when it runs."""
-
-    path: str
-    line: int
-    what: str
-    edits: tuple[str, ...]
-    words: frozenset[str]
-    crashes: bool = False  # it makes the code fail when it runs (a TypeError, a NameError)
-
-
 def slip_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
                   named: Iterable[str] = ()) -> dict[str, list[str]]:
     """The whole command mending the one slip a report of a bug (`asked`) points at, in
@@ -92,21 +81,21 @@ def slip_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
     names = set(named)
     files = [(p, t) for p, t in texts() if p.endswith(".py") and PLAIN_PATH.fullmatch(p)
              and not _is_test(p)][:SLIP_FILES]
-    used = _values_used(t for _, t in files)
+    used = values_used(t for _, t in files)
     found = [s for p, t in files if p in names for s in slips_in(p, t, used)]
     if not found:
         found = [s for p, t in files for s in slips_in(p, t, used)]
         if len([p for p, t in files if t.strip()]) > 1:  # of several modules, the slip the words point at
-            words = _words(asked) - _PLAIN
+            said = words(asked) - _PLAIN
             crash = _CRASH.search(asked) is not None and sum(s.crashes for s in found) == 1
-            found = [s for s in found if _shares(words, s.words) or crash and s.crashes]
+            found = [s for s in found if _shares(said, s.words) or crash and s.crashes]
     if len(found) != 1:
         return {}
     slip = found[0]
-    said = f"Mended {slip.path} line {slip.line}: {slip.what}."
-    if "'" in said:
+    told = f"Mended {slip.path} line {slip.line}: {slip.what}."
+    if "'" in told:
         return {}
-    return {"sed": [f"sed -i {' '.join(slip.edits)} {slip.path} && echo '{said}'"]}
+    return {"sed": [f"sed -i {' '.join(slip.edits)} {slip.path} && echo '{told}'"]}
 
 
 def slips_in(path: str, text: str, used: Collection[str] = ()) -> list[Slip]:
@@ -120,7 +109,7 @@ def slips_in(path: str, text: str, used: Collection[str] = ()) -> list[Slip]:
     numbers = _numbers(tree)
     out: dict[int, Slip] = {}
     for node, func in _walk(tree, None):
-        slip = _slip(node, func, path, text, lines, numbers) or _flow_slip(node, func, tree, path, lines, used)
+        slip = _slip(node, func, path, text, lines, numbers) or flow_slip(node, func, tree, path, lines, used)
         if slip is not None and slip.line not in out:
             out[slip.line] = slip
     for named in name_slips(tree, text):
@@ -132,15 +121,15 @@ def slips_in(path: str, text: str, used: Collection[str] = ()) -> list[Slip]:
 
 def _name_slip(named: NameSlip, path: str, lines: list[str]) -> Slip | None:
     """The Slip of a name slip (name_slips): its line written again, or a line put in."""
-    context = _context(path, named.func, named.names)
+    around = context(path, named.func, named.names)
     if named.new_line:
         at = f"{named.line}a" if named.line else "1i"
         if "'" in named.new_line:
             return None
-        return Slip(path, named.line + 1, named.what, (f"-e '{at}\\{named.new_line}'",), context, crashes=True)
+        return Slip(path, named.line + 1, named.what, (f"-e '{at}\\{named.new_line}'",), around, crashes=True)
     line = lines[named.line - 1] if 0 < named.line <= len(lines) else ""
     nth = line[:named.col].count(named.old) + 1
-    return _one_line(path, named.line, named.old, named.new, named.what, context, nth=nth, crashes=True)
+    return one_line(path, named.line, named.old, named.new, named.what, around, nth=nth, crashes=True)
 
 
 def _slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, path: str, text: str,
@@ -154,14 +143,14 @@ def _slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, pa
         old = ast.get_source_segment(text, node.value)
         if new is None or old is None:
             return None
-        return _on_line(path, node, old, new, "a value worked out and thrown away", fname)
+        return on_line(path, node, old, new, "a value worked out and thrown away", fname)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         joined = _joined(node, text, numbers)
         mended = joined or _twice(node, text)
         old = ast.get_source_segment(text, node)
         if mended is None or old is None:
             return None
-        return _on_line(path, node, old, mended[0], mended[1], fname, crashes=joined is not None)
+        return on_line(path, node, old, mended[0], mended[1], fname, crashes=joined is not None)
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
         new = _in_place(node.value, text)
         old = ast.get_source_segment(text, node.value)
@@ -169,7 +158,7 @@ def _slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, pa
             return None
         attr = node.value.func.attr if isinstance(node.value.func, ast.Attribute) else ""
         what = f"the None of .{attr}() kept as if it were the list"
-        return _on_line(path, node.value, old, new, what, fname)
+        return on_line(path, node.value, old, new, what, fname)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is | ast.IsNot) \
             and _literal(node.comparators[0]):
         old = ast.get_source_segment(text, node)
@@ -177,109 +166,8 @@ def _slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, pa
         if old is None or left is None or right is None:
             return None
         new = f"{left} {'==' if isinstance(node.ops[0], ast.Is) else '!='} {right}"
-        return _on_line(path, node, old, new, "`is` used to compare with a literal", fname)
+        return on_line(path, node, old, new, "`is` used to compare with a literal", fname)
     return None
-
-
-def _flow_slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, tree: ast.Module, path: str,
-               lines: list[str], used: Collection[str]) -> Slip | None:
-    """The slip of the code's flow `node` is: a function that works out a value and
-    never returns it (its callers use what it gives); a total set back to its start in
-    every turn of the loop that adds to it; a function tested as if called (`if ready:`)."""
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in used:
-        return _no_return(node, path, lines)
-    scope: ast.AST = func if func is not None else tree
-    if isinstance(node, ast.For | ast.While):
-        return _reset_in_loop(node, scope, path, lines, func.name if func is not None else "")
-    if isinstance(node, ast.If | ast.While | ast.IfExp):
-        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
-            else node.test
-        if isinstance(test, ast.Name) and test.id in _functions(tree) and test.lineno == test.end_lineno:
-            line = lines[test.lineno - 1] if test.lineno <= len(lines) else ""
-            nth = line[:test.col_offset].count(test.id) + 1
-            return _one_line(path, test.lineno, test.id, f"{test.id}()", f"the function {test.id} tested, not called",
-                             _context(path, func.name if func is not None else "", [test.id]), nth=nth)
-    return None
-
-
-def _no_return(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: list[str]) -> Slip | None:
-    """`return <name>` after a function's last line, where it ends keeping a value in a
-    name and returns nothing."""
-    if any(isinstance(n, ast.Return) and n.value is not None or isinstance(n, ast.Yield | ast.YieldFrom)
-           for n in ast.walk(func)):
-        return None
-    last = func.body[-1]
-    target = last.targets[0] if isinstance(last, ast.Assign) and len(last.targets) == 1 else \
-        last.target if isinstance(last, ast.AugAssign | ast.AnnAssign) else None
-    end = last.end_lineno or last.lineno
-    if not isinstance(target, ast.Name) or target.id == "_" or last.lineno == func.lineno or end > len(lines):
-        return None
-    text = lines[last.lineno - 1]
-    indent = text[:len(text) - len(text.lstrip())]
-    if indent.strip(" "):
-        return None
-    return Slip(path, end, f"{func.name} works out {target.id} and never returns it",
-                (f"-e '{end}a\\{indent}return {target.id}'",), _context(path, func.name, [target.id]))
-
-
-def _reset_in_loop(loop: ast.For | ast.While, scope: ast.AST, path: str, lines: list[str], fname: str
-                   ) -> Slip | None:
-    """The start of a total moved from inside the loop that adds to it to before it,
-    where the total is read after the loop and nowhere set before it."""
-    for stmt in loop.body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and _empty(stmt.value) and stmt.lineno == stmt.end_lineno):
-            continue
-        name = stmt.targets[0].id
-        adds = any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
-                   or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "add")
-                   and isinstance(n.func.value, ast.Name) and n.func.value.id == name for n in ast.walk(loop))
-        end = loop.end_lineno or loop.lineno
-        after = any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == name and n.lineno > end
-                    for n in ast.walk(scope))
-        before = any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
-                     and n.lineno < loop.lineno for n in ast.walk(scope))
-        if not adds or not after or before:
-            continue
-        head = lines[loop.lineno - 1]
-        indent = head[:len(head) - len(head.lstrip())]
-        said = lines[stmt.lineno - 1].strip()
-        if indent.strip(" ") or "'" in said or "\\" in said:
-            return None
-        return Slip(path, stmt.lineno, f"{name} set back to its start in every turn of the loop",
-                    (f"-e '{stmt.lineno}d'", f"-e '{loop.lineno}i\\{indent}{said}'"),
-                    _context(path, fname, [name]))
-    return None
-
-
-def _empty(node: ast.expr) -> bool:
-    """Whether `node` is a start of a total: 0, 0.0, "", [], {}."""
-    return isinstance(node, ast.Constant) and node.value in (0, "") and not isinstance(node.value, bool) \
-        or isinstance(node, ast.List | ast.Dict) and not getattr(node, "elts", None) and not getattr(node, "keys", None)
-
-
-def _functions(tree: ast.Module) -> set[str]:
-    """The module's functions that take no argument they need and whose name nothing else binds."""
-    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)
-            and len(n.args.args) + len(n.args.posonlyargs) == len(n.args.defaults)]
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return {d.name for d in defs} - stored
-
-
-def _values_used(texts: Iterable[str]) -> set[str]:
-    """The names of the functions whose calls' values some file uses (not only calls)."""
-    used: set[str] = set()
-    for text in texts:
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        bare = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and id(n) not in bare:
-                used.add(n.func.id if isinstance(n.func, ast.Name) else n.func.attr
-                         if isinstance(n.func, ast.Attribute) else "")
-    return used
 
 
 def _mutable_default(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: list[str]) -> Slip | None:
@@ -309,7 +197,7 @@ def _mutable_default(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, li
     edits = (f"-e '{func.lineno}s/{pattern}/\\1None/'",
              f"-e '{after}a\\{indent}if {arg.arg} is None:\\n{indent}    {arg.arg} = {made}'")
     return Slip(path, func.lineno, f"a mutable default argument ({arg.arg}={said}) shared by every call", edits,
-                _context(path, func.name, [a.arg for a in args.args]))
+                context(path, func.name, [a.arg for a in args.args]))
 
 
 def _kept(value: ast.expr, text: str, func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str | None:
@@ -389,33 +277,6 @@ def _in_place(call: ast.Call, text: str) -> str | None:
     return f"sorted({', '.join([owner, *(a for a in args if a)])})"
 
 
-def _on_line(path: str, node: ast.AST, old: str, new: str, what: str, fname: str, *,
-             crashes: bool = False) -> Slip | None:
-    """The slip of `node`'s `old` written `new` (on its one line), the words around it
-    its function's (`fname`) and its names'."""
-    line = getattr(node, "lineno", 0)
-    if not line or line != getattr(node, "end_lineno", 0):
-        return None
-    names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
-    return _one_line(path, line, old, new, what, _context(path, fname, names), crashes=crashes)
-
-
-def _one_line(path: str, line: int, old: str, new: str, what: str, context: frozenset[str], *, nth: int = 1,
-              crashes: bool = False) -> Slip | None:
-    """The slip of line `line`'s `old` (its `nth`) written `new`, None where it spans
-    lines or cannot be put in a `sed` expression the shell leaves as it is."""
-    if not line or "\n" in old or not old:
-        return None
-    body = f"{line}s/{sed_pattern(old)}/{sed_replacement(new)}/{nth if nth > 1 else ''}"
-    if "'" not in body:
-        quoted = f"'{body}'"
-    elif not re.search(r'["$`\\]', old + new):  # (in double quotes, as the shell leaves them)
-        quoted = f'"{body}"'
-    else:
-        return None
-    return Slip(path, line, what, (f"-e {quoted}",), context, crashes=crashes)
-
-
 def _walk(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None
           ) -> Iterator[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]:
     """Every node under `node`, with the function it is in."""
@@ -485,19 +346,6 @@ def _is_test(path: str) -> bool:
     """Whether `path` is a test file (its slips are the tests', not the code's)."""
     name = path.rsplit("/", 1)[-1]
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-
-
-def _context(path: str, func: str, names: Iterable[str]) -> frozenset[str]:
-    """The words around a slip: its path's parts, its function's name's and parameters'
-    (`func`), its line's names'."""
-    return _words(" ".join([path.removesuffix(".py"), func, *names]))
-
-
-def _words(text: str) -> frozenset[str]:
-    """The words of `text` of three letters or more, lower case, names split at `_`,
-    capitals and digits."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", spaced.replace("_", " ")))
 
 
 def _shares(said: frozenset[str], context: frozenset[str]) -> bool:
