@@ -103,6 +103,28 @@ KINDS = {
         {"signal.py": "def ready():\n    return False\n\n\nif ready:\n    print('go')\nelse:\n    print('wait')\n"},
         ("it says go even though ready is false", "signal.py is wrong, should wait"),
         "signal.py", "wait\n"),
+    "parameter returned": (
+        {"slug.py": "def slug(title):\n    made = title.lower().replace(' ', '-')\n    return title\n\n\n"
+                    "print(slug('Hello Big World'))\n"},
+        ("slug doesn't work, it gives the title back as it was", "the slug is wrong"),
+        "slug.py", "hello-big-world\n"),
+    "list changed while looped": (
+        {"prune.py": "def drop_small(xs):\n    for x in xs:\n        if x < 10:\n            xs.remove(x)\n"
+                     "    return xs\n\n\nprint(drop_small([1, 2, 30, 4, 50]))\n"},
+        ("drop_small leaves some small numbers in, bug", "prune.py is broken"),
+        "prune.py", "[30, 50]\n"),
+    "return in every turn": (
+        {"words/__init__.py": "",
+         "words/vowels.py": "def has_vowel(word):\n    for ch in word:\n        if ch in 'aeiou':\n"
+                            "            return True\n        else:\n            return False\n",
+         "check.py": "from words.vowels import has_vowel\n\nprint(has_vowel('sky'), has_vowel('tree'))\n"},
+        ("has_vowel says tree has no vowel, wrong", "the vowel check is broken"),
+        "check.py", "False True\n"),
+    "return in every turn, no else": (
+        {"seek.py": "def index_of(items, wanted):\n    for i, item in enumerate(items):\n        if item == wanted:\n"
+                    "            return i\n        return -1\n\n\nprint(index_of(['a', 'b', 'c'], 'c'))\n"},
+        ("index_of gives -1 for things that are there, which is wrong", "fix index_of"),
+        "seek.py", "2\n"),
 }
 
 
@@ -150,8 +172,24 @@ def test_what_is_no_slip_is_left_alone():
              "def full(base, a, b):\n    return base + a + b\n\n\n"
              "def stocked(shelf=[1, 2]):\n    return shelf\n")
     assert slips_in("clean.py", clean) == [s for s in slips_in("clean.py", clean) if "default" in s.what] == []
-    assert slips_in("tests/test_x.py", "def test_a(x=[]):\n    pass\n")  # found, but a test's own
-    assert slip_commands("test_a is broken", lambda: [("tests/test_x.py", "def test_a(x=[]):\n    pass\n")]) == {}
+    leaky = "def make(x=[]):\n    x.append(1)\n    return x\n"
+    assert slips_in("tests/test_x.py", leaky)  # found, but a test's own
+    assert slip_commands("make is broken", lambda: [("tests/test_x.py", leaky)]) == {}
+    # Code of these shapes on purpose: a cache kept between calls, a default never handed out, a window's
+    # title, a queue walked as it grows, a text wrapped in marks, a search loop that stops, a misspelt-looking
+    # name written twice (bound where the parser cannot see), an attribute a subclass sets.
+    meant = ("def fib(n, cache={}):\n    cache[n] = n\n    return cache[n]\n\n\n"
+             "def show(items=[]):\n    items.append(0)\n    print(items)\n\n\n"
+             "def name(top):\n    top.title('Main window')\n\n\n"
+             "def walk(start):\n    order = [start]\n    for node in order:\n        order.append(node)\n"
+             "    return order\n\n\n"
+             "def wrapped(text, mark):\n    return mark + text + mark\n\n\n"
+             "def rows(n):\n    for r in range(n):\n        widths = []\n        widths.append(r)\n        if r > 2:\n"
+             "            break\n    return widths\n\n\n"
+             "class Base:\n    def kind(self):\n        return self._kind\n\n\n"
+             "class Leaf(Base):\n    _kind = 'leaf'\n\n\n"
+             "def helper():\n    return resutl\n\n\nresutl = 1\nresult = 2\n")
+    assert slips_in("meant.py", meant) == []
 
 
 async def test_reported_slip_the_first_round_runs_the_mend_and_the_answer_says_it(real_tools, tmp_path):

@@ -1,6 +1,9 @@
 """Slips of a program's flow (slips.py mends them): a function that works out a value
-and never returns it, a total set back to its start in every turn of the loop that adds
-to it, a function tested as if called (`if ready:`)."""
+and never returns it, or returns its parameter instead; a total set back to its start in
+every turn of the loop that adds to it; a list changed while a loop walks it (the loop
+walks a copy); a loop whose every turn returns (`if found: return True` / `else: return
+False`: only the first item is ever looked at; the second return goes after the loop);
+a function tested as if called (`if ready:`)."""
 
 from __future__ import annotations
 
@@ -13,17 +16,29 @@ from actors.runs.agent.small.slip_base import Slip, context, one_line
 def flow_slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, tree: ast.Module, path: str,
                lines: list[str], used: Collection[str]) -> Slip | None:
     """The slip of the code's flow `node` is: a function that works out a value and
-    never returns it (its callers use what it gives); a total set back to its start in
-    every turn of the loop that adds to it; a function tested as if called (`if ready:`)."""
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in used:
-        return _no_return(node, path, lines)
+    never returns it (its callers use what it gives), or returns its parameter in place
+    of what it worked out from it; a total set back to its start in every turn of the
+    loop that adds to it; a list changed by the loop that walks it; a loop that returns
+    on its first turn whatever it finds; a function tested as if called (`if ready:`)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return (_no_return(node, path, lines) if node.name in used else None) or _param_returned(node, path)
     scope: ast.AST = func if func is not None else tree
-    if isinstance(node, ast.For | ast.While):
-        return _reset_in_loop(node, scope, path, lines, func.name if func is not None else "")
+    fname = func.name if func is not None else ""
+    if isinstance(node, ast.For):
+        slip = _reset_in_loop(node, scope, path, lines, fname) or _changed_while_looped(node, path, lines, fname)
+        if slip is not None:
+            return slip
+        return _returns_in_loop(node, func, path, lines) if func is not None and node is func.body[-1] else None
+    if isinstance(node, ast.While):
+        slip = _reset_in_loop(node, scope, path, lines, fname)
+        if slip is not None:
+            return slip
     if isinstance(node, ast.If | ast.While | ast.IfExp):
         test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
             else node.test
-        if isinstance(test, ast.Name) and test.id in _functions(tree) and test.lineno == test.end_lineno:
+        own = set() if func is None else {a.arg for a in [*func.args.posonlyargs, *func.args.args,
+                                                          *func.args.kwonlyargs]}
+        if isinstance(test, ast.Name) and test.id in _functions(tree) - own and test.lineno == test.end_lineno:
             line = lines[test.lineno - 1] if test.lineno <= len(lines) else ""
             nth = line[:test.col_offset].count(test.id) + 1
             return one_line(path, test.lineno, test.id, f"{test.id}()", f"the function {test.id} tested, not called",
@@ -39,10 +54,13 @@ def _no_return(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: l
         return None
     last = func.body[-1]
     target = last.targets[0] if isinstance(last, ast.Assign) and len(last.targets) == 1 else \
-        last.target if isinstance(last, ast.AugAssign | ast.AnnAssign) else None
+        last.target if isinstance(last, ast.AugAssign) else None
     end = last.end_lineno or last.lineno
-    if not isinstance(target, ast.Name) or target.id == "_" or last.lineno == func.lineno or end > len(lines):
-        return None
+    outer = {n for g in ast.walk(func) if isinstance(g, ast.Global | ast.Nonlocal) for n in g.names}
+    params = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+    if not isinstance(target, ast.Name) or target.id == "_" or target.id in outer | params \
+            or last.lineno == func.lineno or end > len(lines):
+        return None  # (a global's or a parameter's new value is kept where it is)
     text = lines[last.lineno - 1]
     indent = text[:len(text) - len(text.lstrip())]
     if indent.strip(" "):
@@ -68,8 +86,13 @@ def _reset_in_loop(loop: ast.For | ast.While, scope: ast.AST, path: str, lines: 
                     for n in ast.walk(scope))
         before = any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
                      and n.lineno < loop.lineno for n in ast.walk(scope))
-        if not adds or not after or before:
-            continue
+        adders = {id(n.func.value) for n in ast.walk(loop) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "add")}
+        inside = any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == name
+                     and id(n) not in adders for n in ast.walk(loop))
+        stops = any(isinstance(n, ast.Break) for n in ast.walk(loop))
+        if not adds or not after or before or inside or stops:
+            continue  # (read in each turn, or the loop stops at the turn it wants: a start for each turn, on purpose)
         head = lines[loop.lineno - 1]
         indent = head[:len(head) - len(head.lstrip())]
         said = lines[stmt.lineno - 1].strip()
@@ -109,3 +132,75 @@ def values_used(texts: Iterable[str]) -> set[str]:
                 used.add(n.func.id if isinstance(n.func, ast.Name) else n.func.attr
                          if isinstance(n.func, ast.Attribute) else "")
     return used
+
+
+def _param_returned(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> Slip | None:
+    """`return <the local>` where a function ends returning its parameter, and the one
+    local it worked out from that parameter is never used."""
+    last = func.body[-1] if func.body else None
+    params = {a.arg for a in [*func.args.args, *func.args.kwonlyargs, *func.args.posonlyargs]}
+    if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name) or last.value.id not in params \
+            or last.lineno != last.end_lineno:
+        return None
+    param = last.value.id
+    loads = [n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    made = [t.id for stmt in func.body[:-1] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            for t in stmt.targets if isinstance(t, ast.Name) and t.id not in params and loads.count(t.id) == 0
+            and any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(stmt.value))]
+    if len(made) != 1:
+        return None
+    return one_line(path, last.lineno, f"return {param}", f"return {made[0]}",
+                    f"{func.name} returns {param} as it was, not {made[0]}", context(path, func.name, [param, made[0]]))
+
+
+def _changed_while_looped(loop: ast.For, path: str, lines: list[str], fname: str) -> Slip | None:
+    """The loop walks a copy of the list (`list(xs)`) where its body takes from or adds
+    to the list it walks (items skipped, or a loop without end)."""
+    if not isinstance(loop.iter, ast.Name) or loop.iter.lineno != loop.lineno or loop.iter.id in ("self", "cls"):
+        return None  # (an object that walks itself may keep what it walks apart)
+    name = loop.iter.id
+    changes = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr in ("remove", "pop", "clear")
+                  and isinstance(n.func.value, ast.Name) and n.func.value.id == name
+                  or isinstance(n, ast.Delete) and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                                                       and t.value.id == name for t in n.targets)
+                  for stmt in loop.body for n in ast.walk(stmt))
+    if not changes or any(isinstance(n, ast.Break | ast.Return) for stmt in loop.body for n in ast.walk(stmt)):
+        return None  # (a loop that stops once it changed the list walks no further)
+    head = lines[loop.lineno - 1]
+    nth = head[:loop.iter.col_offset].count(name) + 1
+    return one_line(path, loop.lineno, name, f"list({name})", f"{name} changed while the loop walks it",
+                    context(path, fname, [name]), nth=nth)
+
+
+def _returns_in_loop(loop: ast.For, func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: list[str]
+                     ) -> Slip | None:
+    """The return that ends every turn of a function's last loop moved after it: the loop
+    returned on its first item, found or not."""
+    body = loop.body
+    last = body[-1]
+    if loop.orelse or not isinstance(last, ast.If | ast.Return):
+        return None
+    if isinstance(last, ast.If):  # if …: return A / else: return B
+        if len(last.orelse) != 1 or not isinstance(last.orelse[0], ast.Return) or not last.body \
+                or not isinstance(last.body[-1], ast.Return):
+            return None
+        ret, els = last.orelse[0], last.orelse[0].lineno - 1
+        if els < 1 or lines[els - 1].strip() != "else:":
+            return None
+    else:  # if …: return A / return B
+        if len(body) < 2 or not isinstance(body[-2], ast.If) or not body[-2].body \
+                or not isinstance(body[-2].body[-1], ast.Return) or body[-2].orelse:
+            return None
+        ret, els = last, 0
+    if ret.lineno != ret.end_lineno:
+        return None
+    said = lines[ret.lineno - 1].strip()
+    head = lines[loop.lineno - 1]
+    indent = head[:len(head) - len(head.lstrip())]
+    if indent.strip(" ") or "'" in said or "\\" in said:
+        return None
+    edits = ((f"-e '{els}d'",) if els else ()) + (f"-e '{ret.lineno}c\\{indent}{said}'",)
+    return Slip(path, ret.lineno, f"the loop of {func.name} returns on its first item", edits,
+                context(path, func.name, [n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)]))
+

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import re
 import sys
 from collections.abc import Iterator
 
@@ -84,8 +85,8 @@ def _unbound(node: ast.Name, cls: ast.ClassDef | None, func: ast.FunctionDef | a
         return NameSlip(node.lineno, f"{node.id} used without {_self(func)}.", node.col_offset, node.id,
                         f"{_self(func)}.{node.id}", names=(node.id, cls.name), func=fname)
     near = difflib.get_close_matches(node.id, sorted(bound - _BUILTINS), n=2, cutoff=NEAR)
-    if len(near) != 1 or node.id in sys.stdlib_module_names:
-        return None
+    if len(near) != 1 or node.id in sys.stdlib_module_names or _times(node.id, lines) != 1:
+        return None  # (a name written more than once is meant: it is bound where this cannot see)
     return NameSlip(node.lineno, f"{node.id} is no name of the code ({near[0]} is)", node.col_offset,
                     node.id, near[0], names=(node.id, near[0]), func=fname)
 
@@ -93,8 +94,9 @@ def _unbound(node: ast.Name, cls: ast.ClassDef | None, func: ast.FunctionDef | a
 def _attribute(node: ast.Attribute, cls: ast.ClassDef, func: ast.FunctionDef | ast.AsyncFunctionDef,
                lines: list[str]) -> NameSlip | None:
     """The mend of `self.<name>` where the class has no such name and one near it."""
-    if cls.bases or cls.keywords or node.lineno != node.end_lineno:
-        return None  # (made from another class: its names may be that one's)
+    if cls.bases or cls.keywords or node.lineno != node.end_lineno or any(
+            isinstance(n, ast.Raise) and "NotImplementedError" in ast.dump(n) for n in ast.walk(cls)):
+        return None  # (made from another class, or made to be made from: its names may be another's)
     me = _self(func)
     has = _kept_on_self(cls, me) | {n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef
                                                                          | ast.ClassDef)} \
@@ -106,8 +108,8 @@ def _attribute(node: ast.Attribute, cls: ast.ClassDef, func: ast.FunctionDef | a
     near = difflib.get_close_matches(node.attr, sorted(has), n=2, cutoff=NEAR)
     line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
     old = f"{me}.{node.attr}"
-    if len(near) != 1 or old not in line:
-        return None
+    if len(near) != 1 or old not in line or _times(node.attr, lines) != 1:
+        return None  # (a name written more than once is meant: a class made from this one may set it)
     return NameSlip(node.lineno, f"{old} is no name of the class ({me}.{near[0]} is)", node.col_offset,
                     old, f"{me}.{near[0]}", names=(node.attr, near[0], cls.name), func=func.name)
 
@@ -193,3 +195,9 @@ def _func_at(tree: ast.Module, line: int) -> str:
             return node.name
     return ""
 
+
+
+def _times(name: str, lines: list[str]) -> int:
+    """How many times `name` is written in the module, as a whole word."""
+    said = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+    return sum(len(said.findall(line)) for line in lines)

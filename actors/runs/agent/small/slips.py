@@ -62,8 +62,11 @@ _PLAIN = frozenset(
 # Files looked at at most.
 SLIP_FILES = 60
 # Methods of a text that give a new one (the text itself is left as it was).
-_TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold",
-                           "replace", "removeprefix", "removesuffix", "zfill", "center", "ljust", "rjust"})
+# (each with the numbers of arguments it takes)
+_TEXT_METHODS: dict[str, tuple[int, ...]] = {
+    "strip": (0, 1), "lstrip": (0, 1), "rstrip": (0, 1), "lower": (0,), "upper": (0,), "title": (0,),
+    "capitalize": (0,), "casefold": (0,), "replace": (2, 3), "removeprefix": (1,), "removesuffix": (1,),
+    "zfill": (1,), "center": (1, 2), "ljust": (1, 2), "rjust": (1, 2)}
 # Calls that give a new list or value from their first argument, left as it was.
 _NEW_FROM = frozenset({"sorted", "reversed"})
 _OPS: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
@@ -174,12 +177,15 @@ def _mutable_default(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, li
     """The mend of `func`'s one mutable default argument (`=[]`, `={}`, `=set()`): None
     in its place, and the first lines of its body making a new one."""
     args = func.args
-    pairs = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults, strict=True)) + [
+    positional = [*args.posonlyargs, *args.args]  # (the defaults are the last of both)
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True)) + [
         (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
     mutable = [(a, d) for a, d in pairs if _mutable(d)]
     if len(mutable) != 1 or not func.body or func.lineno != getattr(mutable[0][1], "end_lineno", 0):
         return None
     arg, default = mutable[0]
+    if not _leaks(func, arg.arg) or re.search(r"cache|memo|seen|registry", arg.arg, re.IGNORECASE):
+        return None  # (kept on purpose between calls, or never changed: no slip)
     made = "[]" if isinstance(default, ast.List) else "{}" if isinstance(default, ast.Dict) else \
         f"{default.func.id}()" if isinstance(default, ast.Call) and isinstance(default.func, ast.Name) else None
     if made is None or isinstance(default, ast.List | ast.Dict | ast.Set) and (
@@ -200,6 +206,20 @@ def _mutable_default(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, li
                 context(path, func.name, [a.arg for a in args.args]))
 
 
+def _leaks(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether `func` changes its parameter `name` (appends to it, sets an item of it)
+    and hands it out (returns it, or keeps it elsewhere): the calls then share it."""
+    def is_it(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id == name
+    changed = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and is_it(n.func.value)
+                  and n.func.attr in ("append", "add", "update", "extend", "insert", "setdefault")
+                  or isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and is_it(n.value)
+                  or isinstance(n, ast.AugAssign) and is_it(n.target) for n in ast.walk(func))
+    handed = any(isinstance(n, ast.Return) and n.value is not None and any(map(is_it, ast.walk(n.value)))
+                 or isinstance(n, ast.Assign) and is_it(n.value) for n in ast.walk(func))
+    return changed and handed
+
+
 def _kept(value: ast.expr, text: str, func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str | None:
     """What a statement of only `value` meant to write, where its value is worked out
     and thrown away: an arithmetic on a local name kept in it, a text method's result
@@ -208,10 +228,11 @@ def _kept(value: ast.expr, text: str, func: ast.FunctionDef | ast.AsyncFunctionD
             and func is not None and value.left.id in _assigned(func):
         right = ast.get_source_segment(text, value.right)
         return None if right is None else f"{value.left.id} {_OPS[type(value.op)]}= {right}"
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _TEXT_METHODS \
-            and isinstance(value.func.value, ast.Name) and (value.func.attr != "replace" or len(value.args) >= 2
-                                                            and all(map(_is_text, value.args[:2]))):
-        # (a path's `.replace(target)` moves the file: a statement of its own)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and len(value.args) in _TEXT_METHODS.get(value.func.attr, ()) and not value.keywords \
+            and isinstance(value.func.value, ast.Name) and _is_text_name(value.func.value.id, func) \
+            and (value.func.attr != "replace" or all(map(_is_text, value.args[:2]))):
+        # (a path's `.replace(target)` moves the file; a window's `.title("…")` names it: statements of their own)
         call = ast.get_source_segment(text, value)
         return None if call is None else f"{value.func.value.id} = {call}"
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _NEW_FROM \
@@ -224,6 +245,20 @@ def _kept(value: ast.expr, text: str, func: ast.FunctionDef | ast.AsyncFunctionD
         right = ast.get_source_segment(text, value.comparators[0])
         return None if right is None else f"{value.left.id} = {right}"
     return None
+
+
+def _is_text_name(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """Whether `name`, in `func`, is a text: a parameter it never sets again, or set only
+    to texts (literal, formatted, a text method's, `str(…)`, `input(…)`)."""
+    if func is None:
+        return False
+    sets = [n.value for n in ast.walk(func) if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    if not sets:
+        return name in {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+    return all(_is_text(v) or isinstance(v, ast.Call) and (
+        isinstance(v.func, ast.Name) and v.func.id in ("str", "input")
+        or isinstance(v.func, ast.Attribute) and v.func.attr in _TEXT_METHODS) for v in sets)
 
 
 def _joined(node: ast.BinOp, text: str, numbers: set[str]) -> tuple[str, str] | None:
@@ -250,6 +285,8 @@ def _twice(node: ast.BinOp, text: str) -> tuple[str, str] | None:
     twice = [n for n in dict.fromkeys(names) if names.count(n) == 2]
     if len(twice) != 1 or len(set(names)) < 2 or len(names) != len(set(names)) + 1:
         return None
+    if not any(a == b == twice[0] for a, b in zip(names, names[1:], strict=False)):
+        return None  # (`mark + text + mark`: a wrapping, not a sum)
     kept = list(dict.fromkeys(names))
     return " + ".join(kept), f"{twice[0]} added twice"
 
