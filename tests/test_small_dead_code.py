@@ -80,3 +80,27 @@ async def test_asked_to_delete_a_function_nothing_calls_the_first_round_takes_it
     assert left_open(d.backend.turns[0]) == {"exec_shell_command"}
     assert "glaze" not in (folder / "kiln.py").read_text()
     assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
+
+
+def test_a_function_no_test_uses_is_shown_and_an_import_alone_is_no_test(tmp_path):
+    files = {"garden/__init__.py": "",
+             "garden/beds.py": "def dig(depth):\n    return depth * 2\n\n\ndef rake(width):\n    return width\n\n\n"
+                               "def _edge():\n    return 0\n",
+             "garden/pots.py": "def drain(holes):\n    return holes > 0\n",
+             "tests/test_beds.py": "from garden.beds import dig, rake\n\n\ndef test_dig():\n    assert dig(2) == 4\n",
+             "tests/test_pots.py": "import garden.pots as pots\n\n\ndef test_drain():\n    assert pots.drain(1)\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    shown = {"grep": ["grep -n 'def rake(' garden/beds.py"]}  # imported by a test, used by none
+    for ask in ("is there a function in garden that has no test at all? which one",
+                "which functions aren't covered by tests", "what's untested?", "anything not tested yet?"):
+        assert for_request(ask, tmp_path).whole == shown, ask
+    done = subprocess.run(["bash", "-c", shown["grep"][0]], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout == "5:def rake(width):\n"
+    for no in ("write a test for rake", "run the tests", "which function has the most tests"):
+        assert "grep" not in for_request(no, tmp_path).whole, no
+    (tmp_path / "tests/test_beds.py").unlink()
+    (tmp_path / "tests/test_pots.py").unlink()
+    assert dead_commands("which function has no test?", lambda: [(p, t) for p, t in files.items()
+                                                                if not p.startswith("tests/")]) == {}

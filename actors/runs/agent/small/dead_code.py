@@ -9,6 +9,7 @@ parser's, so the command is known:
 
     sed -i -e '9,11d' app.py                       the function nobody calls
     grep -n 'def helper' app.py                    asked which it is: its line, printed
+    grep -n 'def parse(' src/io.py                 asked which function no test names
     sed -i -e '2d' -e '3s/, sys$//' app.py         the imports it never uses
 
 Functions with decorators (a framework may call them), `main`, dunders and tests are
@@ -34,8 +35,12 @@ _IMPORTS = re.compile(r"\b(?:unused|unneeded|unnecessary|extra|stale|leftover)\s
                       re.IGNORECASE)
 _REMOVES = re.compile(r"\b(?:delete|remove|drop|get\s+rid|strip|cut|clean|tidy|prune|purge|take\s+out|ditch|bin|"
                       r"lose|kill|nuke|trim)\w*\b", re.IGNORECASE)
+# A function no test names ("has no test", "untested", "isn't covered").
+_UNTESTED = re.compile(r"\buntested\b|\b(?:no|not|never|without|lacks?|missing|any)\s+(?:a\s+|any\s+|single\s+|"
+                       r"been\s+)?(?:tests?|tested|coverage|covered)\b|(?:\bnot|n't)\s+(?:been\s+)?(?:tested|covered)\b",
+                       re.IGNORECASE)
 _ASKS_ONE = re.compile(r"\b(?:a|one|the)\s+(?:function|method|helper)\b", re.IGNORECASE)
-_ASKS = re.compile(r"\b(?:which|what|find|show|list|tell|is\s+there|are\s+there)\b", re.IGNORECASE)
+_ASKS = re.compile(r"\b(?:which|what|find|show|list|tell|is\s+there|are\s+there|anything)\b", re.IGNORECASE)
 # Files looked at at most.
 DEAD_FILES = 60
 
@@ -46,6 +51,8 @@ def dead_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
     does not use, in the Python files it names, else all of the workspace's (`texts`:
     (path, text) of every text file, the places a name is written counted over all)."""
     imports, uncalled = bool(_IMPORTS.search(asked)), bool(_UNCALLED.search(asked))
+    if _UNTESTED.search(asked) and _ASKS.search(asked) and not imports:
+        return untested_commands(list(texts())[:DEAD_FILES], set(named))
     if not imports and not uncalled:
         return {}
     removes = bool(_REMOVES.search(asked))
@@ -68,6 +75,46 @@ def dead_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
         by_file.setdefault(p, []).append(_lines(f, t))
     return {"sed": [" && ".join(f"sed -i {' '.join(f'-e {a},{b}d' for a, b in spans)} {p}"
                                 for p, spans in by_file.items())]}
+
+
+def untested_commands(files: list[tuple[str, str]], named: set[str]) -> dict[str, list[str]]:
+    """The `def` line of each top-level function of the code (the files `named`, else
+    all but the tests) that no test file uses (imported only is untested); none where
+    there is no test file."""
+    tests = [t for p, t in files if p.endswith(".py") and _is_test(p)]
+    if not tests:
+        return {}
+    tried = set().union(*map(_used_names, tests))
+    found = []
+    for path, text in files:
+        if not path.endswith(".py") or _is_test(path) or not PLAIN_PATH.fullmatch(path) or named and path not in named:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_") \
+                    and node.name != "main" and node.name not in tried:
+                found.append((path, node.name))
+    return {"grep": [" && ".join(f"grep -n 'def {name}(' {path}" for path, name in found)]} if found else {}
+
+
+def _used_names(text: str) -> set[str]:
+    """The names a file uses (not only imports): called, passed, read as attributes."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+
+
+def _is_test(path: str) -> bool:
+    """Whether `path` is a test file (test_*.py, *_test.py, or in a tests folder)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
+        or "tests" in path.split("/")[:-1]
 
 
 def uncalled_functions(text: str, files: list[tuple[str, str]]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
