@@ -98,3 +98,21 @@ async def test_asked_to_clear_out_empty_files_the_first_round_removes_them(real_
     assert re.fullmatch(pattern, command) and not re.fullmatch(pattern, "rm notes.md")
     assert sorted(p.name for p in folder.rglob("*") if p.is_file()) == ["notes.md"]
     assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
+
+
+def test_scripts_that_may_not_run_are_made_runnable_and_nothing_else(tmp_path):
+    _tree(tmp_path, {"tools/build.sh": "#!/bin/sh\necho built\n", "tools/clean.py": "#!/usr/bin/env python3\nprint(1)\n",
+                     "tools/notes.txt": "build first\n", "tools/ok.sh": "#!/bin/sh\necho ok\n", "run.sh": "#!/bin/sh\n"})
+    (tmp_path / "tools/ok.sh").chmod(0o755)
+    whole = lambda ask: commands.for_request(ask, tmp_path).whole  # noqa: E731
+    expected = {"chmod": ["chmod +x tools/build.sh tools/clean.py"]}
+    for ask in ("the scripts in tools/ won't run, it just says permission denied", "make the tools/ scripts executable",
+                "tools/build.sh: Permission denied, can you sort it out"):
+        got = whole(ask)
+        assert got == expected or "tools/build.sh" in ask and got == {"chmod": ["chmod +x tools/build.sh"]}, ask
+    _run(tmp_path, expected["chmod"][0])
+    assert (tmp_path / "tools/build.sh").stat().st_mode & 0o100 and (tmp_path / "tools/clean.py").stat().st_mode & 0o100
+    assert not (tmp_path / "tools/notes.txt").stat().st_mode & 0o111  # no script: left as it was
+    assert "chmod" not in whole("the scripts in tools/ won't run, permission denied")  # every one may run now
+    assert whole("permission denied when I run run.sh") == {"chmod": ["chmod +x run.sh"]}
+    assert "chmod" not in whole("who has permission to edit tools/notes.txt?")

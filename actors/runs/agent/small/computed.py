@@ -15,7 +15,7 @@ from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.config_lookup import config_commands
 from actors.runs.agent.small.dead_code import dead_commands
-from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in
+from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.fstrings import fstring_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
@@ -38,8 +38,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     folder's files to another case, put all it holds into another, pack it
     (folder_commands); to rename a name of code, make a number a constant, add a function,
     mend a missing colon (code_commands); to remove the empty or duplicate files or the
-    spaces in names (housekeeping); to bump the version (release_commands); to give a CSV
-    file a column worked out from two (table_commands); to print a value of a JSON or
+    spaces in names, or make scripts runnable (housekeeping); to bump the version
+    (release_commands); to give a CSV file a column worked out from two (table_commands); to print a value of a JSON or
     TOML file (config_lookup); to take out or comment out a script's prints or give it a
     main guard (script_edits); to add type hints (type_hints); to give a class a
     `__repr__` (class_edits); to make formatted strings f-strings (fstrings); to replace
@@ -71,7 +71,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
                                   steps.file_names(asked))
             | folder_commands(asked, children)
             | code_commands(asked, named, texts, lambda n: exists_in(ws, n))
-            | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n), folders)
+            | housekeeping_commands(asked, lambda: _found(ws), lambda n: _data(ws, n), folders,
+                                    lambda n: runs_in(ws, n), named)
             | release_commands(asked, texts)
             | table_commands(asked, read)
             | config_commands(asked, read)

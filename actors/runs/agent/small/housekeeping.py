@@ -11,6 +11,7 @@ command is known and shown and run as any other (mode and sandbox decide):
     rmdir build/tmp build                           the empty folders, deepest first
     rm photos/cat-copy.jpg                          a copy of photos/cat.jpg
     mv 'my notes.txt' my_notes.txt                  a space in a name
+    chmod +x bin/build.sh                           "permission denied": the scripts that may not run
 
 Hidden files and folders are left alone, as are links and a package's `__init__.py`
 (empty on purpose); where the request names folders that are there, only what they hold
@@ -27,6 +28,11 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
+
+# Scripts that may not run: "permission denied", "make it executable".
+_NOT_RUNNABLE = re.compile(r"\bpermission\s+denied\b|\b(?:not|n't|non[\s-]?)\s*(?:be\s+)?executable\b|"
+                           r"\bmake\b[^.?!]{0,40}?\b(?:executable|runnable)\b|\bexecute\s+(?:bit|permission)s?\b|"
+                           r"\bchmod\b", re.IGNORECASE)
 
 # Asked to take files away: delete, remove, clear out, get rid of, clean up, bin.
 _REMOVES = re.compile(r"\b(?:delete|remove|clear|clean|get\s+rid|rid|bin|ditch|trash|prune|purge|nuke|drop|"
@@ -64,21 +70,27 @@ class Found(NamedTuple):
 
 
 def housekeeping_commands(asked: str, found: Callable[[], Sequence[Found]], data: Callable[[str], bytes | None],
-                          folders: Sequence[str] = ()) -> dict[str, list[str]]:
+                          folders: Sequence[str] = (), runs: Callable[[str], bool] | None = None,
+                          named: Sequence[str] = ()) -> dict[str, list[str]]:
     """The whole command of a housekeeping request (none where it is not one): the
     workspace's entries (`found`, walked only for one; hidden ones and links left out by
     the caller) looked at in the `folders` it names that are there, or all; `data` reads
-    a file's bytes."""
+    a file's bytes, `runs` says whether a file may run (its mode lets it); `named`: the
+    files the request names that are there."""
     removes = bool(_REMOVES.search(asked))
     empty = removes and bool(_EMPTY_FILES.search(asked) or _EMPTY_FOLDERS.search(asked))
     duplicates = removes and bool(_DUPLICATES.search(asked)) and not re.search(r"\blines?\b", asked, re.IGNORECASE)
     spaces = bool(_SPACES.search(asked) and _IN_NAMES.search(asked))
-    if not (empty or duplicates or spaces):
+    runnable = runs is not None and bool(_NOT_RUNNABLE.search(asked))
+    if not (empty or duplicates or spaces or runnable):
         return {}
     entries = found()
     within = [f.rstrip("/") for f in folders if any(e.is_dir and e.path == f.rstrip("/") for e in entries)]
     if within:
         entries = [e for e in entries if any(e.path == f or e.path.startswith(f + "/") for f in within)]
+    if runnable and runs is not None:
+        command = exec_command([e for e in entries if not named or e.path in named], data, runs)
+        return {"chmod": [command]} if command else {}
     if empty:
         command = empty_command(entries, files=bool(_EMPTY_FILES.search(asked)),
                                 folders=bool(_EMPTY_FOLDERS.search(asked)))
@@ -158,3 +170,12 @@ def spaces_command(entries: Sequence[Found], to: str) -> str | None:
     if not moves or len(moves) > HOUSE_FILES:
         return None
     return " && ".join(f"mv {shlex.quote(old)} {shlex.quote(new)}" for old, new in moves)
+
+
+def exec_command(entries: Sequence[Found], data: Callable[[str], bytes | None], runs: Callable[[str], bool]
+                 ) -> str | None:
+    """`chmod +x` of the scripts (a file that begins with `#!`) that may not run; None
+    where every script may."""
+    scripts = [e.path for e in entries if not e.is_dir and PLAIN_PATH.fullmatch(e.path)
+               and (data(e.path) or b"")[:2] == b"#!" and not runs(e.path)]
+    return f"chmod +x {' '.join(scripts)}" if scripts else None
