@@ -101,8 +101,9 @@ async def test_asked_to_clear_out_empty_files_the_first_round_removes_them(real_
 
 
 def test_scripts_that_may_not_run_are_made_runnable_and_nothing_else(tmp_path):
-    _tree(tmp_path, {"tools/build.sh": "#!/bin/sh\necho built\n", "tools/clean.py": "#!/usr/bin/env python3\nprint(1)\n",
-                     "tools/notes.txt": "build first\n", "tools/ok.sh": "#!/bin/sh\necho ok\n", "run.sh": "#!/bin/sh\n"})
+    _tree(tmp_path, {"tools/build.sh": "#!/bin/sh\necho built\n",
+                     "tools/clean.py": "#!/usr/bin/env python3\nprint(1)\n", "tools/notes.txt": "build first\n",
+                     "tools/ok.sh": "#!/bin/sh\necho ok\n", "run.sh": "#!/bin/sh\n"})
     (tmp_path / "tools/ok.sh").chmod(0o755)
     whole = lambda ask: commands.for_request(ask, tmp_path).whole  # noqa: E731
     expected = {"chmod": ["chmod +x tools/build.sh tools/clean.py"]}
