@@ -11,6 +11,7 @@ from pathlib import Path
 
 from actors.runs.agent.small import steps
 from actors.runs.agent.small.class_edits import class_commands
+from actors.runs.agent.small.cli_flags import flag_commands
 from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.config_lookup import config_commands
@@ -47,7 +48,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     to unpack an archive or answer how many files, the biggest, what a file imports
     (workspace_commands); to take out a function nothing calls or unused imports
     (dead_code); to sort the other way or show times on the other clock (code_fixes); to
-    move a function into a new file (move_code); to mend a classic slip of code reported as
+    move a function into a new file (move_code); to list a script's command-line options
+    (cli_flags); to mend a classic slip of code reported as
     a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
@@ -84,7 +86,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | workspace_commands(asked, is_file, is_dir, folders)
             | dead_commands(asked, texts, named)
             | fix_commands(asked, texts, named)
-            | move_commands(asked, read, lambda n: exists_in(ws, n)))
+            | move_commands(asked, read, lambda n: exists_in(ws, n))
+            | flag_commands(asked, read, texts))
 
 
 def _once(read: Callable[[], list[tuple[str, str]]]) -> Callable[[], list[tuple[str, str]]]:
