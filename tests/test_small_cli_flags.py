@@ -16,8 +16,9 @@ from tests.waiting import wait_state
 TOOL = {
     "resize.py": ("import argparse\n\nfrom opts.extra import add_quality\n\n"
                   "parser = argparse.ArgumentParser()\nparser.add_argument('image')\n"
-                  "parser.add_argument('--width', type=int, default=640)\nparser.add_argument(\"-k\", \"--keep-ratio\", "
-                  "action='store_true')\nadd_quality(parser)\nargs = parser.parse_args()\nprint(args)\n"),
+                  "parser.add_argument('--width', type=int, default=640)\n"
+                  "parser.add_argument(\"-k\", \"--keep-ratio\", action='store_true')\nadd_quality(parser)\n"
+                  "args = parser.parse_args()\nprint(args)\n"),
     "opts/__init__.py": "",
     "opts/extra.py": "def add_quality(p):\n    p.add_argument('--quality', type=int, default=80)\n",
     "opts/other.py": "import argparse\n\nargparse.ArgumentParser().add_argument('--never')\n",
