@@ -21,6 +21,7 @@ from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.fstrings import fstring_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
+from actors.runs.agent.small.markdown_commands import contents_commands
 from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
 from actors.runs.agent.small.replace_commands import replace_commands
@@ -49,8 +50,9 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     (workspace_commands); to take out a function nothing calls or unused imports
     (dead_code); to sort the other way or show times on the other clock (code_fixes); to
     move a function into a new file (move_code); to list a script's command-line options
-    (cli_flags); to mend a classic slip of code reported as
-    a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
+    (cli_flags); to give a Markdown file a table of contents (markdown_commands); to
+    mend a classic slip of code reported as a bug (slips: the others, which say how, win
+    over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
     folders = named_folders(asked)
@@ -87,7 +89,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | dead_commands(asked, texts, named)
             | fix_commands(asked, texts, named)
             | move_commands(asked, read, lambda n: exists_in(ws, n))
-            | flag_commands(asked, read, texts))
+            | flag_commands(asked, read, texts)
+            | contents_commands(asked, read))
 
 
 def _once(read: Callable[[], list[tuple[str, str]]]) -> Callable[[], list[tuple[str, str]]]:
