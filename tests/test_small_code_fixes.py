@@ -100,3 +100,22 @@ def test_a_loop_that_counts_up_counts_down_where_no_sort_is_there(tmp_path):
     subprocess.run(["bash", "-c", expected["sed"][0]], cwd=tmp_path, check=True)
     assert _out(tmp_path, "launch.py") == "4 3 2 1 go\n"
     assert fix_commands("the count goes up, make it go up by two", lambda: _texts(tmp_path, files)) == {}
+
+
+def test_a_search_made_to_ignore_case_lowers_both_sides_of_the_one_comparison_meant(tmp_path):
+    files = {"lookup.py": "import sys\n\nfrom shelf.books import find\n\nprint(find(sys.argv[1]))\n",
+             "shelf/__init__.py": "",
+             "shelf/books.py": "TITLES = ['Dune', 'Emma', 'Ulysses']\n\n\ndef find(word):\n"
+                               "    return [t for t in TITLES if word in t]\n\n\n"
+                               "def same(a, b):\n    return a == b\n"}
+    _tree(tmp_path, files)
+    expected = {"sed": ["sed -i '5s/word in t/word.lower() in t.lower()/' shelf/books.py"]}
+    for ask in ("the book search is case sensitive, typing dune finds nothing. make find ignore case",
+                "find should ignore upper/lower case", "make the book search work regardless of case"):
+        assert fix_commands(ask, lambda: _texts(tmp_path, files)) == expected, ask
+    assert fix_commands("make it ignore case", lambda: _texts(tmp_path, files)) == {}  # which of two: not said
+    subprocess.run(["bash", "-c", expected["sed"][0]], cwd=tmp_path, check=True)
+    done = subprocess.run([sys.executable, "lookup.py", "DUNE"], cwd=tmp_path, check=True, capture_output=True,
+                          text=True)
+    assert done.stdout == "['Dune']\n"
+    assert fix_commands("the search should ignore case", lambda: _texts(tmp_path, files)) == {}  # lowered already

@@ -1,8 +1,9 @@
-"""Whole commands for two small mends of Python code the request says in words, on the
-file that holds the code it means, named or not: a list that comes out in the wrong
-order (its `sorted`/`.sort` call given or rid of `reverse=True`; where there is none, a
-looped `range` that counts up made `reversed(range(…))`), and times shown on the other
-clock (a `strftime` layout's 12-hour fields made 24-hour ones, or back).
+"""Whole commands for small mends of Python code the request says in words, on the file
+that holds the code it means, named or not: a search or a comparison of text made to
+ignore case (`term in name`: `term.lower() in name.lower()`), a list that comes out in
+the wrong order (its `sorted`/`.sort` call given or rid of `reverse=True`; where there is
+none, a looped `range` that counts up made `reversed(range(…))`), and times shown on the
+other clock (a `strftime` layout's 12-hour fields made 24-hour ones, or back).
 
 Asked to make a ranking put the most points first, SmolLM2-135M searched for the
 request's noun, found it in a text file and wrote the file's own path over its line.
@@ -42,21 +43,38 @@ _ORDER = re.compile(r"\b(?:order|ordered|sort|sorted|sorting|rank|ranked|ranking
 # Times on the 24-hour clock, or the 12-hour one.
 _CLOCK_24 = re.compile(r"\b(?:24[\s-]*h(?:ou)?r?s?|twenty[\s-]*four[\s-]*hours?|military\s+time)\b", re.IGNORECASE)
 _CLOCK_12 = re.compile(r"\b(?:12[\s-]*h(?:ou)?r?s?|twelve[\s-]*hours?|am\s*/\s*pm)\b", re.IGNORECASE)
+# Text matched whatever its case ("case sensitive", "ignore case", "upper/lower case").
+_ANY_CASE = re.compile(r"\bcase[\s-]*(?:in)?sensitive\b|\bignor\w*\s+(?:the\s+)?(?:upper\s*/\s*lower\s+|lower\s*/\s*"
+                       r"upper\s+|capital\w*\s+|letter\s+)?case\b|\bregardless\s+of\s+(?:upper\s*/\s*lower\s+)?case\b|"
+                       r"\bany\s+case\b|\bupper\s*(?:/|or|and)\s*lower\s*case\b", re.IGNORECASE)
+_SEARCH = re.compile(r"\b(?:search\w*|find\w*|filter\w*|look(?:s|ing)?\s+(?:up|for)|lookup|match\w*)\b", re.IGNORECASE)
+_TEXT_OPS: tuple[type[ast.cmpop], ...] = (ast.In, ast.NotIn, ast.Eq, ast.NotEq)
+_TEXT_OPS_SAID: dict[type[ast.cmpop], str] = {ast.In: "in", ast.NotIn: "not in", ast.Eq: "==", ast.NotEq: "!="}
 # Files looked at at most.
 FIX_FILES = 40
 
 
 def fix_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
                  named: Iterable[str] = ()) -> dict[str, list[str]]:
-    """The whole command of a request to sort the other way or to show times on the
-    other clock, over the Python files it names, else all the workspace's (`texts`:
-    (path, text) of each); none otherwise."""
+    """The whole command of a request to sort the other way, to show times on the other
+    clock or to match text whatever its case, over the Python files it names, else all
+    the workspace's (`texts`: (path, text) of each); none otherwise."""
     clock = "24" if _CLOCK_24.search(asked) else "12" if _CLOCK_12.search(asked) else None
     way = "flip" if _FLIP.search(asked) else "down" if _DOWN.search(asked) else "up" if _UP.search(asked) else None
-    if clock is None and (way is None or not _ORDER.search(asked)):
+    case = bool(_ANY_CASE.search(asked))
+    if clock is None and not case and (way is None or not _ORDER.search(asked)):
         return {}
     names = set(named)
     files = [(p, t) for p, t in texts() if p.endswith(".py") and (not names or p in names)][:FIX_FILES]
+    if case:
+        matches = [m for p, t in files if not p.rsplit("/", 1)[-1].startswith("test") for m in case_commands(p, t)]
+        words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", asked)}
+        scores = [sum(w[:5] in around.lower() for w in words) for _, around, _ in matches]
+        if any(scores):  # those in the function (or file) of the most words the request says
+            matches = [m for m, n in zip(matches, scores, strict=True) if n == max(scores)]
+        if _SEARCH.search(asked):  # a search: a containment, not an equality
+            matches = [m for m in matches if m[2]]
+        return {"sed": [matches[0][0]]} if len(matches) == 1 else {}
     if clock is not None:
         found = [c for p, t in files for c in clock_commands(p, t, to_24=clock == "24")]
     else:
@@ -138,6 +156,43 @@ def clock_commands(path: str, text: str, *, to_24: bool) -> list[str]:
             if command:
                 out.append(command)
     return out
+
+
+def case_commands(path: str, text: str) -> list[tuple[str, str, bool]]:
+    """The `sed` making each one-line comparison of text in a function of `path` (`a in
+    b`, `a == b`, `a.startswith(b)`) ignore case (both sides `.lower()`), with the words
+    around it (the path, the function and its parameters) and whether it looks for one
+    text in another (`in`, `startswith`); none already lowered."""
+    tree = _parsed(path, text)
+    if tree is None:
+        return []
+    out = []
+    for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+        around = " ".join([path, func.name, *(a.arg for a in func.args.args)])
+        for node in ast.walk(func):
+            pair: tuple[ast.expr, ast.expr, str] | None = None
+            if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _TEXT_OPS):
+                pair = (node.left, node.comparators[0], _TEXT_OPS_SAID[type(node.ops[0])])
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1 \
+                    and node.func.attr in ("startswith", "endswith") and not node.keywords:
+                pair = (node.func.value, node.args[0], node.func.attr)
+            if pair is None or not isinstance(node, ast.expr) or node.lineno != node.end_lineno \
+                    or not all(map(_plain_side, pair[:2])):
+                continue
+            old = ast.get_source_segment(text, node) or ""
+            left, right = (ast.get_source_segment(text, side) or "" for side in pair[:2])
+            new = f"{left}.lower().{pair[2]}({right}.lower())" if pair[2] in ("startswith", "endswith") else \
+                f"{left}.lower() {pair[2]} {right}.lower()"
+            command = _sed(path, node.lineno, old, new)
+            if command and "lower()" not in old and "casefold()" not in old:
+                out.append((command, around, pair[2] not in ("==", "!=")))
+    return out
+
+
+def _plain_side(node: ast.expr) -> bool:
+    """Whether a side of a comparison is a name or an attribute (text a person typed or
+    kept), not a literal, a number, a call or a collection."""
+    return isinstance(node, ast.Name | ast.Attribute | ast.Subscript)
 
 
 def _parsed(path: str, text: str) -> ast.Module | None:
