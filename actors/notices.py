@@ -302,6 +302,12 @@ ANSWER_UNFOUND = (
 ANSWER_NOT_MADE = "The answer came while {file} was still not there, so the agent was sent back to make it."
 ANSWER_NO_NUMBER = "The answer gave no number to a question of how many, so the agent was sent back to count."
 CONTINUING_CUT = "The answer was cut off at the token limit; the agent goes on from where it stopped."
+# A led model's answer at fault after the job's whole command did the job: what the command did is shown.
+JOB_DONE = "Done: the command above did it and finished without an error."
+JOB_DONE_PRINTED = "Done: the command above did it. It printed: {printed}"
+ANSWER_FROM_COMMAND = (
+    "The model's own words about the job did not match what was done, so the answer says what the command did."
+)
 ANSWER_KEPT_BEFORE_LOOP = (
     "The answer was cut where the model began to repeat itself (\"{unit}\"); what it wrote before that is shown."
 )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from actors import notices
 from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.slips import slip_commands, slips_in
 from tests.test_plan_mode import cards
@@ -205,3 +206,24 @@ async def test_reported_slip_the_first_round_runs_the_mend_and_the_answer_says_i
     assert d.backend.turns[1].reply_starts == ("Mended shop/bill.py line 7: a value worked out and thrown away.",)
     assert _out(folder, script) == right
     assert [(c.tool, c.state) for c in cards(conv)] == [("exec_shell_command", "done")]
+
+
+async def test_after_the_mend_ran_an_answer_at_fault_gives_way_to_what_the_command_did(real_tools, tmp_path):
+    """The job's whole command did the job; the model's words about it named a file
+    that is not there, twice: the person reads what the command printed (the job is
+    done), not that the model could not do it."""
+    d = real_tools
+    files, reports, script, right = KINDS["thrown away"]
+    folder, conv = await small_project(d, tmp_path, files)
+    (command,) = for_request(reports[0], folder).whole["sed"]
+    d.backend.push(call("exec_shell_command", command=command), {"text": "Fixed it in billing.py."},
+                   {"text": "Yes, billing.py is fixed."})
+    await conv.send_message(reports[0])
+    await wait_state(conv, "idle", "error")
+    assert _out(folder, script) == right
+    assert conv.info.end_reason != "could_not"
+    shown = [i for i in conv.items if i.kind == "assistant" and not i.not_answer]
+    assert shown[-1].text == notices.JOB_DONE_PRINTED.format(
+        printed="Mended shop/bill.py line 7: a value worked out and thrown away.")
+    assert any(i.kind == "notice" and i.text == notices.ANSWER_FROM_COMMAND for i in conv.items)
+    assert not any(i.kind == "notice" and i.end_reason == "could_not" for i in conv.items)

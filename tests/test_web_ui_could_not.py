@@ -153,3 +153,35 @@ def test_a_led_run_whose_calls_keep_getting_nowhere_stops_and_the_person_reads_w
                              "not ask for.").wait_for()
             assert "new_text" not in page.locator("body").inner_text()  # the model's words are not shown
             watch.check()
+
+
+DONE_BY_COMMAND = {
+    "n_params": LED_PARAMS,
+    "rounds": [
+        # The job's whole command (held to it in the first round), then two answers that
+        # name a file that is not there: the job is done, only the words are wrong.
+        {"tool_calls": [{"name": "exec_shell_command", "arguments": {"command": "wc -l config.py"}}]},
+        {"text": "There is 1 line in settings.py."},
+        {"text": "settings.py has 1 line."},
+    ],
+}
+
+
+def test_a_job_its_command_did_shows_what_the_command_did_not_that_the_model_could_not(tmp_path):
+    """The job's whole command ran and exited 0; the model's answer named a file that is
+    not there, twice. The person reads what the command printed as the answer, and a note
+    that the answer says what the command did, not that the model could not do it."""
+    with led_conversation(tmp_path, DONE_BY_COMMAND, "how many lines are in config.py") as (folder, d, c, cid):
+        conv = c.get(f"/api/conversations/{cid}").json()
+        assert conv["end_reason"] != "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
+        with chromium() as browser:
+            page = browser.new_context(viewport=DESKTOP).new_page()
+            watch = PageWatch(page, {urlsplit(d.url).netloc})
+            page.goto(f"{d.url}/#/c/{cid}")
+            answer = page.get_by_role("article", name="Answer").last
+            answer.wait_for()
+            assert "It printed: 1 config.py" in answer.inner_text()
+            assert page.get_by_role("note").filter(has_text="says what the command did").is_visible()
+            assert "The model could not do this" not in page.locator("body").inner_text()
+            assert "settings.py" not in answer.inner_text()
+            watch.check()

@@ -226,6 +226,13 @@ class AgentRun:
             self._not_the_answer()
             return True
         could_not = await self._leader.could_not(result.text, changed=self._ledger.changed)
+        done = await self._leader.done_answer() if could_not is not None else None
+        if done is not None:  # the job's whole command did it: what it did is the answer, not the model's words
+            answer = self._last_answer()
+            if answer is not None:
+                self._t.upsert(attrs.evolve(answer, text=done), urgent=True)
+            self._t.notice(notices.ANSWER_FROM_COMMAND, "warn")
+            return False
         if could_not is not None:
             self._not_the_answer()  # the person reads that the model could not do it instead
             self._t.notice(could_not, "warn", "could_not")

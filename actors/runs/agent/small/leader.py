@@ -35,6 +35,7 @@ from typing import Any, Protocol, TypeVar
 import attrs
 import trio
 
+from actors import notices
 from actors.fs.paths import read_workspace_text
 from actors.model.backends import worked_examples
 from actors.model.turns import ToolSpec, TurnInput
@@ -123,6 +124,8 @@ class Leading(Protocol):
 
     async def could_not(self, text: str, *, changed: bool) -> str | None: ...
 
+    async def done_answer(self) -> str | None: ...
+
     async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None: ...
 
 
@@ -164,6 +167,9 @@ class NotLed:
         return False
 
     async def could_not(self, text: str, *, changed: bool) -> str | None:
+        return None
+
+    async def done_answer(self) -> str | None:
         return None
 
     async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
@@ -473,6 +479,16 @@ class Leader:
             return None
         fault = await self._fault(text, changed=changed, judge=steps.find_fault)
         return None if fault is None else steps.could_not(fault)
+
+    async def done_answer(self) -> str | None:
+        """What the person reads in place of an answer still at fault where the job's
+        whole command ran and exited 0 (the job is done; only the model's words about it
+        are wrong): what the command printed, or that it ran; None where it did not run
+        (then the model could not do it: could_not)."""
+        if self._programs is None or not self._rec.ran(self._programs.job_commands):
+            return None
+        printed = self._rec.printed(self._programs.job_commands)
+        return notices.JOB_DONE_PRINTED.format(printed=printed) if printed else notices.JOB_DONE
 
     async def _fault(self, text: str, *, changed: bool, judge: Callable[..., _Judged]) -> _Judged | None:
         """What `judge` (steps.answer_fault, or find_fault) finds wrong with the answer
