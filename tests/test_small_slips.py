@@ -126,6 +126,11 @@ KINDS = {
                     "            return i\n        return -1\n\n\nprint(index_of(['a', 'b', 'c'], 'c'))\n"},
         ("index_of gives -1 for things that are there, which is wrong", "fix index_of"),
         "seek.py", "2\n"),
+    "key misspelt": (
+        {"pets.py": "PETS = [{'name': 'Rex', 'legs': 4}, {'name': 'Tweety', 'legs': 2}]\n\n"
+                    "for pet in PETS:\n    print(pet['nmae'], pet['legs'])\n"},
+        ("pets.py dies with a KeyError", "the pet list crashes"),
+        "pets.py", "Rex 4\nTweety 2\n"),
 }
 
 
@@ -227,3 +232,21 @@ async def test_after_the_mend_ran_an_answer_at_fault_gives_way_to_what_the_comma
         printed="Mended shop/bill.py line 7: a value worked out and thrown away.")
     assert any(i.kind == "notice" and i.text == notices.ANSWER_FROM_COMMAND for i in conv.items)
     assert not any(i.kind == "notice" and i.end_reason == "could_not" for i in conv.items)
+
+
+def test_text_typed_in_and_met_with_a_number_is_made_a_number_where_it_is_read(tmp_path):
+    files = {"gate.py": "import sys\n\nwho = input('name? ')\nage = input('age? ')\n"
+                        "print(who, 'in' if age >= 18 else 'out')\n",
+             "fee.py": "import sys\n\nkm = sys.argv[1]\nprint(km * 0.5)\n"}
+    _tree(tmp_path, files)
+    (command,) = for_request("gate.py crashes with a TypeError", tmp_path).whole["sed"]
+    assert "int(input('age? '))" in command and "who" not in command.split("&&")[0]
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "gate.py"], cwd=tmp_path, input="Ada\n30\n", capture_output=True,
+                          text=True)
+    assert done.stdout.endswith("Ada in\n"), done.stderr
+    (command,) = for_request("fee.py fails with an error", tmp_path).whole["sed"]
+    assert "float(sys.argv[1])" in command
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "fee.py", "7"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.stdout == "3.5\n"

@@ -19,7 +19,8 @@ Python spots on sight, each with one mend:
 - `is` or `is not` against a literal number or text (true only by chance): `==`, `!=`;
 - the slips of names (name_slips.py: a name misspelt, a module never imported, `self.`
   left out) and of flow (flow_slips.py: a value never returned, a total started again
-  in every turn of its loop, a function tested and not called).
+  in every turn of its loop, a function tested and not called) and of values
+  (value_slips.py: a key misspelt, text typed in and met with a number).
 
 A slip is mended only where the request reads as a report of something wrong and the
 slip is the one its words point at: the file's path, the function it is in or the
@@ -41,6 +42,7 @@ from actors.runs.agent.small.files_of import PLAIN_PATH, sed_pattern
 from actors.runs.agent.small.flow_slips import flow_slip, values_used
 from actors.runs.agent.small.name_slips import NameSlip, name_slips
 from actors.runs.agent.small.slip_base import Slip, context, on_line, one_line, words
+from actors.runs.agent.small.value_slips import value_slips
 
 # A report of something wrong: a symptom, or a request to mend it.
 _REPORT = re.compile(
@@ -115,7 +117,7 @@ def slips_in(path: str, text: str, used: Collection[str] = ()) -> list[Slip]:
         slip = _slip(node, func, path, text, lines, numbers) or flow_slip(node, func, tree, path, lines, used)
         if slip is not None and slip.line not in out:
             out[slip.line] = slip
-    for named in name_slips(tree, text):
+    for named in [*name_slips(tree, text), *value_slips(tree, text)]:
         slip = _name_slip(named, path, lines)
         if slip is not None and slip.line not in out:
             out[slip.line] = slip
