@@ -131,6 +131,13 @@ KINDS = {
                     "for pet in PETS:\n    print(pet['nmae'], pet['legs'])\n"},
         ("pets.py dies with a KeyError", "the pet list crashes"),
         "pets.py", "Rex 4\nTweety 2\n"),
+    "operation unlike its name": (
+        {"calc/__init__.py": "",
+         "calc/ops.py": "def multiply(x, y):\n    \"\"\"x times y.\"\"\"\n    return x + y\n\n\n"
+                        "def half(x):\n    return x / 2\n",
+         "area.py": "from calc.ops import multiply\n\nprint(multiply(3, 4))\n"},
+        ("area.py prints 7 instead of 12, multiply is broken", "fix the bug in calc/ops.py"),
+        "area.py", "12\n"),
 }
 
 

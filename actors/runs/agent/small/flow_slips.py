@@ -3,7 +3,8 @@ and never returns it, or returns its parameter instead; a total set back to its 
 every turn of the loop that adds to it; a list changed while a loop walks it (the loop
 walks a copy); a loop whose every turn returns (`if found: return True` / `else: return
 False`: only the first item is ever looked at; the second return goes after the loop);
-a function tested as if called (`if ready:`)."""
+a function tested as if called (`if ready:`); a function named for one operation that
+does another (`def add(a, b): return a - b`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def flow_slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None
     loop that adds to it; a list changed by the loop that walks it; a loop that returns
     on its first turn whatever it finds; a function tested as if called (`if ready:`)."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        return (_no_return(node, path, lines) if node.name in used else None) or _param_returned(node, path)
+        return (_no_return(node, path, lines) if node.name in used else None) or _param_returned(node, path) \
+            or _op_unlike_name(node, path, lines)
     scope: ast.AST = func if func is not None else tree
     fname = func.name if func is not None else ""
     if isinstance(node, ast.For):
@@ -204,3 +206,32 @@ def _returns_in_loop(loop: ast.For, func: ast.FunctionDef | ast.AsyncFunctionDef
     return Slip(path, ret.lineno, f"the loop of {func.name} returns on its first item", edits,
                 context(path, func.name, [n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)]))
 
+
+
+# The operation a function's name says, by the words it is made of.
+_NAMED_OPS: dict[str, type[ast.operator]] = {
+    "add": ast.Add, "plus": ast.Add, "sum": ast.Add, "sub": ast.Sub, "subtract": ast.Sub, "minus": ast.Sub,
+    "mul": ast.Mult, "multiply": ast.Mult, "times": ast.Mult, "product": ast.Mult, "div": ast.Div,
+    "divide": ast.Div}
+_OP_SIGNS: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _op_unlike_name(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: list[str]) -> Slip | None:
+    """The operator of a function named for one operation (`add`, `multiply`) whose one
+    statement returns its two parameters joined by another (`return a - b`): the named one."""
+    said = [_NAMED_OPS[w] for w in func.name.lower().split("_") if w in _NAMED_OPS]
+    params = [a.arg for a in func.args.args]
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(set(said)) != 1 or len(params) != 2 or len(body) != 1 or not isinstance(body[0], ast.Return):
+        return None
+    value = body[0].value
+    if not isinstance(value, ast.BinOp) or type(value.op) not in _OP_SIGNS or isinstance(value.op, said[0]) \
+            or not all(isinstance(s, ast.Name) and s.id in params for s in (value.left, value.right)) \
+            or value.lineno != value.end_lineno:
+        return None
+    left, right = value.left.id, value.right.id  # type: ignore[attr-defined]
+    old, new = f"{left} {_OP_SIGNS[type(value.op)]} {right}", f"{left} {_OP_SIGNS[said[0]]} {right}"
+    if old not in lines[value.lineno - 1]:
+        return None
+    what = f"{func.name} does {_OP_SIGNS[type(value.op)]}, not what its name says"
+    return one_line(path, value.lineno, old, new, what, context(path, func.name, params))
