@@ -23,7 +23,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.files_of import PLAIN_PATH, is_test
 
 _UNCALLED = re.compile(r"\b(?:nothing|nobody|no\s*one|never)\s+(?:ever\s+)?(?:calls?|uses?|called|used|runs?)\b|"
                        r"\b(?:unused|uncalled|dead|orphan(?:ed)?)\s+(?:functions?|methods?|code|helpers?)\b|"
@@ -81,13 +81,13 @@ def untested_commands(files: list[tuple[str, str]], named: set[str]) -> dict[str
     """The `def` line of each top-level function of the code (the files `named`, else
     all but the tests) that no test file uses (imported only is untested); none where
     there is no test file."""
-    tests = [t for p, t in files if p.endswith(".py") and _is_test(p)]
+    tests = [t for p, t in files if p.endswith(".py") and is_test(p)]
     if not tests:
         return {}
     tried = set().union(*map(_used_names, tests))
     found = []
     for path, text in files:
-        if not path.endswith(".py") or _is_test(path) or not PLAIN_PATH.fullmatch(path) or named and path not in named:
+        if not path.endswith(".py") or is_test(path) or not PLAIN_PATH.fullmatch(path) or named and path not in named:
             continue
         try:
             tree = ast.parse(text)
@@ -108,13 +108,6 @@ def _used_names(text: str) -> set[str]:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
         n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-
-
-def _is_test(path: str) -> bool:
-    """Whether `path` is a test file (test_*.py, *_test.py, or in a tests folder)."""
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
-        or "tests" in path.split("/")[:-1]
 
 
 def uncalled_functions(text: str, files: list[tuple[str, str]]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

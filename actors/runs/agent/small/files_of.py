@@ -110,3 +110,11 @@ def children_in(ws: Path, rel: str) -> list[str] | None:
         return sorted(entry.name for entry in os.scandir(path)) if path.is_dir() else None
     except (PathRefused, OSError):
         return None
+
+
+def is_test(path: str) -> bool:
+    """Whether `path` is a test file (test_*.py, *_test.py, conftest.py, or in a tests
+    folder): its code is the tests', not the code under test."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
+        or "tests" in path.split("/")[:-1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterable
 
-from actors.runs.agent.small.slip_base import Slip, context, one_line
+from actors.runs.agent.small.slip_base import Slip, context, one_line, params
 
 
 def flow_slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None, tree: ast.Module, path: str,
@@ -38,8 +38,7 @@ def flow_slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None
     if isinstance(node, ast.If | ast.While | ast.IfExp):
         test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
             else node.test
-        own = set() if func is None else {a.arg for a in [*func.args.posonlyargs, *func.args.args,
-                                                          *func.args.kwonlyargs]}
+        own = set() if func is None else params(func)
         if isinstance(test, ast.Name) and test.id in _functions(tree) - own and test.lineno == test.end_lineno:
             line = lines[test.lineno - 1] if test.lineno <= len(lines) else ""
             nth = line[:test.col_offset].count(test.id) + 1
@@ -59,8 +58,8 @@ def _no_return(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: l
         last.target if isinstance(last, ast.AugAssign) else None
     end = last.end_lineno or last.lineno
     outer = {n for g in ast.walk(func) if isinstance(g, ast.Global | ast.Nonlocal) for n in g.names}
-    params = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
-    if not isinstance(target, ast.Name) or target.id == "_" or target.id in outer | params \
+    own = params(func)
+    if not isinstance(target, ast.Name) or target.id == "_" or target.id in outer | own \
             or last.lineno == func.lineno or end > len(lines):
         return None  # (a global's or a parameter's new value is kept where it is)
     text = lines[last.lineno - 1]
@@ -140,14 +139,14 @@ def _param_returned(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> 
     """`return <the local>` where a function ends returning its parameter, and the one
     local it worked out from that parameter is never used."""
     last = func.body[-1] if func.body else None
-    params = {a.arg for a in [*func.args.args, *func.args.kwonlyargs, *func.args.posonlyargs]}
-    if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name) or last.value.id not in params \
+    own = params(func)
+    if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name) or last.value.id not in own \
             or last.lineno != last.end_lineno:
         return None
     param = last.value.id
     loads = [n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     made = [t.id for stmt in func.body[:-1] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-            for t in stmt.targets if isinstance(t, ast.Name) and t.id not in params and loads.count(t.id) == 0
+            for t in stmt.targets if isinstance(t, ast.Name) and t.id not in own and loads.count(t.id) == 0
             and any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(stmt.value))]
     if len(made) != 1:
         return None
@@ -220,13 +219,13 @@ def _op_unlike_name(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lin
     """The operator of a function named for one operation (`add`, `multiply`) whose one
     statement returns its two parameters joined by another (`return a - b`): the named one."""
     said = [_NAMED_OPS[w] for w in func.name.lower().split("_") if w in _NAMED_OPS]
-    params = [a.arg for a in func.args.args]
+    pair = [a.arg for a in func.args.args]
     body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    if len(set(said)) != 1 or len(params) != 2 or len(body) != 1 or not isinstance(body[0], ast.Return):
+    if len(set(said)) != 1 or len(pair) != 2 or len(body) != 1 or not isinstance(body[0], ast.Return):
         return None
     value = body[0].value
     if not isinstance(value, ast.BinOp) or type(value.op) not in _OP_SIGNS or isinstance(value.op, said[0]) \
-            or not all(isinstance(s, ast.Name) and s.id in params for s in (value.left, value.right)) \
+            or not all(isinstance(s, ast.Name) and s.id in pair for s in (value.left, value.right)) \
             or value.lineno != value.end_lineno:
         return None
     left, right = value.left.id, value.right.id  # type: ignore[attr-defined]
@@ -234,4 +233,4 @@ def _op_unlike_name(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lin
     if old not in lines[value.lineno - 1]:
         return None
     what = f"{func.name} does {_OP_SIGNS[type(value.op)]}, not what its name says"
-    return one_line(path, value.lineno, old, new, what, context(path, func.name, params))
+    return one_line(path, value.lineno, old, new, what, context(path, func.name, pair))

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 
 import attrs
 
+from actors.runs.agent.small.slip_base import is_docstring
+
 # How near a name must be to the one meant (difflib's ratio).
 NEAR = 0.75
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__", "__package__",
@@ -180,8 +182,7 @@ def _import_line(tree: ast.Module) -> int:
     top (0: the first line)."""
     after = 0
     for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom) or after == 0 and isinstance(node, ast.Expr) \
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and node is tree.body[0]:
+        if isinstance(node, ast.Import | ast.ImportFrom) or node is tree.body[0] and is_docstring(node):
             after = node.end_lineno or node.lineno
         else:
             break

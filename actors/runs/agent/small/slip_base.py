@@ -64,3 +64,13 @@ def words(text: str) -> frozenset[str]:
     capitals and digits."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
     return frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", spaced.replace("_", " ")))
+
+
+def params(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """The names of `func`'s parameters (positional-only, plain and keyword-only)."""
+    return {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+
+
+def is_docstring(node: ast.stmt) -> bool:
+    """Whether `node` is a statement of a string alone (a docstring where it comes first)."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)

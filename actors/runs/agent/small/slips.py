@@ -38,10 +38,10 @@ import ast
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
-from actors.runs.agent.small.files_of import PLAIN_PATH, sed_pattern
+from actors.runs.agent.small.files_of import PLAIN_PATH, is_test, sed_pattern
 from actors.runs.agent.small.flow_slips import flow_slip, values_used
 from actors.runs.agent.small.name_slips import NameSlip, name_slips
-from actors.runs.agent.small.slip_base import Slip, context, on_line, one_line, words
+from actors.runs.agent.small.slip_base import Slip, context, is_docstring, on_line, one_line, params, words
 from actors.runs.agent.small.value_slips import value_slips
 
 # A report of something wrong: a symptom, or a request to mend it.
@@ -85,7 +85,7 @@ def slip_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
         return {}
     names = set(named)
     files = [(p, t) for p, t in texts() if p.endswith(".py") and PLAIN_PATH.fullmatch(p)
-             and not _is_test(p)][:SLIP_FILES]
+             and not is_test(p)][:SLIP_FILES]
     used = values_used(t for _, t in files)
     found = [s for p, t in files if p in names for s in slips_in(p, t, used)]
     if not found:
@@ -196,7 +196,7 @@ def _mutable_default(func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, li
     line = lines[func.lineno - 1]
     said = line[default.col_offset:default.end_col_offset] if default.end_col_offset is not None else ""
     first = func.body[0]
-    after = first.end_lineno if _is_docstring(first) else first.lineno - 1
+    after = first.end_lineno if is_docstring(first) else first.lineno - 1
     body = lines[first.lineno - 1]
     indent = body[:len(body) - len(body.lstrip())]
     if not said or after is None or indent.strip(" ") or "'" in said or first.lineno == func.lineno:
@@ -257,7 +257,7 @@ def _is_text_name(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef | None
     sets = [n.value for n in ast.walk(func) if isinstance(n, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
     if not sets:
-        return name in {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+        return name in params(func)
     return all(_is_text(v) or isinstance(v, ast.Call) and (
         isinstance(v.func, ast.Name) and v.func.id in ("str", "input")
         or isinstance(v.func, ast.Attribute) and v.func.attr in _TEXT_METHODS) for v in sets)
@@ -368,23 +368,13 @@ def _mutable(node: ast.expr | None) -> bool:
         and isinstance(node.func, ast.Name) and node.func.id in _MUTABLE_CALLS and not node.args and not node.keywords
 
 
-def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-
-
 def _assigned(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """The names `func` binds (its parameters, what it assigns)."""
-    names = {a.arg for a in [*func.args.args, *func.args.kwonlyargs, *func.args.posonlyargs]}
+    names = params(func)
     for node in ast.walk(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names
-
-
-def _is_test(path: str) -> bool:
-    """Whether `path` is a test file (its slips are the tests', not the code's)."""
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 def _shares(said: frozenset[str], context: frozenset[str]) -> bool:
