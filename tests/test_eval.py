@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import trio
 
+from ops.eval.eighth_tasks import HELD_OUT_8, NEAR_MISSES_8, SOLVED_HELD_OUT_8, WORDS_8
 from ops.eval.fifth_tasks import HELD_OUT_5, NEAR_MISSES_5, SOLVED_HELD_OUT_5, WORDS_5
 from ops.eval.fourth_tasks import HELD_OUT_4, NEAR_MISSES_4, SOLVED_HELD_OUT_4, WORDS_4
 from ops.eval.fresh_tasks import HELD_OUT_2, NEAR_MISSES_2, SOLVED_HELD_OUT_2, WORDS_2
@@ -96,6 +97,8 @@ SOLVED: dict[str, tuple[Any, str]] = {
     **SOLVED_HELD_OUT_6,
     # and the seventh's (seventh_tasks.py)
     **SOLVED_HELD_OUT_7,
+    # and the eighth's (eighth_tasks.py)
+    **SOLVED_HELD_OUT_8,
 }
 
 
@@ -107,7 +110,7 @@ def _fixture(tmp_path: Path, task: Task) -> Path:
 
 
 def test_tasks_cover_issue_19s_jobs_and_more():
-    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 80
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 90
     firsts = {t.name: t.prompt for t in TASKS[:5]}
     assert firsts == {
         "create_hello": "Create a file hello.txt containing hi",
@@ -129,7 +132,8 @@ def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
     names = [t.name for t in ALL]
     assert len(set(names)) == len(names)
     prompts = {t.prompt for t in TASKS}
-    later = DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
+    later = (DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
+             + HELD_OUT_8)
     assert not any(t.prompt in prompts for t in later)
     sources = _product_sources()
     for task in later:
@@ -160,13 +164,15 @@ def _text_of(tasks: tuple[Task, ...]) -> str:
     (HELD_OUT_5, WORDS_5, TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4),
     (HELD_OUT_6, WORDS_6, TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5),
     (HELD_OUT_7, WORDS_7, TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh"])
+    (HELD_OUT_8, WORDS_8,
+     TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"])
 def test_a_later_set_shares_no_word_with_the_others_or_the_product(tasks, words, others):
-    """fresh_tasks.py, third_tasks.py, fourth_tasks.py, fifth_tasks.py, sixth_tasks.py and
-    seventh_tasks.py: ten more jobs each, written when the sets before had become known. No
-    file name, prompt or word of theirs is in another job, of the sets before or of their
-    own (so they measure something the others do not), nor in the product's sources (so no
-    rule was written for them); each job lists its words."""
+    """fresh_tasks.py, third_tasks.py, fourth_tasks.py, fifth_tasks.py, sixth_tasks.py,
+    seventh_tasks.py and eighth_tasks.py: ten more jobs each, written when the sets before had
+    become known. No file name, prompt or word of theirs is in another job, of the sets
+    before or of their own (so they measure something the others do not), nor in the
+    product's sources (so no rule was written for them); each job lists its words."""
     assert len(tasks) == 10 and set(words) == {t.name for t in tasks}
     assert not {t.prompt for t in tasks} & {t.prompt for t in others}
     their_files = {Path(rel).name for t in others for rel in t.files} - {"__init__.py"}
@@ -222,7 +228,8 @@ def test_checkers_refuse_near_misses(tmp_path):
 @pytest.mark.parametrize(("tasks", "near"), [
     (HELD_OUT_2, NEAR_MISSES_2), (HELD_OUT_3, NEAR_MISSES_3), (HELD_OUT_4, NEAR_MISSES_4),
     (HELD_OUT_5, NEAR_MISSES_5), (HELD_OUT_6, NEAR_MISSES_6), (HELD_OUT_7, NEAR_MISSES_7),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh"])
+    (HELD_OUT_8, NEAR_MISSES_8),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"])
 def test_later_sets_checkers_refuse_near_misses(tmp_path, tasks, near):
     assert len(near) >= 3
     for n, (name, change, answer) in enumerate(near):

@@ -8,9 +8,10 @@ the other sets have none of.
 
 HELD_OUT_6 became known as leading was developed beside it; these were written blind, by
 a helper who read no product code and reported none of their words, as the clean
-measure, so a change to the leading can again be measured on jobs nobody has looked at
-while writing it. They are only run to report (`ops/eval/run.py --set held_out_7`), never
-developed against. Nothing in the product names a job, a file or a word of theirs
+measure. They were only run to report (`ops/eval/run.py --set held_out_7`) until they
+became known as leading was developed beside them, and eighth_tasks.py was written blind
+as the clean held-out set in their place: from then on they are a development set like
+sixth_tasks.py's. Nothing in the product names a job, a file or a word of theirs
 (tests/test_eval.py checks the product's sources against WORDS_7 and the fixtures' file
 names).
 """
