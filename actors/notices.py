@@ -267,6 +267,10 @@ BREAKS_FILE_REFUSED = (
     "Not changed: with this edit {path} would no longer parse (line {line}: {error}); it parses now. "
     "Give new_text as the whole of old_text with only the asked change made."
 )
+UNDEFINES_NAME_REFUSED = (
+    "Not changed: with this edit line {line} of {path} would use {name}, which nothing in the file would define "
+    "(it runs without that error now). Keep what the file defines, and change only what was asked."
+)
 # Told to the model only, on the first line of a result the person reads without it.
 MODEL_ONLY = frozenset({"mode_switched"})
 
@@ -362,6 +366,8 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
     (ODD_NAME_REFUSED, "Not run: the agent was making a file named {path}, which you did not ask for.", "rule"),
     (BREAKS_FILE_REFUSED, "Not run: the edit would have broken {path} (line {line}: {error}), which parses now.",
      "rule"),
+    (UNDEFINES_NAME_REFUSED, "Not run: the edit would have left {path} using {name} (line {line}), which nothing "
+                             "in it would define.", "rule"),
     (NOBODY_TO_ANSWER, "Nobody was at the screen to answer, so the agent chose itself.", None),
     # A file that kept changing may carry the tool's own words after it (the model's).
     (FILE_KEEPS_CHANGING + "{more}", "The file kept changing while this card waited, so nothing was written.",

@@ -40,6 +40,56 @@ def test_only_an_edit_that_breaks_a_file_that_parses_is_refused():
                                              "string literal (detected at line 1)), which parses now.")
 
 
+TABLE = ("RATES = {'tea': 1.5, 'cake': 2.25}\n\n\n"
+         "def cost(item, n):\n    return RATES[item] * n\n")
+
+
+def test_an_edit_that_leaves_a_name_undefined_is_refused_whichever_way():
+    """A definition written over while still used, an import changed while the old name
+    stays in use, a new name nothing binds: each refused, with the line that would fail.
+    A name undefined already, one the edit binds, a star import, other kinds: let through."""
+    over = guards.break_refused("shop.py", TABLE, TABLE.replace("RATES = {'tea': 1.5, 'cake': 2.25}", "TOTAL = 2.2"))
+    assert over == notices.UNDEFINES_NAME_REFUSED.format(path="shop.py", name="RATES", line=5)
+    assert notices.card_end(over) == ("rule", "Not run: the edit would have left shop.py using RATES (line 5), "
+                                              "which nothing in it would define.")
+    code = "import os.path\n\nprint(os.path.join('a', 'b'))\n"
+    why = guards.break_refused("join.py", code, code.replace("import os.path", "import posixpath"))
+    assert why is not None and "would use os," in why
+    used = guards.break_refused("shop.py", TABLE, TABLE.replace("* n", "* n * markup"))
+    assert used is not None and "line 5 of shop.py would use markup" in used
+    # let through
+    assert guards.break_refused("shop.py", TABLE, TABLE.replace("1.5", "1.75")) is None
+    assert guards.break_refused("shop.py", TABLE, TABLE.replace("* n", "* n * markup").replace(
+        "RATES = {", "markup = 1.1\nRATES = {")) is None  # bound by the same edit
+    broken = TABLE.replace("RATES[item]", "PRICE[item]")  # undefined already: the file's own
+    assert guards.break_refused("shop.py", broken, broken.replace("* n", "* n + 1")) is None
+    star = "from tables import *\n\nprint(RATES)\n"
+    assert guards.break_refused("s.py", star, star.replace("RATES", "OTHER")) is None
+    assert guards.break_refused("notes.txt", "RATES\n", "OTHER\n") is None
+    scoped = "def f(rows):\n    return [r for r in rows if r]\n\n\nclass A:\n    def g(self):\n        return f([])\n"
+    assert guards.break_refused("s.py", scoped, scoped.replace("if r]", "if r and len(rows)]")) is None
+
+
+async def test_a_small_models_edit_that_undefines_a_name_is_refused_and_the_file_kept(real_tools, tmp_path):
+    """Asked for two decimals, SmolLM2 wrote the price table over as one number of
+    another name: refused, the file as it was, and the right edit then runs."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"shop.py": TABLE})
+    d.backend.push(call("edit_file", path="shop.py",
+                        edits=[{"old_text": "RATES = {'tea': 1.5, 'cake': 2.25}", "new_text": "TOTAL = 2.2"}]),
+                   call("edit_file", path="shop.py",
+                        edits=[{"old_text": "return RATES[item] * n", "new_text": "return round(RATES[item] * n, 2)"}]),
+                   {"text": "cost rounds to two decimals in shop.py now."})
+    await conv.send_message("costs in shop.py come out like 4.500000001, round them to 2 decimals")
+    await wait_state(conv, "idle", "error")
+    assert [(c.tool, c.state) for c in cards(conv)] == [("edit_file", "error"), ("edit_file", "done")]
+    assert cards(conv)[0].result.startswith("Not changed: with this edit line 5 of shop.py would use RATES")
+    assert cards(conv)[0].person_text.startswith("Not run: the edit would have left shop.py using RATES (line 5)")
+    assert (folder / "shop.py").read_text() == TABLE.replace("return RATES[item] * n",
+                                                             "return round(RATES[item] * n, 2)")
+    assert conv.info.end_reason == "answered"
+
+
 async def test_a_small_models_edit_that_breaks_a_file_is_refused_and_the_next_runs(real_tools, tmp_path):
     """Given the line to change, SmolLM2 wrote its new text with a quote short: refused,
     the file stays as it was, the tool stays open, and the right edit then runs."""

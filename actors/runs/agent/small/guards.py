@@ -21,6 +21,7 @@ import attrs
 
 from actors import notices
 from actors.runs.agent.small.echo import echoed
+from actors.runs.agent.small.names_of import unbound_names
 from actors.runs.agent.small.steps import EDIT_TOOL, WRITE_TOOL, file_name, target_values
 
 # ---- a file the person's, not written over ----
@@ -192,12 +193,38 @@ def break_refused(path: str, before: str, after: str) -> str | None:
     not with the edit (`after`). Given the line to change, SmolLM2 wrote its new text
     without the line's start, or with a `}` after it, and answered that it was done. None
     when it may (a file of a kind not read, one that does not parse now, or the edit
-    keeps it parsing)."""
-    error = parse_error(path, after)
-    if error is None or parse_error(path, before) is not None:
+    keeps it parsing). A Python file that would use a name nothing binds, where it does
+    not now (`newly_unbound`), is refused too."""
+    if parse_error(path, before) is not None:
         return None
-    line, words = error
-    return notices.BREAKS_FILE_REFUSED.format(path=path, line=line, error=words)
+    error = parse_error(path, after)
+    if error is not None:
+        line, words = error
+        return notices.BREAKS_FILE_REFUSED.format(path=path, line=line, error=words)
+    undefined = newly_unbound(path, before, after)
+    if undefined is None:
+        return None
+    name, line = undefined
+    return notices.UNDEFINES_NAME_REFUSED.format(path=path, name=name, line=line)
+
+
+def newly_unbound(path: str, before: str, after: str) -> tuple[str, int] | None:
+    """The first name (and its line) that the Python file `path` would use with nothing
+    binding it, as `after`, where `before` (which parses) binds or does not use it. Asked
+    to print prices with two decimals, SmolLM2 wrote the price table's line over as one
+    number of another name, leaving the function that reads the table a NameError; asked
+    to rename a package, it changed an import's name and left the old one in use. None
+    for a file of another kind, or where no name is newly left unbound."""
+    if posixpath.splitext(path)[1].lower() not in (".py", ".pyi"):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            was, now = unbound_names(ast.parse(before)), unbound_names(ast.parse(after))
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+    new = sorted((line, name) for name, line in now.items() if name not in was)
+    return (new[0][1], new[0][0]) if new else None
 
 
 # ---- a file the person named, kept ----

@@ -15,7 +15,6 @@ other's), is left alone: what it binds cannot all be read here.
 from __future__ import annotations
 
 import ast
-import builtins
 import difflib
 import re
 import sys
@@ -23,12 +22,11 @@ from collections.abc import Iterator
 
 import attrs
 
+from actors.runs.agent.small.names_of import BUILTINS, bound_names, star_imported
 from actors.runs.agent.small.slip_base import is_docstring
 
 # How near a name must be to the one meant (difflib's ratio).
 NEAR = 0.75
-_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__", "__package__",
-                                        "__builtins__", "__loader__", "__annotations__", "__dict__"}
 
 
 @attrs.frozen
@@ -49,9 +47,9 @@ class NameSlip:
 
 def name_slips(tree: ast.Module, text: str) -> list[NameSlip]:
     """The name slips of the module `tree` (its `text`)."""
-    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
+    if star_imported(tree):
         return []
-    bound = _bound(tree)
+    bound = bound_names(tree)
     lines = text.splitlines()
     out: list[NameSlip] = []
     missing: dict[str, int] = {}
@@ -86,7 +84,7 @@ def _unbound(node: ast.Name, cls: ast.ClassDef | None, func: ast.FunctionDef | a
     if cls is not None and func is not None and _self(func) and node.id in _kept_on_self(cls, _self(func)):
         return NameSlip(node.lineno, f"{node.id} used without {_self(func)}.", node.col_offset, node.id,
                         f"{_self(func)}.{node.id}", names=(node.id, cls.name), func=fname)
-    near = difflib.get_close_matches(node.id, sorted(bound - _BUILTINS), n=2, cutoff=NEAR)
+    near = difflib.get_close_matches(node.id, sorted(bound - BUILTINS), n=2, cutoff=NEAR)
     if len(near) != 1 or node.id in sys.stdlib_module_names or _times(node.id, lines) != 1:
         return None  # (a name written more than once is meant: it is bound where this cannot see)
     return NameSlip(node.lineno, f"{node.id} is no name of the code ({near[0]} is)", node.col_offset,
@@ -114,28 +112,6 @@ def _attribute(node: ast.Attribute, cls: ast.ClassDef, func: ast.FunctionDef | a
         return None  # (a name written more than once is meant: a class made from this one may set it)
     return NameSlip(node.lineno, f"{old} is no name of the class ({me}.{near[0]} is)", node.col_offset,
                     old, f"{me}.{near[0]}", names=(node.attr, near[0], cls.name), func=func.name)
-
-
-def _bound(tree: ast.Module) -> set[str]:
-    """Every name the module binds anywhere (assigned, defined, imported, a parameter, a
-    loop's, a handler's), and the built-in ones."""
-    names = set(_BUILTINS)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            names.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            names.update(node.names)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-            names.add(node.name)
-    return names
 
 
 def _scoped(node: ast.AST, cls: ast.ClassDef | None, func: ast.FunctionDef | ast.AsyncFunctionDef | None
