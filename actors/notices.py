@@ -305,6 +305,10 @@ ANSWER_UNFOUND = (
 )
 ANSWER_NOT_MADE = "The answer came while {file} was still not there, so the agent was sent back to make it."
 ANSWER_NO_NUMBER = "The answer gave no number to a question of how many, so the agent was sent back to count."
+ANSWER_PARROTED = (
+    "The answer only repeated what a tool printed, and nothing was changed, so the agent was sent back to make the "
+    "change."
+)
 CONTINUING_CUT = "The answer was cut off at the token limit; the agent goes on from where it stopped."
 # A led model's answer at fault after the job's whole command did the job: what the command did is shown.
 JOB_DONE = "Done: the command above did it and finished without an error."

@@ -517,6 +517,47 @@ def test_what_the_person_reads_names_the_claim_in_its_own_sentence():
     assert small_steps.find_fault("PORT is now 9090.", exists=there, changed=True) is None
 
 
+def test_an_answer_to_a_change_that_only_repeats_the_tools_is_at_fault_when_nothing_changed():
+    """Asked for a change when none ran, an answer with no word of its own (a search's
+    line, a command's error) is at fault; one with words of its own, one after a change,
+    an answer to a question, or a request that is no change, is not."""
+    there = {"notes/a.txt"}.__contains__
+    grep = "notes/a.txt:1:Sunday 10:00 full\n\n---\nTotal matches: 1\n"
+    fault = small_steps.find_fault("notes/a.txt:1:Sunday 10:00 full", exists=there, changed=False,
+                                   asked="make these unix line endings", change_asked=True, printed=grep)
+    assert fault == small_steps.Fault(parroted="notes/a.txt:1:Sunday 10:00 full")
+    error = "git: 'status.x-1.2' is not a git command. See 'git --help'.\n\n[exit code: 1]"
+    assert small_steps.find_fault("git: x-1.2 is not a git command", exists=there, changed=False,
+                                  change_asked=True, printed=error) is not None
+    for text, changed, change_asked in (("notes/a.txt:1:Sunday 10:00 full", True, True),
+                                        ("notes/a.txt:1:Sunday 10:00 full", False, False),
+                                        ("notes/a.txt has nothing to convert: it ends lines with LF", False, True),
+                                        ("", False, True)):
+        assert small_steps.find_fault(text, exists=there, changed=changed, change_asked=change_asked,
+                                      printed=grep) is None, text
+    told = small_steps.answer_fault("notes/a.txt", exists=there, changed=False, change_asked=True, printed=grep)
+    assert told == small_steps.PARROTED
+    assert small_steps.fault_for_person(told) == notices.ANSWER_PARROTED
+    assert small_steps.could_not(fault).startswith("The model could not do this: it changed nothing, and its answer "
+                                                  "only repeated what a tool printed (\u201cnotes/a.txt:1:Sunday")
+
+
+async def test_an_answer_that_only_repeats_a_search_is_sent_back_to_change_then_could_not(real_tools, tmp_path):
+    """Asked to change a file, the model searched and answered with the search's line:
+    sent back to make the change; the same again, and the person reads that the model
+    could not do it (not the search's line as the answer)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    d.backend.push(call("grep_search", pattern="PORT"), {"text": "config.py:1:PORT = 8080"},
+                   call("read_file", path="config.py"), {"text": "config.py:1:PORT = 8080"})
+    await conv.send_message("change PORT to 9090")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "could_not" and (folder / "config.py").read_text() == "PORT = 8080\n"
+    sent = [i for i in conv.items if i.kind == "notice" and i.for_model]
+    assert sent and sent[0].text == small_steps.PARROTED
+    assert conv.items[-1].text == small_steps.could_not(small_steps.Fault(parroted="config.py:1:PORT = 8080"))
+
+
 def test_the_examples_keep_their_order_for_the_whole_conversation():
     """Ordered by the first request, so a later message does not move them (the prompt's
     cached prefix would end at the system message)."""

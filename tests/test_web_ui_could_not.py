@@ -185,3 +185,42 @@ def test_a_job_its_command_did_shows_what_the_command_did_not_that_the_model_cou
             assert "The model could not do this" not in page.locator("body").inner_text()
             assert "settings.py" not in answer.inner_text()
             watch.check()
+
+
+PARROTED = {
+    "n_params": LED_PARAMS,
+    "rounds": [
+        # An edit that would leave config.py using a name nothing defines (refused), a
+        # search, then the search's line as the answer, twice: nothing changed.
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "config.py", "edits": [{"old_text": "PORT = 8080", "new_text": "PORT = port or 9090"}]}}]},
+        {"tool_calls": [{"name": "grep_search", "arguments": {"pattern": "PORT"}}]},
+        {"text": "config.py:1:PORT = 8080"},
+        {"text": "config.py:1:PORT = 8080"},
+    ],
+}
+
+
+def test_an_answer_that_only_repeats_a_search_after_a_refused_edit_is_not_the_answer(tmp_path):
+    """Asked for a change, the model's edit would have left a name undefined (refused:
+    its card says why), and its answer only repeated the search's line, twice: the person
+    reads that the model changed nothing and could not do it, the file as it was."""
+    with led_conversation(tmp_path, PARROTED, "change PORT to 9090") as (folder, d, c, cid):
+        conv = c.get(f"/api/conversations/{cid}").json()
+        assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
+        assert (folder / "config.py").read_text() == "PORT = 8080\n"
+        with chromium() as browser:
+            page = browser.new_context(viewport=DESKTOP).new_page()
+            watch = PageWatch(page, {urlsplit(d.url).netloc})
+            page.goto(f"{d.url}/#/c/{cid}")
+            end = page.locator(".run-end").filter(has_text="The model could not do this")
+            end.wait_for()
+            assert "it changed nothing, and its answer only repeated what a tool printed" in end.inner_text()
+            assert page.get_by_role("article", name="Answer").count() == 0
+            assert page.get_by_role("note").filter(has_text="only repeated what a tool printed").first.is_visible()
+            card = page.locator("article").filter(has_text="Edit config.py")
+            card.get_by_text("Why", exact=True).click()
+            card.get_by_text("Not run: the edit would have left config.py using port (line 1), which nothing in "
+                             "it would define.").wait_for()
+            assert "Your answer" not in page.locator("body").inner_text()
+            watch.check()

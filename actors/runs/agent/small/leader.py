@@ -202,6 +202,7 @@ class Leader:
         self._changes = 0  # rounds of this run that changed something
         self._new: list[str] | None = None  # the files the request names that were not there at first
         self._finding = False  # this round searches for the place of a change (no file to edit yet)
+        self._change_asked = False  # the request asks for a change (its nearest example's first call makes one)
         self._asking = False  # this round searches for what a question asks about
         self._to_read: list[str] = []  # the files the next round reads (what the question's search found)
         self._found_place = False  # the last round's search found it: the change round edits its lines
@@ -358,6 +359,7 @@ class Leader:
         tool = example.calls[0][0]
         ruled_out = {name for name, args in avoid if args is None}
         where = steps.where_question(self._rec.asked())  # a question, whatever example is nearest
+        self._change_asked = tool in (steps.EDIT_TOOL, steps.WRITE_TOOL) and not where
         if tool == steps.EDIT_TOOL and (nothing_to_edit or where):
             tool = SEARCH_TOOL
         first = tool if tool in names and tool in offered and tool not in ruled_out else None
@@ -466,7 +468,8 @@ class Leader:
         # whole command ran: the answer again (sent back so, SmolLM2 ran another command,
         # which wrote a file nobody asked for).
         done = self._programs is not None and self._rec.ran(self._programs.job_commands)
-        self._step = "change" if fault == steps.CLAIMED_CHANGE or fault.startswith(steps.NOT_MADE_PREFIX) else \
+        self._step = "change" if fault in (steps.CLAIMED_CHANGE, steps.PARROTED) \
+            or fault.startswith(steps.NOT_MADE_PREFIX) else \
             "answer" if done else "any"
         self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
         return True
@@ -499,10 +502,11 @@ class Leader:
         rec, new = self._rec, self._new or []
         asked, found, said, refusals, ours, exists = (rec.asked(), rec.found(), rec.said(), rec.refusals(), rec.ours(),
                                                       rec.known_in(ws))
+        printed = "\n".join(i.result or "" for i in rec.run_items() if i.kind == "tool")
         return await trio.to_thread.run_sync(lambda: judge(
             text, exists=exists, changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
-            new=new, ours=ours))
+            new=new, ours=ours, change_asked=self._change_asked, printed=printed))
 
     async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
         """Why its call may not go on, None when it may: a write over a file of the

@@ -414,7 +414,8 @@ class Fault:
     or `copied` words it repeats from the worked examples or a refusal, or `nofile`
     when it names no file at all though asked where something is, or `nonumber` when
     it gives no number though asked how many, or `notmade` a new file the request
-    names that is still not there."""
+    names that is still not there, or `parroted` an answer to a request for a change
+    when none ran that says only what the tools printed."""
 
     file: str | None = None
     claim: str | None = None
@@ -423,6 +424,7 @@ class Fault:
     nofile: bool = False
     nonumber: bool = False
     notmade: str | None = None
+    parroted: str | None = None
 
 
 # How much of a claimed change the person is shown (`could_not`).
@@ -433,7 +435,8 @@ REFUSAL_CHARS = 24
 
 def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
-               refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = ()) -> Fault | None:
+               refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = (),
+               change_asked: bool = False, printed: str = "") -> Fault | None:
     """What a small model's answer says that the run's record contradicts, None when
     nothing does. From the evaluation: a file the workspace does not have (asked which
     file defines greet, SmolLM2 searched for the example's `def total`, found nothing
@@ -445,7 +448,11 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     repeated as the answer, or mostly the words of one of the daemon's notes (`ours`,
     `echoed`); a new file the request names (`new`) still not there when the answer
     comes; no file at all when asked where something is, or which
-    file has it (`asks_where`). A change is not looked for in the answer to a question
+    file has it (`asks_where`); asked for a change (`change_asked`) when none ran, an
+    answer with no word of its own, every one from what the run's tools printed
+    (`printed`): asked to convert files' line endings, SmolLM2 searched, read one and
+    answered with the search's line; asked for a .gitignore, it ran `git status` and
+    answered with git's error. A change is not looked for in the answer to a question
     (`asked`, the request, ends with a question mark): asked which file defines greet,
     SmolLM2 answered "This function has been added to the lib.py module", right but
     for its verb, and sent back to make the change it claimed, wrote a file of nonsense."""
@@ -463,6 +470,8 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
         return Fault(copied=repeated)
     if _HOW_MANY.search(asked) and not _NUMBER.search(text):
         return Fault(nonumber=True)
+    if change_asked and not changed and parrots(text, printed):
+        return Fault(parroted=_shown(" ".join(text.split())))
     named = {posixpath.normpath(m.group(1)) for m in _PATH.finditer(text)}
     if found:
         names = {posixpath.basename(f) for f in found}
@@ -476,8 +485,22 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     # The claim's sentence, as the person is shown it.
     start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, claimed.start())), default=0)
     end = _SENTENCE_END.search(text, claimed.end())
-    claim = " ".join(text[start:end.start() if end else len(text)].split())
-    return Fault(claim=claim if len(claim) <= CLAIM_CHARS else claim[:CLAIM_CHARS - 1] + "…")
+    return Fault(claim=_shown(" ".join(text[start:end.start() if end else len(text)].split())))
+
+
+def _shown(text: str) -> str:
+    """`text` as the person is shown it in a could-not: CLAIM_CHARS at most."""
+    return text if len(text) <= CLAIM_CHARS else text[:CLAIM_CHARS - 1] + "…"
+
+
+_WORD = re.compile(r"\w+")
+
+
+def parrots(text: str, printed: str) -> bool:
+    """Whether the answer `text` has words, and no word of its own: every one is a word
+    of `printed`, what the run's tools printed (case aside)."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    return bool(words) and words <= {w.lower() for w in _WORD.findall(printed)}
 
 
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
@@ -490,13 +513,16 @@ FOUND_SHOWN = 5
 
 def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                  found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
-                 refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = ()) -> str | None:
+                 refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = (),
+                 change_asked: bool = False, printed: str = "") -> str | None:
     """What the model is told of its answer's fault (`find_fault`), a notice it reads so
     it can look again; None when nothing is at fault."""
     fault = find_fault(text, exists=exists, changed=changed, asked=asked, found=found, copied=copied,
-                       refusals=refusals, new=new, ours=ours)
+                       refusals=refusals, new=new, ours=ours, change_asked=change_asked, printed=printed)
     if fault is None:
         return None
+    if fault.parroted is not None:
+        return PARROTED
     if fault.file is not None:
         return (f"Your answer names {fault.file}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
@@ -537,12 +563,16 @@ def fault_for_person(told: str) -> str:
         return notices.ANSWER_UNFOUND
     if told == NO_NUMBER:
         return notices.ANSWER_NO_NUMBER
+    if told == PARROTED:
+        return notices.ANSWER_PARROTED
     if told.startswith(NOT_MADE_PREFIX):
         return notices.ANSWER_NOT_MADE.format(file=told.removeprefix(NOT_MADE_PREFIX).split(",", 1)[0])
     named = told.removeprefix("Your answer names ").split(", which is not a file", 1)[0]
     return notices.ANSWER_NAMED_MISSING.format(file=named)
 
 
+PARROTED = ("Your answer only repeats what the tools printed, and nothing was changed yet. The person asked for a "
+            "change: make it with a tool (edit_file changes lines of a file), then say what you changed.")
 CLAIMED_CHANGE = ("Your answer says something changed, but no change was made in this run. Make the change with a "
                   "tool (edit_file changes a line of a file), then answer.")
 
@@ -565,6 +595,10 @@ def could_not(fault: Fault) -> str:
     if fault.nonumber:
         return ("The model could not do this: asked how many, its answer gave no number. Try a larger model "
                 "(the models page).")
+    if fault.parroted is not None:
+        return ("The model could not do this: it changed nothing, and its answer only repeated what a tool printed "
+                f"(\u201c{fault.parroted}\u201d). Try a larger model (the models page) or say exactly which file "
+                "to change and how.")
     if fault.unfound:
         return (f"The model could not do this: the search found {', '.join(fault.unfound)}, and its answer named "
                 "none of them. Try a larger model (the models page) or say exactly which file to look in.")
