@@ -17,6 +17,7 @@ from actors.model.backends.repeats import (
     MIN_SPAN,
     RepeatWatch,
     TurnWatch,
+    counting,
     shown_unit,
     smallest_unit,
     span_for,
@@ -78,6 +79,9 @@ def test_the_projects_own_code_and_docs_are_no_loop():
         text = path.read_text(encoding="utf-8", errors="replace")
         found, _ = fed(text, list(range(0, len(text), 3)))
         assert found is None, f"{path} read as a loop of {found!r}"
+        turn = TurnWatch()
+        counted = next((u for n in range(0, len(text), 3) if (u := turn.feed(Piece("text", text[n:n + 3])))), None)
+        assert counted is None, f"{path} read as a count without end ({counted!r})"
 
 
 def test_smallest_unit_and_how_a_notice_shows_one():
@@ -137,3 +141,28 @@ def test_each_call_is_watched_on_its_own() -> None:
     assert watch.feed(Piece("tool_call", "", index=1, call_id="b", name="x")) is None
     assert watch.feed(Piece("tool_call", half, index=1)) is None
     assert watch.feed(Piece("tool_call", half * 2, index=1)) == "ab"
+
+
+@pytest.mark.parametrize("gap", [":", ", ", " ", "\n", "."])
+def test_a_count_without_end_in_an_answer_is_caught_as_a_loop(gap):
+    """SmolLM2 asked in what order stages run wrote "1:1:2:2:3:4:…" to the token limit:
+    not periodic, so caught as a count once MIN_SPAN characters of it stand."""
+    numbers = [1, 1, 2, 2, *range(3, 40), *range(41, 400, 2)]
+    text = "The order is " + gap.join(map(str, numbers))
+    watch = TurnWatch()
+    found = next((n, u) for n, ch in enumerate(text) if (u := watch.feed(Piece("text", ch))))
+    assert found[0] < len("The order is ") + MIN_SPAN + 20 and found[1].endswith(gap) and found[1].count(gap) == 3
+    # In a call's arguments it is content (a file of numbers may be asked for).
+    call = TurnWatch(CLOSE)
+    assert all(call.feed(Piece("tool_call", ch, index=0)) is None for ch in gap.join(map(str, range(1, 200))))
+
+
+def test_numbers_people_read_are_no_count_without_end():
+    table = "\n".join(f"| {n} | {n * 37 % 101} | {n * n} |" for n in range(1, 40))
+    shuffled = ", ".join(str(n * 7919 % 1000) for n in range(1, 120))
+    falling = ":".join(str(n) for n in range(300, 0, -1))
+    mixed = "".join(f"{n}{':' if n % 2 else ', '}" for n in range(1, 150))
+    short = "lines " + ", ".join(str(n) for n in range(1, 20))
+    same = ":".join(["7"] * 200)  # a loop, but RepeatWatch's to see, not a count
+    for text in (table, shuffled, falling, mixed, short, same):
+        assert counting(text) is None, text[:60]

@@ -24,6 +24,8 @@ text), so another model's repeated content is written whole.
 
 from __future__ import annotations
 
+import re
+
 import attrs
 
 from actors.model.turns import Piece
@@ -115,7 +117,7 @@ class TurnWatch:
 
     def feed(self, piece: Piece) -> str | None:
         if piece.kind in ("text", "reasoning"):
-            return self._answer.feed(piece.text)
+            return self._answer.feed(piece.text) or (counting(self._answer.tail) if piece.text else None)
         if piece.kind != "tool_call":
             return None
         if self._call is None or piece.index != self._index or piece.call_id is not None:
@@ -136,3 +138,29 @@ def shown_unit(unit: str) -> str:
     """The unit as a notice quotes it: its whitespace visible, a long one cut."""
     text = unit.replace("\n", "\\n").replace("\t", "\\t")
     return text if text.strip() else repr(unit)
+
+
+# A count no answer asks for: this many numbers in a row at least, never falling, with
+# the same few characters between each two and nothing else, over MIN_SPAN characters.
+COUNT_NUMBERS = 24
+_PARTS = re.compile(r"\d+|\D+")
+
+
+def counting(tail: str) -> str | None:
+    """The last numbers of `tail` as a notice quotes a loop ("270:272:274:"), when its
+    last MIN_SPAN characters are a count that goes on without end (SmolLM2, asked in
+    what order a program's stages run, wrote "1:1:2:2:3:4:5:6:…" to the token limit);
+    None otherwise. Not periodic, so RepeatWatch does not see it."""
+    if len(tail) < MIN_SPAN or not any(c.isdigit() for c in tail[-4:]):
+        return None
+    parts = _PARTS.findall(tail[-MIN_SPAN:])[1:]  # the first may be cut
+    if parts and parts[-1].isdigit():
+        parts.pop()  # the number being written may not be whole yet
+    numbers = [int(p) for p in parts if p.isdigit()]
+    gaps = {p for p in parts if not p.isdigit()}
+    if len(numbers) < COUNT_NUMBERS or len(gaps) != 1 or len(next(iter(gaps))) > 3 or numbers[-1] <= numbers[0]:
+        return None
+    if any(b < a for a, b in zip(numbers, numbers[1:], strict=False)):
+        return None
+    gap = next(iter(gaps))
+    return gap.join(str(n) for n in numbers[-3:]) + gap
