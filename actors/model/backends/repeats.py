@@ -117,7 +117,8 @@ class TurnWatch:
 
     def feed(self, piece: Piece) -> str | None:
         if piece.kind in ("text", "reasoning"):
-            return self._answer.feed(piece.text) or (counting(self._answer.tail) if piece.text else None)
+            unit = self._answer.feed(piece.text)
+            return unit if unit is not None or not piece.text else counting(self._answer.tail)
         if piece.kind != "tool_call":
             return None
         if self._call is None or piece.index != self._index or piece.call_id is not None:
@@ -153,7 +154,7 @@ def counting(tail: str) -> str | None:
     None otherwise. Not periodic, so RepeatWatch does not see it."""
     if len(tail) < MIN_SPAN or not any(c.isdigit() for c in tail[-4:]):
         return None
-    parts = _PARTS.findall(tail[-MIN_SPAN:])[1:]  # the first may be cut
+    parts: list[str] = _PARTS.findall(tail[-MIN_SPAN:])[1:]  # the first may be cut
     if parts and parts[-1].isdigit():
         parts.pop()  # the number being written may not be whole yet
     numbers = [int(p) for p in parts if p.isdigit()]
