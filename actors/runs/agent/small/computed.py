@@ -20,6 +20,7 @@ from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, 
 from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.fstrings import fstring_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
+from actors.runs.agent.small.install_commands import install_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.markdown_commands import contents_commands
 from actors.runs.agent.small.move_code import move_commands
@@ -51,6 +52,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     (dead_code); to sort the other way or show times on the other clock (code_fixes); to
     move a function into a new file (move_code); to list a script's command-line options
     (cli_flags); to give a Markdown file a table of contents (markdown_commands); to
+    say what to pip install, or write a requirements file (install_commands); to
     mend a classic slip of code reported as a bug (slips: the others, which say how, win
     over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
@@ -70,6 +72,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
         return children_in(ws, rel)
 
     return (slip_commands(asked, texts, named)  # first: any other that says how wins over it
+            | install_commands(asked, texts, is_file)
             | text_commands(asked, read)
             | occurrence_commands(asked, is_file, is_dir, list(dict.fromkeys(KIND.findall(asked))), folders,
                                   steps.file_names(asked))

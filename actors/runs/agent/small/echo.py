@@ -43,3 +43,13 @@ def echoed(text: str, ours: Iterable[str]) -> str | None:
         if len(grams & _grams(note)) >= ECHO_SHARE * len(grams):
             return first_sentence(note)
     return None
+
+
+_ANY_WORD = re.compile(r"\w+")
+
+
+def parrots(text: str, printed: str) -> bool:
+    """Whether the answer `text` has words, and no word of its own: every one is a word
+    of `printed`, what the run's tools printed (case aside)."""
+    words = {w.lower() for w in _ANY_WORD.findall(text)}
+    return bool(words) and words <= {w.lower() for w in _ANY_WORD.findall(printed)}

@@ -58,7 +58,7 @@ from actors.runs.agent.run_tools import goals, helpers, plans
 from actors.runs.agent.run_tools import todos_and_questions as todos
 from actors.runs.agent.small import set_values
 from actors.runs.agent.small.echo import SENTENCE_END as _SENTENCE_END
-from actors.runs.agent.small.echo import echoed, first_sentence
+from actors.runs.agent.small.echo import echoed, first_sentence, parrots
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 
 Step = Literal["any", "answer", "change"]
@@ -492,15 +492,6 @@ def _shown(text: str) -> str:
     """`text` as the person is shown it in a could-not: CLAIM_CHARS at most."""
     return text if len(text) <= CLAIM_CHARS else text[:CLAIM_CHARS - 1] + "…"
 
-
-_WORD = re.compile(r"\w+")
-
-
-def parrots(text: str, printed: str) -> bool:
-    """Whether the answer `text` has words, and no word of its own: every one is a word
-    of `printed`, what the run's tools printed (case aside)."""
-    words = {w.lower() for w in _WORD.findall(text)}
-    return bool(words) and words <= {w.lower() for w in _WORD.findall(printed)}
 
 
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
