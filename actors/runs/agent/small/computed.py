@@ -16,6 +16,7 @@ from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.config_lookup import config_commands
 from actors.runs.agent.small.dead_code import dead_commands
+from actors.runs.agent.small.ending_commands import ending_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.fstrings import fstring_commands
@@ -53,8 +54,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     move a function into a new file (move_code); to list a script's command-line options
     (cli_flags); to give a Markdown file a table of contents (markdown_commands); to
     say what to pip install, or write a requirements file (install_commands); to
-    mend a classic slip of code reported as a bug (slips: the others, which say how, win
-    over it). Blocking: call it in a thread."""
+    change files' line endings (ending_commands); to mend a classic slip of code
+    reported as a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
     folders = named_folders(asked)
@@ -93,7 +94,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | fix_commands(asked, texts, named)
             | move_commands(asked, read, lambda n: exists_in(ws, n))
             | flag_commands(asked, read, texts)
-            | contents_commands(asked, read))
+            | contents_commands(asked, read)
+            | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)]))
 
 
 def _once(read: Callable[[], list[tuple[str, str]]]) -> Callable[[], list[tuple[str, str]]]:
