@@ -51,8 +51,14 @@ def test_a_scripts_run_goes_under_a_main_guard_once(tmp_path):
     whole = lambda ask: for_request(ask, tmp_path).whole  # noqa: E731
     (command,) = whole("add a main guard to loom.py")["sed"]
     for ask in ("wrap the script part of loom.py in if __name__ == '__main__'",
-                "make it so importing loom.py doesn't run anything, only run it when it's run directly"):
+                "make it so importing loom.py doesn't run anything, only run it when it's run directly",
+                "importing anything from loom.py runs its whole demo. make it only do that when loom.py itself is run",
+                "loom.py prints stuff on import, stop that", "only do the weaving in loom.py when it's run as a script",
+                "when imported, loom.py should not print anything"):
         assert whole(ask) == {"sed": [command]}, ask
+    for no in ("only print wide in loom.py when n is over 3", "run loom.py and tell me what it prints",
+               "what does loom.py import?"):
+        assert "sed" not in whole(no), no
     _run(tmp_path, command)
     text = (tmp_path / "loom.py").read_text()
     assert text.endswith('\n\nif __name__ == "__main__":\n    print("start")\n    x = weave(5)\n    print(x)\n')

@@ -32,7 +32,13 @@ _REMOVES = re.compile(r"\b(?:remove|delete|drop|strip|get\s+rid\s+of|take\s+(?:[
 _COMMENTS = re.compile(r"\b(?:comment(?:ed)?\s+(?:out\s+)?|disable|silence|mute)\b", re.IGNORECASE)
 _GUARD = re.compile(r"\bmain\s+guard\b|__name__|\bif\s+name\s*(?:==|is)\s*main\b|"
                     r"\bimport(?:ing|ed)?\s+(?:it|\S+)\s+(?:does(?:n'?t|\s+not)|won'?t|shouldn'?t)\s+run\b|"
-                    r"\bwhen\s+(?:it'?s\s+|it\s+is\s+)?(?:run|executed|started|called)\s+directly\b", re.IGNORECASE)
+                    r"\bwhen\s+(?:it'?s\s+|it\s+is\s+)?(?:run|executed|started|called)\s+directly\b|"
+                    # importing it runs its code; only when it is run itself, on its own, as a script
+                    r"\bimport(?:ing|ed)?\b(?:\s+\S+){0,4}?\s+(?:runs|prints|executes|starts|kicks\s+off|triggers)\b|"
+                    r"\bwhen\s+imported\b|\bon\s+import\b|"
+                    r"\b(?:run|ran|executed|started|launched|invoked)\s+(?:directly|itself|on\s+its\s+own|"
+                    r"as\s+(?:a\s+|the\s+)?(?:script|program|main))\b|\bitself\s+(?:is\s+|gets\s+)?(?:run|executed)\b",
+                    re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # Words of a request about prints that do not pick which ones.
 _PLAIN = frozenset({"the", "all", "and", "out", "print", "prints", "statements", "statement", "calls", "call",
