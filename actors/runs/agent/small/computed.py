@@ -20,6 +20,7 @@ from actors.runs.agent.small.ending_commands import ending_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.fstrings import fstring_commands
+from actors.runs.agent.small.gitignore_commands import gitignore_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.install_commands import install_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
@@ -54,7 +55,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     move a function into a new file (move_code); to list a script's command-line options
     (cli_flags); to give a Markdown file a table of contents (markdown_commands); to
     say what to pip install, or write a requirements file (install_commands); to
-    change files' line endings (ending_commands); to mend a classic slip of code
+    change files' line endings (ending_commands); to have git ignore files
+    (gitignore_commands); to mend a classic slip of code
     reported as a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
@@ -95,7 +97,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | move_commands(asked, read, lambda n: exists_in(ws, n))
             | flag_commands(asked, read, texts)
             | contents_commands(asked, read)
-            | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)]))
+            | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)])
+            | gitignore_commands(asked, read, folders, named))
 
 
 def _once(read: Callable[[], list[tuple[str, str]]]) -> Callable[[], list[tuple[str, str]]]:
