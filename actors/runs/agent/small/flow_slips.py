@@ -119,13 +119,12 @@ def _functions(tree: ast.Module) -> set[str]:
     return {d.name for d in defs} - stored
 
 
-def values_used(texts: Iterable[str]) -> set[str]:
-    """The names of the functions whose calls' values some file uses (not only calls)."""
+def values_used(trees: Iterable[ast.Module | None]) -> set[str]:
+    """The names of the functions whose calls' values some module uses (not only calls);
+    `trees`: the modules' syntax trees (None for one that does not parse)."""
     used: set[str] = set()
-    for text in texts:
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+    for tree in trees:
+        if tree is None:
             continue
         bare = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
         for n in ast.walk(tree):

@@ -86,10 +86,11 @@ def slip_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
     names = set(named)
     files = [(p, t) for p, t in texts() if p.endswith(".py") and PLAIN_PATH.fullmatch(p)
              and not is_test(p)][:SLIP_FILES]
-    used = values_used(t for _, t in files)
-    found = [s for p, t in files if p in names for s in slips_in(p, t, used)]
+    trees = {p: parsed(t) for p, t in files}  # each file parsed once
+    used = values_used(trees.values())
+    found = [s for p, t in files if p in names for s in slips_in(p, t, used, trees[p])]
     if not found:
-        found = [s for p, t in files for s in slips_in(p, t, used)]
+        found = [s for p, t in files for s in slips_in(p, t, used, trees[p])]
         if len([p for p, t in files if t.strip()]) > 1:  # of several modules, the slip the words point at
             said = words(asked) - _PLAIN
             crash = _CRASH.search(asked) is not None and sum(s.crashes for s in found) == 1
@@ -103,12 +104,20 @@ def slip_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
     return {"sed": [f"sed -i {' '.join(slip.edits)} {slip.path} && echo '{told}'"]}
 
 
-def slips_in(path: str, text: str, used: Collection[str] = ()) -> list[Slip]:
-    """The slips of the Python file `path` (its `text`), one each where a line holds two
-    (`used`: the functions whose calls' values the workspace uses)."""
+def parsed(text: str) -> ast.Module | None:
+    """The syntax tree of the Python `text`, None where it does not parse."""
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def slips_in(path: str, text: str, used: Collection[str] = (), tree: ast.Module | None = None) -> list[Slip]:
+    """The slips of the Python file `path` (its `text`, its syntax tree `tree` where it
+    was parsed already), one each where a line holds two (`used`: the functions whose
+    calls' values the workspace uses)."""
+    tree = tree if tree is not None else parsed(text)
+    if tree is None:
         return []
     lines = text.splitlines()
     numbers = _numbers(tree)
