@@ -15,6 +15,7 @@ from actors.runs.agent.small.cli_flags import flag_commands
 from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.config_lookup import config_commands
+from actors.runs.agent.small.cwd_commands import cwd_commands
 from actors.runs.agent.small.dead_code import dead_commands
 from actors.runs.agent.small.ending_commands import ending_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
@@ -56,7 +57,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     (cli_flags); to give a Markdown file a table of contents (markdown_commands); to
     say what to pip install, or write a requirements file (install_commands); to
     change files' line endings (ending_commands); to have git ignore files
-    (gitignore_commands); to mend a classic slip of code
+    (gitignore_commands); to make a script that runs only from its own folder open its
+    files from there (cwd_commands); to mend a classic slip of code
     reported as a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
@@ -97,6 +99,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | move_commands(asked, read, lambda n: exists_in(ws, n))
             | flag_commands(asked, read, texts)
             | contents_commands(asked, read)
+            | cwd_commands(asked, texts, lambda n: exists_in(ws, n))
             | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)])
             | gitignore_commands(asked, read, folders, named))
 

@@ -67,7 +67,7 @@ def name_slips(tree: ast.Module, text: str) -> list[NameSlip]:
                 out.append(slip)
     if len(missing) == 1:
         name, line = next(iter(missing.items()))
-        out.append(NameSlip(_import_line(tree), f"{name} used and never imported", new_line=f"import {name}",
+        out.append(NameSlip(import_line(tree), f"{name} used and never imported", new_line=f"import {name}",
                             names=(name,), func=_func_at(tree, line)))
     return out
 
@@ -153,7 +153,7 @@ def _used_as_module(node: ast.Name, tree: ast.Module) -> bool:
     return any(isinstance(n, ast.Attribute) and n.value is node for n in ast.walk(tree))
 
 
-def _import_line(tree: ast.Module) -> int:
+def import_line(tree: ast.Module) -> int:
     """The line after which an import goes: after the docstring and the imports at the
     top (0: the first line)."""
     after = 0
