@@ -26,6 +26,7 @@ from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.install_commands import install_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.markdown_commands import contents_commands
+from actors.runs.agent.small.module_rename import rename_module_commands
 from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
 from actors.runs.agent.small.replace_commands import replace_commands
@@ -58,7 +59,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     say what to pip install, or write a requirements file (install_commands); to
     change files' line endings (ending_commands); to have git ignore files
     (gitignore_commands); to make a script that runs only from its own folder open its
-    files from there (cwd_commands); to mend a classic slip of code
+    files from there (cwd_commands); to rename a module or package and its imports
+    (module_rename); to mend a classic slip of code
     reported as a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
@@ -100,6 +102,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | flag_commands(asked, read, texts)
             | contents_commands(asked, read)
             | cwd_commands(asked, texts, lambda n: exists_in(ws, n))
+            | rename_module_commands(asked, texts, is_file, is_dir)
             | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)])
             | gitignore_commands(asked, read, folders, named))
 
