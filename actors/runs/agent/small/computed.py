@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from actors.runs.agent.small import steps
+from actors.runs.agent.small.argv_commands import argv_commands
 from actors.runs.agent.small.class_edits import class_commands
 from actors.runs.agent.small.cli_flags import flag_commands
 from actors.runs.agent.small.code_commands import code_commands
@@ -60,7 +61,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     change files' line endings (ending_commands); to have git ignore files
     (gitignore_commands); to make a script that runs only from its own folder open its
     files from there (cwd_commands); to rename a module or package and its imports
-    (module_rename); to mend a classic slip of code
+    (module_rename); to make a script read its file from its command line
+    (argv_commands); to mend a classic slip of code
     reported as a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
@@ -103,6 +105,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | contents_commands(asked, read)
             | cwd_commands(asked, texts, lambda n: exists_in(ws, n))
             | rename_module_commands(asked, texts, is_file, is_dir)
+            | argv_commands(asked, read, is_file)
             | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)])
             | gitignore_commands(asked, read, folders, named))
 
