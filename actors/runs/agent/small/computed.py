@@ -19,6 +19,7 @@ from actors.runs.agent.small.config_lookup import config_commands
 from actors.runs.agent.small.cwd_commands import cwd_commands
 from actors.runs.agent.small.dataclass_edits import dataclass_commands
 from actors.runs.agent.small.dead_code import dead_commands
+from actors.runs.agent.small.decimals_fix import decimals_commands
 from actors.runs.agent.small.ending_commands import ending_commands
 from actors.runs.agent.small.files_of import children_in, exists_in, is_dir_in, is_file_in, read_in, runs_in
 from actors.runs.agent.small.folder_commands import folder_commands
@@ -63,7 +64,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     (gitignore_commands); to make a script that runs only from its own folder open its
     files from there (cwd_commands); to rename a module or package and its imports
     (module_rename); to make a script read its file from its command line
-    (argv_commands); to make a class a dataclass (dataclass_edits); to mend a classic slip of code
+    (argv_commands); to make a class a dataclass (dataclass_edits); to print amounts
+    of money with two decimals (decimals_fix); to mend a classic slip of code
     reported as a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
@@ -108,6 +110,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | rename_module_commands(asked, texts, is_file, is_dir)
             | argv_commands(asked, read, is_file)
             | dataclass_commands(asked, texts)
+            | decimals_commands(asked, texts)
             | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)])
             | gitignore_commands(asked, read, folders, named))
 
