@@ -23,7 +23,7 @@ import re
 import shlex
 from collections.abc import Callable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE
+from actors.runs.agent.small.files_of import PLAIN_PATH, PY_FILE, path_literals
 from actors.runs.agent.small.name_slips import import_line
 from actors.runs.agent.small.slip_base import one_line
 
@@ -36,7 +36,6 @@ _ARGV = re.compile(
     re.IGNORECASE)
 _RUN = re.compile(r"\b(?:run|try|test)\s+it\s+(?:on|with|against|for)\s+(?:the\s+)?`?(?P<file>[\w./-]+)`?",
                   re.IGNORECASE)
-_OPENS = re.compile(r"open|load|read|Path|exists|isfile", re.IGNORECASE)
 
 
 def argv_commands(asked: str, read: Callable[[str], str | None],
@@ -57,7 +56,7 @@ def argv_commands(asked: str, read: Callable[[str], str | None],
     if "argv" in text:
         return {}  # (it reads its command line already)
     folder = posixpath.dirname(script)
-    literals = [(c, v) for c, v in _file_literals(tree) if is_file(v) or is_file(posixpath.join(folder, v))]
+    literals = [(c, v) for c, v in path_literals(tree) if is_file(v) or is_file(posixpath.join(folder, v))]
     if len(literals) != 1:
         return {}
     arg, value = literals[0]
@@ -80,23 +79,6 @@ def argv_commands(asked: str, read: Callable[[str], str | None],
         if other is not None:
             command += f" && python3 {script} {shlex.quote(other)}"
     return {"sed": [command]}
-
-
-def _file_literals(tree: ast.Module) -> list[tuple[ast.Constant, str]]:
-    """The strings of `tree` that may name a file (each with its value): what a call
-    that opens or reads is given first, and what a name is given."""
-    out: list[tuple[ast.Constant, str]] = []
-    for node in ast.walk(tree):
-        args: list[ast.expr] = []
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            args = node.args[:1] if _OPENS.search(name) else []
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            args = [node.value]
-        out += [(a, a.value) for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value
-                and "\n" not in a.value and not a.value.startswith(("/", "~"))]
-    return out
 
 
 def _data_file(said: str, old: str, folder: str, is_file: Callable[[str], bool]) -> str | None:

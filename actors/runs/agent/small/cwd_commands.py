@@ -22,7 +22,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 
-from actors.runs.agent.small.files_of import PLAIN_PATH, is_test
+from actors.runs.agent.small.files_of import PLAIN_PATH, is_test, path_literals
 from actors.runs.agent.small.name_slips import import_line
 from actors.runs.agent.small.slip_base import one_line
 
@@ -33,8 +33,6 @@ _ASKS = re.compile(
     r"\bfrom\s+(?:the\s+)?(?:top|root|parent|another|other|any|a\s+different|outside)\b[^.?!]*"
     r"\b(?:folder|dir(?:ectory)?|place|level)\b|\bfrom\s+(?:any|every)where\b",
     re.IGNORECASE)
-# Calls whose string argument is a path to open or read.
-_OPENS = re.compile(r"open|load|read|Path|exists|isfile|listdir|scandir|glob", re.IGNORECASE)
 _HERE = "os.path.join(os.path.dirname(os.path.abspath(__file__)), {})"
 
 
@@ -68,19 +66,7 @@ def _edits(path: str, text: str, exists: Callable[[str], bool]) -> list[str]:
     if "__file__" in text:
         return []  # (it finds its folder already)
     folder = posixpath.dirname(path)
-    found: list[ast.Constant] = []
-    for node in ast.walk(tree):
-        args: list[ast.expr] = []
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if _OPENS.search(name):
-                args = node.args[:1]
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            args = [node.value]
-        for arg in args:
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _nearby(arg.value, folder, exists):
-                found.append(arg)
+    found = [c for c, value in path_literals(tree) if _nearby(value, folder, exists)]
     edits: list[str] = []
     lines = text.splitlines()
     if len({a.lineno for a in found}) != len(found):

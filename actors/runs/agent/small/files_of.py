@@ -4,6 +4,7 @@ break it. Each blocks on the disk: call it in a thread."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from pathlib import Path
@@ -118,3 +119,24 @@ def is_test(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
         or "tests" in path.split("/")[:-1]
+
+
+# Calls whose first argument is a path to open or read (open, json.load, Path, os.path.exists…).
+_OPENS = re.compile(r"open|load|read|Path|exists|isfile|listdir|scandir|glob", re.IGNORECASE)
+
+
+def path_literals(tree: ast.Module) -> list[tuple[ast.Constant, str]]:
+    """The strings of `tree` that may name a file (each with its value): what a call
+    that opens or reads is given first, and what a name is given."""
+    out: list[tuple[ast.Constant, str]] = []
+    for node in ast.walk(tree):
+        args: list[ast.expr] = []
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            args = node.args[:1] if _OPENS.search(name) else []
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            args = [node.value]
+        out += [(a, a.value) for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value
+                and "\n" not in a.value and not a.value.startswith(("/", "~"))]
+    return out
