@@ -241,6 +241,26 @@ async def test_after_the_mend_ran_an_answer_at_fault_gives_way_to_what_the_comma
     assert not any(i.kind == "notice" and i.end_reason == "could_not" for i in conv.items)
 
 
+async def test_after_the_mend_ran_an_answer_that_loops_ends_the_run_with_what_the_command_did(real_tools, tmp_path):
+    """The job's whole command did the job; the model's answer after it looped from its
+    first words: no round more is given (SmolLM2 went on to write files nobody asked
+    for), the person reads what the command printed."""
+    d = real_tools
+    files, reports, script, right = KINDS["thrown away"]
+    folder, conv = await small_project(d, tmp_path, files)
+    (command,) = for_request(reports[0], folder).whole["sed"]
+    d.backend.push(call("exec_shell_command", command=command), {"text": "s/**/" * 200},
+                   call("write_file", path="junk.txt", content="s/**/"))
+    await conv.send_message(reports[0])
+    await wait_state(conv, "idle", "error")
+    assert len(d.backend.turns) == 2 and not (folder / "junk.txt").exists()
+    assert _out(folder, script) == right
+    shown = [i for i in conv.items if i.kind == "assistant" and not i.not_answer]
+    assert shown[-1].text == notices.JOB_DONE_PRINTED.format(
+        printed="Mended shop/bill.py line 7: a value worked out and thrown away.")
+    assert any(i.kind == "notice" and i.text == notices.ANSWER_FROM_COMMAND for i in conv.items)
+
+
 def test_text_typed_in_and_met_with_a_number_is_made_a_number_where_it_is_read(tmp_path):
     files = {"gate.py": "import sys\n\nwho = input('name? ')\nage = input('age? ')\n"
                         "print(who, 'in' if age >= 18 else 'out')\n",

@@ -220,7 +220,10 @@ class AgentRun:
             # 1 function, ..."): what came before the loop is the answer, checked as any.
             kept = steps.before_loop(result.text, result.repeated) if self._leader.checks_answers else None
             if kept is None:
-                return self._looped(result.repeated)
+                # The job's whole command did it already: what it did is the answer, and no
+                # round more is given to a model that loops (SmolLM2 went on to write files).
+                done = await self._leader.done_answer()
+                return self._done_by_command(done) if done is not None else self._looped(result.repeated)
             result = self._kept_before_loop(result, kept)
         if await self._leader.sent_back(result.text, changed=self._ledger.changed):
             self._not_the_answer()
@@ -228,11 +231,7 @@ class AgentRun:
         could_not = await self._leader.could_not(result.text, changed=self._ledger.changed)
         done = await self._leader.done_answer() if could_not is not None else None
         if done is not None:  # the job's whole command did it: what it did is the answer, not the model's words
-            answer = self._last_answer()
-            if answer is not None:
-                self._t.upsert(attrs.evolve(answer, text=done), urgent=True)
-            self._t.notice(notices.ANSWER_FROM_COMMAND, "warn")
-            return False
+            return self._done_by_command(done)
         if could_not is not None:
             self._not_the_answer()  # the person reads that the model could not do it instead
             self._t.notice(could_not, "warn", "could_not")
@@ -292,6 +291,15 @@ class AgentRun:
         told = notices.LOOPED.format(unit=shown_unit(unit))
         self._t.upsert(model_notice(told, notices.for_person(told), "warn"), urgent=True)
         return True
+
+    def _done_by_command(self, done: str) -> bool:
+        """The answer is `done`, what the job's whole command did (Leader.done_answer), in
+        place of the model's words, and the person told why; the run ends (False)."""
+        answer = self._last_answer()
+        if answer is not None:
+            self._t.upsert(attrs.evolve(answer, text=done), urgent=True)
+        self._t.notice(notices.ANSWER_FROM_COMMAND, "warn")
+        return False
 
     def _last_answer(self) -> Item | None:
         """The conversation's latest assistant item (this round's, where it wrote one)."""
