@@ -34,8 +34,8 @@ def _honey(root: Path, *args: str) -> str:
 
 
 @pytest.mark.parametrize("ask", [
-    "honey.py only ever reads spring.csv. make it take the file from the command line like python honey.py "
-    "autumn.csv, then run it on autumn and tell me the total",
+    "honey.py is stuck on spring.csv; have it read the file from the command line, then run it on autumn and "
+    "say the total",
     "make honey.py take the filename as an argument and run it on autumn.csv",
 ])
 def test_the_script_reads_its_file_from_argv_and_is_run_on_the_one_asked(tmp_path, ask):

@@ -38,8 +38,7 @@ def _py(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("ask", [
-    "the frame counter only works if I cd into its folder first. from the top folder it just dies with "
-    "FileNotFoundError",
+    "the frame counter breaks with FileNotFoundError unless I run it inside its own directory",
     "count.py breaks when I run it from another directory",
     "make the apiary script work from anywhere, not just its own folder",
 ])

@@ -38,7 +38,7 @@ def _fly(root: Path, code: str = "") -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("ask", [
-    "Could you turn Kite into a dataclass? Writing the __init__ out by hand is getting old",
+    "could you make Kite a dataclass, typing out __init__ is tedious",
     "make Kite in kites/models.py a @dataclass",
 ])
 def test_the_class_becomes_a_dataclass_with_typed_fields_and_the_code_runs_the_same(tmp_path, ask):

@@ -35,7 +35,7 @@ def _till(root: Path) -> str:
 
 
 @pytest.mark.parametrize("ask, places", [
-    ("the till prints prices like $3.3000000000000003 :/ should look like normal money, 2 decimal places", 2),
+    ("the till shows $3.3000000000000003, I want money with 2 decimal places", 2),
     ("show the bill's amounts with two decimals", 2),
     ("make the totals print with 3 decimal places", 3),
 ])

@@ -36,7 +36,7 @@ def _run(command: str, cwd: Path) -> str:
 
 
 @pytest.mark.parametrize("ask", [
-    "everything in orchard/ got saved with windows line endings, can you convert them to normal unix ones?",
+    "all of orchard/ has CRLF endings from windows, turn them into unix ones",
     "diffs in the orchard folder are full of ^M, fix the line endings",
     "convert orchard/ from CRLF to LF",
     "strip the carriage returns from the files in orchard/",

@@ -47,7 +47,7 @@ def _ignored(root: Path, rels: list[str]) -> set[str]:
 
 
 @pytest.mark.parametrize("ask", [
-    "git status keeps listing all the .log files plus everything under shots/, pls add a .gitignore so it shuts up",
+    "git status is cluttered by .log files and shots/, ignore them in git",
     "make git ignore the log files and the shots folder",
     "add *.log and shots/ to the gitignore",
 ])

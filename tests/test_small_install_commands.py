@@ -53,7 +53,7 @@ def test_the_packages_are_the_third_party_imports_by_their_pypi_names():
 
 
 @pytest.mark.parametrize("ask", [
-    "what do I have to pip install before this will run?",
+    "what must I pip install first for this to work",
     "which packages do I need to install",
     "what are the dependencies here?",
     "what needs installing before I can run chart.py",
@@ -93,7 +93,7 @@ def test_a_requirements_file_is_written_from_the_imports_when_it_is_not_there(tm
 async def test_asked_what_to_install_the_answer_begins_with_the_pip_line(real_tools, tmp_path):
     d = real_tools
     folder, conv = await small_project(d, tmp_path, WEATHER)
-    ask = "what do I have to pip install before this will run?"
+    ask = "what must I pip install first for this to work"
     (command,) = for_request(ask, folder).whole["echo"]
     d.backend.push(call("exec_shell_command", command=command), {"text": "pip install PyYAML"})
     await conv.send_message(ask)

@@ -37,7 +37,7 @@ def _race(root: Path) -> str:
 
 
 @pytest.mark.parametrize("ask", [
-    "rename the pigeons package to doves and sort out the imports so race.py still works",
+    "rename package pigeons to doves, imports too",
     "rename pigeons to doves and fix the imports",
     "rename the module pigeons to doves everywhere",
 ])

@@ -52,7 +52,7 @@ def test_a_scripts_run_goes_under_a_main_guard_once(tmp_path):
     (command,) = whole("add a main guard to loom.py")["sed"]
     for ask in ("wrap the script part of loom.py in if __name__ == '__main__'",
                 "make it so importing loom.py doesn't run anything, only run it when it's run directly",
-                "importing anything from loom.py runs its whole demo. make it only do that when loom.py itself is run",
+                "importing from loom.py prints its demo; it should only run when loom.py is run itself",
                 "loom.py prints stuff on import, stop that", "only do the weaving in loom.py when it's run as a script",
                 "when imported, loom.py should not print anything"):
         assert whole(ask) == {"sed": [command]}, ask

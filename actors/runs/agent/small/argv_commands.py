@@ -83,7 +83,7 @@ def argv_commands(asked: str, read: Callable[[str], str | None],
 
 def _data_file(said: str, old: str, folder: str, is_file: Callable[[str], bool]) -> str | None:
     """The file the request says to run the script on: as written, or with the old
-    file's extension ("limestone" for limestone.txt), from the top or the script's
+    file's extension ("march" for march.csv), from the top or the script's
     folder; None where there is none."""
     ext = posixpath.splitext(old)[1]
     for name in (said, said + ext):

@@ -2,15 +2,15 @@
 the data files it opens by a path relative to its folder, opened by a path from its own
 file (`__file__`) instead, so that it runs from wherever it is started.
 
-Told that a helper "only works if I cd into its folder first" and dies with
-FileNotFoundError otherwise, SmolLM2-135M sent a helper with a question of the worked
-examples'. Which paths are the trouble is the workspace's to say: a string of the script
+Told that a script fails with FileNotFoundError unless started from its own folder,
+SmolLM2-135M sent a helper with a question of the worked examples'. Which paths are
+the trouble is the workspace's to say: a string of the script
 (what it opens, or a name it gives a path) that names a file or folder next to the
 script and none from the top of the workspace. The one command writes each such string
 as a path from the script's own folder, and imports `os` where the script does not:
 
     sed -i -e '1i\\import os' \\
-        -e "4s/'words.txt'/os.path.join(os.path.dirname(os.path.abspath(__file__)), 'words.txt')/" tools/anagram.py
+        -e "4s/'words.txt'/os.path.join(os.path.dirname(os.path.abspath(__file__)), 'words.txt')/" tools/lookup.py
 
 None where the request does not read as this trouble, or no script has such a path.
 """

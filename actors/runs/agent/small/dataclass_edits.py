@@ -5,7 +5,7 @@ its default's, else the one the workspace's calls of the class all give it), the
 decorated `@dataclass`, and `dataclass` imported:
 
     sed -i -e '1i\\from dataclasses import dataclass' -e '3i\\@dataclass' \\
-        -e '4,7c\\\\    name: str\\n    size: float = 1.0' gems.py
+        -e '4,7c\\\\    name: str\\n    size: float = 1.0' shapes.py
 
 Asked to turn a class into a dataclass, SmolLM2-135M searched the class's name with
 words of its own, over and over. A class's fields are its `__init__`'s to say, read by

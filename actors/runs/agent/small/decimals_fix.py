@@ -3,8 +3,8 @@ places of) with a fixed number of decimals: the f-string fields written right af
 currency sign (`£{cost}`), in the workspace's Python files, given the format that says
 how many places (`£{cost:.2f}`).
 
-Asked for prices "like normal money, 2 decimal places" where a ticket printed
-£3.3000000000000003, SmolLM2-135M wrote the price table over as one number. The fields
+Asked for amounts with two decimals where a script printed a float's long tail,
+SmolLM2-135M wrote the table of prices over as one number. The fields
 that print an amount are the f-strings' to say, read by Python's parser, so the one
 command is known:
 

@@ -5,9 +5,9 @@ left out:
 
     printf '%s\\n' '*.log' 'renders/' >> .gitignore
 
-Asked for a .gitignore so that `git status` stops listing the logs and a folder of
-renders, SmolLM2-135M ran `git status`, then a command of its own making, and answered
-with git's error. What to ignore is in the request's words; the .gitignore's syntax is
+Asked for a .gitignore so that `git status` stops listing some files, SmolLM2-135M
+ran `git status`, then a command of its own making, and answered with git's error.
+What to ignore is in the request's words; the .gitignore's syntax is
 git's (a folder's pattern ends with `/`; one with a `/` before its end is anchored to
 the top). None where the request names nothing to ignore, or asks a question of it.
 """

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from actors.runs.agent.small.files_of import PLAIN_PATH
 
 _NAME = r"`?(?P<{}>[A-Za-z_]\w*)(?:\.py)?/?`?"
-# "rename the shrooms package to mycology", "rename module util to helpers", "rename util.py to helpers.py".
+# "rename the birds package to fowl", "rename module util to helpers", "rename util.py to helpers.py".
 _RENAME = re.compile(r"\b(?:rename|move)\s+(?:the\s+)?(?:(?:python\s+)?(?:package|module|folder|file|dir(?:ectory)?)"
                      r"\s+)?" + _NAME.format("old") + r"(?:\s+(?:package|module|folder))?\s+(?:to|as|into)\s+"
                      + _NAME.format("new") + r"(?![\w/.-])", re.IGNORECASE)
