@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.runs.agent.small.commands import for_request
+from actors.runs.agent.small.commands import clauses, for_request
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
 
@@ -40,6 +40,7 @@ def _race(root: Path) -> str:
     "rename package pigeons to doves, imports too",
     "rename pigeons to doves and fix the imports",
     "rename the module pigeons to doves everywhere",
+    "rename pigeons to doves and sort out the imports in race.py",  # ("sort out": to mend, not to sort lines)
 ])
 def test_a_package_and_its_imports_take_the_new_name_and_the_code_runs(tmp_path, ask):
     _tree(tmp_path)
@@ -50,6 +51,12 @@ def test_a_package_and_its_imports_take_the_new_name_and_the_code_runs(tmp_path,
     assert _race(tmp_path) == OUT
     assert "pigeons" not in "".join(p.read_text() for p in tmp_path.rglob("*.py"))
     assert (tmp_path / "notes.md").read_text() == LOFT["notes.md"]  # prose is not code
+
+
+def test_sort_out_is_no_second_job_of_sorting_lines():
+    assert clauses("rename pigeons to doves and sort out the imports in race.py") == [
+        "rename pigeons to doves and sort out the imports in race.py"]
+    assert len(clauses("rename pigeons to doves and sort race.txt")) == 2
 
 
 def test_a_module_file_too_and_what_is_left_alone(tmp_path):

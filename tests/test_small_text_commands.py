@@ -42,6 +42,7 @@ def test_the_commands_are_built_from_the_one_file_named_and_the_words_given():
                  "append 'it''s' to todo.txt", "append 'a \"b\"' to todo.txt",  # quotes inside
                  "append 'more' to open.txt",  # no line break at its end: the line would join its last
                  "sort names.txt in reverse", "sort names.txt by length",  # not what sort alone does
+                 "sort out names.txt", "sort shapes.py",  # to mend it; a file of code sorted is broken
                  "what does notes.md say", "remove the second line of notes.md"):
         assert whole(free) == {}, free
 

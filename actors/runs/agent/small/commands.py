@@ -170,7 +170,8 @@ def for_request(asked: str, ws: Path | None, *, compose: bool = True) -> Offered
 
 # Where a request asks for two things or more: "…, then …", "…; …", "… and then …", and
 # "… and <a verb of a job> …" (an "and" between two nouns joins no jobs).
-_JOB_VERB = (r"(?:put|add|append|write|delete|remove|rename|move|copy|count|sort|make|create|set|bump|change|update|"
+_JOB_VERB = (r"(?:put|add|append|write|delete|remove|rename|move|copy|count|sort(?!\s+(?:\w+\s+)?out\b)|make|create|"
+             r"set|bump|change|update|"
              r"zip|tar|compress|archive|run|replace|get\s+rid|clear|tidy|clean|lower|upper|tell|show|list|print|"
              r"find|save|insert|drop|turn|convert|give|strip)\b")
 _CLAUSE = re.compile(rf"\s*(?:[,;]?\s+and\s+then\s+|[,;]\s*then\s+|\s+then\s+(?={_JOB_VERB})|;\s*|"

@@ -48,7 +48,10 @@ _QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"'\n]+)\"")
 # A request that changes a file's end lines rather than asking for them.
 _CHANGES = re.compile(r"\b(?:remove|delete|drop|change|replace|edit|fix|set|add|insert|move|swap|comment)\b",
                       re.IGNORECASE)
-_SORT = re.compile(r"^\s*(?:please\s+)?sort\b", re.IGNORECASE)
+# ("sort out" is to mend, not to order lines.)
+_SORT = re.compile(r"^\s*(?:please\s+)?sort\b(?!\s+(?:\w+\s+)?out\b)", re.IGNORECASE)
+# Source code, whose lines are never put in order (a file of code sorted is broken).
+_CODE = (".py", ".pyi", ".js", ".ts", ".sh", ".rb", ".go", ".rs", ".c", ".h", ".java", ".php")
 # Sorted otherwise than `sort` alone does: left to the model.
 _SORTED_OTHERWISE = re.compile(r"\b(?:reverse|descending|backwards?|numeric(?:ally)?|by\s+(?:number|size|date|"
                                r"length|column|field))\b", re.IGNORECASE)
@@ -94,7 +97,7 @@ def text_commands(asked: str, read: Callable[[str], str | None]) -> dict[str, li
     if (layout := _date_layout(asked)) is not None:
         dates = date_command(name, text, layout)
         return {"sed": [dates]} if dates else {}
-    if _SORT.search(asked) and not _SORTED_OTHERWISE.search(asked):
+    if _SORT.search(asked) and not _SORTED_OTHERWISE.search(asked) and not name.lower().endswith(_CODE):
         return {"sort": [f"sort -o {name} {name}"]}
     if (number := _NUMBER_LINES.search(asked)) is not None and not name.endswith(".py"):
         after = {")": ")", ":": ":", "-": " -", "]": "]"}.get(number.group("after") or "", ".")
