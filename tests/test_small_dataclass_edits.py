@@ -56,6 +56,25 @@ def test_the_class_becomes_a_dataclass_with_typed_fields_and_the_code_runs_the_s
     assert done.stdout == "True True\n", done.stderr
 
 
+def test_a_list_kept_in_place_of_none_becomes_a_default_factory(tmp_path):
+    """`x if x is not None else []` and `x or {}`, with None for a default: the empty one
+    made for each object, as the dataclass's default_factory."""
+    (tmp_path / "nest.py").write_text("class Nest:\n    def __init__(self, bird, eggs=None, notes=None):\n"
+                                      "        self.bird = bird\n        self.eggs = eggs if eggs is not None else []\n"
+                                      "        self.notes = notes or {}\n")
+    (command,) = for_request("make Nest a dataclass", tmp_path).whole["sed"]
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, capture_output=True)
+    text = (tmp_path / "nest.py").read_text()
+    assert text.startswith("from dataclasses import dataclass, field\n\n\n@dataclass\nclass Nest:\n")
+    assert "    eggs: list = field(default_factory=list)\n    notes: dict = field(default_factory=dict)\n" in text
+    done = _fly(tmp_path, "from nest import Nest\na, b = Nest('wren'), Nest('tit')\na.eggs.append(1)\n"
+                          "print(a.eggs, b.eggs, b.notes)")
+    assert done.stdout == "[1] [] {}\n", done.stderr
+    (tmp_path / "nest.py").write_text(text.replace("eggs: list = field(default_factory=list)", "eggs: list"))
+    (tmp_path / "odd.py").write_text("class Odd:\n    def __init__(self, a=1):\n        self.a = a or []\n")
+    assert "sed" not in for_request("make Odd a dataclass", tmp_path).whole  # a default that is not None
+
+
 def test_a_class_whose_init_does_more_is_left_alone(tmp_path):
     _tree(tmp_path)
     busy = KITES["kites/models.py"].replace("        self.lines = lines\n",

@@ -65,13 +65,19 @@ def dataclass_command(path: str, text: str, tree: ast.Module, cls: ast.ClassDef,
     params = [*init.args.args[1:], *init.args.kwonlyargs]
     me = init.args.args[0].arg if init.args.args else ""
     body = [s for s in init.body if not is_docstring(s)]
-    kept = [(t.attr, s.value.id) for s in body if isinstance(s, ast.Assign) and len(s.targets) == 1
+    kept = [(t.attr, _kept(s.value)) for s in body if isinstance(s, ast.Assign) and len(s.targets) == 1
             for t in s.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-            and t.value.id == me and isinstance(s.value, ast.Name)]
-    if not params or len(kept) != len(body) or kept != [(p.arg, p.arg) for p in params]:
+            and t.value.id == me]
+    if not params or len(kept) != len(body) or [(a, k[0] if k else None) for a, k in kept] != [
+            (p.arg, p.arg) for p in params]:
         return None  # (it does more than keep each parameter as the attribute of its name)
-    defaults = [None] * (len(init.args.args) - 1 - len(init.args.defaults)) + list(init.args.defaults) \
-        + list(init.args.kw_defaults)
+    defaults: list[ast.expr | None] = [None] * (len(init.args.args) - 1 - len(init.args.defaults)) \
+        + list(init.args.defaults) + list(init.args.kw_defaults)
+    for n, (_, how) in enumerate(kept):  # `x if x is not None else []`, `x or []`: the empty one by default
+        if how is not None and how[1] is not None:
+            if not (isinstance(defaults[n], ast.Constant) and defaults[n].value is None):  # type: ignore[union-attr]
+                return None
+            defaults[n] = how[1]
     first_default = next((n for n, d in enumerate(defaults) if d is not None), len(defaults))
     if any(d is None for d in defaults[first_default:]):
         return None  # (a field with no default after one with: a dataclass takes none such)
@@ -98,7 +104,7 @@ def dataclass_command(path: str, text: str, tree: ast.Module, cls: ast.ClassDef,
     at = import_line(tree)
     names = "dataclass, field" if factory else "dataclass"
     first = [] if imported else [f"-e '{at}a\\from dataclasses import {names}'" if at
-                                 else f"-e '1i\\from dataclasses import {names}'"]
+                                 else f"-e '1i\\from dataclasses import {names}\\n\\n'"]
     start = init.lineno
     fields_text = "\\n".join(indent + f for f in fields).replace("'", "'\"'\"'")  # (a quote, in the shell's words)
     return " ".join(["sed -i", *first, f"-e '{cls.lineno}i\\@dataclass'",
@@ -126,3 +132,23 @@ def _given(name: str, params: list[str], trees: list[ast.Module]) -> dict[str, s
                 if kind is not None:
                     seen.setdefault(param, set()).add(kind)
     return {p: next(iter(k)) for p, k in seen.items() if len(k) == 1}
+
+
+def _kept(value: ast.expr) -> tuple[str, ast.expr | None] | None:
+    """The parameter an `__init__` line keeps (`self.x = x`: "x"), and the empty list,
+    dict or set it keeps in its place when it is None (`x if x is not None else []`,
+    `x or []`); None for any other value."""
+    if isinstance(value, ast.Name):
+        return value.id, None
+    empty: ast.expr | None = None
+    name: ast.expr | None = None
+    if isinstance(value, ast.IfExp) and isinstance(value.test, ast.Compare) and len(value.test.ops) == 1 \
+            and isinstance(value.test.ops[0], ast.IsNot) and isinstance(value.test.comparators[0], ast.Constant) \
+            and value.test.comparators[0].value is None and ast.dump(value.test.left) == ast.dump(value.body):
+        name, empty = value.body, value.orelse
+    elif isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2:
+        name, empty = value.values
+    if not isinstance(name, ast.Name) or type(empty) not in _FACTORIES \
+            or getattr(empty, "elts", getattr(empty, "keys", [1])):
+        return None
+    return name.id, empty
