@@ -59,7 +59,7 @@ def test_the_script_opens_its_files_from_its_own_folder_and_runs_from_anywhere(t
 def test_other_requests_and_scripts_that_find_their_folder_are_left_alone(tmp_path):
     _tree(tmp_path)
     for other in ("count the lines of apiary/frames.txt", "what does count.py print?",
-                  "add a queen to apiary/queens/list.txt"):
+                  "add a queen to apiary/queens/list.txt", "add a line saying cd build to apiary/notes.md"):
         assert not any("__file__" in c for cs in for_request(other, tmp_path).whole.values() for c in cs), other
     found = BEEHIVE["apiary/count.py"].replace("import sys\n", "import sys\nHERE = __file__\n")
     (tmp_path / "apiary/count.py").write_text(found)

@@ -28,7 +28,8 @@ from actors.runs.agent.small.slip_base import one_line
 
 # The trouble, in the words people report it.
 _ASKS = re.compile(
-    r"\bcd\b|\bworking\s+dir(?:ectory)?\b|\bcwd\b|FileNotFoundError|\bno\s+such\s+file\b|"
+    r"\b(?:only|unless|first|have\s+to|need\s+to|must)\b[^.?!]*\bcd\b|\bcd\b[^.?!]*\b(?:first|only|before)\b|"
+    r"\bworking\s+dir(?:ectory)?\b|\bcwd\b|FileNotFoundError|\bno\s+such\s+file\b|"
     r"\b(?:only\s+)?works?\s+(?:if|when)\s+(?:I|you)\s+(?:am\s+|are\s+)?(?:in|inside|run\s+it\s+from)\b|"
     r"\bfrom\s+(?:the\s+)?(?:top|root|parent|another|other|any|a\s+different|outside)\b[^.?!]*"
     r"\b(?:folder|dir(?:ectory)?|place|level)\b|\bfrom\s+(?:any|every)where\b",
