@@ -26,18 +26,13 @@ from actors.tools.search import (
     compile_query,
     matching_lines,
 )
+from tests.trees import write_tree
 
 SECRET = "TOP-SECRET-OUTSIDE"
 
 
 def _tree(root: Path, files: dict[str, str | bytes]) -> None:
-    for rel, content in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            p.write_bytes(content)
-        else:
-            p.write_text(content)
+    write_tree(root, files)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 HIVES = {
@@ -25,8 +26,7 @@ HIVES = {
 
 
 def _tree(root: Path) -> None:
-    for rel, text in HIVES.items():
-        (root / rel).write_text(text)
+    write_tree(root, HIVES)
 
 
 def _honey(root: Path, *args: str) -> str:

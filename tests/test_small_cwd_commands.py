@@ -13,6 +13,7 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 BEEHIVE = {
@@ -28,9 +29,7 @@ BEEHIVE = {
 
 
 def _tree(root: Path) -> None:
-    for rel, text in BEEHIVE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, BEEHIVE)
 
 
 def _py(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:

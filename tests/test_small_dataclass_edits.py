@@ -13,6 +13,7 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 KITES = {
@@ -27,9 +28,7 @@ KITES = {
 
 
 def _tree(root: Path) -> None:
-    for rel, text in KITES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, KITES)
 
 
 def _fly(root: Path, code: str = "") -> subprocess.CompletedProcess[str]:

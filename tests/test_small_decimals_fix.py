@@ -12,6 +12,7 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 CAFE = {
@@ -25,9 +26,7 @@ CAFE = {
 
 
 def _tree(root: Path) -> None:
-    for rel, text in CAFE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, CAFE)
 
 
 def _till(root: Path) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 ORCHARD = {
@@ -26,9 +27,7 @@ ORCHARD = {
 
 
 def _tree(root: Path) -> None:
-    for rel, data in ORCHARD.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
+    write_tree(root, ORCHARD)
 
 
 def _run(command: str, cwd: Path) -> str:

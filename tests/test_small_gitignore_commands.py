@@ -14,6 +14,7 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 KILN = {
@@ -29,9 +30,7 @@ ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"
 
 
 def _tree(root: Path) -> None:
-    for rel, text in KILN.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, KILN)
 
 
 def _run(command: str, cwd: Path) -> str:

@@ -15,6 +15,7 @@ import pytest
 from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.install_commands import packages
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 WEATHER = {
@@ -33,9 +34,7 @@ WANTED = ["PyYAML", "Pillow", "beautifulsoup4", "matplotlib", "numpy", "requests
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
 
 
 def _run(command: str, cwd: Path) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from actors.runs.agent.small.commands import clauses, for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 LOFT = {
@@ -26,9 +27,7 @@ OUT = "GB-blue gb-red GB-x 1\n"
 
 
 def _tree(root: Path) -> None:
-    for rel, text in LOFT.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, LOFT)
 
 
 def _race(root: Path) -> str:
