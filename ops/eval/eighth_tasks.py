@@ -8,9 +8,10 @@ jobs are of kinds the other sets have none of.
 
 HELD_OUT_7 became known as leading was developed beside it; these were written blind, by
 a helper who read no product code and reported none of their words, as the clean
-measure, so a change to the leading can again be measured on jobs nobody has looked at
-while writing it. They are only run to report (`ops/eval/run.py --set held_out_8`), never
-developed against. Nothing in the product names a job, a file or a word of theirs
+measure. They were only run to report (`ops/eval/run.py --set held_out_8`) until they
+became known as leading was developed beside them, and ninth_tasks.py was written blind
+as the clean held-out set in their place: from then on they are a development set like
+seventh_tasks.py's. Nothing in the product names a job, a file or a word of theirs
 (tests/test_eval.py checks the product's sources against WORDS_8 and the fixtures' file
 names).
 """
@@ -23,54 +24,29 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ops.eval.tasks import CHECK_RUN_S, Task, Verdict, prints, read, run_py, short, unchanged, verdict
-
-
-def _names(answer: str, word: str) -> bool:
-    """The answer has `word` as a word of its own (case-insensitive; a hyphen joins, and
-    an underscore in `word` may be written as a space)."""
-    body = re.escape(word).replace("_", "[_ ]")
-    return re.search(rf"(?<![\w-]){body}(?![\w-])", answer, re.I) is not None
-
-
-def _parsed(ws: Path, rel: str) -> tuple[ast.Module | None, str]:
-    """The Python file's syntax tree, or None and why not."""
-    text = read(ws, rel)
-    if text is None:
-        return None, f"{rel} does not exist"
-    try:
-        return ast.parse(text), ""
-    except SyntaxError as exc:
-        return None, f"{rel} does not parse ({exc.msg})"
-
-
-@contextmanager
-def _copy_of(ws: Path) -> Iterator[Path]:
-    """A throwaway copy of the workspace (its links kept as links), for a checker to
-    change and run without touching the real one."""
-    with tempfile.TemporaryDirectory(prefix="eval-copy-") as tmp:
-        copy = Path(tmp) / "ws"
-        shutil.copytree(ws, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-        yield copy
-
-
-def _files_under(ws: Path, rel: str = "") -> list[str]:
-    """The files under `rel` (the whole workspace when empty), relative to the workspace;
-    __pycache__ and .git left out."""
-    root = ws / rel if rel else ws
-    if not root.is_dir():
-        return []
-    return sorted(p.relative_to(ws).as_posix() for p in root.rglob("*")
-                  if p.is_file() and not {"__pycache__", ".git"} & set(p.parts))
+from ops.eval.tasks import (
+    CHECK_RUN_S,
+    Task,
+    Verdict,
+    copy_of,
+    each_of,
+    files_under,
+    names_word,
+    parsed,
+    prints,
+    read,
+    run_py,
+    short,
+    sub,
+    subbing,
+    unchanged,
+    verdict,
+)
 
 
 def _bytes(ws: Path, rel: str) -> bytes | None:
@@ -110,7 +86,7 @@ def check_dupes(ws: Path, answer: str) -> Verdict:
     if changed:
         return False, f"{changed}: only origami/ was to be tidied"
     held: dict[str, list[str]] = {}
-    for rel in _files_under(ws, "origami"):
+    for rel in files_under(ws, "origami"):
         text = read(ws, rel)
         if text not in ORIGAMI_DIAGRAMS:
             return False, f"{rel} holds text none of the diagrams had"
@@ -121,7 +97,7 @@ def check_dupes(ws: Path, answer: str) -> Verdict:
             return False, f"no file in origami/ holds the {name} diagram any more"
         if len(where) > 1:
             return False, f"the {name} diagram is still there more than once: {', '.join(where)}"
-    for rel in _files_under(ws):
+    for rel in files_under(ws):
         if rel.startswith("origami/") or rel in ORIGAMI:
             continue
         if read(ws, rel) in ORIGAMI_DIAGRAMS:
@@ -160,11 +136,11 @@ def check_by_year(ws: Path, answer: str) -> Verdict:
         if text != PADDLING[rel]:
             return False, f"{want} does not hold the log as it was"
     expected = {_by_year(rel) for rel in PADDLING_DATED} | {"paddling/kit_list.txt"}
-    extra = [rel for rel in _files_under(ws, "paddling") if rel not in expected]
+    extra = [rel for rel in files_under(ws, "paddling") if rel not in expected]
     if extra:
         return False, f"paddling/ holds more than the logs in their year folders: {', '.join(extra)}"
     for rel in PADDLING_DATED:
-        copies = [p for p in _files_under(ws) if Path(p).name == Path(rel).name]
+        copies = [p for p in files_under(ws) if Path(p).name == Path(rel).name]
         if len(copies) > 1:
             return False, f"{Path(rel).name} is in more than one place: {', '.join(copies)}"
     return True, "each dated log is in paddling/<year>/, the kit list where it was"
@@ -230,10 +206,11 @@ MEEPLE = {
 def check_import_loop(ws: Path, answer: str) -> Verdict:
     if not answer.strip():
         return False, "no final answer"
-    missing = [name for name in ("shelf", "loans") if not _names(answer, name) and not _names(answer, f"{name}.py")]
+    missing = [name for name in ("shelf", "loans")
+               if not names_word(answer, name) and not names_word(answer, f"{name}.py")]
     if missing:
         return False, f"the answer does not name {', '.join(missing)}: {short(answer)}"
-    if _names(answer, "fees") or _names(answer, "fees.py"):
+    if names_word(answer, "fees") or names_word(answer, "fees.py"):
         return False, f"the answer names fees too, which is not in the loop: {short(answer)}"
     return verdict(unchanged(ws, MEEPLE, *MEEPLE), "the answer names shelf.py and loans.py")
 
@@ -285,7 +262,7 @@ def check_to_logging(ws: Path, answer: str) -> Verdict:
     changed = unchanged(ws, LETTERPRESS, "broadside.py", "type_cases.md")
     if changed:
         return False, changed
-    tree, why = _parsed(ws, "platen.py")
+    tree, why = parsed(ws, "platen.py")
     if tree is None:
         return False, why
     if _calls_print(tree):
@@ -349,7 +326,7 @@ def check_dead_comments(ws: Path, answer: str) -> Verdict:
     changed = unchanged(ws, TEA, "brew.py", "tasting_notes.md")
     if changed:
         return False, changed
-    tree, why = _parsed(ws, "withering.py")
+    tree, why = parsed(ws, "withering.py")
     if tree is None:
         return False, why
     if ast.dump(tree) != ast.dump(ast.parse(TEA["withering.py"])):
@@ -413,7 +390,7 @@ def check_csv_column(ws: Path, answer: str) -> Verdict:
     wrong = prints(ws, ["velocity.py"], PIGEON_PRINTS)
     if wrong:
         return False, wrong
-    with _copy_of(ws) as copy:
+    with copy_of(ws) as copy:
         body = "".join(f"{ring},{loft},{dist},{secs}\n" for ring, loft, dist, secs in PIGEON_OTHERS)
         (copy / "race_results.csv").write_text(",".join(PIGEON_HEADER) + "\n" + body)
         want = "\n".join(f"{ring} ({loft}): {dist * 1.0936 / (secs / 60):.0f} ypm"
@@ -457,7 +434,7 @@ def check_env_secret(ws: Path, answer: str) -> Verdict:
     changed = unchanged(ws, QUAKES, "richter.py", "aftershocks.md")
     if changed:
         return False, changed
-    for rel in _files_under(ws):
+    for rel in files_under(ws):
         if QUAKE_SECRET.encode() in (_bytes(ws, rel) or b""):
             return False, f"the token is still written in {rel}"
     sample = read(ws, ".env.example")
@@ -599,25 +576,6 @@ WORDS_8: dict[str, tuple[str, ...]] = {
 }
 
 
-def _sub(ws: Path, rel: str, old: str, new: str) -> None:
-    path = ws / rel
-    text = path.read_text()
-    assert old in text, (rel, old)
-    path.write_text(text.replace(old, new))
-
-
-def _subbing(rel: str, old: str, new: str) -> Callable[[Path], None]:
-    return lambda ws: _sub(ws, rel, old, new)
-
-
-def _all(*changes: Callable[[Path], object]) -> Callable[[Path], None]:
-    """One change that makes each of `changes` in turn."""
-    def change(ws: Path) -> None:
-        for one in changes:
-            one(ws)
-    return change
-
-
 def _dedupe(ws: Path, drop: tuple[str, ...] = ("origami/crane_copy.txt", "origami/kusudama_ball-2.txt",
                                                 "origami/balloon_start.txt"), to: str = "") -> None:
     """The `drop` files deleted (or moved under `to`, where one is given)."""
@@ -646,9 +604,9 @@ _LOGGED = (("print(f'inking the rollers with {pigment}')", "log.info('inking the
 
 
 def _to_logging(ws: Path, swaps: tuple[tuple[str, str], ...] = _LOGGED, header: str = _LOGGER) -> None:
-    _sub(ws, "platen.py", "def ink_rollers", header + "def ink_rollers")
+    sub(ws, "platen.py", "def ink_rollers", header + "def ink_rollers")
     for old, new in swaps:
-        _sub(ws, "platen.py", old, new)
+        sub(ws, "platen.py", old, new)
 
 
 def _uncomment(ws: Path, dead: tuple[str, ...] = TEA_DEAD, also_prose: bool = False) -> None:
@@ -668,13 +626,13 @@ def _csv_column(ws: Path, header: str = "distance_m", script: str = "distance_m"
         lines = (ws / "race_results.csv").read_text().splitlines(keepends=True)
         (ws / "race_results.csv").write_text(lines[0].replace("dist", header) + "".join(lines[1:rows + 1]))
     if script:
-        _sub(ws, "velocity.py", "'dist'", f"'{script}'")
+        sub(ws, "velocity.py", "'dist'", f"'{script}'")
 
 
 def _env_secret(ws: Path, read_as: str = "os.environ['QUAKE_TOKEN']", sample: str | None = "QUAKE_TOKEN=\n") -> None:
     if read_as:
-        _sub(ws, "quake_feed.py", f"API_TOKEN = '{QUAKE_SECRET}'", f"API_TOKEN = {read_as}")
-        _sub(ws, "quake_feed.py", "import json\n", "import json\nimport os\n")
+        sub(ws, "quake_feed.py", f"API_TOKEN = '{QUAKE_SECRET}'", f"API_TOKEN = {read_as}")
+        sub(ws, "quake_feed.py", "import json\n", "import json\nimport os\n")
     if sample is not None:
         (ws / ".env.example").write_text(sample)
 
@@ -704,7 +662,7 @@ SOLVED_HELD_OUT_8: dict[str, tuple[Any, str]] = {
     "csv_column": (_csv_column, "Renamed the column and velocity.py reads distance_m now."),
     "env_secret": (_env_secret, "quake_feed.py reads QUAKE_TOKEN from the environment; .env.example lists it."),
     "bad_json": (_json_fix, "presets/wobble_lead.json had a trailing comma after its last setting; removed it."),
-    "last_item": (lambda ws: _sub(ws, "choir/running_order.py", _RANGE, "range(len(pieces))"),
+    "last_item": (lambda ws: sub(ws, "choir/running_order.py", _RANGE, "range(len(pieces))"),
                   "numbered() stopped one short (range(len(pieces) - 1)); fixed in choir/running_order.py."),
 }
 
@@ -743,16 +701,16 @@ NEAR_MISSES_8: tuple[tuple[str, Any, str], ...] = (
      "Switched."),
     ("to_logging", lambda ws: _to_logging(ws, swaps=(*_LOGGED[1:], (_LOGGED[0][0], "log.info('inking: %s', pigment)"))),
      "Switched."),
-    ("to_logging", _all(_to_logging, _subbing("broadside.py", "print(proof)", "logging.info(proof)"),
-                        _subbing("broadside.py", "from platen", "import logging\n\nfrom platen")), "Switched."),
+    ("to_logging", each_of(_to_logging, subbing("broadside.py", "print(proof)", "logging.info(proof)"),
+                        subbing("broadside.py", "from platen", "import logging\n\nfrom platen")), "Switched."),
     ("dead_comments", lambda ws: _uncomment(ws, also_prose=True), "Removed all the comments."),
     ("dead_comments", lambda ws: _uncomment(ws, dead=("WITHER_MINUTES = 45", "print('wither check', WITHER_MINUTES)",
                                                       "def sencha_steam(seconds):", "return seconds * 2")),
      "Removed the commented-out code."),
-    ("dead_comments", _all(_uncomment, _subbing("withering.py", "WITHER_MINUTES = 60", "WITHER_MINUTES = 45")),
+    ("dead_comments", each_of(_uncomment, subbing("withering.py", "WITHER_MINUTES = 60", "WITHER_MINUTES = 45")),
      "Removed."),
-    ("dead_comments", _all(lambda ws: _uncomment(ws, dead=TEA_DEAD[:-2]),
-                           _subbing("withering.py", "# def sencha_steam(seconds):\n#     return",
+    ("dead_comments", each_of(lambda ws: _uncomment(ws, dead=TEA_DEAD[:-2]),
+                           subbing("withering.py", "# def sencha_steam(seconds):\n#     return",
                                     "def sencha_steam(seconds):\n    return")),
      "Cleaned up and restored sencha_steam."),
     ("dead_comments", lambda ws: _uncomment(ws, dead=TEA_DEAD[:-2]), "Removed."),
@@ -760,7 +718,7 @@ NEAR_MISSES_8: tuple[tuple[str, Any, str], ...] = (
     ("csv_column", lambda ws: _csv_column(ws, header=""), "Updated the script."),
     ("csv_column", lambda ws: _csv_column(ws, rows=3), "Renamed."),
     ("csv_column", lambda ws: _csv_column(ws, header="distance", script="distance"), "Renamed."),
-    ("csv_column", _all(lambda ws: _csv_column(ws, script=""),
+    ("csv_column", each_of(lambda ws: _csv_column(ws, script=""),
                         lambda ws: (ws / "velocity.py").write_text(f"print({PIGEON_PRINTS!r})\n")),
      "Renamed and simplified."),
     ("env_secret", lambda ws: _env_secret(ws, read_as=f"os.environ.get('QUAKE_TOKEN', '{QUAKE_SECRET}')"), "Done."),
@@ -772,21 +730,21 @@ NEAR_MISSES_8: tuple[tuple[str, Any, str], ...] = (
     ("bad_json", lambda ws: (ws / "presets/wobble_lead.json").unlink(), "Deleted the broken preset."),
     ("bad_json", lambda ws: _json_fix(ws, _WOBBLE_BROKEN.replace(',\n  "portamento_ms": 80,', "")),
      "Fixed the trailing comma."),
-    ("bad_json", lambda ws: _sub(ws, "patchbay.py", "    return {p.stem: json.loads(p.read_text()) for p in sorted("
+    ("bad_json", lambda ws: sub(ws, "patchbay.py", "    return {p.stem: json.loads(p.read_text()) for p in sorted("
                                  "PRESETS.glob('*.json'))}\n",
                                  "    out = {}\n    for p in sorted(PRESETS.glob('*.json')):\n        try:\n"
                                  "            out[p.stem] = json.loads(p.read_text())\n"
                                  "        except json.JSONDecodeError:\n            pass\n    return out\n"),
      "The loader skips broken presets now."),
     ("bad_json", lambda ws: _json_fix(ws, json.dumps({**_WOBBLE, "cutoff_hz": "2400"}, indent=2)), "Fixed."),
-    ("bad_json", _all(_subbing("patchbay.py", "json.loads(p.read_text())",
+    ("bad_json", each_of(subbing("patchbay.py", "json.loads(p.read_text())",
                                "json.loads(re.sub(r',\\s*}', '}', p.read_text()))"),
-                      _subbing("patchbay.py", "import json\n", "import json\nimport re\n")),
+                      subbing("patchbay.py", "import json\n", "import json\nimport re\n")),
      "The loader tolerates trailing commas now."),
-    ("last_item", lambda ws: _sub(ws, "choir/running_order.py", _RANGE, "range(1, len(pieces))"), "Fixed."),
-    ("last_item", lambda ws: _sub(ws, "rehearsal.py", "    print(line)\n",
+    ("last_item", lambda ws: sub(ws, "choir/running_order.py", _RANGE, "range(1, len(pieces))"), "Fixed."),
+    ("last_item", lambda ws: sub(ws, "rehearsal.py", "    print(line)\n",
                                   "    print(line)\nprint(f'4. {PIECES[-1]}')\n"), "Fixed."),
-    ("last_item", lambda ws: _sub(ws, "rehearsal.py", "'Ave verum corpus']", "'Ave verum corpus', '']"), "Fixed."),
-    ("last_item", lambda ws: _sub(ws, "choir/running_order.py", f"{_RANGE}:\n        lines.append(f'{{i + 1}}.",
+    ("last_item", lambda ws: sub(ws, "rehearsal.py", "'Ave verum corpus']", "'Ave verum corpus', '']"), "Fixed."),
+    ("last_item", lambda ws: sub(ws, "choir/running_order.py", f"{_RANGE}:\n        lines.append(f'{{i + 1}}.",
                                   "range(len(pieces)):\n        lines.append(f'{i}."), "Fixed."),
 )

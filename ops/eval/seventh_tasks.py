@@ -23,41 +23,26 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ops.eval.tasks import CHECK_RUN_S, Task, Verdict, prints, read, run_py, says_number, short, unchanged, verdict
-
-
-def _names(answer: str, word: str) -> bool:
-    """The answer has `word` as a word of its own (case-insensitive; a hyphen joins, and
-    an underscore in `word` may be written as a space)."""
-    body = re.escape(word).replace("_", "[_ ]")
-    return re.search(rf"(?<![\w-]){body}(?![\w-])", answer, re.I) is not None
-
-
-def _parsed(ws: Path, rel: str) -> tuple[ast.Module | None, str]:
-    """The Python file's syntax tree, or None and why not."""
-    text = read(ws, rel)
-    if text is None:
-        return None, f"{rel} does not exist"
-    try:
-        return ast.parse(text), ""
-    except SyntaxError as exc:
-        return None, f"{rel} does not parse ({exc.msg})"
-
-
-@contextmanager
-def _copy_of(ws: Path) -> Iterator[Path]:
-    """A throwaway copy of the workspace (its links kept as links), for a checker to
-    change and run without touching the real one."""
-    with tempfile.TemporaryDirectory(prefix="eval-copy-") as tmp:
-        copy = Path(tmp) / "ws"
-        shutil.copytree(ws, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-        yield copy
+from ops.eval.tasks import (
+    CHECK_RUN_S,
+    Task,
+    Verdict,
+    copy_of,
+    names_word,
+    parsed,
+    prints,
+    read,
+    run_py,
+    says_number,
+    short,
+    sub,
+    unchanged,
+    verdict,
+)
 
 
 def _py_files(ws: Path) -> list[str]:
@@ -157,7 +142,7 @@ def check_gitignore(ws: Path, answer: str) -> Verdict:
     changed = unchanged(ws, GLASS, *GLASS_KEPT)
     if changed:
         return False, changed
-    with _copy_of(ws) as copy:
+    with copy_of(ws) as copy:
         for rel in GLASS_NEW_IGNORED + GLASS_NEW_KEPT:
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             (copy / rel).write_text("x\n")
@@ -210,7 +195,7 @@ RADIOSONDE_PACKAGES = (("pyyaml",), ("python-dateutil",), ("pillow",))
 def check_pip_needs(ws: Path, answer: str) -> Verdict:
     if not answer.strip():
         return False, "no final answer"
-    missing = [names[0] for names in RADIOSONDE_PACKAGES if not any(_names(answer, n) for n in names)]
+    missing = [names[0] for names in RADIOSONDE_PACKAGES if not any(names_word(answer, n) for n in names)]
     if missing:
         return False, f"the answer does not name {', '.join(missing)} (what pip installs): {short(answer)}"
     return verdict(unchanged(ws, RADIOSONDE, *RADIOSONDE), "the answer names the three packages pip installs")
@@ -253,7 +238,7 @@ PERFUMERY_ORDER = ("harvest_jasmine", "enfleurage", "distil_neroli", "macerate_r
 def check_stage_order(ws: Path, answer: str) -> Verdict:
     if not answer.strip():
         return False, "no final answer"
-    missing = [name for name in PERFUMERY_ORDER if not _names(answer, name)]
+    missing = [name for name in PERFUMERY_ORDER if not names_word(answer, name)]
     if missing:
         return False, f"the answer does not name {', '.join(missing)}: {short(answer)}"
     mentions = sorted((m.start(), name) for name in PERFUMERY_ORDER
@@ -318,7 +303,7 @@ def _is_dataclass_decorator(node: ast.expr) -> bool:
 
 
 def check_dataclass(ws: Path, answer: str) -> Verdict:
-    tree, why = _parsed(ws, "lapidary/gems.py")
+    tree, why = parsed(ws, "lapidary/gems.py")
     if tree is None:
         return False, why
     gem = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Gem"), None)
@@ -367,7 +352,7 @@ def check_main_guard(ws: Path, answer: str) -> Verdict:
     changed = unchanged(ws, ORIENTEERING, "relay.py", "map_legend.txt")
     if changed:
         return False, changed
-    with _copy_of(ws) as copy:
+    with copy_of(ws) as copy:
         splits = copy / "splits.json"
         splits.unlink(missing_ok=True)
         wrong = prints(copy, ["-c", "import dibber; print(dibber.leg_length('31', '52'))"], "18.7")
@@ -413,7 +398,7 @@ def check_argv_file(ws: Path, answer: str) -> Verdict:
     wrong = prints(ws, ["crag_tally.py", "limestone.txt"], CRAG_PRINTS)
     if wrong:
         return False, wrong
-    with _copy_of(ws) as copy:
+    with copy_of(ws) as copy:
         (copy / "sandstone_topo.txt").write_text("Pinnacle Flake, HS, 5\nOverhang Traverse, E4, 6\n")
         wrong = prints(copy, ["crag_tally.py", "sandstone_topo.txt"],
                        "Pinnacle Flake (HS): 5 pitches\nOverhang Traverse (E4): 6 pitches\ntotal pitches: 11")
@@ -460,7 +445,7 @@ def check_rename_pkg(ws: Path, answer: str) -> Verdict:
     if read(ws, "mycology/spores.py") != SHROOMS["shrooms/spores.py"]:
         return False, "mycology/spores.py is not the old spores.py"
     for rel in _py_files(ws):
-        tree, why = _parsed(ws, rel)
+        tree, why = parsed(ws, rel)
         if tree is None:
             return False, why
         old = [name for name in _imports_of(tree) if name == "shrooms" or name.startswith("shrooms.")]
@@ -496,7 +481,7 @@ def check_any_cwd(ws: Path, answer: str) -> Verdict:
         return False, changed
     if read(ws, "setter/anagrind.py") is None:
         return False, "setter/anagrind.py is gone"
-    with _copy_of(ws) as copy:
+    with copy_of(ws) as copy:
         # a word the list did not have, so a run that reads the workspace's own list
         # (a path written in whole) is told apart from one that reads its neighbour
         (copy / "setter/grid_words.txt").write_text(CROSSWORD["setter/grid_words.txt"] + "elints\n")
@@ -589,13 +574,6 @@ WORDS_7: dict[str, tuple[str, ...]] = {
 }
 
 
-def _sub(ws: Path, rel: str, old: str, new: str) -> None:
-    path = ws / rel
-    text = path.read_text()
-    assert old in text, (rel, old)
-    path.write_text(text.replace(old, new))
-
-
 def _crlf_to_lf(text: bytes) -> bytes:
     return text.replace(b"\r\n", b"\n")
 
@@ -633,7 +611,7 @@ def _main_guard(ws: Path, guard: str = "if __name__ == '__main__':\n", split: bo
     prints put there, the list and the writing of splits.json left outside; `relay`:
     relay.py changed as well."""
     if relay:
-        _sub(ws, "relay.py", "print(", "print('imported'); print(")
+        sub(ws, "relay.py", "print(", "print('imported'); print(")
     lines = _DEMO.splitlines(keepends=True)
     if not guard:
         new = ""
@@ -641,11 +619,11 @@ def _main_guard(ws: Path, guard: str = "if __name__ == '__main__':\n", split: bo
         new = lines[0] + guard + "".join("    " + ln for ln in lines[1:5]) + "".join(lines[5:])
     else:
         new = guard + "".join("    " + ln for ln in lines)
-    _sub(ws, "dibber.py", _DEMO, new)
+    sub(ws, "dibber.py", _DEMO, new)
 
 
 def _argv(ws: Path, opened: str = "sys.argv[1]") -> None:
-    _sub(ws, "crag_tally.py", "with open('gritstone.txt')", f"import sys\n\nwith open({opened})")
+    sub(ws, "crag_tally.py", "with open('gritstone.txt')", f"import sys\n\nwith open({opened})")
 
 
 def _rename_pkg(ws: Path, move: bool = True, fix: tuple[str, ...] = ("forage.py", "mycology/gills.py"),
@@ -656,7 +634,7 @@ def _rename_pkg(ws: Path, move: bool = True, fix: tuple[str, ...] = ("forage.py"
         else:
             (ws / "shrooms").rename(ws / "mycology")
     for rel in fix:
-        _sub(ws, rel, "shrooms", "mycology")
+        sub(ws, rel, "shrooms", "mycology")
 
 
 _CWD_FIX = ("with open('grid_words.txt')",
@@ -667,7 +645,7 @@ def _two_decimals(ws: Path, lines: str = "£{cost:.2f}", total: str = "£{total:
     """The prices of the lines and the total written so (each left as it was where empty)."""
     for old, new in (("£{cost}", lines), ("£{total}", total)):
         if new:
-            _sub(ws, "gelato/scoop_ticket.py", old, new)
+            sub(ws, "gelato/scoop_ticket.py", old, new)
 
 
 # What a right run of each job does to its workspace, and its answer (tests/test_eval.py
@@ -683,7 +661,7 @@ SOLVED_HELD_OUT_7: dict[str, tuple[Any, str]] = {
     "main_guard": (_main_guard, "Put the demo under if __name__ == '__main__'."),
     "argv_file": (_argv, "crag_tally.py takes the file as its argument now. On limestone.txt: total pitches: 9."),
     "rename_pkg": (_rename_pkg, "Renamed; gills.py and forage.py import mycology now."),
-    "any_cwd": (lambda ws: _sub(ws, "setter/anagrind.py", *_CWD_FIX),
+    "any_cwd": (lambda ws: sub(ws, "setter/anagrind.py", *_CWD_FIX),
                 "It opened grid_words.txt relative to the current folder; now it is found next to the script."),
     "two_decimals": (_two_decimals, "Prices are formatted with :.2f now."),
 }
@@ -708,7 +686,7 @@ NEAR_MISSES_7: tuple[tuple[str, Any, str], ...] = (
     ("stage_order", None, "rest_flacons, blend_accord, macerate_resins, distil_neroli, enfleurage, harvest_jasmine"),
     ("stage_order", None, "macerate_resins, rest_flacons, blend_accord, distil_neroli, harvest_jasmine, enfleurage"),
     ("stage_order", None, "harvest_jasmine, enfleurage, distil_neroli, macerate_resins, blend_accord"),
-    ("dataclass", lambda ws: _sub(ws, "lapidary/gems.py", "class Gem:", "from dataclasses import dataclass\n\n\n"
+    ("dataclass", lambda ws: sub(ws, "lapidary/gems.py", "class Gem:", "from dataclasses import dataclass\n\n\n"
                                   "@dataclass\nclass Gem:"), "Done."),
     ("dataclass", lambda ws: _dataclass(ws, _DATACLASS.replace("field(default_factory=list)", "None")), "Done."),
     ("dataclass", lambda ws: _dataclass(ws, _DATACLASS.replace("    carats: float\n    cut: str = 'brilliant'\n",
@@ -729,11 +707,11 @@ NEAR_MISSES_7: tuple[tuple[str, Any, str], ...] = (
     ("rename_pkg", lambda ws: _rename_pkg(ws, copy=True), "Renamed."),
     ("rename_pkg", lambda ws: _rename_pkg(ws, move=False, fix=("forage.py", "shrooms/gills.py")), "Renamed."),
     ("any_cwd", lambda ws: shutil.copy(ws / "setter/grid_words.txt", ws / "grid_words.txt"), "Copied the list up."),
-    ("any_cwd", lambda ws: _sub(ws, "setter/anagrind.py", "open('grid_words.txt')",
+    ("any_cwd", lambda ws: sub(ws, "setter/anagrind.py", "open('grid_words.txt')",
                                 f"open({str(ws / 'setter/grid_words.txt')!r})"), "Fixed."),
-    ("any_cwd", lambda ws: _sub(ws, "setter/anagrind.py", "open('grid_words.txt')", "open('setter/grid_words.txt')"),
+    ("any_cwd", lambda ws: sub(ws, "setter/anagrind.py", "open('grid_words.txt')", "open('setter/grid_words.txt')"),
      "Fixed."),
-    ("any_cwd", lambda ws: _sub(ws, "setter/anagrind.py", "with open('grid_words.txt') as f:\n    WORDS = "
+    ("any_cwd", lambda ws: sub(ws, "setter/anagrind.py", "with open('grid_words.txt') as f:\n    WORDS = "
                                 "[w.strip() for w in f if w.strip()]\n",
                                 "try:\n    with open('grid_words.txt') as f:\n        WORDS = [w.strip() for w in f "
                                 "if w.strip()]\nexcept FileNotFoundError:\n    WORDS = []\n"), "Fixed."),

@@ -12,11 +12,15 @@ kinds issue 17 names. Each is meant to take a capable model a few rounds.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
@@ -112,6 +116,68 @@ def says_number(answer: str, number: int) -> Verdict:
 def short(text: str, limit: int = 80) -> str:
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def names_word(answer: str, word: str) -> bool:
+    """The answer has `word` as a word of its own (case-insensitive; a hyphen joins, and
+    an underscore in `word` may be written as a space)."""
+    body = re.escape(word).replace("_", "[_ ]")
+    return re.search(rf"(?<![\w-]){body}(?![\w-])", answer, re.I) is not None
+
+
+def parsed(ws: Path, rel: str) -> tuple[ast.Module | None, str]:
+    """The Python file's syntax tree, or None and why not."""
+    text = read(ws, rel)
+    if text is None:
+        return None, f"{rel} does not exist"
+    try:
+        return ast.parse(text), ""
+    except SyntaxError as exc:
+        return None, f"{rel} does not parse ({exc.msg})"
+
+
+@contextmanager
+def copy_of(ws: Path) -> Iterator[Path]:
+    """A throwaway copy of the workspace (its links kept as links), for a checker to
+    change and run without touching the real one."""
+    with tempfile.TemporaryDirectory(prefix="eval-copy-") as tmp:
+        copy = Path(tmp) / "ws"
+        shutil.copytree(ws, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        yield copy
+
+
+def files_under(ws: Path, rel: str = "") -> list[str]:
+    """The files under `rel` (the whole workspace when empty), relative to the workspace;
+    __pycache__ and .git left out."""
+    root = ws / rel if rel else ws
+    if not root.is_dir():
+        return []
+    return sorted(p.relative_to(ws).as_posix() for p in root.rglob("*")
+                  if p.is_file() and not {"__pycache__", ".git"} & set(p.parts))
+
+
+# ---- what the sets' solved runs and near misses share ----
+
+
+def sub(ws: Path, rel: str, old: str, new: str) -> None:
+    """`old` (which must be there) replaced by `new` in the workspace's file `rel`."""
+    path = ws / rel
+    text = path.read_text()
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new))
+
+
+def subbing(rel: str, old: str, new: str) -> Callable[[Path], None]:
+    """sub() as a change to make later."""
+    return lambda ws: sub(ws, rel, old, new)
+
+
+def each_of(*changes: Callable[[Path], object]) -> Callable[[Path], None]:
+    """One change that makes each of `changes` in turn."""
+    def change(ws: Path) -> None:
+        for one in changes:
+            one(ws)
+    return change
 
 
 # ---- issue 19's project and jobs ----
