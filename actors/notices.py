@@ -309,6 +309,10 @@ ANSWER_PARROTED = (
     "The answer only repeated what a tool printed, and nothing was changed, so the agent was sent back to make the "
     "change."
 )
+ANSWER_IDLE = (
+    "The answer came though nothing was changed and the request asked for a change, so the agent was sent back to "
+    "make it."
+)
 CONTINUING_CUT = "The answer was cut off at the token limit; the agent goes on from where it stopped."
 # A led model's answer at fault after the job's whole command did the job: what the command did is shown.
 JOB_DONE = "Done: the command above did it and finished without an error."

@@ -15,7 +15,7 @@ import trio
 from actors.errors import Busy
 from actors.record.transcript import restored
 from actors.runs.agent.run_tools import background, helpers
-from actors.runs.agent.small.steps import small_specs
+from actors.runs.agent.small.own_tools import small_specs
 from actors.tools import shell
 from actors.tools.registry import ToolContext, ToolOutcome
 from tests.daemon_proc import run_daemon
@@ -241,6 +241,7 @@ def test_a_small_model_is_offered_no_background_tools():
     task_spec = next(s for s in kept if s.name == helpers.TASK)
     assert "background" not in task_spec.parameters["properties"]
     assert "background" in helpers.TASK_BG_SPEC.parameters["properties"]
+    assert small_specs(offered, planning=False, helper_asked=False) == ()  # not asked for: no helper
 
 
 async def helpers_of(c, cid: str, **params: Any) -> dict[str, Any]:

@@ -3,7 +3,7 @@ planning rounds the generic format's grammar holds to tool calls (plan mode requ
 call each round), to a todo list before a plan (exit_plan_mode waits until the list has
 a step, and todo_write rests the round after it is written: AgentRun._paused), which
 the run's leading of a small model makes the order of its calls (the todo list's tool
-until the list has a step, then exit_plan_mode: steps.planning_tool), and the person
+until the list has a step, then exit_plan_mode: own_tools.planning_tool), and the person
 approving the plan in Chromium.
 
 A model this small still chooses at random among what the grammar leaves it, so the

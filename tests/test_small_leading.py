@@ -9,7 +9,7 @@ The run-level tests use the scripted backend made to say it is small."""
 from __future__ import annotations
 
 from actors.model.backends.worked_examples import example_words_in
-from actors.runs.agent.small import steps
+from actors.runs.agent.small import request_forms, steps
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
@@ -65,8 +65,13 @@ def test_a_search_finds_files_and_write_file_names_the_new_one():
 
 
 def test_asked_to_remove_something_the_edit_takes_a_whole_line_out():
-    assert steps.removes("remove the LOG line from x.cfg") and steps.removes("Please delete it")
-    assert not steps.removes("Set A to 3, then remove B") and not steps.removes("Move it")
+    assert request_forms.removes("remove the LOG line from x.cfg") and request_forms.removes("Please delete it")
+    assert not request_forms.removes("Set A to 3, then remove B") and not request_forms.removes("Move it")
+    assert request_forms.removes("notes.py is full of old debug prints, clear them all out")
+    assert request_forms.removes("the config has a dead entry, can you get rid of it")
+    assert request_forms.removes("x.md: cut the intro out")
+    assert not request_forms.removes("rename a.py to b.py and get rid of the old one")  # another change asked beside it
+    assert not request_forms.removes("why does it clear out the cache")  # no verb of a change: a question's
     shape = steps.edit_shape([("xx.cfg", "a=1\nDEBUG=1\nb=2")], removing=True)
     assert shape is not None
     edit = shape["properties"]["edits"]["items"]["properties"]

@@ -17,7 +17,7 @@ from actors.model.backends.generic_grammar import (
     strict_strings,
 )
 from actors.model.turns import ToolSpec
-from actors.runs.agent.small import lookup, read_answers, steps
+from actors.runs.agent.small import lookup, read_answers, request_forms
 from actors.runs.agent.small.steps import small_parameters
 from actors.tools.grep_search import GrepSearch
 from tests.test_plan_mode import cards
@@ -135,7 +135,8 @@ async def test_a_search_that_finds_nothing_leaves_the_next_round_free(real_tools
     d.backend.push(call("grep_search", pattern="dgo", include="*.md"), {"text": "Not found."})
     await conv.send_message("the dog's name is spelled dgo, please fix it")
     await wait_state(conv, "idle", "error")
-    assert [t.tool_choice for t in d.backend.turns] == ["required", None]
+    # (its answer changed nothing a change was asked for: sent back once, a third round)
+    assert [t.tool_choice for t in d.backend.turns][:2] == ["required", None]
 
 
 async def test_a_question_about_the_code_searches_for_the_name_it_asks_about(real_tools, tmp_path):
@@ -174,9 +175,9 @@ async def test_a_where_question_is_a_question_whatever_example_is_nearest(real_t
     for where in ("where's couple defined", "Where is Parser", "which files use it", "where does it say so",
                   "In which file is LIMIT set?", "can you tell me where the parser lives", "find where x is defined",
                   "what file has main"):
-        assert steps.where_question(where), where
+        assert request_forms.where_question(where), where
     for no in ("whereas it says so, fix it", "wherever it is, delete it", "fix it where it says Helo"):
-        assert not steps.where_question(no), no
+        assert not request_forms.where_question(no), no
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"joint.py": "def couple_parts(a, b):\n    return a + b\n",
                                                 "yard.py": "from joint import couple_parts\n"})

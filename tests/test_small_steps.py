@@ -23,8 +23,10 @@ from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import echo as small_echo
 from actors.runs.agent.small import guards as small_guards
+from actors.runs.agent.small import own_tools, request_forms
 from actors.runs.agent.small import steps as small_steps
 from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, leads
+from actors.runs.agent.small.own_tools import SMALL_TODOS
 from actors.runs.agent.small.run_record import avoided_edits
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
@@ -287,6 +289,19 @@ def test_only_a_small_local_model_is_led():
     assert not leads("local", None)  # no model: nothing to lead
 
 
+async def test_a_small_model_is_offered_a_helper_only_where_one_is_asked_for(real_tools, tmp_path):
+    d = real_tools
+    _, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"})
+    for asked, helper in (("have a helper look at app.py", True), ("use the task tool to read app.py", True),
+                          ("the task is to tidy app.py", False)):
+        d.backend.push({"text": "Hi."})
+        await conv.send_message(asked)
+        await wait_state(conv, "idle", "error")
+        assert ("task" in offered(d.backend.turns[-1])) is helper, asked
+    assert own_tools.asks_helper("send a subagent to find the parser")
+    assert not own_tools.asks_helper("list the tasks in todo.md")
+
+
 async def test_a_small_model_is_offered_the_workspace_tools_with_their_main_arguments(real_tools, tmp_path):
     d = real_tools
     _, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"})
@@ -295,9 +310,21 @@ async def test_a_small_model_is_offered_the_workspace_tools_with_their_main_argu
     await wait_state(conv, "idle", "error")
     tools = offered(d.backend.turns[0])
     assert not {"todo_write", "ask_user_question", "enter_plan_mode", "use_skill"} & set(tools)
-    assert {"read_file", "write_file", "exec_shell_command", "task"} <= set(tools)  # a helper may be asked for
+    assert {"read_file", "write_file", "exec_shell_command"} <= set(tools)
+    assert "task" not in tools  # no helper asked for
     assert list(tools["read_file"]["properties"]) == ["path"]
     assert list(tools["exec_shell_command"]["properties"]) == ["command"]
+
+
+def test_a_dotted_name_in_an_error_is_no_file():
+    """An error's dotted name (a module, then its class) names no file, in the request
+    or an answer; a file's name ending a sentence, or with two extensions, is one."""
+    assert small_steps.file_names("it crashes: json.decoder.JSONDecodeError: Expecting value") == []
+    assert small_steps.file_names("urllib.request.HTTPError 404 from fetch.py") == ["fetch.py"]
+    assert small_steps.file_names("pack it as out.tar.gz, then look at notes.txt.") == ["out.tar.gz", "notes.txt"]
+    assert worked_examples.FILE_IN_TEXT.findall("raised json.decoder.JSONDecodeError in load.py") == ["load.py"]
+    fault = small_steps.find_fault("It raises json.decoder.JSONDecodeError.", exists=lambda _: False, changed=False)
+    assert fault is None
 
 
 async def test_edit_file_names_only_a_file_read_and_its_lines(real_tools, tmp_path):
@@ -542,20 +569,84 @@ def test_an_answer_to_a_change_that_only_repeats_the_tools_is_at_fault_when_noth
                                                   "only repeated what a tool printed (\u201cnotes/a.txt:1:Sunday")
 
 
-async def test_an_answer_that_only_repeats_a_search_is_sent_back_to_change_then_could_not(real_tools, tmp_path):
-    """Asked to change a file, the model searched and answered with the search's line:
-    sent back to make the change; the same again, and the person reads that the model
-    could not do it (not the search's line as the answer)."""
+def test_any_answer_to_a_change_when_nothing_changed_is_at_fault_unless_it_says_why_not():
+    """Asked for a change (no question) when none ran, an answer in words of its own is
+    at fault too (`idle`); one that says it cannot, that it is so already or that there
+    is nothing to change, or asks the person back, stands; so does any answer after a
+    change, to a question (with or without its question mark), or to a request that is
+    no change."""
+    there = {"notes/a.txt"}.__contains__
+    for text in ("No matches found", "The task is to make a new file with the lines", "Sorted them by year."):
+        fault = small_steps.find_fault(text, exists=there, changed=False, asked="put the logs in a folder per year",
+                                       change_asked=True)
+        assert fault is not None and (fault.idle or fault.claim), text
+    assert small_steps.find_fault("No matches found", exists=there, changed=False, asked="tidy the logs",
+                                  change_asked=True) == small_steps.Fault(idle="No matches found")
+    for text in ("I cannot tell which files are logs.", "They are in folders per year already.",
+                 "There is nothing to change: every log is dated.", "Which folder holds the logs?",
+                 "I don't know where the logs are"):
+        assert small_steps.find_fault(text, exists=there, changed=False, asked="tidy the logs",
+                                      change_asked=True) is None, text
+    for asked, changed, change_asked in (("tidy the logs", True, True), ("tidy the logs", False, False),
+                                         ("what unit is the timeout in", False, True),
+                                         ("does the timeout use seconds", False, True),
+                                         ("tidy the logs?", False, True)):
+        assert small_steps.find_fault("No matches found", exists=there, changed=changed, asked=asked,
+                                      change_asked=change_asked) is None, asked
+    told = small_steps.answer_fault("No matches found", exists=there, changed=False, asked="tidy the logs",
+                                    change_asked=True)
+    assert told == small_steps.IDLE
+    assert small_steps.fault_for_person(told) == notices.ANSWER_IDLE
+    assert small_steps.could_not(small_steps.Fault(idle="No matches found")).startswith(
+        "The model could not do this: asked for a change, it changed nothing (its answer: \u201cNo matches found")
+    assert request_forms.asks_question("whats the unit here") and not request_forms.asks_question("can you tidy it")
+
+
+@pytest.mark.parametrize("rounds, told, fault", [
+    # A search, then its line as the answer, twice.
+    ((call("grep_search", pattern="PORT"), {"text": "config.py:1:PORT = 8080"},
+      call("read_file", path="config.py"), {"text": "config.py:1:PORT = 8080"}),
+     small_steps.PARROTED, small_steps.Fault(parroted="config.py:1:PORT = 8080")),
+    # A search for words of its own, then an answer of its own, twice.
+    ((call("grep_search", pattern="todo"), {"text": "No matches found"},
+      call("grep_search", pattern="later"), {"text": "No matches found"}),
+     small_steps.IDLE, small_steps.Fault(idle="No matches found")),
+], ids=["parroted", "idle"])
+async def test_an_answer_to_a_change_that_changed_nothing_is_sent_back_then_could_not(real_tools, tmp_path, rounds,
+                                                                                       told, fault):
+    """Asked to change a file, the model changed nothing and answered, twice: sent back
+    to make the change, then the person reads that the model could not do it (not its
+    answer as the answer), the file as it was."""
     d = real_tools
     folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
-    d.backend.push(call("grep_search", pattern="PORT"), {"text": "config.py:1:PORT = 8080"},
-                   call("read_file", path="config.py"), {"text": "config.py:1:PORT = 8080"})
+    d.backend.push(*rounds)
     await conv.send_message("change PORT to 9090")
     await wait_state(conv, "idle", "error")
     assert conv.info.end_reason == "could_not" and (folder / "config.py").read_text() == "PORT = 8080\n"
     sent = [i for i in conv.items if i.kind == "notice" and i.for_model]
-    assert sent and sent[0].text == small_steps.PARROTED
-    assert conv.items[-1].text == small_steps.could_not(small_steps.Fault(parroted="config.py:1:PORT = 8080"))
+    assert sent and sent[0].text == told
+    assert conv.items[-1].text == small_steps.could_not(fault)
+
+
+async def test_an_answer_after_a_denied_change_or_in_read_only_mode_stands(real_tools, tmp_path):
+    """The person said no to the change (ask mode), or the mode lets none run (read
+    only): the model's answer is no idle one, and stands."""
+    d = real_tools
+    folder, _ = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    ws = d.hub.workspaces()[0]
+    asking = await d.hub.create(workspace=ws.id, mode="ask")
+    d.backend.push(call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}]),
+                   {"text": "Left PORT as it was"})
+    await asking.send_message("change PORT to 9090")
+    await wait_state(asking, "waiting")
+    await asking.approve([i for i in asking.items if i.kind == "tool"][0].id, False)
+    await wait_state(asking, "idle", "error")
+    assert asking.info.end_reason == "answered" and asking.items[-1].text == "Left PORT as it was"
+    reading = await d.hub.create(workspace=ws.id, mode="read_only")
+    d.backend.push({"text": "PORT is 8080 in config.py"})
+    await reading.send_message("change PORT to 9090")
+    await wait_state(reading, "idle", "error")
+    assert reading.info.end_reason == "answered" and (folder / "config.py").read_text() == "PORT = 8080\n"
 
 
 def test_the_examples_keep_their_order_for_the_whole_conversation():
@@ -898,7 +989,7 @@ async def test_a_small_model_plans_by_reading_and_gives_the_plan_in_the_call(rea
     assert ("write_file" in tools) is not led and ("edit_file" in tools) is not led
     assert ("exec_shell_command" in tools) is not led
     listed = tools["todo_write"]["properties"]["todos"]
-    assert (listed.get("minItems") == 1 and listed["maxItems"] == small_steps.SMALL_TODOS) is led
+    assert (listed.get("minItems") == 1 and listed["maxItems"] == SMALL_TODOS) is led
     assert "exit_plan_mode" in tools and "read_file" in tools
     system = d.backend.turns[0].messages[0]["content"]
     assert ("with write_file or edit_file" in system) is not led

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -60,17 +61,11 @@ def test_the_person_reads_that_the_model_could_not_do_it_not_its_false_answer(tm
         assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
         kept = [i for i in conv["items"] if i["kind"] == "assistant" and i.get("not_answer")]
         assert [i["text"] for i in kept] == ["PORT is now 9090.", FALSE]  # kept in the record, for the model
-        with chromium() as browser:
-            page = browser.new_context(viewport=DESKTOP).new_page()
-            watch = PageWatch(page, {urlsplit(d.url).netloc})
-            page.goto(f"{d.url}/#/c/{cid}")
-            # The notice that ended the run is said once, in the end line.
-            end = page.locator(".run-end").filter(has_text="The model could not do this")
-            end.wait_for()
+        # The notice that ended the run is said once, in the end line; no answer is shown.
+        with chromium() as browser, could_not_page(browser, d.url, cid) as (page, end):
             text = end.inner_text()
             assert "no file changed" in text and "Try a larger model (the models page)" in text
-            # The false answer is nowhere the person sees: no answer holds it, only the end line quotes it.
-            assert page.get_by_role("article", name="Answer").count() == 0
+            # The false answer is nowhere the person sees: only the end line quotes it.
             shown = [e for e in page.locator(".item, .run-end").filter(has_text="I promise").all() if e.is_visible()]
             assert len(shown) == 1 and "run-end" in (shown[0].get_attribute("class") or "")
             # The notice that sent the answer back was written for the model: the person
@@ -79,7 +74,6 @@ def test_the_person_reads_that_the_model_could_not_do_it_not_its_false_answer(tm
             assert sent_back.is_visible()
             assert "edit_file" not in page.locator("body").inner_text()
             assert "Your answer" not in page.locator("body").inner_text()
-            watch.check()
 
 
 def test_a_false_answer_is_never_on_the_screen_even_while_it_streams(tmp_path):
@@ -209,18 +203,53 @@ def test_an_answer_that_only_repeats_a_search_after_a_refused_edit_is_not_the_an
         conv = c.get(f"/api/conversations/{cid}").json()
         assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
         assert (folder / "config.py").read_text() == "PORT = 8080\n"
-        with chromium() as browser:
-            page = browser.new_context(viewport=DESKTOP).new_page()
-            watch = PageWatch(page, {urlsplit(d.url).netloc})
-            page.goto(f"{d.url}/#/c/{cid}")
-            end = page.locator(".run-end").filter(has_text="The model could not do this")
-            end.wait_for()
+        with chromium() as browser, could_not_page(browser, d.url, cid) as (page, end):
             assert "it changed nothing, and its answer only repeated what a tool printed" in end.inner_text()
-            assert page.get_by_role("article", name="Answer").count() == 0
             assert page.get_by_role("note").filter(has_text="only repeated what a tool printed").first.is_visible()
             card = page.locator("article").filter(has_text="Edit config.py")
             card.get_by_text("Why", exact=True).click()
             card.get_by_text("Not run: the edit would have left config.py using port (line 1), which nothing in "
                              "it would define.").wait_for()
             assert "Your answer" not in page.locator("body").inner_text()
-            watch.check()
+
+
+IDLE = {
+    "n_params": LED_PARAMS,
+    "rounds": [
+        # A search for words of its own, then an answer of its own, twice: nothing changed.
+        {"tool_calls": [{"name": "grep_search", "arguments": {"pattern": "todo"}}]},
+        {"text": "No matches found"},
+        {"tool_calls": [{"name": "grep_search", "arguments": {"pattern": "later"}}]},
+        {"text": "No matches found"},
+    ],
+}
+
+
+def test_an_answer_to_a_change_that_changed_nothing_is_not_the_answer(tmp_path):
+    """Asked for a change, the model changed nothing and answered in words of its own,
+    twice: the person reads that it changed nothing and could not do it, and why the
+    first answer was sent back; the file as it was."""
+    with led_conversation(tmp_path, IDLE, "change PORT to 9090") as (folder, d, c, cid):
+        conv = c.get(f"/api/conversations/{cid}").json()
+        assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
+        assert (folder / "config.py").read_text() == "PORT = 8080\n"
+        with chromium() as browser, could_not_page(browser, d.url, cid) as (page, end):
+            assert "asked for a change, it changed nothing (its answer: \u201cNo matches found\u201d)" \
+                in end.inner_text()
+            assert page.get_by_role("note").filter(has_text="nothing was changed and the request asked for a change") \
+                .first.is_visible()
+            assert "Your answer" not in page.locator("body").inner_text()
+
+
+@contextmanager
+def could_not_page(browser, url: str, cid: str) -> Iterator[tuple[Any, Any]]:
+    """The conversation's page (desktop) open on its run's end that says the model could
+    not do it, with no answer shown; the page's errors and requests checked on leaving."""
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    watch = PageWatch(page, {urlsplit(url).netloc})
+    page.goto(f"{url}/#/c/{cid}")
+    end = page.locator(".run-end").filter(has_text="The model could not do this")
+    end.wait_for()
+    assert page.get_by_role("article", name="Answer").count() == 0
+    yield page, end
+    watch.check()

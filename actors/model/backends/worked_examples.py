@@ -100,7 +100,7 @@ _NEW_VERBS = frozenset({"create", "make", "write", "new", "start", "generate", "
 # Words that ask for a helper.
 _HELPER_WORDS = frozenset({"helper", "subagent", "sub-agent", "agent"})
 # A file's name in a request: a name with an extension, maybe under folders.
-FILE_IN_TEXT = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-])")
+FILE_IN_TEXT = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-]|\.\w)")
 _WORD = re.compile(r"[a-z0-9_#'-]+")
 # Words before the request itself ("can you fix it", "please run").
 POLITE = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+|do you know\s+|tell me\s+)+", re.IGNORECASE)

@@ -55,7 +55,7 @@ TASK_SPEC = ToolSpec(
     },
 )
 # The task a conversation's run is offered: it may also work in the background
-# (background.py). A small model is offered TASK_SPEC (small/steps.py small_specs).
+# (background.py). A small model is offered TASK_SPEC (small/own_tools.py small_specs).
 TASK_BG_SPEC = ToolSpec(
     TASK,
     TASK_SPEC.description + " With `background: true` the call answers at once with the helper's task id and "

@@ -42,7 +42,17 @@ from actors.model.turns import ToolSpec, TurnInput
 from actors.record.items import model_notice
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL
-from actors.runs.agent.small import commands, docstrings, guards, lookup, read_answers, set_values, steps
+from actors.runs.agent.small import (
+    commands,
+    docstrings,
+    guards,
+    lookup,
+    own_tools,
+    read_answers,
+    request_forms,
+    set_values,
+    steps,
+)
 from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in
 from actors.runs.agent.small.run_record import RunRecord, after_loop, avoided_edits, failing_tool
 from actors.runs.env import Env
@@ -230,8 +240,9 @@ class Leader:
     # ---- what it is offered ----
 
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
-        """The run's own tools it is offered (steps.small_specs)."""
-        return steps.small_specs(specs, planning=planning)
+        """The run's own tools it is offered (own_tools.small_specs): the helpers where
+        the request asks for one (own_tools.asks_helper)."""
+        return own_tools.small_specs(specs, planning=planning, helper_asked=own_tools.asks_helper(self._rec.asked()))
 
     def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:
         """The workspace's tools with the arguments it is told of (steps.small_parameters)."""
@@ -261,7 +272,7 @@ class Leader:
         changes files; edit_file held to lines that are there (or left out until it
         has read a file); dressed. A round that must be a call anyway (planning) is
         left free of the steps, and calls the todo list's tool until the list has a step,
-        then exit_plan_mode (steps.planning_tool)."""
+        then exit_plan_mode (own_tools.planning_tool)."""
         if self._new is None:
             self._new = await self._new_files()
         if self._step == "answer" and not must_call and self._changes < steps.MAX_CHANGES and await self._open():
@@ -273,7 +284,7 @@ class Leader:
         failing = failing_tool(self._rec.run_items())
         if failing is not None and not must_call and not change:  # a change round keeps its tools
             avoid += ((failing, None),)
-        planned = steps.planning_tool(bool(self._t.info.todos)) if must_call else None
+        planned = own_tools.planning_tool(bool(self._t.info.todos)) if must_call else None
         if planned in {t.name for t in turn.tools}:  # planning: the list, then the plan
             avoid += tuple((t.name, None) for t in turn.tools if t.name != planned)
         if change:  # a change of files (or, asked to copy, move or delete them, a command)
@@ -358,8 +369,9 @@ class Leader:
             return None
         tool = example.calls[0][0]
         ruled_out = {name for name, args in avoid if args is None}
-        where = steps.where_question(self._rec.asked())  # a question, whatever example is nearest
-        self._change_asked = tool in (steps.EDIT_TOOL, steps.WRITE_TOOL) and not where
+        where = request_forms.where_question(self._rec.asked())  # a question, whatever example is nearest
+        self._change_asked = tool in (steps.EDIT_TOOL, steps.WRITE_TOOL) and not where \
+            and bool(names & {steps.EDIT_TOOL, steps.WRITE_TOOL, SHELL_TOOL})  # (read only: no change to ask for)
         if tool == steps.EDIT_TOOL and (nothing_to_edit or where):
             tool = SEARCH_TOOL
         first = tool if tool in names and tool in offered and tool not in ruled_out else None
@@ -468,7 +480,7 @@ class Leader:
         # whole command ran: the answer again (sent back so, SmolLM2 ran another command,
         # which wrote a file nobody asked for).
         done = self._programs is not None and self._rec.ran(self._programs.job_commands)
-        self._step = "change" if fault in (steps.CLAIMED_CHANGE, steps.PARROTED) \
+        self._step = "change" if fault in (steps.CLAIMED_CHANGE, steps.PARROTED, steps.IDLE) \
             or fault.startswith(steps.NOT_MADE_PREFIX) else \
             "answer" if done else "any"
         self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
@@ -503,10 +515,12 @@ class Leader:
         asked, found, said, refusals, ours, exists = (rec.asked(), rec.found(), rec.said(), rec.refusals(), rec.ours(),
                                                       rec.known_in(ws))
         printed = "\n".join(i.result or "" for i in rec.run_items() if i.kind == "tool")
+        # A call the person (or a rule of the mode) said no to: the change was not theirs to make.
+        denied = any(i.kind == "tool" and i.state == "denied" for i in rec.run_items())
         return await trio.to_thread.run_sync(lambda: judge(
             text, exists=exists, changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
-            new=new, ours=ours, change_asked=self._change_asked, printed=printed))
+            new=new, ours=ours, change_asked=self._change_asked and not denied, printed=printed))
 
     async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
         """Why its call may not go on, None when it may: a write over a file of the
@@ -565,7 +579,7 @@ class Leader:
             return [(rel, text) for rel, text in found if text is not None and len(text) <= limit]
 
         files, only = await trio.to_thread.run_sync(read), self._rec.searched_lines() if found_lines else None
-        shape = steps.edit_shape(files, removing=steps.removes(asked), only=only, avoided=avoided_edits(avoid))
+        shape = steps.edit_shape(files, removing=request_forms.removes(asked), only=only, avoided=avoided_edits(avoid))
         values = steps.target_values(asked)  # the values to set, written by the edit (set_values)
         held = set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),
                                       set_values.swaps(asked, values), set_values.comment_asked(asked))

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from actors.model.backends.worked_examples import FILE_IN_TEXT, FUNCTION_WORDS
-from actors.runs.agent.small import set_values, steps
+from actors.runs.agent.small import request_forms, set_values, steps
 from actors.tools.globs import walk
 
 # Files read at most, each one's size at most, and their bytes in all at most: a search
@@ -183,10 +183,10 @@ def to_read(asked: str, result: str, pattern: str) -> list[str]:
     asked what code does, SmolLM2 answered with a line of the search's result as it
     was (a function's `def` line, asked what the function raises), where the answer is
     in the lines around it. None for a question that asks where or which file
-    (the search's files answer it: steps.asks_where) or a search whose lines are in more
+    (the search's files answer it: request_forms.asks_where) or a search whose lines are in more
     than READ_FOUND files; of the others, those where the name is defined first, or, for
     a question about what uses it ("which function calls …"), those that use it first."""
-    if steps.asks_where(asked):
+    if request_forms.asks_where(asked):
         return []
     lines = steps.search_lines(result)
     if not lines or len(lines) > READ_FOUND:
@@ -198,12 +198,12 @@ def to_read(asked: str, result: str, pattern: str) -> list[str]:
 
 
 def where_found(asked: str, result: str, pattern: str) -> list[str]:
-    """The files that answer a question that asks where (steps.asks_where), from its
+    """The files that answer a question that asks where (request_forms.asks_where), from its
     search's `result`: those it found the place in (where the name is defined, when a
     line defines it: steps.search_found), when they are one to READ_FOUND; else none.
     After such a search, SmolLM2 searched on with one more word each time, or began an
     answer that looped."""
-    found = steps.search_found(result, pattern) if steps.asks_where(asked) else []
+    found = steps.search_found(result, pattern) if request_forms.asks_where(asked) else []
     return found if 0 < len(found) <= READ_FOUND else []
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from actors import notices
 from actors.record.transcript import Transcript
 from actors.runs.agent.ledger import SHELL_TOOL, ended_as
-from actors.runs.agent.small import steps
+from actors.runs.agent.small import request_forms, steps
 from actors.runs.agent.small.files_of import exists_in
 from actors.tools.globs import walk
 
@@ -89,7 +89,7 @@ class RunRecord:
     def found(self) -> tuple[str, ...] | None:
         """The files the run's last call found, when it was a search that found some for
         a request asking where or which (steps.search_found); else None."""
-        if not steps.asks_where(self.asked()):
+        if not request_forms.asks_where(self.asked()):
             return None
         last = next((i for i in reversed(self.run_items()) if i.kind == "tool"), None)
         if last is None or last.tool not in steps.SEARCH_TOOLS or last.state != "done":

@@ -10,7 +10,7 @@ instead:
   (`small_parameters`).
 - It began a `todo_write` call in the first round of most jobs and looped inside it.
   It is offered none of the run's own tools that only organise work (the todo list,
-  questions, starting plan mode) and no skills (`small_specs`); the helpers stay, and
+  questions, starting plan mode) and no skills (`own_tools.small_specs`); the helpers stay, and
   a phase's own (while planning the todo list and exit_plan_mode; with a goal,
   update_goal).
 - Asked to change one line, it wrote the whole file over with `10000`. Its write_file
@@ -51,14 +51,12 @@ from typing import Literal
 import attrs
 
 from actors import notices
-from actors.model.backends import string_exclusion, worked_examples
+from actors.model.backends import string_exclusion
 from actors.model.turns import ToolSpec
-from actors.record import cards
-from actors.runs.agent.run_tools import goals, helpers, plans
-from actors.runs.agent.run_tools import todos_and_questions as todos
 from actors.runs.agent.small import set_values
 from actors.runs.agent.small.echo import SENTENCE_END as _SENTENCE_END
 from actors.runs.agent.small.echo import echoed, first_sentence, parrots
+from actors.runs.agent.small.request_forms import asks_question, asks_where
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 
 Step = Literal["any", "answer", "change"]
@@ -79,42 +77,6 @@ def next_step(calls: Iterable[tuple[str, bool]], *, changing: bool = False) -> S
     if changing and not any(state == "done" and not read for state, read in seen):
         return "change"
     return "any"
-
-
-def small_specs(specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
-    """The run's own tools a small model is offered: the helpers (a way of doing the
-    work, which a person may ask for by name) and a phase's own (the goal's update;
-    while planning the todo list, questions and the plan's exit), not the todo list,
-    questions or plan mode otherwise."""
-    kept = {goals.UPDATE_GOAL, helpers.TASK, helpers.SEND}
-    if planning:
-        kept |= {cards.EXIT_PLAN} | {s.name for s in specs if s.name not in {plans.ENTER}}
-    # The task without `background`: get_task_output, wait_tasks and kill_task are not
-    # offered to a small model (not measured to help it), so a background helper would be lost to it.
-    small = {helpers.TASK: helpers.TASK_SPEC, todos.TODO_WRITE: TODO_SPEC, cards.EXIT_PLAN: EXIT_PLAN_SPEC}
-    return tuple(small.get(s.name, s) for s in specs if s.name in kept)
-
-
-def planning_tool(has_list: bool) -> str:
-    """The tool a small model's planning round calls: the todo list until it has a step,
-    then the plan (exit_plan_mode). Free to pick, SmolLM2 planned with searches of its own
-    words, commands and writes (refused while planning) round after round, and seldom
-    reached a plan: tests/test_plan_e2e.py's tries ran to their call bound."""
-    return cards.EXIT_PLAN if has_list else todos.TODO_WRITE
-
-
-# The todo list a small model writes has a step, and a few: given an empty list to
-# write, SmolLM2 wrote `{"todos": []}` (refused: the list is empty already) as the first
-# call of a plan; given fifty, it wrote fifty steps of one phrase, forty seconds of a
-# plan's minute.
-SMALL_TODOS = 8
-TODO_SPEC = attrs.evolve(todos.TODO_SPEC, parameters={**todos.TODO_SPEC.parameters, "properties": {
-    "todos": {**todos.TODO_SPEC.parameters["properties"]["todos"], "minItems": 1, "maxItems": SMALL_TODOS}}})
-# Its plan is in the call (it writes no plan file: leader.Leader.plans_by_reading), so
-# `plan` is required and not empty.
-EXIT_PLAN_SPEC = attrs.evolve(plans.EXIT_SPEC, parameters={**plans.EXIT_SPEC.parameters, "required": ["plan"],
-                              "properties": {"plan": {**plans.EXIT_SPEC.parameters["properties"]["plan"],
-                                                      "minLength": 1}}})
 
 
 # edit_file for a small model: the files it read lately, each old_text one of their lines.
@@ -215,11 +177,7 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
     return any(not any(v in t for t in texts.values()) for v in values)
 
 
-# After the request's polite start (worked_examples.POLITE): where-questions, and which file.
-_WHERE_FIRST = re.compile(
-    r"\s*(?:show\s+me\s+|find\s+(?:out\s+)?)*(?:(?:in|from)\s+)?(?:where(?:'s|\s+(?:is|are|was|does|do|did|can|"
-    r"should))?\b|(?:which|what)\s+(?:files?|modules?|scripts?|folders?)\b)", re.IGNORECASE)
-_WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
+
 
 
 # The least of an answer kept before its loop: fewer words are no answer.
@@ -235,17 +193,6 @@ def before_loop(text: str, unit: str) -> str | None:
     if len(kept.split()) < KEPT_WORDS or "{" in kept:
         return None
     return kept
-
-
-def where_question(asked: str) -> bool:
-    """Whether a request is a question of where something is, or which file has it (it
-    begins so: "where's x defined"; asked so, SmolLM2's nearest example was an edit's)."""
-    return _WHERE_FIRST.match(worked_examples.POLITE.sub("", asked)) is not None
-
-
-def asks_where(asked: str) -> bool:
-    """Whether a request asks where something is, or which file has it."""
-    return _WHERE.search(asked) is not None
 
 
 def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, object] | None:
@@ -355,16 +302,6 @@ def edit_shape(files: Iterable[tuple[str, str]], *, removing: bool = False, only
     return branches[0] if len(branches) == 1 else {"oneOf": branches}
 
 
-# Verbs of a request that takes something out of a file.
-_REMOVES = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)*(?:remove|delete|drop|strip)\b",
-                      re.IGNORECASE)
-
-
-def removes(asked: str) -> bool:
-    """Whether the request asks to take something out (`remove the line …`)."""
-    return _REMOVES.match(asked) is not None
-
-
 # The optional arguments a small model is offered beside a tool's required ones.
 SMALL_OPTIONAL = frozenset({"include"})
 
@@ -391,7 +328,7 @@ def small_parameters(spec: ToolSpec) -> ToolSpec:
 # `src/app.ts`, `./lib.py`, `plan.txt.bak`); the stem has two characters at least (`e.g.`
 # is not one).
 _PATH = re.compile(r"(?<![\w/.@:-])((?:\./)?(?:[\w-]+/)*[\w-]{2,}(?:\.[\w-]+)*"
-                   r"\.(?!(?:com|org|net|io|dev)\b)[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])")
+                   r"\.(?!(?:com|org|net|io|dev)\b)[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-]|\.\w)")
 # An answer that says it changed something.
 _CLAIMS_CHANGE = re.compile(
     r"\b(?:is now|are now|now (?:says|holds|contains|reads)|(?:has|have) been (?:changed|updated|set|created|"
@@ -415,7 +352,8 @@ class Fault:
     when it names no file at all though asked where something is, or `nonumber` when
     it gives no number though asked how many, or `notmade` a new file the request
     names that is still not there, or `parroted` an answer to a request for a change
-    when none ran that says only what the tools printed."""
+    when none ran that says only what the tools printed, or `idle` any other answer to
+    a request for a change when none ran that neither says why not nor asks back."""
 
     file: str | None = None
     claim: str | None = None
@@ -425,6 +363,7 @@ class Fault:
     nonumber: bool = False
     notmade: str | None = None
     parroted: str | None = None
+    idle: str | None = None
 
 
 # How much of a claimed change the person is shown (`could_not`).
@@ -455,7 +394,12 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     answered with git's error. A change is not looked for in the answer to a question
     (`asked`, the request, ends with a question mark): asked which file defines greet,
     SmolLM2 answered "This function has been added to the lib.py module", right but
-    for its verb, and sent back to make the change it claimed, wrote a file of nonsense."""
+    for its verb, and sent back to make the change it claimed, wrote a file of nonsense.
+    Asked for a change (not a question), when none ran, any answer that does not say why
+    not (it cannot, it is so already, there is nothing to change) nor ask the person back
+    is `idle`: asked to sort files into folders, SmolLM2 searched its own words and
+    answered "No matches found"; asked to move prints to logging, its edits were refused
+    and it answered with a helper's task."""
     missing = [m.group(1) for m in _PATH.finditer(text) if not exists(posixpath.normpath(m.group(1)))]
     if missing:
         return Fault(file=missing[0])
@@ -481,7 +425,8 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
         return Fault(nofile=True)
     claimed = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
     if claimed is None:
-        return None
+        idle = change_asked and not changed and not asks_question(asked) and not _SAYS_WHY_NOT.search(text)
+        return Fault(idle=_shown(said)) if idle and said else None
     # The claim's sentence, as the person is shown it.
     start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, claimed.start())), default=0)
     end = _SENTENCE_END.search(text, claimed.end())
@@ -494,6 +439,11 @@ def _shown(text: str) -> str:
 
 
 
+# An answer that says why nothing changed, or asks the person back: it stands.
+_SAYS_WHY_NOT = re.compile(
+    r"\b(?:can\s*not|can'?t|could\s*n[o']?t|unable|not\s+able|(?:do|did)\s*n[o']?t\s+know|already|"
+    r"nothing\s+(?:to|needs?|needed)|no\s+need|not\s+needed|no\s+change\s+(?:is\s+)?needed)\b|\?\s*$",
+    re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d|\b(?:no|none|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                      re.IGNORECASE)
@@ -514,6 +464,8 @@ def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, ask
         return None
     if fault.parroted is not None:
         return PARROTED
+    if fault.idle is not None:
+        return IDLE
     if fault.file is not None:
         return (f"Your answer names {fault.file}, which is not a file of this workspace. Look again with the "
                 "tools (search the text, or read the file that has it), then answer from what they show.")
@@ -556,6 +508,8 @@ def fault_for_person(told: str) -> str:
         return notices.ANSWER_NO_NUMBER
     if told == PARROTED:
         return notices.ANSWER_PARROTED
+    if told == IDLE:
+        return notices.ANSWER_IDLE
     if told.startswith(NOT_MADE_PREFIX):
         return notices.ANSWER_NOT_MADE.format(file=told.removeprefix(NOT_MADE_PREFIX).split(",", 1)[0])
     named = told.removeprefix("Your answer names ").split(", which is not a file", 1)[0]
@@ -564,6 +518,8 @@ def fault_for_person(told: str) -> str:
 
 PARROTED = ("Your answer only repeats what the tools printed, and nothing was changed yet. The person asked for a "
             "change: make it with a tool (edit_file changes lines of a file), then say what you changed.")
+IDLE = ("Nothing was changed yet, and the person asked for a change. Make it with a tool (edit_file changes lines "
+        "of a file), then say what you changed; if it cannot be done, say why.")
 CLAIMED_CHANGE = ("Your answer says something changed, but no change was made in this run. Make the change with a "
                   "tool (edit_file changes a line of a file), then answer.")
 
@@ -590,6 +546,10 @@ def could_not(fault: Fault) -> str:
         return ("The model could not do this: it changed nothing, and its answer only repeated what a tool printed "
                 f"(\u201c{fault.parroted}\u201d). Try a larger model (the models page) or say exactly which file "
                 "to change and how.")
+    if fault.idle is not None:
+        return ("The model could not do this: asked for a change, it changed nothing (its answer: "
+                f"\u201c{fault.idle}\u201d). Try a larger model (the models page) or say exactly which file to change "
+                "and how.")
     if fault.unfound:
         return (f"The model could not do this: the search found {', '.join(fault.unfound)}, and its answer named "
                 "none of them. Try a larger model (the models page) or say exactly which file to look in.")

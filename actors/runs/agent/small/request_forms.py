@@ -1,0 +1,55 @@
+"""The forms of a person's request a small model's run is led by: a question (of where
+something is, or which file has it), a request to take something out."""
+
+from __future__ import annotations
+
+import re
+
+from actors.model.backends import worked_examples
+
+# After the request's polite start (worked_examples.POLITE): where-questions, and which file.
+_WHERE_FIRST = re.compile(
+    r"\s*(?:show\s+me\s+|find\s+(?:out\s+)?)*(?:(?:in|from)\s+)?(?:where(?:'s|\s+(?:is|are|was|does|do|did|can|"
+    r"should))?\b|(?:which|what)\s+(?:files?|modules?|scripts?|folders?)\b)", re.IGNORECASE)
+_WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:files?|modules?|scripts?|folders?|paths?)\b", re.IGNORECASE)
+
+
+def where_question(asked: str) -> bool:
+    """Whether a request is a question of where something is, or which file has it (it
+    begins so: "where's x defined"; asked so, SmolLM2's nearest example was an edit's)."""
+    return _WHERE_FIRST.match(worked_examples.POLITE.sub("", asked)) is not None
+
+
+def asks_where(asked: str) -> bool:
+    """Whether a request asks where something is, or which file has it."""
+    return _WHERE.search(asked) is not None
+
+
+# Verbs of a request that takes something out of a file.
+_REMOVES = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)*(?:remove|delete|drop|strip)\b",
+                      re.IGNORECASE)
+# Words later in a request that ask to take something out ("… clear them out").
+_TAKES_OUT = re.compile(
+    r"\b(?:remove|delete|drop|strip|get\s+rid\s+of|(?:clear|clean|take|cut)\s+(?:\w+\s+){0,4}?out)\b", re.IGNORECASE)
+# Verbs of a request that asks for a change other than taking out.
+_OTHER_CHANGE = re.compile(r"\b(?:add|rename|change|replace|set|update|convert|move|switch|make|write|create|put|"
+                           r"insert|fix|turn|swap|sort|split|merge|append|use|read|keep)\b", re.IGNORECASE)
+
+
+def removes(asked: str) -> bool:
+    """Whether the request asks to take something out and nothing else: it begins so
+    (`remove the line …`), or says so later in a request that asks no other change
+    ("the old debug prints in x.py can go, clear them out")."""
+    return _REMOVES.match(asked) is not None \
+        or _TAKES_OUT.search(asked) is not None and _OTHER_CHANGE.search(asked) is None and not asks_question(asked)
+
+
+# A request that begins as a question does (its question mark may be left out).
+_QUESTION_START = re.compile(r"\s*(?:what|what'?s|which|where|who|whose|why|when|how|is|are|does|do|did|was|were)\b",
+                             re.IGNORECASE)
+
+
+def asks_question(asked: str) -> bool:
+    """Whether the request `asked` is a question: it ends with a question mark, or
+    begins as a question does."""
+    return asked.rstrip().endswith(("?", "？")) or _QUESTION_START.match(asked) is not None
