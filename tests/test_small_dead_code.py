@@ -104,3 +104,30 @@ def test_a_function_no_test_uses_is_shown_and_an_import_alone_is_no_test(tmp_pat
     (tmp_path / "tests/test_pots.py").unlink()
     assert dead_commands("which function has no test?", lambda: [(p, t) for p, t in files.items()
                                                                 if not p.startswith("tests/")]) == {}
+
+
+COMMENTED = ("#!/usr/bin/env python3\nimport math\n\n# Fire slowly at first: the glaze cracks otherwise.\n"
+        "# PEAK_C = 1180\nPEAK_C = 1220\n# print('peak', PEAK_C)\n\n\n# def ramp_old(minutes):\n"
+        "#     return minutes * 2\ndef ramp(minutes):\n    # the first hour is slow\n"
+        "    return math.ceil(minutes * 1.5)  # was: minutes * 2\n# TODO\n\n\nprint(ramp(10), PEAK_C)\n")
+
+
+def test_code_commented_out_is_taken_out_and_the_comments_that_say_something_stay(tmp_path):
+    (tmp_path / "kiln.py").write_text(COMMENTED)
+    (tmp_path / "glaze.py").write_text("# COLOUR = 'blue'\nCOLOUR = 'green'\n")
+    asked = ("kiln.py has a lot of commented-out code, remove it please",
+             "clean the commented out lines out of kiln.py",
+             "take the old commented code out of kiln.py, keep the real comments")
+    commands = {a: for_request(a, tmp_path).whole.get("sed") for a in asked}
+    (command,) = commands[asked[0]]
+    assert all(c == [command] for c in commands.values()), commands
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
+    left = (tmp_path / "kiln.py").read_text()
+    assert left == ("#!/usr/bin/env python3\nimport math\n\n# Fire slowly at first: the glaze cracks otherwise.\n"
+                    "PEAK_C = 1220\n\n\ndef ramp(minutes):\n    # the first hour is slow\n"
+                    "    return math.ceil(minutes * 1.5)  # was: minutes * 2\n# TODO\n\n\nprint(ramp(10), PEAK_C)\n")
+    ran = subprocess.run([sys.executable, "kiln.py"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert ran.stdout == "15 1220\n"
+    assert (tmp_path / "glaze.py").read_text().startswith("# COLOUR")  # another file than the one named
+    assert dead_commands("what does the commented-out code in kiln.py do", lambda: [("kiln.py", COMMENTED)]) == {}
+    assert dead_commands("remove the commented-out code", lambda: [("a.py", "x = 1\n# a note\n")]) == {}

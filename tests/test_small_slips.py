@@ -138,6 +138,16 @@ KINDS = {
          "area.py": "from calc.ops import multiply\n\nprint(multiply(3, 4))\n"},
         ("area.py prints 7 instead of 12, multiply is broken", "fix the bug in calc/ops.py"),
         "area.py", "12\n"),
+    "loop one short": (
+        {"ferry/__init__.py": "",
+         "ferry/timetable.py": "def departures(times):\n    rows = []\n    for n in range(len(times)-1):\n"
+                               "        rows.append(f'{n + 1}) {times[n]}')\n    return rows\n",
+         "ferry/fares.py": "ADULT = 4.5\n",
+         "board.py": "from ferry.timetable import departures\n\n"
+                     "print(departures(['09:10', '11:40', '17:05']))\n"},
+        ("the last departure is missing from the timetable board", "departures never shows the 17:05 boat",
+         "timetable stops one short"),
+        "board.py", "['1) 09:10', '2) 11:40', '3) 17:05']\n"),
 }
 
 
@@ -201,7 +211,12 @@ def test_what_is_no_slip_is_left_alone():
              "            break\n    return widths\n\n\n"
              "class Base:\n    def kind(self):\n        return self._kind\n\n\n"
              "class Leaf(Base):\n    _kind = 'leaf'\n\n\n"
-             "def helper():\n    return resutl\n\n\nresutl = 1\nresult = 2\n")
+             "def helper():\n    return resutl\n\n\nresutl = 1\nresult = 2\n"
+             "def steps(xs):\n    return [xs[i + 1] - xs[i] for i in range(len(xs) - 1)]\n\n\n"
+             "def gaps(xs):\n    out = []\n    for i in range(len(xs) - 1):\n        out.append(xs[i + 1] - xs[i])\n"
+             "    return out\n\n\n"
+             "def commas(words):\n    for i in range(len(words) - 1):\n        print(words[i] + ',')\n"
+             "    print(words[i])\n")
     assert slips_in("meant.py", meant) == []
 
 

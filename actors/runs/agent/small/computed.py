@@ -17,6 +17,7 @@ from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.config_lookup import config_commands
 from actors.runs.agent.small.cwd_commands import cwd_commands
+from actors.runs.agent.small.data_slips import data_commands
 from actors.runs.agent.small.dataclass_edits import dataclass_commands
 from actors.runs.agent.small.dead_code import dead_commands
 from actors.runs.agent.small.decimals_fix import decimals_commands
@@ -26,6 +27,7 @@ from actors.runs.agent.small.folder_commands import folder_commands
 from actors.runs.agent.small.fstrings import fstring_commands
 from actors.runs.agent.small.gitignore_commands import gitignore_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
+from actors.runs.agent.small.import_cycles import cycle_commands
 from actors.runs.agent.small.install_commands import install_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.markdown_commands import contents_commands
@@ -66,7 +68,9 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     (module_rename); to make a script read its file from its command line
     (argv_commands); to make a class a dataclass (dataclass_edits); to print amounts
     of money with two decimals (decimals_fix); to mend a classic slip of code
-    reported as a bug (slips: the others, which say how, win over it). Blocking: call it in a thread."""
+    reported as a bug (slips: the others, which say how, win over it), or a JSON file
+    that does not parse (data_slips); to show which modules import each other
+    (import_cycles). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
     folders = named_folders(asked)
@@ -84,6 +88,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
         return children_in(ws, rel)
 
     return (slip_commands(asked, texts, named)  # first: any other that says how wins over it
+            | data_commands(asked, texts)  # a JSON file said broken: over a slip of code
             | install_commands(asked, texts, is_file)
             | text_commands(asked, read)
             | occurrence_commands(asked, is_file, is_dir, list(dict.fromkeys(KIND.findall(asked))), folders,
@@ -101,6 +106,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | fstring_commands(asked, read)
             | replace_commands(asked, texts, children, is_file, folders)
             | workspace_commands(asked, is_file, is_dir, folders)
+            | cycle_commands(asked, texts, named)  # of a circular import: over what a file imports
             | dead_commands(asked, texts, named)
             | fix_commands(asked, texts, named)
             | move_commands(asked, read, lambda n: exists_in(ws, n))

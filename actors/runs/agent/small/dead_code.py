@@ -1,5 +1,6 @@
 """Whole commands for code nothing uses: a function nothing calls taken out (or, asked
-which one it is, its `def` line shown), and imports a file never uses taken out.
+which one it is, its `def` line shown), imports a file never uses taken out, and code
+commented out taken out (the comments that say something kept).
 
 Asked to find the function nothing calls and delete it, SmolLM2-135M searched for the
 request's words and rewrote a line that was in use. Whether a name is used is a count
@@ -11,10 +12,14 @@ parser's, so the command is known:
     grep -n 'def helper' app.py                    asked which it is: its line, printed
     grep -n 'def parse(' src/io.py                 asked which function no test names
     sed -i -e '2d' -e '3s/, sys$//' app.py         the imports it never uses
+    sed -i -e '4d' -e '9d' app.py                  its lines of code commented out
 
 Functions with decorators (a framework may call them), `main`, dunders and tests are
 never taken as unused; a package's `__init__.py` keeps its imports (they are what it
 gives). None where more than one function could be meant and the request asks for one.
+A comment is code commented out where what follows its `#` parses as Python and is more
+than a word (`# total = 0`, `# print(x)`, `# def old(a):`); prose, a word, `#!`, a
+`# type:` or `# noqa` note and a comment after code on its line are kept.
 """
 
 from __future__ import annotations
@@ -33,14 +38,19 @@ _IMPORTS = re.compile(r"\b(?:unused|unneeded|unnecessary|extra|stale|leftover)\s
                       r"\bimports?\s+(?:that\s+|which\s+)?(?:are\s+|is\s+)?(?:n'?t|not|never|no\s+longer)\s+"
                       r"(?:used|needed)\b|\bimports?\s+(?:that\s+)?(?:aren'?t|isn'?t)\s+(?:used|needed)\b",
                       re.IGNORECASE)
-_REMOVES = re.compile(r"\b(?:delete|remove|drop|get\s+rid|strip|cut|clean|tidy|prune|purge|take\s+out|ditch|bin|"
-                      r"lose|kill|nuke|trim)\w*\b", re.IGNORECASE)
+_REMOVES = re.compile(r"\b(?:delete|remove|drop|get\s+rid|strip|cut|clean|clear|tidy|prune|purge|"
+                      r"take\s+(?:\w+\s+){0,4}?out|ditch|bin|lose|kill|nuke|trim)\w*\b", re.IGNORECASE)
 # A function no test names ("has no test", "untested", "isn't covered").
 _UNTESTED = re.compile(r"\buntested\b|\b(?:no|not|never|without|lacks?|missing|any)\s+(?:a\s+|any\s+|single\s+|"
                        r"been\s+)?(?:tests?|tested|coverage|covered)\b|(?:\bnot|n't)\s+(?:been\s+)?(?:tested|covered)\b",
                        re.IGNORECASE)
 _ASKS_ONE = re.compile(r"\b(?:a|one|the)\s+(?:function|method|helper)\b", re.IGNORECASE)
 _ASKS = re.compile(r"\b(?:which|what|find|show|list|tell|is\s+there|are\s+there|anything)\b", re.IGNORECASE)
+# Code commented out, said in words ("the commented-out code", "old commented lines").
+_COMMENTED = re.compile(r"\bcommented[\s-]*out\b|\bcommented\s+(?:code|lines?)\b|"
+                        r"\b(?:old|dead|stale)\s+(?:code\s+)?comments\b", re.IGNORECASE)
+# Notes for tools, kept however they parse.
+_TOOL_NOTE = re.compile(r"^#\s*(?:!|-\*-|type:|noqa|pragma|fmt:|pylint:|mypy:|isort:)", re.IGNORECASE)
 # Files looked at at most.
 DEAD_FILES = 60
 
@@ -51,6 +61,8 @@ def dead_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
     does not use, in the Python files it names, else all of the workspace's (`texts`:
     (path, text) of every text file, the places a name is written counted over all)."""
     imports, uncalled = bool(_IMPORTS.search(asked)), bool(_UNCALLED.search(asked))
+    if _COMMENTED.search(asked) and _REMOVES.search(asked) and not imports:
+        return commented_commands(list(texts())[:DEAD_FILES], set(named))
     if _UNTESTED.search(asked) and _ASKS.search(asked) and not imports:
         return untested_commands(list(texts())[:DEAD_FILES], set(named))
     if not imports and not uncalled:
@@ -75,6 +87,44 @@ def dead_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
         by_file.setdefault(p, []).append(_lines(f, t))
     return {"sed": [" && ".join(f"sed -i {' '.join(f'-e {a},{b}d' for a, b in spans)} {p}"
                                 for p, spans in by_file.items())]}
+
+
+def commented_commands(files: list[tuple[str, str]], named: set[str]) -> dict[str, list[str]]:
+    """The `sed` taking out of the Python files (those `named`, else all) their lines of
+    code commented out (`commented_out`); none where there are none."""
+    commands = []
+    for path, text in files:
+        if not path.endswith(".py") or not PLAIN_PATH.fullmatch(path) or named and path not in named:
+            continue
+        gone = commented_out(text)
+        if gone:
+            commands.append(f"sed -i {' '.join(f'-e {n}d' for n in gone)} {path}")
+    return {"sed": [" && ".join(commands)]} if commands else {}
+
+
+def commented_out(text: str) -> list[int]:
+    """The numbers of the lines of `text` that are code commented out: a whole-line
+    comment whose text parses as Python (a block's opening line with a body added) and is
+    more than a name or a constant; not a tool's note."""
+    out = []
+    for n, line in enumerate(text.split("\n"), 1):
+        bare = line.strip()
+        if not bare.startswith("#") or _TOOL_NOTE.match(bare):
+            continue
+        code = bare.lstrip("#").strip()
+        if _is_code(code) or code.endswith(":") and _is_code(code + "\n    pass"):
+            out.append(n)
+    return out
+
+
+def _is_code(code: str) -> bool:
+    """Whether `code` parses as Python and is more than one name, constant or word."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return bool(tree.body) and not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Name | ast.Constant)
+                                       for s in tree.body)
 
 
 def untested_commands(files: list[tuple[str, str]], named: set[str]) -> dict[str, list[str]]:

@@ -4,7 +4,9 @@ every turn of the loop that adds to it; a list changed while a loop walks it (th
 walks a copy); a loop whose every turn returns (`if found: return True` / `else: return
 False`: only the first item is ever looked at; the second return goes after the loop);
 a function tested as if called (`if ready:`); a function named for one operation that
-does another (`def add(a, b): return a - b`)."""
+does another (`def add(a, b): return a - b`); a loop over a list's places that stops one
+short (`for i in range(len(xs) - 1)` whose turns take only `xs[i]`: the last is never
+reached)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ def flow_slip(node: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None
     scope: ast.AST = func if func is not None else tree
     fname = func.name if func is not None else ""
     if isinstance(node, ast.For):
-        slip = _reset_in_loop(node, scope, path, lines, fname) or _changed_while_looped(node, path, lines, fname)
+        slip = _reset_in_loop(node, scope, path, lines, fname) or _changed_while_looped(node, path, lines, fname) \
+            or _one_short(node, scope, path, lines, fname)
         if slip is not None:
             return slip
         return _returns_in_loop(node, func, path, lines) if func is not None and node is func.body[-1] else None
@@ -171,6 +174,38 @@ def _changed_while_looped(loop: ast.For, path: str, lines: list[str], fname: str
     nth = head[:loop.iter.col_offset].count(name) + 1
     return one_line(path, loop.lineno, name, f"list({name})", f"{name} changed while the loop walks it",
                     context(path, fname, [name]), nth=nth)
+
+
+def _one_short(loop: ast.For, scope: ast.AST, path: str, lines: list[str], fname: str) -> Slip | None:
+    """The loop `for i in range(len(xs) - 1)` (or `range(0, len(xs) - 1)`) walks the
+    places of `xs` and stops one short, where its turns take `xs[i]` and never a
+    neighbour (`xs[i + 1]`), and nothing after it takes the last (`xs[-1]`, `xs[i]`):
+    those are why a loop stops short on purpose. Mended: `len(xs)`."""
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and not it.keywords and isinstance(loop.target, ast.Name)) or not 1 <= len(it.args) <= 2:
+        return None
+    if len(it.args) == 2 and not (isinstance(it.args[0], ast.Constant) and it.args[0].value == 0):
+        return None
+    stop = it.args[-1]
+    if not (isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.Sub) and isinstance(stop.right, ast.Constant)
+            and stop.right.value == 1 and isinstance(stop.left, ast.Call) and isinstance(stop.left.func, ast.Name)
+            and stop.left.func.id == "len" and len(stop.left.args) == 1 and isinstance(stop.left.args[0], ast.Name)):
+        return None
+    walked, place = stop.left.args[0].id, loop.target.id
+    taken = [n.slice for stmt in loop.body for n in ast.walk(stmt)
+             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == walked]
+    if not taken or not all(isinstance(t, ast.Name) and t.id == place for t in taken):
+        return None  # (a neighbour taken, or a place of its own: it stops short on purpose)
+    inside = {id(n) for stmt in loop.body for n in ast.walk(stmt)}
+    if any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == walked
+           and id(n) not in inside for n in ast.walk(scope)):
+        return None  # (the last taken apart: `print(xs[-1])` after the loop)
+    if stop.lineno != stop.end_lineno or stop.end_col_offset is None or not 0 < stop.lineno <= len(lines):
+        return None
+    old = lines[stop.lineno - 1].encode()[stop.col_offset:stop.end_col_offset].decode(errors="replace")
+    return one_line(path, stop.lineno, old, f"len({walked})",
+                    f"the loop over {walked} stopped one short of its last", context(path, fname, [walked, place]))
 
 
 def _returns_in_loop(loop: ast.For, func: ast.FunctionDef | ast.AsyncFunctionDef, path: str, lines: list[str]

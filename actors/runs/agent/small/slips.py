@@ -50,7 +50,9 @@ _REPORT = re.compile(
     r"fails?|failing|even\s+though|"
     r"(?:does|do|is|are)\s*n[o']?t\s+work\w*|not\s+working|still|twice|doubled?|meant\s+to|supposed\s+to|"
     r"should(?:n'?t)?\s+be|instead\s+of|too\s+(?:high|low|big|small|much|many|long|short)|fix|mend|repair|"
-    r"sort\s+(?:it|this)\s*(?:out)?|track\s+(?:it\s+)?down|debug)\b", re.IGNORECASE)
+    r"sort\s+(?:it|this)\s*(?:out)?|track\s+(?:it\s+)?down|debug|one\s+short|stops?\s+(?:\w+\s+)?short|"
+    r"never\s+(?:shows?|prints?|lists?|gets?|includes?|appears?|reaches?)|(?:is|are|goes|went)\s+missing|"
+    r"(?:gets?|is|are)\s+(?:left|cut)\s+off)\b", re.IGNORECASE)
 # A report that the code fails when it runs.
 _CRASH = re.compile(r"\b(?:crash\w*|blows?\s+up|errors?|exceptions?|traceback|\w+Error|dies|"
                     r"(?:wo|ca|does|did)n'?t\s+run|fails?\s+to\s+run)\b", re.IGNORECASE)
@@ -60,7 +62,7 @@ _PLAIN = frozenset(
     "take look some idea weird bug them they into from what which where there here just also even every been does "
     "doesn done dont isnt keep keeps make made come comes came seems seem code file files script scripts function "
     "value values wrong right thing things work works working should would could please sort track down crash "
-    "crashes blows error errors fails twice instead supposed".split())
+    "crashes blows error errors fails twice instead supposed never always stops short shows missing".split())
 # Files looked at at most.
 SLIP_FILES = 60
 # Methods of a text that give a new one (the text itself is left as it was).
@@ -76,12 +78,17 @@ _OPS: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"
 _MUTABLE_CALLS = frozenset({"list", "dict", "set"})
 
 
+def reports(asked: str) -> bool:
+    """Whether the request `asked` reports something wrong (a symptom, or a mend asked)."""
+    return _REPORT.search(asked) is not None
+
+
 def slip_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
                   named: Iterable[str] = ()) -> dict[str, list[str]]:
     """The whole command mending the one slip a report of a bug (`asked`) points at, in
     the Python files it names, else (none there: the code they run may be in another)
     all the workspace's (`texts`: (path, text) of each); none otherwise."""
-    if not _REPORT.search(asked):
+    if not reports(asked):
         return {}
     names = set(named)
     files = [(p, t) for p, t in texts() if p.endswith(".py") and PLAIN_PATH.fullmatch(p)
