@@ -14,9 +14,8 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.data_slips import data_commands, mend_json
-from tests.test_small_steps import call, left_open, small_project
+from tests.test_small_steps import runs_first, small_project
 from tests.trees import one_command, write_tree
-from tests.waiting import wait_state
 
 LOADER = ("import json, pathlib\n\nfor p in sorted(pathlib.Path('stock').glob('*.json')):\n"
           "    print(p.stem, json.loads(p.read_text()))\n")
@@ -81,10 +80,7 @@ async def test_broken_json_the_first_round_runs_the_mend(real_tools, tmp_path):
                                                      "stock/zz.json": KINDS["comma left out"][0]})
     (command,) = for_request(REPORTS[1], folder).whole["sed"]
     told = "Mended stock/zz.json: a comma left out between two items (line 2); it parses as JSON now."
-    d.backend.push(call("exec_shell_command", command=command), {"text": told})
-    await conv.send_message(REPORTS[1])
-    await wait_state(conv, "idle", "error")
-    assert left_open(d.backend.turns[0]) == {"exec_shell_command"}
+    await runs_first(d, conv, REPORTS[1], command, told)
     assert d.backend.turns[1].reply_starts == (told,)
     assert json.loads((folder / "stock/zz.json").read_text()) == KINDS["comma left out"][1]
     assert conv.info.end_reason == "answered" and conv.items[-1].text == told

@@ -6,10 +6,13 @@ run-level tests use the scripted backend made to say it is small."""
 from __future__ import annotations
 
 import re
+import subprocess
 
+from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.folder_commands import case_command, folder_commands, merge_command
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 HELD = {"pics": ["Cat.PNG", "dog.png", "Eel_2.Jpg"], "inbox": ["a.txt", "b.md"], "done": ["c.txt"]}
@@ -112,3 +115,22 @@ def test_a_folder_packed_is_zipped_or_tarred_whole_into_the_archive_named(tmp_pa
                    check=True, capture_output=True)
     with tarfile.open(tmp_path / "pics.tar.gz", "r:gz") as tar:
         assert "pics/deep/b.jpg" in tar.getnames()
+
+
+def test_files_named_by_date_are_put_in_a_folder_of_their_year_or_month(tmp_path):
+    write_tree(tmp_path, {"logs/2023-04-30 hike.md": "a\n", "logs/2023_11_02-ride.md": "b\n",
+                          "logs/20240105-swim.md": "c\n", "logs/index.md": "i\n", "logs/2023/older.md": "o\n"})
+    for asked in ("put the logs in logs/ into a folder per year (logs/2023/ and so on)",
+                  "sort logs/ by year, the date starts every name", "organise logs/ into folders by year"):
+        assert for_request(asked, tmp_path).whole == {"mv": [
+            "mkdir -p logs/2023 logs/2024 && mv 'logs/2023-04-30 hike.md' logs/2023_11_02-ride.md logs/2023/"
+            " && mv logs/20240105-swim.md logs/2024/"]}, asked
+    monthly = for_request("sort the files in logs/ into folders by month", tmp_path).whole["mv"][0]
+    assert monthly.startswith("mkdir -p logs/2023-04 logs/2023-11 logs/2024-01 && ")
+    subprocess.run(["bash", "-c", for_request("organise logs/ into folders by year", tmp_path).whole["mv"][0]],
+                   cwd=tmp_path, check=True)
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["logs/2023/2023-04-30 hike.md", "logs/2023/2023_11_02-ride.md", "logs/2023/older.md",
+                    "logs/2024/20240105-swim.md", "logs/index.md"]
+    assert "mv" not in for_request("sort logs/ by year", tmp_path).whole  # none dated left
+    assert folder_commands("move logs/ by year", lambda _: ["notes.md"]) == {}  # none dated

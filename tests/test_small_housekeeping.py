@@ -62,7 +62,9 @@ def test_all_but_one_of_each_set_of_files_alike_are_removed_the_copy_named_ones_
     (tmp_path / "b (1).txt").rename(tmp_path / "b_2.txt")
     expected = ["rm b_2.txt photos/cat-copy.jpg photos/cat.jpg"]  # old/cat.jpg: the shortest
     for ask in ("get rid of the duplicate files", "delete the dupes", "remove files that are identical",
-                "there are exact copies of some photos, delete them"):
+                "there are exact copies of some photos, delete them",
+                "i think some pictures are saved twice under other names, delete the extra copies",
+                "a few files are in here more than once, clear out the spare copies"):
         assert whole(ask).get("rm") == expected, ask
     assert whole("remove the duplicate photos in photos/").get("rm") == ["rm photos/cat-copy.jpg"]
     assert "rm" not in whole("remove the duplicate lines in c.txt")

@@ -13,9 +13,8 @@ import pytest
 
 from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.import_cycles import cycle_commands
-from tests.test_small_steps import call, left_open, small_project
+from tests.test_small_steps import runs_first, small_project
 from tests.trees import one_command, write_tree
-from tests.waiting import wait_state
 
 ASKED = ("start.py crashes: ImportError: cannot import name 'due' from partially initialized module, why?",
          "which two files import each other?", "is there a circular import somewhere")
@@ -76,9 +75,6 @@ async def test_circular_import_the_first_round_runs_the_command(real_tools, tmp_
     folder, conv = await small_project(d, tmp_path, files)
     (command,) = for_request(ASKED[1], folder).whole["grep"]
     told = f"These import each other: {', '.join(loop)} (a circular import)."
-    d.backend.push(call("exec_shell_command", command=command), {"text": told})
-    await conv.send_message(ASKED[1])
-    await wait_state(conv, "idle", "error")
-    assert left_open(d.backend.turns[0]) == {"exec_shell_command"}
+    await runs_first(d, conv, ASKED[1], command, told)
     assert conv.info.end_reason == "answered"
     assert all(f in conv.items[-1].text for f in loop)

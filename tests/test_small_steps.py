@@ -49,6 +49,16 @@ async def small_project(d, tmp_path, files: dict[str, str], size: int = SMALL):
     return folder, conv
 
 
+async def runs_first(d, conv, asked: str, command: str, told: str) -> None:
+    """`asked` sent to a led conversation whose scripted first round runs `command` (the
+    whole command computed for it) and whose answer is `told`; the first round held to
+    the command alone."""
+    d.backend.push(call("exec_shell_command", command=command), {"text": told})
+    await conv.send_message(asked)
+    await wait_state(conv, "idle", "error")
+    assert left_open(d.backend.turns[0]) == {"exec_shell_command"}
+
+
 def left_open(turn) -> set[str]:
     """The tools a led round may call: those offered, less those it avoids whole."""
     return {t.name for t in turn.tools} - {name for name, args in turn.avoid if args is None}

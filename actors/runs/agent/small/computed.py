@@ -15,6 +15,7 @@ from actors.runs.agent.small.class_edits import class_commands
 from actors.runs.agent.small.cli_flags import flag_commands
 from actors.runs.agent.small.code_commands import code_commands
 from actors.runs.agent.small.code_fixes import fix_commands
+from actors.runs.agent.small.column_rename import column_commands
 from actors.runs.agent.small.config_lookup import config_commands
 from actors.runs.agent.small.cwd_commands import cwd_commands
 from actors.runs.agent.small.data_slips import data_commands
@@ -36,6 +37,7 @@ from actors.runs.agent.small.move_code import move_commands
 from actors.runs.agent.small.release_commands import release_commands
 from actors.runs.agent.small.replace_commands import replace_commands
 from actors.runs.agent.small.script_edits import script_commands
+from actors.runs.agent.small.secret_env import secret_commands
 from actors.runs.agent.small.slips import slip_commands
 from actors.runs.agent.small.table_commands import table_commands
 from actors.runs.agent.small.text_commands import occurrence_commands, text_commands
@@ -46,31 +48,33 @@ from actors.tools.globs import walk
 
 def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     """The whole commands of `asked` in `ws` computed from its files (programs to their
-    commands): to count, append to, sort or tidy a text file (text_commands); to rename a
-    folder's files to another case, put all it holds into another, pack it
-    (folder_commands); to rename a name of code, make a number a constant, add a function,
-    mend a missing colon (code_commands); to remove the empty or duplicate files or the
-    spaces in names, or make scripts runnable (housekeeping); to bump the version
-    (release_commands); to give a CSV file a column worked out from two (table_commands); to print a value of a JSON or
-    TOML file (config_lookup); to take out or comment out a script's prints or give it a
-    main guard (script_edits); to add type hints (type_hints); to give a class a
-    `__repr__` (class_edits); to make formatted strings f-strings (fstrings); to replace
-    text over files, give names a prefix or suffix, back a file up (replace_commands);
-    to unpack an archive or answer how many files, the biggest, what a file imports
-    (workspace_commands); to take out a function nothing calls or unused imports
-    (dead_code); to sort the other way or show times on the other clock (code_fixes); to
-    move a function into a new file (move_code); to list a script's command-line options
-    (cli_flags); to give a Markdown file a table of contents (markdown_commands); to
-    say what to pip install, or write a requirements file (install_commands); to
-    change files' line endings (ending_commands); to have git ignore files
-    (gitignore_commands); to make a script that runs only from its own folder open its
-    files from there (cwd_commands); to rename a module or package and its imports
-    (module_rename); to make a script read its file from its command line
-    (argv_commands); to make a class a dataclass (dataclass_edits); to print amounts
-    of money with two decimals (decimals_fix); to mend a classic slip of code
-    reported as a bug (slips: the others, which say how, win over it), or a JSON file
-    that does not parse (data_slips); to show which modules import each other
-    (import_cycles). Blocking: call it in a thread."""
+    commands): to count, append to, sort or tidy a text file (text_commands); to rename
+    a folder's files to another case, put all it holds into another, pack it
+    (folder_commands); to rename a name of code, make a number a constant, add a
+    function, mend a missing colon (code_commands); to remove the empty or duplicate
+    files or the spaces in names, or make scripts runnable (housekeeping); to bump the
+    version (release_commands); to give a CSV file a column worked out from two
+    (table_commands), or rename one and its name in the code that reads it
+    (column_rename); to print a value of a JSON or TOML file (config_lookup); to take
+    out or comment out a script's prints or give it a main guard (script_edits); to add
+    type hints (type_hints); to give a class a `__repr__` (class_edits); to make
+    formatted strings f-strings (fstrings); to replace text over files, give names a
+    prefix or suffix, back a file up (replace_commands); to unpack an archive or answer
+    how many files, the biggest, what a file imports (workspace_commands); to take out a
+    function nothing calls or unused imports (dead_code); to sort the other way or show
+    times on the other clock (code_fixes); to move a function into a new file
+    (move_code); to list a script's command-line options (cli_flags); to give a Markdown
+    file a table of contents (markdown_commands); to say what to pip install, or write a
+    requirements file (install_commands); to change files' line endings
+    (ending_commands); to have git ignore files (gitignore_commands); to make a script
+    that runs only from its own folder open its files from there (cwd_commands); to
+    rename a module or package and its imports (module_rename); to make a script read
+    its file from its command line (argv_commands); to make a class a dataclass
+    (dataclass_edits); to print amounts of money with two decimals (decimals_fix); to
+    mend a classic slip of code reported as a bug (slips: the others, which say how, win
+    over it), or a JSON file that does not parse (data_slips); to show which modules
+    import each other (import_cycles); to read a secret written in the code from an
+    environment variable (secret_env). Blocking: call it in a thread."""
     texts = _once(lambda: _texts(ws))
     named = [n for n in steps.file_names(asked) if is_file_in(ws, n)]
     folders = named_folders(asked)
@@ -99,6 +103,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
                                     lambda n: runs_in(ws, n), named)
             | release_commands(asked, texts)
             | table_commands(asked, read)
+            | column_commands(asked, read, texts)
             | config_commands(asked, read)
             | script_commands(asked, read)
             | hint_commands(asked, read, texts)
@@ -118,7 +123,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | dataclass_commands(asked, texts)
             | decimals_commands(asked, texts)
             | ending_commands(asked, texts, named, [f for f in folders if is_dir(f)])
-            | gitignore_commands(asked, read, folders, named))
+            | gitignore_commands(asked, read, folders, named)
+            | secret_commands(asked, named, texts, read))
 
 
 def _once(read: Callable[[], list[tuple[str, str]]]) -> Callable[[], list[tuple[str, str]]]:

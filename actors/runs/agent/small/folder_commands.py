@@ -20,6 +20,7 @@ of the same name in the other folder): what to keep is the person's to say.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
@@ -50,6 +51,14 @@ _TAR = re.compile(r"\btar(?:red|ring)?\b(?!\.)", re.IGNORECASE)
 FOLDER_FILES = 40
 
 
+# Files put in folders by the date their names begin with: "a folder per year", "by month".
+_BY_DATE = re.compile(r"\b(?:folders?|director(?:y|ies)|dirs?|subfolders?)\s+"
+                      r"(?:per|for\s+(?:each|every)|by|of\s+(?:each|its))\s+(?P<unit>year|month)\b|\b(?:sort|organi[sz]e|group|file|move|put|split)\b.*\bby\s+"
+                      r"(?P<unit2>year|month)\b", re.IGNORECASE)
+# A name that begins with a date: its year, and its month where it has one.
+_DATED = re.compile(r"(?P<year>(?:19|20)\d\d)(?:[-_.]?(?P<month>0[1-9]|1[0-2])(?:[-_.]?(?:[0-2]\d|3[01]))?)?(?!\d)")
+
+
 def folder_commands(asked: str, children: Callable[[str], list[str] | None]) -> dict[str, list[str]]:
     """The whole command of a request about the folders it names that `children` lists
     (what each holds directly, None where it is no folder): `case_command` asked to
@@ -57,6 +66,12 @@ def folder_commands(asked: str, children: Callable[[str], list[str] | None]) -> 
     another; none otherwise."""
     folders = [f for f in named_folders(asked) if PLAIN_PATH.fullmatch(f)]
     held = {f: c for f in folders if (c := children(f)) is not None}
+    by = _BY_DATE.search(asked)
+    tops = {f: c for f, c in held.items() if not any(f.startswith(o + "/") for o in held)}  # (its year's named too)
+    if by is not None and len(tops) == 1:
+        (folder, names), = tops.items()
+        command = dated_command(folder, names, month=(by.group("unit") or by.group("unit2")).lower() == "month")
+        return {"mv": [command]} if command else {}
     case = _CASE.search(asked)
     if case is not None and _NAMES.search(asked) and len(held) == 1:
         (folder, names), = held.items()
@@ -126,3 +141,24 @@ def merge_command(source: str, names: list[str], to: str, there: list[str] | Non
     if copy:
         return f"{make}cp -r {listed} {to}"
     return f"{make}mv {listed} {to}" + (f" && rmdir {source}" if remove else "")
+
+
+def dated_command(folder: str, names: list[str], *, month: bool = False) -> str | None:
+    """`mkdir` and `mv` putting each of `folder`'s files (`names`: what it holds, a
+    folder's name ending in `/`) whose name begins with a date (`2021-06-02_x.md`,
+    `20210602-x.md`, `2021_x.md`) into a folder of its year (`folder/2021/`), or of its
+    year and month (`folder/2021-06/`); the others left. None where none is dated."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        m = _DATED.match(name)
+        if name.endswith("/") or m is None or month and m.group("month") is None:
+            continue
+        into = f"{m.group('year')}-{m.group('month')}" if month else m.group("year")
+        if name.rstrip("/") != into:
+            groups.setdefault(into, []).append(name)
+    if not groups:
+        return None
+    at = (lambda rel: shlex.quote(f"{folder}/{rel}")) if folder not in (".", "") else shlex.quote
+    made = "mkdir -p " + " ".join(at(g) for g in sorted(groups))
+    moves = [f"mv {' '.join(at(n) for n in sorted(ns))} {at(g)}/" for g, ns in sorted(groups.items())]
+    return " && ".join([made, *moves])

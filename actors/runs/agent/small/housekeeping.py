@@ -49,7 +49,10 @@ _DUPLICATES = re.compile(r"\b(?:duplicate[sd]?|identical|dupes?|redundant|repeat
                          r"(?:files?|copies|images?|photos?|pictures?|docs?|documents?)\b|"
                          r"\bfiles?\s+(?:that\s+are\s+|which\s+are\s+)?(?:duplicates?|dupes|identical|the\s+same)\b|"
                          r"\b(?:exact|identical|duplicate)\s+copies\b|\bdupes\b|"
-                         r"\bsame\s+(?:content|contents|bytes|data)\b", re.IGNORECASE)
+                         r"\bsame\s+(?:content|contents|bytes|data)\b|"
+                         r"\b(?:saved|stored|kept|there|in\s+here)\s+(?:twice|two\s+times|more\s+than\s+once)\b|"
+                         r"\b(?:extra|spare|second|two)\s+copies\b|\bcopies\s+of\s+(?:each\s+other|the\s+same)\b",
+                         re.IGNORECASE)
 # Spaces in file names made another character.
 _SPACES = re.compile(r"\bspaces?\b", re.IGNORECASE)
 _IN_NAMES = re.compile(r"\b(?:file\s*names?|names?|filenames?)\b", re.IGNORECASE)
