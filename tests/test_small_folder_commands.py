@@ -124,7 +124,7 @@ def test_files_named_by_date_are_put_in_a_folder_of_their_year_or_month(tmp_path
                   "sort logs/ by year, the date starts every name", "organise logs/ into folders by year"):
         assert for_request(asked, tmp_path).whole == {"mv": [
             "mkdir -p logs/2023 logs/2024 && mv 'logs/2023-04-30 hike.md' logs/2023_11_02-ride.md logs/2023/"
-            " && mv logs/20240105-swim.md logs/2024/"]}, asked
+            " && mv logs/20240105-swim.md logs/2024/ && echo 'Moved 3 files into logs/2023/, logs/2024/.'"]}, asked
     monthly = for_request("sort the files in logs/ into folders by month", tmp_path).whole["mv"][0]
     assert monthly.startswith("mkdir -p logs/2023-04 logs/2023-11 logs/2024-01 && ")
     subprocess.run(["bash", "-c", for_request("organise logs/ into folders by year", tmp_path).whole["mv"][0]],

@@ -161,4 +161,7 @@ def dated_command(folder: str, names: list[str], *, month: bool = False) -> str 
     at = (lambda rel: shlex.quote(f"{folder}/{rel}")) if folder not in (".", "") else shlex.quote
     made = "mkdir -p " + " ".join(at(g) for g in sorted(groups))
     moves = [f"mv {' '.join(at(n) for n in sorted(ns))} {at(g)}/" for g, ns in sorted(groups.items())]
-    return " && ".join([made, *moves])
+    count = sum(map(len, groups.values()))
+    told = f"Moved {count} file{'s' if count > 1 else ''} into " + ", ".join(
+        f"{folder}/{g}/" if folder not in (".", "") else f"{g}/" for g in sorted(groups)) + "."
+    return " && ".join([made, *moves, f"echo {shlex.quote(told)}"])
