@@ -545,6 +545,13 @@ async def test_a_file_that_is_not_there_named_twice_is_not_the_answer(real_tools
     assert "greet.py, which is not a file" in conv.items[-1].text
 
 
+def test_a_file_named_as_an_edits_diff_names_it_is_there():
+    there = {"config.py", "a/b.py"}.__contains__
+    for text in ("config.py:10: from a/config.py", "b/config.py now says 9090", "see a/b.py"):
+        assert small_steps.find_fault(text, exists=there, changed=True) is None, text
+    assert small_steps.find_fault("see b/app.py", exists=there, changed=True) == small_steps.Fault(file="b/app.py")
+
+
 def test_what_the_person_reads_names_the_claim_in_its_own_sentence():
     there = {"config.py"}.__contains__
     fault = small_steps.find_fault("I read it. PORT is now 9090 in config.py! Done", exists=there, changed=False)

@@ -30,6 +30,7 @@ from actors.runs.agent.small.gitignore_commands import gitignore_commands
 from actors.runs.agent.small.housekeeping import Found, housekeeping_commands
 from actors.runs.agent.small.import_cycles import cycle_commands
 from actors.runs.agent.small.install_commands import install_commands
+from actors.runs.agent.small.logging_edits import logging_commands
 from actors.runs.agent.small.lookup import KIND, named_folders, text_files
 from actors.runs.agent.small.markdown_commands import contents_commands
 from actors.runs.agent.small.module_rename import rename_module_commands
@@ -56,7 +57,8 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
     version (release_commands); to give a CSV file a column worked out from two
     (table_commands), or rename one and its name in the code that reads it
     (column_rename); to print a value of a JSON or TOML file (config_lookup); to take
-    out or comment out a script's prints or give it a main guard (script_edits); to add
+    out or comment out a script's prints or give it a main guard (script_edits), or
+    make them a logger's calls (logging_edits); to add
     type hints (type_hints); to give a class a `__repr__` (class_edits); to make
     formatted strings f-strings (fstrings); to replace text over files, give names a
     prefix or suffix, back a file up (replace_commands); to unpack an archive or answer
@@ -106,6 +108,7 @@ def computed_commands(asked: str, ws: Path) -> dict[str, list[str]]:
             | column_commands(asked, read, texts)
             | config_commands(asked, read)
             | script_commands(asked, read)
+            | logging_commands(asked, named, texts)  # prints made a logger's calls: over taking them out
             | hint_commands(asked, read, texts)
             | class_commands(asked, texts)
             | fstring_commands(asked, read)

@@ -329,6 +329,8 @@ def small_parameters(spec: ToolSpec) -> ToolSpec:
 # is not one).
 _PATH = re.compile(r"(?<![\w/.@:-])((?:\./)?(?:[\w-]+/)*[\w-]{2,}(?:\.[\w-]+)*"
                    r"\.(?!(?:com|org|net|io|dev)\b)[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-]|\.\w)")
+# A path as an edit's diff names a file (`a/config.py`, `b/config.py`): the file is the rest.
+_DIFF_SIDE = re.compile(r"[ab]/")
 # An answer that says it changed something.
 _CLAIMS_CHANGE = re.compile(
     r"\b(?:is now|are now|now (?:says|holds|contains|reads)|(?:has|have) been (?:changed|updated|set|created|"
@@ -400,7 +402,7 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     is `idle`: asked to sort files into folders, SmolLM2 searched its own words and
     answered "No matches found"; asked to move prints to logging, its edits were refused
     and it answered with a helper's task."""
-    missing = [m.group(1) for m in _PATH.finditer(text) if not exists(posixpath.normpath(m.group(1)))]
+    missing = [m.group(1) for m in _PATH.finditer(text) if not _there(m.group(1), exists)]
     if missing:
         return Fault(file=missing[0])
     question = asked.rstrip().endswith(("?", "？"))
@@ -431,6 +433,12 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, claimed.start())), default=0)
     end = _SENTENCE_END.search(text, claimed.end())
     return Fault(claim=_shown(" ".join(text[start:end.start() if end else len(text)].split())))
+
+
+def _there(path: str, exists: Callable[[str], bool]) -> bool:
+    """Whether the workspace has the file `path` names, as written or as an edit's diff
+    names it (`a/config.py`: SmolLM2 answered with its diff's header)."""
+    return exists(posixpath.normpath(path)) or bool(_DIFF_SIDE.match(path)) and exists(posixpath.normpath(path[2:]))
 
 
 def _shown(text: str) -> str:
