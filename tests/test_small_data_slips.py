@@ -72,6 +72,8 @@ def test_what_it_leaves_alone(tmp_path):
     assert data_commands("s/2.json is broken json", many)["sed"][0].startswith("sed -i -e '3c\\  \"water_ml\": 250' "
                                                                                 "s/2.json && echo")  # the one named
     assert mend_json('{\n  "a": 1\r\n}\n') is None  # Windows' line ends: not mended line by line
+    near = lambda: [("old.json", broken), ("bold.json", broken)]  # noqa: E731
+    assert "old.json" not in data_commands("bold.json is broken json", near)["sed"][0].replace("bold.json", "")
 
 
 async def test_broken_json_the_first_round_runs_the_mend(real_tools, tmp_path):

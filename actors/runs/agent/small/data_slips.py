@@ -53,7 +53,8 @@ def data_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]]) ->
     if not reports(asked) or not _SAYS_JSON.search(asked):
         return {}
     broken = [(p, t) for p, t in texts() if p.endswith(".json") and not _parses(t)]
-    named = [(p, t) for p, t in broken if p in asked or posixpath.basename(p) in asked]
+    named = [(p, t) for p, t in broken
+             if re.search(rf"(?<![\w./-])(?:{re.escape(p)}|{re.escape(posixpath.basename(p))})(?![\w-])", asked)]
     broken = named or broken
     if not broken or len(broken) > DATA_FILES:
         return {}
