@@ -131,3 +131,5 @@ def test_code_commented_out_is_taken_out_and_the_comments_that_say_something_sta
     assert (tmp_path / "glaze.py").read_text().startswith("# COLOUR")  # another file than the one named
     assert dead_commands("what does the commented-out code in kiln.py do", lambda: [("kiln.py", COMMENTED)]) == {}
     assert dead_commands("remove the commented-out code", lambda: [("a.py", "x = 1\n# a note\n")]) == {}
+    in_text = 'USAGE = """\n# run = 1\n"""\n# done = 2\n'  # a line of a string is no comment
+    assert dead_commands("remove the commented-out code", lambda: [("a.py", in_text)]) == {"sed": ["sed -i -e 4d a.py"]}

@@ -47,8 +47,11 @@ def test_each_print_becomes_the_loggers_call_with_the_same_message(tmp_path):
 def test_what_it_leaves_alone():
     texts = lambda: list(FILES.items())  # noqa: E731
     assert logging_commands("take the prints out of loom/weave.py", ["loom/weave.py"], texts) == {}  # no logging
+    aliased = logging_commands("switch the prints in a.py to logging", ["a.py"],
+                               lambda: [("a.py", "import logging as lg\n\nprint('a')\n")])["sed"][0]
+    assert "-e '1i\\import logging'" in aliased  # `logging` itself bound
     for odd in ("print('a', end='')\n", "import sys\nprint('a', file=sys.stderr)\n", "show = print\nprint('a')\n",
-                "logger = None\nprint('a')\n", "print(\n    'a')\n"):
+                "logger = None\nprint('a')\n", "print(\n    'a')\n", "print('a')\nimport os\n"):
         assert logging_commands("switch the prints in a.py to logging", ["a.py"], lambda o=odd: [("a.py", o)]) == {}
 
 

@@ -51,6 +51,10 @@ def test_what_it_leaves_alone():
     assert secret_commands("read the secrets from env vars", [], lambda: list(two.items()), lambda _: None) == {}
     listed = {".env.example": "MAILER_PASS=\n"}
     assert secret_commands(ASKED[0], ["mailer/send.py"], texts, listed.get) == {}  # listed already
+    late = {"b.py": "TOKEN = 't_9'\nimport json\n\nprint(json.dumps(TOKEN))\n"}  # the secret before the imports
+    command = secret_commands("read the token in b.py from an env var", ["b.py"], lambda: list(late.items()),
+                              lambda _: None)["sed"][0]
+    assert command.startswith("sed -i -e '1i\\import os' -e '1c\\TOKEN = os.environ.get(\"TOKEN\", \"\")' b.py")
     plain = {"a.py": "NAME = 'kiosk'\nKEY_COUNT = 3\n"}
     assert secret_commands("use an env var for the api key in a.py", ["a.py"], lambda: list(plain.items()),
                            lambda _: None) == {}  # no secret written there

@@ -25,7 +25,9 @@ than a word (`# total = 0`, `# print(x)`, `# def old(a):`); prose, a word, `#!`,
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH, is_test
@@ -107,14 +109,26 @@ def commented_out(text: str) -> list[int]:
     comment whose text parses as Python (a block's opening line with a body added) and is
     more than a name or a constant; not a tool's note."""
     out = []
-    for n, line in enumerate(text.split("\n"), 1):
-        bare = line.strip()
-        if not bare.startswith("#") or _TOOL_NOTE.match(bare):
+    lines = text.split("\n")
+    for n in _comment_lines(text):
+        bare = lines[n - 1].strip()
+        if _TOOL_NOTE.match(bare):
             continue
         code = bare.lstrip("#").strip()
         if _is_code(code) or code.endswith(":") and _is_code(code + "\n    pass"):
             out.append(n)
     return out
+
+
+def _comment_lines(text: str) -> list[int]:
+    """The numbers of the lines of `text` that hold a comment alone, as Python's
+    tokenizer reads them (a line in a string that begins with `#` is none); none where
+    it does not read."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [t.start[0] for t in tokens if t.type == tokenize.COMMENT and not t.line[:t.start[1]].strip()]
 
 
 def _is_code(code: str) -> bool:

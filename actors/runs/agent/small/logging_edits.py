@@ -54,8 +54,11 @@ def logging_commands(asked: str, named: Iterable[str],
     head = "import logging\\n\\nlogger = logging.getLogger(__name__)\\n\\n"
     if imports:
         last = max(n.end_lineno or n.lineno for n in imports)
+        if min(lines) <= last:  # a print before the logger is made
+            return {}
         edits = [f"{last}a\\\\nlogger = logging.getLogger(__name__)"]
-        if not any(isinstance(n, ast.Import) and any(a.name == "logging" for a in n.names) for n in imports):
+        if not any(isinstance(n, ast.Import) and any(a.name == "logging" and not a.asname for a in n.names)
+                   for n in imports):
             first = next((n.lineno for n in imports if not (isinstance(n, ast.ImportFrom)
                                                            and n.module == "__future__")), last + 1)
             edits.insert(0, f"{first}i\\import logging" if first <= last else f"{last}a\\import logging")

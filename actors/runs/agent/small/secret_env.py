@@ -52,7 +52,8 @@ def secret_commands(asked: str, named: Iterable[str],
     if len(set(given)) != 1:
         return {}
     variable = given[0]
-    edits = [] if re.search(r"^\s*import\s+os\b", text, re.MULTILINE) else [f"{first_import or line}i\\import os"]
+    at = min(first_import or line, line)  # (os imported before the secret's line reads it)
+    edits = [] if re.search(r"^import\s+os\b", text, re.MULTILINE) else [f"{at}i\\import os"]
     edits.append(f'{line}c\\{name} = os.environ.get("{variable}", "")')
     parts = [f"sed -i {' '.join(f'-e {shlex.quote(e)}' for e in edits)} {shlex.quote(path)}"]
     told = f"{path} reads {name} from the environment variable {variable} now."
