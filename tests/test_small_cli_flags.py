@@ -11,6 +11,7 @@ from pathlib import Path
 
 from actors.runs.agent.small.commands import for_request
 from tests.test_small_steps import call, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 TOOL = {
@@ -26,9 +27,7 @@ TOOL = {
 
 
 def _tree(root: Path) -> None:
-    for rel, text in TOOL.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, TOOL)
 
 
 def test_the_options_a_script_takes_are_listed_from_its_parser_and_the_modules_it_hands_it_to(tmp_path):

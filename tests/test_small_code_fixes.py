@@ -13,6 +13,7 @@ from actors.runs.agent.small.code_fixes import fix_commands
 from actors.runs.agent.small.commands import for_request
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 BOARD = {"board.py": "from league.scores import ordered\n\nPTS = {'Ines': 4, 'Omar': 9, 'Ada': 6}\n\n"
@@ -27,9 +28,7 @@ VISITS = {"visits.py": "from datetime import datetime\n\nfrom clinic.times impor
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
 
 
 def _texts(root: Path, files: dict[str, str]) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.dead_code import dead_commands
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 KILN = ("import os\nimport sys, json\nfrom math import ceil, floor\n\n\ndef fire(t):\n    return ceil(t)\n\n\n"
@@ -21,9 +22,7 @@ KILN = ("import os\nimport sys, json\nfrom math import ceil, floor\n\n\ndef fire
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
 
 
 def _texts(root: Path) -> list[tuple[str, str]]:

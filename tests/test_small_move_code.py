@@ -13,6 +13,7 @@ from pathlib import Path
 from actors.runs.agent.small.commands import for_request
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 BEACON = ("LAMPS = {'a': 'on', 'b': 'off'}\n\n\ndef blink(text):\n"
@@ -24,9 +25,7 @@ TILL = ('"""A till."""\nimport math\nimport os\n\nRATE = 0.2\nNAME = "x"\n\n\nde
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
 
 
 def _out(root: Path, script: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from actors.runs.agent.small.commands import for_request
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 FILES = {"guide/a.md": "the colour red\n", "guide/b.md": "colour blue, colours\n", "app.py": "COLOUR = 'colour'\n",
@@ -18,9 +19,7 @@ FILES = {"guide/a.md": "the colour red\n", "guide/b.md": "colour blue, colours\n
 
 
 def _tree(root: Path) -> None:
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, FILES)
 
 
 def _run(root: Path, command: str) -> None:

@@ -17,6 +17,7 @@ from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.slips import slip_commands, slips_in
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 # Each: the tree, reports of its bug, the script to run and what it prints once mended.
@@ -152,9 +153,7 @@ KINDS = {
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
 
 
 def _out(root: Path, script: str) -> str:

@@ -13,13 +13,12 @@ from actors.runs.agent.small.commands import clauses, for_request
 from actors.runs.agent.small.release_commands import release_commands
 from tests.test_plan_mode import cards
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, files)
 
 
 def _run(root: Path, command: str) -> str:

@@ -13,6 +13,7 @@ from actors.runs.agent.small.commands import for_request
 from actors.runs.agent.small.lookup import named_folders
 from actors.runs.agent.small.workspace_commands import with_kinds
 from tests.test_small_steps import call, left_open, small_project
+from tests.trees import write_tree
 from tests.waiting import wait_state
 
 FILES = {"app.py": "import os\nfrom json import dumps\n\nprint(dumps(os.sep))\n", "tools/a_tool.py": "x = 1\n",
@@ -20,9 +21,7 @@ FILES = {"app.py": "import os\nfrom json import dumps\n\nprint(dumps(os.sep))\n"
 
 
 def _tree(root: Path) -> None:
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_tree(root, FILES)
 
 
 def _sh(root: Path, command: str) -> str:
