@@ -24,6 +24,7 @@ import shlex
 from collections.abc import Callable, Iterable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.slips import parsed
 
 # A question of a circular import, or of modules that import each other.
 _CYCLE = re.compile(r"\bcircular(?:\s+|-)?imports?\b|\bimport\s+(?:cycle|loop)s?\b|\bpartially\s+initiali[sz]ed\b|"
@@ -46,9 +47,8 @@ def cycle_commands(asked: str, texts: Callable[[], Iterable[tuple[str, str]]],
     modules = {_module(p): p for p in files}
     edges: dict[str, dict[str, str]] = {}  # path -> imported path -> the import's line
     for path, text in files.items():
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
+        tree = parsed(text)
+        if tree is None:
             continue
         lines = text.splitlines()
         for node in _loading(tree):

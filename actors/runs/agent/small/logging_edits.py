@@ -23,6 +23,8 @@ import shlex
 from collections.abc import Callable, Iterable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.slip_base import is_docstring
+from actors.runs.agent.small.slips import parsed
 
 _LOGGING = re.compile(r"\blogg(?:ing|er)\b|\blog\s+(?:module|calls?|messages?|instead)\b", re.IGNORECASE)
 _PRINTS = re.compile(r"\bprint(?:s|ed|ing)?\b|\bprint\(\)", re.IGNORECASE)
@@ -38,16 +40,15 @@ def logging_commands(asked: str, named: Iterable[str],
     if not _LOGGING.search(asked) or not _PRINTS.search(asked):
         return {}
     wanted = set(named)
-    found = [(p, t, lines) for p, t in texts() if p.endswith(".py") and PLAIN_PATH.fullmatch(p)
-             and (not wanted or p in wanted) and (lines := _prints(t))]
+    found = [(p, t, tree, lines) for p, t in texts() if p.endswith(".py") and PLAIN_PATH.fullmatch(p)
+             and (not wanted or p in wanted) and (tree := parsed(t)) is not None and (lines := _prints(tree, t))]
     if len(found) != 1:
         return {}
-    path, text, lines = found[0]
+    path, text, tree, lines = found[0]
     if any(lines[n] is None for n in lines):
         return {}
     said_level = _LEVEL.search(asked)
     level = said_level.group(1).lower() if said_level else "info"
-    tree = ast.parse(text)
     if "logger" in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}:
         return {}
     imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
@@ -63,7 +64,7 @@ def logging_commands(asked: str, named: Iterable[str],
                                                            and n.module == "__future__")), last + 1)
             edits.insert(0, f"{first}i\\import logging" if first <= last else f"{last}a\\import logging")
     else:
-        at = tree.body[1].lineno if tree.body and _is_doc(tree.body[0]) and len(tree.body) > 1 else 1
+        at = tree.body[1].lineno if tree.body and is_docstring(tree.body[0]) and len(tree.body) > 1 else 1
         edits = [f"{at}i\\{head}"]
     source = text.split("\n")
     edits += [f"{n}c\\{_logged(source[n - 1], call, level)}" for n, call in sorted(lines.items()) if call]
@@ -72,15 +73,11 @@ def logging_commands(asked: str, named: Iterable[str],
     return {"sed": [f"{command} && echo {shlex.quote(told)}"]}
 
 
-def _prints(text: str) -> dict[int, tuple[int, int, str] | None]:
-    """The lines of `text` with a call of `print` as a statement: where the call is on
+def _prints(tree: ast.Module, text: str) -> dict[int, tuple[int, int, str] | None]:
+    """The lines of `text` (its syntax tree `tree`) with a call of `print` as a statement: where the call is on
     its line and the logger's call's arguments in its place; None for one that cannot
     be moved (it spreads over lines, shares its line, is given sep, end or file, or
     `print` is used otherwise in the file)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return {}
     out: dict[int, tuple[int, int, str] | None] = {}
     moved: set[int] = set()
     for node in ast.walk(tree):
@@ -112,8 +109,3 @@ def _logged(line: str, call: tuple[int, int, str], level: str) -> str:
     start, end, said = call
     raw = line.encode()
     return (raw[:start] + f"logger.{level}({said})".encode() + raw[end:]).decode(errors="replace").replace("\\", "\\\\")
-
-
-def _is_doc(node: ast.stmt) -> bool:
-    """Whether `node` is a module's docstring."""
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)

@@ -22,6 +22,7 @@ import shlex
 from collections.abc import Callable, Iterable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.slips import parsed
 
 _ENV = re.compile(r"\benv(?:ironment)?\s*var(?:iable)?s?\b|\benv\b|\benviron(?:ment)?\b|(?<![\w/])\.env\b",
                   re.IGNORECASE)
@@ -70,9 +71,8 @@ def secret_commands(asked: str, named: Iterable[str],
 def _secrets(text: str) -> list[tuple[str, int, int | None]]:
     """The module-level names of a secret's kind set to a text of their own in `text`
     (name, its line, the line of the module's first import other than __future__'s)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(text)
+    if tree is None:
         return []
     first = next((n.lineno for n in tree.body if isinstance(n, ast.Import)
                   or isinstance(n, ast.ImportFrom) and n.module != "__future__"), None)
