@@ -23,6 +23,7 @@ from ops.eval.run import ALL, BY_NAME
 from ops.eval.seventh_tasks import HELD_OUT_7, NEAR_MISSES_7, SOLVED_HELD_OUT_7, WORDS_7
 from ops.eval.sixth_tasks import HELD_OUT_6, NEAR_MISSES_6, SOLVED_HELD_OUT_6, WORDS_6
 from ops.eval.tasks import TASKS, Task
+from ops.eval.tenth_tasks import HELD_OUT_10, NEAR_MISSES_10, SOLVED_HELD_OUT_10, WORDS_10
 from ops.eval.third_tasks import HELD_OUT_3, NEAR_MISSES_3, SOLVED_HELD_OUT_3, WORDS_3
 
 REPO = Path(__file__).resolve().parent.parent
@@ -102,6 +103,8 @@ SOLVED: dict[str, tuple[Any, str]] = {
     **SOLVED_HELD_OUT_8,
     # and the ninth's (ninth_tasks.py)
     **SOLVED_HELD_OUT_9,
+    # and the tenth's (tenth_tasks.py)
+    **SOLVED_HELD_OUT_10,
 }
 
 
@@ -113,7 +116,7 @@ def _fixture(tmp_path: Path, task: Task) -> Path:
 
 
 def test_tasks_cover_issue_19s_jobs_and_more():
-    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 100
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 110
     firsts = {t.name: t.prompt for t in TASKS[:5]}
     assert firsts == {
         "create_hello": "Create a file hello.txt containing hi",
@@ -136,7 +139,7 @@ def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
     assert len(set(names)) == len(names)
     prompts = {t.prompt for t in TASKS}
     later = (DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
-             + HELD_OUT_8 + HELD_OUT_9)
+             + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10)
     assert not any(t.prompt in prompts for t in later)
     sources = _product_sources()
     for task in later:
@@ -172,13 +175,17 @@ def _text_of(tasks: tuple[Task, ...]) -> str:
     (HELD_OUT_9, WORDS_9,
      TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
      + HELD_OUT_8),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"])
+    (HELD_OUT_10, WORDS_10,
+     TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
+     + HELD_OUT_8 + HELD_OUT_9),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"])
 def test_a_later_set_shares_no_word_with_the_others_or_the_product(tasks, words, others):
     """fresh_tasks.py, third_tasks.py, fourth_tasks.py, fifth_tasks.py, sixth_tasks.py,
-    seventh_tasks.py, eighth_tasks.py and ninth_tasks.py: ten more jobs each, written when the
-    sets before had become known. No file name, prompt or word of theirs is in another job,
-    of the sets before or of their own (so they measure something the others do not), nor in
-    the product's sources (so no rule was written for them); each job lists its words."""
+    seventh_tasks.py, eighth_tasks.py, ninth_tasks.py and tenth_tasks.py: ten more jobs each,
+    written when the sets before had become known. No file name, prompt or word of theirs is
+    in another job, of the sets before or of their own (so they measure something the others
+    do not), nor in the product's sources (so no rule was written for them); each job lists
+    its words."""
     assert len(tasks) == 10 and set(words) == {t.name for t in tasks}
     assert not {t.prompt for t in tasks} & {t.prompt for t in others}
     their_files = {Path(rel).name for t in others for rel in t.files} - {"__init__.py"}
@@ -234,8 +241,8 @@ def test_checkers_refuse_near_misses(tmp_path):
 @pytest.mark.parametrize(("tasks", "near"), [
     (HELD_OUT_2, NEAR_MISSES_2), (HELD_OUT_3, NEAR_MISSES_3), (HELD_OUT_4, NEAR_MISSES_4),
     (HELD_OUT_5, NEAR_MISSES_5), (HELD_OUT_6, NEAR_MISSES_6), (HELD_OUT_7, NEAR_MISSES_7),
-    (HELD_OUT_8, NEAR_MISSES_8), (HELD_OUT_9, NEAR_MISSES_9),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"])
+    (HELD_OUT_8, NEAR_MISSES_8), (HELD_OUT_9, NEAR_MISSES_9), (HELD_OUT_10, NEAR_MISSES_10),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"])
 def test_later_sets_checkers_refuse_near_misses(tmp_path, tasks, near):
     assert len(near) >= 3
     for n, (name, change, answer) in enumerate(near):

@@ -9,10 +9,11 @@ workspaces hold Markdown, CSV, INI and a shell script.
 
 HELD_OUT_8 became known as leading was developed beside it; these were written blind, by
 a helper who read no product code (only ops/eval/, its tests and the README's lines on
-the sets) and reported none of their words, as the clean measure, so a change to the
-leading can again be measured on jobs nobody has looked at while writing it. They are
-only run to report (`ops/eval/run.py --set held_out_9`), never developed against. Nothing
-in the product names a job, a file or a word of theirs (tests/test_eval.py checks the
+the sets) and reported none of their words, as the clean measure. They were only run to
+report (`ops/eval/run.py --set held_out_9`) until they became known as leading was
+developed beside them, and tenth_tasks.py was written blind as the clean held-out set in
+their place: from then on they are a development set like eighth_tasks.py's. Nothing in
+the product names a job, a file or a word of theirs (tests/test_eval.py checks the
 product's sources against WORDS_9 and the fixtures' file names).
 """
 
