@@ -157,6 +157,17 @@ def test_a_count_without_end_in_an_answer_is_caught_as_a_loop(gap):
     assert all(call.feed(Piece("tool_call", ch, index=0)) is None for ch in gap.join(map(str, range(1, 200))))
 
 
+def test_a_count_with_words_between_its_numbers_is_caught_too():
+    """After a mend SmolLM2 wrote "(line 1000) (line 1001) …" to the token limit: the
+    same few characters between each two numbers, caught as a count once MIN_SPAN
+    characters of it stand, whatever piece of it is being written."""
+    text = "calc.py:1000: SyntaxError: invalid syntax (line 1000) " + " ".join(f"(line {n})" for n in range(1001, 1200))
+    watch = TurnWatch()
+    found = next((n, u) for n, ch in enumerate(text) if (u := watch.feed(Piece("text", ch))))
+    assert found[0] < 60 + MIN_SPAN + 40 and found[1].startswith(("10", "1)", "0)")) and found[1].count("(line ") >= 2
+    assert counting("see " + ", ".join(f"step {n}" for n in range(1, 20))) is None  # too few to be a count
+
+
 def test_numbers_people_read_are_no_count_without_end():
     table = "\n".join(f"| {n} | {n * 37 % 101} | {n * n} |" for n in range(1, 40))
     shuffled = ", ".join(str(n * 7919 % 1000) for n in range(1, 120))

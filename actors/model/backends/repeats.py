@@ -142,26 +142,42 @@ def shown_unit(unit: str) -> str:
 
 
 # A count no answer asks for: this many numbers in a row at least, never falling, with
-# the same few characters between each two and nothing else, over MIN_SPAN characters.
+# the same few characters between each two (GAP_CHARS at most: ":", ", ", ") (line ") and
+# nothing else, over MIN_SPAN characters.
 COUNT_NUMBERS = 24
+GAP_CHARS = 12
 _PARTS = re.compile(r"\d+|\D+")
 
 
 def counting(tail: str) -> str | None:
-    """The last numbers of `tail` as a notice quotes a loop ("270:272:274:"), when its
-    last MIN_SPAN characters are a count that goes on without end (SmolLM2, asked in
-    what order a program's stages run, wrote "1:1:2:2:3:4:5:6:…" to the token limit);
-    None otherwise. Not periodic, so RepeatWatch does not see it."""
-    if len(tail) < MIN_SPAN or not any(c.isdigit() for c in tail[-4:]):
+    """The last numbers of `tail` as a notice quotes a loop ("270:272:274:"), when it
+    ends in a count that goes on without end over MIN_SPAN characters at least (SmolLM2,
+    asked in what order a program's stages run, wrote "1:1:2:2:3:4:5:6:…" to the token
+    limit; after a mend, "(line 1000) (line 1001) (line 1002) …"); None otherwise. Not
+    periodic, so RepeatWatch does not see it."""
+    if len(tail) < MIN_SPAN or not any(c.isdigit() for c in tail[-GAP_CHARS - 4:]):
         return None
-    parts: list[str] = _PARTS.findall(tail[-MIN_SPAN:])[1:]  # the first may be cut
+    parts: list[str] = _PARTS.findall(tail)
     if parts and parts[-1].isdigit():
         parts.pop()  # the number being written may not be whole yet
-    numbers = [int(p) for p in parts if p.isdigit()]
-    gaps = {p for p in parts if not p.isdigit()}
-    if len(numbers) < COUNT_NUMBERS or len(gaps) != 1 or len(next(iter(gaps))) > 3 or numbers[-1] <= numbers[0]:
+    if len(parts) < 2:
         return None
-    if any(b < a for a, b in zip(numbers, numbers[1:], strict=False)):
+    # The gap: the last one, or the one before it where the last is still being written.
+    gap = parts[-3] if len(parts) >= 3 and parts[-3].startswith(parts[-1]) else parts[-1]
+    if len(gap) > GAP_CHARS:
         return None
-    gap = next(iter(gaps))
+    numbers: list[int] = []
+    at = len(parts) - 2
+    while at >= 0 and parts[at].isdigit() and (at + 1 == len(parts) - 1 or parts[at + 1] == gap) \
+            and (not numbers or int(parts[at]) <= numbers[-1]):
+        numbers.append(int(parts[at]))
+        if at == 0 or parts[at - 1] != gap:
+            break
+        at -= 2
+    if at <= 0 and numbers:
+        numbers.pop()  # the count reaches the tail's start: its first number may be cut
+    numbers.reverse()
+    spanned = sum(len(str(n)) for n in numbers) + len(gap) * len(numbers)
+    if len(numbers) < COUNT_NUMBERS or spanned < MIN_SPAN or numbers[-1] <= numbers[0]:
+        return None
     return gap.join(str(n) for n in numbers[-3:]) + gap
