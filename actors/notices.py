@@ -259,6 +259,14 @@ ECHO_REFUSED = (
     "Not written: this text repeats what this daemon told you (\u201c{note}\u201d), not what {path} should hold. "
     "Write what the person asked for, from what the tools showed, or answer that you cannot."
 )
+PLACEHOLDER_REFUSED = (
+    "Not run: {path} is a placeholder, not a path of this workspace.{files} Write the path as the workspace names it, "
+    "from the folder the command runs in."
+)
+PASTED_ERROR_REFUSED = (
+    "Not run: this command holds the last command's error (\u201c{words}\u201d), which is what the system said, not "
+    "part of a command. Write the command alone, or answer that you cannot."
+)
 ODD_NAME_REFUSED = (
     "Not written: {path} holds {char}, which is not in a file's name the person gave. "
     "Write to the file the person asked for, or answer that you cannot."
@@ -308,6 +316,10 @@ ANSWER_NO_NUMBER = "The answer gave no number to a question of how many, so the 
 ANSWER_PARROTED = (
     "The answer only repeated what a tool printed, and nothing was changed, so the agent was sent back to make the "
     "change."
+)
+ANSWER_MISQUOTED = (
+    "The answer quoted a line of a file that the file does not say now, so the agent was sent back to answer from "
+    "the files as they are."
 )
 ANSWER_IDLE = (
     "The answer came though nothing was changed and the request asked for a change, so the agent was sent back to "
@@ -372,6 +384,10 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
     (ECHO_REFUSED, "Not run: the agent was writing the daemon's own note to it into {path}, not what you asked "
                    "for.", "rule"),
     (ODD_NAME_REFUSED, "Not run: the agent was making a file named {path}, which you did not ask for.", "rule"),
+    (PLACEHOLDER_REFUSED, "Not run: the command held {path}, a placeholder, not a path of this workspace.{files}",
+     "rule"),
+    (PASTED_ERROR_REFUSED, "Not run: the command held the last command's error (\u201c{words}\u201d), not a "
+                           "command.", "rule"),
     (BREAKS_FILE_REFUSED, "Not run: the edit would have broken {path} (line {line}: {error}), which parses now.",
      "rule"),
     (UNDEFINES_NAME_REFUSED, "Not run: the edit would have left {path} using {name} (line {line}), which nothing "

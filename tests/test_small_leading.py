@@ -8,6 +8,7 @@ The run-level tests use the scripted backend made to say it is small."""
 
 from __future__ import annotations
 
+from actors.model.backends import worked_examples
 from actors.model.backends.worked_examples import example_words_in
 from actors.runs.agent.small import request_forms, steps
 from actors.tools.grep_search import CASE_IGNORED_HEAD
@@ -72,6 +73,11 @@ def test_asked_to_remove_something_the_edit_takes_a_whole_line_out():
     assert request_forms.removes("x.md: cut the intro out")
     assert not request_forms.removes("rename a.py to b.py and get rid of the old one")  # another change asked beside it
     assert not request_forms.removes("why does it clear out the cache")  # no verb of a change: a question's
+    # Other words for taking out; a change said as one that will not happen is no other change.
+    assert request_forms.removes("we'll never turn the banner on, so rip it out please, the option and its code")
+    assert request_forms.removes("don't add anything, just ditch the old header") and request_forms.removes("scrap it")
+    assert request_forms.removes("the fan setting is dead weight, do away with it")
+    assert not request_forms.removes("turn the banner on and pull the old one out")
     shape = steps.edit_shape([("xx.cfg", "a=1\nDEBUG=1\nb=2")], removing=True)
     assert shape is not None
     edit = shape["properties"]["edits"]["items"]["properties"]
@@ -159,3 +165,21 @@ async def test_an_answer_after_a_search_that_names_none_of_its_files_is_sent_bac
     told = [i for i in conv.items if i.kind == "notice" and i.for_model]
     assert len(told) == 1 and "none of the files the search found: aa.py" in told[0].text
     assert conv.info.end_reason == "answered" and conv.items[-1].text == "area is defined in aa.py."
+
+
+def test_a_request_for_a_change_put_as_a_question_is_judged_as_a_request():
+    """"Could you rename them?" asks for a change, its question mark aside: an answer
+    that claims a change nobody made is at fault as for any request, and the run is led
+    as for a change; a question put politely ("can you tell me …?") stays a question."""
+    for asked in ("could you rename the logs?", "can u please drop the old rows?", "Hi, can you add a line to it?",
+                  "please fix the typo in notes.md?"):
+        assert not request_forms.asks_question(asked) and not request_forms.question_mark(asked), asked
+    for asked in ("can you tell me where PORT is set?", "what does it do?", "is it sorted?", "could it be faster?"):
+        assert request_forms.asks_question(asked), asked
+    there = {"config.py"}.__contains__
+    claim = steps.find_fault("PORT is now 9090.", exists=there, changed=False, asked="could you change PORT to 9090?")
+    assert claim is not None and claim.claim == "PORT is now 9090"
+    assert steps.find_fault("PORT is now 9090.", exists=there, changed=False, asked="is PORT 9090 now?") is None
+    assert worked_examples.request_kind("could you rename a.txt to b.txt?") == "files"
+    assert worked_examples.request_kind("can you add a line to notes.md?") == "change"
+    assert worked_examples.request_kind("can you tell me what x.py does?") == "read"

@@ -896,6 +896,15 @@ def test_a_write_of_only_a_files_name_is_refused_unless_the_request_gives_it():
             is None, text
     assert refused("write_file", {"path": "list.txt", "content": "main.py"}, "put main.py in list.txt") is None
     assert refused("edit_file", {"path": "list.txt", "content": "main.py"}, "fix list.txt") is None
+    # An edit's new text likewise, where what it replaces is no file's name.
+    edit = {"path": "dirs.txt", "edits": [{"old_text": "old photos", "new_text": "dirs.txt"}]}
+    assert refused("edit_file", edit, "back up old photos") == notices.NAME_AS_TEXT_REFUSED.format(
+        path="dirs.txt", name="dirs.txt")
+    for old, new, asked in (("data.csv", "data2.csv", "point it at the new data file"),  # a name for a name
+                            ("old photos", "photos.zip", "list photos.zip instead of old photos"),  # the request's
+                            ("old photos", "old photos, new photos", "add new photos")):
+        assert refused("edit_file", {"path": "dirs.txt", "edits": [{"old_text": old, "new_text": new}]},
+                       asked) is None, new
     # The person reads what was refused, in their words.
     why = refused("write_file", {"path": "doc.md", "content": "Title.md"}, "make doc.md")
     assert notices.card_end(why) == ("rule", "Not run: the agent was writing only a file's name (Title.md) into "

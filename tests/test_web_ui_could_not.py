@@ -241,6 +241,42 @@ def test_an_answer_to_a_change_that_changed_nothing_is_not_the_answer(tmp_path):
             assert "Your answer" not in page.locator("body").inner_text()
 
 
+MISQUOTED = {
+    "n_params": LED_PARAMS,
+    "rounds": [
+        # A command with a placeholder path (refused: its card says why), a search, the
+        # change, then the search's line from before the change as the answer, twice.
+        {"tool_calls": [{"name": "exec_shell_command", "arguments": {"command": "cat /path/to/config.py"}}]},
+        {"tool_calls": [{"name": "grep_search", "arguments": {"pattern": "PORT"}}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "config.py", "edits": [{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}]}}]},
+        {"text": "config.py:1:PORT = 8080"},
+        {"text": "config.py:1:PORT = 8080"},
+    ],
+}
+
+
+def test_an_answer_that_quotes_a_line_the_file_no_longer_says_is_not_the_answer(tmp_path):
+    """The model made the change, then answered with the search's line from before it,
+    twice: the person reads that the model could not do it, the line as the file says it
+    now, and why the first answer was sent back; the placeholder command's card says why
+    it did not run. The change stays, for the person to see."""
+    with led_conversation(tmp_path, MISQUOTED, "change PORT to 9090") as (folder, d, c, cid):
+        conv = c.get(f"/api/conversations/{cid}").json()
+        assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
+        assert (folder / "config.py").read_text() == "PORT = 9090\n"
+        with chromium() as browser, could_not_page(browser, d.url, cid) as (page, end):
+            assert ("its answer quoted line 1 of config.py as \u201cPORT = 8080\u201d, but that line reads "
+                    "\u201cPORT = 9090\u201d") in end.inner_text()
+            assert page.get_by_role("note").filter(has_text="quoted a line of a file that the file does not say") \
+                .first.is_visible()
+            card = page.locator("article").filter(has_text="cat /path/to/config.py")
+            card.get_by_text("Why", exact=True).click()
+            card.get_by_text("Not run: the command held /path/to/config.py, a placeholder, not a path of this "
+                             "workspace. The workspace has config.py.").wait_for()
+            assert "Your answer" not in page.locator("body").inner_text()
+
+
 @contextmanager
 def could_not_page(browser, url: str, cid: str) -> Iterator[tuple[Any, Any]]:
     """The conversation's page (desktop) open on its run's end that says the model could

@@ -97,6 +97,10 @@ _PROGRAMS = frozenset({"python", "python3", "node", "bash", "sh", "npm", "npx", 
                        "git", "ls", "cat", "wc", "grep", "pip", "ruby", "perl", "java", "deno"})
 # Verbs of a job that makes a file that is not there yet.
 _NEW_VERBS = frozenset({"create", "make", "write", "new", "start", "generate", "save"})
+# Verbs of a request that changes a file.
+_CHANGE_VERBS = frozenset({"add", "change", "replace", "set", "update", "convert", "fix", "turn", "swap", "sort",
+                           "split", "merge", "append", "insert", "put", "drop", "strip", "rewrite", "edit", "bump",
+                           "tidy", "clean", "clear", "format", "comment", "uncomment"})
 # Words that ask for a helper.
 _HELPER_WORDS = frozenset({"helper", "subagent", "sub-agent", "agent"})
 # A file's name in a request: a name with an extension, maybe under folders.
@@ -130,7 +134,9 @@ def request_kind(text: str) -> str:
     first = words[0].split("'")[0] if words else ""  # "where's", "what's": a question's word
     if any(w in _HELPER_WORDS for w in words):
         return "helper"
-    question = text.rstrip().endswith(("?", "？")) or first in _QUESTION_START
+    # "could you rename them?": a request for a change put as a question, its verb first.
+    verb_first = first in _COMMAND_VERBS | _FILE_VERBS | _NEW_VERBS | _CHANGE_VERBS
+    question = text.rstrip().endswith(("?", "\uff1f")) and not verb_first or first in _QUESTION_START
     if question:
         return "read" if names_a_file(text) else "search"
     programs = [w for n, w in enumerate(words[:3]) if w in _PROGRAMS and not _verb_of_prose(w, words[n + 1:])]

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import ast
 import os
+import posixpath
 import re
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from actors.errors import ToolError
 from actors.fs.paths import PathRefused, read_workspace_text, resolve
-from actors.runs.agent.small import guards, steps
+from actors.runs.agent.small import call_slips, guards, steps
 from actors.tools.files import edits_arg, plan_edit
+from actors.tools.globs import walk
 
 
 def edit_refused(ws: Path, rel: str, tool: str, args: dict[str, Any], asked: str) -> str | None:
@@ -66,6 +69,49 @@ def read_in(ws: Path, rel: str) -> str | None:
         return read_workspace_text(ws, rel, steps.EDIT_FILE_BYTES)
     except (PathRefused, OSError):
         return None
+
+
+# How much of a file an answer's quote of it is checked against.
+QUOTED_FILE_BYTES = 256 * 1024
+
+
+def lines_in(ws: Path, rel: str) -> list[str] | None:
+    """The lines of `rel` in the workspace as they are now, None where it is not there,
+    not text, or too large to judge a quote of it by. Blocking: call it in a thread."""
+    try:
+        text = read_workspace_text(ws, rel, QUOTED_FILE_BYTES + 1)
+    except (PathRefused, OSError):
+        return None
+    return None if text is None or len(text) > QUOTED_FILE_BYTES else text.splitlines()
+
+
+# How many files of a name `named_in` gives at most, and how many entries it looks at.
+NAMED_MAX = 5
+NAMED_LOOKED_AT = 20_000
+
+
+def named_in(ws: Path, name: str) -> list[str]:
+    """The workspace's files called `name` (relative paths, NAMED_MAX at most). Blocking:
+    call it in a thread."""
+    if not name or "/" in name:
+        return []
+    found: list[str] = []
+    for entry in islice(walk(ws, sizes=False), NAMED_LOOKED_AT):
+        if entry.is_file and posixpath.basename(entry.path) == name:
+            found.append(entry.path)
+            if len(found) >= NAMED_MAX:
+                break
+    return found
+
+
+def command_refused(ws: Path, command: object, asked: str, previous: tuple[str, str] | None) -> str | None:
+    """Why a small model's command may not run: it removes a file the request names and
+    does not ask to remove (guards.removal_refused), holds a placeholder path or the
+    error the previous command (`previous`) failed with (call_slips); None where it may."""
+    named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
+    return guards.removal_refused(command, asked, named, lambda rel: is_file_in(ws, rel)) \
+        or call_slips.placeholder_refused(command, lambda name: named_in(ws, name)) \
+        or call_slips.pasted_error_refused(command, previous, asked)
 
 
 def runs_in(ws: Path, rel: str) -> bool:

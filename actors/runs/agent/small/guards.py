@@ -90,7 +90,17 @@ def name_refused(tool: str, args: dict[str, object], asked: str) -> str | None:
     document with a heading, SmolLM2 wrote the document's file name as its text, and
     wrote a file of constants over with a file's name, and a new file's own name as its
     text where the request names the file (so that its name is in the request, which
-    exempts only another file's name). None when it may."""
+    exempts only another file's name). An edit_file's new text likewise, where the text
+    it replaces is no file's name: asked about a folder's name with a space, SmolLM2
+    replaced that line of a list with the list's own file name. None when it may."""
+    if tool == EDIT_TOOL and isinstance(edits := args.get("edits"), list):
+        for e in edits:
+            old, new = (e.get("old_text"), e.get("new_text")) if isinstance(e, dict) else (None, None)
+            if isinstance(old, str) and isinstance(new, str) and not file_name(old.strip()):
+                why = name_refused(WRITE_TOOL, {"path": args.get("path"), "content": new}, asked)
+                if why is not None:
+                    return why
+        return None
     content = args.get("content")
     if tool != WRITE_TOOL or not isinstance(content, str):
         return None

@@ -53,7 +53,7 @@ from actors.runs.agent.small import (
     set_values,
     steps,
 )
-from actors.runs.agent.small.files_of import edit_refused, exists_in, is_file_in, read_in
+from actors.runs.agent.small.files_of import command_refused, edit_refused, exists_in, lines_in, read_in
 from actors.runs.agent.small.run_record import RunRecord, after_loop, avoided_edits, failing_tool
 from actors.runs.env import Env
 
@@ -520,7 +520,8 @@ class Leader:
         return await trio.to_thread.run_sync(lambda: judge(
             text, exists=exists, changed=changed, asked=asked, found=found,
             copied=lambda answer: worked_examples.example_words_in(answer, said), refusals=refusals,
-            new=new, ours=ours, change_asked=self._change_asked and not denied, printed=printed))
+            new=new, ours=ours, change_asked=self._change_asked and not denied, printed=printed,
+            lines_of=lambda rel: lines_in(ws, rel)))
 
     async def call_refused(self, name: str, args: dict[str, Any]) -> guards.Refusal | None:
         """Why its call may not go on, None when it may: a write over a file of the
@@ -531,16 +532,12 @@ class Leader:
         one with none of the values the request asks for (guards.value_missing_refused),
         an edit that would break a file
         that parses (guards.break_refused), or a command that removes a file the request
-        names and does not ask to remove (guards.removal_refused)."""
+        names and does not ask to remove (guards.removal_refused), holds a placeholder
+        path or the last command's error (call_slips)."""
         ws, path = self._workspace(), args.get("path")
         if name == SHELL_TOOL and ws is not None:
-            asked = self._rec.asked()
-
-            def removes() -> str | None:
-                named = steps.named_files(asked, lambda rel: exists_in(ws, rel))
-                return guards.removal_refused(args.get("command"), asked, named, lambda rel: is_file_in(ws, rel))
-
-            gone = await trio.to_thread.run_sync(removes)
+            asked, previous = self._rec.asked(), self._rec.previous_command()
+            gone = await trio.to_thread.run_sync(command_refused, ws, args.get("command"), asked, previous)
             return None if gone is None else guards.Refusal(gone, bars=False)
         if name not in steps.CHANGE_TOOLS or ws is None or not isinstance(path, str):
             return None
@@ -584,3 +581,4 @@ class Leader:
         held = set_values.hold_values(shape, dict(files), values, set_values.request_words(asked, values),
                                       set_values.swaps(asked, values), set_values.comment_asked(asked))
         return docstrings.hold(held, dict(files)) if docstrings.asked(asked) else held
+

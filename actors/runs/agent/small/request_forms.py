@@ -26,14 +26,21 @@ def asks_where(asked: str) -> bool:
 
 
 # Verbs of a request that takes something out of a file.
-_REMOVES = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)*(?:remove|delete|drop|strip)\b",
-                      re.IGNORECASE)
+_REMOVES = re.compile(
+    r"^\s*(?:(?:can|could|would|will) you\s+|please\s+)*(?:remove|delete|drop|strip|erase|ditch|scrap)\b",
+    re.IGNORECASE)
 # Words later in a request that ask to take something out ("… clear them out").
 _TAKES_OUT = re.compile(
-    r"\b(?:remove|delete|drop|strip|get\s+rid\s+of|(?:clear|clean|take|cut)\s+(?:\w+\s+){0,4}?out)\b", re.IGNORECASE)
+    r"\b(?:remove|delete|drop|strip|erase|ditch|scrap|get\s+rid\s+of|get\s+shot\s+of|do\s+away\s+with|"
+    r"(?:clear|clean|take|cut|rip|pull|tear|throw)\s+(?:\w+\s+){0,4}?out)\b", re.IGNORECASE)
 # Verbs of a request that asks for a change other than taking out.
-_OTHER_CHANGE = re.compile(r"\b(?:add|rename|change|replace|set|update|convert|move|switch|make|write|create|put|"
-                           r"insert|fix|turn|swap|sort|split|merge|append|use|read|keep)\b", re.IGNORECASE)
+_CHANGE_VERBS = (r"(?:add|rename|change|replace|set|update|convert|move|switch|make|write|create|put|insert|fix|turn|"
+                 r"swap|sort|split|merge|append|use|read|keep)")
+_OTHER_CHANGE = re.compile(rf"\b{_CHANGE_VERBS}\b", re.IGNORECASE)
+# Such a verb said as what will not happen ("we're never going to switch it on, so rip it
+# out"; "don't add anything"): no other change.
+_NOT_DONE = re.compile(rf"\b(?:never|not|no\s+longer|\w+n['\u2019]t)\s+(?:\w+\s+){{0,3}}?{_CHANGE_VERBS}\b",
+                       re.IGNORECASE)
 
 
 def removes(asked: str) -> bool:
@@ -41,7 +48,8 @@ def removes(asked: str) -> bool:
     (`remove the line …`), or says so later in a request that asks no other change
     ("the old debug prints in x.py can go, clear them out")."""
     return _REMOVES.match(asked) is not None \
-        or _TAKES_OUT.search(asked) is not None and _OTHER_CHANGE.search(asked) is None and not asks_question(asked)
+        or _TAKES_OUT.search(asked) is not None and _OTHER_CHANGE.search(_NOT_DONE.sub(" ", asked)) is None \
+        and not asks_question(asked)
 
 
 # A request that begins as a question does (its question mark may be left out).
@@ -49,7 +57,25 @@ _QUESTION_START = re.compile(r"\s*(?:what|what'?s|which|where|who|whose|why|when
                              re.IGNORECASE)
 
 
+# A request for a change put politely, as a question ("could you rename them?", "can u
+# please drop the old ones?"): a request, its question mark aside.
+_POLITE_CHANGE = re.compile(
+    r"^\s*(?:(?:hi|hey|hello|ok|okay|so)\b[\s,!.]*)?(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+)"
+    rf"(?:(?:please|just|also|maybe)\s+)*(?:{_CHANGE_VERBS}|remove|delete|drop|strip|erase|ditch|scrap|get\s+rid|"
+    r"clear|clean|take|cut|tidy|rewrite|edit|tweak|bump|pad|split|join|group|format|wrap|comment|uncomment)\b",
+    re.IGNORECASE)
+
+
+def question_mark(asked: str) -> bool:
+    """Whether the request ends with a question mark and is no request for a change put
+    as a question ("can you rename them?" asks for the change: its answer is judged as
+    one)."""
+    return asked.rstrip().endswith(("?", "\uff1f")) and _POLITE_CHANGE.match(asked) is None
+
+
 def asks_question(asked: str) -> bool:
     """Whether the request `asked` is a question: it ends with a question mark, or
-    begins as a question does."""
-    return asked.rstrip().endswith(("?", "？")) or _QUESTION_START.match(asked) is not None
+    begins as a question does; not a request for a change put politely as one."""
+    if _POLITE_CHANGE.match(asked) is not None:
+        return False
+    return question_mark(asked) or _QUESTION_START.match(asked) is not None

@@ -164,6 +164,13 @@ class RunRecord:
         return "\n".join((i.text or "") if i.kind == "user" else (i.result or "")
                          for i in self._t.items if i.kind in ("user", "tool"))
 
+    def previous_command(self) -> tuple[str, str] | None:
+        """The run's last command that ended, and its result; None before any."""
+        card = next((i for i in reversed(self.run_items()) if i.kind == "tool" and i.tool == SHELL_TOOL
+                     and i.state in ("done", "error") and i.result is not None), None)
+        command = None if card is None else (card.args or {}).get("command")
+        return None if card is None or not isinstance(command, str) else (command, card.result)
+
     def refusals(self) -> list[str]:
         """What this run's calls that did not run were told."""
         return [i.result or "" for i in self.run_items() if i.kind == "tool" and i.state not in ("done", None)]

@@ -53,10 +53,10 @@ import attrs
 from actors import notices
 from actors.model.backends import string_exclusion
 from actors.model.turns import ToolSpec
-from actors.runs.agent.small import set_values
+from actors.runs.agent.small import quotes, set_values
 from actors.runs.agent.small.echo import SENTENCE_END as _SENTENCE_END
 from actors.runs.agent.small.echo import echoed, first_sentence, parrots
-from actors.runs.agent.small.request_forms import asks_question, asks_where
+from actors.runs.agent.small.request_forms import asks_question, asks_where, question_mark
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 
 Step = Literal["any", "answer", "change"]
@@ -167,8 +167,8 @@ def still_open(asked: str, new: Iterable[str], exists: Callable[[str], bool],
     or a line of theirs is still to edit (set_values.still_to_edit: a word to replace, a
     line to comment out). A question is never open (it is answered, not done); a file
     named to be renamed or deleted may go."""
-    if asked.rstrip().endswith(("?", "？")) or not (names := [n for n in file_names(asked) if exists(n)]):
-        return any(not exists(name) for name in new) and not asked.rstrip().endswith(("?", "？"))
+    if question_mark(asked) or not (names := [n for n in file_names(asked) if exists(n)]):
+        return any(not exists(name) for name in new) and not question_mark(asked)
     texts, to_set = {name: t for name in names if (t := read(name)) is not None}, target_values(asked)
     if any(not exists(name) for name in new) or set_values.still_to_edit(asked, texts, to_set):
         return True
@@ -355,7 +355,8 @@ class Fault:
     it gives no number though asked how many, or `notmade` a new file the request
     names that is still not there, or `parroted` an answer to a request for a change
     when none ran that says only what the tools printed, or `idle` any other answer to
-    a request for a change when none ran that neither says why not nor asks back."""
+    a request for a change when none ran that neither says why not nor asks back, or
+    `misquote` a line it quotes in a search's shape that its file does not say now."""
 
     file: str | None = None
     claim: str | None = None
@@ -366,6 +367,7 @@ class Fault:
     notmade: str | None = None
     parroted: str | None = None
     idle: str | None = None
+    misquote: quotes.Misquote | None = None
 
 
 # How much of a claimed change the person is shown (`could_not`).
@@ -377,7 +379,8 @@ REFUSAL_CHARS = 24
 def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
                refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = (),
-               change_asked: bool = False, printed: str = "") -> Fault | None:
+               change_asked: bool = False, printed: str = "",
+               lines_of: Callable[[str], list[str] | None] = lambda _: None) -> Fault | None:
     """What a small model's answer says that the run's record contradicts, None when
     nothing does. From the evaluation: a file the workspace does not have (asked which
     file defines greet, SmolLM2 searched for the example's `def total`, found nothing
@@ -405,7 +408,7 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     missing = [m.group(1) for m in _PATH.finditer(text) if not _there(m.group(1), exists)]
     if missing:
         return Fault(file=missing[0])
-    question = asked.rstrip().endswith(("?", "？"))
+    question = question_mark(asked)
     notmade = None if question else next((n for n in new if not exists(n)), None)
     if notmade is not None:
         return Fault(notmade=notmade)
@@ -414,6 +417,9 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
                                      if len(r) >= REFUSAL_CHARS and r in said), None) or echoed(text, ours)
     if repeated:
         return Fault(copied=repeated)
+    misquote = quotes.misquoted(text, lines_of)
+    if misquote is not None:
+        return Fault(misquote=misquote)
     if _HOW_MANY.search(asked) and not _NUMBER.search(text):
         return Fault(nonumber=True)
     if change_asked and not changed and parrots(text, printed):
@@ -425,7 +431,7 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
             return Fault(unfound=tuple(found[:FOUND_SHOWN]))
     if not named and asks_where(asked) and not asked.lstrip().lower().startswith(("when", "why", "how")):
         return Fault(nofile=True)
-    claimed = None if changed or asked.rstrip().endswith(("?", "？")) else _CLAIMS_CHANGE.search(text)
+    claimed = None if changed or question_mark(asked) else _CLAIMS_CHANGE.search(text)
     if claimed is None:
         idle = change_asked and not changed and not asks_question(asked) and not _SAYS_WHY_NOT.search(text)
         return Fault(idle=_shown(said)) if idle and said else None
@@ -463,13 +469,17 @@ FOUND_SHOWN = 5
 def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked: str = "",
                  found: tuple[str, ...] | None = None, copied: Callable[[str], str | None] = lambda _: None,
                  refusals: Iterable[str] = (), new: Iterable[str] = (), ours: Iterable[str] = (),
-                 change_asked: bool = False, printed: str = "") -> str | None:
+                 change_asked: bool = False, printed: str = "",
+                 lines_of: Callable[[str], list[str] | None] = lambda _: None) -> str | None:
     """What the model is told of its answer's fault (`find_fault`), a notice it reads so
     it can look again; None when nothing is at fault."""
     fault = find_fault(text, exists=exists, changed=changed, asked=asked, found=found, copied=copied,
-                       refusals=refusals, new=new, ours=ours, change_asked=change_asked, printed=printed)
+                       refusals=refusals, new=new, ours=ours, change_asked=change_asked, printed=printed,
+                       lines_of=lines_of)
     if fault is None:
         return None
+    if fault.misquote is not None:
+        return quotes.told(fault.misquote)
     if fault.parroted is not None:
         return PARROTED
     if fault.idle is not None:
@@ -518,6 +528,8 @@ def fault_for_person(told: str) -> str:
         return notices.ANSWER_PARROTED
     if told == IDLE:
         return notices.ANSWER_IDLE
+    if told.startswith(quotes.TOLD_PREFIX):
+        return notices.ANSWER_MISQUOTED
     if told.startswith(NOT_MADE_PREFIX):
         return notices.ANSWER_NOT_MADE.format(file=told.removeprefix(NOT_MADE_PREFIX).split(",", 1)[0])
     named = told.removeprefix("Your answer names ").split(", which is not a file", 1)[0]
@@ -558,6 +570,8 @@ def could_not(fault: Fault) -> str:
         return ("The model could not do this: asked for a change, it changed nothing (its answer: "
                 f"\u201c{fault.idle}\u201d). Try a larger model (the models page) or say exactly which file to change "
                 "and how.")
+    if fault.misquote is not None:
+        return quotes.could_not(fault.misquote)
     if fault.unfound:
         return (f"The model could not do this: the search found {', '.join(fault.unfound)}, and its answer named "
                 "none of them. Try a larger model (the models page) or say exactly which file to look in.")
