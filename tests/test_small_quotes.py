@@ -22,10 +22,10 @@ def test_a_quote_the_file_does_not_bear_out_is_found():
     for text, path, number, actual in (
         # A line from before the change: the file says otherwise now.
         ("garden.ini:3:mulch = true", "garden.ini", 3, "mulch = false"),
-        # The right file, another line's text.
-        ("tools/shed.py:1:return 'tines'", "tools/shed.py", 1, "def rake():"),
-        # A line the file does not have.
-        ("See garden.ini:40: width = 3", "garden.ini", 40, None),
+        # One file's name and line, another file's words.
+        ("tools/shed.py:1:mulch = false", "tools/shed.py", 1, "def rake():"),
+        # A line the file does not have, words it does not hold.
+        ("See garden.ini:40: depth = 3", "garden.ini", 40, None),
         # The second of two quotes.
         ("garden.ini:2:width = 3\ngarden.ini:3: mulch = off", "garden.ini", 3, "mulch = false"),
     ):
@@ -42,6 +42,7 @@ def test_a_quote_of_the_line_as_it_stands_is_no_fault():
         "the mulch setting is in garden.ini, line 3",  # no quote in a search's shape
         "notes.txt:1:anything",  # no file of the workspace: another rule judges that
         "at 10:30:00 it ran",  # a time, no file
+        "garden.ini:40: width = 3",  # the file's words, their line's number off: a slip, not a false quote
     ):
         assert quotes.misquoted(text, lines_of) is None, text
 
@@ -49,15 +50,34 @@ def test_a_quote_of_the_line_as_it_stands_is_no_fault():
 def test_the_fault_the_model_and_the_person_are_told():
     there = set(FILES).__contains__
     fault = small_steps.find_fault("garden.ini:3:mulch = true", exists=there, changed=True, lines_of=lines_of)
-    assert fault == small_steps.Fault(misquote=quotes.Misquote("garden.ini", 3, "mulch = true", "mulch = false"))
+    assert fault == small_steps.Fault(misquote=quotes.Misquote("garden.ini", 3, "mulch = true", "mulch = false",
+                                                               changed=True))
     told = small_steps.answer_fault("garden.ini:3:mulch = true", exists=there, changed=True, lines_of=lines_of)
-    assert told is not None and told.startswith(quotes.TOLD_PREFIX) and "\u201cmulch = false\u201d now" in told
+    assert told is not None and told.startswith(quotes.TOLD_PREFIX)
+    assert "that line reads \u201cmulch = false\u201d." in told
     assert small_steps.fault_for_person(told) == notices.ANSWER_MISQUOTED
+    # After a change: the person reads that a change was made, to check; before any, that it could not.
     assert small_steps.could_not(fault).startswith(
-        "The model could not do this: its answer quoted line 3 of garden.ini as \u201cmulch = true\u201d, but that "
-        "line reads \u201cmulch = false\u201d.")
-    long = quotes.Misquote("garden.ini", 3, "x" * 200, None)
-    assert len(quotes.shown(long.quoted)) == quotes.SHOWN_CHARS and "has no such line" in quotes.could_not(long)
+        "The model made a change (its card shows it), but its answer quoted line 3 of garden.ini as \u201cmulch = "
+        "true\u201d, but that line reads \u201cmulch = false\u201d, so its answer is not shown. Check the change;")
+    before = small_steps.find_fault("garden.ini:3:mulch = true", exists=there, changed=False, lines_of=lines_of)
+    assert before is not None and small_steps.could_not(before).startswith(
+        "The model could not do this: its answer quoted line 3 of garden.ini")
+    long = quotes.Misquote("garden.ini", 9, "x" * 200, None)
+    assert len(quotes.shown(long.quoted)) == quotes.SHOWN_CHARS
+    assert "but garden.ini has no line 9." in quotes.could_not(long)
+    assert "but garden.ini has no line 9." in quotes.told(long)
+
+
+def test_the_notice_that_sent_a_misquote_back_is_no_words_the_answer_repeats():
+    """The notice quotes the answer: the same answer again is the same misquote, not an
+    answer that repeats the daemon's words."""
+    there = set(FILES).__contains__
+    answer = "tools/shed.py:1:from rake import tines_and_more"
+    told = small_steps.answer_fault(answer, exists=there, changed=False, lines_of=lines_of)
+    assert told is not None and told.startswith(quotes.TOLD_PREFIX)
+    again = small_steps.find_fault(answer, exists=there, changed=False, lines_of=lines_of, ours=[told])
+    assert again is not None and again.misquote is not None
 
 
 async def test_a_stale_quote_after_a_change_is_sent_back_then_could_not(real_tools, tmp_path):
@@ -77,7 +97,8 @@ async def test_a_stale_quote_after_a_change_is_sent_back_then_could_not(real_too
     sent = [i for i in conv.items if i.kind == "notice" and i.for_model]
     assert sent and sent[0].text.startswith(quotes.TOLD_PREFIX)
     assert conv.info.end_reason == "could_not"
-    assert conv.items[-1].text.startswith("The model could not do this: its answer quoted line 3 of garden.ini")
+    assert conv.items[-1].text.startswith("The model made a change (its card shows it), but its answer quoted line 3 "
+                                          "of garden.ini")
     assert (folder / "garden.ini").read_text() == "[beds]\nwidth = 3\nmulch = true\n"
 
 

@@ -258,16 +258,16 @@ MISQUOTED = {
 
 def test_an_answer_that_quotes_a_line_the_file_no_longer_says_is_not_the_answer(tmp_path):
     """The model made the change, then answered with the search's line from before it,
-    twice: the person reads that the model could not do it, the line as the file says it
-    now, and why the first answer was sent back; the placeholder command's card says why
-    it did not run. The change stays, for the person to see."""
+    twice: the person reads that a change was made, to check, and that the answer is not
+    shown, the line as the file says it now, and why the first answer was sent back; the
+    placeholder command's card says why it did not run. The change stays."""
     with led_conversation(tmp_path, MISQUOTED, "change PORT to 9090") as (folder, d, c, cid):
         conv = c.get(f"/api/conversations/{cid}").json()
         assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
         assert (folder / "config.py").read_text() == "PORT = 9090\n"
-        with chromium() as browser, could_not_page(browser, d.url, cid) as (page, end):
+        with chromium() as browser, could_not_page(browser, d.url, cid, "The model made a change") as (page, end):
             assert ("its answer quoted line 1 of config.py as \u201cPORT = 8080\u201d, but that line reads "
-                    "\u201cPORT = 9090\u201d") in end.inner_text()
+                    "\u201cPORT = 9090\u201d, so its answer is not shown. Check the change") in end.inner_text()
             assert page.get_by_role("note").filter(has_text="quoted a line of a file that the file does not say") \
                 .first.is_visible()
             card = page.locator("article").filter(has_text="cat /path/to/config.py")
@@ -278,13 +278,14 @@ def test_an_answer_that_quotes_a_line_the_file_no_longer_says_is_not_the_answer(
 
 
 @contextmanager
-def could_not_page(browser, url: str, cid: str) -> Iterator[tuple[Any, Any]]:
+def could_not_page(browser, url: str, cid: str, says: str = "The model could not do this") -> Iterator[tuple[Any, Any]]:
     """The conversation's page (desktop) open on its run's end that says the model could
-    not do it, with no answer shown; the page's errors and requests checked on leaving."""
+    not do it (`says`), with no answer shown; the page's errors and requests checked on
+    leaving."""
     page = browser.new_context(viewport=DESKTOP).new_page()
     watch = PageWatch(page, {urlsplit(url).netloc})
     page.goto(f"{url}/#/c/{cid}")
-    end = page.locator(".run-end").filter(has_text="The model could not do this")
+    end = page.locator(".run-end").filter(has_text=says)
     end.wait_for()
     assert page.get_by_role("article", name="Answer").count() == 0
     yield page, end

@@ -30,27 +30,28 @@ SHOWN_CHARS = 60
 @attrs.frozen
 class Misquote:
     """The answer quoted `path`'s line `number` as `quoted`; it reads `actual` (None:
-    the file has no such line)."""
+    the file has no such line); `changed`: a change ran in the run before the answer."""
 
     path: str
     number: int
     quoted: str
     actual: str | None
+    changed: bool = False
 
 
-def misquoted(text: str, lines_of: Callable[[str], list[str] | None]) -> Misquote | None:
-    """The first quote in `text` in a search's shape that the file it names does not
-    bear out now; None where every such quote does (or names no file of the workspace:
-    another rule judges a file that is not there). `lines_of` gives a workspace file's
-    lines, None for no such file."""
+def misquoted(text: str, lines_of: Callable[[str], list[str] | None], *, changed: bool = False) -> Misquote | None:
+    """The first quote in `text` in a search's shape whose words the file it names does
+    not hold now, on its line or any other (a line's number off by some is a slip, not
+    a false quote); None where every such quote is borne out (or names no file of the
+    workspace: another rule judges a file that is not there). `lines_of` gives a
+    workspace file's lines, None for no such file."""
     for m in _QUOTE.finditer(text):
         path, number, quoted = m.group(1), int(m.group(2)), _plain(m.group(3))
         lines = lines_of(path.removeprefix("./"))
-        if lines is None or not quoted:
+        if lines is None or not quoted or any(_agrees(quoted, _plain(line)) for line in lines):
             continue
-        actual = lines[number - 1] if 0 < number <= len(lines) else None
-        if actual is None or not _agrees(quoted, _plain(actual)):
-            return Misquote(path=path, number=number, quoted=quoted, actual=None if actual is None else _plain(actual))
+        actual = _plain(lines[number - 1]) if 0 < number <= len(lines) else None
+        return Misquote(path=path, number=number, quoted=quoted, actual=actual, changed=changed)
     return None
 
 
@@ -77,14 +78,23 @@ TOLD_PREFIX = "Your answer quotes "
 def told(quote: Misquote) -> str:
     """What the model is told of an answer that misquotes a file: the line as it reads
     now, and to answer from the files as they are."""
-    now = "has no such line" if quote.actual is None else f"reads \u201c{shown(quote.actual)}\u201d now"
-    return (f"{TOLD_PREFIX}line {quote.number} of {quote.path} as \u201c{shown(quote.quoted)}\u201d, but that line "
-            f"{now}. Answer from the files as they are now (read the file again if you need to), in your own words.")
+    return (f"{TOLD_PREFIX}line {quote.number} of {quote.path} as \u201c{shown(quote.quoted)}\u201d, but "
+            f"{_now(quote)}. Answer from the files as they are now (read the file again if you need to), in your "
+            "own words.")
 
 
 def could_not(quote: Misquote) -> str:
-    """What the person reads instead of an answer that still misquotes a file."""
-    now = "has no such line" if quote.actual is None else f"reads \u201c{shown(quote.actual)}\u201d"
-    return (f"The model could not do this: its answer quoted line {quote.number} of {quote.path} as "
-            f"\u201c{shown(quote.quoted)}\u201d, but that line {now}. Try a larger model (the models page) or ask "
-            "more exactly.")
+    """What the person reads instead of an answer that still misquotes a file; after a
+    change, that a change was made, to be checked (the answer about it is what failed)."""
+    said = (f"its answer quoted line {quote.number} of {quote.path} as \u201c{shown(quote.quoted)}\u201d, but "
+            f"{_now(quote)}")
+    if quote.changed:
+        return (f"The model made a change (its card shows it), but {said}, so its answer is not shown. Check the "
+                "change; for a better answer, try a larger model (the models page).")
+    return f"The model could not do this: {said}. Try a larger model (the models page) or ask more exactly."
+
+
+def _now(quote: Misquote) -> str:
+    if quote.actual is None:
+        return f"{quote.path} has no line {quote.number}"
+    return f"that line reads \u201c{shown(quote.actual)}\u201d"

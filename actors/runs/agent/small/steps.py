@@ -413,13 +413,14 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     if notmade is not None:
         return Fault(notmade=notmade)
     said = " ".join(text.split())
+    # Before the words it repeats: the notice that sent a misquote back quotes it.
+    misquote = quotes.misquoted(text, lines_of, changed=changed)
+    if misquote is not None:
+        return Fault(misquote=misquote)
     repeated = copied(text) or next((r for r in (first_sentence(r) for r in refusals)
                                      if len(r) >= REFUSAL_CHARS and r in said), None) or echoed(text, ours)
     if repeated:
         return Fault(copied=repeated)
-    misquote = quotes.misquoted(text, lines_of)
-    if misquote is not None:
-        return Fault(misquote=misquote)
     if _HOW_MANY.search(asked) and not _NUMBER.search(text):
         return Fault(nonumber=True)
     if change_asked and not changed and parrots(text, printed):
