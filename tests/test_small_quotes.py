@@ -5,7 +5,7 @@ reads that the model could not do it; a quote of the line as it stands is an ans
 from __future__ import annotations
 
 from actors import notices
-from actors.runs.agent.small import quotes
+from actors.runs.agent.small import echo, quotes
 from actors.runs.agent.small import steps as small_steps
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
@@ -58,7 +58,7 @@ def test_the_fault_the_model_and_the_person_are_told():
     assert small_steps.fault_for_person(told) == notices.ANSWER_MISQUOTED
     # After a change: the person reads that a change was made, to check; before any, that it could not.
     assert small_steps.could_not(fault).startswith(
-        "The model made a change (its card shows it), but its answer quoted line 3 of garden.ini as \u201cmulch = "
+        "The model made a change (its card shows it); its answer quoted line 3 of garden.ini as \u201cmulch = "
         "true\u201d, but that line reads \u201cmulch = false\u201d, so its answer is not shown. Check the change;")
     before = small_steps.find_fault("garden.ini:3:mulch = true", exists=there, changed=False, lines_of=lines_of)
     assert before is not None and small_steps.could_not(before).startswith(
@@ -78,6 +78,16 @@ def test_the_notice_that_sent_a_misquote_back_is_no_words_the_answer_repeats():
     assert told is not None and told.startswith(quotes.TOLD_PREFIX)
     again = small_steps.find_fault(answer, exists=there, changed=False, lines_of=lines_of, ours=[told])
     assert again is not None and again.misquote is not None
+    # Nor its words alone: what a note quotes is not the daemon's words.
+    assert echo.echoed("from rake import tines_and_more", [told]) is None
+    assert echo.echoed("Answer from the files as they are now, in your own words", [told]) is not None
+
+
+def test_asked_where_something_is_the_answer_is_its_file_not_a_lines_words():
+    there = set(FILES).__contains__
+    for asked in ("which file has rake in it?", "where is rake defined"):
+        assert small_steps.find_fault("tools/shed.py:1:rake tines", exists=there, changed=False, asked=asked,
+                                      lines_of=lines_of) is None, asked
 
 
 async def test_a_stale_quote_after_a_change_is_sent_back_then_could_not(real_tools, tmp_path):
@@ -97,7 +107,7 @@ async def test_a_stale_quote_after_a_change_is_sent_back_then_could_not(real_too
     sent = [i for i in conv.items if i.kind == "notice" and i.for_model]
     assert sent and sent[0].text.startswith(quotes.TOLD_PREFIX)
     assert conv.info.end_reason == "could_not"
-    assert conv.items[-1].text.startswith("The model made a change (its card shows it), but its answer quoted line 3 "
+    assert conv.items[-1].text.startswith("The model made a change (its card shows it); its answer quoted line 3 "
                                           "of garden.ini")
     assert (folder / "garden.ini").read_text() == "[beds]\nwidth = 3\nmulch = true\n"
 

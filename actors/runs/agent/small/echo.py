@@ -35,14 +35,20 @@ def echoed(text: str, ours: Iterable[str]) -> str | None:
     none. Told that a file the person asked for was not there yet and to make it with
     a tool, SmolLM2 wrote "The <file> is not there yet. Make it with a tool, …" into that
     file, and answered the same: the daemon's words are never the person's file or
-    answer."""
+    answer. What a note quotes (between \u201c and \u201d: the model's own answer, a file's
+    line) is not the daemon's words: sent back with its answer quoted, SmolLM2 answered
+    the same again, which is no echo of the note."""
     grams = _grams(text)
     if len(grams) < ECHO_MIN_GRAMS:
         return None
     for note in ours:
-        if len(grams & _grams(note)) >= ECHO_SHARE * len(grams):
+        if len(grams & _grams(_QUOTED.sub(" ", note))) >= ECHO_SHARE * len(grams):
             return first_sentence(note)
     return None
+
+
+# A quote in a note of the daemon's.
+_QUOTED = re.compile("\u201c[^\u201d]*\u201d")
 
 
 _ANY_WORD = re.compile(r"\w+")

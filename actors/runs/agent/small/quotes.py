@@ -89,7 +89,7 @@ def could_not(quote: Misquote) -> str:
     said = (f"its answer quoted line {quote.number} of {quote.path} as \u201c{shown(quote.quoted)}\u201d, but "
             f"{_now(quote)}")
     if quote.changed:
-        return (f"The model made a change (its card shows it), but {said}, so its answer is not shown. Check the "
+        return (f"The model made a change (its card shows it); {said}, so its answer is not shown. Check the "
                 "change; for a better answer, try a larger model (the models page).")
     return f"The model could not do this: {said}. Try a larger model (the models page) or ask more exactly."
 

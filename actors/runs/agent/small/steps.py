@@ -413,8 +413,8 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     if notmade is not None:
         return Fault(notmade=notmade)
     said = " ".join(text.split())
-    # Before the words it repeats: the notice that sent a misquote back quotes it.
-    misquote = quotes.misquoted(text, lines_of, changed=changed)
+    # Asked where something is, the answer is its file (judged below), not a line's words.
+    misquote = None if asks_where(asked) else quotes.misquoted(text, lines_of, changed=changed)
     if misquote is not None:
         return Fault(misquote=misquote)
     repeated = copied(text) or next((r for r in (first_sentence(r) for r in refusals)
