@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from actors import notices
+from actors.runs.agent.ledger import SHELL_TOOL, ended_as
 
 # A path as documentation writes one for the reader to fill in.
 _PLACEHOLDER = re.compile(r"(?<![\w.-])(/?(?:path/to|your/path|path/of|full/path)(?:/[^\s'\"`;|&<>()]*)?)",
@@ -44,7 +45,6 @@ def placeholder_refused(command: object, named: Callable[[str], list[str]]) -> s
 # The part of an error pasted into a command that makes it the error's: a message of this
 # many characters at least, between the colons an error's parts are written with.
 ERROR_PART_CHARS = 12
-_EXIT = re.compile(r"\n?\[exit code: (-?\d+)\]\s*$")
 
 
 def pasted_error_refused(command: object, previous: tuple[str, str] | None, asked: str) -> str | None:
@@ -54,11 +54,10 @@ def pasted_error_refused(command: object, previous: tuple[str, str] | None, aske
     if not isinstance(command, str) or previous is None:
         return None
     before, result = previous
-    code = _EXIT.search(result)
-    if code is None or code.group(1) == "0":
+    if ended_as(SHELL_TOOL, "done", result) != "error":  # it exited 0 (or was never run)
         return None
     said, asked_words = " ".join(command.split()), " ".join(asked.split()).casefold()
-    for part in _error_parts(result[:code.start()]):
+    for part in _error_parts(result.rsplit("\n[exit code:", 1)[0]):
         if part in said and part not in before and part.casefold() not in asked_words:
             return notices.PASTED_ERROR_REFUSED.format(words=part)
     return None
