@@ -43,6 +43,7 @@ class Config:
     mcp_servers_config: Path | None = None
     skills_dir: Path | None = None
     chat_only: bool = False
+    leading: str = "auto"  # auto: a small local model is led (actors/runs/agent/small/leader.py); off: none is
     log_level: str = "info"
     scripted: Path | None = None
     agents_file: Path | None = None  # tests: more ACP agents, in clients.json's format

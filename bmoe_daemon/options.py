@@ -104,6 +104,12 @@ def serve_options(s: argparse.ArgumentParser) -> None:
                    help="MCP servers config (default: <data>/mcp.json)")
     s.add_argument("--skills-dir", type=Path, default=None, help="the shipped skills folder to use instead")
     s.add_argument("--chat-only", action="store_true", help="plain chat: no tools, workspaces or tasks")
+    s.add_argument(
+        "--leading", choices=("auto", "off"), default="auto",
+        help="auto: a small local model is led step by step (worked examples, its calls and answers checked, a "
+             "run that goes round in circles ended); off: every model works on its own, to compare or for a small "
+             "model that does better alone (default %(default)s)",
+    )
     s.add_argument("--models-dir", type=Path, action="append", default=[], metavar="DIR",
                    help="a folder of GGUF models to list and offer beside <data>/models and other apps' "
                         "(LM Studio, the Hugging Face cache, Ollama); repeatable")
@@ -254,6 +260,7 @@ def serve_config(args: argparse.Namespace) -> Config:
         mcp_servers_config=args.mcp_servers_config,
         skills_dir=args.skills_dir,
         chat_only=args.chat_only,
+        leading=args.leading,
         log_level=args.log_level,
         scripted=args.scripted,
         agents_file=args.agents_file,

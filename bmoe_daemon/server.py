@@ -315,6 +315,7 @@ async def _serve_with(config: Config, store: Store, hconfig: hypercorn.config.Co
         rules=None if config.chat_only else RuleBook(store.agent_dir / "permission-rules.json"),
         helpers=trio.CapacityLimiter(config.helpers),
         helper_rounds=config.helper_rounds,
+        leading=config.leading != "off",
         checkpoints=None if config.chat_only else Checkpoints(store.agent_dir / "checkpoints"),
         memory=memory,
         usage=usage,

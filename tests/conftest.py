@@ -118,6 +118,18 @@ async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
 @pytest.fixture
 async def real_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
     """The scripted engine with the daemon's real built-in tools."""
+    async for d in _real_tools(tmp_path):
+        yield d
+
+
+@pytest.fixture
+async def unled_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
+    """`real_tools` in a daemon started with --leading off."""
+    async for d in _real_tools(tmp_path, leading=False):
+        yield d
+
+
+async def _real_tools(tmp_path: Path, *, leading: bool = True) -> AsyncIterator[Daemon]:
     from bmoe_daemon.config import Config
     from bmoe_daemon.server import build_registry
 
@@ -127,7 +139,8 @@ async def real_tools(tmp_path: Path) -> AsyncIterator[Daemon]:
     store = Store(tmp_path / "data")
     registry = build_registry(Config(data_dir=tmp_path / "data"))
     env = Env(engine=engine, bus=bus, store=store, registry=registry, resolve_workspace=lambda _: None,
-              plans=PlanFiles(store.agent_dir / "plans"), rules=RuleBook(store.agent_dir / "permission-rules.json"))
+              plans=PlanFiles(store.agent_dir / "plans"), rules=RuleBook(store.agent_dir / "permission-rules.json"),
+              leading=leading)
     hub = Hub(env, store)
     async with trio.open_nursery() as nursery:
         await nursery.start(engine.run)

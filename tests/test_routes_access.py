@@ -180,9 +180,11 @@ async def test_the_model_serving_is_told_to_all_its_file_only_to_this_computer(a
     """GET /api/model (a conversation's header shows the model and its context): the
     path of its file is this computer's, like GET /api/models'."""
     status, local = await call(app, "GET", "/api/model", LOCAL)
-    assert status == 200 and local == {"model": "scripted", "n_ctx": daemon.backend.n_ctx, "path": None}
+    assert status == 200 and local == {"model": "scripted", "n_ctx": daemon.backend.n_ctx, "path": None,
+                                       "led": False, "leading": "auto"}
     status, remote = await call(app, "GET", "/api/model", NET)
-    assert status == 200 and remote == {"model": "scripted", "n_ctx": daemon.backend.n_ctx}
+    assert status == 200 and remote == {"model": "scripted", "n_ctx": daemon.backend.n_ctx, "led": False,
+                                        "leading": "auto"}
 
 
 @pytest.mark.parametrize(

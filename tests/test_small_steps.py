@@ -290,6 +290,24 @@ async def test_a_local_model_over_a_billion_parameters_is_not_led_at_all(real_to
         assert (turns[2].tool_choice, turns[2].temperature) == (("none", 0.0) if led else (None, None)), size
 
 
+async def test_with_leading_off_even_a_small_model_works_on_its_own(unled_tools, tmp_path):
+    """serve --leading off: the bundled model's size gets none of the leading (no worked
+    examples, no banned values, several calls a round, no answer forced after a change),
+    which is what lets a set of jobs be run led and unled."""
+    d = unled_tools
+    _, conv = await small_project(d, tmp_path, {"app.py": "x = 1\n"})
+    d.backend.push(call("read_file", path="app.py"), call("write_file", path="new.txt", content="a"),
+                   {"text": "Done."})
+    await conv.send_message("read app.py, then write new.txt")
+    await wait_state(conv, "idle", "error")
+    turns = d.backend.turns
+    assert len(turns) == 3
+    for turn in turns:
+        assert turn.parallel_calls and not turn.examples and not turn.terse_tools and turn.banned == ()
+        assert (turn.tool_choice, turn.temperature) == (None, None)
+    assert conv.info.end_reason == "answered" and conv.items[-1].text == "Done."
+
+
 def test_only_a_small_local_model_is_led():
     from types import SimpleNamespace
 

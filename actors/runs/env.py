@@ -111,6 +111,8 @@ class Env:
     helpers: trio.CapacityLimiter | None = None
     # The rounds a new helper may take (serve --helper-rounds); None: helpers.HELPER_ROUNDS.
     helper_rounds: int | None = None
+    # Whether a small local model is led (serve --leading; actors/runs/agent/small/leader.py); False: none is.
+    leading: bool = True
     # The workspaces' checkpoints (actors/checkpoints/store.py); None: runs are not checkpointed.
     checkpoints: Checkpoints | None = None
     # What the agent remembers of each workspace (actors/tools/memory.py): a compaction adds the matching ones.

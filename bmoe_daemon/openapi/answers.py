@@ -213,12 +213,14 @@ def loaded(c: Components, *, path: bool = True) -> Schema:
     """routes/models.py's `_loaded`: the model, its file and its context; for a local
     model, its chat template: the tool-call format found in it, whether it is the
     file's or the person's (`chat_template`, their text), and the shapes histories
-    needed to render in it (actors/model/backends/template_shapes.py)."""
+    needed to render in it (actors/model/backends/template_shapes.py); whether its runs
+    are led (`led`) and the daemon's --leading (`leading`)."""
     shapes = {"type": "array", "items": {"type": "string", "enum": [f.name for f in attrs.fields(Shape)]}}
     template = ("tool_format", "template_from", "template_shapes", "chat_template")
     return shape(c, {"model": str, "path": str | None, "n_ctx": int, "tool_format": str,
                      "template_from": {"type": "string", "enum": ["file", "person"]}, "template_shapes": shapes,
-                     "chat_template": str | None},
+                     "chat_template": str | None, "led": bool,
+                     "leading": {"type": "string", "enum": ["auto", "off"]}},
                  optional=(*template, *(() if path else ("path",))))
 
 

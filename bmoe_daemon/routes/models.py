@@ -2,7 +2,9 @@
 (actors/model/discovery/scan.py), `PUT /api/model` loads one between turns, `GET /api/model`
 says which one serves (its name and context, for a conversation's header; for a local
 model, its chat template's tool format, whether it is the file's or the person's, and
-the shapes histories needed to render in it, actors/model/backends/template_shapes.py).
+the shapes histories needed to render in it, actors/model/backends/template_shapes.py;
+and whether its runs are led, `led`: a small local model is unless the daemon was
+started with `--leading off`, which `leading` says).
 `PUT /api/model` with `chat_template` gives the model a template of the person's
 (kept for that file in the data folder; "" goes back to the file's).
 
@@ -23,6 +25,7 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors.errors import EngineError
 from actors.model.discovery.gguf_header import NotGguf, read_header_file
+from actors.runs.agent.small.leader import leads
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest
@@ -36,6 +39,7 @@ _SCANS = trio.CapacityLimiter(1)
 
 def _loaded() -> dict[str, object] | None:
     backend = daemon().engine.backend
+    config = daemon().config
     if backend is None:
         return None
     path = getattr(backend, "path", None)
@@ -44,6 +48,9 @@ def _loaded() -> dict[str, object] | None:
     info = getattr(backend, "template_info", None)  # a local model's chat template (a provider's is its own)
     if info is not None:
         out.update(info())
+    # Whether its runs are led (a small model, unless serve --leading off) and the daemon's --leading.
+    out["led"] = config.leading != "off" and leads("local", backend)
+    out["leading"] = config.leading
     return out
 
 

@@ -8,6 +8,9 @@
 // (actors/model/backends/template_shapes.py); and a box to give it a template of one's
 // own (PUT /api/model with `chat_template`, "" for the file's again).
 //
+// Whether its runs are led (GET /api/model's `led`, `leading`): a small local model is
+// led step by step unless the daemon was started with --leading off.
+//
 // A load answers once the new model serves, or 400 with the daemon's words, the old
 // model still serving; either way the page is read again. A `model` event (a load from
 // anywhere, the model let go after idle minutes or loaded again) reads it again too.
@@ -50,6 +53,15 @@ function toolFormatText(format) {
 function shapesText(shapes) {
   if (!shapes.length) return "Shapes it needed: none; it takes every conversation as it is.";
   return `Shapes it needed: ${shapes.map((s) => SHAPES[s] || s).join("; ")}.`;
+}
+
+function leadingText(loaded) {
+  if (loaded.led) {
+    return "Led step by step: it is a small model, so the daemon shows it worked examples, checks its calls and "
+      + "answers, and ends a run that goes round in circles. Start the daemon with --leading off to let it work alone.";
+  }
+  if (loaded.leading === "off") return "Not led: the daemon was started with --leading off, so this model works on its own.";
+  return "Works on its own: the daemon leads only small models.";
 }
 
 // 134,515,008 -> "135M", 7,241,732,096 -> "7.2B"
@@ -146,6 +158,7 @@ export function modelsPage(main) {
             inMemory ? h("span.badge.model-asleep", {}, inMemory) : null),
            h("p.small", {}, deviceText(health && health.device) || "Where it runs is not known (not a llama.cpp model)."),
            loaded.path ? h("p.small.muted", {}, h("code.model-path", {}, loaded.path)) : null,
+           typeof loaded.led === "boolean" ? h("p.small.model-leading", {}, leadingText(loaded)) : null,
            loaded.template_from ? [
              h("p.small.model-tool-format", {}, toolFormatText(loaded.tool_format)),
              h("p.small.model-template-from", {}, loaded.template_from === "person"

@@ -140,8 +140,9 @@ class Leading(Protocol):
 
 
 def leader_for(transcript: Transcript, env: Env) -> Leading:
-    """The leading of a run on this conversation's route, decided once for the run."""
-    if leads(transcript.info.route, env.engine.backend):
+    """The leading of a run on this conversation's route, decided once for the run (none
+    when the daemon was started with --leading off)."""
+    if env.leading and leads(transcript.info.route, env.engine.backend):
         return Leader(transcript, env)
     return NotLed()
 
