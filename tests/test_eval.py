@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from ops.eval.eighth_tasks import HELD_OUT_8, NEAR_MISSES_8, SOLVED_HELD_OUT_8, WORDS_8
+from ops.eval.eleventh_tasks import HELD_OUT_11, NEAR_MISSES_11, SOLVED_HELD_OUT_11, WORDS_11
 from ops.eval.fifth_tasks import HELD_OUT_5, NEAR_MISSES_5, SOLVED_HELD_OUT_5, WORDS_5
 from ops.eval.fourth_tasks import HELD_OUT_4, NEAR_MISSES_4, SOLVED_HELD_OUT_4, WORDS_4
 from ops.eval.fresh_tasks import HELD_OUT_2, NEAR_MISSES_2, SOLVED_HELD_OUT_2, WORDS_2
@@ -105,6 +106,8 @@ SOLVED: dict[str, tuple[Any, str]] = {
     **SOLVED_HELD_OUT_9,
     # and the tenth's (tenth_tasks.py)
     **SOLVED_HELD_OUT_10,
+    # and the eleventh's (eleventh_tasks.py)
+    **SOLVED_HELD_OUT_11,
 }
 
 
@@ -116,7 +119,7 @@ def _fixture(tmp_path: Path, task: Task) -> Path:
 
 
 def test_tasks_cover_issue_19s_jobs_and_more():
-    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 110
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 120
     firsts = {t.name: t.prompt for t in TASKS[:5]}
     assert firsts == {
         "create_hello": "Create a file hello.txt containing hi",
@@ -139,7 +142,7 @@ def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
     assert len(set(names)) == len(names)
     prompts = {t.prompt for t in TASKS}
     later = (DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
-             + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10)
+             + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11)
     assert not any(t.prompt in prompts for t in later)
     sources = _product_sources()
     for task in later:
@@ -178,14 +181,17 @@ def _text_of(tasks: tuple[Task, ...]) -> str:
     (HELD_OUT_10, WORDS_10,
      TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
      + HELD_OUT_8 + HELD_OUT_9),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"])
+    (HELD_OUT_11, WORDS_11,
+     TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
+     + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"])
 def test_a_later_set_shares_no_word_with_the_others_or_the_product(tasks, words, others):
     """fresh_tasks.py, third_tasks.py, fourth_tasks.py, fifth_tasks.py, sixth_tasks.py,
-    seventh_tasks.py, eighth_tasks.py, ninth_tasks.py and tenth_tasks.py: ten more jobs each,
-    written when the sets before had become known. No file name, prompt or word of theirs is
-    in another job, of the sets before or of their own (so they measure something the others
-    do not), nor in the product's sources (so no rule was written for them); each job lists
-    its words."""
+    seventh_tasks.py, eighth_tasks.py, ninth_tasks.py, tenth_tasks.py and eleventh_tasks.py: ten
+    more jobs each, written when the sets before had become known. No file name, prompt or word
+    of theirs is in another job, of the sets before or of their own (so they measure something
+    the others do not), nor in the product's sources (so no rule was written for them); each
+    job lists its words."""
     assert len(tasks) == 10 and set(words) == {t.name for t in tasks}
     assert not {t.prompt for t in tasks} & {t.prompt for t in others}
     their_files = {Path(rel).name for t in others for rel in t.files} - {"__init__.py"}
@@ -242,7 +248,8 @@ def test_checkers_refuse_near_misses(tmp_path):
     (HELD_OUT_2, NEAR_MISSES_2), (HELD_OUT_3, NEAR_MISSES_3), (HELD_OUT_4, NEAR_MISSES_4),
     (HELD_OUT_5, NEAR_MISSES_5), (HELD_OUT_6, NEAR_MISSES_6), (HELD_OUT_7, NEAR_MISSES_7),
     (HELD_OUT_8, NEAR_MISSES_8), (HELD_OUT_9, NEAR_MISSES_9), (HELD_OUT_10, NEAR_MISSES_10),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"])
+    (HELD_OUT_11, NEAR_MISSES_11),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"])
 def test_later_sets_checkers_refuse_near_misses(tmp_path, tasks, near):
     assert len(near) >= 3
     for n, (name, change, answer) in enumerate(near):

@@ -9,11 +9,12 @@ Python, the workspaces hold plain text, YAML, a justfile, TOML, HTML and JSON.
 
 HELD_OUT_9 became known as leading was developed beside it; these were written blind, by
 a helper who read no product code (only ops/eval/, its tests and the README's lines on
-the sets) and reported none of their words, as the clean measure, so a change to the
-leading can again be measured on jobs nobody has looked at while writing it. They are
-only run to report (`ops/eval/run.py --set held_out_10`), never developed against.
-Nothing in the product names a job, a file or a word of theirs (tests/test_eval.py checks
-the product's sources against WORDS_10 and the fixtures' file names).
+the sets) and reported none of their words, as the clean measure. They were only run to
+report (`ops/eval/run.py --set held_out_10`) until they became known as leading was
+developed beside them, and eleventh_tasks.py was written blind as the clean held-out set
+in their place: from then on they are a development set like ninth_tasks.py's. Nothing in
+the product names a job, a file or a word of theirs (tests/test_eval.py checks the
+product's sources against WORDS_10 and the fixtures' file names).
 """
 
 from __future__ import annotations
