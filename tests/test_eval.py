@@ -4,6 +4,7 @@ and one right after two malformed calls and a call to a tool that does not exist
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -151,14 +152,23 @@ def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
             assert stem not in sources or stem in ("__init__.py",), (task.name, stem)
 
 
+@functools.cache
 def _product_sources() -> str:
-    """The product's own sources: actors/ and bmoe_daemon/ (Python), and the web UI's scripts."""
+    """The product's own sources: actors/ and bmoe_daemon/ (Python), and the web UI's scripts
+    (read once for the session's tests)."""
     sources = "\n".join(p.read_text() for folder in ("actors", "bmoe_daemon") for p in (REPO / folder).rglob("*.py"))
     return sources + "\n".join(p.read_text() for p in (REPO / "bmoe_daemon" / "web").glob("*.js"))
 
 
 def _has_word(text: str, word: str) -> bool:
+    if word.lower() not in _lowered(text):  # most words are not there: a plain search says so fast
+        return False
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I) is not None
+
+
+@functools.lru_cache(maxsize=4)
+def _lowered(text: str) -> str:
+    return text.lower()
 
 
 def _text_of(tasks: tuple[Task, ...]) -> str:
