@@ -183,3 +183,24 @@ def test_a_request_for_a_change_put_as_a_question_is_judged_as_a_request():
     assert worked_examples.request_kind("could you rename a.txt to b.txt?") == "files"
     assert worked_examples.request_kind("can you add a line to notes.md?") == "change"
     assert worked_examples.request_kind("can you tell me what x.py does?") == "read"
+
+
+def test_a_problem_told_first_then_asked_to_be_put_right_is_a_request():
+    """People tell the problem first and ask after it: "the badges come out garbled. can
+    you sort it out?" asks for a change (its last sentence does), and so is led and
+    judged; a question after the problem ("… where is it read?") stays a question, and
+    a program asked to run again is run."""
+    for asked in ("the names come out garbled in the output. can you sort it out?",
+                  "Tests fail since yesterday! Could you fix them?",
+                  "these logs are clutter. can u delete the .log files?"):
+        assert not request_forms.asks_question(asked) and not request_forms.question_mark(asked), asked
+        assert worked_examples.request_kind(asked) in {"change", "files"}, asked
+    assert worked_examples.request_kind("these logs are clutter. can u delete the .log files?") == "files"
+    for asked in ("the app crashes on start. where is the config read?", "the total is wrong. why?",
+                  "The list is long. Could you tell me which file defines it?"):
+        assert request_forms.asks_question(asked) and worked_examples.request_kind(asked) == "search", asked
+    assert worked_examples.request_kind("I ran the tests and they fail. Can you run them again?") == "run"
+    there = {"badges.py"}.__contains__
+    claim = steps.find_fault("I fixed the names in badges.py.", exists=there, changed=False,
+                             asked="the names come out garbled. can you sort it out?")
+    assert claim is not None

@@ -107,7 +107,8 @@ _HELPER_WORDS = frozenset({"helper", "subagent", "sub-agent", "agent"})
 FILE_IN_TEXT = re.compile(r"(?<![\w/.@:-])(?:\./)?(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/-]|\.\w)")
 _WORD = re.compile(r"[a-z0-9_#'-]+")
 # Words before the request itself ("can you fix it", "please run").
-POLITE = re.compile(r"^\s*(?:(?:can|could|would|will) you\s+|please\s+|do you know\s+|tell me\s+)+", re.IGNORECASE)
+POLITE = re.compile(r"^\s*(?:(?:can|could|would|will) (?:you|u)\s+|please\s+|do you know\s+|tell me\s+)+",
+                    re.IGNORECASE)
 
 
 def names_a_file(text: str) -> bool:
@@ -134,8 +135,12 @@ def request_kind(text: str) -> str:
     first = words[0].split("'")[0] if words else ""  # "where's", "what's": a question's word
     if any(w in _HELPER_WORDS for w in words):
         return "helper"
-    # "could you rename them?": a request for a change put as a question, its verb first.
-    verb_first = first in _COMMAND_VERBS | _FILE_VERBS | _NEW_VERBS | _CHANGE_VERBS
+    # "could you rename them?": a request for a change put as a question, its verb first;
+    # or the problem told first, then asked so ("… comes out wrong. can you sort it out?").
+    tail_first = _first_word(POLITE.sub("", last_sentence(text)))
+    if not _verb_first(first) and _verb_first(tail_first) and text.rstrip().endswith(("?", "\uff1f")):
+        first = tail_first  # the verb asked for decides
+    verb_first = _verb_first(first)
     question = text.rstrip().endswith(("?", "\uff1f")) and not verb_first or first in _QUESTION_START
     if question:
         return "read" if names_a_file(text) else "search"
@@ -147,6 +152,24 @@ def request_kind(text: str) -> str:
     if first in _NEW_VERBS:
         return "new"
     return "change"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?\uff1f])\s+")
+
+
+def last_sentence(text: str) -> str:
+    """The request's last sentence: the one its question mark belongs to."""
+    parts = [p for p in _SENTENCE_END.split(text.strip()) if p.strip()]
+    return parts[-1] if parts else ""
+
+
+def _first_word(text: str) -> str:
+    words = _WORD.findall(text.lower())
+    return words[0].strip("'-").split("'")[0] if words else ""
+
+
+def _verb_first(word: str) -> bool:
+    return word in _COMMAND_VERBS | _FILE_VERBS | _NEW_VERBS | _CHANGE_VERBS
 
 
 def _verb_of_prose(word: str, after: list[str]) -> bool:

@@ -70,12 +70,19 @@ def question_mark(asked: str) -> bool:
     """Whether the request ends with a question mark and is no request for a change put
     as a question ("can you rename them?" asks for the change: its answer is judged as
     one)."""
-    return asked.rstrip().endswith(("?", "\uff1f")) and _POLITE_CHANGE.match(asked) is None
+    return asked.rstrip().endswith(("?", "\uff1f")) and not polite_change(asked)
+
+
+def polite_change(asked: str) -> bool:
+    """Whether the request is a change asked for politely: from its start ("could you
+    rename them?"), or in its last sentence after the problem is told ("Zoe's name comes
+    out wrong. can you sort it out?")."""
+    return any(_POLITE_CHANGE.match(part) is not None for part in (asked, worked_examples.last_sentence(asked)))
 
 
 def asks_question(asked: str) -> bool:
     """Whether the request `asked` is a question: it ends with a question mark, or
     begins as a question does; not a request for a change put politely as one."""
-    if _POLITE_CHANGE.match(asked) is not None:
+    if polite_change(asked):
         return False
     return question_mark(asked) or _QUESTION_START.match(asked) is not None
