@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Callable, Iterable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
-from actors.runs.agent.small.slip_base import is_docstring
+from actors.runs.agent.small.slip_base import first_import_line, is_docstring
 from actors.runs.agent.small.slips import parsed
 
 _LOGGING = re.compile(r"\blogg(?:ing|er)\b|\blog\s+(?:module|calls?|messages?|instead)\b", re.IGNORECASE)
@@ -60,8 +60,7 @@ def logging_commands(asked: str, named: Iterable[str],
         edits = [f"{last}a\\\\nlogger = logging.getLogger(__name__)"]
         if not any(isinstance(n, ast.Import) and any(a.name == "logging" and not a.asname for a in n.names)
                    for n in imports):
-            first = next((n.lineno for n in imports if not (isinstance(n, ast.ImportFrom)
-                                                           and n.module == "__future__")), last + 1)
+            first = first_import_line(imports) or last + 1
             edits.insert(0, f"{first}i\\import logging" if first <= last else f"{last}a\\import logging")
     else:
         at = tree.body[1].lineno if tree.body and is_docstring(tree.body[0]) and len(tree.body) > 1 else 1

@@ -22,6 +22,7 @@ import shlex
 from collections.abc import Callable, Iterable
 
 from actors.runs.agent.small.files_of import PLAIN_PATH
+from actors.runs.agent.small.slip_base import first_import_line
 from actors.runs.agent.small.slips import parsed
 
 _ENV = re.compile(r"\benv(?:ironment)?\s*var(?:iable)?s?\b|\benv\b|\benviron(?:ment)?\b|(?<![\w/])\.env\b",
@@ -74,8 +75,7 @@ def _secrets(text: str) -> list[tuple[str, int, int | None]]:
     tree = parsed(text)
     if tree is None:
         return []
-    first = next((n.lineno for n in tree.body if isinstance(n, ast.Import)
-                  or isinstance(n, ast.ImportFrom) and n.module != "__future__"), None)
+    first = first_import_line(tree.body)
     out = []
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \

@@ -74,3 +74,11 @@ def params(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str
 def is_docstring(node: ast.stmt) -> bool:
     """Whether `node` is a statement of a string alone (a docstring where it comes first)."""
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def first_import_line(body: Iterable[ast.stmt]) -> int | None:
+    """The line of the first import among `body`'s statements other than a
+    `from __future__` one (where a new import goes: after __future__'s, which must come
+    first); None when there is none."""
+    return next((n.lineno for n in body if isinstance(n, ast.Import)
+                 or isinstance(n, ast.ImportFrom) and n.module != "__future__"), None)
