@@ -313,6 +313,7 @@ ANSWER_UNFOUND = (
 )
 ANSWER_NOT_MADE = "The answer came while {file} was still not there, so the agent was sent back to make it."
 ANSWER_NO_NUMBER = "The answer gave no number to a question of how many, so the agent was sent back to count."
+ANSWER_WORDLESS = "The answer had no words, so the agent was sent back to answer in words."
 ANSWER_PARROTED = (
     "The answer only repeated what a tool printed, and nothing was changed, so the agent was sent back to make the "
     "change."

@@ -290,3 +290,29 @@ def could_not_page(browser, url: str, cid: str, says: str = "The model could not
     assert page.get_by_role("article", name="Answer").count() == 0
     yield page, end
     watch.check()
+
+
+WORDLESS = {
+    "n_params": LED_PARAMS,
+    "rounds": [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "config.py", "edits": [{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}]}}]},
+        {"text": "{"},
+        {"text": "{"},
+    ],
+}
+
+
+def test_an_answer_with_no_words_is_not_the_answer(tmp_path):
+    """The model made the change, then answered "{", twice: the person reads that its
+    answer had no words, that the change is on its card to check, and why the first
+    answer was sent back; no "{" is shown as the answer. The change stays."""
+    with led_conversation(tmp_path, WORDLESS, "change PORT to 9090") as (folder, d, c, cid):
+        conv = c.get(f"/api/conversations/{cid}").json()
+        assert conv["end_reason"] == "could_not", [(i["kind"], i.get("text")) for i in conv["items"]]
+        assert (folder / "config.py").read_text() == "PORT = 9090\n"
+        with chromium() as browser, could_not_page(browser, d.url, cid) as (page, end):
+            assert "its answer had no words (\u201c{\u201d). Any change it made is on its card" in end.inner_text()
+            assert page.get_by_role("note").filter(has_text="The answer had no words").first.is_visible()
+            assert page.locator("article").filter(has_text="config.py").first.is_visible()
+            assert "Your answer" not in page.locator("body").inner_text()

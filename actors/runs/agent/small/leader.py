@@ -483,7 +483,7 @@ class Leader:
         done = self._programs is not None and self._rec.ran(self._programs.job_commands)
         self._step = "change" if fault in (steps.CLAIMED_CHANGE, steps.PARROTED, steps.IDLE) \
             or fault.startswith(steps.NOT_MADE_PREFIX) else \
-            "answer" if done else "any"
+            "answer" if done or changed and fault == steps.WORDLESS else "any"
         self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
         return True
 

@@ -356,7 +356,8 @@ class Fault:
     names that is still not there, or `parroted` an answer to a request for a change
     when none ran that says only what the tools printed, or `idle` any other answer to
     a request for a change when none ran that neither says why not nor asks back, or
-    `misquote` a line it quotes in a search's shape that its file does not say now."""
+    `misquote` a line it quotes in a search's shape that its file does not say now, or
+    `wordless` an answer with no word at all (`{`, `...`)."""
 
     file: str | None = None
     claim: str | None = None
@@ -368,6 +369,7 @@ class Fault:
     parroted: str | None = None
     idle: str | None = None
     misquote: quotes.Misquote | None = None
+    wordless: str | None = None
 
 
 # How much of a claimed change the person is shown (`could_not`).
@@ -413,6 +415,8 @@ def find_fault(text: str, *, exists: Callable[[str], bool], changed: bool, asked
     if notmade is not None:
         return Fault(notmade=notmade)
     said = " ".join(text.split())
+    if said and not _A_WORD.search(said):  # after a cut loop, SmolLM2 answered "{"
+        return Fault(wordless=_shown(said))
     # Asked where something is, the answer is its file (judged below), not a line's words.
     misquote = None if asks_where(asked) else quotes.misquoted(text, lines_of, changed=changed)
     if misquote is not None:
@@ -459,6 +463,8 @@ _SAYS_WHY_NOT = re.compile(
     r"\b(?:can\s*not|can'?t|could\s*n[o']?t|unable|not\s+able|(?:do|did)\s*n[o']?t\s+know|already|"
     r"nothing\s+(?:to|needs?|needed)|no\s+need|not\s+needed|no\s+change\s+(?:is\s+)?needed)\b|\?\s*$",
     re.IGNORECASE)
+# A word of an answer: two letters or more, a digit, or a letter of a script past Latin's (一 is a word).
+_A_WORD = re.compile(r"[^\W\d_]{2,}|\d|[^\W\d_\u0000-\u024f]")
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d|\b(?:no|none|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                      re.IGNORECASE)
@@ -481,6 +487,8 @@ def answer_fault(text: str, *, exists: Callable[[str], bool], changed: bool, ask
         return None
     if fault.misquote is not None:
         return quotes.told(fault.misquote)
+    if fault.wordless is not None:
+        return WORDLESS
     if fault.parroted is not None:
         return PARROTED
     if fault.idle is not None:
@@ -511,6 +519,7 @@ NOT_MADE_SUFFIX = (", which is not there yet. Make it with a tool (write_file wr
                    "then answer.")
 NO_NUMBER = ("Your answer gives no number, but the person asked how many. Count them in what the tools showed, "
              "then answer with the number.")
+WORDLESS = "Your answer has no words. Answer the person in words: what you did, or what you found."
 UNFOUND_PREFIX = "Your answer names none of the files the search found: "
 UNFOUND_SUFFIX = ". Answer with the one that has what was asked, as the search showed it."
 
@@ -525,6 +534,8 @@ def fault_for_person(told: str) -> str:
         return notices.ANSWER_UNFOUND
     if told == NO_NUMBER:
         return notices.ANSWER_NO_NUMBER
+    if told == WORDLESS:
+        return notices.ANSWER_WORDLESS
     if told == PARROTED:
         return notices.ANSWER_PARROTED
     if told == IDLE:
@@ -573,6 +584,9 @@ def could_not(fault: Fault) -> str:
                 "and how.")
     if fault.misquote is not None:
         return quotes.could_not(fault.misquote)
+    if fault.wordless is not None:
+        return (f"The model could not do this: its answer had no words (\u201c{fault.wordless}\u201d). Any change it "
+                "made is on its card, to check. Try a larger model (the models page) or ask more exactly.")
     if fault.unfound:
         return (f"The model could not do this: the search found {', '.join(fault.unfound)}, and its answer named "
                 "none of them. Try a larger model (the models page) or say exactly which file to look in.")
