@@ -187,11 +187,6 @@ LOOPED = (
     'The answer was cut: it kept repeating "{unit}" (a call it was writing was not run). '
     "Write it again, shorter, without repeating."
 )
-# LOOPED for a model that would copy what it repeated (a small one): what it repeated unsaid.
-LOOPED_UNSAID = (
-    "The answer was cut: it kept repeating itself (a call it was writing was not run). "
-    "Write it again, shorter, without repeating."
-)
 CUT_OFF = "The answer was cut off: it reached the token limit. Continue lets the model go on from where it stopped."
 CONTINUE_CUT = (
     "Your last answer was cut off at the token limit. Go on from exactly where it stopped, "
@@ -404,8 +399,6 @@ _TWINS: tuple[tuple[str, str | None, EndedBy | None], ...] = (
      None),
     (LOOPED, 'The answer was cut: it kept repeating "{unit}" (a call it was writing was not run). '
              "The agent was asked to write it again, shorter.", None),
-    (LOOPED_UNSAID, "The answer was cut: it kept repeating itself (a call it was writing was not run). "
-                    "The agent was asked to write it again, shorter.", None),
     (CONTINUE_CUT, CONTINUING_CUT, None),
     (HELPER_MESSAGE, "The agent sent this helper a message: {text}", None),
     (CLIENT_TIMED_OUT, "The app that offers {name} did not answer within {seconds} s (it may be closed); the "

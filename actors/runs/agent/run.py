@@ -289,8 +289,7 @@ class AgentRun:
             self._end_reason = "stuck"
             return False
         told = notices.LOOPED.format(unit=shown_unit(unit))
-        said = told if self._leader.reads_loop_units else notices.LOOPED_UNSAID
-        self._t.upsert(model_notice(said, notices.for_person(told), "warn"), urgent=True)
+        self._t.upsert(model_notice(told, notices.for_person(told), "warn"), urgent=True)
         return True
 
     def _done_by_command(self, done: str) -> bool:

@@ -118,9 +118,6 @@ class Leading(Protocol):
     @property
     def plans_by_reading(self) -> bool: ...
 
-    @property
-    def reads_loop_units(self) -> bool: ...
-
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]: ...
 
     def parameters(self, specs: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]: ...
@@ -158,7 +155,6 @@ class NotLed:
     offers_memory = True
     fails_to_stop = None  # a model that is not led finds its own way out of failures
     plans_by_reading = False  # planning, the file tools for the plan file and read-only commands
-    reads_loop_units = True  # told what its loop repeated
 
     def own_specs(self, specs: tuple[ToolSpec, ...], *, planning: bool) -> tuple[ToolSpec, ...]:
         return specs
@@ -205,9 +201,6 @@ class Leader:
     # file, nor commands, of which it ran `touch …` (refused) one after another; its plan
     # goes in exit_plan_mode's `plan` (tests/test_plan_e2e.py's tries, to the call bound).
     plans_by_reading = True
-    # Told only that its loop was cut, not what it repeated: SmolLM2 searched for the
-    # repeated text our notice quoted. The person still reads it.
-    reads_loop_units = False
 
     def __init__(self, transcript: Transcript, env: Env) -> None:
         self._t = transcript

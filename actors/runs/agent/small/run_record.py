@@ -22,8 +22,7 @@ from actors.tools.globs import walk
 FAILS_IN_A_ROW = 3
 # What an answer may be held to begin with of a command's output (RunRecord.printed).
 PRINTED_CHARS = 160
-# The notice that a loop was cut: the words before the unit it repeated, or whole where the unit is unsaid.
-_LOOPED_STARTS = (notices.LOOPED.split("{", 1)[0], notices.LOOPED_UNSAID)
+_LOOPED_START = notices.LOOPED.split("{", 1)[0]  # the words before the unit it repeated
 
 
 # Files walked at most for their names (RunRecord.known_in).
@@ -48,7 +47,7 @@ def after_loop(items: Sequence[Any]) -> bool:
     """Whether a run's (`items`) last round was cut for a loop (its last item the notice
     that says so)."""
     return bool(items) and items[-1].kind == "notice" and bool(items[-1].for_model) \
-        and (items[-1].text or "").startswith(_LOOPED_STARTS)
+        and (items[-1].text or "").startswith(_LOOPED_START)
 
 
 def failing_tool(items: Sequence[Any]) -> str | None:
