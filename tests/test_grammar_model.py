@@ -333,7 +333,7 @@ async def test_tool_choice_none_in_the_generic_format_is_a_reply_with_the_tools_
 
 
 async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(model_path):  # noqa: F811
-    """The bundled model is led (small/leader.leads): its prompt shows the worked
+    """The bundled model is led (small/size.leads): its prompt shows the worked
     examples and its tools in one line each, as the leader dresses its turns, at a
     context of EXAMPLES_MIN_CTX tokens or more; at 2,048 the examples would crowd the
     conversation, and are left out; and on a round that must be a call. The backend
@@ -341,7 +341,8 @@ async def test_the_worked_examples_come_with_a_context_that_has_room_for_them(mo
     from types import SimpleNamespace
 
     from actors.model.backends.worked_examples import EXAMPLES
-    from actors.runs.agent.small.leader import EXAMPLES_MIN_CTX, Leader, leads
+    from actors.runs.agent.small.leader import EXAMPLES_MIN_CTX, Leader
+    from actors.runs.agent.small.size import leads
     from actors.tools.files import ReadFile
 
     read = ReadFile()

@@ -234,7 +234,7 @@ async def test_the_call_a_loop_cut_mid_way_is_not_run_nor_a_failure(daemon):
 async def test_a_small_local_model_makes_one_call_a_round(daemon):
     """A local model under ONE_CALL_PARAMS is held to one call a round; a larger one,
     or one whose size is not known, may make several."""
-    from actors.runs.agent.small.leader import SMALL_MODEL_PARAMS as ONE_CALL_PARAMS
+    from actors.runs.agent.small.size import SMALL_MODEL_PARAMS as ONE_CALL_PARAMS
 
     for size, parallel in ((135_000_000, False), (ONE_CALL_PARAMS, True), (0, True)):
         daemon.backend.n_params = size

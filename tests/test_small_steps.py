@@ -25,9 +25,10 @@ from actors.runs.agent.small import echo as small_echo
 from actors.runs.agent.small import guards as small_guards
 from actors.runs.agent.small import own_tools, request_forms
 from actors.runs.agent.small import steps as small_steps
-from actors.runs.agent.small.leader import FAILS_TO_STOP, SMALL_MODEL_PARAMS, leads
+from actors.runs.agent.small.leader import FAILS_TO_STOP
 from actors.runs.agent.small.own_tools import SMALL_TODOS
 from actors.runs.agent.small.run_record import avoided_edits
+from actors.runs.agent.small.size import SMALL_MODEL_PARAMS, leads
 from actors.tools.files import ReadFile
 from tests.test_generic_grammar import fits
 from tests.test_plan_mode import cards
@@ -266,7 +267,7 @@ async def test_a_larger_or_unknown_model_is_not_led(real_tools, tmp_path):
 
 
 async def test_a_local_model_over_a_billion_parameters_is_not_led_at_all(real_tools, tmp_path):
-    """One place decides that a model is led (small/leader.leads), and the backend is
+    """One place decides that a model is led (small/size.leads), and the backend is
     told per turn what to show: the bundled model's size gets the worked examples, the
     examples' made-up names banned, its tools tersely and one call a round; a local
     model the backend says is over 10^9 parameters gets none of it, in any round, and

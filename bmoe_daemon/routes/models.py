@@ -25,7 +25,7 @@ from quart import Blueprint, Response, jsonify, request
 
 from actors.errors import EngineError
 from actors.model.discovery.gguf_header import NotGguf, read_header_file
-from actors.runs.agent.small.leader import leads
+from actors.runs.agent.small.size import leads
 from bmoe_daemon.bodies import parse_json, structure
 from bmoe_daemon.context import daemon, is_local
 from bmoe_daemon.errors import BadRequest

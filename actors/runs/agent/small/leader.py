@@ -1,10 +1,11 @@
 """Whether a run leads its model, and everything the leading does, in one object.
 
 `leader_for` is the one place that decides a model is led: a local model the backend
-says is under SMALL_MODEL_PARAMS parameters (SmolLM2-135M, the bundled one). Such a
-run gets a `Leader`; every other run a `NotLed`, which changes nothing, so the run's
-loop (actors/runs/agent/run.py) reads the same for both and knows nothing of the
-leading's rules (actors/runs/agent/small/steps.py has them, and why).
+says is under size.SMALL_MODEL_PARAMS parameters (SmolLM2-135M, the bundled one),
+unless the daemon was started with --leading off. Such a run gets a `Leader`; every
+other run a `NotLed`, which changes nothing, so the run's loop
+(actors/runs/agent/run.py) reads the same for both and knows nothing of the leading's
+rules (actors/runs/agent/small/steps.py has them, and why).
 
 What a `Leader` does: its model makes one call a round (TurnInput.parallel_calls off:
 given room for four, SmolLM2-135M filled it with calls it had no use for, a `get_info`,
@@ -55,10 +56,9 @@ from actors.runs.agent.small import (
 )
 from actors.runs.agent.small.files_of import command_refused, edit_refused, exists_in, lines_in, read_in
 from actors.runs.agent.small.run_record import RunRecord, after_loop, avoided_edits, failing_tool
+from actors.runs.agent.small.size import leads
 from actors.runs.env import Env
 
-# A local model under this many parameters is a small one, which a run leads.
-SMALL_MODEL_PARAMS = 1_000_000_000
 # A small model's worked examples (about 400 tokens) come with a context of at least
 # this many tokens: at 2,048 they crowded the conversation, which then compacted every
 # other round (25 compactions in 55 rounds of the 60-round compaction test).
@@ -87,17 +87,6 @@ FAILS_TO_STOP = 6
 
 SEARCH_TOOL = steps.SEARCH_TOOL
 _Judged = TypeVar("_Judged")
-
-
-def is_small_model(n_params: int) -> bool:
-    """Whether a model of `n_params` parameters is small (0: its size is unknown)."""
-    return 0 < n_params < SMALL_MODEL_PARAMS
-
-
-def leads(route: str, backend: object) -> bool:
-    """Whether a run on `route` leads the model `backend` serves: a local one that says
-    it is small (its size known: `n_params`, which an asleep model remembers too)."""
-    return route == "local" and is_small_model(int(getattr(backend, "n_params", 0) or 0))
 
 
 class Leading(Protocol):

@@ -1,4 +1,4 @@
-"""How a run leads a small local model (under small/leader.SMALL_MODEL_PARAMS; SmolLM2-135M,
+"""How a run leads a small local model (under small/size.SMALL_MODEL_PARAMS; SmolLM2-135M,
 the bundled one) through a small job.
 
 What such a model did in the evaluation (ops/eval) without it, and what it is given
