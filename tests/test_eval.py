@@ -27,6 +27,7 @@ from ops.eval.sixth_tasks import HELD_OUT_6, NEAR_MISSES_6, SOLVED_HELD_OUT_6, W
 from ops.eval.tasks import TASKS, Task
 from ops.eval.tenth_tasks import HELD_OUT_10, NEAR_MISSES_10, SOLVED_HELD_OUT_10, WORDS_10
 from ops.eval.third_tasks import HELD_OUT_3, NEAR_MISSES_3, SOLVED_HELD_OUT_3, WORDS_3
+from ops.eval.twelfth_tasks import HELD_OUT_12, NEAR_MISSES_12, SOLVED_HELD_OUT_12, WORDS_12
 
 REPO = Path(__file__).resolve().parent.parent
 RUNNER_TIMEOUT_S = 180
@@ -109,6 +110,8 @@ SOLVED: dict[str, tuple[Any, str]] = {
     **SOLVED_HELD_OUT_10,
     # and the eleventh's (eleventh_tasks.py)
     **SOLVED_HELD_OUT_11,
+    # and the twelfth's (twelfth_tasks.py)
+    **SOLVED_HELD_OUT_12,
 }
 
 
@@ -120,7 +123,7 @@ def _fixture(tmp_path: Path, task: Task) -> Path:
 
 
 def test_tasks_cover_issue_19s_jobs_and_more():
-    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 120
+    assert len(TASKS) >= 15 and len(BY_NAME) == len(ALL) == len(TASKS) + 130
     firsts = {t.name: t.prompt for t in TASKS[:5]}
     assert firsts == {
         "create_hello": "Create a file hello.txt containing hi",
@@ -143,7 +146,7 @@ def test_twenty_more_jobs_split_in_two_halves_the_product_never_names():
     assert len(set(names)) == len(names)
     prompts = {t.prompt for t in TASKS}
     later = (DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
-             + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11)
+             + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12)
     assert not any(t.prompt in prompts for t in later)
     sources = _product_sources()
     for task in later:
@@ -194,14 +197,18 @@ def _text_of(tasks: tuple[Task, ...]) -> str:
     (HELD_OUT_11, WORDS_11,
      TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
      + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"])
+    (HELD_OUT_12, WORDS_12,
+     TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7
+     + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+        "twelfth"])
 def test_a_later_set_shares_no_word_with_the_others_or_the_product(tasks, words, others):
     """fresh_tasks.py, third_tasks.py, fourth_tasks.py, fifth_tasks.py, sixth_tasks.py,
-    seventh_tasks.py, eighth_tasks.py, ninth_tasks.py, tenth_tasks.py and eleventh_tasks.py: ten
-    more jobs each, written when the sets before had become known. No file name, prompt or word
-    of theirs is in another job, of the sets before or of their own (so they measure something
-    the others do not), nor in the product's sources (so no rule was written for them); each
-    job lists its words."""
+    seventh_tasks.py, eighth_tasks.py, ninth_tasks.py, tenth_tasks.py, eleventh_tasks.py and
+    twelfth_tasks.py: ten more jobs each, written when the sets before had become known. No
+    file name, prompt or word of theirs is in another job, of the sets before or of their own
+    (so they measure something the others do not), nor in the product's sources (so no rule
+    was written for them); each job lists its words."""
     assert len(tasks) == 10 and set(words) == {t.name for t in tasks}
     assert not {t.prompt for t in tasks} & {t.prompt for t in others}
     their_files = {Path(rel).name for t in others for rel in t.files} - {"__init__.py"}
@@ -258,8 +265,9 @@ def test_checkers_refuse_near_misses(tmp_path):
     (HELD_OUT_2, NEAR_MISSES_2), (HELD_OUT_3, NEAR_MISSES_3), (HELD_OUT_4, NEAR_MISSES_4),
     (HELD_OUT_5, NEAR_MISSES_5), (HELD_OUT_6, NEAR_MISSES_6), (HELD_OUT_7, NEAR_MISSES_7),
     (HELD_OUT_8, NEAR_MISSES_8), (HELD_OUT_9, NEAR_MISSES_9), (HELD_OUT_10, NEAR_MISSES_10),
-    (HELD_OUT_11, NEAR_MISSES_11),
-], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"])
+    (HELD_OUT_11, NEAR_MISSES_11), (HELD_OUT_12, NEAR_MISSES_12),
+], ids=["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+        "twelfth"])
 def test_later_sets_checkers_refuse_near_misses(tmp_path, tasks, near):
     assert len(near) >= 3
     for n, (name, change, answer) in enumerate(near):

@@ -1,6 +1,6 @@
 """Run the evaluation's tasks (ops/eval/tasks.py, more_tasks.py, fresh_tasks.py, third_tasks.py, fourth_tasks.py,
 fifth_tasks.py, sixth_tasks.py, seventh_tasks.py, eighth_tasks.py, ninth_tasks.py, tenth_tasks.py,
-eleventh_tasks.py) through the daemon's public HTTP API.
+eleventh_tasks.py, twelfth_tasks.py) through the daemon's public HTTP API.
 
     .venv/bin/python ops/eval/run.py                         # the bundled model, a daemon of its own
     .venv/bin/python ops/eval/run.py --model ~/models/x.gguf # another GGUF
@@ -57,21 +57,23 @@ from ops.eval.sixth_tasks import HELD_OUT_6  # noqa: E402
 from ops.eval.tasks import TASKS, Task  # noqa: E402
 from ops.eval.tenth_tasks import HELD_OUT_10  # noqa: E402
 from ops.eval.third_tasks import HELD_OUT_3  # noqa: E402
+from ops.eval.twelfth_tasks import HELD_OUT_12  # noqa: E402
 
 # The sets --set chooses from: the five first-minute jobs, the eighteen of tasks.py (the
 # five among them), more_tasks.py's development and held-out halves, fresh_tasks.py's
 # second held-out set, third_tasks.py's third, fourth_tasks.py's fourth, fifth_tasks.py's
 # fifth, sixth_tasks.py's sixth, seventh_tasks.py's seventh, eighth_tasks.py's eighth,
-# ninth_tasks.py's ninth and tenth_tasks.py's tenth (each read while developing since it
-# became known: development sets now), and eleventh_tasks.py's eleventh, the one held out.
+# ninth_tasks.py's ninth, tenth_tasks.py's tenth and eleventh_tasks.py's eleventh (each read
+# while developing since it became known: development sets now), and twelfth_tasks.py's
+# twelfth, the one held out.
 SETS: dict[str, tuple[Task, ...]] = {
     "five": TASKS[:5], "eighteen": TASKS, "dev": DEV, "held_out": HELD_OUT, "held_out_2": HELD_OUT_2,
     "held_out_3": HELD_OUT_3, "held_out_4": HELD_OUT_4, "held_out_5": HELD_OUT_5, "held_out_6": HELD_OUT_6,
     "held_out_7": HELD_OUT_7, "held_out_8": HELD_OUT_8, "held_out_9": HELD_OUT_9, "held_out_10": HELD_OUT_10,
-    "held_out_11": HELD_OUT_11,
+    "held_out_11": HELD_OUT_11, "held_out_12": HELD_OUT_12,
 }
 ALL: tuple[Task, ...] = (TASKS + DEV + HELD_OUT + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6
-                         + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11)
+                         + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12)
 BY_NAME = {t.name: t for t in ALL}
 
 DAEMON_START_S = 120  # loading a large model takes a while
@@ -300,9 +302,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    help="run this set of tasks (repeatable): five, eighteen (tasks.py), dev or held_out "
                         "(more_tasks.py), held_out_2 (fresh_tasks.py), held_out_3 (third_tasks.py), held_out_4 "
                         "(fourth_tasks.py), held_out_5 (fifth_tasks.py), held_out_6 (sixth_tasks.py), held_out_7 "
-                        "(seventh_tasks.py), held_out_8 (eighth_tasks.py), held_out_9 (ninth_tasks.py) and "
-                        "held_out_10 (tenth_tasks.py), each developed against since it became known, held_out_11 "
-                        "(eleventh_tasks.py): the held-out set, for reporting, not for developing against")
+                        "(seventh_tasks.py), held_out_8 (eighth_tasks.py), held_out_9 (ninth_tasks.py), "
+                        "held_out_10 (tenth_tasks.py) and held_out_11 (eleventh_tasks.py), each developed against "
+                        "since it became known, held_out_12 (twelfth_tasks.py): the held-out set, for reporting, "
+                        "not for developing against")
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="run each task N times (default 1)")
     p.add_argument("--task-timeout", type=float, default=30.0, metavar="S",
                    help="seconds a task's run may take before it is stopped (default %(default)s, for the bundled "
