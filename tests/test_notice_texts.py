@@ -18,7 +18,7 @@ from actors.model.turns import ToolSpec
 from actors.record.items import Item
 from actors.record.transcript import with_card_end
 from actors.runs.agent.run_tools import goals, helpers, plans, todos_and_questions
-from actors.runs.agent.small import steps
+from actors.runs.agent.small import faults, steps
 from actors.tools.files import EditFile, ReadFile, WriteFile
 from actors.tools.search import search_tools
 from actors.tools.shell import ExecShellCommand
@@ -147,9 +147,9 @@ def test_a_faults_person_words():
     for text in ("see Config.py there", "I have changed the port"):
         told = steps.answer_fault(text, exists=lambda _: False, changed=False)
         assert told is not None
-        shown = steps.fault_for_person(told)
+        shown = faults.fault_for_person(told)
         assert person_problem(shown) is None, shown
-    assert "Config.py" in steps.fault_for_person(
+    assert "Config.py" in faults.fault_for_person(
         steps.answer_fault("see Config.py", exists=lambda _: False, changed=False) or "")
 
 

@@ -168,6 +168,38 @@ async def test_a_call_round_after_a_loop_has_no_penalty(real_tools, tmp_path):
     assert [t.repeat_penalty for t in d.backend.turns] == [None, None, None]
 
 
+async def test_a_change_round_whose_edit_looped_offers_the_edit_again_with_the_penalty(real_tools, tmp_path):
+    """A change round's edit cut for a loop: the next round must still change the file,
+    so edit_file stays offered (left out, nothing that changes was left and the round
+    was free: SmolLM2 searched on), sampled with LOOP_PENALTY; a round that is free
+    after a loop still leaves the looped tool out for a round, without the penalty."""
+    from actors.runs.agent.small.leader import LOOP_PENALTY
+
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"config.py": "PORT = 8080\n"})
+    looping = {"tool_calls": [{"name": "edit_file", "arguments": '{"path": "config.py", "edits": [{"old_text": '
+                                                                   '"PORT = 8080", "new_text": "PORT = 9 9 9 9'}],
+               "repeated": " 9"}
+    d.backend.push(call("read_file", path="config.py"), {"text": "PORT is now 9090."}, looping,
+                   call("edit_file", path="config.py", edits=[{"old_text": "PORT = 8080", "new_text": "PORT = 9090"}]),
+                   {"text": "PORT is 9090 now."})
+    await conv.send_message("change PORT to 9090")
+    await wait_state(conv, "idle", "error")
+    assert conv.info.end_reason == "answered" and (folder / "config.py").read_text() == "PORT = 9090\n"
+    cut_round, after = d.backend.turns[2], d.backend.turns[3]
+    assert cut_round.tool_choice == "required" and cut_round.repeat_penalty is None  # the change round
+    assert after.tool_choice == "required" and ("edit_file", None) not in after.avoid
+    assert after.repeat_penalty == LOOP_PENALTY and after.shapes  # still held to the file's lines
+    assert d.backend.turns[4].repeat_penalty is None  # the answer after the change: greedy, as ever
+
+    d.backend.push({"tool_calls": [{"name": "read_file", "arguments": '{"path": "a.t, a.t, a.t'}],
+                    "repeated": "a.t, "}, call("grep_search", pattern="PORT"), {"text": "config.py has PORT."})
+    await conv.send_message("where is PORT set?")
+    await wait_state(conv, "idle", "error")
+    free = d.backend.turns[6]
+    assert ("read_file", None) in free.avoid and free.repeat_penalty is None
+
+
 async def test_an_answer_that_began_well_then_looped_is_kept_up_to_the_loop(real_tools, tmp_path):
     """A led model's answer cut for a loop that had said enough before it ("holds 3
     lines, 1 line, 1 line, ...") is the answer up to the loop, checked as any answer, and

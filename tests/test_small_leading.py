@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from actors.model.backends import worked_examples
 from actors.model.backends.worked_examples import example_words_in
-from actors.runs.agent.small import request_forms, steps
+from actors.runs.agent.small import faults, request_forms, steps
 from actors.tools.grep_search import CASE_IGNORED_HEAD
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
@@ -90,40 +90,40 @@ def test_an_answer_is_checked_against_the_search_the_examples_and_refusals():
     found = ("app/xx.py", "lib/yy.py")
     assert fault("It is in lib/yy.py.", exists=there, changed=False, found=found) is None
     assert fault("It is in yy.py.", exists=lambda _: True, changed=False, found=found) is None
-    assert fault("It is nowhere.", exists=there, changed=False, found=found) == steps.Fault(unfound=found)
+    assert fault("It is nowhere.", exists=there, changed=False, found=found) == faults.Fault(unfound=found)
     assert fault("It is nowhere.", exists=there, changed=False) is None  # no search: nothing to name
     # Asked where something is, an answer must name a file.
     assert fault("It was not found.", exists=there, changed=False, asked="where is zz set?") == \
-        steps.Fault(nofile=True)
+        faults.Fault(nofile=True)
     assert fault("At noon.", exists=there, changed=False, asked="When is it run, and where?") is None
     assert fault("In lib/yy.py.", exists=there, changed=False, asked="Which file sets zz?") is None
     # Asked how many, an answer must give a number.
     assert fault("They are a, b and c.", exists=there, changed=False, asked="how many are there?") == \
-        steps.Fault(nonumber=True)
+        faults.Fault(nonumber=True)
     for fine in ("There are 3.", "Three: a, b, c.", "None."):
         assert fault(fine, exists=there, changed=False, asked="How many are there?") is None, fine
     # A new file the request names must be there when the answer comes (not for a question).
     assert fault("Done.", exists=there, changed=True, asked="write out.txt", new=["out.txt"]) == \
-        steps.Fault(notmade="out.txt")
+        faults.Fault(notmade="out.txt")
     assert fault("Done.", exists=there, changed=True, asked="is out.txt there?", new=["out.txt"]) is None
     made = steps.answer_fault("Done.", exists=there, changed=True, asked="write out.txt", new=["out.txt"])
-    assert made is not None and "out.txt" in steps.fault_for_person(made)
+    assert made is not None and "out.txt" in faults.fault_for_person(made)
     told = steps.answer_fault("a, b", exists=there, changed=False, asked="how many?")
-    assert told is not None and steps.fault_for_person(told) != told
+    assert told is not None and faults.fault_for_person(told) != told
 
     def copied(answer: str) -> str | None:
         return example_words_in(answer, said="the person's files: lib/yy.py")
 
     assert fault("Output: waxing gibbous", exists=there, changed=False, copied=copied) == \
-        steps.Fault(copied="waxing gibbous")
+        faults.Fault(copied="waxing gibbous")
     assert fault("lib/yy.py has it.", exists=there, changed=False, copied=copied) is None
     refusal = "This command was refused: it may not run here. Try another."
     assert fault("This command was refused: it may not run here", exists=there, changed=False,
-                 refusals=[refusal]) == steps.Fault(copied="This command was refused: it may not run here")
+                 refusals=[refusal]) == faults.Fault(copied="This command was refused: it may not run here")
     told = steps.answer_fault("Output: waxing gibbous", exists=there, changed=False, copied=copied)
     assert told is not None and "waxing gibbous" in told
-    assert steps.fault_for_person(told) != told and "could not do this" in steps.could_not(
-        steps.Fault(copied="waxing gibbous"))
+    assert faults.fault_for_person(told) != told and "could not do this" in faults.could_not(
+        faults.Fault(copied="waxing gibbous"))
 
 
 # ---- the run ----

@@ -5,7 +5,7 @@ reads that the model could not do it; a quote of the line as it stands is an ans
 from __future__ import annotations
 
 from actors import notices
-from actors.runs.agent.small import echo, quotes
+from actors.runs.agent.small import echo, faults, quotes
 from actors.runs.agent.small import steps as small_steps
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
@@ -50,18 +50,18 @@ def test_a_quote_of_the_line_as_it_stands_is_no_fault():
 def test_the_fault_the_model_and_the_person_are_told():
     there = set(FILES).__contains__
     fault = small_steps.find_fault("garden.ini:3:mulch = true", exists=there, changed=True, lines_of=lines_of)
-    assert fault == small_steps.Fault(misquote=quotes.Misquote("garden.ini", 3, "mulch = true", "mulch = false",
+    assert fault == faults.Fault(misquote=quotes.Misquote("garden.ini", 3, "mulch = true", "mulch = false",
                                                                changed=True))
     told = small_steps.answer_fault("garden.ini:3:mulch = true", exists=there, changed=True, lines_of=lines_of)
     assert told is not None and told.startswith(quotes.TOLD_PREFIX)
     assert "that line reads \u201cmulch = false\u201d." in told
-    assert small_steps.fault_for_person(told) == notices.ANSWER_MISQUOTED
+    assert faults.fault_for_person(told) == notices.ANSWER_MISQUOTED
     # After a change: the person reads that a change was made, to check; before any, that it could not.
-    assert small_steps.could_not(fault).startswith(
+    assert faults.could_not(fault).startswith(
         "The model made a change (its card shows it); its answer quoted line 3 of garden.ini as \u201cmulch = "
         "true\u201d, but that line reads \u201cmulch = false\u201d, so its answer is not shown. Check the change;")
     before = small_steps.find_fault("garden.ini:3:mulch = true", exists=there, changed=False, lines_of=lines_of)
-    assert before is not None and small_steps.could_not(before).startswith(
+    assert before is not None and faults.could_not(before).startswith(
         "The model could not do this: its answer quoted line 3 of garden.ini")
     long = quotes.Misquote("garden.ini", 9, "x" * 200, None)
     assert len(quotes.shown(long.quoted)) == quotes.SHOWN_CHARS

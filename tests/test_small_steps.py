@@ -22,8 +22,8 @@ from actors.model.backends.worked_examples import EXAMPLE_VALUES, EXAMPLES, exam
 from actors.model.turns import ToolSpec
 from actors.runs.agent.ledger import ended_as
 from actors.runs.agent.small import echo as small_echo
+from actors.runs.agent.small import faults, own_tools, request_forms
 from actors.runs.agent.small import guards as small_guards
-from actors.runs.agent.small import own_tools, request_forms
 from actors.runs.agent.small import steps as small_steps
 from actors.runs.agent.small.leader import FAILS_TO_STOP
 from actors.runs.agent.small.own_tools import SMALL_TODOS
@@ -501,7 +501,7 @@ async def test_an_answer_the_record_contradicts_is_sent_back_once(real_tools, tm
     assert [i.text for i in false] == ["PORT is now 9090.", "PORT is now 9090, I promise."]
     last = conv.items[-1]
     assert last.kind == "notice" and last.end_reason == "could_not" and not last.for_model
-    assert last.text == small_steps.could_not(small_steps.Fault(claim="PORT is now 9090, I promise"))
+    assert last.text == faults.could_not(faults.Fault(claim="PORT is now 9090, I promise"))
     assert "no file changed" in last.text and "larger model (the models page)" in last.text
 
 
@@ -560,7 +560,7 @@ async def test_a_file_that_is_not_there_named_twice_is_not_the_answer(real_tools
     await conv.send_message("where is greet defined")
     await wait_state(conv, "idle", "error")
     assert conv.info.end_reason == "could_not"
-    assert conv.items[-1].text == small_steps.could_not(small_steps.Fault(file="greet.py"))
+    assert conv.items[-1].text == faults.could_not(faults.Fault(file="greet.py"))
     assert "greet.py, which is not a file" in conv.items[-1].text
 
 
@@ -568,13 +568,13 @@ def test_a_file_named_as_an_edits_diff_names_it_is_there():
     there = {"config.py", "a/b.py"}.__contains__
     for text in ("config.py:10: from a/config.py", "b/config.py now says 9090", "see a/b.py"):
         assert small_steps.find_fault(text, exists=there, changed=True) is None, text
-    assert small_steps.find_fault("see b/app.py", exists=there, changed=True) == small_steps.Fault(file="b/app.py")
+    assert small_steps.find_fault("see b/app.py", exists=there, changed=True) == faults.Fault(file="b/app.py")
 
 
 def test_what_the_person_reads_names_the_claim_in_its_own_sentence():
     there = {"config.py"}.__contains__
     fault = small_steps.find_fault("I read it. PORT is now 9090 in config.py! Done", exists=there, changed=False)
-    assert fault == small_steps.Fault(claim="PORT is now 9090 in config.py")
+    assert fault == faults.Fault(claim="PORT is now 9090 in config.py")
     long = small_steps.find_fault("PORT is now " + "9" * 200, exists=there, changed=False)
     assert long is not None and long.claim is not None and len(long.claim) == small_steps.CLAIM_CHARS
     assert small_steps.find_fault("PORT is now 9090.", exists=there, changed=True) is None
@@ -588,7 +588,7 @@ def test_an_answer_to_a_change_that_only_repeats_the_tools_is_at_fault_when_noth
     grep = "notes/a.txt:1:Sunday 10:00 full\n\n---\nTotal matches: 1\n"
     fault = small_steps.find_fault("notes/a.txt:1:Sunday 10:00 full", exists=there, changed=False,
                                    asked="make these unix line endings", change_asked=True, printed=grep)
-    assert fault == small_steps.Fault(parroted="notes/a.txt:1:Sunday 10:00 full")
+    assert fault == faults.Fault(parroted="notes/a.txt:1:Sunday 10:00 full")
     error = "git: 'status.x-1.2' is not a git command. See 'git --help'.\n\n[exit code: 1]"
     assert small_steps.find_fault("git: x-1.2 is not a git command", exists=there, changed=False,
                                   change_asked=True, printed=error) is not None
@@ -599,9 +599,9 @@ def test_an_answer_to_a_change_that_only_repeats_the_tools_is_at_fault_when_noth
         assert small_steps.find_fault(text, exists=there, changed=changed, change_asked=change_asked,
                                       printed=grep) is None, text
     told = small_steps.answer_fault("notes/a.txt", exists=there, changed=False, change_asked=True, printed=grep)
-    assert told == small_steps.PARROTED
-    assert small_steps.fault_for_person(told) == notices.ANSWER_PARROTED
-    assert small_steps.could_not(fault).startswith("The model could not do this: it changed nothing, and its answer "
+    assert told == faults.PARROTED
+    assert faults.fault_for_person(told) == notices.ANSWER_PARROTED
+    assert faults.could_not(fault).startswith("The model could not do this: it changed nothing, and its answer "
                                                   "only repeated what a tool printed (\u201cnotes/a.txt:1:Sunday")
 
 
@@ -617,7 +617,7 @@ def test_any_answer_to_a_change_when_nothing_changed_is_at_fault_unless_it_says_
                                        change_asked=True)
         assert fault is not None and (fault.idle or fault.claim), text
     assert small_steps.find_fault("No matches found", exists=there, changed=False, asked="tidy the logs",
-                                  change_asked=True) == small_steps.Fault(idle="No matches found")
+                                  change_asked=True) == faults.Fault(idle="No matches found")
     for text in ("I cannot tell which files are logs.", "They are in folders per year already.",
                  "There is nothing to change: every log is dated.", "Which folder holds the logs?",
                  "I don't know where the logs are"):
@@ -631,9 +631,9 @@ def test_any_answer_to_a_change_when_nothing_changed_is_at_fault_unless_it_says_
                                       change_asked=change_asked) is None, asked
     told = small_steps.answer_fault("No matches found", exists=there, changed=False, asked="tidy the logs",
                                     change_asked=True)
-    assert told == small_steps.IDLE
-    assert small_steps.fault_for_person(told) == notices.ANSWER_IDLE
-    assert small_steps.could_not(small_steps.Fault(idle="No matches found")).startswith(
+    assert told == faults.IDLE
+    assert faults.fault_for_person(told) == notices.ANSWER_IDLE
+    assert faults.could_not(faults.Fault(idle="No matches found")).startswith(
         "The model could not do this: asked for a change, it changed nothing (its answer: \u201cNo matches found")
     assert request_forms.asks_question("whats the unit here") and not request_forms.asks_question("can you tidy it")
 
@@ -642,11 +642,11 @@ def test_any_answer_to_a_change_when_nothing_changed_is_at_fault_unless_it_says_
     # A search, then its line as the answer, twice.
     ((call("grep_search", pattern="PORT"), {"text": "config.py:1:PORT = 8080"},
       call("read_file", path="config.py"), {"text": "config.py:1:PORT = 8080"}),
-     small_steps.PARROTED, small_steps.Fault(parroted="config.py:1:PORT = 8080")),
+     faults.PARROTED, faults.Fault(parroted="config.py:1:PORT = 8080")),
     # A search for words of its own, then an answer of its own, twice.
     ((call("grep_search", pattern="todo"), {"text": "No matches found"},
       call("grep_search", pattern="later"), {"text": "No matches found"}),
-     small_steps.IDLE, small_steps.Fault(idle="No matches found")),
+     faults.IDLE, faults.Fault(idle="No matches found")),
 ], ids=["parroted", "idle"])
 async def test_an_answer_to_a_change_that_changed_nothing_is_sent_back_then_could_not(real_tools, tmp_path, rounds,
                                                                                        told, fault):
@@ -661,7 +661,7 @@ async def test_an_answer_to_a_change_that_changed_nothing_is_sent_back_then_coul
     assert conv.info.end_reason == "could_not" and (folder / "config.py").read_text() == "PORT = 8080\n"
     sent = [i for i in conv.items if i.kind == "notice" and i.for_model]
     assert sent and sent[0].text == told
-    assert conv.items[-1].text == small_steps.could_not(fault)
+    assert conv.items[-1].text == faults.could_not(fault)
 
 
 async def test_an_answer_after_a_denied_change_or_in_read_only_mode_stands(real_tools, tmp_path):
@@ -782,7 +782,7 @@ MADE_ALREADY = notices.MADE_ALREADY
 
 
 def test_a_text_that_mostly_repeats_a_note_of_the_daemons_is_an_echo():
-    not_made = small_steps.NOT_MADE_PREFIX + "notes.txt" + small_steps.NOT_MADE_SUFFIX
+    not_made = faults.NOT_MADE_PREFIX + "notes.txt" + faults.NOT_MADE_SUFFIX
     ours = [MADE_ALREADY, not_made]
     # Said again in other words: most of its trigrams are the note's.
     assert small_echo.echoed("The notes.txt is not there yet. Make it with a tool, make it with a new file, "
@@ -796,7 +796,7 @@ def test_a_text_that_mostly_repeats_a_note_of_the_daemons_is_an_echo():
     # An answer that repeats one is sent back as one that repeats words not of this conversation.
     told = small_steps.answer_fault("You made this same call already and nothing has changed, so use it.",
                                     exists=lambda _: True, changed=False, asked="what does x print?", ours=ours)
-    assert told is not None and told.startswith(small_steps.COPIED_PREFIX)
+    assert told is not None and told.startswith(faults.COPIED_PREFIX)
     assert small_steps.answer_fault("x prints 4.", exists=lambda _: True, changed=False,
                                     asked="what does x print?", ours=ours) is None
 
@@ -850,7 +850,7 @@ async def test_an_answer_that_repeats_the_daemons_note_is_not_the_answer(real_to
     await conv.send_message("what does a.txt say?")
     await wait_state(conv, "idle", "error")
     told = [i for i in conv.items if i.kind == "notice" and i.for_model]
-    assert len(told) == 1 and told[0].text.startswith(small_steps.COPIED_PREFIX)
+    assert len(told) == 1 and told[0].text.startswith(faults.COPIED_PREFIX)
     assert conv.info.end_reason == "could_not"
     assert "repeated words that are not from this conversation" in conv.items[-1].text
 

@@ -5,12 +5,13 @@ not do it, a change it made kept on its card (actors/runs/agent/small/steps.py).
 from __future__ import annotations
 
 from actors import notices
+from actors.runs.agent.small import faults
 from actors.runs.agent.small import steps as small_steps
 from tests.test_small_steps import call, small_project
 from tests.waiting import wait_state
 
 
-def _fault(text: str, *, changed: bool = False) -> small_steps.Fault | None:
+def _fault(text: str, *, changed: bool = False) -> faults.Fault | None:
     return small_steps.find_fault(text, exists=lambda _: True, changed=changed, asked="tidy notes.txt")
 
 
@@ -26,11 +27,11 @@ def test_an_answer_with_no_word_is_at_fault():
 
 def test_the_fault_the_model_and_the_person_are_told():
     told = small_steps.answer_fault("{", exists=lambda _: True, changed=True, asked="tidy notes.txt")
-    assert told == small_steps.WORDLESS
-    assert small_steps.fault_for_person(told) == notices.ANSWER_WORDLESS
+    assert told == faults.WORDLESS
+    assert faults.fault_for_person(told) == notices.ANSWER_WORDLESS
     fault = _fault("{", changed=True)
     assert fault is not None
-    said = small_steps.could_not(fault)
+    said = faults.could_not(fault)
     assert said.startswith("The model could not do this: its answer had no words (\u201c{\u201d).")
     assert "on its card" in said and "models page" in said
 
@@ -46,7 +47,7 @@ async def test_a_wordless_answer_after_a_change_is_sent_back_then_could_not(real
     await conv.send_message("change beta to gamma in notes.txt")
     await wait_state(conv, "idle", "error")
     sent = [i for i in conv.items if i.kind == "notice" and i.for_model]
-    assert [i.text for i in sent] == [small_steps.WORDLESS]
+    assert [i.text for i in sent] == [faults.WORDLESS]
     # Sent back after the change, the model's next round is the answer (no other change).
     assert d.backend.turns[-1].tool_choice == "none"
     assert conv.info.end_reason == "could_not"

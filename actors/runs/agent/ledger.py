@@ -238,6 +238,7 @@ class Ledger:
     _made: list[Avoided] = attrs.field(factory=list)  # calls made since the last change, it included
     _again: list[Avoided] = attrs.field(factory=list)  # of those, the latest refused as made again
     _out_next: tuple[str, ...] = ()  # tools the next round may not call
+    _cut: tuple[str, ...] = ()  # of those, the ones whose call the last round's loop cut
     _loops: int = 0
     _nudges: int = 0
     _changed: bool = False
@@ -247,7 +248,7 @@ class Ledger:
     def feed(self, event: Event) -> Verdict:
         """Take one event of the run; "stuck" when the run must end for it."""
         if isinstance(event, RoundEnded):
-            self._out_next = tuple(dict.fromkeys(event.cut))
+            self._out_next = self._cut = tuple(dict.fromkeys(event.cut))
             self._round = []
             if not event.looped:
                 self._loops = 0
@@ -334,6 +335,11 @@ class Ledger:
         out = list(self._failed) + [r for r in made if r not in self._failed] + list(paused)
         out += [(name, None) for name in dict.fromkeys(self._out_next) if (name, None) not in out]
         return tuple(out)
+
+    @property
+    def cut(self) -> tuple[str, ...]:
+        """The tools whose call the last round's loop cut (out of the next round, `avoided`)."""
+        return self._cut
 
     @property
     def loops(self) -> int:

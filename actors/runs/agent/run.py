@@ -366,7 +366,8 @@ class AgentRun:
                                  tool_choice="required" if must_call else None, stop_repeats=True,
                                  avoid=self._ledger.avoided(self._paused()), names=await self._offer.call_names())
                 turn = await self._leader.round_turn(turn, must_call=must_call,
-                                                     offered={t.name for t in self._offer.offered})
+                                                     offered={t.name for t in self._offer.offered},
+                                                     cut=self._ledger.cut)
             route = self._t.info.route
             try:
                 if route == "local":

@@ -46,6 +46,7 @@ from actors.runs.agent.ledger import SHELL_TOOL
 from actors.runs.agent.small import (
     commands,
     docstrings,
+    faults,
     guards,
     lookup,
     own_tools,
@@ -113,7 +114,8 @@ class Leading(Protocol):
 
     def dressed(self, turn: TurnInput, *, planning: bool | None = None) -> TurnInput: ...
 
-    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput: ...
+    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str],
+                         cut: Collection[str] = ()) -> TurnInput: ...
 
     def after_round(self, calls: Sequence[tuple[str, bool]]) -> None: ...
 
@@ -154,7 +156,8 @@ class NotLed:
     def dressed(self, turn: TurnInput, *, planning: bool | None = None) -> TurnInput:
         return turn
 
-    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
+    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str],
+                         cut: Collection[str] = ()) -> TurnInput:
         return turn
 
     def after_round(self, calls: Sequence[tuple[str, bool]]) -> None:
@@ -256,13 +259,16 @@ class Leader:
         banned = worked_examples.example_values(turn.messages) if examples else ()
         return attrs.evolve(turn, examples=examples, terse_tools=True, banned=banned, watch_calls_closely=True)
 
-    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str]) -> TurnInput:
+    async def round_turn(self, turn: TurnInput, *, must_call: bool, offered: Collection[str],
+                         cut: Collection[str] = ()) -> TurnInput:
         """The round's `turn` as it leads it: one call at most; after a change the
         answer (a reply, greedy); after a change it only claimed a call of a tool that
         changes files; edit_file held to lines that are there (or left out until it
-        has read a file); dressed. A round that must be a call anyway (planning) is
-        left free of the steps, and calls the todo list's tool until the list has a step,
-        then exit_plan_mode (own_tools.planning_tool)."""
+        has read a file); dressed. A change round keeps a tool whose call a loop cut
+        (`cut`), sampled with LOOP_PENALTY (left out, the round was free: SmolLM2
+        searched on). A round that must be a call anyway (planning) is left free of the
+        steps, and calls the todo list's tool until the list has a step, then
+        exit_plan_mode (own_tools.planning_tool)."""
         if self._new is None:
             self._new = await self._new_files()
         if self._step == "answer" and not must_call and self._changes < steps.MAX_CHANGES and await self._open():
@@ -271,6 +277,8 @@ class Leader:
         change = self._step == "change" and not must_call
         choice = "required" if must_call or change else ("none" if answer else None)
         avoid = turn.avoid
+        again = {t for t in cut if t in steps.CHANGE_TOOLS} if change else set()  # the change once more
+        avoid = tuple(a for a in avoid if a[1] is not None or a[0] not in again)
         failing = failing_tool(self._rec.run_items())
         if failing is not None and not must_call and not change:  # a change round keeps its tools
             avoid += ((failing, None),)
@@ -341,7 +349,7 @@ class Leader:
         return self.dressed(attrs.evolve(
             turn, tool_choice=choice, avoid=avoid, shapes=shapes, parallel_calls=False,
             temperature=SMALL_TEMPERATURE if answer and not looped else turn.temperature,
-            repeat_penalty=LOOP_PENALTY if looped else None, reply_starts=self._starts if answer else (),
+            repeat_penalty=LOOP_PENALTY if looped or again else None, reply_starts=self._starts if answer else (),
         ), planning=must_call)
 
     def _first_tool(self, turn: TurnInput, offered: Collection[str], avoid: tuple[tuple[str, Any], ...], *,
@@ -470,20 +478,20 @@ class Leader:
         # whole command ran: the answer again (sent back so, SmolLM2 ran another command,
         # which wrote a file nobody asked for).
         done = self._programs is not None and self._rec.ran(self._programs.job_commands)
-        self._step = "change" if fault in (steps.CLAIMED_CHANGE, steps.PARROTED, steps.IDLE) \
-            or fault.startswith(steps.NOT_MADE_PREFIX) else \
-            "answer" if done or changed and fault == steps.WORDLESS else "any"
-        self._t.upsert(model_notice(fault, steps.fault_for_person(fault)), urgent=True)
+        self._step = "change" if fault in (faults.CLAIMED_CHANGE, faults.PARROTED, faults.IDLE) \
+            or fault.startswith(faults.NOT_MADE_PREFIX) else \
+            "answer" if done or changed and fault == faults.WORDLESS else "any"
+        self._t.upsert(model_notice(fault, faults.fault_for_person(fault)), urgent=True)
         return True
 
     async def could_not(self, text: str, *, changed: bool) -> str | None:
         """What the person reads instead of an answer still at fault once answers were
-        sent back as often as they may be (steps.could_not: the model could not do it,
+        sent back as often as they may be (faults.could_not: the model could not do it,
         and what to try); None when the answer stands."""
         if not text or self._checks < steps.ANSWER_CHECKS:
             return None
         fault = await self._fault(text, changed=changed, judge=steps.find_fault)
-        return None if fault is None else steps.could_not(fault)
+        return None if fault is None else faults.could_not(fault)
 
     async def done_answer(self) -> str | None:
         """What the person reads in place of an answer still at fault where the job's
