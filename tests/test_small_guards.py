@@ -232,12 +232,14 @@ def test_a_new_file_of_an_odd_name_is_refused_unless_the_request_gives_it():
     junk = "#ff0f#,blue:BLUE;vega-1.23 54}},'response': 'x'}"
     why = refused("write_file", junk, False, "set RED in colors.py")
     assert why is not None and why.startswith(f"Not written: {junk} holds ';'")
-    for odd in ('a"b.txt', "notes[1].md", "x|y", "a?.txt", "tab\there.txt", "it's.txt"):
+    for odd in ('a"b.txt', "notes[1].md", "x|y", "a?.txt", "tab\there.txt", "it's.txt", "notes.md:4", "src/a.py:3:7"):
         assert refused("write_file", odd, False, "make a file") is not None, odd
     for fine in ("notes.txt", "docs/intro.md", "my notes (old).txt", "a,b.csv", "v1.2:final.txt", "ünï.txt",
                  "#todo.md", "a b.txt"):
         assert refused("write_file", fine, False, "make a file") is None, fine
     assert refused("write_file", "it's.txt", False, "write it's.txt") is None  # the person's own name
+    assert refused("write_file", "notes.md:4", False, "make a file") == notices.ODD_NAME_REFUSED.format(
+        path="notes.md:4", char="'.md:4'")  # a line's place, as a search shows it
     assert refused("write_file", "x|y", True, "make a file") is None  # there already: not made new
     assert refused("edit_file", "x|y", False, "make a file") is None
     assert notices.card_end(refused("write_file", "x|y", False, "")) == (

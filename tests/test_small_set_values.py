@@ -167,6 +167,29 @@ def test_a_new_files_text_where_the_request_gives_it():
     assert set_values.hold_content(two, "create hi.txt and ho.txt containing hello") == two
 
 
+FOUND = ("b.py:3:    # TODO: cache it\nsub/c.py:12: x = 1  # TODO: name\n\n---\nTotal matches: 2\n")
+
+
+def test_a_new_file_asked_to_hold_every_one_of_something_holds_what_the_search_found():
+    listing = set_values.found_listing
+    assert listing("put every TODO into a new todos.md with file and line", FOUND) == \
+        "b.py:3: # TODO: cache it\nsub/c.py:12: x = 1  # TODO: name\n"
+    assert listing("list all the TODOs in todos.md", FOUND) is not None
+    assert listing("write the first TODO into todos.md", FOUND) is None  # not every one: the model's own
+    assert listing("put every TODO in todos.md", "\n---\nTotal matches: 0\n") is None  # none found
+    cut = FOUND.replace("Total matches: 2", "Total matches: 300")  # some not shown: no list of them all
+    assert listing("put every TODO in todos.md", cut) is None
+    many = "".join(f"b.py:{n}: # TODO\n" for n in range(1, 42)) + "\n---\nTotal matches: 41\n"
+    assert listing("put every TODO in todos.md", many) is None  # more than a round writes
+    shape = steps.write_shape({"type": "object", "properties": {"path": {"type": "string"},
+                                                                 "content": {"type": "string"}}}, ["todos.md"])
+    held = set_values.hold_content(shape, "put every TODO into a new todos.md", FOUND)
+    assert held is not None and held["properties"]["content"] == {"enum": [listing("every", FOUND)]}
+    given = set_values.hold_content(shape, "for every TODO, create todos.md containing none yet", FOUND)
+    assert given is not None and given["properties"]["content"] == {"enum": ["none yet\n"]}  # its own text first
+    assert set_values.hold_content(shape, "put every TODO into a new todos.md") == shape  # no search yet
+
+
 def test_the_held_write_is_a_grammar_llama_cpp_takes():
     tool = WriteFile()
     spec = steps.small_parameters(ToolSpec(tool.name, tool.description, tool.parameters))

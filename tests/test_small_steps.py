@@ -189,6 +189,10 @@ def test_a_kind_is_the_requests_form_not_its_words():
     assert kind("the .txt files in notes/ should be .md, rename them") == "files"
     assert kind("make a backup copy of a.cfg") == "files" and kind("remove the empty folders") == "files"
     assert kind("a.cfg has a debug line, remove it") == "change"  # `it` stands for no file here
+    # `go` of prose is no program: "go through …" (SmolLM2 ran `python3 log.txt` for one); `go test` is.
+    assert kind("go through the parser code and list every TODO in todos.md") == "change"
+    assert kind("pls go over b.py and fix the typos") == "change" and kind("go test ./...") == "run"
+    assert kind("go run main.go") == "run" and kind("go build") == "run"
     assert worked_examples.file_verbs("copy a.txt, then delete b.txt; rename the function f") == ["copy", "delete"]
 
 
@@ -240,6 +244,24 @@ async def test_after_a_change_the_next_round_is_the_answer(real_tools, tmp_path)
     # Its path is the new file, its text the one the request gives (set_values.given_content).
     write = dict(d.backend.turns[0].shapes)["write_file"]["properties"]
     assert write["path"] == {"enum": ["hello.txt"]} and write["content"] == {"enum": ["hi\n"]}
+
+
+async def test_a_new_file_of_every_line_a_search_found_is_held_to_them(real_tools, tmp_path):
+    """Asked to put every one of something into a new file, the run searches for it, and
+    the write's text is held to what the search found, a line each with its file and
+    line (SmolLM2 looped writing it, then wrote the file empty)."""
+    d = real_tools
+    folder, conv = await small_project(d, tmp_path, {"b.py": "x = 1\n# TODO: cache it\n",
+                                                     "lib/c.py": "def f():\n    pass  # TODO: name\n"})
+    listing = "b.py:2: # TODO: cache it\nlib/c.py:2: pass  # TODO: name\n"
+    d.backend.push(call("grep_search", pattern="TODO"), call("write_file", path="todos.md", content=listing),
+                   {"text": "todos.md lists the two TODOs."})
+    await conv.send_message("go through the code and put every TODO into a new todos.md, with the file and line")
+    await wait_state(conv, "idle", "error")
+    search, write = d.backend.turns[0], d.backend.turns[1]
+    assert dict(search.shapes)["grep_search"]["properties"]["pattern"] == {"enum": ["TODO"]}
+    assert dict(write.shapes)["write_file"]["properties"]["content"] == {"enum": [listing]}
+    assert (folder / "todos.md").read_text() == listing and conv.info.end_reason == "answered"
 
 
 async def test_after_reads_or_a_failure_the_model_may_call_again(real_tools, tmp_path):

@@ -38,8 +38,8 @@ _SCANS = trio.CapacityLimiter(1)
 
 
 def _loaded() -> dict[str, object] | None:
-    backend = daemon().engine.backend
-    config = daemon().config
+    d = daemon()
+    backend, config = d.engine.backend, d.config
     if backend is None:
         return None
     path = getattr(backend, "path", None)

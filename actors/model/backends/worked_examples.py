@@ -95,6 +95,10 @@ _FILE_VERB_REACH = 4
 # Programs a request may name as the start of a command.
 _PROGRAMS = frozenset({"python", "python3", "node", "bash", "sh", "npm", "npx", "pytest", "make", "cargo", "go",
                        "git", "ls", "cat", "wc", "grep", "pip", "ruby", "perl", "java", "deno"})
+# The Go tool's commands: `go` before one of them is the program, before any other word
+# a verb of prose (`_verb_of_prose`).
+_GO_COMMANDS = frozenset({"build", "run", "test", "vet", "fmt", "mod", "get", "install", "generate", "doc", "env",
+                          "version", "clean", "list", "tool", "work", "fix"})
 # Verbs of a job that makes a file that is not there yet.
 _NEW_VERBS = frozenset({"create", "make", "write", "new", "start", "generate", "save"})
 # Verbs of a request that changes a file.
@@ -137,11 +141,11 @@ def request_kind(text: str) -> str:
         return "helper"
     # "could you rename them?": a request for a change put as a question, its verb first;
     # or the problem told first, then asked so ("… comes out wrong. can you sort it out?").
+    asks = text.rstrip().endswith(("?", "\uff1f"))
     tail_first = _first_word(POLITE.sub("", last_sentence(text)))
-    if not _verb_first(first) and _verb_first(tail_first) and text.rstrip().endswith(("?", "\uff1f")):
+    if asks and not _verb_first(first) and _verb_first(tail_first):
         first = tail_first  # the verb asked for decides
-    verb_first = _verb_first(first)
-    question = text.rstrip().endswith(("?", "\uff1f")) and not verb_first or first in _QUESTION_START
+    question = asks and not _verb_first(first) or first in _QUESTION_START
     if question:
         return "read" if names_a_file(text) else "search"
     programs = [w for n, w in enumerate(words[:3]) if w in _PROGRAMS and not _verb_of_prose(w, words[n + 1:])]
@@ -174,7 +178,11 @@ def _verb_first(word: str) -> bool:
 
 def _verb_of_prose(word: str, after: list[str]) -> bool:
     """Whether a program's name is a verb of the request's prose: `make` before a
-    function word ("make a copy of …", "make it shorter"), not `make test`."""
+    function word ("make a copy of …", "make it shorter"), not `make test`; `go` before
+    any word but one of the Go tool's commands ("go through the parser", "go over it"),
+    not `go test`."""
+    if word == "go":
+        return bool(after) and after[0] not in _GO_COMMANDS
     return word in _NEW_VERBS and bool(after) and after[0] in FUNCTION_WORDS
 
 

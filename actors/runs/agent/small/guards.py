@@ -135,16 +135,20 @@ def spaces_only_refused(tool: str, args: dict[str, object], asked: str) -> str |
 # Characters of no file name a person gives by hand (quotes, brackets, a shell's
 # punctuation, control characters).
 _ODD_IN_A_NAME = re.compile(r"""["'`{}\[\]<>|;*?\\\x00-\x1f\x7f]""")
+# A line's place after a file's name, as a search or a compiler shows it (`minutes.rst:4`,
+# `a.py:3:7`): told that a line of its new file read otherwise, SmolLM2 wrote `minutes.rst:4`.
+_PLACE = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}(:\d+){1,2}$")
 
 
 def odd_name_refused(tool: str, path: object, exists: bool, asked: str) -> str | None:
     """Why a small model's write_file may not make `path`: a new file whose name holds a
     character no person's file name has (a quote, a bracket, `;`, ...), which the request
-    does not give. After a loop, SmolLM2 made a file named with the loop's remains
-    (`#ff0f#,blue:BLUE;vega-1.23 54}},'response': …`). None when it may."""
+    does not give, or that ends with a line's place (`minutes.rst:4`). After a loop,
+    SmolLM2 made a file named with the loop's remains (`#ff0f#,blue:BLUE;vega-1.23
+    54}},'response': …`). None when it may."""
     if tool != WRITE_TOOL or not isinstance(path, str) or exists or path in asked:
         return None
-    odd = _ODD_IN_A_NAME.search(path)
+    odd = _ODD_IN_A_NAME.search(path) or _PLACE.search(path)
     return None if odd is None else notices.ODD_NAME_REFUSED.format(path=path, char=repr(odd.group(0)))
 
 

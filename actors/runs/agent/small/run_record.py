@@ -154,6 +154,11 @@ class RunRecord:
         pattern = (last.args or {}).get("pattern")
         return steps.search_found(last.result or "", pattern if isinstance(pattern, str) else "")
 
+    def search_result(self) -> str:
+        """What this run's latest search printed; "" before any."""
+        last = self.last_search()
+        return "" if last is None else last.result or ""
+
     def searched_lines(self) -> dict[str, list[str]]:
         """The lines this run's latest search showed, by file (steps.search_lines)."""
         last = self.last_search()
