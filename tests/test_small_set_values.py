@@ -8,7 +8,7 @@ from llama_cpp.llama_grammar import LlamaGrammar
 
 from actors.model.backends.generic_grammar import generic_schema, schema_to_gbnf, strict_strings
 from actors.model.turns import ToolSpec
-from actors.runs.agent.small import set_values, steps
+from actors.runs.agent.small import lookup, set_values, steps
 from actors.tools.files import EditFile, WriteFile
 
 SETTINGS = "MODE = 'light'\nLEVEL = 3\nOWNER = 'sam'\n"
@@ -171,7 +171,7 @@ FOUND = ("b.py:3:    # TODO: cache it\nsub/c.py:12: x = 1  # TODO: name\n\n---\n
 
 
 def test_a_new_file_asked_to_hold_every_one_of_something_holds_what_the_search_found():
-    listing = set_values.found_listing
+    listing = lookup.found_listing
     assert listing("put every TODO into a new todos.md with file and line", FOUND) == \
         "b.py:3: # TODO: cache it\nsub/c.py:12: x = 1  # TODO: name\n"
     assert listing("list all the TODOs in todos.md", FOUND) is not None
@@ -183,11 +183,12 @@ def test_a_new_file_asked_to_hold_every_one_of_something_holds_what_the_search_f
     assert listing("put every TODO in todos.md", many) is None  # more than a round writes
     shape = steps.write_shape({"type": "object", "properties": {"path": {"type": "string"},
                                                                  "content": {"type": "string"}}}, ["todos.md"])
-    held = set_values.hold_content(shape, "put every TODO into a new todos.md", FOUND)
+    held = set_values.hold_content(shape, "put every TODO into a new todos.md", listing("every", FOUND))
     assert held is not None and held["properties"]["content"] == {"enum": [listing("every", FOUND)]}
-    given = set_values.hold_content(shape, "for every TODO, create todos.md containing none yet", FOUND)
+    given = set_values.hold_content(shape, "for every TODO, create todos.md containing none yet", listing("all", FOUND))
     assert given is not None and given["properties"]["content"] == {"enum": ["none yet\n"]}  # its own text first
     assert set_values.hold_content(shape, "put every TODO into a new todos.md") == shape  # no search yet
+    assert listing("put every TODO in todos.md", "") is None
 
 
 def test_the_held_write_is_a_grammar_llama_cpp_takes():

@@ -276,9 +276,8 @@ class Leader:
         answer = self._step == "answer" and not must_call
         change = self._step == "change" and not must_call
         choice = "required" if must_call or change else ("none" if answer else None)
-        avoid = turn.avoid
         again = {t for t in cut if t in steps.CHANGE_TOOLS} if change else set()  # the change once more
-        avoid = tuple(a for a in avoid if a[1] is not None or a[0] not in again)
+        avoid = tuple(a for a in turn.avoid if a[1] is not None or a[0] not in again)
         failing = failing_tool(self._rec.run_items())
         if failing is not None and not must_call and not change:  # a change round keeps its tools
             avoid += ((failing, None),)
@@ -302,8 +301,9 @@ class Leader:
         if write is not None and not self._new:  # no new file asked for: none to write
             avoid += ((steps.WRITE_TOOL, None),)  # (asked to fix a word, it made `telescopes.csv.gz`)
         new = await self._new_files() if write is not None else []
-        write_shape = set_values.hold_content(steps.write_shape(write.parameters, new), self._rec.asked(),
-                                              self._rec.search_result()) if write is not None and new else None
+        listing = lookup.found_listing(self._rec.asked(), self._rec.search_result())  # (a new file of what it found)
+        write_shape = set_values.hold_content(steps.write_shape(write.parameters, new), self._rec.asked(), listing) \
+            if write is not None and new else None
         if write_shape is not None:
             shapes += ((steps.WRITE_TOOL, write_shape),)
         first = (self._first_tool(turn, offered, avoid, nothing_to_edit=nothing_to_edit)

@@ -255,3 +255,25 @@ def kind_patterns(asked: str) -> list[str]:
     folders = named_folders(asked)
     under = folders[0] + "/**/" if len(folders) == 1 else ""
     return [f"{under}*{kind}" for kind in dict.fromkeys(KIND.findall(asked))]
+
+
+# A request for every (all, each) one of something, put in a new file: "put every TODO into
+# a new todo.md, with the file and line of each". Having found them, SmolLM2 looped
+# writing the file, then wrote it empty.
+_EVERY = re.compile(r"\b(?:every|all|each)\b", re.IGNORECASE)
+_TOTAL = re.compile(r"^Total matches: (\d+)$", re.MULTILINE)
+# Lines such a list holds at most (each is written token by token, within a round's tokens).
+LISTED_LINES = 40
+
+
+def found_listing(asked: str, found: str) -> str | None:
+    """What a search found (`found`, grep_search's result), a line each as `file:line:
+    text`, where the request asks for every (all, each) one of something and the result
+    shows each match (none cut off), LISTED_LINES at most; else None."""
+    if not _EVERY.search(asked):
+        return None
+    lines = [f"{path}:{n}: {text.strip()}" for path, n, text in steps.search_places(found)]
+    total = _TOTAL.search(found)
+    if not lines or len(lines) > LISTED_LINES or total is None or int(total.group(1)) != len(lines):
+        return None
+    return "\n".join(lines) + "\n"

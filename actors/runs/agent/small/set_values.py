@@ -268,37 +268,13 @@ def given_content(asked: str, path: str) -> str | None:
     return None
 
 
-# A request for every (all, each) one of something, put in a new file: "put every TODO into
-# a new todo.md, with the file and line of each". Having found them, SmolLM2 looped
-# writing the file, then wrote it empty.
-_EVERY = re.compile(r"\b(?:every|all|each)\b", re.IGNORECASE)
-_FOUND_LINE = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):(\d+):(.*)$", re.MULTILINE)
-_TOTAL = re.compile(r"^Total matches: (\d+)$", re.MULTILINE)
-# Lines such a list holds at most (each is written token by token, within a round's tokens).
-LISTED_LINES = 40
-
-
-def found_listing(asked: str, found: str) -> str | None:
-    """What a search found (`found`, grep_search's result), a line each as `file:line:
-    text`, where the request asks for every (all, each) one of something and the result
-    shows each match (none cut off), LISTED_LINES at most; else None."""
-    if not _EVERY.search(asked):
-        return None
-    lines = [f"{path}:{n}: {text.strip()}" for path, n, text in _FOUND_LINE.findall(found)]
-    total = _TOTAL.search(found)
-    if not lines or len(lines) > LISTED_LINES or total is None or int(total.group(1)) != len(lines):
-        return None
-    return "\n".join(lines) + "\n"
-
-
-def hold_content(shape: dict[str, Any] | None, asked: str, found: str = "") -> dict[str, Any] | None:
+def hold_content(shape: dict[str, Any] | None, asked: str, listing: str | None = None) -> dict[str, Any] | None:
     """write_file's `shape` (steps.write_shape) with its content the text the request
-    gives (`given_content`), or where it asks for every one of something, what the run's
-    latest search `found` (`found_listing`), where it names one new file; else `shape`
-    as it was."""
+    gives (`given_content`), or else the `listing` of what the run found that it asks for
+    (lookup.found_listing), where it names one new file; else `shape` as it was."""
     props = shape.get("properties") if shape is not None else None
     paths = props.get("path", {}).get("enum") if isinstance(props, dict) else None
     if shape is None or not isinstance(props, dict) or "content" not in props or not paths or len(paths) != 1:
         return shape
-    text = given_content(asked, paths[0]) or (found_listing(asked, found) if found else None)
+    text = given_content(asked, paths[0]) or listing
     return shape if text is None else {**shape, "properties": {**props, "content": {"enum": [text]}}}

@@ -205,7 +205,7 @@ def write_shape(parameters: dict[str, object], new: list[str]) -> dict[str, obje
 
 
 # A search's result line: `path:line:text`.
-_FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):\d+:(.*)$", re.MULTILINE)
+_FOUND = re.compile(r"^((?:\./)?[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,7}):(\d+):(.*)$", re.MULTILINE)
 SEARCH_TOOL = "grep_search"
 SEARCH_TOOLS = (SEARCH_TOOL,)
 # Words before a name that a line defines: a function, a class, a type, a constant, a variable.
@@ -227,18 +227,23 @@ def search_found(result: str, pattern: str = "") -> list[str]:
     the name searched for (`pattern`'s last name: `def area` searches for area; its
     case ignored when the search found them so) when there are such lines (asked where
     something is, the answer is where it is defined, not where it is used), else all."""
-    lines = [(posixpath.normpath(m.group(1)), m.group(2)) for m in _FOUND.finditer(result)]
+    lines = [(path, text) for path, _, text in search_places(result)]
     names = _NAME.findall(pattern)
     fold = result.startswith(CASE_IGNORED_HEAD)  # what the search found with case ignored
     defining = [path for path, text in lines if names and defines(text, names[-1], fold=fold)]
     return list(dict.fromkeys(defining or [path for path, _ in lines]))
 
 
+def search_places(result: str) -> list[tuple[str, int, str]]:
+    """The lines a search's `result` shows (`path:line:text`), as (path, line, text)."""
+    return [(posixpath.normpath(m.group(1)), int(m.group(2)), m.group(3)) for m in _FOUND.finditer(result)]
+
+
 def search_lines(result: str) -> dict[str, list[str]]:
-    """The lines a search's `result` shows, by file (`path:line:text`)."""
+    """The lines a search's `result` shows, by file."""
     out: dict[str, list[str]] = {}
-    for m in _FOUND.finditer(result):
-        out.setdefault(posixpath.normpath(m.group(1)), []).append(m.group(2))
+    for path, _, text in search_places(result):
+        out.setdefault(path, []).append(text)
     return out
 
 
