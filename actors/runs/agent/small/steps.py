@@ -350,7 +350,7 @@ _CLAIMS_CHANGE = re.compile(
 ANSWER_CHECKS = 1
 
 
-# How much of a claimed change the person is shown (`could_not`).
+# How much of a claimed change the person is shown (`faults.could_not`).
 CLAIM_CHARS = 80
 # How much of a refusal an answer repeats before it is no answer: its first sentence, this long at least.
 REFUSAL_CHARS = 24
