@@ -301,9 +301,9 @@ class Leader:
         if write is not None and not self._new:  # no new file asked for: none to write
             avoid += ((steps.WRITE_TOOL, None),)  # (asked to fix a word, it made `telescopes.csv.gz`)
         new = await self._new_files() if write is not None else []
-        listing = lookup.found_listing(self._rec.asked(), self._rec.search_result())  # (a new file of what it found)
-        write_shape = set_values.hold_content(steps.write_shape(write.parameters, new), self._rec.asked(), listing) \
-            if write is not None and new else None
+        write_shape = set_values.hold_content(steps.write_shape(write.parameters, new), self._rec.asked(),
+                                              lookup.found_listing(self._rec.asked(), self._rec.search_result())) \
+            if write is not None and new else None  # (its text: the request's, or the list of what was found)
         if write_shape is not None:
             shapes += ((steps.WRITE_TOOL, write_shape),)
         first = (self._first_tool(turn, offered, avoid, nothing_to_edit=nothing_to_edit)
